@@ -1,0 +1,6 @@
+//! kube-codegen (WIP)
+pub mod error;
+pub mod model;
+pub mod namer;
+pub mod scan;
+pub mod tags;

@@ -1,0 +1,1212 @@
+//! Stage 3, model: turn scanned sources and their tags into plain data — packages, kinds, verbs,
+//! extension methods — and validate everything Go leaves to the compiler (code-generator.md §8).
+//!
+//! Nothing here holds `syn` types; emitters work from this model alone.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+
+use syn::spanned::Spanned;
+
+use crate::error::{Error, Location, Pos, Result};
+use crate::namer::{self, PluralExceptions};
+use crate::scan::{PackageSource, SourceFile};
+use crate::tags::{self, Tag};
+
+/// The Go interface name that makes a type a `runtime.Object` (here: a `kube::Resource`).
+pub const RUNTIME_OBJECT: &str = "k8s.io/apimachinery/pkg/runtime.Object";
+
+/// Options that change the model.
+#[derive(Debug, Clone, Default)]
+pub struct ModelOptions {
+    /// `--plural-exceptions`.
+    pub plural_exceptions: PluralExceptions,
+}
+
+/// Everything the emitters need, for all packages of one run.
+#[derive(Debug, Clone)]
+pub struct Model {
+    /// Packages sorted by group folder, then in the order their versions were given.
+    pub packages: Vec<Package>,
+}
+
+/// One API package: a version folder of a group.
+#[derive(Debug, Clone)]
+pub struct Package {
+    /// The group folder name (`crddemo`, `example3.io`).
+    pub group_dir: String,
+    /// The Rust module name of the group folder (`example3_io`).
+    pub group_module: String,
+    /// The version (`v1`).
+    pub version: String,
+    /// The API group (`crddemo.k8s.io`; empty for the legacy core group).
+    pub group_name: String,
+    /// The group's type-name prefix, from `+groupGoName`/`+groupRustName` or the group name.
+    pub group_go_name: String,
+    /// The package folder.
+    pub dir: PathBuf,
+    /// Types that need a generated `Clone` (deep copy).
+    pub clones: Vec<CloneType>,
+    /// `runtime.Object` types that get `k8s_openapi::Resource` and `Metadata` impls.
+    pub objects: Vec<ObjectType>,
+    /// `+genclient` kinds.
+    pub kinds: Vec<Kind>,
+    /// Every source file read for this package.
+    pub inputs: Vec<PathBuf>,
+    /// Every type declared in the package, by name (for same-package type references).
+    pub type_names: BTreeSet<String>,
+}
+
+impl Package {
+    /// `group/version`, or just `version` for the core group.
+    pub fn api_version(&self) -> String {
+        if self.group_name.is_empty() {
+            self.version.clone()
+        } else {
+            format!("{}/{}", self.group_name, self.version)
+        }
+    }
+
+    /// `CrddemoV1`: the prefix of the group-version client's type name.
+    pub fn group_version_camel(&self) -> String {
+        format!("{}{}", self.group_go_name, namer::camel(&self.version))
+    }
+
+    /// `crddemo_v1`: the clientset's accessor for this group-version.
+    pub fn group_version_snake(&self) -> String {
+        format!("{}_{}", namer::snake(&self.group_go_name), self.version)
+    }
+
+    /// The Rust module name of the version folder.
+    pub fn version_module(&self) -> String {
+        namer::module_of_dir(&self.version)
+    }
+}
+
+/// The shape of a type, enough to write a field-by-field `Clone`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Shape {
+    /// `struct S { a, b }` — the field names.
+    Named(Vec<String>),
+    /// `struct S(A, B)` — the number of fields.
+    Tuple(usize),
+    /// `struct S;`
+    Unit,
+    /// `enum E { … }`.
+    Enum(Vec<(String, Shape)>),
+}
+
+/// A type that gets a generated `Clone` impl.
+#[derive(Debug, Clone)]
+pub struct CloneType {
+    /// The type's name.
+    pub name: String,
+    /// Lifetime parameters, without the `'`.
+    pub lifetimes: Vec<String>,
+    /// Type parameters (each gets a `Clone` bound).
+    pub type_params: Vec<String>,
+    /// The type's fields or variants.
+    pub shape: Shape,
+}
+
+/// The scope of a resource.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// Lives in a namespace.
+    Namespaced,
+    /// Cluster-wide.
+    Cluster,
+}
+
+/// A type tagged as a `runtime.Object`: it gets `k8s_openapi::Resource`/`Metadata` (and through
+/// kube's blanket impl, `kube::Resource`).
+#[derive(Debug, Clone)]
+pub struct ObjectType {
+    /// The type (and kind) name.
+    pub name: String,
+    /// The REST resource (`mydemos`).
+    pub resource: String,
+    /// Namespaced or cluster-scoped.
+    pub scope: Scope,
+    /// The list kind when a `<Name>List` type exists in the package.
+    pub list_kind: Option<String>,
+}
+
+/// A verb of the generated typed client, in client-gen's order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Verb {
+    /// POST to the collection.
+    Create,
+    /// PUT the object.
+    Update,
+    /// PUT the `status` subresource.
+    UpdateStatus,
+    /// DELETE the object.
+    Delete,
+    /// DELETE the collection.
+    DeleteCollection,
+    /// GET the object.
+    Get,
+    /// GET the collection.
+    List,
+    /// GET the collection with `watch=true`.
+    Watch,
+    /// PATCH the object.
+    Patch,
+    /// Server-side apply to the object.
+    Apply,
+    /// Server-side apply to the `status` subresource.
+    ApplyStatus,
+}
+
+impl Verb {
+    /// Every verb, in client-gen's interface order.
+    pub const ALL: [Verb; 11] = [
+        Verb::Create,
+        Verb::Update,
+        Verb::UpdateStatus,
+        Verb::Delete,
+        Verb::DeleteCollection,
+        Verb::Get,
+        Verb::List,
+        Verb::Watch,
+        Verb::Patch,
+        Verb::Apply,
+        Verb::ApplyStatus,
+    ];
+
+    /// The Go tag spelling (`updateStatus`).
+    pub fn go_name(self) -> &'static str {
+        match self {
+            Verb::Create => "create",
+            Verb::Update => "update",
+            Verb::UpdateStatus => "updateStatus",
+            Verb::Delete => "delete",
+            Verb::DeleteCollection => "deleteCollection",
+            Verb::Get => "get",
+            Verb::List => "list",
+            Verb::Watch => "watch",
+            Verb::Patch => "patch",
+            Verb::Apply => "apply",
+            Verb::ApplyStatus => "applyStatus",
+        }
+    }
+
+    /// The Rust method name (`update_status`).
+    pub fn rust_name(self) -> &'static str {
+        match self {
+            Verb::Create => "create",
+            Verb::Update => "update",
+            Verb::UpdateStatus => "update_status",
+            Verb::Delete => "delete",
+            Verb::DeleteCollection => "delete_collection",
+            Verb::Get => "get",
+            Verb::List => "list",
+            Verb::Watch => "watch",
+            Verb::Patch => "patch",
+            Verb::Apply => "apply",
+            Verb::ApplyStatus => "apply_status",
+        }
+    }
+
+    /// Parses a Go verb name.
+    pub fn parse(s: &str) -> Option<Verb> {
+        Verb::ALL.into_iter().find(|v| v.go_name() == s)
+    }
+
+    fn is_status(self) -> bool {
+        matches!(self, Verb::UpdateStatus | Verb::ApplyStatus)
+    }
+}
+
+/// The verb of a `+genclient:method` extension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExtVerb {
+    /// GET the object or a subresource.
+    Get,
+    /// GET the collection or a subresource collection.
+    List,
+    /// POST to the collection or a subresource.
+    Create,
+    /// PUT the object or a subresource.
+    Update,
+    /// PATCH the object or a subresource.
+    Patch,
+    /// Server-side apply to the object or a subresource.
+    Apply,
+}
+
+/// A type named by an extension's `input=` or `result=`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TypeRef {
+    /// The kind itself (the default).
+    Kind,
+    /// Another type of the same package, by name.
+    Local(String),
+    /// A Rust path (`k8s_openapi::api::autoscaling::v1::Scale`).
+    Path(String),
+}
+
+/// A `+genclient:method=Name,verb=…` extension method.
+#[derive(Debug, Clone)]
+pub struct ExtMethod {
+    /// The method name as tagged (`GetScale`).
+    pub name: String,
+    /// The Rust method name (`get_scale`).
+    pub rust_name: String,
+    /// What the method does.
+    pub verb: ExtVerb,
+    /// The subresource path, if any (`scale`).
+    pub subresource: Option<String>,
+    /// The body type (create, update, apply).
+    pub input: TypeRef,
+    /// The returned type.
+    pub result: TypeRef,
+}
+
+/// A `+genclient` kind.
+#[derive(Debug, Clone)]
+pub struct Kind {
+    /// The type and kind name (`Mydemo`).
+    pub name: String,
+    /// The plural in type-name case (`Mydemos`).
+    pub plural: String,
+    /// The REST resource (`mydemos`), from `+resourceName` or the plural.
+    pub resource: String,
+    /// Namespaced or cluster-scoped.
+    pub scope: Scope,
+    /// Whether the kind has a status subresource (a `status` field and no `noStatus`).
+    pub has_status: bool,
+    /// The verbs of the typed client, in client-gen's order.
+    pub verbs: Vec<Verb>,
+    /// Extension methods, in tag order.
+    pub methods: Vec<ExtMethod>,
+    /// The `<Name>List` type, when the package has one.
+    pub list_type: Option<String>,
+    /// `+genclient:noVerbs`.
+    pub no_verbs: bool,
+    /// Every tag on the type (later generators, such as `crd`, read their own).
+    pub tags: Vec<Tag>,
+    /// Where the type is declared.
+    pub location: Location,
+}
+
+impl Kind {
+    /// Whether the typed client has `verb`.
+    pub fn has(&self, verb: Verb) -> bool {
+        self.verbs.contains(&verb)
+    }
+
+    /// The Rust module and file name (`cluster_test_type`).
+    pub fn module(&self) -> String {
+        namer::snake(&self.name)
+    }
+
+    /// The group client's accessor (`cluster_test_types`).
+    pub fn accessor(&self) -> String {
+        namer::snake(&self.plural)
+    }
+
+    /// The lower-case singular (`mydemo`), used in NotFound errors and CRD names.
+    pub fn singular(&self) -> String {
+        self.name.to_lowercase()
+    }
+
+    /// Whether a lister is generated: `list` and `get` both kept (lister-gen's rule).
+    pub fn wants_lister(&self) -> bool {
+        self.has(Verb::List) && self.has(Verb::Get)
+    }
+
+    /// Whether an informer is generated: not `noVerbs`, `list` and `watch` kept.
+    pub fn wants_informer(&self) -> bool {
+        !self.no_verbs && self.has(Verb::List) && self.has(Verb::Watch)
+    }
+}
+
+/// A struct or enum found in a package, with what the model needs of it.
+struct TypeDecl {
+    name: String,
+    location: Location,
+    is_pub: bool,
+    derives_clone: bool,
+    fields: Vec<(String, String)>,
+    shape: Shape,
+    lifetimes: Vec<String>,
+    type_params: Vec<String>,
+    unsupported_generics: bool,
+    tags: Vec<Tag>,
+}
+
+/// Builds and validates the model of every scanned package.
+pub fn build(sources: &[PackageSource], opts: &ModelOptions) -> Result<Model> {
+    let mut packages = Vec::with_capacity(sources.len());
+    for src in sources {
+        packages.push(build_package(src, opts)?);
+    }
+    check_groups(&packages, sources)?;
+    // Sort by group folder, keeping the given order of versions (client-gen's ordering).
+    let mut order: Vec<String> = packages.iter().map(|p| p.group_dir.clone()).collect();
+    order.sort();
+    order.dedup();
+    packages.sort_by_key(|p| {
+        order
+            .iter()
+            .position(|g| *g == p.group_dir)
+            .unwrap_or(usize::MAX)
+    });
+    Ok(Model { packages })
+}
+
+fn check_groups(packages: &[Package], sources: &[PackageSource]) -> Result<()> {
+    let mut by_dir: BTreeMap<&str, &Package> = BTreeMap::new();
+    let mut by_go: BTreeMap<&str, &Package> = BTreeMap::new();
+    for (p, src) in packages.iter().zip(sources) {
+        let here = || {
+            src.mod_file()
+                .map_or_else(|| Location::file(&src.dir), |f| Location::file(&f.path))
+        };
+        if let Some(prev) = by_dir.get(p.group_dir.as_str()) {
+            if prev.group_name != p.group_name {
+                return Err(Error::at(
+                    here(),
+                    format!(
+                        "group folder {:?} declares +groupName={} here but +groupName={} in {}",
+                        p.group_dir, p.group_name, prev.group_name, prev.version
+                    ),
+                ));
+            }
+            if prev.group_go_name != p.group_go_name {
+                return Err(Error::at(
+                    here(),
+                    format!(
+                        "group folder {:?} has Go name {} here but {} in {}",
+                        p.group_dir, p.group_go_name, prev.group_go_name, prev.version
+                    ),
+                ));
+            }
+        }
+        by_dir.insert(&p.group_dir, p);
+        if let Some(prev) = by_go.get(p.group_go_name.as_str()) {
+            if prev.group_name != p.group_name {
+                return Err(Error::at(
+                    here(),
+                    format!(
+                        "groups {} and {} both have the Go name {}; set +groupGoName= on one of them",
+                        prev.group_name, p.group_name, p.group_go_name
+                    ),
+                ));
+            }
+        }
+        by_go.insert(&p.group_go_name, p);
+    }
+    Ok(())
+}
+
+struct PackageTags {
+    group_name: Option<String>,
+    go_name: Option<String>,
+    deepcopy_all: bool,
+}
+
+fn package_tags(src: &PackageSource) -> Result<PackageTags> {
+    let Some(modf) = src.mod_file() else {
+        return Err(Error::file(
+            &src.dir,
+            "package has no mod.rs; package tags such as +groupName= live in its //! lines",
+        ));
+    };
+    let mut out = PackageTags {
+        group_name: None,
+        go_name: None,
+        deepcopy_all: false,
+    };
+    let mut deepcopy_seen = false;
+    for tag in tags::package_tags(&modf.path, &modf.text) {
+        let value = tag.value.clone();
+        match tag.key.as_str() {
+            "groupName" => {
+                let v = value.unwrap_or_default();
+                if out.group_name.as_ref().is_some_and(|g| *g != v) {
+                    return Err(Error::at(tag.location, "conflicting +groupName tags"));
+                }
+                if !v.is_empty() && !is_dns_subdomain(&v) {
+                    return Err(Error::at(
+                        tag.location,
+                        format!("+groupName={v} is not a valid DNS subdomain"),
+                    ));
+                }
+                out.group_name = Some(v);
+            }
+            "groupGoName" | "groupRustName" => {
+                let v = value.unwrap_or_default();
+                if !namer::is_identifier(&v) {
+                    return Err(Error::at(
+                        tag.location,
+                        format!("+{}={v:?} is not a valid identifier", tag.key),
+                    ));
+                }
+                if out.go_name.as_ref().is_some_and(|g| *g != v) {
+                    return Err(Error::at(
+                        tag.location,
+                        "conflicting +groupGoName/+groupRustName tags",
+                    ));
+                }
+                out.go_name = Some(v);
+            }
+            "k8s:deepcopy-gen" => {
+                if deepcopy_seen {
+                    return Err(Error::at(tag.location, "+k8s:deepcopy-gen given twice"));
+                }
+                deepcopy_seen = true;
+                let v = value.unwrap_or_default();
+                let mode = v.split(',').next().unwrap_or_default().trim();
+                out.deepcopy_all = match mode {
+                    "package" => true,
+                    "false" => false,
+                    other => {
+                        return Err(Error::at(
+                            tag.location,
+                            format!(
+                                "package-level +k8s:deepcopy-gen={other:?}: expected \"package\" or \"false\""
+                            ),
+                        ));
+                    }
+                };
+            }
+            _ => {}
+        }
+    }
+    Ok(out)
+}
+
+fn is_dns_subdomain(s: &str) -> bool {
+    s.len() <= 253
+        && s.split('.').all(|label| {
+            !label.is_empty()
+                && label.len() <= 63
+                && label
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+                && !label.starts_with('-')
+                && !label.ends_with('-')
+        })
+}
+
+fn build_package(src: &PackageSource, opts: &ModelOptions) -> Result<Package> {
+    let ptags = package_tags(src)?;
+    let mod_path = src
+        .mod_file()
+        .map(|f| f.path.clone())
+        .unwrap_or_else(|| src.dir.clone());
+    let Some(group_name) = ptags.group_name else {
+        return Err(Error::file(
+            &mod_path,
+            "missing +groupName= tag (add `//! +groupName=<group>` to mod.rs; an empty value means the legacy core group)",
+        ));
+    };
+    let group_go_name = match ptags.go_name {
+        Some(g) => g,
+        None => {
+            let base = if group_name.is_empty() {
+                src.group_dir.as_str()
+            } else {
+                group_name.split('.').next().unwrap_or_default()
+            };
+            let g = namer::upper_first(base);
+            if !namer::is_identifier(&g) {
+                return Err(Error::file(
+                    &mod_path,
+                    format!(
+                        "group {group_name:?} gives the name {g:?}, which is not an identifier; set +groupGoName=<Name>"
+                    ),
+                ));
+            }
+            g
+        }
+    };
+
+    let mut decls: Vec<TypeDecl> = Vec::new();
+    let mut manual_clone: BTreeSet<String> = BTreeSet::new();
+    for file in &src.files {
+        collect_decls(file, &mut decls, &mut manual_clone)?;
+    }
+    let mut type_names = BTreeSet::new();
+    for d in &decls {
+        if !type_names.insert(d.name.clone()) {
+            return Err(Error::at(
+                d.location.clone(),
+                format!("type {} is declared twice in this package", d.name),
+            ));
+        }
+    }
+
+    let mut clones = Vec::new();
+    let mut objects = Vec::new();
+    let mut kinds: Vec<Kind> = Vec::new();
+    for d in &decls {
+        let t = TypeTags::parse(d)?;
+        // Deep copy: package-wide opt-in or type-level =true, minus =false; exported types only.
+        let copy = match t.deepcopy {
+            Some(v) => v,
+            None => ptags.deepcopy_all,
+        } && d.is_pub;
+        if copy && !d.derives_clone && !manual_clone.contains(&d.name) {
+            if d.unsupported_generics {
+                return Err(Error::at(
+                    d.location.clone(),
+                    format!(
+                        "cannot generate Clone for {}: const generics and where-clauses are not supported; derive Clone instead",
+                        d.name
+                    ),
+                ));
+            }
+            clones.push(CloneType {
+                name: d.name.clone(),
+                lifetimes: d.lifetimes.clone(),
+                type_params: d.type_params.clone(),
+                shape: d.shape.clone(),
+            });
+        }
+        let scope = if t.non_namespaced {
+            Scope::Cluster
+        } else {
+            Scope::Namespaced
+        };
+        let plural = namer::plural(&d.name, &opts.plural_exceptions);
+        let resource = t.resource_name.clone().unwrap_or_else(|| plural.to_lowercase());
+        let list_name = format!("{}List", d.name);
+        let list_type = type_names.contains(&list_name).then_some(list_name);
+        let metadata = d.fields.iter().find(|(n, _)| n == "metadata");
+        let has_object_meta = metadata.is_some_and(|(_, ty)| ty == "ObjectMeta");
+        if t.runtime_object {
+            let is_list = metadata.is_some_and(|(_, ty)| ty == "ListMeta");
+            if has_object_meta {
+                objects.push(ObjectType {
+                    name: d.name.clone(),
+                    resource: resource.clone(),
+                    scope,
+                    list_kind: list_type.clone(),
+                });
+            } else if !is_list {
+                return Err(Error::at(
+                    d.location.clone(),
+                    format!(
+                        "{} is tagged as a runtime.Object but has no `metadata: ObjectMeta` (or `metadata: ListMeta` for a list)",
+                        d.name
+                    ),
+                ));
+            }
+        }
+        if !t.genclient {
+            continue;
+        }
+        if !d.is_pub {
+            return Err(Error::at(
+                d.location.clone(),
+                format!("+genclient type {} must be `pub`", d.name),
+            ));
+        }
+        if !has_object_meta {
+            return Err(Error::at(
+                d.location.clone(),
+                format!(
+                    "+genclient type {} needs a `metadata: ObjectMeta` field (k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta)",
+                    d.name
+                ),
+            ));
+        }
+        let has_status_field = d.fields.iter().any(|(n, _)| n == "status");
+        let has_status = has_status_field && !t.no_status;
+        let verbs = t.verbs(has_status);
+        if (verbs.contains(&Verb::List) || verbs.contains(&Verb::DeleteCollection))
+            && list_type.is_none()
+        {
+            return Err(Error::at(
+                d.location.clone(),
+                format!(
+                    "+genclient type {} needs a {}List type (with `metadata: ListMeta` and `items: Vec<{}>`) for its list verbs; or restrict them with +genclient:skipVerbs=list,deleteCollection",
+                    d.name, d.name, d.name
+                ),
+            ));
+        }
+        let mut methods: Vec<ExtMethod> = Vec::new();
+        for (tag, value) in &t.methods {
+            let m = parse_method(tag, value, &type_names)?;
+            let clash = verbs.iter().any(|v| v.rust_name() == m.rust_name)
+                || methods.iter().any(|o| o.rust_name == m.rust_name)
+                || ["new", "api", "client"].contains(&m.rust_name.as_str());
+            if clash {
+                return Err(Error::at(
+                    tag.location.clone(),
+                    format!(
+                        "extension method {} clashes with another method named {}",
+                        m.name, m.rust_name
+                    ),
+                ));
+            }
+            methods.push(m);
+        }
+        if let Some(prev) = kinds.iter().find(|k| k.resource == resource) {
+            return Err(Error::at(
+                d.location.clone(),
+                format!(
+                    "kinds {} and {} have the same plural resource {resource:?}; set +resourceName= or --plural-exceptions",
+                    prev.name, d.name
+                ),
+            ));
+        }
+        kinds.push(Kind {
+            name: d.name.clone(),
+            plural,
+            resource,
+            scope,
+            has_status,
+            verbs,
+            methods,
+            list_type,
+            no_verbs: t.no_verbs,
+            tags: d.tags.clone(),
+            location: d.location.clone(),
+        });
+    }
+    kinds.sort_by(|a, b| a.name.cmp(&b.name));
+    objects.sort_by(|a, b| a.name.cmp(&b.name));
+    clones.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(Package {
+        group_module: namer::module_of_dir(&src.group_dir),
+        group_dir: src.group_dir.clone(),
+        version: src.version.clone(),
+        group_name,
+        group_go_name,
+        dir: src.dir.clone(),
+        clones,
+        objects,
+        kinds,
+        inputs: src.files.iter().map(|f| f.path.clone()).collect(),
+        type_names,
+    })
+}
+
+/// The tags of one type, checked.
+struct TypeTags {
+    genclient: bool,
+    non_namespaced: bool,
+    no_verbs: bool,
+    no_status: bool,
+    only: Option<BTreeSet<Verb>>,
+    skip: BTreeSet<Verb>,
+    methods: Vec<(Tag, String)>,
+    deepcopy: Option<bool>,
+    runtime_object: bool,
+    resource_name: Option<String>,
+}
+
+impl TypeTags {
+    fn parse(d: &TypeDecl) -> Result<TypeTags> {
+        let mut t = TypeTags {
+            genclient: false,
+            non_namespaced: false,
+            no_verbs: false,
+            no_status: false,
+            only: None,
+            skip: BTreeSet::new(),
+            methods: Vec::new(),
+            deepcopy: None,
+            runtime_object: false,
+            resource_name: None,
+        };
+        let mut readonly: Option<Tag> = None;
+        let mut only_tag: Option<Tag> = None;
+        let mut skip_tag: Option<Tag> = None;
+        let mut no_verbs_tag: Option<Tag> = None;
+        // `+genclient:…` options only count on `+genclient` types (Go ignores them elsewhere, e.g.
+        // `+genclient:nonNamespaced` on a List type) but are checked everywhere.
+        for tag in &d.tags {
+            let flag = || -> Result<bool> {
+                match tag.value.as_deref() {
+                    None | Some("true") => Ok(true),
+                    Some(v) => Err(Error::at(
+                        tag.location.clone(),
+                        format!("+{} takes no value (found {v:?})", tag.key),
+                    )),
+                }
+            };
+            match tag.key.as_str() {
+                "genclient" => {
+                    if let Some(v) = &tag.value {
+                        return Err(Error::at(
+                            tag.location.clone(),
+                            format!("+genclient takes no value (found +genclient={v}); remove the tag to skip the type"),
+                        ));
+                    }
+                    t.genclient = true;
+                }
+                "genclient:nonNamespaced" => t.non_namespaced = flag()?,
+                "genclient:noStatus" => t.no_status = flag()?,
+                "genclient:noVerbs" => {
+                    t.no_verbs = flag()?;
+                    no_verbs_tag = Some(tag.clone());
+                }
+                "genclient:readonly" => {
+                    flag()?;
+                    readonly = Some(tag.clone());
+                }
+                "genclient:onlyVerbs" | "genclient:skipVerbs" => {
+                    let verbs = parse_verbs(tag)?;
+                    if tag.key.ends_with("onlyVerbs") {
+                        t.only.get_or_insert_with(BTreeSet::new).extend(verbs);
+                        only_tag = Some(tag.clone());
+                    } else {
+                        t.skip.extend(verbs);
+                        skip_tag = Some(tag.clone());
+                    }
+                }
+                "genclient:method" => {
+                    let v = tag.value.clone().unwrap_or_default();
+                    t.methods.push((tag.clone(), v));
+                }
+                k if k.starts_with("genclient") => {
+                    return Err(Error::at(
+                        tag.location.clone(),
+                        format!(
+                            "unknown tag +{k}: known options are nonNamespaced, noVerbs, onlyVerbs, skipVerbs, noStatus, readonly, method"
+                        ),
+                    ));
+                }
+                "nonNamespaced" | "readonly" | "noStatus" => {
+                    return Err(Error::at(
+                        tag.location.clone(),
+                        format!("legacy tag +{}: write +genclient:{} instead", tag.key, tag.key),
+                    ));
+                }
+                "k8s:deepcopy-gen" => {
+                    if t.deepcopy.is_some() {
+                        return Err(Error::at(tag.location.clone(), "+k8s:deepcopy-gen given twice"));
+                    }
+                    t.deepcopy = Some(match tag.value.as_deref() {
+                        Some("true") => true,
+                        Some("false") => false,
+                        other => {
+                            return Err(Error::at(
+                                tag.location.clone(),
+                                format!("type-level +k8s:deepcopy-gen={other:?}: expected true or false"),
+                            ));
+                        }
+                    });
+                }
+                "k8s:deepcopy-gen:interfaces" => {
+                    for iface in tag.value.as_deref().unwrap_or_default().split(',') {
+                        if iface.trim() != RUNTIME_OBJECT {
+                            return Err(Error::at(
+                                tag.location.clone(),
+                                format!(
+                                    "unsupported deepcopy interface {:?}: only {RUNTIME_OBJECT} has a Rust meaning (kube::Resource)",
+                                    iface.trim()
+                                ),
+                            ));
+                        }
+                        t.runtime_object = true;
+                    }
+                }
+                "resourceName" => {
+                    let v = tag.value.clone().unwrap_or_default();
+                    if v.is_empty()
+                        || !v
+                            .chars()
+                            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.')
+                    {
+                        return Err(Error::at(
+                            tag.location.clone(),
+                            format!("+resourceName={v:?} is not a valid resource name"),
+                        ));
+                    }
+                    t.resource_name = Some(v);
+                }
+                _ => {}
+            }
+        }
+        if !t.genclient {
+            t.methods.clear();
+            return Ok(t);
+        }
+        if let (Some(nv), true) = (&no_verbs_tag, only_tag.is_some() || readonly.is_some() || skip_tag.is_some()) {
+            return Err(Error::at(
+                nv.location.clone(),
+                "+genclient:noVerbs conflicts with +genclient:onlyVerbs, :skipVerbs and :readonly",
+            ));
+        }
+        if let (Some(sk), true) = (&skip_tag, only_tag.is_some() || readonly.is_some()) {
+            return Err(Error::at(
+                sk.location.clone(),
+                "+genclient:skipVerbs conflicts with +genclient:onlyVerbs and :readonly; use one of them",
+            ));
+        }
+        if readonly.is_some() {
+            t.only
+                .get_or_insert_with(BTreeSet::new)
+                .extend([Verb::Get, Verb::List, Verb::Watch]);
+        }
+        Ok(t)
+    }
+
+    fn verbs(&self, has_status: bool) -> Vec<Verb> {
+        if self.no_verbs {
+            return Vec::new();
+        }
+        Verb::ALL
+            .into_iter()
+            .filter(|v| self.only.as_ref().is_none_or(|o| o.contains(v)))
+            .filter(|v| !self.skip.contains(v))
+            .filter(|v| has_status || !v.is_status())
+            .collect()
+    }
+}
+
+fn parse_verbs(tag: &Tag) -> Result<Vec<Verb>> {
+    let value = tag.value.as_deref().unwrap_or_default();
+    let mut out = Vec::new();
+    for v in value.split(',').map(str::trim) {
+        match Verb::parse(v) {
+            Some(verb) => out.push(verb),
+            None => {
+                let known: Vec<&str> = Verb::ALL.iter().map(|v| v.go_name()).collect();
+                return Err(Error::at(
+                    tag.location.clone(),
+                    format!("+{}: unknown verb {v:?} (known: {})", tag.key, known.join(", ")),
+                ));
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn parse_method(tag: &Tag, value: &str, local_types: &BTreeSet<String>) -> Result<ExtMethod> {
+    let err = |msg: String| Error::at(tag.location.clone(), format!("+genclient:method: {msg}"));
+    let (name, args) = tags::parse_args(tag, value)?;
+    let name = name
+        .filter(|n| !n.is_empty())
+        .ok_or_else(|| err("the first field must be the method name, e.g. GetScale".into()))?;
+    if !namer::is_identifier(name) {
+        return Err(err(format!("{name:?} is not a valid method name")));
+    }
+    let mut verb = None;
+    let mut subresource = None;
+    let mut input = None;
+    let mut result = None;
+    for (k, v) in args {
+        match k {
+            "verb" => verb = Some(v),
+            "subresource" => {
+                if !v.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-') {
+                    return Err(err(format!("invalid subresource {v:?}")));
+                }
+                subresource = Some(v.to_string());
+            }
+            "input" => input = Some(parse_type_ref(v, local_types).map_err(&err)?),
+            "result" => result = Some(parse_type_ref(v, local_types).map_err(&err)?),
+            other => {
+                return Err(err(format!(
+                    "unknown key {other:?} (known: verb, subresource, input, result)"
+                )));
+            }
+        }
+    }
+    let verb = match verb.ok_or_else(|| err(format!("{name}: verb= is required")))? {
+        "get" => ExtVerb::Get,
+        "list" => ExtVerb::List,
+        "create" => ExtVerb::Create,
+        "update" => ExtVerb::Update,
+        "patch" => ExtVerb::Patch,
+        "apply" => ExtVerb::Apply,
+        v @ ("updateStatus" | "deleteCollection" | "watch" | "delete" | "applyStatus") => {
+            return Err(err(format!("verb {v:?} is not supported by the extension generator")));
+        }
+        v => {
+            return Err(err(format!(
+                "unknown verb {v:?} (supported: get, list, create, update, patch, apply)"
+            )));
+        }
+    };
+    if input.is_some() && !matches!(verb, ExtVerb::Create | ExtVerb::Update | ExtVerb::Apply) {
+        return Err(err("input= is only allowed for create, update and apply".into()));
+    }
+    Ok(ExtMethod {
+        rust_name: namer::snake(name),
+        name: name.to_string(),
+        verb,
+        subresource,
+        input: input.unwrap_or(TypeRef::Kind),
+        result: result.unwrap_or(TypeRef::Kind),
+    })
+}
+
+fn parse_type_ref(v: &str, local_types: &BTreeSet<String>) -> std::result::Result<TypeRef, String> {
+    if v.contains('/') || (v.contains('.') && !v.contains("::")) {
+        return Err(format!(
+            "{v:?} is a Go import path; name a Rust type such as k8s_openapi::api::autoscaling::v1::Scale"
+        ));
+    }
+    if !v.contains("::") {
+        if !local_types.contains(v) {
+            return Err(format!("type {v:?} is not declared in this package"));
+        }
+        return Ok(TypeRef::Local(v.to_string()));
+    }
+    syn::parse_str::<syn::Path>(v).map_err(|e| format!("{v:?} is not a Rust path: {e}"))?;
+    Ok(TypeRef::Path(v.to_string()))
+}
+
+fn line_of(span: proc_macro2::Span) -> usize {
+    span.start().line
+}
+
+fn collect_decls(
+    file: &SourceFile,
+    out: &mut Vec<TypeDecl>,
+    manual_clone: &mut BTreeSet<String>,
+) -> Result<()> {
+    for item in &file.ast.items {
+        let (attrs, vis, ident, generics, kw_span, shape, fields) = match item {
+            syn::Item::Struct(s) => {
+                let fields: Vec<(String, String)> = s
+                    .fields
+                    .iter()
+                    .filter_map(|f| Some((f.ident.as_ref()?.to_string(), type_tail(&f.ty))))
+                    .collect();
+                (
+                    &s.attrs,
+                    &s.vis,
+                    &s.ident,
+                    &s.generics,
+                    s.struct_token.span,
+                    shape_of(&s.fields),
+                    fields,
+                )
+            }
+            syn::Item::Enum(e) => {
+                let variants = e
+                    .variants
+                    .iter()
+                    .map(|v| (v.ident.to_string(), shape_of(&v.fields)))
+                    .collect();
+                (
+                    &e.attrs,
+                    &e.vis,
+                    &e.ident,
+                    &e.generics,
+                    e.enum_token.span,
+                    Shape::Enum(variants),
+                    Vec::new(),
+                )
+            }
+            syn::Item::Impl(imp) => {
+                let is_clone = imp
+                    .trait_
+                    .as_ref()
+                    .and_then(|(_, p, _)| p.segments.last())
+                    .is_some_and(|s| s.ident == "Clone");
+                if let (true, syn::Type::Path(tp)) = (is_clone, &*imp.self_ty) {
+                    if let Some(seg) = tp.path.segments.last() {
+                        manual_clone.insert(seg.ident.to_string());
+                    }
+                }
+                continue;
+            }
+            _ => continue,
+        };
+        let name_line = line_of(ident.span());
+        let first_line = attrs
+            .iter()
+            .map(|a| line_of(a.pound_token.span))
+            .chain([line_of(vis.span()), line_of(kw_span), name_line])
+            .filter(|&l| l > 0)
+            .min()
+            .unwrap_or(name_line);
+        let derives_clone = attrs.iter().any(|a| {
+            a.path().is_ident("derive")
+                && a.parse_args_with(
+                    syn::punctuated::Punctuated::<syn::Path, syn::Token![,]>::parse_terminated,
+                )
+                .is_ok_and(|paths| {
+                    paths
+                        .iter()
+                        .any(|p| p.segments.last().is_some_and(|s| s.ident == "Clone"))
+                })
+        });
+        let lifetimes = generics
+            .lifetimes()
+            .map(|l| l.lifetime.ident.to_string())
+            .collect();
+        let type_params = generics.type_params().map(|t| t.ident.to_string()).collect();
+        let unsupported_generics =
+            generics.const_params().next().is_some() || generics.where_clause.is_some();
+        out.push(TypeDecl {
+            name: ident.to_string(),
+            location: Location::new(&file.path, Pos::of_span(ident.span())),
+            is_pub: matches!(vis, syn::Visibility::Public(_)),
+            derives_clone,
+            fields,
+            shape,
+            lifetimes,
+            type_params,
+            unsupported_generics,
+            tags: tags::item_tags(&file.path, &file.text, first_line, name_line),
+        });
+    }
+    Ok(())
+}
+
+fn shape_of(fields: &syn::Fields) -> Shape {
+    match fields {
+        syn::Fields::Named(n) => Shape::Named(
+            n.named
+                .iter()
+                .filter_map(|f| f.ident.as_ref().map(|i| i.to_string()))
+                .collect(),
+        ),
+        syn::Fields::Unnamed(u) => Shape::Tuple(u.unnamed.len()),
+        syn::Fields::Unit => Shape::Unit,
+    }
+}
+
+/// The last path segment of a field type (`ObjectMeta` for `meta::v1::ObjectMeta`).
+fn type_tail(ty: &syn::Type) -> String {
+    match ty {
+        syn::Type::Path(p) => p
+            .path
+            .segments
+            .last()
+            .map(|s| s.ident.to_string())
+            .unwrap_or_default(),
+        _ => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scan::parse_source;
+    use std::path::Path;
+
+    fn pkg(mod_rs: &str, types: &str) -> Result<Package> {
+        let files = vec![
+            parse_source(Path::new("apis/g/v1/mod.rs"), mod_rs.into())?,
+            parse_source(Path::new("apis/g/v1/types.rs"), types.into())?,
+        ];
+        let src = PackageSource {
+            group_dir: "g".into(),
+            version: "v1".into(),
+            dir: "apis/g/v1".into(),
+            files,
+        };
+        build_package(&src, &ModelOptions::default())
+    }
+
+    const MOD: &str = "//! +groupName=g.example.com\n//! +k8s:deepcopy-gen=package\nmod types;\n";
+
+    fn kind(tags: &str) -> Result<Kind> {
+        let src = format!(
+            "{tags}\npub struct Foo {{ pub metadata: ObjectMeta, pub status: Option<S> }}\npub struct FooList {{ pub metadata: ListMeta, pub items: Vec<Foo> }}\n"
+        );
+        pkg(MOD, &src).map(|p| p.kinds[0].clone())
+    }
+
+    fn verbs(k: &Kind) -> Vec<&'static str> {
+        k.verbs.iter().map(|v| v.go_name()).collect()
+    }
+
+    #[test]
+    fn verb_filters() {
+        assert_eq!(kind("// +genclient").unwrap().verbs.len(), 11);
+        assert_eq!(
+            verbs(&kind("// +genclient\n// +genclient:noStatus").unwrap()),
+            ["create", "update", "delete", "deleteCollection", "get", "list", "watch", "patch", "apply"]
+        );
+        assert_eq!(
+            verbs(&kind("// +genclient\n// +genclient:readonly").unwrap()),
+            ["get", "list", "watch"]
+        );
+        assert_eq!(
+            verbs(&kind("// +genclient\n// +genclient:onlyVerbs=create,get").unwrap()),
+            ["create", "get"]
+        );
+        assert_eq!(
+            verbs(&kind("// +genclient\n// +genclient:skipVerbs=watch,apply,applyStatus,updateStatus").unwrap()),
+            ["create", "update", "delete", "deleteCollection", "get", "list", "patch"]
+        );
+        assert!(kind("// +genclient\n// +genclient:noVerbs").unwrap().verbs.is_empty());
+    }
+
+    #[test]
+    fn rejects_bad_tags() {
+        let e = kind("// +genclient\n// +genclient:noVerbs\n// +genclient:onlyVerbs=get").unwrap_err();
+        assert!(e.to_string().contains("conflicts"), "{e}");
+        let e = kind("// +genclient\n// +genclient:bogus").unwrap_err();
+        assert!(e.to_string().contains("unknown tag +genclient:bogus"), "{e}");
+        let e = kind("// +genclient\n// +genclient:onlyVerbs=get,fetch").unwrap_err();
+        assert!(e.to_string().contains("unknown verb \"fetch\""), "{e}");
+        let e = kind("// +genclient=true").unwrap_err();
+        assert!(e.to_string().contains("takes no value"), "{e}");
+        let e = kind("// +genclient\n// +genclient:method=Evict,verb=delete").unwrap_err();
+        assert!(e.to_string().contains("not supported"), "{e}");
+        let e = kind("// +genclient\n// +genclient:method=GetX,verb=get,input=Foo").unwrap_err();
+        assert!(e.to_string().contains("input= is only allowed"), "{e}");
+        let e = kind("// +genclient\n// +genclient:method=GetX,verb=get,result=k8s.io/api/autoscaling/v1.Scale").unwrap_err();
+        assert!(e.to_string().contains("Go import path"), "{e}");
+        assert!(e.to_string().starts_with("apis/g/v1/types.rs:2:4: error:"), "{e}");
+    }
+
+    #[test]
+    fn extension_methods() {
+        let k = kind("// +genclient\n// +genclient:method=GetScale,verb=get,subresource=scale,result=k8s_openapi::api::autoscaling::v1::Scale\n// +genclient:method=UpdateFoo,verb=update,input=Foo").unwrap();
+        assert_eq!(k.methods.len(), 2);
+        assert_eq!(k.methods[0].rust_name, "get_scale");
+        assert_eq!(k.methods[0].subresource.as_deref(), Some("scale"));
+        assert_eq!(
+            k.methods[0].result,
+            TypeRef::Path("k8s_openapi::api::autoscaling::v1::Scale".into())
+        );
+        assert_eq!(k.methods[1].input, TypeRef::Local("Foo".into()));
+    }
+
+    #[test]
+    fn package_level_errors() {
+        let e = pkg("mod types;\n", "pub struct A;").unwrap_err();
+        assert!(e.to_string().contains("missing +groupName"), "{e}");
+        let core = pkg("//! +groupName=\n", "pub struct A;").unwrap();
+        assert_eq!(core.group_name, "");
+        assert_eq!(core.group_go_name, "G");
+        assert_eq!(core.api_version(), "v1");
+        let e = pkg("//! +groupName=ex-group.io\n", "pub struct A;").unwrap_err();
+        assert!(e.to_string().contains("+groupGoName"), "{e}");
+        let ok = pkg("//! +groupName=ex-group.io\n//! +groupGoName=ExGroup\n", "pub struct A;").unwrap();
+        assert_eq!(ok.group_version_snake(), "ex_group_v1");
+    }
+
+    #[test]
+    fn kind_requirements() {
+        let e = pkg(MOD, "// +genclient\npub struct Foo { pub spec: u8 }").unwrap_err();
+        assert!(e.to_string().contains("metadata: ObjectMeta"), "{e}");
+        let e = pkg(MOD, "// +genclient\npub struct Foo { pub metadata: ObjectMeta }").unwrap_err();
+        assert!(e.to_string().contains("FooList"), "{e}");
+        let e = pkg(
+            MOD,
+            "// +genclient\n// +genclient:onlyVerbs=get\npub struct Foo { pub metadata: ObjectMeta }\n// +genclient\n// +genclient:onlyVerbs=get\n// +resourceName=foos\npub struct Bar { pub metadata: ObjectMeta }",
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("same plural"), "{e}");
+    }
+
+    #[test]
+    fn deepcopy_selection() {
+        let p = pkg(
+            MOD,
+            "#[derive(Clone)] pub struct A;\npub struct B { pub x: u8 }\n// +k8s:deepcopy-gen=false\npub struct C;\nstruct D;\npub struct E<'a, T>(&'a T);\nimpl Clone for F { fn clone(&self) -> F { F } }\npub struct F;\n",
+        )
+        .unwrap();
+        let names: Vec<&str> = p.clones.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["B", "E"]);
+        assert_eq!(p.clones[1].lifetimes, ["a"]);
+        assert_eq!(p.clones[1].type_params, ["T"]);
+    }
+}
