@@ -69,7 +69,9 @@ fn encode<T: Serialize>(obj: &T, type_meta: Option<(&str, &str)>) -> kube::Resul
     let mut value = serde_json::to_value(obj).map_err(kube::Error::SerdeError)?;
     if let (Some((api_version, kind)), Value::Object(map)) = (type_meta, &mut value) {
         for (key, v) in [("apiVersion", api_version), ("kind", kind)] {
-            let missing = map.get(key).is_none_or(|cur| cur.as_str().is_none_or(str::is_empty));
+            let missing = map
+                .get(key)
+                .is_none_or(|cur| cur.as_str().is_none_or(str::is_empty));
             if missing {
                 map.insert(key.to_string(), Value::String(v.to_string()));
             }
@@ -82,7 +84,9 @@ fn to_bytes(value: &Value) -> kube::Result<Vec<u8>> {
     serde_json::to_vec(value).map_err(kube::Error::SerdeError)
 }
 
-fn build(r: Result<http::Request<Vec<u8>>, kube::core::request::Error>) -> kube::Result<http::Request<Vec<u8>>> {
+fn build(
+    r: Result<http::Request<Vec<u8>>, kube::core::request::Error>,
+) -> kube::Result<http::Request<Vec<u8>>> {
     r.map_err(kube::Error::BuildRequest)
 }
 
@@ -130,15 +134,20 @@ where
     fn name_of(obj: &K) -> kube::Result<String> {
         match obj.meta().name.as_deref() {
             Some(n) if !n.is_empty() => Ok(n.to_string()),
-            _ => Err(kube::Error::BuildRequest(kube::core::request::Error::Validation(
-                format!("{} has no metadata.name", K::kind(&())),
-            ))),
+            _ => Err(kube::Error::BuildRequest(
+                kube::core::request::Error::Validation(format!(
+                    "{} has no metadata.name",
+                    K::kind(&())
+                )),
+            )),
         }
     }
 
     /// GET one object.
     pub async fn get(&self, name: &str, params: &GetParams) -> kube::Result<K> {
-        self.client.request(build(self.request.get(name, params))?).await
+        self.client
+            .request(build(self.request.get(name, params))?)
+            .await
     }
 
     /// GET the collection, decoded as the list type `L` (the kind's `List` type or
@@ -148,7 +157,11 @@ where
     }
 
     /// Watch the collection from `resource_version` (`"0"` or `""` for "any").
-    pub async fn watch(&self, params: &WatchParams, resource_version: &str) -> kube::Result<WatchStream<K>> {
+    pub async fn watch(
+        &self,
+        params: &WatchParams,
+        resource_version: &str,
+    ) -> kube::Result<WatchStream<K>> {
         let events = self
             .client
             .request_events::<K>(build(self.request.watch(params, resource_version))?)
@@ -159,14 +172,18 @@ where
     /// POST a new object to the collection.
     pub async fn create(&self, obj: &K, params: &PostParams) -> kube::Result<K> {
         let body = to_bytes(&Self::encode_object(obj)?)?;
-        self.client.request(build(self.request.create(params, body))?).await
+        self.client
+            .request(build(self.request.create(params, body))?)
+            .await
     }
 
     /// PUT an object; its `metadata.resourceVersion` makes the update conditional.
     pub async fn update(&self, obj: &K, params: &PostParams) -> kube::Result<K> {
         let name = Self::name_of(obj)?;
         let body = to_bytes(&Self::encode_object(obj)?)?;
-        self.client.request(build(self.request.replace(&name, params, body))?).await
+        self.client
+            .request(build(self.request.replace(&name, params, body))?)
+            .await
     }
 
     /// PUT an object's `status` subresource.
@@ -174,36 +191,67 @@ where
         let name = Self::name_of(obj)?;
         let body = to_bytes(&Self::encode_object(obj)?)?;
         self.client
-            .request(build(self.request.replace_subresource("status", &name, params, body))?)
+            .request(build(
+                self.request
+                    .replace_subresource("status", &name, params, body),
+            )?)
             .await
     }
 
     /// PATCH an object (merge, JSON, strategic or apply patch).
-    pub async fn patch<P: Serialize + Debug>(&self, name: &str, patch: &Patch<P>, params: &PatchParams) -> kube::Result<K> {
-        self.client.request(build(self.request.patch(name, params, patch))?).await
+    pub async fn patch<P: Serialize + Debug>(
+        &self,
+        name: &str,
+        patch: &Patch<P>,
+        params: &PatchParams,
+    ) -> kube::Result<K> {
+        self.client
+            .request(build(self.request.patch(name, params, patch))?)
+            .await
     }
 
     /// Server-side apply `obj` to the object `name`; `apiVersion` and `kind` are filled in when
     /// missing. `params` must name a field manager (`PatchParams::apply("my-controller")`).
-    pub async fn apply<P: Serialize>(&self, name: &str, obj: &P, params: &PatchParams) -> kube::Result<K> {
-        let (av, kind) = Self::type_meta();
-        let patch = Patch::Apply(encode(obj, Some((&av, &kind)))?);
-        self.client.request(build(self.request.patch(name, params, &patch))?).await
-    }
-
-    /// Server-side apply `obj` to the `status` subresource of `name`.
-    pub async fn apply_status<P: Serialize>(&self, name: &str, obj: &P, params: &PatchParams) -> kube::Result<K> {
+    pub async fn apply<P: Serialize>(
+        &self,
+        name: &str,
+        obj: &P,
+        params: &PatchParams,
+    ) -> kube::Result<K> {
         let (av, kind) = Self::type_meta();
         let patch = Patch::Apply(encode(obj, Some((&av, &kind)))?);
         self.client
-            .request(build(self.request.patch_subresource("status", name, params, &patch))?)
+            .request(build(self.request.patch(name, params, &patch))?)
+            .await
+    }
+
+    /// Server-side apply `obj` to the `status` subresource of `name`.
+    pub async fn apply_status<P: Serialize>(
+        &self,
+        name: &str,
+        obj: &P,
+        params: &PatchParams,
+    ) -> kube::Result<K> {
+        let (av, kind) = Self::type_meta();
+        let patch = Patch::Apply(encode(obj, Some((&av, &kind)))?);
+        self.client
+            .request(build(
+                self.request
+                    .patch_subresource("status", name, params, &patch),
+            )?)
             .await
     }
 
     /// DELETE an object: `Left` with the object while finalizers keep it, `Right` with the
     /// server's `Status` once it is gone.
-    pub async fn delete(&self, name: &str, params: &DeleteParams) -> kube::Result<Either<K, Status>> {
-        self.client.request_status(build(self.request.delete(name, params))?).await
+    pub async fn delete(
+        &self,
+        name: &str,
+        params: &DeleteParams,
+    ) -> kube::Result<Either<K, Status>> {
+        self.client
+            .request_status(build(self.request.delete(name, params))?)
+            .await
     }
 
     /// DELETE every object of the collection that `list` selects.
@@ -218,11 +266,17 @@ where
     }
 
     /// GET the object `name` (or its `subresource`) decoded as `R`.
-    pub async fn get_as<R: DeserializeOwned>(&self, name: &str, subresource: Option<&str>, params: &GetParams) -> kube::Result<R> {
+    pub async fn get_as<R: DeserializeOwned>(
+        &self,
+        name: &str,
+        subresource: Option<&str>,
+        params: &GetParams,
+    ) -> kube::Result<R> {
         let req = match subresource {
             None => self.request.get(name, params),
             Some(sub) => {
-                kube::core::request::Request::new(format!("{}/{}", self.request.url_path, name)).get(sub, params)
+                kube::core::request::Request::new(format!("{}/{}", self.request.url_path, name))
+                    .get(sub, params)
             }
         };
         self.client.request(build(req)?).await
@@ -236,7 +290,9 @@ where
     ) -> kube::Result<ObjectList<R>> {
         let req = match sub {
             None => self.request.list(params),
-            Some((name, sub)) => Request::new(format!("{}/{}/{}", self.request.url_path, name, sub)).list(params),
+            Some((name, sub)) => {
+                Request::new(format!("{}/{}/{}", self.request.url_path, name, sub)).list(params)
+            }
         };
         self.client.request(build(req)?).await
     }
@@ -270,6 +326,23 @@ where
             Some(sub) => self.request.replace_subresource(sub, name, params, body),
         };
         self.client.request(build(req)?).await
+    }
+
+    /// PUT `input` to the object it names (`metadata.name` of `input`), decoding `R`.
+    pub async fn update_object_as<I: Resource + Serialize + 'static, R: DeserializeOwned>(
+        &self,
+        input: &I,
+        params: &PostParams,
+    ) -> kube::Result<R> {
+        let name = match input.meta().name.as_deref() {
+            Some(n) if !n.is_empty() => n.to_string(),
+            _ => {
+                return Err(kube::Error::BuildRequest(
+                    kube::core::request::Error::Validation("the input has no metadata.name".into()),
+                ));
+            }
+        };
+        self.update_as(&name, None, input, params).await
     }
 
     /// PATCH object `name` (or its `subresource`), decoding `R`.

@@ -20,7 +20,9 @@ pub fn status(err: &kube::Error) -> Option<&Status> {
 
 /// The `Status.reason` of an API error (`NotFound`, `Conflict` …).
 pub fn reason(err: &kube::Error) -> Option<&str> {
-    status(err).map(|s| s.reason.as_str()).filter(|r| !r.is_empty())
+    status(err)
+        .map(|s| s.reason.as_str())
+        .filter(|r| !r.is_empty())
 }
 
 /// The HTTP status code of an API error.
@@ -88,7 +90,8 @@ pub fn is_too_many_requests(err: &kube::Error) -> bool {
 
 /// 504 / `Timeout` and `ServerTimeout`.
 pub fn is_timeout(err: &kube::Error) -> bool {
-    status(err).is_some_and(|s| s.reason == "Timeout" || s.reason == "ServerTimeout" || s.code == 504)
+    status(err)
+        .is_some_and(|s| s.reason == "Timeout" || s.reason == "ServerTimeout" || s.code == 504)
 }
 
 /// A failure `Status` with the given code, reason and message.
@@ -148,8 +151,14 @@ mod tests {
     #[test]
     fn not_found_message_matches_the_api_server() {
         let e = new_not_found("crddemo.k8s.io", "mydemos", "x");
-        assert_eq!(status(&e).map(|s| s.message.as_str()), Some("mydemos.crddemo.k8s.io \"x\" not found"));
+        assert_eq!(
+            status(&e).map(|s| s.message.as_str()),
+            Some("mydemos.crddemo.k8s.io \"x\" not found")
+        );
         let e = new_not_found("", "pods", "p");
-        assert_eq!(status(&e).map(|s| s.message.as_str()), Some("pods \"p\" not found"));
+        assert_eq!(
+            status(&e).map(|s| s.message.as_str()),
+            Some("pods \"p\" not found")
+        );
     }
 }

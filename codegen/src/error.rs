@@ -137,7 +137,10 @@ mod tests {
             Location::new("pkg/apis/a/v1/types.rs", Pos { line: 3, col: 5 }),
             "unknown tag",
         );
-        assert_eq!(e.to_string(), "pkg/apis/a/v1/types.rs:3:5: error: unknown tag");
+        assert_eq!(
+            e.to_string(),
+            "pkg/apis/a/v1/types.rs:3:5: error: unknown tag"
+        );
         let e = Error::io(
             "out",
             "cannot create folder",

@@ -35,7 +35,9 @@ pub struct Model {
 pub struct Package {
     /// The group folder name (`crddemo`, `example3.io`).
     pub group_dir: String,
-    /// The Rust module name of the group folder (`example3_io`).
+    /// The Rust module name of the group folder (`example3_io`): non-identifier characters become
+    /// `_`, then snake case. The apis tree must declare the folder under this name (with
+    /// `#[path = "example3.io/mod.rs"]` where the folder name is not an identifier).
     pub group_module: String,
     /// The version (`v1`).
     pub version: String,
@@ -386,16 +388,16 @@ fn check_groups(packages: &[Package], sources: &[PackageSource]) -> Result<()> {
             }
         }
         by_dir.insert(&p.group_dir, p);
-        if let Some(prev) = by_go.get(p.group_go_name.as_str()) {
-            if prev.group_name != p.group_name {
-                return Err(Error::at(
-                    here(),
-                    format!(
-                        "groups {} and {} both have the Go name {}; set +groupGoName= on one of them",
-                        prev.group_name, p.group_name, p.group_go_name
-                    ),
-                ));
-            }
+        if let Some(prev) = by_go.get(p.group_go_name.as_str())
+            && prev.group_name != p.group_name
+        {
+            return Err(Error::at(
+                here(),
+                format!(
+                    "groups {} and {} both have the Go name {}; set +groupGoName= on one of them",
+                    prev.group_name, p.group_name, p.group_go_name
+                ),
+            ));
         }
         by_go.insert(&p.group_go_name, p);
     }
@@ -573,11 +575,23 @@ fn build_package(src: &PackageSource, opts: &ModelOptions) -> Result<Package> {
             Scope::Namespaced
         };
         let plural = namer::plural(&d.name, &opts.plural_exceptions);
-        let resource = t.resource_name.clone().unwrap_or_else(|| plural.to_lowercase());
+        let resource = t
+            .resource_name
+            .clone()
+            .unwrap_or_else(|| plural.to_lowercase());
         let list_name = format!("{}List", d.name);
         let list_type = type_names.contains(&list_name).then_some(list_name);
         let metadata = d.fields.iter().find(|(n, _)| n == "metadata");
         let has_object_meta = metadata.is_some_and(|(_, ty)| ty == "ObjectMeta");
+        if t.genclient && !has_object_meta {
+            return Err(Error::at(
+                d.location.clone(),
+                format!(
+                    "+genclient type {} needs a `metadata: ObjectMeta` field (k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta)",
+                    d.name
+                ),
+            ));
+        }
         if t.runtime_object {
             let is_list = metadata.is_some_and(|(_, ty)| ty == "ListMeta");
             if has_object_meta {
@@ -604,15 +618,6 @@ fn build_package(src: &PackageSource, opts: &ModelOptions) -> Result<Package> {
             return Err(Error::at(
                 d.location.clone(),
                 format!("+genclient type {} must be `pub`", d.name),
-            ));
-        }
-        if !has_object_meta {
-            return Err(Error::at(
-                d.location.clone(),
-                format!(
-                    "+genclient type {} needs a `metadata: ObjectMeta` field (k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta)",
-                    d.name
-                ),
             ));
         }
         let has_status_field = d.fields.iter().any(|(n, _)| n == "status");
@@ -673,7 +678,7 @@ fn build_package(src: &PackageSource, opts: &ModelOptions) -> Result<Package> {
     objects.sort_by(|a, b| a.name.cmp(&b.name));
     clones.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(Package {
-        group_module: namer::module_of_dir(&src.group_dir),
+        group_module: namer::snake(&namer::module_of_dir(&src.group_dir)),
         group_dir: src.group_dir.clone(),
         version: src.version.clone(),
         group_name,
@@ -736,7 +741,9 @@ impl TypeTags {
                     if let Some(v) = &tag.value {
                         return Err(Error::at(
                             tag.location.clone(),
-                            format!("+genclient takes no value (found +genclient={v}); remove the tag to skip the type"),
+                            format!(
+                                "+genclient takes no value (found +genclient={v}); remove the tag to skip the type"
+                            ),
                         ));
                     }
                     t.genclient = true;
@@ -776,12 +783,18 @@ impl TypeTags {
                 "nonNamespaced" | "readonly" | "noStatus" => {
                     return Err(Error::at(
                         tag.location.clone(),
-                        format!("legacy tag +{}: write +genclient:{} instead", tag.key, tag.key),
+                        format!(
+                            "legacy tag +{}: write +genclient:{} instead",
+                            tag.key, tag.key
+                        ),
                     ));
                 }
                 "k8s:deepcopy-gen" => {
                     if t.deepcopy.is_some() {
-                        return Err(Error::at(tag.location.clone(), "+k8s:deepcopy-gen given twice"));
+                        return Err(Error::at(
+                            tag.location.clone(),
+                            "+k8s:deepcopy-gen given twice",
+                        ));
                     }
                     t.deepcopy = Some(match tag.value.as_deref() {
                         Some("true") => true,
@@ -789,7 +802,9 @@ impl TypeTags {
                         other => {
                             return Err(Error::at(
                                 tag.location.clone(),
-                                format!("type-level +k8s:deepcopy-gen={other:?}: expected true or false"),
+                                format!(
+                                    "type-level +k8s:deepcopy-gen={other:?}: expected true or false"
+                                ),
                             ));
                         }
                     });
@@ -811,9 +826,9 @@ impl TypeTags {
                 "resourceName" => {
                     let v = tag.value.clone().unwrap_or_default();
                     if v.is_empty()
-                        || !v
-                            .chars()
-                            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.')
+                        || !v.chars().all(|c| {
+                            c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.'
+                        })
                     {
                         return Err(Error::at(
                             tag.location.clone(),
@@ -829,7 +844,10 @@ impl TypeTags {
             t.methods.clear();
             return Ok(t);
         }
-        if let (Some(nv), true) = (&no_verbs_tag, only_tag.is_some() || readonly.is_some() || skip_tag.is_some()) {
+        if let (Some(nv), true) = (
+            &no_verbs_tag,
+            only_tag.is_some() || readonly.is_some() || skip_tag.is_some(),
+        ) {
             return Err(Error::at(
                 nv.location.clone(),
                 "+genclient:noVerbs conflicts with +genclient:onlyVerbs, :skipVerbs and :readonly",
@@ -872,7 +890,11 @@ fn parse_verbs(tag: &Tag) -> Result<Vec<Verb>> {
                 let known: Vec<&str> = Verb::ALL.iter().map(|v| v.go_name()).collect();
                 return Err(Error::at(
                     tag.location.clone(),
-                    format!("+{}: unknown verb {v:?} (known: {})", tag.key, known.join(", ")),
+                    format!(
+                        "+{}: unknown verb {v:?} (known: {})",
+                        tag.key,
+                        known.join(", ")
+                    ),
                 ));
             }
         }
@@ -897,7 +919,10 @@ fn parse_method(tag: &Tag, value: &str, local_types: &BTreeSet<String>) -> Resul
         match k {
             "verb" => verb = Some(v),
             "subresource" => {
-                if !v.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-') {
+                if !v
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+                {
                     return Err(err(format!("invalid subresource {v:?}")));
                 }
                 subresource = Some(v.to_string());
@@ -919,7 +944,9 @@ fn parse_method(tag: &Tag, value: &str, local_types: &BTreeSet<String>) -> Resul
         "patch" => ExtVerb::Patch,
         "apply" => ExtVerb::Apply,
         v @ ("updateStatus" | "deleteCollection" | "watch" | "delete" | "applyStatus") => {
-            return Err(err(format!("verb {v:?} is not supported by the extension generator")));
+            return Err(err(format!(
+                "verb {v:?} is not supported by the extension generator"
+            )));
         }
         v => {
             return Err(err(format!(
@@ -928,7 +955,9 @@ fn parse_method(tag: &Tag, value: &str, local_types: &BTreeSet<String>) -> Resul
         }
     };
     if input.is_some() && !matches!(verb, ExtVerb::Create | ExtVerb::Update | ExtVerb::Apply) {
-        return Err(err("input= is only allowed for create, update and apply".into()));
+        return Err(err(
+            "input= is only allowed for create, update and apply".into()
+        ));
     }
     Ok(ExtMethod {
         rust_name: namer::snake(name),
@@ -1005,10 +1034,10 @@ fn collect_decls(
                     .as_ref()
                     .and_then(|(_, p, _)| p.segments.last())
                     .is_some_and(|s| s.ident == "Clone");
-                if let (true, syn::Type::Path(tp)) = (is_clone, &*imp.self_ty) {
-                    if let Some(seg) = tp.path.segments.last() {
-                        manual_clone.insert(seg.ident.to_string());
-                    }
+                if let (true, syn::Type::Path(tp)) = (is_clone, &*imp.self_ty)
+                    && let Some(seg) = tp.path.segments.last()
+                {
+                    manual_clone.insert(seg.ident.to_string());
                 }
                 continue;
             }
@@ -1037,7 +1066,10 @@ fn collect_decls(
             .lifetimes()
             .map(|l| l.lifetime.ident.to_string())
             .collect();
-        let type_params = generics.type_params().map(|t| t.ident.to_string()).collect();
+        let type_params = generics
+            .type_params()
+            .map(|t| t.ident.to_string())
+            .collect();
         let unsupported_generics =
             generics.const_params().next().is_some() || generics.where_clause.is_some();
         out.push(TypeDecl {
@@ -1120,7 +1152,17 @@ mod tests {
         assert_eq!(kind("// +genclient").unwrap().verbs.len(), 11);
         assert_eq!(
             verbs(&kind("// +genclient\n// +genclient:noStatus").unwrap()),
-            ["create", "update", "delete", "deleteCollection", "get", "list", "watch", "patch", "apply"]
+            [
+                "create",
+                "update",
+                "delete",
+                "deleteCollection",
+                "get",
+                "list",
+                "watch",
+                "patch",
+                "apply"
+            ]
         );
         assert_eq!(
             verbs(&kind("// +genclient\n// +genclient:readonly").unwrap()),
@@ -1131,18 +1173,40 @@ mod tests {
             ["create", "get"]
         );
         assert_eq!(
-            verbs(&kind("// +genclient\n// +genclient:skipVerbs=watch,apply,applyStatus,updateStatus").unwrap()),
-            ["create", "update", "delete", "deleteCollection", "get", "list", "patch"]
+            verbs(
+                &kind(
+                    "// +genclient\n// +genclient:skipVerbs=watch,apply,applyStatus,updateStatus"
+                )
+                .unwrap()
+            ),
+            [
+                "create",
+                "update",
+                "delete",
+                "deleteCollection",
+                "get",
+                "list",
+                "patch"
+            ]
         );
-        assert!(kind("// +genclient\n// +genclient:noVerbs").unwrap().verbs.is_empty());
+        assert!(
+            kind("// +genclient\n// +genclient:noVerbs")
+                .unwrap()
+                .verbs
+                .is_empty()
+        );
     }
 
     #[test]
     fn rejects_bad_tags() {
-        let e = kind("// +genclient\n// +genclient:noVerbs\n// +genclient:onlyVerbs=get").unwrap_err();
+        let e =
+            kind("// +genclient\n// +genclient:noVerbs\n// +genclient:onlyVerbs=get").unwrap_err();
         assert!(e.to_string().contains("conflicts"), "{e}");
         let e = kind("// +genclient\n// +genclient:bogus").unwrap_err();
-        assert!(e.to_string().contains("unknown tag +genclient:bogus"), "{e}");
+        assert!(
+            e.to_string().contains("unknown tag +genclient:bogus"),
+            "{e}"
+        );
         let e = kind("// +genclient\n// +genclient:onlyVerbs=get,fetch").unwrap_err();
         assert!(e.to_string().contains("unknown verb \"fetch\""), "{e}");
         let e = kind("// +genclient=true").unwrap_err();
@@ -1153,7 +1217,10 @@ mod tests {
         assert!(e.to_string().contains("input= is only allowed"), "{e}");
         let e = kind("// +genclient\n// +genclient:method=GetX,verb=get,result=k8s.io/api/autoscaling/v1.Scale").unwrap_err();
         assert!(e.to_string().contains("Go import path"), "{e}");
-        assert!(e.to_string().starts_with("apis/g/v1/types.rs:2:4: error:"), "{e}");
+        assert!(
+            e.to_string().starts_with("apis/g/v1/types.rs:2:4: error:"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -1179,7 +1246,11 @@ mod tests {
         assert_eq!(core.api_version(), "v1");
         let e = pkg("//! +groupName=ex-group.io\n", "pub struct A;").unwrap_err();
         assert!(e.to_string().contains("+groupGoName"), "{e}");
-        let ok = pkg("//! +groupName=ex-group.io\n//! +groupGoName=ExGroup\n", "pub struct A;").unwrap();
+        let ok = pkg(
+            "//! +groupName=ex-group.io\n//! +groupGoName=ExGroup\n",
+            "pub struct A;",
+        )
+        .unwrap();
         assert_eq!(ok.group_version_snake(), "ex_group_v1");
     }
 
@@ -1187,7 +1258,11 @@ mod tests {
     fn kind_requirements() {
         let e = pkg(MOD, "// +genclient\npub struct Foo { pub spec: u8 }").unwrap_err();
         assert!(e.to_string().contains("metadata: ObjectMeta"), "{e}");
-        let e = pkg(MOD, "// +genclient\npub struct Foo { pub metadata: ObjectMeta }").unwrap_err();
+        let e = pkg(
+            MOD,
+            "// +genclient\npub struct Foo { pub metadata: ObjectMeta }",
+        )
+        .unwrap_err();
         assert!(e.to_string().contains("FooList"), "{e}");
         let e = pkg(
             MOD,

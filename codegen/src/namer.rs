@@ -149,7 +149,9 @@ const KEYWORDS: &[&str] = &[
 pub fn ident(name: &str) -> proc_macro2::Ident {
     match name {
         "self" | "super" | "crate" | "Self" => quote::format_ident!("{name}_"),
-        _ if KEYWORDS.contains(&name) => proc_macro2::Ident::new_raw(name, proc_macro2::Span::call_site()),
+        _ if KEYWORDS.contains(&name) => {
+            proc_macro2::Ident::new_raw(name, proc_macro2::Span::call_site())
+        }
         _ => quote::format_ident!("{name}"),
     }
 }
@@ -196,7 +198,9 @@ mod tests {
         for v in ["v1", "v1beta1", "v2alpha3", "v10"] {
             assert!(is_version(v), "{v}");
         }
-        for v in ["v0", "1", "v", "v1gamma1", "v1beta", "v1beta0", "internal", "v01"] {
+        for v in [
+            "v0", "1", "v", "v1gamma1", "v1beta", "v1beta0", "internal", "v01",
+        ] {
             assert!(!is_version(v), "{v}");
         }
         assert!(is_identifier("SecondExample"));

@@ -204,11 +204,11 @@ pub fn read_source(path: &Path) -> Result<SourceFile> {
         Err(e) => {
             let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
             let line = valid.iter().filter(|&&b| b == b'\n').count() + 1;
-            let line_start = valid
-                .iter()
-                .rposition(|&b| b == b'\n')
-                .map_or(0, |i| i + 1);
-            let col = String::from_utf8_lossy(&valid[line_start..]).chars().count() + 1;
+            let line_start = valid.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+            let col = String::from_utf8_lossy(&valid[line_start..])
+                .chars()
+                .count()
+                + 1;
             return Err(Error::at(
                 Location::new(path, Pos { line, col }),
                 "file is not valid UTF-8",

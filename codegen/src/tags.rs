@@ -163,13 +163,13 @@ fn parse_lines(path: &Path, lines: &[CommentLine<'_>]) -> Vec<Tag> {
         .collect()
 }
 
+/// A tag value split into its leading bare word and its `key=value` pairs.
+pub type TagArgs<'a> = (Option<&'a str>, Vec<(&'a str, &'a str)>);
+
 /// Parses the `k=v,k2=v2` arguments of a tag value such as `+genclient:method=Name,verb=get`.
 /// The first field may be a bare word (the method name); the rest must be `key=value` with a
 /// non-empty value.
-pub fn parse_args<'a>(
-    tag: &Tag,
-    value: &'a str,
-) -> Result<(Option<&'a str>, Vec<(&'a str, &'a str)>)> {
+pub fn parse_args<'a>(tag: &Tag, value: &'a str) -> Result<TagArgs<'a>> {
     let mut first = None;
     let mut args = Vec::new();
     for (i, field) in value.split(',').map(str::trim).enumerate() {
@@ -245,12 +245,18 @@ pub struct A;
 // +genclient
 pub struct B;
 ";
-        assert_eq!(keys(&item_tags(Path::new("t.rs"), src, 3, 4)), ["genclient"]);
+        assert_eq!(
+            keys(&item_tags(Path::new("t.rs"), src, 3, 4)),
+            ["genclient"]
+        );
         assert!(item_tags(Path::new("t.rs"), src, 8, 8).len() == 1);
         let far = "// +genclient\n\n\npub struct C;\n";
         assert!(item_tags(Path::new("t.rs"), far, 4, 4).is_empty());
         let no_doc = "// +genclient\n\npub struct D;\n";
-        assert_eq!(keys(&item_tags(Path::new("t.rs"), no_doc, 3, 3)), ["genclient"]);
+        assert_eq!(
+            keys(&item_tags(Path::new("t.rs"), no_doc, 3, 3)),
+            ["genclient"]
+        );
     }
 
     #[test]

@@ -1,0 +1,406 @@
+//! The `kube-codegen` binary: bad input gives one `path:line:col: error: …` line, exit 1, no
+//! panic, and nothing written; `--verify-only` reports drift; `--help` documents every flag.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const MOD_RS: &str = "// +groupName=demo.example.com\n// +k8s:deepcopy-gen=package\n\n//! Demo.\n\nmod types;\nmod zz_generated_deepcopy;\nmod zz_generated_register;\npub use types::*;\n";
+
+const TYPES_RS: &str = r#"use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ListMeta, ObjectMeta};
+
+// +genclient
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+/// A demo.
+pub struct Demo {
+    /// Metadata.
+    pub metadata: ObjectMeta,
+    /// Status.
+    pub status: Option<String>,
+}
+
+/// Demos.
+pub struct DemoList {
+    /// Metadata.
+    pub metadata: ListMeta,
+    /// Items.
+    pub items: Vec<Demo>,
+}
+"#;
+
+/// A scratch project: `apis/demo/v1/{mod,types}.rs` and an output dir `client`.
+struct Project {
+    dir: tempfile::TempDir,
+}
+
+impl Project {
+    fn new() -> Project {
+        let p = Project {
+            dir: tempfile::tempdir().unwrap(),
+        };
+        p.write("apis/demo/v1/mod.rs", MOD_RS);
+        p.write("apis/demo/v1/types.rs", TYPES_RS);
+        p
+    }
+
+    fn path(&self, rel: &str) -> PathBuf {
+        self.dir.path().join(rel)
+    }
+
+    fn write(&self, rel: &str, text: &str) {
+        let p = self.path(rel);
+        fs::create_dir_all(p.parent().unwrap()).unwrap();
+        fs::write(p, text).unwrap();
+    }
+
+    fn run(&self, extra: &[&str]) -> Output {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_kube-codegen"));
+        cmd.current_dir(self.dir.path()).args([
+            "all",
+            "--apis-dir",
+            "apis",
+            "--output-dir",
+            "client",
+        ]);
+        cmd.args(extra);
+        cmd.output().unwrap()
+    }
+
+    /// Every file under the project, with content, to prove nothing was written.
+    fn snapshot(&self) -> Vec<(PathBuf, Vec<u8>)> {
+        fn walk(d: &Path, out: &mut Vec<(PathBuf, Vec<u8>)>) {
+            let Ok(rd) = fs::read_dir(d) else { return };
+            for e in rd.flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    walk(&p, out);
+                } else {
+                    out.push((p.clone(), fs::read(&p).unwrap_or_default()));
+                }
+            }
+        }
+        let mut out = Vec::new();
+        walk(self.dir.path(), &mut out);
+        out.sort();
+        out
+    }
+}
+
+/// Runs with `extra`, expects exit 1, one error line starting with `prefix` and containing
+/// `cause`, no panic, and no file changed.
+fn fails(p: &Project, extra: &[&str], prefix: &str, cause: &str) {
+    let before = p.snapshot();
+    let out = p.run(extra);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "stderr: {stderr}");
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "exactly one line: {stderr}");
+    assert!(
+        lines[0].starts_with(prefix),
+        "{:?} should start with {prefix:?}",
+        lines[0]
+    );
+    assert!(lines[0].contains(": error: "), "{stderr}");
+    assert!(
+        lines[0].contains(cause),
+        "{:?} should mention {cause:?}",
+        lines[0]
+    );
+    assert!(
+        !stderr.contains("panicked") && !stderr.contains("backtrace"),
+        "{stderr}"
+    );
+    assert_eq!(before, p.snapshot(), "nothing may be written");
+}
+
+fn with_types(types: &str) -> Project {
+    let p = Project::new();
+    p.write("apis/demo/v1/types.rs", types);
+    p
+}
+
+#[test]
+fn good_input_generates_and_verifies() {
+    let p = Project::new();
+    let out = p.run(&[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(p.path("apis/demo/v1/zz_generated_deepcopy.rs").exists());
+    assert!(
+        p.path("client/clientset/versioned/typed/demo/v1/demo.rs")
+            .exists()
+    );
+    let verify = p.run(&["--verify-only"]);
+    assert!(
+        verify.status.success(),
+        "{}",
+        String::from_utf8_lossy(&verify.stderr)
+    );
+}
+
+#[test]
+fn verify_only_reports_stale_output_with_a_diff() {
+    let p = Project::new();
+    assert!(p.run(&[]).status.success());
+    let file = "client/clientset/versioned/typed/demo/v1/demo.rs";
+    let text = fs::read_to_string(p.path(file)).unwrap();
+    p.write(
+        file,
+        &text.replace("pub async fn get(", "pub async fn fetch("),
+    );
+    let before = p.snapshot();
+    let out = p.run(&["--verify-only"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("out of date (1 file(s) differ)"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("-    pub async fn fetch("), "{stderr}");
+    assert!(stderr.contains("+    pub async fn get("), "{stderr}");
+    assert_eq!(before, p.snapshot(), "--verify-only never writes");
+}
+
+#[test]
+fn unparseable_rust() {
+    let p = with_types("pub struct Demo {\n    a: u8,,\n}\n");
+    fails(&p, &[], "apis/demo/v1/types.rs:2:", "cannot parse Rust");
+}
+
+#[test]
+fn unknown_genclient_option() {
+    let p = with_types(&TYPES_RS.replace(
+        "// +genclient\n",
+        "// +genclient\n// +genclient:nonNamespace\n",
+    ));
+    fails(
+        &p,
+        &[],
+        "apis/demo/v1/types.rs:4:4",
+        "unknown tag +genclient:nonNamespace",
+    );
+}
+
+#[test]
+fn no_verbs_with_only_verbs() {
+    let p = with_types(&TYPES_RS.replace(
+        "// +genclient\n",
+        "// +genclient\n// +genclient:noVerbs\n// +genclient:onlyVerbs=get\n",
+    ));
+    fails(
+        &p,
+        &[],
+        "apis/demo/v1/types.rs:4:4",
+        "noVerbs conflicts with +genclient:onlyVerbs",
+    );
+}
+
+#[test]
+fn unknown_verb() {
+    let p = with_types(&TYPES_RS.replace(
+        "// +genclient\n",
+        "// +genclient\n// +genclient:skipVerbs=get,frobnicate\n",
+    ));
+    fails(
+        &p,
+        &[],
+        "apis/demo/v1/types.rs:4:4",
+        "unknown verb \"frobnicate\"",
+    );
+}
+
+#[test]
+fn no_group_name_tag() {
+    let p = Project::new();
+    p.write(
+        "apis/demo/v1/mod.rs",
+        &MOD_RS.replace("// +groupName=demo.example.com\n", ""),
+    );
+    fails(
+        &p,
+        &[],
+        "apis/demo/v1/mod.rs:1:1",
+        "missing +groupName= tag",
+    );
+}
+
+#[test]
+fn empty_group_name_is_the_core_group() {
+    let p = Project::new();
+    p.write(
+        "apis/demo/v1/mod.rs",
+        &MOD_RS.replace("demo.example.com", ""),
+    );
+    let out = p.run(&[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let deepcopy = fs::read_to_string(p.path("apis/demo/v1/zz_generated_deepcopy.rs")).unwrap();
+    assert!(
+        deepcopy.contains(r#"const API_VERSION: &'static str = "v1";"#),
+        "{deepcopy}"
+    );
+}
+
+#[test]
+fn genclient_type_without_object_meta() {
+    let p = with_types(&TYPES_RS.replace("pub metadata: ObjectMeta,", "pub meta: ObjectMeta,"));
+    fails(
+        &p,
+        &[],
+        "apis/demo/v1/types.rs:7:12",
+        "needs a `metadata: ObjectMeta` field",
+    );
+}
+
+#[test]
+fn two_kinds_with_the_same_plural() {
+    let second = TYPES_RS
+        .replace("pub struct Demo {", "pub struct Other {")
+        .replace("pub struct DemoList", "pub struct OtherList")
+        .replace("Vec<Demo>", "Vec<Other>")
+        .replace("// +genclient\n", "// +genclient\n// +resourceName=demos\n")
+        .replace(
+            "use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ListMeta, ObjectMeta};\n",
+            "",
+        );
+    let p = with_types(&format!("{TYPES_RS}\n{second}"));
+    fails(
+        &p,
+        &[],
+        "apis/demo/v1/types.rs:",
+        "same plural resource \"demos\"",
+    );
+}
+
+#[test]
+fn missing_apis_dir() {
+    let p = Project::new();
+    let before = p.snapshot();
+    let out = Command::new(env!("CARGO_BIN_EXE_kube-codegen"))
+        .current_dir(p.dir.path())
+        .args(["all", "--apis-dir", "nowhere", "--output-dir", "client"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(
+        stderr.trim(),
+        "nowhere:1:1: error: apis directory does not exist or is not a directory"
+    );
+    assert_eq!(before, p.snapshot());
+}
+
+#[test]
+fn unwritable_output_dir() {
+    let p = Project::new();
+    // A regular file where a folder must go: no user, not even root, can create it.
+    p.write("blocked", "a file, not a folder");
+    let before = p.snapshot();
+    let out = Command::new(env!("CARGO_BIN_EXE_kube-codegen"))
+        .current_dir(p.dir.path())
+        .args([
+            "all",
+            "--apis-dir",
+            "apis",
+            "--output-dir",
+            "blocked/client",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.starts_with("blocked"), "{stderr}");
+    assert!(
+        stderr.contains(":1:1: error: cannot create output directory"),
+        "{stderr}"
+    );
+    assert_eq!(
+        before,
+        p.snapshot(),
+        "the deepcopy files beside the types were not written either"
+    );
+}
+
+#[test]
+fn non_utf8_file() {
+    let p = Project::new();
+    let mut bytes = b"// ok\npub struct A;\n// caf".to_vec();
+    bytes.extend([0xE9, b'\n']);
+    fs::write(p.path("apis/demo/v1/extra.rs"), bytes).unwrap();
+    fails(
+        &p,
+        &[],
+        "apis/demo/v1/extra.rs:3:7",
+        "file is not valid UTF-8",
+    );
+}
+
+#[test]
+fn earlier_output_survives_a_failed_run() {
+    let p = Project::new();
+    assert!(p.run(&[]).status.success());
+    let before = p.snapshot();
+    p.write(
+        "apis/demo/v1/types.rs",
+        &TYPES_RS.replace("// +genclient\n", "// +genclient=false\n"),
+    );
+    let out = p.run(&[]);
+    assert_eq!(out.status.code(), Some(1));
+    let after: Vec<_> = p
+        .snapshot()
+        .into_iter()
+        .filter(|(f, _)| !f.ends_with("types.rs"))
+        .collect();
+    let before: Vec<_> = before
+        .into_iter()
+        .filter(|(f, _)| !f.ends_with("types.rs"))
+        .collect();
+    assert_eq!(before, after);
+}
+
+#[test]
+fn help_documents_every_flag() {
+    let out = Command::new(env!("CARGO_BIN_EXE_kube-codegen"))
+        .args(["all", "--help"])
+        .output()
+        .unwrap();
+    let help = String::from_utf8_lossy(&out.stdout);
+    for flag in [
+        "--apis-dir",
+        "--groups",
+        "--output-dir",
+        "--apis-module",
+        "--output-module",
+        "--runtime-crate",
+        "--header-file",
+        "--plural-exceptions",
+        "--verify-only",
+        "--verbose",
+    ] {
+        let line = help
+            .lines()
+            .find(|l| l.contains(flag))
+            .unwrap_or_else(|| panic!("{flag} missing:\n{help}"));
+        let idx = help.find(line).unwrap();
+        let after = &help[idx + line.len()..];
+        let described = line.trim().len() > flag.len() + 12
+            || after.lines().next().is_some_and(|l| !l.trim().is_empty());
+        assert!(described, "{flag} has no description:\n{help}");
+    }
+    let top = Command::new(env!("CARGO_BIN_EXE_kube-codegen"))
+        .arg("--help")
+        .output()
+        .unwrap();
+    let top = String::from_utf8_lossy(&top.stdout);
+    for cmd in ["all", "deepcopy", "register", "client"] {
+        assert!(top.contains(cmd), "{cmd} missing:\n{top}");
+    }
+}

@@ -1,0 +1,3 @@
+//! The `crddemo.k8s.io` API group.
+
+pub mod v1;

@@ -1,0 +1,13 @@
+// +k8s:deepcopy-gen=package
+// +groupName=crddemo.k8s.io
+
+//! Version `v1` of the `crddemo.k8s.io` API: the `Mydemo` kind.
+
+mod types;
+#[rustfmt::skip]
+mod zz_generated_deepcopy;
+#[rustfmt::skip]
+mod zz_generated_register;
+
+pub use types::*;
+pub use zz_generated_register::*;

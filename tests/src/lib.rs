@@ -1,0 +1,8 @@
+//! Integration-test support for kube-codegen.
+//!
+//! [`fixtures`] compiles the generated code of every golden fixture under
+//! `#![deny(warnings, missing_docs)]` (and `cargo clippy -D warnings` lints it); the tests under
+//! `tests/tests/` exercise it.
+
+#[deny(warnings, missing_docs)]
+pub mod fixtures;
