@@ -6,14 +6,28 @@
 //! * [`client`] — the typed REST client every generated kind client wraps;
 //! * [`errors`] — `is_not_found`, `is_conflict` … over [`kube::Error`];
 //! * [`registry`] — group-versions and resource entries emitted by the register generator.
+//! * [`labels`], [`cache`] — label selectors and the indexed object store behind listers;
+//! * [`informer`], [`factory`], [`lister`] — shared informers (list/watch, handlers with old
+//!   objects and tombstones), the factory that shares them per type, and namespace-indexed listers;
+//! * [`workqueue`] — client-go's de-duplicating, delaying, rate-limiting work queues.
+//! * `fake` (feature `fake`) — an in-memory API server with real semantics behind fake
+//!   clientsets, servable on loopback for `kubectl`.
 //!
 //! The crates generated code refers to are re-exported, so a crate using generated code needs
 //! only this one as a dependency (plus `k8s-openapi` for its own types).
 #![deny(missing_docs)]
 
+pub mod cache;
 pub mod client;
 pub mod errors;
+pub mod factory;
+#[cfg(feature = "fake")]
+pub mod fake;
+pub mod informer;
+pub mod labels;
+pub mod lister;
 pub mod registry;
+pub mod workqueue;
 
 pub use either;
 pub use futures;

@@ -1,0 +1,1208 @@
+//! The shared informer factory: one informer (one watch) per resource type however many
+//! consumers ask, started, synced and shut down together (client-go's
+//! `SharedInformerFactory`).
+//!
+//! The generated `informers::externalversions::SharedInformerFactory` wraps this one and adds
+//! the typed accessors (`factory.crddemo().v1().mydemos()`), each a thin call to
+//! [`SharedInformerFactory::informer_for`]; its generic lookup by group-version-resource is
+//! [`SharedInformerFactory::for_resource`], fed by [`SharedInformerFactory::register`]. Any
+//! `kube::Resource` works, generated or not (Services, EndpointSlices, Deployments …).
+//!
+//! Informers are keyed by Rust type and namespace; a type fixes its group-version-kind, so
+//! this is one informer per GVK and namespace (two Rust types for one GVK, such as `K` and
+//! `PartialObjectMeta<K>`, get separate informers because their caches hold different things).
+//!
+//! ```no_run
+//! use std::time::Duration;
+//! use k8s_openapi::api::apps::v1::Deployment;
+//! use k8s_openapi::api::core::v1::Service;
+//! use kube_codegen_runtime::factory::SharedInformerFactory;
+//!
+//! # async fn demo(client: kube::Client) -> Result<(), Box<dyn std::error::Error>> {
+//! let factory = SharedInformerFactory::builder(client)
+//!     .namespace("prod")
+//!     .default_resync(Duration::from_secs(600))
+//!     .strip_managed_fields()
+//!     .build();
+//! let services = factory.informer_for::<Service>();
+//! let same = factory.informer_for::<Service>(); // the same informer, the same watch
+//! let deployments = factory.informer_for::<Deployment>().lister();
+//! factory.start();
+//! assert!(factory.wait_for_cache_sync().await.all_synced());
+//! // …
+//! factory.shutdown().await;
+//! # Ok(()) }
+//! ```
+
+use std::any::{Any, TypeId};
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+use std::ops::Deref;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::FutureExt;
+use futures::future::{BoxFuture, Shared};
+use kube::Resource;
+use kube::api::{ListParams, ObjectMeta};
+use kube::core::GroupVersionResource;
+use parking_lot::Mutex;
+use tokio_util::sync::CancellationToken;
+
+use crate::informer::{
+    BackoffConfig, InformerBuilder, InformerError, InformerObject, SharedIndexInformer,
+    TransformFn, TweakListParams, is_namespaced,
+};
+use crate::lister::{GenericLister, Lister};
+
+/// Why a factory look-up failed.
+///
+/// ```
+/// use kube_codegen_runtime::factory::FactoryError;
+/// let e = FactoryError::NoInformerFound("example.com/v1, Resource=widgets".into());
+/// assert_eq!(e.to_string(), "no informer found for example.com/v1, Resource=widgets");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FactoryError {
+    /// [`SharedInformerFactory::for_resource`] for a resource nobody registered.
+    #[error("no informer found for {0}")]
+    NoInformerFound(String),
+}
+
+/// Identifies one informer of a factory: the resource's group, version and kind, the
+/// namespace it watches (`None`: all namespaces, or cluster-scoped) and the Rust type.
+///
+/// ```
+/// use k8s_openapi::api::apps::v1::Deployment;
+/// use kube_codegen_runtime::factory::InformerId;
+///
+/// let id = InformerId::of::<Deployment>(Some("prod"));
+/// assert_eq!(id.to_string(), "apps/v1, Kind=Deployment in prod");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct InformerId {
+    /// API group (empty for core).
+    pub group: String,
+    /// API version.
+    pub version: String,
+    /// Kind.
+    pub kind: String,
+    /// The watched namespace, if restricted.
+    pub namespace: Option<String>,
+    /// The Rust type (`std::any::type_name`).
+    pub type_name: &'static str,
+}
+
+impl InformerId {
+    /// The id of `K`'s informer restricted to `namespace`.
+    ///
+    /// ```
+    /// # use k8s_openapi::api::core::v1::Pod;
+    /// let id = kube_codegen_runtime::factory::InformerId::of::<Pod>(None);
+    /// assert_eq!((id.group.as_str(), id.kind.as_str()), ("", "Pod"));
+    /// ```
+    pub fn of<K: Resource<DynamicType = ()>>(namespace: Option<&str>) -> Self {
+        InformerId {
+            group: K::group(&()).into_owned(),
+            version: K::version(&()).into_owned(),
+            kind: K::kind(&()).into_owned(),
+            namespace: namespace.map(String::from),
+            type_name: std::any::type_name::<K>(),
+        }
+    }
+}
+
+impl fmt::Display for InformerId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.group.is_empty() {
+            write!(f, "{}, Kind={}", self.version, self.kind)?;
+        } else {
+            write!(f, "{}/{}, Kind={}", self.group, self.version, self.kind)?;
+        }
+        if let Some(ns) = &self.namespace {
+            write!(f, " in {ns}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Which informers synced, as [`SharedInformerFactory::wait_for_cache_sync`] reports it
+/// (client-go's `map[reflect.Type]bool`). Derefs to the map.
+///
+/// ```
+/// let r = kube_codegen_runtime::factory::CacheSyncResult::default();
+/// assert!(r.all_synced() && r.is_empty());
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CacheSyncResult(BTreeMap<InformerId, bool>);
+
+impl CacheSyncResult {
+    /// Whether every started informer synced.
+    ///
+    /// ```
+    /// assert!(kube_codegen_runtime::factory::CacheSyncResult::default().all_synced());
+    /// ```
+    pub fn all_synced(&self) -> bool {
+        self.0.values().all(|s| *s)
+    }
+
+    /// The informers that did not sync (stopped first).
+    ///
+    /// ```
+    /// assert!(kube_codegen_runtime::factory::CacheSyncResult::default().failed().is_empty());
+    /// ```
+    pub fn failed(&self) -> Vec<&InformerId> {
+        self.0
+            .iter()
+            .filter(|(_, s)| !**s)
+            .map(|(id, _)| id)
+            .collect()
+    }
+
+    /// The map itself.
+    ///
+    /// ```
+    /// let m = kube_codegen_runtime::factory::CacheSyncResult::default().into_inner();
+    /// ```
+    pub fn into_inner(self) -> BTreeMap<InformerId, bool> {
+        self.0
+    }
+}
+
+impl Deref for CacheSyncResult {
+    type Target = BTreeMap<InformerId, bool>;
+
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
+}
+
+/// An informer of any type, as the factory stores it.
+trait ErasedInformer: Send + Sync {
+    fn as_any(&self) -> &dyn Any;
+    fn has_synced(&self) -> bool;
+    fn wait_for_sync(&self) -> BoxFuture<'static, Result<(), InformerError>>;
+    fn run(&self, cancel: CancellationToken) -> BoxFuture<'static, Result<(), InformerError>>;
+    fn generic_lister(&self) -> GenericLister;
+    fn name(&self) -> String;
+}
+
+impl<K: InformerObject> ErasedInformer for SharedIndexInformer<K> {
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
+    fn has_synced(&self) -> bool {
+        SharedIndexInformer::has_synced(self)
+    }
+
+    fn wait_for_sync(&self) -> BoxFuture<'static, Result<(), InformerError>> {
+        let this = self.clone();
+        async move { SharedIndexInformer::wait_for_sync(&this).await }.boxed()
+    }
+
+    fn run(&self, cancel: CancellationToken) -> BoxFuture<'static, Result<(), InformerError>> {
+        let this = self.clone();
+        async move { SharedIndexInformer::run(&this, cancel).await }.boxed()
+    }
+
+    fn generic_lister(&self) -> GenericLister {
+        GenericLister::from(self.lister())
+    }
+
+    fn name(&self) -> String {
+        SharedIndexInformer::name(self).to_string()
+    }
+}
+
+/// A type-erased informer for a resource known by its group-version-resource (client-go's
+/// `GenericInformer`).
+///
+/// ```no_run
+/// # use kube::core::GroupVersionResource;
+/// # use k8s_openapi::api::core::v1::ConfigMap;
+/// # use kube_codegen_runtime::factory::SharedInformerFactory;
+/// # fn demo(factory: SharedInformerFactory) -> Result<(), kube_codegen_runtime::factory::FactoryError> {
+/// factory.register::<ConfigMap>();
+/// let generic = factory.for_resource(&GroupVersionResource::gvr("", "v1", "configmaps"))?;
+/// let typed = generic.downcast::<ConfigMap>().expect("registered as ConfigMap");
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct GenericInformer {
+    gvr: GroupVersionResource,
+    informer: Arc<dyn ErasedInformer>,
+}
+
+impl fmt::Debug for GenericInformer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("GenericInformer")
+            .field("gvr", &self.gvr)
+            .field("informer", &self.informer.name())
+            .finish()
+    }
+}
+
+impl GenericInformer {
+    /// The resource.
+    ///
+    /// ```no_run
+    /// # fn demo(g: kube_codegen_runtime::factory::GenericInformer) { let r = &g.gvr().resource; }
+    /// ```
+    pub fn gvr(&self) -> &GroupVersionResource {
+        &self.gvr
+    }
+
+    /// Whether the informer's cache has synced.
+    ///
+    /// ```no_run
+    /// # fn demo(g: kube_codegen_runtime::factory::GenericInformer) { let s = g.has_synced(); }
+    /// ```
+    pub fn has_synced(&self) -> bool {
+        self.informer.has_synced()
+    }
+
+    /// Waits for the informer's cache to sync.
+    ///
+    /// ```no_run
+    /// # async fn demo(g: kube_codegen_runtime::factory::GenericInformer) { let _ = g.wait_for_sync().await; }
+    /// ```
+    pub async fn wait_for_sync(&self) -> Result<(), InformerError> {
+        self.informer.wait_for_sync().await
+    }
+
+    /// A lister returning [`GenericObject`](crate::lister::GenericObject)s.
+    ///
+    /// ```no_run
+    /// # fn demo(g: kube_codegen_runtime::factory::GenericInformer) { let l = g.lister(); }
+    /// ```
+    pub fn lister(&self) -> GenericLister {
+        self.informer.generic_lister()
+    }
+
+    /// The typed informer, if it is one for `K`.
+    ///
+    /// ```no_run
+    /// # fn demo(g: kube_codegen_runtime::factory::GenericInformer) {
+    /// let typed = g.downcast::<k8s_openapi::api::core::v1::Pod>();
+    /// # }
+    /// ```
+    pub fn downcast<K: InformerObject>(&self) -> Option<SharedIndexInformer<K>> {
+        self.informer
+            .as_any()
+            .downcast_ref::<SharedIndexInformer<K>>()
+            .cloned()
+    }
+}
+
+type GvrKey = (String, String, String);
+type MetaTransform = Arc<dyn Fn(&mut ObjectMeta) + Send + Sync>;
+type Constructor = Arc<dyn Fn(&SharedInformerFactory) -> GenericInformer + Send + Sync>;
+
+struct Entry {
+    id: InformerId,
+    informer: Arc<dyn ErasedInformer>,
+    started: bool,
+}
+
+#[derive(Default)]
+struct State {
+    /// Insertion order is start order.
+    informers: Vec<Entry>,
+    index: HashMap<(TypeId, Option<String>), usize>,
+    constructors: HashMap<GvrKey, Constructor>,
+    tasks: Vec<Shared<BoxFuture<'static, ()>>>,
+    shut_down: bool,
+}
+
+struct Inner {
+    client: kube::Client,
+    namespace: Option<String>,
+    tweak: Option<TweakListParams>,
+    default_resync: Option<Duration>,
+    resync_for: HashMap<TypeId, Duration>,
+    transforms: HashMap<TypeId, Box<dyn Any + Send + Sync>>,
+    meta_transform: Option<MetaTransform>,
+    backoff: BackoffConfig,
+    page_size: Option<u32>,
+    watch_timeout: Option<Duration>,
+    state: Mutex<State>,
+    cancel: CancellationToken,
+}
+
+/// Creates, shares, starts and stops informers. Cloning is cheap and yields a handle to the
+/// same factory. See the [module docs](self).
+///
+/// ```no_run
+/// # use k8s_openapi::api::discovery::v1::EndpointSlice;
+/// # async fn demo(client: kube::Client) {
+/// let factory = kube_codegen_runtime::factory::SharedInformerFactory::new(client);
+/// let slices = factory.informer_for::<EndpointSlice>();
+/// factory.start();
+/// factory.wait_for_cache_sync().await;
+/// factory.shutdown().await;
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct SharedInformerFactory {
+    inner: Arc<Inner>,
+}
+
+impl fmt::Debug for SharedInformerFactory {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let st = self.inner.state.lock();
+        f.debug_struct("SharedInformerFactory")
+            .field("namespace", &self.inner.namespace)
+            .field(
+                "informers",
+                &st.informers
+                    .iter()
+                    .map(|e| e.id.to_string())
+                    .collect::<Vec<_>>(),
+            )
+            .field("shut_down", &st.shut_down)
+            .finish()
+    }
+}
+
+/// Configures a [`SharedInformerFactory`].
+///
+/// ```no_run
+/// # use std::time::Duration;
+/// # use k8s_openapi::api::core::v1::Pod;
+/// # fn demo(client: kube::Client) {
+/// let factory = kube_codegen_runtime::factory::SharedInformerFactory::builder(client)
+///     .namespace("default")
+///     .tweak_list_params(|lp| lp.label_selector = Some("team=a".into()))
+///     .default_resync(Duration::from_secs(300))
+///     .resync_for::<Pod>(Duration::from_secs(30))
+///     .transform_for::<Pod>(|mut p| { p.status = None; p })
+///     .build();
+/// # }
+/// ```
+///
+/// The type parameter is what [`build`](FactoryBuilder::build) returns: this factory, or a
+/// generated `SharedInformerFactory` that wraps it (see [`typed`](FactoryBuilder::typed)).
+pub struct FactoryBuilder<F = SharedInformerFactory> {
+    client: kube::Client,
+    namespace: Option<String>,
+    tweaks: Vec<TweakListParams>,
+    default_resync: Option<Duration>,
+    resync_for: HashMap<TypeId, Duration>,
+    transforms: HashMap<TypeId, Box<dyn Any + Send + Sync>>,
+    meta_transforms: Vec<MetaTransform>,
+    backoff: BackoffConfig,
+    page_size: Option<u32>,
+    watch_timeout: Option<Duration>,
+    into: std::marker::PhantomData<fn() -> F>,
+}
+
+impl<F> fmt::Debug for FactoryBuilder<F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("FactoryBuilder")
+            .field("namespace", &self.namespace)
+            .field("default_resync", &self.default_resync)
+            .finish()
+    }
+}
+
+impl<F> FactoryBuilder<F> {
+    /// The same options, building a `G` (a generated factory that wraps this one, through its
+    /// `From<SharedInformerFactory>` impl).
+    ///
+    /// ```no_run
+    /// # fn demo(client: kube::Client) {
+    /// use kube_codegen_runtime::factory::SharedInformerFactory;
+    /// struct Mine(SharedInformerFactory);
+    /// impl From<SharedInformerFactory> for Mine {
+    ///     fn from(f: SharedInformerFactory) -> Self { Mine(f) }
+    /// }
+    /// let mine: Mine = SharedInformerFactory::builder(client).typed::<Mine>().namespace("a").build();
+    /// # }
+    /// ```
+    pub fn typed<G>(self) -> FactoryBuilder<G> {
+        FactoryBuilder {
+            client: self.client,
+            namespace: self.namespace,
+            tweaks: self.tweaks,
+            default_resync: self.default_resync,
+            resync_for: self.resync_for,
+            transforms: self.transforms,
+            meta_transforms: self.meta_transforms,
+            backoff: self.backoff,
+            page_size: self.page_size,
+            watch_timeout: self.watch_timeout,
+            into: std::marker::PhantomData,
+        }
+    }
+
+    /// Restricts every namespaced informer to `namespace` (client-go's `WithNamespace`;
+    /// cluster-scoped kinds are unaffected).
+    ///
+    /// ```no_run
+    /// # fn demo(client: kube::Client) {
+    /// let b = kube_codegen_runtime::factory::SharedInformerFactory::builder(client).namespace("ns");
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn namespace(mut self, namespace: impl Into<String>) -> Self {
+        self.namespace = Some(namespace.into()).filter(|ns: &String| !ns.is_empty());
+        self
+    }
+
+    /// Adjusts every informer's list and watch options (client-go's `WithTweakListOptions`);
+    /// may be called several times.
+    ///
+    /// ```no_run
+    /// # fn demo(client: kube::Client) {
+    /// let b = kube_codegen_runtime::factory::SharedInformerFactory::builder(client)
+    ///     .tweak_list_params(|lp| lp.label_selector = Some("app=web".into()));
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn tweak_list_params(
+        mut self,
+        tweak: impl Fn(&mut ListParams) + Send + Sync + 'static,
+    ) -> Self {
+        self.tweaks.push(Arc::new(tweak));
+        self
+    }
+
+    /// The resync period of informers without a per-type one (zero: no resync).
+    ///
+    /// ```no_run
+    /// # use std::time::Duration;
+    /// # fn demo(client: kube::Client) {
+    /// let b = kube_codegen_runtime::factory::SharedInformerFactory::builder(client).default_resync(Duration::from_secs(60));
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn default_resync(mut self, period: Duration) -> Self {
+        self.default_resync = Some(period).filter(|d| !d.is_zero());
+        self
+    }
+
+    /// The resync period for `K`'s informer (client-go's `WithCustomResyncConfig`).
+    ///
+    /// ```no_run
+    /// # use std::time::Duration;
+    /// # fn demo(client: kube::Client) {
+    /// let b = kube_codegen_runtime::factory::SharedInformerFactory::builder(client)
+    ///     .resync_for::<k8s_openapi::api::core::v1::Service>(Duration::from_secs(10));
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn resync_for<K: 'static>(mut self, period: Duration) -> Self {
+        self.resync_for.insert(TypeId::of::<K>(), period);
+        self
+    }
+
+    /// Rewrites the metadata of every object of every informer before it is cached
+    /// (client-go's `WithTransform`); may be called several times.
+    ///
+    /// ```no_run
+    /// # fn demo(client: kube::Client) {
+    /// let b = kube_codegen_runtime::factory::SharedInformerFactory::builder(client)
+    ///     .transform(|meta| { meta.annotations = None; });
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn transform(
+        mut self,
+        transform: impl Fn(&mut ObjectMeta) + Send + Sync + 'static,
+    ) -> Self {
+        self.meta_transforms.push(Arc::new(transform));
+        self
+    }
+
+    /// Drops `metadata.managedFields` from every cached object (usually the largest part of
+    /// an object and rarely needed by controllers).
+    ///
+    /// ```no_run
+    /// # fn demo(client: kube::Client) {
+    /// let b = kube_codegen_runtime::factory::SharedInformerFactory::builder(client).strip_managed_fields();
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn strip_managed_fields(self) -> Self {
+        self.transform(|meta| meta.managed_fields = None)
+    }
+
+    /// Rewrites every `K` before it is cached (applied before the metadata transforms).
+    ///
+    /// ```no_run
+    /// # use k8s_openapi::api::core::v1::Secret;
+    /// # fn demo(client: kube::Client) {
+    /// let b = kube_codegen_runtime::factory::SharedInformerFactory::builder(client)
+    ///     .transform_for::<Secret>(|mut s| { s.data = None; s });
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn transform_for<K: InformerObject>(
+        mut self,
+        transform: impl Fn(K) -> K + Send + Sync + 'static,
+    ) -> Self {
+        let f: TransformFn<K> = Arc::new(transform);
+        self.transforms.insert(TypeId::of::<K>(), Box::new(f));
+        self
+    }
+
+    /// The retry backoff of every informer (default: client-go's).
+    ///
+    /// ```no_run
+    /// # fn demo(client: kube::Client) {
+    /// use kube_codegen_runtime::informer::BackoffConfig;
+    /// let b = kube_codegen_runtime::factory::SharedInformerFactory::builder(client).backoff(BackoffConfig::default());
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn backoff(mut self, backoff: BackoffConfig) -> Self {
+        self.backoff = backoff;
+        self
+    }
+
+    /// The list page size of every informer (default 500; `None`: unpaginated).
+    ///
+    /// ```no_run
+    /// # fn demo(client: kube::Client) {
+    /// let b = kube_codegen_runtime::factory::SharedInformerFactory::builder(client).page_size(Some(1000));
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn page_size(mut self, page_size: Option<u32>) -> Self {
+        self.page_size = page_size;
+        self
+    }
+
+    /// The server-side timeout of each watch request (default 240–290 s at random).
+    ///
+    /// ```no_run
+    /// # use std::time::Duration;
+    /// # fn demo(client: kube::Client) {
+    /// let b = kube_codegen_runtime::factory::SharedInformerFactory::builder(client).watch_timeout(Duration::from_secs(120));
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn watch_timeout(mut self, timeout: Duration) -> Self {
+        self.watch_timeout = Some(timeout);
+        self
+    }
+
+    /// The factory.
+    ///
+    /// ```no_run
+    /// # fn demo(client: kube::Client) {
+    /// let factory = kube_codegen_runtime::factory::SharedInformerFactory::builder(client).build();
+    /// # }
+    /// ```
+    pub fn build(self) -> F
+    where
+        F: From<SharedInformerFactory>,
+    {
+        let tweak: Option<TweakListParams> = match self.tweaks.len() {
+            0 => None,
+            _ => {
+                let tweaks = self.tweaks;
+                Some(Arc::new(move |lp: &mut ListParams| {
+                    for t in &tweaks {
+                        t(lp);
+                    }
+                }))
+            }
+        };
+        let meta_transform: Option<MetaTransform> = match self.meta_transforms.len() {
+            0 => None,
+            _ => {
+                let ts = self.meta_transforms;
+                Some(Arc::new(move |meta: &mut ObjectMeta| {
+                    for t in &ts {
+                        t(meta);
+                    }
+                }))
+            }
+        };
+        F::from(SharedInformerFactory {
+            inner: Arc::new(Inner {
+                client: self.client,
+                namespace: self.namespace,
+                tweak,
+                default_resync: self.default_resync,
+                resync_for: self.resync_for,
+                transforms: self.transforms,
+                meta_transform,
+                backoff: self.backoff,
+                page_size: self.page_size,
+                watch_timeout: self.watch_timeout,
+                state: Mutex::new(State::default()),
+                cancel: CancellationToken::new(),
+            }),
+        })
+    }
+}
+
+fn gvr_of<K: Resource<DynamicType = ()>>() -> GroupVersionResource {
+    GroupVersionResource::gvr(&K::group(&()), &K::version(&()), &K::plural(&()))
+}
+
+fn gvr_key(gvr: &GroupVersionResource) -> GvrKey {
+    (gvr.group.clone(), gvr.version.clone(), gvr.resource.clone())
+}
+
+impl SharedInformerFactory {
+    /// A factory over all namespaces with default settings (client-go's
+    /// `NewSharedInformerFactory(client, 0)`).
+    ///
+    /// ```no_run
+    /// # fn demo(client: kube::Client) {
+    /// let factory = kube_codegen_runtime::factory::SharedInformerFactory::new(client);
+    /// # }
+    /// ```
+    pub fn new(client: impl Into<kube::Client>) -> Self {
+        Self::builder(client).build()
+    }
+
+    /// A builder; generated clientsets convert into a `kube::Client` (or pass `cs.client().clone()`).
+    ///
+    /// ```no_run
+    /// # fn demo(client: kube::Client) {
+    /// let b = kube_codegen_runtime::factory::SharedInformerFactory::builder(client);
+    /// # }
+    /// ```
+    pub fn builder(client: impl Into<kube::Client>) -> FactoryBuilder {
+        FactoryBuilder {
+            client: client.into(),
+            namespace: None,
+            tweaks: Vec::new(),
+            default_resync: None,
+            resync_for: HashMap::new(),
+            transforms: HashMap::new(),
+            meta_transforms: Vec::new(),
+            backoff: BackoffConfig::default(),
+            page_size: Some(500),
+            watch_timeout: None,
+            into: std::marker::PhantomData,
+        }
+    }
+
+    /// The client informers list and watch with.
+    ///
+    /// ```no_run
+    /// # fn demo(f: kube_codegen_runtime::factory::SharedInformerFactory) { let c = f.client().clone(); }
+    /// ```
+    pub fn client(&self) -> &kube::Client {
+        &self.inner.client
+    }
+
+    /// The namespace namespaced informers are restricted to, if any.
+    ///
+    /// ```no_run
+    /// # fn demo(f: kube_codegen_runtime::factory::SharedInformerFactory) { let ns = f.namespace(); }
+    /// ```
+    pub fn namespace(&self) -> Option<&str> {
+        self.inner.namespace.as_deref()
+    }
+
+    /// The shared informer for `K`, created on first request with the factory's settings.
+    /// Every caller gets the same informer (and so the same watch and cache).
+    ///
+    /// ```no_run
+    /// # use k8s_openapi::api::core::v1::Service;
+    /// # fn demo(f: kube_codegen_runtime::factory::SharedInformerFactory) {
+    /// let services = f.informer_for::<Service>();
+    /// # }
+    /// ```
+    pub fn informer_for<K: InformerObject>(&self) -> SharedIndexInformer<K> {
+        self.informer_for_custom::<K>(|b| b)
+    }
+
+    /// Like [`SharedInformerFactory::informer_for`], with `resync` if the informer is created
+    /// now (an existing informer keeps its settings, as in client-go).
+    ///
+    /// ```no_run
+    /// # use std::time::Duration;
+    /// # use k8s_openapi::api::core::v1::Service;
+    /// # fn demo(f: kube_codegen_runtime::factory::SharedInformerFactory) {
+    /// let services = f.informer_for_with::<Service>(Duration::from_secs(30));
+    /// # }
+    /// ```
+    pub fn informer_for_with<K: InformerObject>(&self, resync: Duration) -> SharedIndexInformer<K> {
+        self.informer_for_custom::<K>(|b| b.resync(resync))
+    }
+
+    /// Like [`SharedInformerFactory::informer_for`]; if the informer is created now,
+    /// `configure` adjusts the builder the factory prepared (client-go's `InformerFor` with a
+    /// custom `newFunc`).
+    ///
+    /// ```no_run
+    /// # use k8s_openapi::api::core::v1::Pod;
+    /// # fn demo(f: kube_codegen_runtime::factory::SharedInformerFactory) {
+    /// let pods = f.informer_for_custom::<Pod>(|b| b.page_size(Some(100)));
+    /// # }
+    /// ```
+    pub fn informer_for_custom<K: InformerObject>(
+        &self,
+        configure: impl FnOnce(InformerBuilder<K>) -> InformerBuilder<K>,
+    ) -> SharedIndexInformer<K> {
+        let namespace = self
+            .inner
+            .namespace
+            .clone()
+            .filter(|_| is_namespaced::<K>());
+        let key = (TypeId::of::<K>(), namespace.clone());
+        let existing = |st: &State| {
+            st.index
+                .get(&key)
+                .and_then(|&i| st.informers.get(i))
+                .and_then(|e| e.informer.as_any().downcast_ref::<SharedIndexInformer<K>>())
+                .cloned()
+        };
+        if let Some(found) = existing(&self.inner.state.lock()) {
+            return found;
+        }
+        // Built without the lock, so that `configure` may use the factory.
+        let informer = configure(self.prepare::<K>(namespace.as_deref())).build();
+        let mut st = self.inner.state.lock();
+        if let Some(found) = existing(&st) {
+            return found;
+        }
+        tracing::debug!(informer = %informer.name(), "informer created");
+        let id = InformerId::of::<K>(namespace.as_deref());
+        let at = st.informers.len();
+        st.index.insert(key, at);
+        st.informers.push(Entry {
+            id,
+            informer: Arc::new(informer.clone()),
+            started: false,
+        });
+        st.constructors
+            .entry(gvr_key(&gvr_of::<K>()))
+            .or_insert_with(|| constructor::<K>());
+        informer
+    }
+
+    /// The builder [`SharedInformerFactory::informer_for`] uses for `K`: the factory's client,
+    /// namespace, tweaks, resync, transforms, page size and backoff.
+    fn prepare<K: InformerObject>(&self, namespace: Option<&str>) -> InformerBuilder<K> {
+        let inner = &self.inner;
+        let mut b = SharedIndexInformer::<K>::builder(inner.client.clone())
+            .backoff(inner.backoff)
+            .page_size(inner.page_size);
+        if let Some(ns) = namespace {
+            b = b.namespace(ns);
+        }
+        if let Some(t) = &inner.tweak {
+            b = b.tweak_list_params_arc(t.clone());
+        }
+        if let Some(d) = inner
+            .resync_for
+            .get(&TypeId::of::<K>())
+            .copied()
+            .or(inner.default_resync)
+        {
+            b = b.resync(d);
+        }
+        if let Some(t) = inner.watch_timeout {
+            b = b.watch_timeout(t);
+        }
+        let typed = inner
+            .transforms
+            .get(&TypeId::of::<K>())
+            .and_then(|t| t.downcast_ref::<TransformFn<K>>())
+            .cloned();
+        let transform: Option<TransformFn<K>> = match (typed, inner.meta_transform.clone()) {
+            (None, None) => None,
+            (Some(t), None) => Some(t),
+            (typed, Some(meta)) => Some(Arc::new(move |obj: K| {
+                let mut obj = match &typed {
+                    Some(t) => t(obj),
+                    None => obj,
+                };
+                meta(obj.meta_mut());
+                obj
+            })),
+        };
+        b.transform_arc(transform)
+    }
+
+    /// A lister over `K`'s shared informer.
+    ///
+    /// ```no_run
+    /// # use k8s_openapi::api::apps::v1::Deployment;
+    /// # fn demo(f: kube_codegen_runtime::factory::SharedInformerFactory) {
+    /// let deployments = f.lister_for::<Deployment>();
+    /// # }
+    /// ```
+    pub fn lister_for<K: InformerObject>(&self) -> Lister<K> {
+        self.informer_for::<K>().lister()
+    }
+
+    /// Makes `K` available to [`SharedInformerFactory::for_resource`] under its
+    /// group-version-resource, without creating its informer yet. (Informers created with
+    /// `informer_for` are registered automatically.)
+    ///
+    /// ```no_run
+    /// # use k8s_openapi::api::core::v1::ConfigMap;
+    /// # fn demo(f: kube_codegen_runtime::factory::SharedInformerFactory) {
+    /// f.register::<ConfigMap>();
+    /// # }
+    /// ```
+    pub fn register<K: InformerObject>(&self) {
+        let mut st = self.inner.state.lock();
+        st.constructors
+            .entry(gvr_key(&gvr_of::<K>()))
+            .or_insert_with(|| constructor::<K>());
+    }
+
+    /// The informer for a resource by group-version-resource (client-go's `ForResource`);
+    /// creates it if its type was registered.
+    ///
+    /// ```no_run
+    /// # use kube::core::GroupVersionResource;
+    /// # fn demo(f: kube_codegen_runtime::factory::SharedInformerFactory) {
+    /// let err = f.for_resource(&GroupVersionResource::gvr("example.com", "v1", "widgets")).unwrap_err();
+    /// assert_eq!(err.to_string(), "no informer found for example.com/v1, Resource=widgets");
+    /// # }
+    /// ```
+    pub fn for_resource(
+        &self,
+        gvr: &GroupVersionResource,
+    ) -> Result<GenericInformer, FactoryError> {
+        let ctor = self
+            .inner
+            .state
+            .lock()
+            .constructors
+            .get(&gvr_key(gvr))
+            .cloned();
+        match ctor {
+            Some(c) => Ok(c(self)),
+            None => {
+                let name = if gvr.group.is_empty() {
+                    format!("{}, Resource={}", gvr.version, gvr.resource)
+                } else {
+                    format!("{}/{}, Resource={}", gvr.group, gvr.version, gvr.resource)
+                };
+                Err(FactoryError::NoInformerFound(name))
+            }
+        }
+    }
+
+    /// The informers created so far.
+    ///
+    /// ```no_run
+    /// # fn demo(f: kube_codegen_runtime::factory::SharedInformerFactory) {
+    /// for id in f.informer_ids() { println!("{id}"); }
+    /// # }
+    /// ```
+    pub fn informer_ids(&self) -> Vec<InformerId> {
+        self.inner
+            .state
+            .lock()
+            .informers
+            .iter()
+            .map(|e| e.id.clone())
+            .collect()
+    }
+
+    /// Starts every informer not started yet, each on its own task; calling it again starts
+    /// informers requested since. Does nothing after [`SharedInformerFactory::shutdown`], and
+    /// (with an error logged) outside a Tokio runtime.
+    ///
+    /// ```no_run
+    /// # fn demo(f: kube_codegen_runtime::factory::SharedInformerFactory) { f.start(); }
+    /// ```
+    pub fn start(&self) {
+        let Ok(rt) = tokio::runtime::Handle::try_current() else {
+            tracing::error!(
+                "SharedInformerFactory::start called outside a Tokio runtime; nothing started"
+            );
+            return;
+        };
+        let mut st = self.inner.state.lock();
+        if st.shut_down {
+            return;
+        }
+        let mut spawned = Vec::new();
+        for e in st.informers.iter_mut().filter(|e| !e.started) {
+            e.started = true;
+            let run = e.informer.run(self.inner.cancel.child_token());
+            let name = e.id.to_string();
+            let task = rt.spawn(async move {
+                if let Err(err) = run.await {
+                    tracing::warn!(informer = %name, error = %err, "informer did not run");
+                }
+            });
+            spawned.push(
+                async move {
+                    if let Err(e) = task.await {
+                        tracing::error!(error = %e, "informer task failed");
+                    }
+                }
+                .boxed()
+                .shared(),
+            );
+        }
+        st.tasks.extend(spawned);
+    }
+
+    /// Waits until every started informer has synced (or stopped) and reports each one.
+    ///
+    /// ```no_run
+    /// # async fn demo(f: kube_codegen_runtime::factory::SharedInformerFactory) {
+    /// let synced = f.wait_for_cache_sync().await;
+    /// if !synced.all_synced() { eprintln!("not synced: {:?}", synced.failed()); }
+    /// # }
+    /// ```
+    pub async fn wait_for_cache_sync(&self) -> CacheSyncResult {
+        let started: Vec<(InformerId, Arc<dyn ErasedInformer>)> = {
+            let st = self.inner.state.lock();
+            st.informers
+                .iter()
+                .filter(|e| e.started)
+                .map(|e| (e.id.clone(), e.informer.clone()))
+                .collect()
+        };
+        let waits = started.into_iter().map(|(id, inf)| async move {
+            let ok = inf.wait_for_sync().await.is_ok();
+            (id, ok)
+        });
+        CacheSyncResult(futures::future::join_all(waits).await.into_iter().collect())
+    }
+
+    /// Stops every informer (ending its watch) and waits until all their tasks have ended.
+    /// Safe to call several times and from several tasks; each call returns once everything
+    /// has stopped. Informers cannot be started again afterwards.
+    ///
+    /// ```no_run
+    /// # async fn demo(f: kube_codegen_runtime::factory::SharedInformerFactory) { f.shutdown().await; }
+    /// ```
+    pub async fn shutdown(&self) {
+        let tasks = {
+            let mut st = self.inner.state.lock();
+            st.shut_down = true;
+            st.tasks.clone()
+        };
+        self.inner.cancel.cancel();
+        futures::future::join_all(tasks).await;
+    }
+
+    /// Whether [`SharedInformerFactory::shutdown`] was called.
+    ///
+    /// ```no_run
+    /// # fn demo(f: kube_codegen_runtime::factory::SharedInformerFactory) { assert!(!f.is_shut_down()); }
+    /// ```
+    pub fn is_shut_down(&self) -> bool {
+        self.inner.state.lock().shut_down
+    }
+}
+
+fn constructor<K: InformerObject>() -> Constructor {
+    Arc::new(|factory: &SharedInformerFactory| GenericInformer {
+        gvr: gvr_of::<K>(),
+        informer: Arc::new(factory.informer_for::<K>()),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::informer::mock::{MockApi, cm, event};
+    use crate::labels::Selector;
+    use crate::lister::downcast_arc;
+    use k8s_openapi::api::core::v1::{ConfigMap, Node, Secret};
+
+    fn fast() -> BackoffConfig {
+        BackoffConfig {
+            initial: Duration::from_millis(10),
+            max: Duration::from_millis(50),
+            ..BackoffConfig::default()
+        }
+    }
+
+    async fn eventually(what: &str, mut cond: impl FnMut() -> bool) {
+        for _ in 0..1000 {
+            if cond() {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        panic!("timed out waiting for {what}");
+    }
+
+    #[tokio::test]
+    async fn consumers_share_one_informer_and_one_watch() {
+        let api = MockApi::new();
+        api.push_list(vec![cm("a", "x", "1"), cm("b", "y", "1")], "5");
+        let live = api.push_live_watch();
+        let factory = SharedInformerFactory::builder(api.client())
+            .backoff(fast())
+            .build();
+        let first = factory.informer_for::<ConfigMap>();
+        let second = factory.clone().informer_for::<ConfigMap>();
+        let lister = factory.lister_for::<ConfigMap>();
+        assert!(first.ptr_eq(&second));
+        assert_eq!(factory.informer_ids().len(), 1);
+        factory.start();
+        factory.start(); // idempotent
+        let synced =
+            tokio::time::timeout(Duration::from_secs(10), factory.wait_for_cache_sync()).await;
+        let synced = synced.unwrap_or_else(|_| panic!("no sync"));
+        assert!(synced.all_synced());
+        assert_eq!(synced.len(), 1);
+        assert_eq!(
+            lister.namespaced("a").list(&Selector::everything()).len(),
+            1
+        );
+        live.send(event("ADDED", cm("a", "z", "6")));
+        eventually("z seen by both", || {
+            first.cache().len() == 3 && second.cache().len() == 3
+        })
+        .await;
+        assert_eq!(api.list_requests().len(), 1, "one list");
+        assert_eq!(api.watch_requests().len(), 1, "one watch");
+        factory.shutdown().await;
+        assert!(live.is_closed());
+    }
+
+    #[tokio::test]
+    async fn start_again_starts_newly_requested_informers_and_shutdown_stops_all() {
+        let api = MockApi::new();
+        api.push_list(vec![cm("a", "x", "1")], "5");
+        let factory = SharedInformerFactory::builder(api.client())
+            .namespace("a")
+            .tweak_list_params(|lp| lp.label_selector = Some("team=x".into()))
+            .backoff(fast())
+            .build();
+        let cms = factory.informer_for::<ConfigMap>();
+        factory.start();
+        assert!(factory.wait_for_cache_sync().await.all_synced());
+        // Secrets are requested after start; a second start starts them.
+        api.push_list(Vec::new(), "7");
+        let secrets = factory.informer_for::<Secret>();
+        assert!(!secrets.is_started());
+        factory.start();
+        let synced = factory.wait_for_cache_sync().await;
+        assert_eq!(synced.len(), 2);
+        assert!(synced.all_synced());
+        // Nodes are cluster-scoped: the namespace does not apply.
+        api.push_list(Vec::new(), "8");
+        let nodes = factory.informer_for::<Node>();
+        factory.start();
+        assert!(factory.wait_for_cache_sync().await.all_synced());
+        let ids = factory.informer_ids();
+        assert_eq!(
+            ids.iter()
+                .map(|i| i.namespace.as_deref())
+                .collect::<Vec<_>>(),
+            [Some("a"), Some("a"), None]
+        );
+        let paths: Vec<String> = api.list_requests().iter().map(|r| r.path.clone()).collect();
+        assert_eq!(
+            paths,
+            [
+                "/api/v1/namespaces/a/configmaps",
+                "/api/v1/namespaces/a/secrets",
+                "/api/v1/nodes"
+            ]
+        );
+        assert!(
+            api.requests()
+                .iter()
+                .all(|r| r.q("labelSelector") == Some("team=x"))
+        );
+        eventually("three watches", || api.open_idle_watches() == 3).await;
+
+        let (f1, f2) = (factory.clone(), factory.clone());
+        tokio::join!(f1.shutdown(), f2.shutdown());
+        assert_eq!(api.open_idle_watches(), 0, "every watch ended");
+        assert!(cms.is_stopped() && secrets.is_stopped() && nodes.is_stopped());
+        // Nothing starts after shutdown.
+        let _late = factory.informer_for::<k8s_openapi::api::core::v1::Service>();
+        factory.start();
+        assert!(factory.wait_for_cache_sync().await.len() == 3);
+    }
+
+    #[tokio::test]
+    async fn resync_and_transforms_follow_the_factory_settings() {
+        let api = MockApi::new();
+        api.push_list(vec![cm("a", "x", "1")], "5");
+        let factory = SharedInformerFactory::builder(api.client())
+            .default_resync(Duration::from_secs(3600))
+            .resync_for::<ConfigMap>(Duration::from_millis(100))
+            .strip_managed_fields()
+            .transform_for::<ConfigMap>(|mut c| {
+                c.data = None;
+                c
+            })
+            .backoff(fast())
+            .build();
+        let updates = Arc::new(Mutex::new(0usize));
+        let counter = updates.clone();
+        let informer = factory.informer_for::<ConfigMap>();
+        informer
+            .add_event_handler(
+                crate::informer::EventHandlerFuncs::new()
+                    .update_func(move |_, _| *counter.lock() += 1),
+            )
+            .unwrap_or_else(|e| panic!("{e}"));
+        factory.start();
+        assert!(factory.wait_for_cache_sync().await.all_synced());
+        let x = informer
+            .lister()
+            .namespaced("a")
+            .get("x")
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(x.metadata.managed_fields.is_none() && x.data.is_none());
+        eventually("two resyncs", || *updates.lock() >= 2).await;
+        factory.shutdown().await;
+    }
+
+    #[tokio::test]
+    async fn generic_lookup_by_group_version_resource() {
+        let api = MockApi::new();
+        api.push_list(vec![cm("a", "x", "1")], "5");
+        let factory = SharedInformerFactory::builder(api.client())
+            .backoff(fast())
+            .build();
+        let gvr = GroupVersionResource::gvr("", "v1", "configmaps");
+        assert_eq!(
+            factory.for_resource(&gvr).err(),
+            Some(FactoryError::NoInformerFound(
+                "v1, Resource=configmaps".into()
+            ))
+        );
+        factory.register::<ConfigMap>();
+        assert!(
+            factory.informer_ids().is_empty(),
+            "register does not create"
+        );
+        let generic = factory.for_resource(&gvr).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(generic.gvr().resource, "configmaps");
+        let typed = generic
+            .downcast::<ConfigMap>()
+            .unwrap_or_else(|| panic!("not a ConfigMap informer"));
+        assert!(generic.downcast::<Secret>().is_none());
+        assert!(typed.ptr_eq(&factory.informer_for::<ConfigMap>()));
+        factory.start();
+        generic
+            .wait_for_sync()
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(generic.has_synced());
+        let obj = generic
+            .lister()
+            .namespaced("a")
+            .get("x")
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(downcast_arc::<ConfigMap>(obj).is_some());
+        assert!(crate::errors::is_not_found(
+            &generic
+                .lister()
+                .namespaced("a")
+                .get("nope")
+                .err()
+                .unwrap_or_else(|| panic!("found"))
+        ));
+        factory.shutdown().await;
+    }
+}

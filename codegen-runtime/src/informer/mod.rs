@@ -1,0 +1,1005 @@
+//! Shared informers: a watched, indexed cache of one resource type that notifies any number of
+//! event handlers (client-go's `SharedIndexInformer`).
+//!
+//! An informer lists its resource (paginated, 500 a page), fills its [`Cache`], then watches from
+//! the list's resourceVersion and applies each change to the cache before telling the handlers.
+//! It recovers from every failure by itself (see the table below), so consumers only ever see a consistent sequence of adds, updates and deletes:
+//!
+//! * initial list → `on_add(obj, true)` for each object, then [`SharedIndexInformer::has_synced`];
+//! * `ADDED`/`MODIFIED` → `on_add(obj, false)` or `on_update(old, new)` (depending on whether
+//!   the cache had the object); `DELETED` → `on_delete(DeletedObject::Obj(obj))`;
+//! * relist after a gap (410 Gone) → the cache is replaced atomically; objects that vanished
+//!   during the gap arrive as `on_delete(DeletedObject::Tombstone { key, last_known })`, objects
+//!   that changed as `on_update(old, new)`, new ones as `on_add(obj, false)`; unchanged objects
+//!   (same resourceVersion) are not re-announced, and nothing is added twice;
+//! * every resync period → `on_update(obj, obj)` for every cached object;
+//! * a handler added while the informer runs first receives the cache's current contents as
+//!   `on_add(obj, true)`, atomically with its subscription: it misses nothing and sees nothing
+//!   twice. Each handler has its own queue and task.
+//!
+//! # Why not `kube::runtime::watcher`
+//!
+//! kube's watcher is a fine list/watch engine, but a failed watch *start* keeps retrying the same
+//! resourceVersion (kube-runtime 5.0 `watcher.rs`, state `InitListed`), so an HTTP 410 at
+//! watch start is retried with the expired version for ever instead of causing a relist — the
+//! test `kube_watcher_retries_an_expired_version_at_watch_start` shows it — and its events
+//! carry no old object. The informer needs both a reliable relist and the previous state, and it keeps the
+//! cache itself, so the loop (module `reflector`, about 300 lines) is written directly over
+//! [`kube::Client`] and [`kube::core::Request`]. It follows client-go's reflector:
+//!
+//! | what happens | what the informer does |
+//! | --- | --- |
+//! | list fails | back off, list again |
+//! | a `continue` token expires mid-way through a paginated list | list again in one request |
+//! | watch start answered with HTTP 410 Gone | relist |
+//! | watch `ERROR` event 410 | relist |
+//! | watch start fails with 429, 5xx or a connection error | back off, watch again from the same version |
+//! | watch start fails with another 4xx | back off, relist |
+//! | stream error or non-410 `ERROR` event | back off, watch again from the last version seen |
+//! | the server ends the watch | watch again at once from the last version seen (bookmarks keep it fresh) |
+//! | nothing received for `timeoutSeconds + 5 s` | reconnect from the last version seen |
+//!
+//! Backoff is client-go's ([`BackoffConfig`]): 800 ms doubling to 30 s, with jitter, reset after
+//! two quiet minutes.
+//!
+//! ```no_run
+//! use k8s_openapi::api::core::v1::ConfigMap;
+//! use kube_codegen_runtime::informer::{EventHandlerFuncs, SharedIndexInformer};
+//!
+//! # async fn demo(client: kube::Client) -> Result<(), Box<dyn std::error::Error>> {
+//! let informer = SharedIndexInformer::<ConfigMap>::builder(client)
+//!     .namespace("default")
+//!     .tweak_list_params(|lp| lp.label_selector = Some("app=web".into()))
+//!     .transform(|mut cm: ConfigMap| {
+//!         cm.metadata.managed_fields = None;
+//!         cm
+//!     })
+//!     .build();
+//! informer.add_event_handler(EventHandlerFuncs::new().add_func(|cm: std::sync::Arc<ConfigMap>, _| {
+//!     println!("{:?}", cm.metadata.name);
+//! }))?;
+//! let running = informer.start()?;
+//! informer.wait_for_sync().await?;
+//! let lister = informer.lister();
+//! # let _ = lister;
+//! running.shutdown().await?;
+//! # Ok(()) }
+//! ```
+
+mod backoff;
+mod handler;
+mod processor;
+mod reflector;
+
+#[cfg(test)]
+pub(crate) mod mock;
+#[cfg(test)]
+mod tests;
+
+use std::fmt::{self, Debug};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use kube::Resource;
+use kube::api::ListParams;
+use kube::core::Request;
+use parking_lot::Mutex;
+use serde::de::DeserializeOwned;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+pub use backoff::BackoffConfig;
+pub use handler::{DeletedObject, EventHandler, EventHandlerFuncs};
+
+use crate::cache::{Cache, CacheError, object_key};
+use crate::lister::Lister;
+use processor::{Listener, Notification};
+use reflector::{Delta, Reflector, Sink};
+
+/// What an informer needs of its object type; implemented for every type that qualifies
+/// (k8s-openapi types, `#[derive(CustomResource)]` types, generated kinds).
+///
+/// ```
+/// use kube_codegen_runtime::informer::InformerObject;
+/// fn informable<K: InformerObject>() {}
+/// informable::<k8s_openapi::api::apps::v1::Deployment>();
+/// ```
+pub trait InformerObject:
+    Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static
+{
+}
+
+impl<K> InformerObject for K where
+    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static
+{
+}
+
+/// Adjusts the list (and watch) options: label and field selectors, a fixed page size …
+///
+/// ```
+/// use std::sync::Arc;
+/// use kube_codegen_runtime::informer::TweakListParams;
+/// let tweak: TweakListParams = Arc::new(|lp| lp.label_selector = Some("app=web".into()));
+/// ```
+pub type TweakListParams = Arc<dyn Fn(&mut ListParams) + Send + Sync>;
+
+/// Rewrites each object before it is cached (for example to drop `managedFields`).
+///
+/// ```
+/// use std::sync::Arc;
+/// use k8s_openapi::api::core::v1::Pod;
+/// use kube_codegen_runtime::informer::TransformFn;
+/// let strip: TransformFn<Pod> = Arc::new(|mut p: Pod| { p.metadata.managed_fields = None; p });
+/// ```
+pub type TransformFn<K> = Arc<dyn Fn(K) -> K + Send + Sync>;
+
+/// Why an informer operation failed.
+///
+/// ```no_run
+/// # use kube_codegen_runtime::informer::{InformerError, SharedIndexInformer};
+/// # async fn demo(i: SharedIndexInformer<k8s_openapi::api::core::v1::Pod>) {
+/// let _running = i.start();
+/// assert_eq!(i.start().err(), Some(InformerError::AlreadyStarted));
+/// # }
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum InformerError {
+    /// [`SharedIndexInformer::run`] or `start` was called on an informer that already runs.
+    #[error("the informer was already started")]
+    AlreadyStarted,
+    /// The informer has stopped; it cannot be restarted or take new handlers.
+    #[error("the informer has stopped")]
+    Stopped,
+    /// The informer stopped before its first list completed.
+    #[error("the informer stopped before its cache synced")]
+    StoppedBeforeSync,
+    /// The informer's task panicked or was aborted.
+    #[error("the informer task failed: {0}")]
+    TaskFailed(String),
+    /// `start` was called outside a Tokio runtime.
+    #[error("no Tokio runtime to run the informer on")]
+    NoRuntime,
+}
+
+/// Whether values of `K` live in namespaces, from its `Resource::Scope`. Cluster-scoped types
+/// ignore an informer's namespace, as they do in client-go.
+///
+/// ```
+/// use k8s_openapi::api::core::v1::{ConfigMap, Node};
+/// use kube_codegen_runtime::informer::is_namespaced;
+/// assert!(is_namespaced::<ConfigMap>());
+/// assert!(!is_namespaced::<Node>());
+/// ```
+pub fn is_namespaced<K: Resource>() -> bool {
+    !std::any::type_name::<K::Scope>().ends_with("ClusterResourceScope")
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SyncState {
+    Pending,
+    Synced,
+    StoppedBeforeSync,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Idle,
+    Running,
+    Stopped,
+}
+
+/// Everything that must change atomically with handler delivery (client-go's `blockDeltas`).
+struct State<K> {
+    phase: Phase,
+    listeners: Vec<Listener<K>>,
+    next_id: u64,
+    tasks: Vec<JoinHandle<()>>,
+    runtime: Option<tokio::runtime::Handle>,
+    /// Parent of every listener's token; cancelled when the informer stops.
+    listeners_token: CancellationToken,
+}
+
+struct Inner<K> {
+    name: String,
+    cache: Cache<K>,
+    reflector: Reflector,
+    transform: Option<TransformFn<K>>,
+    resync: Option<Duration>,
+    state: Mutex<State<K>>,
+    synced: AtomicBool,
+    sync_tx: watch::Sender<SyncState>,
+    last_resource_version: Mutex<String>,
+}
+
+/// A shared, indexed informer for `K`. Cloning is cheap and yields a handle to the same
+/// informer. See the [module docs](self).
+///
+/// ```no_run
+/// # use k8s_openapi::api::core::v1::Pod;
+/// # use kube_codegen_runtime::informer::SharedIndexInformer;
+/// # async fn demo(client: kube::Client) -> Result<(), kube_codegen_runtime::informer::InformerError> {
+/// let pods = SharedIndexInformer::<Pod>::new(client);
+/// let running = pods.start()?;
+/// pods.wait_for_sync().await?;
+/// println!("{} pods", pods.cache().len());
+/// running.shutdown().await
+/// # }
+/// ```
+pub struct SharedIndexInformer<K> {
+    inner: Arc<Inner<K>>,
+}
+
+impl<K> Clone for SharedIndexInformer<K> {
+    fn clone(&self) -> Self {
+        SharedIndexInformer {
+            inner: self.inner.clone(),
+        }
+    }
+}
+
+impl<K> Debug for SharedIndexInformer<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SharedIndexInformer")
+            .field("name", &self.inner.name)
+            .field("synced", &self.inner.synced.load(Ordering::Acquire))
+            .field("cache", &self.inner.cache)
+            .finish()
+    }
+}
+
+/// Builds a [`SharedIndexInformer`].
+///
+/// ```
+/// # use std::time::Duration;
+/// # use k8s_openapi::api::apps::v1::Deployment;
+/// # use kube_codegen_runtime::informer::SharedIndexInformer;
+/// # fn demo(client: kube::Client) {
+/// let informer = SharedIndexInformer::<Deployment>::builder(client)
+///     .namespace("prod")
+///     .resync(Duration::from_secs(300))
+///     .page_size(Some(100))
+///     .build();
+/// # }
+/// ```
+pub struct InformerBuilder<K> {
+    client: kube::Client,
+    namespace: Option<String>,
+    tweaks: Vec<TweakListParams>,
+    resync: Option<Duration>,
+    transform: Option<TransformFn<K>>,
+    page_size: Option<u32>,
+    watch_timeout: Option<Duration>,
+    backoff: BackoffConfig,
+}
+
+impl<K> Debug for InformerBuilder<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("InformerBuilder")
+            .field("namespace", &self.namespace)
+            .field("resync", &self.resync)
+            .field("page_size", &self.page_size)
+            .finish()
+    }
+}
+
+impl<K: InformerObject> InformerBuilder<K> {
+    /// Restricts the informer to `namespace` (ignored for cluster-scoped types; empty means all).
+    ///
+    /// ```
+    /// # fn demo(client: kube::Client) {
+    /// let b = kube_codegen_runtime::informer::SharedIndexInformer::<k8s_openapi::api::core::v1::Pod>::builder(client).namespace("ns");
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn namespace(mut self, namespace: impl Into<String>) -> Self {
+        self.namespace = Some(namespace.into()).filter(|ns: &String| !ns.is_empty());
+        self
+    }
+
+    /// Adjusts the list and watch options (selectors …); may be called several times.
+    ///
+    /// ```
+    /// # fn demo(client: kube::Client) {
+    /// let b = kube_codegen_runtime::informer::SharedIndexInformer::<k8s_openapi::api::core::v1::Pod>::builder(client)
+    ///     .tweak_list_params(|lp| lp.field_selector = Some("spec.nodeName=n1".into()));
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn tweak_list_params(
+        mut self,
+        tweak: impl Fn(&mut ListParams) + Send + Sync + 'static,
+    ) -> Self {
+        self.tweaks.push(Arc::new(tweak));
+        self
+    }
+
+    /// [`InformerBuilder::tweak_list_params`] with a shared function.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # fn demo(client: kube::Client) {
+    /// let tweak: kube_codegen_runtime::informer::TweakListParams = Arc::new(|lp| lp.limit = Some(50));
+    /// let b = kube_codegen_runtime::informer::SharedIndexInformer::<k8s_openapi::api::core::v1::Pod>::builder(client).tweak_list_params_arc(tweak);
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn tweak_list_params_arc(mut self, tweak: TweakListParams) -> Self {
+        self.tweaks.push(tweak);
+        self
+    }
+
+    /// Re-delivers every cached object as `on_update(obj, obj)` this often (zero: never).
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// # fn demo(client: kube::Client) {
+    /// let b = kube_codegen_runtime::informer::SharedIndexInformer::<k8s_openapi::api::core::v1::Pod>::builder(client).resync(Duration::from_secs(600));
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn resync(mut self, period: Duration) -> Self {
+        self.resync = Some(period).filter(|d| !d.is_zero());
+        self
+    }
+
+    /// Rewrites every object before it is cached and handed to handlers.
+    ///
+    /// ```
+    /// # fn demo(client: kube::Client) {
+    /// use k8s_openapi::api::core::v1::Pod;
+    /// let b = kube_codegen_runtime::informer::SharedIndexInformer::<Pod>::builder(client)
+    ///     .transform(|mut p: Pod| { p.metadata.managed_fields = None; p });
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn transform(mut self, transform: impl Fn(K) -> K + Send + Sync + 'static) -> Self {
+        self.transform = Some(Arc::new(transform));
+        self
+    }
+
+    /// [`InformerBuilder::transform`] with a shared function (`None` removes it).
+    ///
+    /// ```
+    /// # fn demo(client: kube::Client) {
+    /// let b = kube_codegen_runtime::informer::SharedIndexInformer::<k8s_openapi::api::core::v1::Pod>::builder(client).transform_arc(None);
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn transform_arc(mut self, transform: Option<TransformFn<K>>) -> Self {
+        self.transform = transform;
+        self
+    }
+
+    /// The list page size (default 500, as client-go; `None` lists in one request). A `limit`
+    /// set by a tweak wins.
+    ///
+    /// ```
+    /// # fn demo(client: kube::Client) {
+    /// let b = kube_codegen_runtime::informer::SharedIndexInformer::<k8s_openapi::api::core::v1::Pod>::builder(client).page_size(None);
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn page_size(mut self, page_size: Option<u32>) -> Self {
+        self.page_size = page_size.filter(|n| *n > 0);
+        self
+    }
+
+    /// The server-side timeout of each watch request (default: 240–290 s at random).
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// # fn demo(client: kube::Client) {
+    /// let b = kube_codegen_runtime::informer::SharedIndexInformer::<k8s_openapi::api::core::v1::Pod>::builder(client).watch_timeout(Duration::from_secs(60));
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn watch_timeout(mut self, timeout: Duration) -> Self {
+        self.watch_timeout = Some(timeout);
+        self
+    }
+
+    /// The retry backoff (default: client-go's).
+    ///
+    /// ```
+    /// # fn demo(client: kube::Client) {
+    /// use kube_codegen_runtime::informer::BackoffConfig;
+    /// let b = kube_codegen_runtime::informer::SharedIndexInformer::<k8s_openapi::api::core::v1::Pod>::builder(client).backoff(BackoffConfig::default());
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn backoff(mut self, backoff: BackoffConfig) -> Self {
+        self.backoff = backoff;
+        self
+    }
+
+    /// The informer (not yet running).
+    ///
+    /// ```
+    /// # fn demo(client: kube::Client) {
+    /// let informer = kube_codegen_runtime::informer::SharedIndexInformer::<k8s_openapi::api::core::v1::Pod>::builder(client).build();
+    /// # }
+    /// ```
+    pub fn build(self) -> SharedIndexInformer<K> {
+        let namespace = self.namespace.filter(|_| is_namespaced::<K>());
+        let mut list_params = ListParams::default();
+        for t in &self.tweaks {
+            t(&mut list_params);
+        }
+        let kind = K::kind(&());
+        let name = match &namespace {
+            Some(ns) => format!("{kind} in {ns}"),
+            None => kind.to_string(),
+        };
+        let (sync_tx, _) = watch::channel(SyncState::Pending);
+        SharedIndexInformer {
+            inner: Arc::new(Inner {
+                cache: Cache::new(),
+                reflector: Reflector {
+                    client: self.client,
+                    request: Request::new(K::url_path(&(), namespace.as_deref())),
+                    list_params,
+                    page_size: self.page_size,
+                    watch_timeout: self.watch_timeout,
+                    backoff: self.backoff,
+                    name: name.clone(),
+                },
+                name,
+                transform: self.transform,
+                resync: self.resync,
+                state: Mutex::new(State {
+                    phase: Phase::Idle,
+                    listeners: Vec::new(),
+                    next_id: 0,
+                    tasks: Vec::new(),
+                    runtime: None,
+                    listeners_token: CancellationToken::new(),
+                }),
+                synced: AtomicBool::new(false),
+                sync_tx,
+                last_resource_version: Mutex::new(String::new()),
+            }),
+        }
+    }
+}
+
+/// The handle [`SharedIndexInformer::add_event_handler`] returns.
+///
+/// ```no_run
+/// # use k8s_openapi::api::core::v1::Pod;
+/// # use kube_codegen_runtime::informer::{EventHandlerFuncs, SharedIndexInformer};
+/// # fn demo(informer: SharedIndexInformer<Pod>) -> Result<(), kube_codegen_runtime::informer::InformerError> {
+/// let reg = informer.add_event_handler(EventHandlerFuncs::new())?;
+/// if reg.has_synced() { /* this handler has seen the whole initial state */ }
+/// informer.remove_event_handler(&reg);
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+pub struct HandlerRegistration {
+    id: u64,
+    synced: Arc<AtomicBool>,
+}
+
+impl HandlerRegistration {
+    /// Whether this handler has processed the informer's initial list (or, for a handler added
+    /// later, the replay of the cache).
+    ///
+    /// ```no_run
+    /// # fn demo(reg: kube_codegen_runtime::informer::HandlerRegistration) {
+    /// while !reg.has_synced() {}
+    /// # }
+    /// ```
+    pub fn has_synced(&self) -> bool {
+        self.synced.load(Ordering::Acquire)
+    }
+}
+
+/// A running informer started with [`SharedIndexInformer::start`].
+///
+/// ```no_run
+/// # async fn demo(informer: kube_codegen_runtime::informer::SharedIndexInformer<k8s_openapi::api::core::v1::Pod>) -> Result<(), kube_codegen_runtime::informer::InformerError> {
+/// let running = informer.start()?;
+/// running.shutdown().await // stops the watch and waits for the task and its handlers
+/// # }
+/// ```
+#[derive(Debug)]
+pub struct InformerHandle {
+    cancel: CancellationToken,
+    join: JoinHandle<Result<(), InformerError>>,
+}
+
+impl InformerHandle {
+    /// Asks the informer to stop without waiting.
+    ///
+    /// ```no_run
+    /// # fn demo(h: kube_codegen_runtime::informer::InformerHandle) { h.stop(); }
+    /// ```
+    pub fn stop(&self) {
+        self.cancel.cancel();
+    }
+
+    /// Stops the informer and waits until its watch and handler tasks have ended.
+    ///
+    /// ```no_run
+    /// # async fn demo(h: kube_codegen_runtime::informer::InformerHandle) { let _ = h.shutdown().await; }
+    /// ```
+    pub async fn shutdown(self) -> Result<(), InformerError> {
+        self.cancel.cancel();
+        self.join
+            .await
+            .map_err(|e| InformerError::TaskFailed(e.to_string()))?
+    }
+
+    /// The token that stops the informer when cancelled.
+    ///
+    /// ```no_run
+    /// # fn demo(h: kube_codegen_runtime::informer::InformerHandle) { let t = h.cancellation_token(); }
+    /// ```
+    pub fn cancellation_token(&self) -> CancellationToken {
+        self.cancel.clone()
+    }
+}
+
+impl<K: InformerObject> SharedIndexInformer<K> {
+    /// An informer over all namespaces with default settings.
+    ///
+    /// ```
+    /// # fn demo(client: kube::Client) {
+    /// let informer = kube_codegen_runtime::informer::SharedIndexInformer::<k8s_openapi::api::core::v1::Node>::new(client);
+    /// # }
+    /// ```
+    pub fn new(client: kube::Client) -> Self {
+        Self::builder(client).build()
+    }
+
+    /// A builder with default settings: all namespaces, no resync, pages of 500, client-go's
+    /// backoff.
+    ///
+    /// ```
+    /// # fn demo(client: kube::Client) {
+    /// let b = kube_codegen_runtime::informer::SharedIndexInformer::<k8s_openapi::api::core::v1::Node>::builder(client);
+    /// # }
+    /// ```
+    pub fn builder(client: kube::Client) -> InformerBuilder<K> {
+        InformerBuilder {
+            client,
+            namespace: None,
+            tweaks: Vec::new(),
+            resync: None,
+            transform: None,
+            page_size: Some(500),
+            watch_timeout: None,
+            backoff: BackoffConfig::default(),
+        }
+    }
+
+    /// Whether `self` and `other` are handles to the same informer.
+    ///
+    /// ```no_run
+    /// # fn demo(i: kube_codegen_runtime::informer::SharedIndexInformer<k8s_openapi::api::core::v1::Pod>) {
+    /// assert!(i.ptr_eq(&i.clone()));
+    /// # }
+    /// ```
+    pub fn ptr_eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
+    }
+
+    /// The informer's cache (client-go's `GetIndexer()`/`GetStore()`): reads are cheap and
+    /// return shared `Arc<K>`s.
+    ///
+    /// ```no_run
+    /// # fn demo(i: kube_codegen_runtime::informer::SharedIndexInformer<k8s_openapi::api::core::v1::Pod>) {
+    /// let n = i.cache().len();
+    /// # }
+    /// ```
+    pub fn cache(&self) -> &Cache<K> {
+        &self.inner.cache
+    }
+
+    /// A lister over the cache, with NotFound errors naming `K`'s group and plural resource.
+    ///
+    /// ```no_run
+    /// # fn demo(i: kube_codegen_runtime::informer::SharedIndexInformer<k8s_openapi::api::core::v1::Pod>) {
+    /// let pod = i.lister().namespaced("default").get("web-0");
+    /// # }
+    /// ```
+    pub fn lister(&self) -> Lister<K> {
+        Lister::for_resource(self.inner.cache.clone())
+    }
+
+    /// Adds an index to the cache (also allowed while running: existing objects are indexed).
+    ///
+    /// ```no_run
+    /// # fn demo(i: kube_codegen_runtime::informer::SharedIndexInformer<k8s_openapi::api::core::v1::Pod>) -> Result<(), kube_codegen_runtime::cache::CacheError> {
+    /// i.add_indexer("node", |p| p.spec.iter().filter_map(|s| s.node_name.clone()).collect())?;
+    /// # Ok(()) }
+    /// ```
+    pub fn add_indexer(
+        &self,
+        name: impl Into<String>,
+        func: impl Fn(&K) -> Vec<String> + Send + Sync + 'static,
+    ) -> Result<(), CacheError> {
+        self.inner.cache.add_indexer(name, func)
+    }
+
+    /// Registers a handler. It receives the cache's current contents as `on_add(obj, true)`
+    /// first (nothing if the informer has not listed yet), then every later change. Fails once
+    /// the informer has stopped.
+    ///
+    /// ```no_run
+    /// # use kube_codegen_runtime::informer::EventHandlerFuncs;
+    /// # fn demo(i: kube_codegen_runtime::informer::SharedIndexInformer<k8s_openapi::api::core::v1::Pod>) -> Result<(), kube_codegen_runtime::informer::InformerError> {
+    /// let reg = i.add_event_handler(EventHandlerFuncs::new().update_func(|old, new| {}))?;
+    /// # Ok(()) }
+    /// ```
+    pub fn add_event_handler(
+        &self,
+        handler: impl EventHandler<K>,
+    ) -> Result<HandlerRegistration, InformerError> {
+        self.add_event_handler_arc(Arc::new(handler))
+    }
+
+    /// [`SharedIndexInformer::add_event_handler`] for a shared handler.
+    ///
+    /// ```no_run
+    /// # use std::sync::Arc;
+    /// # use kube_codegen_runtime::informer::{EventHandler, EventHandlerFuncs};
+    /// # fn demo(i: kube_codegen_runtime::informer::SharedIndexInformer<k8s_openapi::api::core::v1::Pod>) -> Result<(), kube_codegen_runtime::informer::InformerError> {
+    /// let h: Arc<dyn EventHandler<_>> = Arc::new(EventHandlerFuncs::new());
+    /// i.add_event_handler_arc(h)?;
+    /// # Ok(()) }
+    /// ```
+    pub fn add_event_handler_arc(
+        &self,
+        handler: Arc<dyn EventHandler<K>>,
+    ) -> Result<HandlerRegistration, InformerError> {
+        let mut st = self.inner.state.lock();
+        if st.phase == Phase::Stopped {
+            return Err(InformerError::Stopped);
+        }
+        let id = st.next_id;
+        st.next_id += 1;
+        let mut listener = Listener::new(id, handler, &st.listeners_token);
+        // Under the state lock no event can be delivered, so the snapshot and the events that
+        // follow are exactly consecutive.
+        for obj in self.inner.cache.list() {
+            listener.send(Notification::Add(obj, true));
+        }
+        if self.inner.synced.load(Ordering::Acquire) {
+            listener.send(Notification::Synced);
+        }
+        let registration = HandlerRegistration {
+            id,
+            synced: listener.synced.clone(),
+        };
+        if st.phase == Phase::Running
+            && let Some(rt) = st.runtime.clone()
+            && let Some(task) = listener.take_task()
+        {
+            st.tasks.push(rt.spawn(task));
+        }
+        st.listeners.push(listener);
+        Ok(registration)
+    }
+
+    /// Unregisters a handler; its task ends after the notification it is handling. Returns
+    /// whether it was registered.
+    ///
+    /// ```no_run
+    /// # fn demo(i: kube_codegen_runtime::informer::SharedIndexInformer<k8s_openapi::api::core::v1::Pod>, reg: kube_codegen_runtime::informer::HandlerRegistration) {
+    /// assert!(i.remove_event_handler(&reg));
+    /// # }
+    /// ```
+    pub fn remove_event_handler(&self, registration: &HandlerRegistration) -> bool {
+        let mut st = self.inner.state.lock();
+        let before = st.listeners.len();
+        st.listeners.retain(|l| {
+            let keep = l.id != registration.id;
+            if !keep {
+                l.cancel.cancel();
+            }
+            keep
+        });
+        st.listeners.len() != before
+    }
+
+    /// Whether the first list has been stored in the cache (and handed to the handlers'
+    /// queues).
+    ///
+    /// ```no_run
+    /// # fn demo(i: kube_codegen_runtime::informer::SharedIndexInformer<k8s_openapi::api::core::v1::Pod>) {
+    /// if i.has_synced() { /* the cache is complete */ }
+    /// # }
+    /// ```
+    pub fn has_synced(&self) -> bool {
+        self.inner.synced.load(Ordering::Acquire)
+    }
+
+    /// Waits until [`SharedIndexInformer::has_synced`]; fails if the informer stops first.
+    /// (Waits forever if the informer is never started.)
+    ///
+    /// ```no_run
+    /// # async fn demo(i: kube_codegen_runtime::informer::SharedIndexInformer<k8s_openapi::api::core::v1::Pod>) -> Result<(), kube_codegen_runtime::informer::InformerError> {
+    /// i.wait_for_sync().await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn wait_for_sync(&self) -> Result<(), InformerError> {
+        let mut rx = self.inner.sync_tx.subscribe();
+        let state = rx
+            .wait_for(|s| *s != SyncState::Pending)
+            .await
+            .map(|s| *s)
+            .unwrap_or(SyncState::StoppedBeforeSync);
+        match state {
+            SyncState::Synced => Ok(()),
+            _ => Err(InformerError::StoppedBeforeSync),
+        }
+    }
+
+    /// The resourceVersion of the last list, event or bookmark seen (client-go's
+    /// `LastSyncResourceVersion`).
+    ///
+    /// ```no_run
+    /// # fn demo(i: kube_codegen_runtime::informer::SharedIndexInformer<k8s_openapi::api::core::v1::Pod>) {
+    /// let rv = i.last_sync_resource_version();
+    /// # }
+    /// ```
+    pub fn last_sync_resource_version(&self) -> String {
+        self.inner.last_resource_version.lock().clone()
+    }
+
+    /// Whether the informer has stopped (it cannot be restarted).
+    ///
+    /// ```no_run
+    /// # fn demo(i: kube_codegen_runtime::informer::SharedIndexInformer<k8s_openapi::api::core::v1::Pod>) {
+    /// assert!(!i.is_stopped());
+    /// # }
+    /// ```
+    pub fn is_stopped(&self) -> bool {
+        self.inner.state.lock().phase == Phase::Stopped
+    }
+
+    /// Whether the informer has been started (it may have stopped since).
+    ///
+    /// ```no_run
+    /// # fn demo(i: kube_codegen_runtime::informer::SharedIndexInformer<k8s_openapi::api::core::v1::Pod>) {
+    /// assert!(!i.is_started());
+    /// # }
+    /// ```
+    pub fn is_started(&self) -> bool {
+        self.inner.state.lock().phase != Phase::Idle
+    }
+
+    /// A short description (`Kind` or `Kind in namespace`) for logs.
+    ///
+    /// ```no_run
+    /// # fn demo(i: kube_codegen_runtime::informer::SharedIndexInformer<k8s_openapi::api::core::v1::Pod>) {
+    /// println!("{}", i.name());
+    /// # }
+    /// ```
+    pub fn name(&self) -> &str {
+        &self.inner.name
+    }
+
+    /// Spawns [`SharedIndexInformer::run`] on the current Tokio runtime; the handle stops it.
+    /// Fails outside a runtime.
+    ///
+    /// ```no_run
+    /// # async fn demo(i: kube_codegen_runtime::informer::SharedIndexInformer<k8s_openapi::api::core::v1::Pod>) -> Result<(), kube_codegen_runtime::informer::InformerError> {
+    /// let running = i.start()?;
+    /// # Ok(()) }
+    /// ```
+    pub fn start(&self) -> Result<InformerHandle, InformerError> {
+        let rt = tokio::runtime::Handle::try_current().map_err(|_| InformerError::NoRuntime)?;
+        self.claim()?;
+        let cancel = CancellationToken::new();
+        let this = self.clone();
+        let token = cancel.clone();
+        let join = rt.spawn(async move {
+            this.run_claimed(token).await;
+            Ok(())
+        });
+        Ok(InformerHandle { cancel, join })
+    }
+
+    /// Marks the informer as running, once.
+    fn claim(&self) -> Result<(), InformerError> {
+        let mut st = self.inner.state.lock();
+        match st.phase {
+            Phase::Idle => {
+                st.phase = Phase::Running;
+                Ok(())
+            }
+            Phase::Running => Err(InformerError::AlreadyStarted),
+            Phase::Stopped => Err(InformerError::Stopped),
+        }
+    }
+
+    /// Lists, watches and notifies until `cancel` fires; then stops every handler task and
+    /// returns once they have ended. An informer runs once.
+    ///
+    /// ```no_run
+    /// # async fn demo(i: kube_codegen_runtime::informer::SharedIndexInformer<k8s_openapi::api::core::v1::Pod>) {
+    /// let stop = tokio_util::sync::CancellationToken::new();
+    /// tokio::spawn({ let i = i.clone(); let stop = stop.clone(); async move { i.run(stop).await } });
+    /// // …
+    /// stop.cancel();
+    /// # }
+    /// ```
+    pub async fn run(&self, cancel: CancellationToken) -> Result<(), InformerError> {
+        self.claim()?;
+        self.run_claimed(cancel).await;
+        Ok(())
+    }
+
+    async fn run_claimed(&self, cancel: CancellationToken) {
+        {
+            let mut st = self.inner.state.lock();
+            let rt = tokio::runtime::Handle::current();
+            let tasks: Vec<_> = st
+                .listeners
+                .iter_mut()
+                .filter_map(|l| l.take_task())
+                .collect();
+            for t in tasks {
+                st.tasks.push(rt.spawn(t));
+            }
+            st.runtime = Some(rt);
+        }
+        tracing::debug!(informer = %self.inner.name, "informer started");
+        let inner: &Inner<K> = &self.inner;
+        let reflect = inner.reflector.run::<K>(inner, &cancel);
+        let resync = self.resync_loop(&cancel);
+        futures::join!(reflect, resync);
+
+        let tasks = {
+            let mut st = self.inner.state.lock();
+            st.phase = Phase::Stopped;
+            st.listeners_token.cancel();
+            st.runtime = None;
+            std::mem::take(&mut st.tasks)
+        };
+        self.inner.sync_tx.send_if_modified(|s| {
+            if *s == SyncState::Pending {
+                *s = SyncState::StoppedBeforeSync;
+                true
+            } else {
+                false
+            }
+        });
+        for t in tasks {
+            if let Err(e) = t.await {
+                tracing::error!(informer = %self.inner.name, error = %e, "an event handler task failed");
+            }
+        }
+        tracing::debug!(informer = %self.inner.name, "informer stopped");
+    }
+
+    async fn resync_loop(&self, cancel: &CancellationToken) {
+        let Some(period) = self.inner.resync else {
+            return;
+        };
+        let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                _ = cancel.cancelled() => return,
+                _ = tick.tick() => self.inner.resync(),
+            }
+        }
+    }
+}
+
+impl<K: InformerObject> Inner<K> {
+    fn transformed(&self, obj: K) -> K {
+        match &self.transform {
+            Some(t) => t(obj),
+            None => obj,
+        }
+    }
+
+    fn broadcast(st: &State<K>, n: Notification<K>) {
+        for l in &st.listeners {
+            l.send(n.clone());
+        }
+    }
+
+    fn resync(&self) {
+        if !self.synced.load(Ordering::Acquire) {
+            return;
+        }
+        let st = self.state.lock();
+        if st.listeners.is_empty() {
+            return;
+        }
+        let objects = self.cache.list();
+        tracing::trace!(informer = %self.name, count = objects.len(), "resync");
+        for o in objects {
+            Self::broadcast(&st, Notification::Update(o.clone(), o));
+        }
+    }
+}
+
+impl<K: InformerObject> Sink<K> for Inner<K> {
+    fn replace(&self, items: Vec<K>, resource_version: String) {
+        let items: Vec<K> = match &self.transform {
+            Some(t) => items.into_iter().map(|o| t(o)).collect(),
+            None => items,
+        };
+        let st = self.state.lock();
+        let diff = self.cache.replace(items, resource_version.clone());
+        *self.last_resource_version.lock() = resource_version;
+        let initial = !self.synced.load(Ordering::Acquire);
+        tracing::debug!(
+            informer = %self.name,
+            added = diff.added.len(),
+            updated = diff.updated.len(),
+            removed = diff.removed.len(),
+            unchanged = diff.unchanged,
+            initial,
+            "cache replaced"
+        );
+        if !st.listeners.is_empty() {
+            for o in diff.added {
+                Self::broadcast(&st, Notification::Add(o, initial));
+            }
+            for (old, new) in diff.updated {
+                Self::broadcast(&st, Notification::Update(old, new));
+            }
+            for (key, old) in diff.removed {
+                Self::broadcast(
+                    &st,
+                    Notification::Delete(DeletedObject::Tombstone {
+                        key,
+                        last_known: Some(old),
+                    }),
+                );
+            }
+        }
+        if initial {
+            self.synced.store(true, Ordering::Release);
+            Self::broadcast(&st, Notification::Synced);
+            self.sync_tx.send_replace(SyncState::Synced);
+        }
+    }
+
+    fn apply(&self, delta: Delta<K>, resource_version: Option<String>) {
+        match delta {
+            Delta::Upsert(obj) => {
+                let obj = Arc::new(self.transformed(obj));
+                let st = self.state.lock();
+                match self.cache.add_arc(obj.clone()) {
+                    Ok(Some(old)) => Self::broadcast(&st, Notification::Update(old, obj)),
+                    Ok(None) => Self::broadcast(&st, Notification::Add(obj, false)),
+                    Err(e) => {
+                        tracing::warn!(informer = %self.name, error = %e, "ignoring a watch event")
+                    }
+                }
+            }
+            Delta::Delete(obj) => {
+                let obj = self.transformed(obj);
+                match object_key(&obj) {
+                    Ok(key) => {
+                        let st = self.state.lock();
+                        self.cache.delete_key(&key);
+                        Self::broadcast(
+                            &st,
+                            Notification::Delete(DeletedObject::Obj(Arc::new(obj))),
+                        );
+                    }
+                    Err(e) => {
+                        tracing::warn!(informer = %self.name, error = %e, "ignoring a watch event")
+                    }
+                }
+            }
+        }
+        if let Some(rv) = resource_version {
+            *self.last_resource_version.lock() = rv;
+        }
+    }
+
+    fn bookmark(&self, resource_version: String) {
+        *self.last_resource_version.lock() = resource_version;
+    }
+}

@@ -1,0 +1,633 @@
+//! Listers: read-only, namespace-aware views of an informer's [`Cache`] (client-go's
+//! `listers.ResourceIndexer`), the type every generated `MydemoLister` wraps.
+//!
+//! * [`Lister::list`] — every object matching a label selector, across namespaces;
+//! * [`Lister::namespaced`] → [`NamespaceLister`] — `get(name)` and `list(selector)` within
+//!   one namespace, through the cache's namespace index (never a scan of other namespaces);
+//! * [`Lister::get`] — by name, for cluster-scoped kinds.
+//!
+//! A missing object is the same [`kube::Error`] the API server returns
+//! ([`errors::new_not_found`], `mydemos.crddemo.k8s.io "x" not found`), so code written against
+//! a lister and against a client handles it alike with [`errors::is_not_found`]. Results are
+//! `Arc<K>` shared with the cache: no copies, and they must be treated as read-only.
+//!
+//! [`GenericLister`] is the type-erased form used by the generated informer factory's
+//! lookup by group-version-resource.
+//!
+//! ```
+//! use k8s_openapi::api::core::v1::ConfigMap;
+//! use kube::api::ObjectMeta;
+//! use kube_codegen_runtime::{cache::Cache, errors, labels::Selector, lister::Lister};
+//!
+//! let cache = Cache::<ConfigMap>::new();
+//! cache.add(ConfigMap {
+//!     metadata: ObjectMeta { name: Some("a".into()), namespace: Some("ns".into()), ..Default::default() },
+//!     ..Default::default()
+//! })?;
+//! let lister = Lister::for_resource(cache);
+//! assert!(lister.namespaced("ns").get("a").is_ok());
+//! let err = lister.namespaced("ns").get("b").unwrap_err();
+//! assert!(errors::is_not_found(&err));
+//! assert_eq!(errors::status(&err).map(|s| s.message.as_str()), Some("configmaps \"b\" not found"));
+//! assert_eq!(lister.list(&Selector::everything()).len(), 1);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use std::any::Any;
+use std::fmt::{self, Debug};
+use std::sync::Arc;
+
+use kube::Resource;
+use kube::api::ObjectMeta;
+
+use crate::cache::Cache;
+use crate::errors;
+use crate::labels::Selector;
+
+fn matches<K: Resource>(selector: &Selector, obj: &K) -> bool {
+    selector.matches_opt(obj.meta().labels.as_ref())
+}
+
+/// Lists and gets objects of one resource from a [`Cache`].
+///
+/// ```
+/// use k8s_openapi::api::core::v1::Node;
+/// use kube_codegen_runtime::{cache::Cache, lister::Lister};
+///
+/// let nodes = Lister::<Node>::for_resource(Cache::new());
+/// assert!(nodes.get("node-1").is_err());
+/// ```
+pub struct Lister<K> {
+    cache: Cache<K>,
+    group: Arc<str>,
+    resource: Arc<str>,
+}
+
+impl<K> Clone for Lister<K> {
+    fn clone(&self) -> Self {
+        Lister {
+            cache: self.cache.clone(),
+            group: self.group.clone(),
+            resource: self.resource.clone(),
+        }
+    }
+}
+
+impl<K> Debug for Lister<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Lister")
+            .field("group", &self.group)
+            .field("resource", &self.resource)
+            .finish()
+    }
+}
+
+impl<K: Resource> Lister<K> {
+    /// A lister over `cache` whose NotFound errors name `resource` in `group`.
+    ///
+    /// ```
+    /// # use k8s_openapi::api::core::v1::ConfigMap;
+    /// # use kube_codegen_runtime::{cache::Cache, lister::Lister};
+    /// let l = Lister::<ConfigMap>::new(Cache::new(), "", "configmaps");
+    /// ```
+    pub fn new(cache: Cache<K>, group: &str, resource: &str) -> Self {
+        Lister {
+            cache,
+            group: Arc::from(group),
+            resource: Arc::from(resource),
+        }
+    }
+
+    /// A lister over `cache` whose NotFound errors use `K`'s group and plural.
+    ///
+    /// ```
+    /// # use k8s_openapi::api::apps::v1::Deployment;
+    /// # use kube_codegen_runtime::{cache::Cache, lister::Lister};
+    /// let l = Lister::<Deployment>::for_resource(Cache::new());
+    /// let err = l.get("x").unwrap_err();
+    /// assert_eq!(kube_codegen_runtime::errors::status(&err).map(|s| s.message.as_str()), Some("deployments.apps \"x\" not found"));
+    /// ```
+    pub fn for_resource(cache: Cache<K>) -> Self
+    where
+        K: Resource<DynamicType = ()>,
+    {
+        Self::new(cache, &K::group(&()), &K::plural(&()))
+    }
+
+    /// The objects in every namespace whose labels match `selector`.
+    ///
+    /// ```
+    /// # use k8s_openapi::api::core::v1::ConfigMap;
+    /// # use kube_codegen_runtime::{cache::Cache, labels::Selector, lister::Lister};
+    /// let l = Lister::<ConfigMap>::for_resource(Cache::new());
+    /// assert!(l.list(&"app=web".parse::<Selector>()?).is_empty());
+    /// # Ok::<(), kube_codegen_runtime::labels::SelectorError>(())
+    /// ```
+    pub fn list(&self, selector: &Selector) -> Vec<Arc<K>> {
+        if selector.is_empty() {
+            self.cache.list()
+        } else {
+            self.cache.list_filtered(|o| matches(selector, o))
+        }
+    }
+
+    /// The cluster-scoped object `name` (for namespaced kinds use [`Lister::namespaced`]).
+    ///
+    /// ```
+    /// # use k8s_openapi::api::core::v1::Namespace;
+    /// # use kube_codegen_runtime::{cache::Cache, errors, lister::Lister};
+    /// let l = Lister::<Namespace>::for_resource(Cache::new());
+    /// assert!(errors::is_not_found(&l.get("default").unwrap_err()));
+    /// ```
+    pub fn get(&self, name: &str) -> Result<Arc<K>, kube::Error> {
+        self.cache
+            .get(None, name)
+            .ok_or_else(|| errors::new_not_found(&self.group, &self.resource, name))
+    }
+
+    /// The objects of one namespace.
+    ///
+    /// ```
+    /// # use k8s_openapi::api::core::v1::ConfigMap;
+    /// # use kube_codegen_runtime::{cache::Cache, lister::Lister};
+    /// let l = Lister::<ConfigMap>::for_resource(Cache::new());
+    /// let in_default = l.namespaced("default");
+    /// assert_eq!(in_default.namespace(), "default");
+    /// ```
+    pub fn namespaced<'a>(&'a self, namespace: &'a str) -> NamespaceLister<'a, K> {
+        NamespaceLister {
+            lister: self,
+            namespace,
+        }
+    }
+
+    /// The cache this lister reads.
+    ///
+    /// ```
+    /// # use k8s_openapi::api::core::v1::ConfigMap;
+    /// # use kube_codegen_runtime::{cache::Cache, lister::Lister};
+    /// let l = Lister::<ConfigMap>::for_resource(Cache::new());
+    /// assert!(l.cache().is_empty());
+    /// ```
+    pub fn cache(&self) -> &Cache<K> {
+        &self.cache
+    }
+
+    /// The API group NotFound errors name.
+    ///
+    /// ```
+    /// # use k8s_openapi::api::apps::v1::Deployment;
+    /// # use kube_codegen_runtime::{cache::Cache, lister::Lister};
+    /// assert_eq!(Lister::<Deployment>::for_resource(Cache::new()).group(), "apps");
+    /// ```
+    pub fn group(&self) -> &str {
+        &self.group
+    }
+
+    /// The plural resource NotFound errors name.
+    ///
+    /// ```
+    /// # use k8s_openapi::api::apps::v1::Deployment;
+    /// # use kube_codegen_runtime::{cache::Cache, lister::Lister};
+    /// assert_eq!(Lister::<Deployment>::for_resource(Cache::new()).resource(), "deployments");
+    /// ```
+    pub fn resource(&self) -> &str {
+        &self.resource
+    }
+}
+
+/// Gets and lists objects of one namespace (client-go's `NamespaceLister`).
+///
+/// ```
+/// # use k8s_openapi::api::core::v1::Pod;
+/// # use kube_codegen_runtime::{cache::Cache, labels::Selector, lister::Lister};
+/// let l = Lister::<Pod>::for_resource(Cache::new());
+/// let pods = l.namespaced("kube-system").list(&Selector::everything());
+/// assert!(pods.is_empty());
+/// ```
+pub struct NamespaceLister<'a, K> {
+    lister: &'a Lister<K>,
+    namespace: &'a str,
+}
+
+impl<K> Clone for NamespaceLister<'_, K> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<K> Copy for NamespaceLister<'_, K> {}
+
+impl<K> Debug for NamespaceLister<'_, K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("NamespaceLister")
+            .field("resource", &self.lister.resource)
+            .field("namespace", &self.namespace)
+            .finish()
+    }
+}
+
+impl<K: Resource> NamespaceLister<'_, K> {
+    /// The object `name` in this namespace, or the API's NotFound error.
+    ///
+    /// ```
+    /// # use k8s_openapi::api::core::v1::Pod;
+    /// # use kube_codegen_runtime::{cache::Cache, errors, lister::Lister};
+    /// let l = Lister::<Pod>::for_resource(Cache::new());
+    /// let err = l.namespaced("ns").get("web-0").unwrap_err();
+    /// assert_eq!(errors::code(&err), Some(404));
+    /// ```
+    pub fn get(&self, name: &str) -> Result<Arc<K>, kube::Error> {
+        self.lister
+            .cache
+            .get(Some(self.namespace), name)
+            .ok_or_else(|| errors::new_not_found(&self.lister.group, &self.lister.resource, name))
+    }
+
+    /// The objects in this namespace whose labels match `selector` (through the namespace
+    /// index).
+    ///
+    /// ```
+    /// # use k8s_openapi::api::core::v1::Pod;
+    /// # use kube_codegen_runtime::{cache::Cache, labels::Selector, lister::Lister};
+    /// let l = Lister::<Pod>::for_resource(Cache::new());
+    /// assert!(l.namespaced("ns").list(&Selector::parse("app")?).is_empty());
+    /// # Ok::<(), kube_codegen_runtime::labels::SelectorError>(())
+    /// ```
+    pub fn list(&self, selector: &Selector) -> Vec<Arc<K>> {
+        if selector.is_empty() {
+            self.lister.cache.list_namespace(self.namespace)
+        } else {
+            self.lister
+                .cache
+                .list_namespace_filtered(self.namespace, |o| matches(selector, o))
+        }
+    }
+
+    /// The namespace.
+    ///
+    /// ```
+    /// # use k8s_openapi::api::core::v1::Pod;
+    /// # use kube_codegen_runtime::{cache::Cache, lister::Lister};
+    /// let l = Lister::<Pod>::for_resource(Cache::new());
+    /// assert_eq!(l.namespaced("a").namespace(), "a");
+    /// ```
+    pub fn namespace(&self) -> &str {
+        self.namespace
+    }
+}
+
+/// An object of any resource type, as a [`GenericLister`] returns it.
+///
+/// ```
+/// use std::sync::Arc;
+/// use k8s_openapi::api::core::v1::ConfigMap;
+/// use kube_codegen_runtime::lister::{GenericObject, downcast_arc};
+///
+/// let obj: Arc<dyn GenericObject> = Arc::new(ConfigMap::default());
+/// assert!(obj.object_meta().name.is_none());
+/// assert!(downcast_arc::<ConfigMap>(obj).is_some());
+/// ```
+pub trait GenericObject: Any + Send + Sync + Debug {
+    /// The object's metadata.
+    fn object_meta(&self) -> &ObjectMeta;
+    /// For downcasting by reference.
+    fn as_any(&self) -> &dyn Any;
+    /// For downcasting a shared object ([`downcast_arc`]).
+    fn into_any_arc(self: Arc<Self>) -> Arc<dyn Any + Send + Sync>;
+}
+
+impl<K: Resource + Debug + Send + Sync + 'static> GenericObject for K {
+    fn object_meta(&self) -> &ObjectMeta {
+        self.meta()
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
+    fn into_any_arc(self: Arc<Self>) -> Arc<dyn Any + Send + Sync> {
+        self
+    }
+}
+
+/// The concrete object behind a [`GenericObject`], if it is a `K` (no copy).
+///
+/// ```
+/// # use std::sync::Arc;
+/// # use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+/// # use kube_codegen_runtime::lister::{GenericObject, downcast_arc};
+/// let obj: Arc<dyn GenericObject> = Arc::new(Secret::default());
+/// assert!(downcast_arc::<ConfigMap>(obj).is_none());
+/// ```
+pub fn downcast_arc<K: Send + Sync + 'static>(obj: Arc<dyn GenericObject>) -> Option<Arc<K>> {
+    obj.into_any_arc().downcast::<K>().ok()
+}
+
+trait ErasedCache: Send + Sync {
+    fn list(&self, namespace: Option<&str>, selector: &Selector) -> Vec<Arc<dyn GenericObject>>;
+    fn get(&self, namespace: Option<&str>, name: &str) -> Option<Arc<dyn GenericObject>>;
+}
+
+impl<K: Resource + Debug + Send + Sync + 'static> ErasedCache for Cache<K> {
+    fn list(&self, namespace: Option<&str>, selector: &Selector) -> Vec<Arc<dyn GenericObject>> {
+        let found = match namespace {
+            Some(ns) => self.list_namespace_filtered(ns, |o| matches(selector, o)),
+            None => self.list_filtered(|o| matches(selector, o)),
+        };
+        found
+            .into_iter()
+            .map(|o| o as Arc<dyn GenericObject>)
+            .collect()
+    }
+
+    fn get(&self, namespace: Option<&str>, name: &str) -> Option<Arc<dyn GenericObject>> {
+        Cache::get(self, namespace, name).map(|o| o as Arc<dyn GenericObject>)
+    }
+}
+
+/// A lister for a resource whose type is known only at run time (client-go's
+/// `cache.GenericLister`), as the informer factory's lookup by group-version-resource returns.
+///
+/// ```
+/// use k8s_openapi::api::core::v1::ConfigMap;
+/// use kube_codegen_runtime::{cache::Cache, labels::Selector, lister::{GenericLister, Lister}};
+///
+/// let generic = GenericLister::from(Lister::<ConfigMap>::for_resource(Cache::new()));
+/// assert!(generic.list(&Selector::everything()).is_empty());
+/// assert!(generic.namespaced("ns").get("x").is_err());
+/// ```
+#[derive(Clone)]
+pub struct GenericLister {
+    cache: Arc<dyn ErasedCache>,
+    group: Arc<str>,
+    resource: Arc<str>,
+}
+
+impl Debug for GenericLister {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("GenericLister")
+            .field("group", &self.group)
+            .field("resource", &self.resource)
+            .finish()
+    }
+}
+
+impl<K: Resource + Debug + Send + Sync + 'static> From<Lister<K>> for GenericLister {
+    fn from(l: Lister<K>) -> Self {
+        GenericLister {
+            cache: Arc::new(l.cache),
+            group: l.group,
+            resource: l.resource,
+        }
+    }
+}
+
+impl GenericLister {
+    /// The objects in every namespace whose labels match `selector`.
+    ///
+    /// ```
+    /// # use k8s_openapi::api::core::v1::ConfigMap;
+    /// # use kube_codegen_runtime::{cache::Cache, labels::Selector, lister::{GenericLister, Lister}};
+    /// # let generic = GenericLister::from(Lister::<ConfigMap>::for_resource(Cache::new()));
+    /// let all = generic.list(&Selector::everything());
+    /// ```
+    pub fn list(&self, selector: &Selector) -> Vec<Arc<dyn GenericObject>> {
+        self.cache.list(None, selector)
+    }
+
+    /// The cluster-scoped object `name`, or the API's NotFound error.
+    ///
+    /// ```
+    /// # use k8s_openapi::api::core::v1::Node;
+    /// # use kube_codegen_runtime::{cache::Cache, lister::{GenericLister, Lister}};
+    /// # let generic = GenericLister::from(Lister::<Node>::for_resource(Cache::new()));
+    /// assert!(generic.get("n1").is_err());
+    /// ```
+    pub fn get(&self, name: &str) -> Result<Arc<dyn GenericObject>, kube::Error> {
+        self.cache
+            .get(None, name)
+            .ok_or_else(|| errors::new_not_found(&self.group, &self.resource, name))
+    }
+
+    /// The objects of one namespace.
+    ///
+    /// ```
+    /// # use k8s_openapi::api::core::v1::ConfigMap;
+    /// # use kube_codegen_runtime::{cache::Cache, labels::Selector, lister::{GenericLister, Lister}};
+    /// # let generic = GenericLister::from(Lister::<ConfigMap>::for_resource(Cache::new()));
+    /// assert!(generic.namespaced("ns").list(&Selector::everything()).is_empty());
+    /// ```
+    pub fn namespaced<'a>(&'a self, namespace: &'a str) -> GenericNamespaceLister<'a> {
+        GenericNamespaceLister {
+            lister: self,
+            namespace,
+        }
+    }
+}
+
+/// [`GenericLister`] restricted to one namespace.
+///
+/// ```
+/// # use k8s_openapi::api::core::v1::ConfigMap;
+/// # use kube_codegen_runtime::{cache::Cache, lister::{GenericLister, Lister}};
+/// # let generic = GenericLister::from(Lister::<ConfigMap>::for_resource(Cache::new()));
+/// let ns = generic.namespaced("default");
+/// assert!(ns.get("missing").is_err());
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct GenericNamespaceLister<'a> {
+    lister: &'a GenericLister,
+    namespace: &'a str,
+}
+
+impl GenericNamespaceLister<'_> {
+    /// The object `name` in this namespace, or the API's NotFound error.
+    ///
+    /// ```
+    /// # use k8s_openapi::api::core::v1::ConfigMap;
+    /// # use kube_codegen_runtime::{cache::Cache, errors, lister::{GenericLister, Lister}};
+    /// # let generic = GenericLister::from(Lister::<ConfigMap>::for_resource(Cache::new()));
+    /// assert!(errors::is_not_found(&generic.namespaced("a").get("b").unwrap_err()));
+    /// ```
+    pub fn get(&self, name: &str) -> Result<Arc<dyn GenericObject>, kube::Error> {
+        self.lister
+            .cache
+            .get(Some(self.namespace), name)
+            .ok_or_else(|| errors::new_not_found(&self.lister.group, &self.lister.resource, name))
+    }
+
+    /// The objects in this namespace whose labels match `selector`.
+    ///
+    /// ```
+    /// # use k8s_openapi::api::core::v1::ConfigMap;
+    /// # use kube_codegen_runtime::{cache::Cache, labels::Selector, lister::{GenericLister, Lister}};
+    /// # let generic = GenericLister::from(Lister::<ConfigMap>::for_resource(Cache::new()));
+    /// assert!(generic.namespaced("a").list(&Selector::everything()).is_empty());
+    /// ```
+    pub fn list(&self, selector: &Selector) -> Vec<Arc<dyn GenericObject>> {
+        self.lister.cache.list(Some(self.namespace), selector)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
+
+    fn cm(ns: &str, name: &str, labels: &[(&str, &str)]) -> ConfigMap {
+        ConfigMap {
+            metadata: ObjectMeta {
+                name: Some(name.into()),
+                namespace: Some(ns.into()),
+                labels: Some(
+                    labels
+                        .iter()
+                        .map(|(k, v)| (k.to_string(), v.to_string()))
+                        .collect(),
+                ),
+                ..Default::default()
+            },
+            ..Default::default()
+        }
+    }
+
+    fn names(v: &[Arc<ConfigMap>]) -> Vec<String> {
+        let mut n: Vec<String> = v.iter().filter_map(|o| o.metadata.name.clone()).collect();
+        n.sort();
+        n
+    }
+
+    fn sel(s: &str) -> Selector {
+        Selector::parse(s).unwrap_or_else(|e| panic!("{s}: {e}"))
+    }
+
+    fn fixture() -> Lister<ConfigMap> {
+        let cache = Cache::new();
+        for o in [
+            cm("a", "web", &[("app", "web"), ("tier", "front")]),
+            cm("a", "db", &[("app", "db")]),
+            cm("b", "web", &[("app", "web")]),
+            cm("b", "cache", &[]),
+        ] {
+            cache.add(o).unwrap_or_else(|e| panic!("{e}"));
+        }
+        Lister::for_resource(cache)
+    }
+
+    #[test]
+    fn namespaced_get_and_list() {
+        let l = fixture();
+        let a = l.namespaced("a");
+        assert_eq!(
+            a.get("web")
+                .ok()
+                .and_then(|o| o.metadata.namespace.clone())
+                .as_deref(),
+            Some("a")
+        );
+        assert_eq!(names(&a.list(&Selector::everything())), ["db", "web"]);
+        assert_eq!(names(&a.list(&sel("app=web"))), ["web"]);
+        assert_eq!(names(&a.list(&sel("app in (web,db),tier!=front"))), ["db"]);
+        assert_eq!(names(&l.namespaced("b").list(&sel("!app"))), ["cache"]);
+        assert!(l.namespaced("zzz").list(&Selector::everything()).is_empty());
+        assert!(l.namespaced("b").list(&Selector::nothing()).is_empty());
+    }
+
+    #[test]
+    fn list_across_namespaces_filters_by_selector() {
+        let l = fixture();
+        assert_eq!(l.list(&Selector::everything()).len(), 4);
+        assert_eq!(names(&l.list(&sel("app=web"))), ["web", "web"]);
+        assert_eq!(names(&l.list(&sel("app"))), ["db", "web", "web"]);
+        assert!(l.list(&Selector::nothing()).is_empty());
+    }
+
+    #[test]
+    fn not_found_has_the_api_servers_shape() {
+        let l = fixture();
+        let err = match l.namespaced("a").get("missing") {
+            Ok(o) => panic!("found {o:?}"),
+            Err(e) => e,
+        };
+        assert!(errors::is_not_found(&err));
+        let status = errors::status(&err)
+            .cloned()
+            .unwrap_or_else(|| panic!("not an API error: {err}"));
+        assert_eq!(status.code, 404);
+        assert_eq!(status.reason, "NotFound");
+        assert_eq!(status.message, "configmaps \"missing\" not found");
+        let details = status.details.unwrap_or_else(|| panic!("no details"));
+        assert_eq!(
+            (
+                details.name.as_str(),
+                details.group.as_str(),
+                details.kind.as_str()
+            ),
+            ("missing", "", "configmaps")
+        );
+        // The object exists in another namespace: still not found here.
+        assert!(errors::is_not_found(
+            &l.namespaced("b")
+                .get("db")
+                .err()
+                .unwrap_or_else(|| panic!("found"))
+        ));
+
+        let crd_like = Lister::<ConfigMap>::new(Cache::new(), "crddemo.k8s.io", "mydemos");
+        let err = crd_like
+            .namespaced("ns")
+            .get("x")
+            .err()
+            .map(|e| errors::status(&e).map(|s| s.message.clone()));
+        assert_eq!(
+            err.flatten().as_deref(),
+            Some("mydemos.crddemo.k8s.io \"x\" not found")
+        );
+    }
+
+    #[test]
+    fn cluster_scoped_get() {
+        let cache = Cache::<Namespace>::new();
+        cache
+            .add(Namespace {
+                metadata: ObjectMeta {
+                    name: Some("kube-system".into()),
+                    ..Default::default()
+                },
+                ..Default::default()
+            })
+            .unwrap_or_else(|e| panic!("{e}"));
+        let l = Lister::for_resource(cache);
+        assert!(l.get("kube-system").is_ok());
+        let err = l.get("other").err();
+        assert_eq!(
+            err.as_ref()
+                .and_then(errors::status)
+                .map(|s| s.message.as_str()),
+            Some("namespaces \"other\" not found")
+        );
+        assert_eq!(l.list(&Selector::everything()).len(), 1);
+    }
+
+    #[test]
+    fn generic_lister_downcasts_without_copying() {
+        let l = fixture();
+        let typed = l
+            .namespaced("a")
+            .get("web")
+            .unwrap_or_else(|e| panic!("{e}"));
+        let g = GenericLister::from(l.clone());
+        let obj = g
+            .namespaced("a")
+            .get("web")
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(obj.object_meta().name.as_deref(), Some("web"));
+        let back = downcast_arc::<ConfigMap>(obj).unwrap_or_else(|| panic!("wrong type"));
+        assert!(Arc::ptr_eq(&back, &typed));
+        assert_eq!(g.list(&sel("app=web")).len(), 2);
+        assert_eq!(g.namespaced("b").list(&Selector::everything()).len(), 2);
+        assert!(errors::is_not_found(
+            &g.get("web").err().unwrap_or_else(|| panic!("found"))
+        ));
+    }
+}

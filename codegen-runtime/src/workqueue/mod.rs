@@ -1,0 +1,60 @@
+//! Work queues with client-go's guarantees (`k8s.io/client-go/util/workqueue`).
+//!
+//! * [`Queue`] — FIFO with de-duplication (an item waiting in the queue is stored once however
+//!   often it is added: the *dirty* set) and exclusivity (an item handed out by
+//!   [`Queue::get`] is in the *processing* set and is not handed out again until [`Queue::done`];
+//!   if it was re-added meanwhile it is queued again by `done`).
+//! * [`DelayingQueue`] — adds [`DelayingQueue::add_after`]: the item joins the queue after a
+//!   delay (an item waiting twice keeps the earlier deadline).
+//! * [`RateLimitingQueue`] — adds [`RateLimitingQueue::add_rate_limited`],
+//!   [`RateLimitingQueue::forget`] and [`RateLimitingQueue::num_requeues`] over a
+//!   [`RateLimiter`]; the default is client-go's `DefaultControllerRateLimiter`
+//!   ([`default_controller_rate_limiter`]): per-item exponential backoff 5 ms → 1000 s, and an
+//!   overall 10 qps / burst 100 token bucket, whichever asks for the longer wait.
+//!
+//! All three are cheap to clone (an `Arc` inside): give each worker its own clone. Delayed items
+//! need no background task — whichever worker is waiting in [`Queue::get`] also waits for the
+//! next deadline — so a queue can be created outside a Tokio runtime.
+//!
+//! Shutdown differs from client-go in one documented way: after [`Queue::shut_down`] `get`
+//! returns `None` at once and items still waiting in the queue are dropped (client-go hands them
+//! out first). [`Queue::shut_down_with_drain`] additionally waits until every item already
+//! handed out is `done`.
+//!
+//! ```
+//! use kube_codegen_runtime::workqueue::RateLimitingQueue;
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
+//! let queue = RateLimitingQueue::<String>::new();
+//! queue.add("default/a".to_string());
+//! queue.add("default/a".to_string()); // collapses with the first
+//! assert_eq!(queue.len(), 1);
+//!
+//! let worker = {
+//!     let queue = queue.clone();
+//!     tokio::spawn(async move {
+//!         while let Some(key) = queue.get().await {
+//!             // reconcile(key) … on error: queue.add_rate_limited(key.clone());
+//!             queue.forget(&key);
+//!             queue.done(&key);
+//!         }
+//!     })
+//! };
+//! queue.shut_down_with_drain().await;
+//! worker.await.unwrap();
+//! # }
+//! ```
+
+mod delaying;
+mod queue;
+mod rate_limiter;
+mod rate_limiting;
+
+pub use delaying::DelayingQueue;
+pub use queue::Queue;
+pub use rate_limiter::{
+    BucketRateLimiter, ItemExponentialFailureRateLimiter, ItemFastSlowRateLimiter,
+    MaxOfRateLimiter, RateLimiter, controller_rate_limiter, default_controller_rate_limiter,
+};
+pub use rate_limiting::RateLimitingQueue;

@@ -1,0 +1,745 @@
+//! The de-duplicating FIFO at the core of every work queue.
+
+use std::cmp::Ordering;
+use std::collections::{BinaryHeap, VecDeque};
+use std::fmt;
+use std::hash::Hash;
+use std::sync::Arc;
+use std::time::Duration;
+
+use ahash::{AHashMap, AHashSet};
+use parking_lot::Mutex;
+use tokio::sync::Notify;
+use tokio::time::Instant;
+
+/// An item that joins the queue at `at`. Entries are never removed from the heap early; an entry
+/// whose `seq` no longer matches `State::waiting` is stale and skipped.
+struct Waiting<T> {
+    at: Instant,
+    seq: u64,
+    item: T,
+}
+
+impl<T> PartialEq for Waiting<T> {
+    fn eq(&self, other: &Self) -> bool {
+        self.at == other.at && self.seq == other.seq
+    }
+}
+impl<T> Eq for Waiting<T> {}
+impl<T> PartialOrd for Waiting<T> {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl<T> Ord for Waiting<T> {
+    /// Reversed, so that `BinaryHeap` (a max-heap) pops the earliest deadline first.
+    fn cmp(&self, other: &Self) -> Ordering {
+        (other.at, other.seq).cmp(&(self.at, self.seq))
+    }
+}
+
+struct State<T> {
+    queue: VecDeque<T>,
+    /// Items that need processing: queued, or re-added while being processed.
+    dirty: AHashSet<T>,
+    /// Items handed out by `get` and not yet `done`.
+    processing: AHashSet<T>,
+    /// Delayed items: the heap orders them, the map de-duplicates (item → live entry).
+    heap: BinaryHeap<Waiting<T>>,
+    waiting: AHashMap<T, (Instant, u64)>,
+    seq: u64,
+    shutting_down: bool,
+}
+
+pub(crate) struct Core<T> {
+    state: Mutex<State<T>>,
+    /// Wakes workers blocked in `get`.
+    ready: Notify,
+    /// Wakes `shut_down_with_drain` when the processing set empties.
+    drained: Notify,
+}
+
+/// A de-duplicating work queue: an item is queued at most once, and never handed to two
+/// workers at once. See the [module docs](crate::workqueue).
+///
+/// ```
+/// use kube_codegen_runtime::workqueue::Queue;
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let q = Queue::new();
+/// q.add("a");
+/// let a = q.get().await.unwrap();
+/// q.add("a"); // re-added while processing: comes back after `done`
+/// assert_eq!(q.len(), 0);
+/// q.done(&a);
+/// assert_eq!(q.len(), 1);
+/// # }
+/// ```
+pub struct Queue<T> {
+    core: Arc<Core<T>>,
+}
+
+impl<T> Clone for Queue<T> {
+    fn clone(&self) -> Self {
+        Queue {
+            core: self.core.clone(),
+        }
+    }
+}
+
+impl<T> fmt::Debug for Queue<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = self.core.state.lock();
+        f.debug_struct("Queue")
+            .field("queued", &s.queue.len())
+            .field("processing", &s.processing.len())
+            .field("waiting", &s.waiting.len())
+            .field("shutting_down", &s.shutting_down)
+            .finish()
+    }
+}
+
+impl<T> Default for Queue<T>
+where
+    T: Clone + Eq + Hash + Send + Sync + 'static,
+{
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T> State<T>
+where
+    T: Clone + Eq + Hash,
+{
+    /// `add` under the lock; returns whether a worker should be woken.
+    fn add(&mut self, item: T) -> bool {
+        if self.shutting_down || self.dirty.contains(&item) {
+            return false;
+        }
+        self.dirty.insert(item.clone());
+        if self.processing.contains(&item) {
+            return false;
+        }
+        self.queue.push_back(item);
+        true
+    }
+
+    /// Moves delayed items whose time has come into the queue; returns how many were queued.
+    fn promote_due(&mut self, now: Instant) -> usize {
+        let mut queued = 0;
+        while self.heap.peek().is_some_and(|w| w.at <= now) {
+            let Some(w) = self.heap.pop() else { break };
+            if self
+                .waiting
+                .get(&w.item)
+                .is_some_and(|&(_, seq)| seq == w.seq)
+            {
+                self.waiting.remove(&w.item);
+                if self.add(w.item) {
+                    queued += 1;
+                }
+            }
+        }
+        queued
+    }
+
+    fn next_deadline(&self) -> Option<Instant> {
+        self.heap.peek().map(|w| w.at)
+    }
+}
+
+impl<T> Queue<T>
+where
+    T: Clone + Eq + Hash + Send + Sync + 'static,
+{
+    /// An empty queue.
+    ///
+    /// ```
+    /// let q = kube_codegen_runtime::workqueue::Queue::<u32>::new();
+    /// assert!(q.is_empty());
+    /// ```
+    pub fn new() -> Self {
+        Queue {
+            core: Arc::new(Core {
+                state: Mutex::new(State {
+                    queue: VecDeque::new(),
+                    dirty: AHashSet::new(),
+                    processing: AHashSet::new(),
+                    heap: BinaryHeap::new(),
+                    waiting: AHashMap::new(),
+                    seq: 0,
+                    shutting_down: false,
+                }),
+                ready: Notify::new(),
+                drained: Notify::new(),
+            }),
+        }
+    }
+
+    /// Marks `item` as needing processing. It is queued unless it is already queued, or is
+    /// being processed (then it is queued by [`Queue::done`]). Ignored after shutdown.
+    ///
+    /// ```
+    /// let q = kube_codegen_runtime::workqueue::Queue::new();
+    /// q.add(1);
+    /// q.add(1);
+    /// assert_eq!(q.len(), 1);
+    /// ```
+    pub fn add(&self, item: T) {
+        let wake = self.core.state.lock().add(item);
+        if wake {
+            self.core.ready.notify_one();
+        }
+    }
+
+    /// Queues `item` after `delay` (at once if `delay` is zero). If the item is already waiting,
+    /// the earlier deadline wins.
+    pub(crate) fn add_after(&self, item: T, delay: Duration) {
+        if delay.is_zero() {
+            return self.add(item);
+        }
+        let at = Instant::now() + delay;
+        {
+            let mut s = self.core.state.lock();
+            if s.shutting_down {
+                return;
+            }
+            if s.waiting.get(&item).is_some_and(|&(cur, _)| cur <= at) {
+                return;
+            }
+            s.seq += 1;
+            let seq = s.seq;
+            s.waiting.insert(item.clone(), (at, seq));
+            s.heap.push(Waiting { at, seq, item });
+        }
+        // A waiting worker re-computes its timer.
+        self.core.ready.notify_one();
+    }
+
+    /// Waits for the next item and marks it as being processed; `None` once the queue is shut
+    /// down. Call [`Queue::done`] with the item when finished with it.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let q = kube_codegen_runtime::workqueue::Queue::new();
+    /// q.add("x");
+    /// assert_eq!(q.get().await, Some("x"));
+    /// q.shut_down();
+    /// assert_eq!(q.get().await, None);
+    /// # }
+    /// ```
+    pub async fn get(&self) -> Option<T> {
+        loop {
+            let notified = self.core.ready.notified();
+            tokio::pin!(notified);
+            // Register before looking at the state so that no wake-up is lost in between.
+            notified.as_mut().enable();
+            let deadline = {
+                let mut s = self.core.state.lock();
+                if s.shutting_down {
+                    return None;
+                }
+                let promoted = s.promote_due(Instant::now());
+                if let Some(item) = s.queue.pop_front() {
+                    s.dirty.remove(&item);
+                    s.processing.insert(item.clone());
+                    // Other workers may be waiting for the rest of what this call promoted.
+                    let others = promoted.min(s.queue.len());
+                    drop(s);
+                    self.wake(others);
+                    return Some(item);
+                }
+                s.next_deadline()
+            };
+            match deadline {
+                Some(at) => {
+                    tokio::select! {
+                        _ = &mut notified => {}
+                        _ = tokio::time::sleep_until(at) => {}
+                    }
+                }
+                None => notified.await,
+            }
+        }
+    }
+
+    fn wake(&self, n: usize) {
+        for _ in 0..n {
+            self.core.ready.notify_one();
+        }
+    }
+
+    /// Takes the next item if one is ready, without waiting.
+    ///
+    /// ```
+    /// let q = kube_codegen_runtime::workqueue::Queue::new();
+    /// assert_eq!(q.try_get(), None);
+    /// q.add(7);
+    /// assert_eq!(q.try_get(), Some(7));
+    /// ```
+    pub fn try_get(&self) -> Option<T> {
+        let mut s = self.core.state.lock();
+        if s.shutting_down {
+            return None;
+        }
+        let promoted = s.promote_due(Instant::now());
+        let item = s.queue.pop_front();
+        if let Some(item) = &item {
+            s.dirty.remove(item);
+            s.processing.insert(item.clone());
+        }
+        let others = promoted.min(s.queue.len());
+        drop(s);
+        self.wake(others);
+        item
+    }
+
+    /// Marks `item` as processed. If it was added again while being processed, it is queued.
+    ///
+    /// ```
+    /// let q = kube_codegen_runtime::workqueue::Queue::new();
+    /// q.add(1);
+    /// let one = q.try_get().unwrap();
+    /// q.done(&one);
+    /// assert!(q.is_empty());
+    /// ```
+    pub fn done(&self, item: &T) {
+        let (wake, drained) = {
+            let mut s = self.core.state.lock();
+            s.processing.remove(item);
+            let mut wake = false;
+            if !s.shutting_down && s.dirty.contains(item) {
+                s.queue.push_back(item.clone());
+                wake = true;
+            }
+            (wake, s.shutting_down && s.processing.is_empty())
+        };
+        if wake {
+            self.core.ready.notify_one();
+        }
+        if drained {
+            self.core.drained.notify_waiters();
+        }
+    }
+
+    /// The number of items ready to be handed out (not counting items being processed or still
+    /// delayed).
+    ///
+    /// ```
+    /// let q = kube_codegen_runtime::workqueue::Queue::new();
+    /// q.add('a');
+    /// q.add('b');
+    /// assert_eq!(q.len(), 2);
+    /// ```
+    pub fn len(&self) -> usize {
+        let mut s = self.core.state.lock();
+        let promoted = s.promote_due(Instant::now());
+        let len = s.queue.len();
+        drop(s);
+        self.wake(promoted);
+        len
+    }
+
+    /// Whether no item is ready to be handed out.
+    ///
+    /// ```
+    /// assert!(kube_codegen_runtime::workqueue::Queue::<u8>::new().is_empty());
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The number of items handed out and not yet `done`.
+    ///
+    /// ```
+    /// let q = kube_codegen_runtime::workqueue::Queue::new();
+    /// q.add(1);
+    /// q.try_get();
+    /// assert_eq!(q.processing(), 1);
+    /// ```
+    pub fn processing(&self) -> usize {
+        self.core.state.lock().processing.len()
+    }
+
+    /// The number of delayed items not yet due.
+    ///
+    /// ```
+    /// assert_eq!(kube_codegen_runtime::workqueue::Queue::<u8>::new().waiting(), 0);
+    /// ```
+    pub fn waiting(&self) -> usize {
+        self.core.state.lock().waiting.len()
+    }
+
+    /// Stops the queue: [`Queue::get`] returns `None` from now on (waking every blocked
+    /// worker), new items are ignored, and queued or delayed items are dropped.
+    ///
+    /// ```
+    /// let q = kube_codegen_runtime::workqueue::Queue::new();
+    /// q.add(1);
+    /// q.shut_down();
+    /// assert!(q.is_shutting_down());
+    /// assert_eq!(q.try_get(), None);
+    /// ```
+    pub fn shut_down(&self) {
+        {
+            let mut s = self.core.state.lock();
+            s.shutting_down = true;
+            s.queue.clear();
+            s.dirty.clear();
+            s.heap.clear();
+            s.waiting.clear();
+        }
+        self.core.ready.notify_waiters();
+        self.core.drained.notify_waiters();
+    }
+
+    /// [`Queue::shut_down`], then waits until every item handed out before is `done`.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let q = kube_codegen_runtime::workqueue::Queue::new();
+    /// q.add(1);
+    /// let item = q.get().await.unwrap();
+    /// let drain = tokio::spawn({ let q = q.clone(); async move { q.shut_down_with_drain().await } });
+    /// q.done(&item);
+    /// drain.await.unwrap();
+    /// # }
+    /// ```
+    pub async fn shut_down_with_drain(&self) {
+        self.shut_down();
+        loop {
+            let drained = self.core.drained.notified();
+            tokio::pin!(drained);
+            drained.as_mut().enable();
+            if self.core.state.lock().processing.is_empty() {
+                return;
+            }
+            drained.await;
+        }
+    }
+
+    /// Whether [`Queue::shut_down`] was called.
+    ///
+    /// ```
+    /// assert!(!kube_codegen_runtime::workqueue::Queue::<u8>::new().is_shutting_down());
+    /// ```
+    pub fn is_shutting_down(&self) -> bool {
+        self.core.state.lock().shutting_down
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+    use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
+
+    use proptest::prelude::*;
+
+    #[tokio::test]
+    async fn dedups_and_keeps_fifo_order() {
+        let q = Queue::new();
+        for i in [1, 2, 1, 3, 2] {
+            q.add(i);
+        }
+        assert_eq!(q.len(), 3);
+        assert_eq!(q.get().await, Some(1));
+        assert_eq!(q.get().await, Some(2));
+        assert_eq!(q.get().await, Some(3));
+        assert!(q.is_empty());
+    }
+
+    #[tokio::test]
+    async fn re_add_while_processing_comes_back_after_done() {
+        let q = Queue::new();
+        q.add("k");
+        let k = q.get().await;
+        assert_eq!(k, Some("k"));
+        q.add("k");
+        q.add("k");
+        // Not handed out again while processing.
+        assert_eq!(q.try_get(), None);
+        q.done(&"k");
+        assert_eq!(q.len(), 1);
+        assert_eq!(q.try_get(), Some("k"));
+        q.done(&"k");
+        assert!(q.is_empty());
+        assert_eq!(q.processing(), 0);
+    }
+
+    #[tokio::test]
+    async fn get_wakes_on_add() {
+        let q = Queue::new();
+        let waiter = tokio::spawn({
+            let q = q.clone();
+            async move { q.get().await }
+        });
+        tokio::task::yield_now().await;
+        q.add(5);
+        assert_eq!(waiter.await.ok().flatten(), Some(5));
+    }
+
+    #[tokio::test]
+    async fn shut_down_wakes_all_waiters_and_drops_pending() {
+        let q = Queue::<u32>::new();
+        let waiters: Vec<_> = (0..3)
+            .map(|_| {
+                let q = q.clone();
+                tokio::spawn(async move { q.get().await })
+            })
+            .collect();
+        tokio::task::yield_now().await;
+        q.shut_down();
+        for w in waiters {
+            assert_eq!(w.await.ok().flatten(), None);
+        }
+        q.add(1);
+        assert_eq!(q.len(), 0);
+        assert_eq!(q.get().await, None);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn shut_down_with_drain_waits_for_in_flight_items() {
+        let q = Queue::new();
+        q.add(1);
+        q.add(2);
+        let one = q.get().await;
+        assert_eq!(one, Some(1));
+        let drain = tokio::spawn({
+            let q = q.clone();
+            async move { q.shut_down_with_drain().await }
+        });
+        tokio::time::sleep(Duration::from_secs(5)).await;
+        assert!(
+            !drain.is_finished(),
+            "drain returned while an item was in flight"
+        );
+        assert!(q.is_shutting_down());
+        // The queued item was dropped; nothing more is handed out.
+        assert_eq!(q.try_get(), None);
+        q.done(&1);
+        tokio::time::timeout(Duration::from_secs(1), drain)
+            .await
+            .map(|r| r.is_ok())
+            .map_err(|_| "drain did not finish")
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn delayed_items_join_after_their_delay_and_earliest_wins() {
+        let q = Queue::new();
+        q.add_after("a", Duration::from_secs(10));
+        q.add_after("a", Duration::from_secs(2));
+        q.add_after("a", Duration::from_secs(30));
+        q.add_after("b", Duration::from_secs(5));
+        assert_eq!(q.waiting(), 2);
+        assert_eq!(q.len(), 0);
+        let start = Instant::now();
+        assert_eq!(q.get().await, Some("a"));
+        assert_eq!(start.elapsed(), Duration::from_secs(2));
+        assert_eq!(q.get().await, Some("b"));
+        assert_eq!(start.elapsed(), Duration::from_secs(5));
+        // The stale 10 s and 30 s entries for "a" do not bring it back.
+        q.done(&"a");
+        tokio::time::sleep(Duration::from_secs(60)).await;
+        assert_eq!(q.len(), 0);
+        assert_eq!(q.waiting(), 0);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn delayed_add_of_a_queued_item_collapses() {
+        let q = Queue::new();
+        q.add(1);
+        q.add_after(1, Duration::from_millis(10));
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        assert_eq!(q.len(), 1);
+        q.add_after(2, Duration::ZERO);
+        assert_eq!(q.len(), 2);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn stress_many_workers_never_share_a_key() {
+        let q = Queue::<u32>::new();
+        let active = Arc::new(Mutex::new(AHashSet::new()));
+        let processed = Arc::new(AtomicU64::new(0));
+        let workers: Vec<_> = (0..8)
+            .map(|_| {
+                let (q, active, processed) = (q.clone(), active.clone(), processed.clone());
+                tokio::spawn(async move {
+                    while let Some(k) = q.get().await {
+                        assert!(active.lock().insert(k), "key {k} handed to two workers");
+                        tokio::task::yield_now().await;
+                        active.lock().remove(&k);
+                        processed.fetch_add(1, AtomicOrdering::Relaxed);
+                        q.done(&k);
+                    }
+                })
+            })
+            .collect();
+        for round in 0..200u32 {
+            for k in 0..20 {
+                q.add((k * 7 + round) % 20);
+            }
+            tokio::task::yield_now().await;
+        }
+        while !q.is_empty() || q.processing() > 0 {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        q.shut_down_with_drain().await;
+        for w in workers {
+            assert!(w.await.is_ok());
+        }
+        assert!(processed.load(AtomicOrdering::Relaxed) >= 20);
+    }
+
+    #[derive(Debug, Clone)]
+    enum Op {
+        Add(u8),
+        AddAfter(u8, u16),
+        Yield,
+        Sleep(u16),
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            6 => (0u8..12).prop_map(Op::Add),
+            2 => (0u8..12, 1u16..200).prop_map(|(k, d)| Op::AddAfter(k, d)),
+            2 => Just(Op::Yield),
+            1 => (1u16..100).prop_map(Op::Sleep),
+        ]
+    }
+
+    /// Runs `ops` against `workers` workers whose processing takes `work_ms[i % len]` ms, and
+    /// checks that no key is ever held by two workers and that every add is followed by a
+    /// processing start of that key.
+    fn run_schedule(ops: Vec<Op>, workers: usize, work_ms: Vec<u16>) -> Result<(), TestCaseError> {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .start_paused(true)
+            .build()
+            .map_err(|e| TestCaseError::fail(e.to_string()))?;
+        rt.block_on(async move {
+            let q = Queue::<u8>::new();
+            let seq = Arc::new(AtomicU64::new(0));
+            let active = Arc::new(Mutex::new(AHashSet::<u8>::new()));
+            let starts = Arc::new(Mutex::new(Vec::<(u8, u64)>::new()));
+            let violation = Arc::new(Mutex::new(None::<String>));
+            let handles: Vec<_> = (0..workers)
+                .map(|w| {
+                    let (q, seq, active, starts, violation) = (
+                        q.clone(),
+                        seq.clone(),
+                        active.clone(),
+                        starts.clone(),
+                        violation.clone(),
+                    );
+                    let work_ms = work_ms.clone();
+                    tokio::spawn(async move {
+                        let mut n = 0usize;
+                        while let Some(k) = q.get().await {
+                            let s = seq.fetch_add(1, AtomicOrdering::SeqCst);
+                            if !active.lock().insert(k) {
+                                *violation.lock() = Some(format!("key {k} given to two workers"));
+                            }
+                            starts.lock().push((k, s));
+                            let ms = work_ms[(w + n) % work_ms.len()];
+                            n += 1;
+                            if ms > 0 {
+                                tokio::time::sleep(Duration::from_millis(u64::from(ms))).await;
+                            } else {
+                                tokio::task::yield_now().await;
+                            }
+                            active.lock().remove(&k);
+                            q.done(&k);
+                        }
+                    })
+                })
+                .collect();
+            // key → sequence number of its last `add`/`add_after` call: a delayed add is
+            // queued later, so it too must be followed by a processing start.
+            let mut last_add: HashMap<u8, u64> = HashMap::new();
+            for op in ops {
+                match op {
+                    Op::Add(k) => {
+                        q.add(k);
+                        last_add.insert(k, seq.fetch_add(1, AtomicOrdering::SeqCst));
+                    }
+                    Op::AddAfter(k, d) => {
+                        q.add_after(k, Duration::from_millis(u64::from(d)));
+                        last_add.insert(k, seq.fetch_add(1, AtomicOrdering::SeqCst));
+                    }
+                    Op::Yield => tokio::task::yield_now().await,
+                    Op::Sleep(ms) => tokio::time::sleep(Duration::from_millis(u64::from(ms))).await,
+                }
+            }
+            // Let everything settle: the paused clock jumps over the workers' sleeps.
+            for _ in 0..10_000 {
+                if q.is_empty() && q.processing() == 0 && q.waiting() == 0 {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+            q.shut_down_with_drain().await;
+            for h in handles {
+                h.await.map_err(|e| TestCaseError::fail(e.to_string()))?;
+            }
+            if let Some(v) = violation.lock().take() {
+                return Err(TestCaseError::fail(v));
+            }
+            let starts = starts.lock().clone();
+            for (k, added) in &last_add {
+                prop_assert!(
+                    starts.iter().any(|(sk, s)| sk == k && s > added),
+                    "key {} last added at {} was not processed afterwards: {:?}",
+                    k,
+                    added,
+                    starts
+                );
+            }
+            // Nothing is processed that was never added.
+            for (k, _) in &starts {
+                prop_assert!(last_add.contains_key(k));
+            }
+            Ok(())
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+        #[test]
+        fn workers_never_share_a_key_and_every_add_is_processed(
+            ops in proptest::collection::vec(op(), 1..120),
+            workers in 1usize..5,
+            work_ms in proptest::collection::vec(0u16..30, 1..5),
+        ) {
+            run_schedule(ops, workers, work_ms)?;
+        }
+
+        #[test]
+        fn duplicates_collapse_before_processing(keys in proptest::collection::vec(0u8..20, 0..200)) {
+            let q = Queue::<u8>::new();
+            for k in &keys {
+                q.add(*k);
+            }
+            let distinct: AHashSet<u8> = keys.iter().copied().collect();
+            prop_assert_eq!(q.len(), distinct.len());
+            let mut seen = Vec::new();
+            while let Some(k) = q.try_get() {
+                seen.push(k);
+            }
+            // Each distinct key exactly once, in first-add order.
+            let mut first_order = Vec::new();
+            for k in &keys {
+                if !first_order.contains(k) {
+                    first_order.push(*k);
+                }
+            }
+            prop_assert_eq!(seen, first_order);
+        }
+    }
+}

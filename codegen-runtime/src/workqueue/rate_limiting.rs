@@ -1,0 +1,146 @@
+//! A delaying work queue with per-item rate limiting: the queue controllers use.
+
+use std::fmt;
+use std::hash::Hash;
+use std::ops::Deref;
+use std::sync::Arc;
+
+use super::{DelayingQueue, RateLimiter, default_controller_rate_limiter};
+
+/// A [`DelayingQueue`] that asks a [`RateLimiter`] how long to hold an item back
+/// (client-go's `RateLimitingInterface`). Every [`DelayingQueue`] and [`Queue`](super::Queue)
+/// method is available through `Deref`.
+///
+/// The usual worker: on success `forget(&key)` (reset its backoff) and `done(&key)`; on failure
+/// `add_rate_limited(key)` and `done(&key)`.
+///
+/// ```
+/// use std::time::Duration;
+/// use kube_codegen_runtime::workqueue::RateLimitingQueue;
+///
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// let q = RateLimitingQueue::new();
+/// q.add_rate_limited("ns/a"); // 5 ms
+/// q.add_rate_limited("ns/a"); // still waiting: the earlier deadline wins
+/// assert_eq!(q.num_requeues(&"ns/a"), 2);
+/// let key = q.get().await.unwrap();
+/// q.forget(&key);
+/// q.done(&key);
+/// assert_eq!(q.num_requeues(&"ns/a"), 0);
+/// # }
+/// ```
+pub struct RateLimitingQueue<T> {
+    queue: DelayingQueue<T>,
+    limiter: Arc<dyn RateLimiter<T>>,
+}
+
+impl<T> Clone for RateLimitingQueue<T> {
+    fn clone(&self) -> Self {
+        RateLimitingQueue {
+            queue: self.queue.clone(),
+            limiter: self.limiter.clone(),
+        }
+    }
+}
+
+impl<T> fmt::Debug for RateLimitingQueue<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("RateLimitingQueue")
+            .field(&self.queue)
+            .finish()
+    }
+}
+
+impl<T> Default for RateLimitingQueue<T>
+where
+    T: Clone + Eq + Hash + Send + Sync + 'static,
+{
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T> Deref for RateLimitingQueue<T> {
+    type Target = DelayingQueue<T>;
+
+    fn deref(&self) -> &DelayingQueue<T> {
+        &self.queue
+    }
+}
+
+impl<T> RateLimitingQueue<T>
+where
+    T: Clone + Eq + Hash + Send + Sync + 'static,
+{
+    /// A queue with [`default_controller_rate_limiter`].
+    ///
+    /// ```
+    /// let q = kube_codegen_runtime::workqueue::RateLimitingQueue::<String>::new();
+    /// assert!(q.is_empty());
+    /// ```
+    pub fn new() -> Self {
+        Self::with_rate_limiter(default_controller_rate_limiter())
+    }
+
+    /// A queue with the given rate limiter.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use kube_codegen_runtime::workqueue::{ItemExponentialFailureRateLimiter, RateLimitingQueue};
+    ///
+    /// let limiter = ItemExponentialFailureRateLimiter::new(Duration::from_millis(1), Duration::from_secs(1));
+    /// let q = RateLimitingQueue::<u32>::with_rate_limiter(limiter);
+    /// ```
+    pub fn with_rate_limiter(limiter: impl RateLimiter<T> + 'static) -> Self {
+        RateLimitingQueue {
+            queue: DelayingQueue::new(),
+            limiter: Arc::new(limiter),
+        }
+    }
+
+    /// Queues `item` after the delay the rate limiter asks for (which also counts a requeue).
+    ///
+    /// ```
+    /// let q = kube_codegen_runtime::workqueue::RateLimitingQueue::new();
+    /// q.add_rate_limited(1);
+    /// assert_eq!(q.waiting(), 1);
+    /// ```
+    pub fn add_rate_limited(&self, item: T) {
+        let delay = self.limiter.when(&item);
+        self.queue.add_after(item, delay);
+    }
+
+    /// Makes the rate limiter forget `item` (its backoff starts over). It does not remove the
+    /// item from the queue.
+    ///
+    /// ```
+    /// let q = kube_codegen_runtime::workqueue::RateLimitingQueue::new();
+    /// q.add_rate_limited(1);
+    /// q.forget(&1);
+    /// assert_eq!(q.num_requeues(&1), 0);
+    /// ```
+    pub fn forget(&self, item: &T) {
+        self.limiter.forget(item);
+    }
+
+    /// How many times `item` was rate-limited since it was last forgotten.
+    ///
+    /// ```
+    /// let q = kube_codegen_runtime::workqueue::RateLimitingQueue::new();
+    /// assert_eq!(q.num_requeues(&"x"), 0);
+    /// ```
+    pub fn num_requeues(&self, item: &T) -> u32 {
+        self.limiter.num_requeues(item)
+    }
+
+    /// The delaying queue this one extends.
+    ///
+    /// ```
+    /// let q = kube_codegen_runtime::workqueue::RateLimitingQueue::<u8>::new();
+    /// let _delaying = q.delaying_queue();
+    /// ```
+    pub fn delaying_queue(&self) -> &DelayingQueue<T> {
+        &self.queue
+    }
+}
