@@ -24,8 +24,12 @@
 //!
 //! Options (all but `apis_dir` optional): `groups: "g:v1,v2 g2:v1"`, `apis_module: path`,
 //! `client_module: path`, `runtime_crate: path`, `plural_exceptions: "Kind:plural,…"`,
-//! `generators: "client,…"` (`generate_client!` only), and `emit_source: true`, which adds
-//! `pub const GENERATED_SOURCE: &str` holding the generated text (for inspection and tests).
+//! `fake_clientset: false` (`generate_client!`; default true, needs the runtime's `fake` feature),
+//! `generators: "client,…"` (`generate_client!` only), `crd: true` (`generate_package!` only:
+//! also implement `kube::CustomResourceExt` for the package's kinds, with the CRD built from
+//! every version folder of the group, as the CLI's `crd` generator writes it), and
+//! `emit_source: true`, which adds `pub const GENERATED_SOURCE: &str` holding the generated
+//! text (for inspection and tests).
 #![deny(missing_docs)]
 
 use std::collections::BTreeSet;
@@ -81,6 +85,7 @@ impl Parse for Args {
 struct Request {
     config: Config,
     emit_source: bool,
+    crd: bool,
     group: Option<String>,
     version: Option<String>,
 }
@@ -116,12 +121,20 @@ fn request(args: Args, package: bool) -> syn::Result<Request> {
     } else {
         config.generators = Generator::ALL
             .into_iter()
-            .filter(|g| !matches!(g, Generator::Deepcopy | Generator::Register))
+            // Package-side generators (and crd, whose output is beside the types) belong to
+            // generate_package!.
+            .filter(|g| {
+                !matches!(
+                    g,
+                    Generator::Deepcopy | Generator::Register | Generator::Crd
+                )
+            })
             .collect();
     }
     let mut req = Request {
         config,
         emit_source: false,
+        crd: false,
         group: None,
         version: None,
     };
@@ -150,6 +163,21 @@ fn request(args: Args, package: bool) -> syn::Result<Request> {
                 }
                 req.config.generators = set;
             }
+            "crd" if package => match value {
+                Value::Bool(b) => req.crd = b.value,
+                _ => {
+                    return Err(syn::Error::new(key.span(), "`crd` takes true or false"));
+                }
+            },
+            "fake_clientset" if !package => match value {
+                Value::Bool(b) => req.config.fake_clientset = b.value,
+                _ => {
+                    return Err(syn::Error::new(
+                        key.span(),
+                        "`fake_clientset` takes true or false",
+                    ));
+                }
+            },
             "emit_source" => match value {
                 Value::Bool(b) => req.emit_source = b.value,
                 _ => {
@@ -180,9 +208,30 @@ fn request(args: Args, package: bool) -> syn::Result<Request> {
                 "generate_package! needs `group: \"…\"` and `version: \"…\"`",
             ));
         };
+        let mut versions = vec![v.clone()];
+        if req.crd {
+            // A CRD holds every version of its kind: read the group's other version folders too
+            // (only this package's modules are expanded).
+            req.config.generators.insert(Generator::Crd);
+            let dir = req.config.apis_dir.join(g);
+            let mut found: Vec<String> = std::fs::read_dir(&dir)
+                .map_err(|e| {
+                    syn::Error::new(
+                        proc_macro2::Span::call_site(),
+                        format!("cannot read {}: {e}", dir.display()),
+                    )
+                })?
+                .flatten()
+                .filter(|e| e.path().is_dir())
+                .filter_map(|e| e.file_name().to_str().map(String::from))
+                .filter(|n| kube_codegen::namer::is_version(n) && n != v)
+                .collect();
+            found.sort();
+            versions.extend(found);
+        }
         req.config.groups = vec![GroupVersions {
             group: g.clone(),
-            versions: vec![v.clone()],
+            versions,
         }];
     } else if let Some(spec) = groups {
         req.config.groups = GroupVersions::parse_list(&spec)

@@ -29,6 +29,7 @@ pub struct Builder {
     groups: Option<String>,
     header_file: Option<PathBuf>,
     out_dir: Option<PathBuf>,
+    crd_dir: Option<PathBuf>,
     emit_rerun: bool,
     error: Option<String>,
 }
@@ -52,6 +53,7 @@ impl Builder {
             groups: None,
             header_file: None,
             out_dir: None,
+            crd_dir: None,
             emit_rerun: true,
             error: None,
         }
@@ -118,9 +120,31 @@ impl Builder {
         self
     }
 
+    /// Whether to generate `clientset::versioned::fake` (default: yes; needs the runtime's `fake`
+    /// feature).
+    pub fn fake_clientset(mut self, yes: bool) -> Self {
+        self.config.fake_clientset = yes;
+        self
+    }
+
     /// Writes to `dir` instead of `$OUT_DIR` (files go to `<dir>/kube-codegen/`).
     pub fn out_dir(mut self, dir: impl AsRef<Path>) -> Self {
         self.out_dir = Some(dir.as_ref().to_path_buf());
+        self
+    }
+
+    /// Where the `crd` generator writes CustomResourceDefinition YAML (default:
+    /// `<out>/kube-codegen/crd`). A relative path is relative to the package root, so
+    /// `.crd_dir("crd")` keeps the manifests in the source tree.
+    pub fn crd_dir(mut self, dir: impl AsRef<Path>) -> Self {
+        self.crd_dir = Some(dir.as_ref().to_path_buf());
+        self
+    }
+
+    /// The CRD file name template (default `{plural}.{group}.yaml`; `{singular}` and `{kind}`
+    /// are also replaced).
+    pub fn crd_file_name(mut self, template: &str) -> Self {
+        self.config.crd_file_name = template.to_string();
         self
     }
 
@@ -148,7 +172,8 @@ impl Builder {
     }
 
     /// Generates and writes `<out>/kube-codegen/client.rs` and
-    /// `<out>/kube-codegen/apis/<group>/<version>.rs`; returns the written paths.
+    /// `<out>/kube-codegen/apis/<group>/<version>.rs` (and, with the `crd` generator, the CRD
+    /// YAML files); returns the written paths.
     pub fn compile(self) -> Result<Vec<PathBuf>> {
         let config = self.config()?;
         let out = match &self.out_dir {
@@ -175,10 +200,17 @@ impl Builder {
                 println!("cargo:rerun-if-changed={}", input.display());
             }
         }
+        let crd_dir = self.crd_dir.clone().unwrap_or_else(|| out.join("crd"));
         let files: Vec<(PathBuf, String)> = generation
             .inline_files()?
             .into_iter()
             .map(|f| (out.join(f.path), f.text))
+            .chain(
+                generation
+                    .crd_files()
+                    .iter()
+                    .map(|f| (crd_dir.join(&f.file_name), f.text.clone())),
+            )
             .collect();
         let written = files.iter().map(|(p, _)| p.clone()).collect();
         crate::write::Plan::new(files, &[])?.apply()?;

@@ -14,7 +14,9 @@
 //! * [`scan`] reads `<apis>/<group>/<version>/*.rs` with `syn`, keeping source text;
 //! * [`tags`] finds the comment blocks that belong to items and packages, by gengo's rules;
 //! * [`model`] validates and turns them into plain data;
-//! * [`emit`] turns the model into modules (`quote!` lives only there);
+//! * [`emit`] turns the model into modules (`quote!` lives only there); for the `crd` generator,
+//!   [`schema`] first derives structural OpenAPI schemas from the AST, and [`yaml`] writes the
+//!   CustomResourceDefinitions;
 //! * [`output`] formats them as a file tree or as inline modules;
 //! * [`write`] puts files on disk atomically, or verifies them.
 //!
@@ -36,12 +38,15 @@ use std::path::{Path, PathBuf};
 
 pub mod emit;
 pub mod error;
+pub mod markers;
 pub mod model;
 pub mod namer;
 pub mod output;
 pub mod scan;
+pub mod schema;
 pub mod tags;
 pub mod write;
+pub mod yaml;
 
 mod builder;
 
@@ -71,6 +76,14 @@ pub struct Config {
     pub plural_exceptions: PluralExceptions,
     /// The generators to run.
     pub generators: BTreeSet<Generator>,
+    /// Where the `crd` generator writes CustomResourceDefinition YAML (default `crd`).
+    pub crd_dir: PathBuf,
+    /// The CRD file name template: `{plural}`, `{group}`, `{singular}` and `{kind}` are
+    /// replaced (default `{plural}.{group}.yaml`).
+    pub crd_file_name: String,
+    /// Whether the client generator also writes `clientset::versioned::fake` (client-gen's
+    /// `--fake-clientset`, default on); its code needs `kube-codegen-runtime`'s `fake` feature.
+    pub fake_clientset: bool,
 }
 
 impl Default for Config {
@@ -83,6 +96,9 @@ impl Default for Config {
             boilerplate: String::new(),
             plural_exceptions: PluralExceptions::default(),
             generators: Generator::ALL.into_iter().collect(),
+            crd_dir: PathBuf::from("crd"),
+            crd_file_name: emit::crd::DEFAULT_FILE_NAME.to_string(),
+            fake_clientset: true,
         }
     }
 }
@@ -94,6 +110,8 @@ pub struct Generation {
     modules: Modules,
     header: Header,
     inputs: Vec<PathBuf>,
+    crds: Vec<emit::crd::Crd>,
+    crd_files: Vec<emit::crd::CrdFile>,
 }
 
 impl Generation {
@@ -110,6 +128,16 @@ impl Generation {
     /// The inline layout (`client.rs`, `apis/<group>/<version>.rs`), for `include!`.
     pub fn inline_files(&self) -> Result<Vec<File>> {
         self.modules.render_inline(&self.header)
+    }
+
+    /// The CustomResourceDefinitions (empty unless the `crd` generator ran).
+    pub fn crds(&self) -> &[emit::crd::Crd] {
+        &self.crds
+    }
+
+    /// The CRD YAML files, relative to the CRD dir (empty unless the `crd` generator ran).
+    pub fn crd_files(&self) -> &[emit::crd::CrdFile] {
+        &self.crd_files
     }
 
     /// The client tree as inline modules, as the proc macro expands it.
@@ -132,9 +160,17 @@ pub fn generate(config: &Config) -> Result<Generation> {
             plural_exceptions: config.plural_exceptions.clone(),
         },
     )?;
+    let crds = if config.generators.contains(&Generator::Crd) {
+        emit::crd::build(&sources, &model)?
+    } else {
+        Vec::new()
+    };
+    let crd_files = emit::crd::render(&crds, &config.crd_file_name, &config.boilerplate)?;
     let ctx = emit::Ctx {
         model: &model,
         paths: &config.paths,
+        crds: &crds,
+        fake_clientset: config.fake_clientset,
     };
     let mut modules = Vec::new();
     for g in &config.generators {
@@ -159,6 +195,8 @@ pub fn generate(config: &Config) -> Result<Generation> {
         header: Header::new(&config.boilerplate),
         model,
         inputs,
+        crds,
+        crd_files,
     })
 }
 
@@ -166,7 +204,9 @@ pub fn generate(config: &Config) -> Result<Generation> {
 fn owned_client_dir(g: Generator) -> Option<&'static str> {
     match g {
         Generator::Client => Some("clientset"),
-        Generator::Deepcopy | Generator::Register => None,
+        Generator::Lister => Some("listers"),
+        Generator::Informer => Some("informers"),
+        Generator::Deepcopy | Generator::Register | Generator::Crd => None,
     }
 }
 
@@ -194,18 +234,43 @@ pub fn run(config: &Config, verify_only: bool) -> Result<write::Plan> {
         };
         (base.join(&f.path), f.text)
     };
-    let files: Vec<(PathBuf, String)> = files
+    let mut files: Vec<(PathBuf, String)> = files
         .into_iter()
         .filter(|f| f.root == Root::Apis || runs_client_tree)
         .map(abs)
         .collect();
+    let crd_paths: Vec<PathBuf> = generation
+        .crd_files
+        .iter()
+        .map(|f| config.crd_dir.join(&f.file_name))
+        .collect();
+    files.extend(
+        crd_paths
+            .iter()
+            .cloned()
+            .zip(generation.crd_files.iter().map(|f| f.text.clone())),
+    );
     let owned: Vec<PathBuf> = config
         .generators
         .iter()
         .filter_map(|g| owned_client_dir(*g))
         .map(|d| config.output_dir.join(d))
         .collect();
-    let plan = write::Plan::new(files, &owned)?;
+    let mut plan = write::Plan::new(files, &owned)?;
+    if config.generators.contains(&Generator::Crd) {
+        let groups: BTreeSet<String> = generation
+            .model
+            .packages
+            .iter()
+            .map(|p| p.group_name.clone())
+            .collect();
+        plan.deletes.extend(emit::crd::stale_files(
+            &config.crd_dir,
+            &crd_paths,
+            &groups,
+        )?);
+        plan.deletes.sort();
+    }
     if verify_only {
         plan.verify(common_root(&config.apis_dir, &config.output_dir))?;
     } else {

@@ -7,11 +7,12 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 use kube_codegen::{Config, Generator, GroupVersions, Paths, PluralExceptions};
 
-/// Generate deep-copy and Resource impls, registration, typed clientsets, listers and informers
-/// from Rust API types tagged as Go users tag theirs (+genclient, +groupName=, …).
+/// Generate deep-copy and Resource impls, registration, typed clientsets, listers, informers and
+/// CRDs from Rust API types tagged as Go users tag theirs (+genclient, +groupName=, …).
 ///
 /// Input: <apis-dir>/<group>/<version>/*.rs, with package tags in each version folder's mod.rs.
-/// Output: zz_generated_*.rs beside the types, and the client tree under --output-dir.
+/// Output: zz_generated_*.rs beside the types, the client tree under --output-dir, and
+/// CustomResourceDefinition YAML under --crd-dir.
 #[derive(Parser, Debug)]
 #[command(name = "kube-codegen", version, propagate_version = true)]
 struct Cli {
@@ -21,7 +22,7 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Run every generator (deepcopy, register, client).
+    /// Run every generator (deepcopy, register, client, lister, informer, crd).
     All(Opts),
     /// Clone and kube::Resource impls beside the types (zz_generated_deepcopy.rs).
     Deepcopy(Opts),
@@ -29,6 +30,13 @@ enum Command {
     Register(Opts),
     /// The versioned clientset and one typed client per kind (<output-dir>/clientset).
     Client(Opts),
+    /// Namespace-indexed listers over informer caches (<output-dir>/listers).
+    Lister(Opts),
+    /// Shared informers and their factory (<output-dir>/informers).
+    Informer(Opts),
+    /// CustomResourceDefinition YAML per kind (--crd-dir) and kube::CustomResourceExt impls
+    /// beside the types (zz_generated_crd.rs).
+    Crd(Opts),
 }
 
 #[derive(Args, Debug)]
@@ -66,6 +74,19 @@ struct Opts {
     /// Exceptions to the plural rules, as Kind:plural[,Kind:plural…]; repeatable.
     #[arg(long, value_name = "LIST")]
     plural_exceptions: Vec<String>,
+
+    /// Folder the crd generator writes CustomResourceDefinition YAML files to.
+    #[arg(long, value_name = "DIR", default_value = "crd")]
+    crd_dir: PathBuf,
+
+    /// CRD file name template; {plural}, {group}, {singular} and {kind} are replaced.
+    #[arg(long, value_name = "TEMPLATE", default_value = "{plural}.{group}.yaml")]
+    crd_file_name: String,
+
+    /// Also generate clientset/versioned/fake, the real Clientset over the in-memory API server
+    /// (needs kube-codegen-runtime's "fake" feature).
+    #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set)]
+    fake_clientset: bool,
 
     /// Only check that the generated files are up to date: exit 1 with a short diff if not.
     #[arg(long)]
@@ -115,6 +136,9 @@ fn config(opts: &Opts, generators: BTreeSet<Generator>) -> anyhow::Result<Config
         boilerplate,
         plural_exceptions,
         generators,
+        crd_dir: opts.crd_dir.clone(),
+        crd_file_name: opts.crd_file_name.clone(),
+        fake_clientset: opts.fake_clientset,
     })
 }
 
@@ -125,6 +149,9 @@ fn main() -> ExitCode {
         Command::Deepcopy(o) => (o, [Generator::Deepcopy].into()),
         Command::Register(o) => (o, [Generator::Register].into()),
         Command::Client(o) => (o, [Generator::Client].into()),
+        Command::Lister(o) => (o, [Generator::Lister].into()),
+        Command::Informer(o) => (o, [Generator::Informer].into()),
+        Command::Crd(o) => (o, [Generator::Crd].into()),
     };
     let filter = if opts.verbose { "info" } else { "warn" };
     tracing_subscriber::fmt()

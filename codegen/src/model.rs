@@ -291,6 +291,12 @@ pub struct Kind {
     pub tags: Vec<Tag>,
     /// Where the type is declared.
     pub location: Location,
+    /// `+kubebuilder:resource:shortName=a;b`.
+    pub short_names: Vec<String>,
+    /// `+kubebuilder:resource:categories=a;b`.
+    pub categories: Vec<String>,
+    /// `+kubebuilder:resource:singular=…`, overriding the lower-case kind.
+    pub singular_name: Option<String>,
 }
 
 impl Kind {
@@ -311,7 +317,9 @@ impl Kind {
 
     /// The lower-case singular (`mydemo`), used in NotFound errors and CRD names.
     pub fn singular(&self) -> String {
-        self.name.to_lowercase()
+        self.singular_name
+            .clone()
+            .unwrap_or_else(|| self.name.to_lowercase())
     }
 
     /// Whether a lister is generated: `list` and `get` both kept (lister-gen's rule).
@@ -672,6 +680,9 @@ fn build_package(src: &PackageSource, opts: &ModelOptions) -> Result<Package> {
             no_verbs: t.no_verbs,
             tags: d.tags.clone(),
             location: d.location.clone(),
+            short_names: t.short_names.clone(),
+            categories: t.categories.clone(),
+            singular_name: t.singular.clone(),
         });
     }
     kinds.sort_by(|a, b| a.name.cmp(&b.name));
@@ -704,9 +715,86 @@ struct TypeTags {
     deepcopy: Option<bool>,
     runtime_object: bool,
     resource_name: Option<String>,
+    short_names: Vec<String>,
+    categories: Vec<String>,
+    singular: Option<String>,
+}
+
+/// Whether `v` is a valid resource name (lower case, digits, `-` and `.`).
+fn is_resource_name(v: &str) -> bool {
+    !v.is_empty()
+        && v.chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.')
 }
 
 impl TypeTags {
+    /// `+kubebuilder:resource:path=…,singular=…,shortName=a;b,categories=a;b,scope=…`
+    /// (controller-gen's marker): names for the CRD, scope and plural for every generator.
+    fn parse_resource_marker(
+        &mut self,
+        tag: &Tag,
+        scope: &mut Option<(Scope, Tag)>,
+        path: &mut Option<(String, Tag)>,
+    ) -> Result<()> {
+        let err = |msg: String| {
+            Error::at(
+                tag.location.clone(),
+                format!("+kubebuilder:resource: {msg}"),
+            )
+        };
+        let args = crate::markers::args_of(tag, "kubebuilder:resource").unwrap_or_default();
+        for (k, raw) in crate::markers::parse_args(tag, &args)? {
+            let names = |raw: &str| -> Result<Vec<String>> {
+                let list = crate::markers::list(raw).map_err(&err)?;
+                for n in &list {
+                    if !is_resource_name(n) {
+                        return Err(err(format!("{k}: {n:?} is not a valid lower-case name")));
+                    }
+                }
+                Ok(list)
+            };
+            let one = |raw: &str| crate::markers::unquote(raw).map_err(&err);
+            match k.as_str() {
+                "shortName" => self.short_names = names(&raw)?,
+                "categories" => self.categories = names(&raw)?,
+                "singular" => {
+                    let v = one(&raw)?;
+                    if !is_resource_name(&v) {
+                        return Err(err(format!(
+                            "singular={v:?} is not a valid lower-case name"
+                        )));
+                    }
+                    self.singular = Some(v);
+                }
+                "path" => {
+                    let v = one(&raw)?;
+                    if !is_resource_name(&v) {
+                        return Err(err(format!("path={v:?} is not a valid resource name")));
+                    }
+                    *path = Some((v, tag.clone()));
+                }
+                "scope" => {
+                    let s = match one(&raw)?.as_str() {
+                        "Cluster" => Scope::Cluster,
+                        "Namespaced" => Scope::Namespaced,
+                        other => {
+                            return Err(err(format!(
+                                "scope={other:?}: expected Cluster or Namespaced"
+                            )));
+                        }
+                    };
+                    *scope = Some((s, tag.clone()));
+                }
+                other => {
+                    return Err(err(format!(
+                        "unknown argument {other:?} (known: path, singular, shortName, categories, scope)"
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+
     fn parse(d: &TypeDecl) -> Result<TypeTags> {
         let mut t = TypeTags {
             genclient: false,
@@ -719,7 +807,12 @@ impl TypeTags {
             deepcopy: None,
             runtime_object: false,
             resource_name: None,
+            short_names: Vec::new(),
+            categories: Vec::new(),
+            singular: None,
         };
+        let mut kb_scope: Option<(Scope, Tag)> = None;
+        let mut kb_path: Option<(String, Tag)> = None;
         let mut readonly: Option<Tag> = None;
         let mut only_tag: Option<Tag> = None;
         let mut skip_tag: Option<Tag> = None;
@@ -837,8 +930,32 @@ impl TypeTags {
                     }
                     t.resource_name = Some(v);
                 }
+                k if k.starts_with("kubebuilder:resource:") || k == "kubebuilder:resource" => {
+                    t.parse_resource_marker(tag, &mut kb_scope, &mut kb_path)?;
+                }
                 _ => {}
             }
+        }
+        if let Some((scope, tag)) = kb_scope {
+            match scope {
+                Scope::Cluster => t.non_namespaced = true,
+                Scope::Namespaced if t.non_namespaced => {
+                    return Err(Error::at(
+                        tag.location,
+                        "+kubebuilder:resource:scope=Namespaced conflicts with +genclient:nonNamespaced",
+                    ));
+                }
+                Scope::Namespaced => {}
+            }
+        }
+        if let Some((path, tag)) = kb_path {
+            if t.resource_name.as_ref().is_some_and(|r| *r != path) {
+                return Err(Error::at(
+                    tag.location,
+                    "+kubebuilder:resource:path= conflicts with +resourceName=; keep one",
+                ));
+            }
+            t.resource_name = Some(path);
         }
         if !t.genclient {
             t.methods.clear();
@@ -989,6 +1106,15 @@ fn line_of(span: proc_macro2::Span) -> usize {
     span.start().line
 }
 
+/// The line of a written visibility; 0 (ignored) for an inherited one, whose span is the call
+/// site rather than a place in the file.
+fn vis_line(vis: &syn::Visibility) -> usize {
+    match vis {
+        syn::Visibility::Inherited => 0,
+        v => line_of(v.span()),
+    }
+}
+
 fn collect_decls(
     file: &SourceFile,
     out: &mut Vec<TypeDecl>,
@@ -1047,7 +1173,7 @@ fn collect_decls(
         let first_line = attrs
             .iter()
             .map(|a| line_of(a.pound_token.span))
-            .chain([line_of(vis.span()), line_of(kw_span), name_line])
+            .chain([vis_line(vis), line_of(kw_span), name_line])
             .filter(|&l| l > 0)
             .min()
             .unwrap_or(name_line);
@@ -1270,6 +1396,16 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.to_string().contains("same plural"), "{e}");
+    }
+
+    #[test]
+    fn private_items_do_not_take_tags_from_the_top_of_the_file() {
+        let p = pkg(
+            MOD,
+            "// +genclient\n// +genclient:onlyVerbs=get\npub struct Foo { pub metadata: ObjectMeta }\nstruct Private;\n",
+        )
+        .unwrap();
+        assert_eq!(p.kinds.len(), 1);
     }
 
     #[test]

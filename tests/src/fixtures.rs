@@ -5,6 +5,8 @@
 pub mod apiserver;
 #[path = "../fixtures/crd/pkg/mod.rs"]
 pub mod crd;
+#[path = "../fixtures/crd_schema/pkg/mod.rs"]
+pub mod crd_schema;
 #[path = "../fixtures/hyphen_group/pkg/mod.rs"]
 pub mod hyphen_group;
 #[path = "../fixtures/MixedCase/pkg/mod.rs"]

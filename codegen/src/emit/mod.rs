@@ -9,7 +9,10 @@ use crate::namer;
 use crate::output::Module;
 
 pub mod clientset;
+pub mod crd;
 pub mod deepcopy;
+pub mod informers;
+pub mod listers;
 pub mod register;
 
 /// Rust paths the generated code refers to.
@@ -39,6 +42,10 @@ pub struct Ctx<'a> {
     pub model: &'a Model,
     /// Where things live.
     pub paths: &'a Paths,
+    /// The CustomResourceDefinitions (empty unless the `crd` generator runs).
+    pub crds: &'a [crd::Crd],
+    /// Whether the client generator writes the fake clientset.
+    pub fake_clientset: bool,
 }
 
 impl Ctx<'_> {
@@ -103,11 +110,25 @@ pub enum Generator {
     Register,
     /// The versioned clientset and one typed client per kind.
     Client,
+    /// Namespace-indexed listers over informer caches.
+    Lister,
+    /// Shared informers and their factory.
+    Informer,
+    /// CustomResourceDefinition YAML per kind, and `kube::CustomResourceExt` impls beside the
+    /// types (`zz_generated_crd.rs`).
+    Crd,
 }
 
 impl Generator {
     /// Every generator, in the order `all` runs them.
-    pub const ALL: [Generator; 3] = [Generator::Deepcopy, Generator::Register, Generator::Client];
+    pub const ALL: [Generator; 6] = [
+        Generator::Deepcopy,
+        Generator::Register,
+        Generator::Client,
+        Generator::Lister,
+        Generator::Informer,
+        Generator::Crd,
+    ];
 
     /// The CLI name.
     pub fn name(self) -> &'static str {
@@ -115,6 +136,9 @@ impl Generator {
             Generator::Deepcopy => "deepcopy",
             Generator::Register => "register",
             Generator::Client => "client",
+            Generator::Lister => "lister",
+            Generator::Informer => "informer",
+            Generator::Crd => "crd",
         }
     }
 
@@ -129,6 +153,9 @@ impl Generator {
             Generator::Deepcopy => deepcopy::emit(ctx),
             Generator::Register => register::emit(ctx),
             Generator::Client => clientset::emit(ctx),
+            Generator::Lister => listers::emit(ctx),
+            Generator::Informer => informers::emit(ctx),
+            Generator::Crd => crd::emit(ctx),
         }
     }
 }

@@ -25,6 +25,7 @@ pub fn emit(ctx: &Ctx<'_>) -> Vec<Module> {
                 let plural = &k.resource;
                 let singular = k.singular();
                 let namespaced = k.scope == Scope::Namespaced;
+                let short_names = &k.short_names;
                 let mut subs: Vec<&str> = Vec::new();
                 if k.has_status {
                     subs.push("status");
@@ -46,7 +47,7 @@ pub fn emit(ctx: &Ctx<'_>) -> Vec<Module> {
                         singular: #singular,
                         namespaced: #namespaced,
                         subresources: &[#(#subs),*],
-                        short_names: &[],
+                        short_names: &[#(#short_names),*],
                     }
                 }
             });

@@ -1,0 +1,312 @@
+//! The informer generator (informer-gen): `informers::externalversions::SharedInformerFactory`,
+//! a typed front to the runtime's factory with `factory.crddemo().v1().mydemos()` accessors and a
+//! generic lookup by group-version-resource, and per kind a `MydemoInformer` with `informer()`
+//! and `lister()`. Every accessor asks the factory for its one shared informer per type, so any
+//! number of callers share one watch.
+//!
+//! An informer is generated for every `+genclient` kind that is not `noVerbs` and keeps `list`
+//! and `watch` (informer-gen's rule).
+
+use quote::{format_ident, quote};
+
+use super::{Ctx, docs};
+use crate::model::{Kind, Package};
+use crate::namer::{ident, snake};
+use crate::output::Module;
+
+use super::listers::group_label;
+
+fn informer_kinds(pkg: &Package) -> Vec<&Kind> {
+    pkg.kinds.iter().filter(|k| k.wants_informer()).collect()
+}
+
+fn group_struct(pkg: &Package) -> proc_macro2::Ident {
+    format_ident!("{}Informers", pkg.group_go_name)
+}
+
+fn version_struct(pkg: &Package) -> proc_macro2::Ident {
+    format_ident!("{}Informers", pkg.group_version_camel())
+}
+
+/// Emits the informers tree.
+pub fn emit(ctx: &Ctx<'_>) -> Vec<Module> {
+    let rt = ctx.rt();
+    let packages: Vec<&Package> = ctx
+        .model
+        .packages
+        .iter()
+        .filter(|p| !informer_kinds(p).is_empty())
+        .collect();
+    let mut out = vec![Module::client(
+        &["informers"],
+        "Informers: shared, cached watches of every generated kind.",
+        quote!(),
+    )];
+    out.push(factory(ctx, &packages));
+
+    let mut groups: Vec<(&str, Vec<&Package>)> = Vec::new();
+    for pkg in &packages {
+        match groups.iter_mut().find(|(g, _)| *g == pkg.group_module) {
+            Some((_, v)) => v.push(pkg),
+            None => groups.push((&pkg.group_module, vec![pkg])),
+        }
+    }
+    for (group_module, versions) in &groups {
+        let first = versions[0];
+        let gs = group_struct(first);
+        let accessors = versions.iter().map(|p| {
+            let m = ident(&p.version_module());
+            let vs = version_struct(p);
+            let doc = docs(&format!("Informers of the `{}` API.", p.api_version()));
+            quote! {
+                #doc
+                pub fn #m(&self) -> self::#m::#vs<'a> {
+                    self::#m::#vs::new(self.factory)
+                }
+            }
+        });
+        let doc = docs(&format!(
+            "Informers of the `{}` API group, one accessor per version.",
+            group_label(first)
+        ));
+        out.push(Module::client(
+            &["informers", "externalversions", group_module],
+            format!("Informers of the `{}` API group.", group_label(first)),
+            quote! {
+                #doc
+                #[derive(Clone, Copy)]
+                pub struct #gs<'a> {
+                    factory: &'a #rt::factory::SharedInformerFactory,
+                }
+
+                impl<'a> #gs<'a> {
+                    /// The group's informers on `factory`.
+                    pub fn new(factory: &'a #rt::factory::SharedInformerFactory) -> Self {
+                        Self { factory }
+                    }
+
+                    #(#accessors)*
+                }
+            },
+        ));
+        for pkg in versions {
+            out.push(version_module(ctx, pkg));
+            for k in informer_kinds(pkg) {
+                out.push(kind_informer(ctx, pkg, k));
+            }
+        }
+    }
+    out
+}
+
+fn factory(ctx: &Ctx<'_>, packages: &[&Package]) -> Module {
+    let rt = ctx.rt();
+    let clientset = ctx.client_path(&["clientset", "versioned", "Clientset"]);
+    let mut seen = Vec::new();
+    let groups = packages.iter().filter(|p| {
+        let new = !seen.contains(&p.group_module);
+        seen.push(p.group_module.clone());
+        new
+    });
+    let accessors = groups.map(|p| {
+        let m = ident(&p.group_module);
+        let method = ident(&snake(&p.group_go_name));
+        let gs = group_struct(p);
+        let doc = docs(&format!("Informers of the `{}` API group.", group_label(p)));
+        quote! {
+            #doc
+            pub fn #method(&self) -> self::#m::#gs<'_> {
+                self::#m::#gs::new(&self.inner)
+            }
+        }
+    });
+    let registrations = packages.iter().flat_map(|p| {
+        let pkg_path = ctx.package_path(p);
+        informer_kinds(p).into_iter().map(move |k| {
+            let kind = ident(&k.name);
+            quote!(factory.register::<#pkg_path::#kind>();)
+        })
+    });
+    let items = quote! {
+        /// The shared informer factory of this clientset: one informer (one watch) per kind
+        /// however many callers ask, started, synced and shut down together.
+        ///
+        /// Every method of the runtime factory (`start`, `wait_for_cache_sync`, `shutdown`,
+        /// `informer_for::<K>()` for any other kind such as `Service`) is available through
+        /// `Deref`; the generated accessors add typed paths such as `crddemo().v1().mydemos()`.
+        #[derive(Clone, Debug)]
+        pub struct SharedInformerFactory {
+            inner: #rt::factory::SharedInformerFactory,
+        }
+
+        impl SharedInformerFactory {
+            /// A factory over `clientset` with the defaults: all namespaces, no resync.
+            pub fn new(clientset: &#clientset) -> Self {
+                Self::builder(clientset).build()
+            }
+
+            /// A builder over `clientset`: `namespace(..)`, `tweak_list_params(..)`,
+            /// `default_resync(..)`, `resync_for::<K>(..)`, `transform(..)` …, then `build()`.
+            pub fn builder(clientset: &#clientset) -> #rt::factory::FactoryBuilder<Self> {
+                #rt::factory::SharedInformerFactory::builder(clientset.client().clone()).typed()
+            }
+
+            /// The runtime factory this wraps.
+            pub fn factory(&self) -> &#rt::factory::SharedInformerFactory {
+                &self.inner
+            }
+
+            /// The informer of a resource named by group, version and resource (client-go's
+            /// `ForResource`), for every kind of this clientset.
+            pub fn for_resource(
+                &self,
+                gvr: &#rt::kube::core::GroupVersionResource,
+            ) -> Result<#rt::factory::GenericInformer, #rt::factory::FactoryError> {
+                self.inner.for_resource(gvr)
+            }
+
+            #(#accessors)*
+        }
+
+        impl From<#rt::factory::SharedInformerFactory> for SharedInformerFactory {
+            fn from(factory: #rt::factory::SharedInformerFactory) -> Self {
+                #(#registrations)*
+                Self { inner: factory }
+            }
+        }
+
+        impl ::core::ops::Deref for SharedInformerFactory {
+            type Target = #rt::factory::SharedInformerFactory;
+
+            fn deref(&self) -> &Self::Target {
+                &self.inner
+            }
+        }
+    };
+    Module::client(
+        &["informers", "externalversions"],
+        "Informers of the versioned clientset's kinds, and their shared factory.",
+        items,
+    )
+}
+
+fn version_module(ctx: &Ctx<'_>, pkg: &Package) -> Module {
+    let rt = ctx.rt();
+    let vs = version_struct(pkg);
+    let kinds = informer_kinds(pkg);
+    let reexports = kinds.iter().map(|k| {
+        let m = ident(&k.module());
+        let i = format_ident!("{}Informer", k.name);
+        quote!(pub use self::#m::#i;)
+    });
+    let accessors = kinds.iter().map(|k| {
+        let method = ident(&k.accessor());
+        let i = format_ident!("{}Informer", k.name);
+        let doc = docs(&format!("The shared informer of `{}`.", k.name));
+        quote! {
+            #doc
+            pub fn #method(&self) -> #i {
+                #i::new(self.factory)
+            }
+        }
+    });
+    let doc = docs(&format!(
+        "Informers of the `{}` API, one accessor per kind.",
+        pkg.api_version()
+    ));
+    Module::client(
+        &[
+            "informers",
+            "externalversions",
+            &pkg.group_module,
+            &pkg.version_module(),
+        ],
+        format!("Informers of the `{}` API.", pkg.api_version()),
+        quote! {
+            #(#reexports)*
+
+            #doc
+            #[derive(Clone, Copy)]
+            pub struct #vs<'a> {
+                factory: &'a #rt::factory::SharedInformerFactory,
+            }
+
+            impl<'a> #vs<'a> {
+                /// The version's informers on `factory`.
+                pub fn new(factory: &'a #rt::factory::SharedInformerFactory) -> Self {
+                    Self { factory }
+                }
+
+                #(#accessors)*
+            }
+        },
+    )
+}
+
+fn kind_informer(ctx: &Ctx<'_>, pkg: &Package, kind: &Kind) -> Module {
+    let rt = ctx.rt();
+    let pkg_path = ctx.package_path(pkg);
+    let kind_id = ident(&kind.name);
+    let informer = format_ident!("{}Informer", kind.name);
+    let k = &kind.name;
+    let lister = kind.wants_lister().then(|| {
+        let lister_path = ctx.client_path(&[
+            "listers",
+            &pkg.group_module,
+            &pkg.version_module(),
+            &format!("{}Lister", kind.name),
+        ]);
+        let doc = docs(&format!(
+            "A lister over this informer's cache of `{k}` objects."
+        ));
+        quote! {
+            #doc
+            pub fn lister(&self) -> #lister_path {
+                #lister_path::new(self.informer.cache().clone())
+            }
+        }
+    });
+    let struct_doc = docs(&format!(
+        "The shared informer of `{k}` and its lister. Cheap to clone; every clone and every other caller of the factory's `{}()` shares one watch.",
+        snake(&kind.plural)
+    ));
+    Module::client(
+        &[
+            "informers",
+            "externalversions",
+            &pkg.group_module,
+            &pkg.version_module(),
+            &kind.module(),
+        ],
+        format!(
+            "The informer of `{k}` (`{}.{}`).",
+            kind.resource,
+            group_label(pkg)
+        ),
+        quote! {
+            use #pkg_path::#kind_id;
+
+            #struct_doc
+            #[derive(Clone)]
+            pub struct #informer {
+                informer: #rt::informer::SharedIndexInformer<#kind_id>,
+            }
+
+            impl #informer {
+                /// The factory's shared informer of this kind (created on first use).
+                pub fn new(factory: &#rt::factory::SharedInformerFactory) -> Self {
+                    Self {
+                        informer: factory.informer_for::<#kind_id>(),
+                    }
+                }
+
+                /// The informer: event handlers, indexers, sync state, cache.
+                pub fn informer(&self) -> &#rt::informer::SharedIndexInformer<#kind_id> {
+                    &self.informer
+                }
+
+                #lister
+            }
+        },
+    )
+}

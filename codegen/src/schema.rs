@@ -1,0 +1,2361 @@
+//! The schema stage of the `crd` generator: a pure function from a package's `syn` AST to a
+//! **structural** OpenAPI v3 schema (kube-apiserver's rules for CustomResourceDefinitions), held
+//! as plain data in [`Schema`].
+//!
+//! What is mapped, and how:
+//!
+//! | Rust | schema |
+//! | --- | --- |
+//! | `String`, `&str`, `char` | `type: string` (`char`: length 1) |
+//! | `bool` | `type: boolean` |
+//! | `i8` `i16` `i32` `u8` `u16` | `type: integer, format: int32` (bounds of the narrower types as `minimum`/`maximum`) |
+//! | `i64` `isize`, `u32` `u64` `usize` | `type: integer, format: int64` (unsigned: `minimum: 0`) |
+//! | `f32` / `f64` | `type: number, format: float` / `double` |
+//! | `Option<T>` | `T`, not required; `nullable: true` unless `skip_serializing_if` keeps `null` off the wire |
+//! | `Vec<T>`, `VecDeque<T>`, `[T; N]`, `&[T]` | `type: array, items: T` |
+//! | `BTreeSet<T>`, `HashSet<T>` (scalar `T`) | `type: array, x-kubernetes-list-type: set` |
+//! | `BTreeMap<K, T>`, `HashMap<K, T>` (string-like `K`) | `type: object, additionalProperties: T` |
+//! | `Box<T>`, `Arc<T>`, `Rc<T>` | `T` |
+//! | a struct of the package | `type: object`, `properties`, `required`, inlined (no `$ref`) |
+//! | a newtype struct, `#[serde(transparent)]` | the inner type |
+//! | an enum of unit variants | `type: string, enum: […]` |
+//! | an externally tagged enum of data variants | `type: object`, one property per variant, `oneOf` of `required` |
+//! | an internally (`tag`) or adjacently (`tag` + `content`) tagged enum | `type: object`, the tag as a string enum, the variants' fields merged |
+//! | an `untagged` enum | the variants' common type (objects merged; `integer` + `string` → int-or-string) |
+//! | `serde_json::Value` | `x-kubernetes-preserve-unknown-fields: true` |
+//! | k8s-openapi `ObjectMeta` | `type: object` |
+//! | k8s-openapi `Time`, `MicroTime` | `type: string, format: date-time` |
+//! | k8s-openapi `Quantity` | int-or-string with the quantity `pattern` |
+//! | k8s-openapi `IntOrString` | `x-kubernetes-int-or-string: true` |
+//! | k8s-openapi `Condition`, `LabelSelector` | their Kubernetes schemas |
+//!
+//! Serde attributes are honoured as serde applies them: `rename`, `rename_all` (structs and
+//! enums, `rename_all_fields`), `skip`, `skip_serializing_if`, `default`, `flatten`,
+//! `transparent`, `tag`, `content`, `untagged`. Doc comments become `description`s (tag lines
+//! excluded). Field and type markers (`+kubebuilder:validation:*` …, see [`apply_markers`]) refine
+//! the result. Everything else — types of other packages, tuples, `#[serde(with)]`, recursion —
+//! is an error naming the field and its `file:line:col`.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use quote::ToTokens;
+use serde_json::{Map, Number, Value};
+use syn::ext::IdentExt;
+use syn::spanned::Spanned;
+
+use crate::error::{Error, Location, Pos, Result};
+use crate::markers;
+use crate::scan::{PackageSource, SourceFile};
+use crate::tags::{self, Tag};
+
+/// An `x-kubernetes-validations` rule (`+kubebuilder:validation:XValidation:rule=…,message=…`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Validation {
+    /// The CEL expression.
+    pub rule: String,
+    /// The message shown when the rule fails.
+    pub message: Option<String>,
+}
+
+/// One node of a structural OpenAPI v3 schema: the subset of `JSONSchemaProps` the generator
+/// writes. Every field has the JSON type k8s-openapi's `JSONSchemaProps` expects, so the JSON of
+/// a [`Schema`] always deserializes into it.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Schema {
+    /// `type`: `object`, `array`, `string`, `integer`, `number` or `boolean`.
+    pub type_: Option<String>,
+    /// `format` (`int32`, `date-time` …).
+    pub format: Option<String>,
+    /// `description`, from doc comments.
+    pub description: Option<String>,
+    /// `properties` of an object.
+    pub properties: BTreeMap<String, Schema>,
+    /// `required` properties, in declaration order.
+    pub required: Vec<String>,
+    /// `additionalProperties` of a map.
+    pub additional_properties: Option<Box<Schema>>,
+    /// `items` of an array.
+    pub items: Option<Box<Schema>>,
+    /// `enum` values.
+    pub enum_values: Vec<Value>,
+    /// `default`.
+    pub default: Option<Value>,
+    /// `nullable`.
+    pub nullable: bool,
+    /// `minimum`.
+    pub minimum: Option<Number>,
+    /// `maximum`.
+    pub maximum: Option<Number>,
+    /// `exclusiveMinimum`.
+    pub exclusive_minimum: bool,
+    /// `exclusiveMaximum`.
+    pub exclusive_maximum: bool,
+    /// `multipleOf`.
+    pub multiple_of: Option<Number>,
+    /// `minLength`.
+    pub min_length: Option<i64>,
+    /// `maxLength`.
+    pub max_length: Option<i64>,
+    /// `minItems`.
+    pub min_items: Option<i64>,
+    /// `maxItems`.
+    pub max_items: Option<i64>,
+    /// `minProperties`.
+    pub min_properties: Option<i64>,
+    /// `maxProperties`.
+    pub max_properties: Option<i64>,
+    /// `pattern` (an RE2 regular expression).
+    pub pattern: Option<String>,
+    /// `anyOf` (only the int-or-string pair is written here).
+    pub any_of: Vec<Schema>,
+    /// `oneOf` (only `required`-only branches, for externally tagged enums).
+    pub one_of: Vec<Schema>,
+    /// `x-kubernetes-int-or-string`.
+    pub int_or_string: bool,
+    /// `x-kubernetes-preserve-unknown-fields`.
+    pub preserve_unknown_fields: bool,
+    /// `x-kubernetes-embedded-resource`.
+    pub embedded_resource: bool,
+    /// `x-kubernetes-list-type` (`atomic`, `set`, `map`).
+    pub list_type: Option<String>,
+    /// `x-kubernetes-list-map-keys`.
+    pub list_map_keys: Vec<String>,
+    /// `x-kubernetes-map-type` (`atomic`, `granular`).
+    pub map_type: Option<String>,
+    /// `x-kubernetes-validations`.
+    pub validations: Vec<Validation>,
+}
+
+impl Schema {
+    /// A node of one type.
+    pub fn typed(t: &str) -> Schema {
+        Schema {
+            type_: Some(t.to_string()),
+            ..Schema::default()
+        }
+    }
+
+    /// A node of one type and format.
+    pub fn formatted(t: &str, format: &str) -> Schema {
+        Schema {
+            format: Some(format.to_string()),
+            ..Schema::typed(t)
+        }
+    }
+
+    /// `x-kubernetes-int-or-string: true` with `anyOf: [integer, string]`.
+    pub fn int_or_string() -> Schema {
+        Schema {
+            any_of: vec![Schema::typed("integer"), Schema::typed("string")],
+            int_or_string: true,
+            ..Schema::default()
+        }
+    }
+
+    fn with_description(mut self, d: &str) -> Schema {
+        self.description = Some(d.to_string());
+        self
+    }
+
+    /// The type the node validates as, for marker checks: its `type`, or `int-or-string`.
+    fn kind(&self) -> &str {
+        if self.int_or_string {
+            "int-or-string"
+        } else {
+            self.type_.as_deref().unwrap_or("any")
+        }
+    }
+
+    /// The node as `JSONSchemaProps` JSON.
+    pub fn to_json(&self) -> Value {
+        let mut m = Map::new();
+        let mut put = |k: &str, v: Value| {
+            m.insert(k.to_string(), v);
+        };
+        if let Some(t) = &self.type_ {
+            put("type", Value::String(t.clone()));
+        }
+        if let Some(f) = &self.format {
+            put("format", Value::String(f.clone()));
+        }
+        if let Some(d) = &self.description {
+            put("description", Value::String(d.clone()));
+        }
+        if !self.properties.is_empty() {
+            put(
+                "properties",
+                Value::Object(
+                    self.properties
+                        .iter()
+                        .map(|(k, v)| (k.clone(), v.to_json()))
+                        .collect(),
+                ),
+            );
+        }
+        if !self.required.is_empty() {
+            put("required", strings(&self.required));
+        }
+        if let Some(a) = &self.additional_properties {
+            put("additionalProperties", a.to_json());
+        }
+        if let Some(i) = &self.items {
+            put("items", i.to_json());
+        }
+        if !self.enum_values.is_empty() {
+            put("enum", Value::Array(self.enum_values.clone()));
+        }
+        if let Some(d) = &self.default {
+            put("default", d.clone());
+        }
+        if self.nullable {
+            put("nullable", Value::Bool(true));
+        }
+        if let Some(n) = &self.minimum {
+            put("minimum", Value::Number(n.clone()));
+        }
+        if let Some(n) = &self.maximum {
+            put("maximum", Value::Number(n.clone()));
+        }
+        if self.exclusive_minimum {
+            put("exclusiveMinimum", Value::Bool(true));
+        }
+        if self.exclusive_maximum {
+            put("exclusiveMaximum", Value::Bool(true));
+        }
+        if let Some(n) = &self.multiple_of {
+            put("multipleOf", Value::Number(n.clone()));
+        }
+        for (k, v) in [
+            ("minLength", self.min_length),
+            ("maxLength", self.max_length),
+            ("minItems", self.min_items),
+            ("maxItems", self.max_items),
+            ("minProperties", self.min_properties),
+            ("maxProperties", self.max_properties),
+        ] {
+            if let Some(v) = v {
+                put(k, Value::from(v));
+            }
+        }
+        if let Some(p) = &self.pattern {
+            put("pattern", Value::String(p.clone()));
+        }
+        if !self.any_of.is_empty() {
+            put(
+                "anyOf",
+                Value::Array(self.any_of.iter().map(Schema::to_json).collect()),
+            );
+        }
+        if !self.one_of.is_empty() {
+            put(
+                "oneOf",
+                Value::Array(self.one_of.iter().map(Schema::to_json).collect()),
+            );
+        }
+        if self.int_or_string {
+            put("x-kubernetes-int-or-string", Value::Bool(true));
+        }
+        if self.preserve_unknown_fields {
+            put("x-kubernetes-preserve-unknown-fields", Value::Bool(true));
+        }
+        if self.embedded_resource {
+            put("x-kubernetes-embedded-resource", Value::Bool(true));
+        }
+        if let Some(t) = &self.list_type {
+            put("x-kubernetes-list-type", Value::String(t.clone()));
+        }
+        if !self.list_map_keys.is_empty() {
+            put("x-kubernetes-list-map-keys", strings(&self.list_map_keys));
+        }
+        if let Some(t) = &self.map_type {
+            put("x-kubernetes-map-type", Value::String(t.clone()));
+        }
+        if !self.validations.is_empty() {
+            let rules = self
+                .validations
+                .iter()
+                .map(|v| {
+                    let mut r = Map::new();
+                    r.insert("rule".into(), Value::String(v.rule.clone()));
+                    if let Some(msg) = &v.message {
+                        r.insert("message".into(), Value::String(msg.clone()));
+                    }
+                    Value::Object(r)
+                })
+                .collect();
+            put("x-kubernetes-validations", Value::Array(rules));
+        }
+        Value::Object(m)
+    }
+}
+
+fn strings(v: &[String]) -> Value {
+    Value::Array(v.iter().cloned().map(Value::String).collect())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Kubernetes' own schemas (facts from k8s.io/apimachinery's types and controller-gen's output).
+
+/// The `pattern` of a `resource.Quantity` string.
+pub const QUANTITY_PATTERN: &str = r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$";
+
+fn quantity() -> Schema {
+    Schema {
+        pattern: Some(QUANTITY_PATTERN.to_string()),
+        ..Schema::int_or_string()
+    }
+}
+
+fn object(props: Vec<(&str, Schema)>, required: &[&str]) -> Schema {
+    Schema {
+        properties: props.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
+        required: required.iter().map(|s| s.to_string()).collect(),
+        ..Schema::typed("object")
+    }
+}
+
+fn condition() -> Schema {
+    let mut s = object(
+        vec![
+            (
+                "lastTransitionTime",
+                Schema::formatted("string", "date-time").with_description(
+                    "lastTransitionTime is the last time the condition transitioned from one status to another.",
+                ),
+            ),
+            (
+                "message",
+                Schema {
+                    max_length: Some(32768),
+                    ..Schema::typed("string")
+                }
+                .with_description(
+                    "message is a human readable message indicating details about the transition. This may be an empty string.",
+                ),
+            ),
+            (
+                "observedGeneration",
+                Schema {
+                    minimum: Some(Number::from(0)),
+                    ..Schema::formatted("integer", "int64")
+                }
+                .with_description(
+                    "observedGeneration represents the .metadata.generation that the condition was set based upon.",
+                ),
+            ),
+            (
+                "reason",
+                Schema {
+                    max_length: Some(1024),
+                    min_length: Some(1),
+                    pattern: Some("^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$".into()),
+                    ..Schema::typed("string")
+                }
+                .with_description(
+                    "reason contains a programmatic identifier indicating the reason for the condition's last transition.",
+                ),
+            ),
+            (
+                "status",
+                Schema {
+                    enum_values: vec!["True".into(), "False".into(), "Unknown".into()],
+                    ..Schema::typed("string")
+                }
+                .with_description("status of the condition, one of True, False, Unknown."),
+            ),
+            (
+                "type",
+                Schema {
+                    max_length: Some(316),
+                    pattern: Some(r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$".into()),
+                    ..Schema::typed("string")
+                }
+                .with_description("type of condition in CamelCase or in foo.example.com/CamelCase."),
+            ),
+        ],
+        &["lastTransitionTime", "message", "reason", "status", "type"],
+    );
+    s.description = Some(
+        "Condition contains details for one aspect of the current state of this API Resource."
+            .into(),
+    );
+    s
+}
+
+fn label_selector() -> Schema {
+    let strings_atomic = Schema {
+        items: Some(Box::new(Schema::typed("string"))),
+        list_type: Some("atomic".into()),
+        ..Schema::typed("array")
+    };
+    let requirement = object(
+        vec![
+            (
+                "key",
+                Schema::typed("string")
+                    .with_description("key is the label key that the selector applies to."),
+            ),
+            (
+                "operator",
+                Schema::typed("string").with_description(
+                    "operator represents a key's relationship to a set of values. Valid operators are In, NotIn, Exists and DoesNotExist.",
+                ),
+            ),
+            (
+                "values",
+                strings_atomic.with_description(
+                    "values is an array of string values. If the operator is In or NotIn, the values array must be non-empty.",
+                ),
+            ),
+        ],
+        &["key", "operator"],
+    );
+    let mut s = object(
+        vec![
+            (
+                "matchExpressions",
+                Schema {
+                    items: Some(Box::new(requirement)),
+                    list_type: Some("atomic".into()),
+                    ..Schema::typed("array")
+                }
+                .with_description(
+                    "matchExpressions is a list of label selector requirements. The requirements are ANDed.",
+                ),
+            ),
+            (
+                "matchLabels",
+                Schema {
+                    additional_properties: Some(Box::new(Schema::typed("string"))),
+                    ..Schema::typed("object")
+                }
+                .with_description(
+                    "matchLabels is a map of {key,value} pairs. The requirements are ANDed.",
+                ),
+            ),
+        ],
+        &[],
+    );
+    s.map_type = Some("atomic".into());
+    s.description = Some(
+        "A label selector is a label query over a set of resources. An empty label selector matches all objects; a null one matches no objects."
+            .into(),
+    );
+    s
+}
+
+const K8S_META_V1: &[&str] = &["k8s_openapi", "apimachinery", "pkg", "apis", "meta", "v1"];
+
+/// The schema of a k8s-openapi (or serde_json) type, by its full path.
+fn external_schema(full: &[String]) -> Option<Schema> {
+    let p: Vec<&str> = full.iter().map(String::as_str).collect();
+    match p.as_slice() {
+        ["serde_json", "Value"] => Some(Schema {
+            preserve_unknown_fields: true,
+            ..Schema::default()
+        }),
+        ["serde_json", "Map"] => Some(Schema {
+            preserve_unknown_fields: true,
+            ..Schema::typed("object")
+        }),
+        ["k8s_openapi", "ByteString"] => Some(Schema::formatted("string", "byte")),
+        [
+            "k8s_openapi",
+            "apimachinery",
+            "pkg",
+            "api",
+            "resource",
+            "Quantity",
+        ] => Some(quantity()),
+        [
+            "k8s_openapi",
+            "apimachinery",
+            "pkg",
+            "util",
+            "intstr",
+            "IntOrString",
+        ] => Some(Schema::int_or_string()),
+        [rest @ .., last] if rest == K8S_META_V1 => match *last {
+            "ObjectMeta" => Some(Schema::typed("object")),
+            "Time" | "MicroTime" => Some(Schema::formatted("string", "date-time")),
+            "Condition" => Some(condition()),
+            "LabelSelector" => Some(label_selector()),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Rewrites re-exports to the k8s-openapi path: `kube::core::ObjectMeta`,
+/// `kube_codegen_runtime::k8s_openapi::…`.
+fn normalize(mut full: Vec<String>) -> Vec<String> {
+    if full.first().is_some_and(|f| f == "kube_codegen_runtime")
+        && full
+            .get(1)
+            .is_some_and(|s| s == "k8s_openapi" || s == "serde_json" || s == "kube")
+    {
+        full.remove(0);
+    }
+    if full.len() == 3
+        && full[0] == "kube"
+        && (full[1] == "api" || full[1] == "core")
+        && full[2] == "ObjectMeta"
+    {
+        full = K8S_META_V1
+            .iter()
+            .map(|s| s.to_string())
+            .chain(["ObjectMeta".to_string()])
+            .collect();
+    }
+    full
+}
+
+// ---------------------------------------------------------------------------------------------
+// Serde attributes.
+
+/// A `rename_all` rule, as serde applies it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RenameRule {
+    /// `lowercase`
+    Lower,
+    /// `UPPERCASE`
+    Upper,
+    /// `PascalCase`
+    Pascal,
+    /// `camelCase`
+    Camel,
+    /// `snake_case`
+    Snake,
+    /// `SCREAMING_SNAKE_CASE`
+    ScreamingSnake,
+    /// `kebab-case`
+    Kebab,
+    /// `SCREAMING-KEBAB-CASE`
+    ScreamingKebab,
+}
+
+impl RenameRule {
+    /// Parses serde's spelling of a rule.
+    pub fn parse(s: &str) -> Option<RenameRule> {
+        Some(match s {
+            "lowercase" => RenameRule::Lower,
+            "UPPERCASE" => RenameRule::Upper,
+            "PascalCase" => RenameRule::Pascal,
+            "camelCase" => RenameRule::Camel,
+            "snake_case" => RenameRule::Snake,
+            "SCREAMING_SNAKE_CASE" => RenameRule::ScreamingSnake,
+            "kebab-case" => RenameRule::Kebab,
+            "SCREAMING-KEBAB-CASE" => RenameRule::ScreamingKebab,
+            _ => return None,
+        })
+    }
+
+    /// The wire name of a (snake_case) field.
+    pub fn field(self, f: &str) -> String {
+        match self {
+            RenameRule::Lower | RenameRule::Snake => f.to_string(),
+            RenameRule::Upper | RenameRule::ScreamingSnake => f.to_ascii_uppercase(),
+            RenameRule::Pascal | RenameRule::Camel => {
+                let mut pascal = String::new();
+                let mut upper = true;
+                for c in f.chars() {
+                    if c == '_' {
+                        upper = true;
+                    } else if upper {
+                        pascal.push(c.to_ascii_uppercase());
+                        upper = false;
+                    } else {
+                        pascal.push(c);
+                    }
+                }
+                if self == RenameRule::Pascal {
+                    pascal
+                } else {
+                    let mut c = pascal.chars();
+                    c.next()
+                        .map(|f| f.to_ascii_lowercase().to_string() + c.as_str())
+                        .unwrap_or_default()
+                }
+            }
+            RenameRule::Kebab => f.replace('_', "-"),
+            RenameRule::ScreamingKebab => f.to_ascii_uppercase().replace('_', "-"),
+        }
+    }
+
+    /// The wire name of a (PascalCase) variant.
+    pub fn variant(self, v: &str) -> String {
+        let snake = || {
+            let mut out = String::new();
+            for (i, c) in v.chars().enumerate() {
+                if i > 0 && c.is_uppercase() {
+                    out.push('_');
+                }
+                out.push(c.to_ascii_lowercase());
+            }
+            out
+        };
+        match self {
+            RenameRule::Pascal => v.to_string(),
+            RenameRule::Lower => v.to_ascii_lowercase(),
+            RenameRule::Upper => v.to_ascii_uppercase(),
+            RenameRule::Camel => {
+                let mut c = v.chars();
+                match c.next() {
+                    Some(f) => f.to_ascii_lowercase().to_string() + c.as_str(),
+                    None => String::new(),
+                }
+            }
+            RenameRule::Snake => snake(),
+            RenameRule::ScreamingSnake => snake().to_ascii_uppercase(),
+            RenameRule::Kebab => snake().replace('_', "-"),
+            RenameRule::ScreamingKebab => snake().to_ascii_uppercase().replace('_', "-"),
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+struct SerdeAttrs {
+    rename: Option<String>,
+    rename_all: Option<RenameRule>,
+    rename_all_fields: Option<RenameRule>,
+    skip: bool,
+    skip_serializing: bool,
+    skip_deserializing: bool,
+    skip_serializing_if: bool,
+    default: bool,
+    flatten: bool,
+    transparent: bool,
+    tag: Option<String>,
+    content: Option<String>,
+    untagged: bool,
+    /// A serde attribute that changes the representation in a way the schema cannot follow.
+    unsupported: Option<String>,
+}
+
+fn skip_meta(meta: &syn::meta::ParseNestedMeta<'_>) -> syn::Result<()> {
+    if meta.input.peek(syn::Token![=]) {
+        meta.value()?.parse::<syn::Expr>()?;
+    } else if meta.input.peek(syn::token::Paren) {
+        meta.parse_nested_meta(|m| skip_meta(&m))?;
+    }
+    Ok(())
+}
+
+/// `key = "x"` or `key(serialize = "x", deserialize = "y")`: the serialize side.
+fn ser_string(meta: &syn::meta::ParseNestedMeta<'_>) -> syn::Result<Option<String>> {
+    if meta.input.peek(syn::Token![=]) {
+        let s: syn::LitStr = meta.value()?.parse()?;
+        return Ok(Some(s.value()));
+    }
+    let mut out = None;
+    meta.parse_nested_meta(|m| {
+        if m.path.is_ident("serialize") {
+            let s: syn::LitStr = m.value()?.parse()?;
+            out = Some(s.value());
+            Ok(())
+        } else {
+            skip_meta(&m)
+        }
+    })?;
+    Ok(out)
+}
+
+fn rule(meta: &syn::meta::ParseNestedMeta<'_>) -> syn::Result<Option<RenameRule>> {
+    match ser_string(meta)? {
+        Some(s) => RenameRule::parse(&s)
+            .map(Some)
+            .ok_or_else(|| meta.error(format!("unknown rename rule {s:?}"))),
+        None => Ok(None),
+    }
+}
+
+fn serde_attrs(attrs: &[syn::Attribute], path: &Path) -> Result<SerdeAttrs> {
+    let mut out = SerdeAttrs::default();
+    for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
+        attr.parse_nested_meta(|meta| {
+            let key = meta
+                .path
+                .get_ident()
+                .map(|i| i.to_string())
+                .unwrap_or_default();
+            match key.as_str() {
+                "rename" => out.rename = ser_string(&meta)?,
+                "rename_all" => out.rename_all = rule(&meta)?,
+                "rename_all_fields" => out.rename_all_fields = rule(&meta)?,
+                "skip" => out.skip = true,
+                "skip_serializing" => out.skip_serializing = true,
+                "skip_deserializing" => out.skip_deserializing = true,
+                "skip_serializing_if" => {
+                    skip_meta(&meta)?;
+                    out.skip_serializing_if = true;
+                }
+                "default" => {
+                    skip_meta(&meta)?;
+                    out.default = true;
+                }
+                "flatten" => out.flatten = true,
+                "transparent" => out.transparent = true,
+                "untagged" => out.untagged = true,
+                "tag" => {
+                    let s: syn::LitStr = meta.value()?.parse()?;
+                    out.tag = Some(s.value());
+                }
+                "content" => {
+                    let s: syn::LitStr = meta.value()?.parse()?;
+                    out.content = Some(s.value());
+                }
+                "with" | "serialize_with" | "deserialize_with" | "from" | "into" | "try_from"
+                | "remote" => {
+                    skip_meta(&meta)?;
+                    out.unsupported.get_or_insert(key);
+                }
+                _ => skip_meta(&meta)?,
+            }
+            Ok(())
+        })
+        .map_err(|e| {
+            Error::at(
+                Location::new(path, Pos::of_span(e.span())),
+                format!("cannot read #[serde(…)]: {e}"),
+            )
+        })?;
+    }
+    Ok(out)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Docs and tags.
+
+/// The doc comment of an item as a description: one leading space per line removed, tag lines
+/// (`+key…`) dropped, blank lines at either end trimmed. `None` when nothing is left.
+pub fn doc_text(attrs: &[syn::Attribute]) -> Option<String> {
+    let mut lines: Vec<String> = Vec::new();
+    for a in attrs.iter().filter(|a| a.path().is_ident("doc")) {
+        if let syn::Meta::NameValue(nv) = &a.meta
+            && let syn::Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Str(s),
+                ..
+            }) = &nv.value
+        {
+            for l in s.value().split('\n') {
+                lines.push(l.strip_prefix(' ').unwrap_or(l).trim_end().to_string());
+            }
+        }
+    }
+    lines.retain(|l| {
+        let t = l.trim_start();
+        !(t.starts_with('+') && t.len() > 1 && !t[1..].starts_with(char::is_whitespace))
+    });
+    while lines.first().is_some_and(|l| l.is_empty()) {
+        lines.remove(0);
+    }
+    while lines.last().is_some_and(|l| l.is_empty()) {
+        lines.pop();
+    }
+    // Collapse runs of blank lines left where tag lines were removed.
+    lines.dedup_by(|a, b| a.is_empty() && b.is_empty());
+    (!lines.is_empty()).then(|| lines.join("\n"))
+}
+
+/// The span of a written visibility (`pub`, `pub(crate)`); none for an inherited one, whose
+/// span is the call site, not a place in the file.
+fn vis_span(vis: &syn::Visibility) -> Vec<proc_macro2::Span> {
+    match vis {
+        syn::Visibility::Inherited => Vec::new(),
+        v => vec![v.span()],
+    }
+}
+
+fn line_of(span: proc_macro2::Span) -> usize {
+    span.start().line
+}
+
+/// The tags of an item or field whose attributes are `attrs` and whose name is at `name`.
+fn tags_of(
+    file: &SourceFile,
+    attrs: &[syn::Attribute],
+    other: &[proc_macro2::Span],
+    name: proc_macro2::Span,
+) -> Vec<Tag> {
+    let name_line = line_of(name);
+    let first_line = attrs
+        .iter()
+        .map(|a| line_of(a.pound_token.span))
+        .chain(other.iter().map(|s| line_of(*s)))
+        .chain([name_line])
+        .filter(|&l| l > 0)
+        .min()
+        .unwrap_or(name_line);
+    tags::item_tags(&file.path, &file.text, first_line, name_line)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Markers.
+
+/// What field markers decide besides the schema.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct MarkerFlags {
+    /// `Some(true)` for `+kubebuilder:validation:Required`/`+required`, `Some(false)` for
+    /// `…:Optional`/`+optional` (which wins when both are given).
+    pub required: Option<bool>,
+}
+
+fn number(raw: &str) -> std::result::Result<Number, String> {
+    let raw = raw.trim();
+    if let Ok(i) = raw.parse::<i64>() {
+        return Ok(Number::from(i));
+    }
+    raw.parse::<f64>()
+        .ok()
+        .filter(|f| f.is_finite())
+        .and_then(Number::from_f64)
+        .ok_or_else(|| format!("{raw:?} is not a number"))
+}
+
+fn count(raw: &str) -> std::result::Result<i64, String> {
+    raw.trim()
+        .parse::<i64>()
+        .ok()
+        .filter(|n| *n >= 0)
+        .ok_or_else(|| format!("{raw:?} is not a non-negative integer"))
+}
+
+fn boolean(raw: Option<&str>) -> std::result::Result<bool, String> {
+    match raw.map(str::trim) {
+        None | Some("true") => Ok(true),
+        Some("false") => Ok(false),
+        Some(v) => Err(format!("expected true or false, found {v:?}")),
+    }
+}
+
+/// Parses one value for the node `s` (`Enum` items, `default`): JSON if it parses, else a
+/// string for string-like nodes.
+fn typed_value(raw: &str, s: &Schema) -> std::result::Result<Value, String> {
+    let raw = raw.trim();
+    let v = if raw.starts_with('`') {
+        Value::String(markers::unquote(raw)?)
+    } else {
+        match serde_json::from_str::<Value>(raw) {
+            Ok(v) => v,
+            Err(_) if matches!(s.kind(), "string" | "int-or-string" | "any") => {
+                Value::String(raw.to_string())
+            }
+            Err(_) => return Err(format!("{raw} is not a valid {} value", s.kind())),
+        }
+    };
+    // A bare word for a string node (`Enum=True;False`) is a string, not a JSON boolean.
+    let v = match (&v, s.kind()) {
+        (Value::Bool(_) | Value::Number(_) | Value::Null, "string") if !markers::is_quoted(raw) => {
+            Value::String(raw.to_string())
+        }
+        _ => v,
+    };
+    let ok = match (s.kind(), &v) {
+        ("string", Value::String(_)) => true,
+        ("integer", Value::Number(n)) => n.is_i64() || n.is_u64(),
+        ("number", Value::Number(_)) => true,
+        ("boolean", Value::Bool(_)) => true,
+        ("object", Value::Object(_)) => true,
+        ("array", Value::Array(_)) => true,
+        ("int-or-string", Value::Number(n)) => n.is_i64() || n.is_u64(),
+        ("int-or-string", Value::String(_)) => true,
+        ("any", _) => true,
+        _ => false,
+    };
+    if ok {
+        Ok(v)
+    } else {
+        Err(format!(
+            "{raw} does not match the field's type ({})",
+            s.kind()
+        ))
+    }
+}
+
+/// Applies the controller-gen field and type markers among `tags` to `s`:
+///
+/// | marker | effect |
+/// | --- | --- |
+/// | `+kubebuilder:validation:Minimum=N` / `Maximum=N` / `MultipleOf=N` | numbers |
+/// | `+kubebuilder:validation:ExclusiveMinimum` / `ExclusiveMaximum` (`=true`) | numbers |
+/// | `+kubebuilder:validation:MinLength=N` / `MaxLength=N` / `Pattern=re` / `Format=f` | strings |
+/// | `+kubebuilder:validation:MinItems=N` / `MaxItems=N` | arrays |
+/// | `+kubebuilder:validation:MinProperties=N` / `MaxProperties=N` | objects |
+/// | `+kubebuilder:validation:Enum=a;b;c` | `enum` |
+/// | `+kubebuilder:validation:Type=t` | `type` |
+/// | `+kubebuilder:validation:Required` / `Optional` (or `+required` / `+optional`) | required-ness |
+/// | `+kubebuilder:validation:Nullable` (or `+nullable`) | `nullable: true` |
+/// | `+kubebuilder:default=V` (or `+default=V`) | `default` (JSON, or a bare string) |
+/// | `+kubebuilder:pruning:PreserveUnknownFields` (or `…:validation:XPreserveUnknownFields`) | `x-kubernetes-preserve-unknown-fields` |
+/// | `+kubebuilder:validation:XEmbeddedResource` / `XIntOrString` | `x-kubernetes-embedded-resource` / `-int-or-string` |
+/// | `+kubebuilder:validation:XValidation:rule="…",message="…"` | `x-kubernetes-validations` |
+/// | `+listType=atomic\|set\|map`, `+listMapKey=k`, `+mapType=`/`+structType=atomic\|granular` | list and map types |
+///
+/// A marker that does not fit the node's type, or an unknown `+kubebuilder:validation:` marker,
+/// is an error at the marker.
+pub fn apply_markers(s: &mut Schema, tags: &[Tag]) -> Result<MarkerFlags> {
+    let mut flags = MarkerFlags::default();
+    let mut optional = false;
+    for tag in tags {
+        let key = tag.key.trim_end_matches(':');
+        let raw = tag.value.as_deref().unwrap_or_default();
+        let err = |msg: String| Error::at(tag.location.clone(), format!("+{key}: {msg}"));
+        let need = |s: &Schema, kinds: &[&str]| -> Result<()> {
+            if kinds.contains(&s.kind()) {
+                Ok(())
+            } else {
+                Err(err(format!(
+                    "applies to {} fields, but this field is {}",
+                    kinds.join(" or "),
+                    s.kind()
+                )))
+            }
+        };
+        let validation = key.starts_with("kubebuilder:validation:");
+        let name = key.strip_prefix("kubebuilder:validation:").unwrap_or(key);
+        match (validation, name) {
+            (true, "Minimum" | "Maximum" | "MultipleOf") => {
+                need(s, &["integer", "number"])?;
+                let n = number(raw).map_err(err)?;
+                match name {
+                    "Minimum" => s.minimum = Some(n),
+                    "Maximum" => s.maximum = Some(n),
+                    _ => {
+                        if n.as_f64().is_some_and(|f| f <= 0.0) {
+                            return Err(err("must be greater than 0".into()));
+                        }
+                        s.multiple_of = Some(n);
+                    }
+                }
+            }
+            (true, "ExclusiveMinimum" | "ExclusiveMaximum") => {
+                need(s, &["integer", "number"])?;
+                let b = boolean(tag.value.as_deref()).map_err(err)?;
+                if name == "ExclusiveMinimum" {
+                    s.exclusive_minimum = b;
+                } else {
+                    s.exclusive_maximum = b;
+                }
+            }
+            (true, "MinLength" | "MaxLength") => {
+                need(s, &["string", "int-or-string"])?;
+                let n = count(raw).map_err(err)?;
+                if name == "MinLength" {
+                    s.min_length = Some(n);
+                } else {
+                    s.max_length = Some(n);
+                }
+            }
+            (true, "Pattern") => {
+                need(s, &["string", "int-or-string"])?;
+                s.pattern = Some(markers::unquote(raw).map_err(err)?);
+            }
+            (true, "Format") => {
+                s.format = Some(markers::unquote(raw).map_err(err)?);
+            }
+            (true, "MinItems" | "MaxItems") => {
+                need(s, &["array"])?;
+                let n = count(raw).map_err(err)?;
+                if name == "MinItems" {
+                    s.min_items = Some(n);
+                } else {
+                    s.max_items = Some(n);
+                }
+            }
+            (true, "MinProperties" | "MaxProperties") => {
+                need(s, &["object"])?;
+                let n = count(raw).map_err(err)?;
+                if name == "MinProperties" {
+                    s.min_properties = Some(n);
+                } else {
+                    s.max_properties = Some(n);
+                }
+            }
+            (true, "Enum") => {
+                let items = markers::list_raw(raw).map_err(err)?;
+                if items.is_empty() {
+                    return Err(err("needs at least one value".into()));
+                }
+                s.enum_values = items
+                    .iter()
+                    .map(|i| typed_value(i, s))
+                    .collect::<std::result::Result<_, _>>()
+                    .map_err(err)?;
+            }
+            (true, "Type") => {
+                let t = markers::unquote(raw).map_err(err)?;
+                if !["object", "array", "string", "integer", "number", "boolean"]
+                    .contains(&t.as_str())
+                {
+                    return Err(err(format!("unknown type {t:?}")));
+                }
+                s.type_ = Some(t);
+                s.int_or_string = false;
+                s.any_of.clear();
+            }
+            (true, "Required") => flags.required = Some(true),
+            (true, "Optional") => optional = true,
+            (true, "Nullable") => s.nullable = true,
+            (true, "XPreserveUnknownFields") => s.preserve_unknown_fields = true,
+            (true, "XEmbeddedResource") => {
+                need(s, &["object"])?;
+                s.embedded_resource = true;
+            }
+            (true, "XIntOrString") => {
+                *s = Schema {
+                    description: s.description.take(),
+                    ..Schema::int_or_string()
+                };
+            }
+            (true, n) if n == "XValidation" || n.starts_with("XValidation:") => {
+                let args =
+                    markers::args_of(tag, "kubebuilder:validation:XValidation").unwrap_or_default();
+                let args = markers::parse_args(tag, &args)?;
+                let mut v = Validation {
+                    rule: String::new(),
+                    message: None,
+                };
+                for (k, val) in args {
+                    let val = markers::unquote(&val).map_err(err)?;
+                    match k.as_str() {
+                        "rule" => v.rule = val,
+                        "message" => v.message = Some(val),
+                        other => {
+                            return Err(err(format!(
+                                "unknown argument {other:?} (known: rule, message)"
+                            )));
+                        }
+                    }
+                }
+                if v.rule.is_empty() {
+                    return Err(err("rule= is required".into()));
+                }
+                s.validations.push(v);
+            }
+            (true, other) => {
+                return Err(err(format!(
+                    "unknown marker +kubebuilder:validation:{other} (known: Minimum, Maximum, ExclusiveMinimum, ExclusiveMaximum, MultipleOf, MinLength, MaxLength, Pattern, Format, MinItems, MaxItems, MinProperties, MaxProperties, Enum, Type, Required, Optional, Nullable, XPreserveUnknownFields, XEmbeddedResource, XIntOrString, XValidation)"
+                )));
+            }
+            (false, _) => match key {
+                "required" => flags.required = Some(true),
+                "optional" => optional = true,
+                "nullable" => s.nullable = true,
+                "kubebuilder:default" | "default" => {
+                    if tag.value.is_none() {
+                        return Err(err("needs a value, e.g. +kubebuilder:default=1".into()));
+                    }
+                    s.default = Some(typed_value(raw, s).map_err(err)?);
+                }
+                "kubebuilder:pruning:PreserveUnknownFields" => s.preserve_unknown_fields = true,
+                "listType" => {
+                    need(s, &["array"])?;
+                    if !["atomic", "set", "map"].contains(&raw) {
+                        return Err(err(format!("expected atomic, set or map, found {raw:?}")));
+                    }
+                    s.list_type = Some(raw.to_string());
+                }
+                "listMapKey" => {
+                    need(s, &["array"])?;
+                    s.list_map_keys.push(raw.to_string());
+                }
+                "mapType" | "structType" => {
+                    need(s, &["object"])?;
+                    if !["atomic", "granular"].contains(&raw) {
+                        return Err(err(format!("expected atomic or granular, found {raw:?}")));
+                    }
+                    s.map_type = Some(raw.to_string());
+                }
+                _ => {}
+            },
+        }
+    }
+    if optional {
+        flags.required = Some(false);
+    }
+    if (s.exclusive_minimum && s.minimum.is_none() || s.exclusive_maximum && s.maximum.is_none())
+        && let Some(t) = tags.iter().find(|t| t.key.contains("Exclusive"))
+    {
+        return Err(Error::at(
+            t.location.clone(),
+            format!("+{}: needs the matching Minimum/Maximum", t.key),
+        ));
+    }
+    if s.list_type.as_deref() == Some("map")
+        && s.list_map_keys.is_empty()
+        && let Some(t) = tags.iter().find(|t| t.key == "listType")
+    {
+        return Err(Error::at(
+            t.location.clone(),
+            "+listType=map needs at least one +listMapKey=",
+        ));
+    }
+    Ok(flags)
+}
+
+// ---------------------------------------------------------------------------------------------
+// The package index and the walk.
+
+enum ItemRef<'a> {
+    Struct(&'a syn::ItemStruct),
+    Enum(&'a syn::ItemEnum),
+}
+
+struct TypeItem<'a> {
+    item: ItemRef<'a>,
+    file: &'a SourceFile,
+    tags: Vec<Tag>,
+}
+
+impl TypeItem<'_> {
+    fn generics(&self) -> &syn::Generics {
+        match self.item {
+            ItemRef::Struct(s) => &s.generics,
+            ItemRef::Enum(e) => &e.generics,
+        }
+    }
+
+    fn attrs(&self) -> &[syn::Attribute] {
+        match self.item {
+            ItemRef::Struct(s) => &s.attrs,
+            ItemRef::Enum(e) => &e.attrs,
+        }
+    }
+}
+
+#[derive(Default)]
+struct Imports {
+    /// `use a::b::C;` → `C` ↦ `[a, b, C]`; `use a::b as c;` → `c` ↦ `[a, b]`.
+    names: BTreeMap<String, Vec<String>>,
+    /// `use a::b::*;` → `[a, b]`.
+    globs: Vec<Vec<String>>,
+}
+
+fn collect_use(tree: &syn::UseTree, prefix: &mut Vec<String>, out: &mut Imports) {
+    match tree {
+        syn::UseTree::Path(p) => {
+            prefix.push(p.ident.unraw().to_string());
+            collect_use(&p.tree, prefix, out);
+            prefix.pop();
+        }
+        syn::UseTree::Name(n) => {
+            let name = n.ident.unraw().to_string();
+            if name == "self" {
+                if let Some(last) = prefix.last() {
+                    out.names.insert(last.clone(), prefix.clone());
+                }
+            } else {
+                let mut full = prefix.clone();
+                full.push(name.clone());
+                out.names.insert(name, full);
+            }
+        }
+        syn::UseTree::Rename(r) => {
+            let mut full = prefix.clone();
+            let name = r.ident.unraw().to_string();
+            if name != "self" {
+                full.push(name);
+            }
+            out.names.insert(r.rename.unraw().to_string(), full);
+        }
+        syn::UseTree::Glob(_) => out.globs.push(prefix.clone()),
+        syn::UseTree::Group(g) => {
+            for t in &g.items {
+                collect_use(t, prefix, out);
+            }
+        }
+    }
+}
+
+/// The types of one package, indexed for schema derivation.
+pub struct PackageTypes<'a> {
+    types: BTreeMap<String, TypeItem<'a>>,
+    imports: BTreeMap<&'a Path, Imports>,
+    /// Package-level `+kubebuilder:validation:Optional`.
+    fields_optional: bool,
+}
+
+impl<'a> PackageTypes<'a> {
+    /// Indexes the structs, enums and `use` declarations of a scanned package.
+    pub fn new(src: &'a PackageSource) -> PackageTypes<'a> {
+        let mut types = BTreeMap::new();
+        let mut imports = BTreeMap::new();
+        for file in &src.files {
+            let mut imp = Imports::default();
+            for item in &file.ast.items {
+                let (item_ref, attrs, vis, kw, ident) = match item {
+                    syn::Item::Struct(s) => (
+                        ItemRef::Struct(s),
+                        &s.attrs,
+                        &s.vis,
+                        s.struct_token.span,
+                        &s.ident,
+                    ),
+                    syn::Item::Enum(e) => (
+                        ItemRef::Enum(e),
+                        &e.attrs,
+                        &e.vis,
+                        e.enum_token.span,
+                        &e.ident,
+                    ),
+                    syn::Item::Use(u) => {
+                        collect_use(&u.tree, &mut Vec::new(), &mut imp);
+                        continue;
+                    }
+                    _ => continue,
+                };
+                let mut spans = vis_span(vis);
+                spans.push(kw);
+                let tags = tags_of(file, attrs, &spans, ident.span());
+                types.insert(
+                    ident.to_string(),
+                    TypeItem {
+                        item: item_ref,
+                        file,
+                        tags,
+                    },
+                );
+            }
+            imports.insert(file.path.as_path(), imp);
+        }
+        let fields_optional = src.mod_file().is_some_and(|m| {
+            tags::package_tags(&m.path, &m.text)
+                .iter()
+                .any(|t| t.key == "kubebuilder:validation:Optional")
+        });
+        PackageTypes {
+            types,
+            imports,
+            fields_optional,
+        }
+    }
+
+    /// The `openAPIV3Schema` of the root kind `kind`: its fields, plus `apiVersion` and `kind`,
+    /// with `metadata` reduced to `type: object` (the only form kube-apiserver accepts besides
+    /// restrictions on name and generateName).
+    pub fn kind_schema(&self, kind: &str) -> Result<Schema> {
+        let Some(item) = self.types.get(kind) else {
+            return Err(Error::file(
+                "",
+                format!("internal error: kind {kind} not found"),
+            ));
+        };
+        let ident = match item.item {
+            ItemRef::Struct(s) => &s.ident,
+            ItemRef::Enum(e) => &e.ident,
+        };
+        let site = Site {
+            loc: Location::new(&item.file.path, Pos::of_span(ident.span())),
+            what: format!("kind `{kind}`"),
+        };
+        let mut walk = Walk {
+            pkg: self,
+            stack: Vec::new(),
+        };
+        let mut s = walk.local(kind, &[], item.file, &Env::new(), &site)?.schema;
+        if s.type_.as_deref() != Some("object") || s.properties.is_empty() {
+            return Err(site.err("a kind must be a struct with named fields"));
+        }
+        s.properties.insert(
+            "apiVersion".into(),
+            Schema::typed("string").with_description(
+                "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+            ),
+        );
+        s.properties.insert(
+            "kind".into(),
+            Schema::typed("string").with_description(
+                "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+            ),
+        );
+        s.properties
+            .insert("metadata".into(), Schema::typed("object"));
+        s.required.retain(|r| r != "metadata");
+        // The root may carry no value validations of its own besides the properties'.
+        s.nullable = false;
+        Ok(s)
+    }
+}
+
+/// Where a type is used, for errors: the field's location and a label such as
+/// ``field `MydemoSpec.ip` ``.
+struct Site {
+    loc: Location,
+    what: String,
+}
+
+impl Site {
+    fn err(&self, msg: impl std::fmt::Display) -> Error {
+        Error::at(self.loc.clone(), format!("{}: {msg}", self.what))
+    }
+}
+
+/// A resolved type: its schema and whether it was an `Option`.
+#[derive(Clone)]
+struct Resolved {
+    schema: Schema,
+    optional: bool,
+}
+
+impl Resolved {
+    fn of(schema: Schema) -> Resolved {
+        Resolved {
+            schema,
+            optional: false,
+        }
+    }
+
+    /// The schema of a value inside a collection: `null` is a possible element of an `Option`.
+    fn element(self) -> Schema {
+        let mut s = self.schema;
+        if self.optional {
+            s.nullable = true;
+        }
+        s
+    }
+}
+
+/// Generic parameters bound to resolved arguments.
+type Env = BTreeMap<String, Resolved>;
+
+struct Walk<'p, 'a> {
+    pkg: &'p PackageTypes<'a>,
+    /// The local types being expanded (recursion guard).
+    stack: Vec<String>,
+}
+
+fn type_text(ty: &impl ToTokens) -> String {
+    ty.to_token_stream()
+        .to_string()
+        .replace(" :: ", "::")
+        .replace(":: ", "::")
+        .replace(" < ", "<")
+        .replace("< ", "<")
+        .replace(" >", ">")
+        .replace(" ,", ",")
+        .replace("& ", "&")
+}
+
+const SCALARS: &[&str] = &["string", "integer", "number", "boolean", "int-or-string"];
+
+impl<'a> Walk<'_, 'a> {
+    fn resolve(
+        &mut self,
+        ty: &syn::Type,
+        file: &'a SourceFile,
+        env: &Env,
+        site: &Site,
+    ) -> Result<Resolved> {
+        match ty {
+            syn::Type::Paren(p) => self.resolve(&p.elem, file, env, site),
+            syn::Type::Group(g) => self.resolve(&g.elem, file, env, site),
+            syn::Type::Reference(r) => match &*r.elem {
+                syn::Type::Path(p) if p.qself.is_none() && p.path.is_ident("str") => {
+                    Ok(Resolved::of(Schema::typed("string")))
+                }
+                elem => self.resolve(elem, file, env, site),
+            },
+            syn::Type::Array(a) => {
+                let items = self.resolve(&a.elem, file, env, site)?.element();
+                let len = match &a.len {
+                    syn::Expr::Lit(syn::ExprLit {
+                        lit: syn::Lit::Int(i),
+                        ..
+                    }) => i.base10_parse::<i64>().ok(),
+                    _ => None,
+                };
+                Ok(Resolved::of(Schema {
+                    items: Some(Box::new(items)),
+                    min_items: len,
+                    max_items: len,
+                    ..Schema::typed("array")
+                }))
+            }
+            syn::Type::Slice(sl) => {
+                let items = self.resolve(&sl.elem, file, env, site)?.element();
+                Ok(Resolved::of(Schema {
+                    items: Some(Box::new(items)),
+                    ..Schema::typed("array")
+                }))
+            }
+            syn::Type::Tuple(t) if t.elems.is_empty() => Err(site.err(
+                "the unit type `()` serializes as null, which a structural schema cannot describe",
+            )),
+            syn::Type::Tuple(_) => Err(site.err(format!(
+                "the tuple `{}` serializes as an array of mixed types, which a structural schema cannot describe; use a struct",
+                type_text(ty)
+            ))),
+            syn::Type::Path(p) if p.qself.is_none() => self.resolve_path(&p.path, file, env, site),
+            other => Err(site.err(format!(
+                "type `{}` cannot be expressed in a CRD schema",
+                type_text(other)
+            ))),
+        }
+    }
+
+    fn resolve_path(
+        &mut self,
+        path: &syn::Path,
+        file: &'a SourceFile,
+        env: &Env,
+        site: &Site,
+    ) -> Result<Resolved> {
+        let names: Vec<String> = path
+            .segments
+            .iter()
+            .map(|s| s.ident.unraw().to_string())
+            .collect();
+        let Some(last_seg) = path.segments.last() else {
+            return Err(site.err("empty type path"));
+        };
+        let mut args: Vec<&syn::Type> = Vec::new();
+        match &last_seg.arguments {
+            syn::PathArguments::None => {}
+            syn::PathArguments::AngleBracketed(a) => {
+                for arg in &a.args {
+                    match arg {
+                        syn::GenericArgument::Type(t) => args.push(t),
+                        syn::GenericArgument::Lifetime(_) => {}
+                        other => {
+                            return Err(site.err(format!(
+                                "generic argument `{}` is not supported in a CRD schema",
+                                type_text(other)
+                            )));
+                        }
+                    }
+                }
+            }
+            syn::PathArguments::Parenthesized(_) => {
+                return Err(site.err(format!(
+                    "function type `{}` cannot be serialized",
+                    type_text(path)
+                )));
+            }
+        }
+        for seg in path.segments.iter().take(names.len().saturating_sub(1)) {
+            if !seg.arguments.is_empty() {
+                return Err(site.err(format!("type `{}` cannot be resolved", type_text(path))));
+            }
+        }
+        let imports = self.pkg.imports.get(file.path.as_path());
+        let text = type_text(path);
+        if path.leading_colon.is_none() && names.len() == 1 {
+            let n = &names[0];
+            if let Some(r) = env.get(n) {
+                if !args.is_empty() {
+                    return Err(site.err(format!("type parameter `{n}` takes no arguments")));
+                }
+                return Ok(r.clone());
+            }
+            if self.pkg.types.contains_key(n) {
+                return self.local(n, &args, file, env, site);
+            }
+            if let Some(full) = imports.and_then(|i| i.names.get(n)) {
+                return self.known(full.clone(), &args, &text, file, env, site);
+            }
+            if let Some(i) = imports {
+                for glob in &i.globs {
+                    let mut full = glob.clone();
+                    full.push(n.clone());
+                    if external_schema(&normalize(full.clone())).is_some() {
+                        return self.known(full, &args, &text, file, env, site);
+                    }
+                }
+            }
+            return self.known(names, &args, &text, file, env, site);
+        }
+        let full = match names[0].as_str() {
+            "self" | "super" | "crate" if path.leading_colon.is_none() => names,
+            first => match imports.and_then(|i| i.names.get(first)) {
+                Some(p) if path.leading_colon.is_none() => {
+                    p.iter().chain(names.iter().skip(1)).cloned().collect()
+                }
+                _ => names,
+            },
+        };
+        self.known(full, &args, &text, file, env, site)
+    }
+
+    /// Resolves a full path: std types, re-exported k8s-openapi types, `self::`/`super::` paths
+    /// to types of this package.
+    fn known(
+        &mut self,
+        full: Vec<String>,
+        args: &[&syn::Type],
+        text: &str,
+        file: &'a SourceFile,
+        env: &Env,
+        site: &Site,
+    ) -> Result<Resolved> {
+        let full = normalize(full);
+        let Some(last) = full.last().cloned() else {
+            return Err(site.err("empty type path"));
+        };
+        if matches!(full[0].as_str(), "self" | "super") && self.pkg.types.contains_key(&last) {
+            return self.local(&last, args, file, env, site);
+        }
+        if let Some(s) = external_schema(&full) {
+            if !args.is_empty() && full[0] != "serde_json" {
+                return Err(site.err(format!("`{text}` takes no generic arguments")));
+            }
+            return Ok(Resolved::of(s));
+        }
+        let is_std = full.len() == 1
+            || matches!(full[0].as_str(), "std" | "core" | "alloc")
+            || full[0] == "indexmap" && matches!(last.as_str(), "IndexMap" | "IndexSet");
+        let std_name = is_std.then_some(last.as_str());
+        let arity = |n: usize| -> Result<()> {
+            if args.len() == n {
+                Ok(())
+            } else {
+                Err(site.err(format!(
+                    "`{text}`: expected {n} generic argument(s), found {}",
+                    args.len()
+                )))
+            }
+        };
+        let scalar = |s: Schema| -> Result<Resolved> {
+            arity(0)?;
+            Ok(Resolved::of(s))
+        };
+        let bounded = |min: i64, max: i64| -> Result<Resolved> {
+            arity(0)?;
+            Ok(Resolved::of(Schema {
+                minimum: Some(Number::from(min)),
+                maximum: Some(Number::from(max)),
+                ..Schema::formatted("integer", "int32")
+            }))
+        };
+        match std_name {
+            Some("String") => scalar(Schema::typed("string")),
+            Some("bool") => scalar(Schema::typed("boolean")),
+            Some("char") => scalar(Schema {
+                min_length: Some(1),
+                max_length: Some(1),
+                ..Schema::typed("string")
+            }),
+            Some("i32") => scalar(Schema::formatted("integer", "int32")),
+            Some("i64" | "isize") => scalar(Schema::formatted("integer", "int64")),
+            Some("i8") => bounded(i64::from(i8::MIN), i64::from(i8::MAX)),
+            Some("i16") => bounded(i64::from(i16::MIN), i64::from(i16::MAX)),
+            Some("u8") => bounded(0, i64::from(u8::MAX)),
+            Some("u16") => bounded(0, i64::from(u16::MAX)),
+            Some("u32") => scalar(Schema {
+                minimum: Some(Number::from(0)),
+                maximum: Some(Number::from(u32::MAX)),
+                ..Schema::formatted("integer", "int64")
+            }),
+            Some("u64" | "usize") => scalar(Schema {
+                minimum: Some(Number::from(0)),
+                ..Schema::formatted("integer", "int64")
+            }),
+            Some("f32") => scalar(Schema::formatted("number", "float")),
+            Some("f64") => scalar(Schema::formatted("number", "double")),
+            Some("i128" | "u128") => {
+                Err(site.err(format!("`{text}` does not fit Kubernetes' 64-bit integers")))
+            }
+            Some("Option") => {
+                arity(1)?;
+                let mut r = self.resolve(args[0], file, env, site)?;
+                r.optional = true;
+                Ok(r)
+            }
+            Some("Box" | "Arc" | "Rc") => {
+                arity(1)?;
+                self.resolve(args[0], file, env, site)
+            }
+            Some("Cow") => {
+                arity(1)?;
+                self.resolve(args[0], file, env, site)
+            }
+            Some("Vec" | "VecDeque" | "LinkedList") => {
+                arity(1)?;
+                let items = self.resolve(args[0], file, env, site)?.element();
+                Ok(Resolved::of(Schema {
+                    items: Some(Box::new(items)),
+                    ..Schema::typed("array")
+                }))
+            }
+            Some("BTreeSet" | "HashSet" | "IndexSet") => {
+                arity(1)?;
+                let items = self.resolve(args[0], file, env, site)?.element();
+                if !SCALARS.contains(&items.kind()) {
+                    return Err(site.err(format!(
+                        "`{text}`: a set needs scalar items for x-kubernetes-list-type: set; use a Vec"
+                    )));
+                }
+                Ok(Resolved::of(Schema {
+                    items: Some(Box::new(items)),
+                    list_type: Some("set".into()),
+                    ..Schema::typed("array")
+                }))
+            }
+            Some("BTreeMap" | "HashMap" | "IndexMap") => {
+                arity(2)?;
+                let key = self.resolve(args[0], file, env, site)?;
+                if !matches!(key.schema.kind(), "string" | "integer") || key.optional {
+                    return Err(site.err(format!(
+                        "`{text}`: map keys must serialize as strings (String, integers or unit enums)"
+                    )));
+                }
+                let values = self.resolve(args[1], file, env, site)?.element();
+                Ok(Resolved::of(Schema {
+                    additional_properties: Some(Box::new(values)),
+                    ..Schema::typed("object")
+                }))
+            }
+            Some("PhantomData") => Err(site.err("`PhantomData` serializes as null")),
+            _ => {
+                if full.len() == 1 {
+                    return Err(site.err(format!(
+                        "type `{text}` is not declared in this package; a CRD schema can only be derived from this package's types, std types, serde_json::Value and the k8s-openapi types ObjectMeta, Time, MicroTime, Condition, LabelSelector, Quantity and IntOrString"
+                    )));
+                }
+                if full[0] == "k8s_openapi" {
+                    return Err(site.err(format!(
+                        "k8s-openapi type `{text}` has no schema mapping; supported: ObjectMeta, Time, MicroTime, Condition, LabelSelector, Quantity, IntOrString, ByteString"
+                    )));
+                }
+                Err(site.err(format!(
+                    "type `{text}` is not declared in this package (types of other packages or crates cannot be expressed in a CRD schema; import the k8s-openapi types by their k8s_openapi path)"
+                )))
+            }
+        }
+    }
+
+    /// A struct or enum of this package, inlined. `args` are written in `file`, where `env`
+    /// binds the caller's type parameters.
+    fn local(
+        &mut self,
+        name: &str,
+        args: &[&syn::Type],
+        file: &'a SourceFile,
+        env: &Env,
+        site: &Site,
+    ) -> Result<Resolved> {
+        let pkg = self.pkg;
+        let Some(item) = pkg.types.get(name) else {
+            return Err(site.err(format!("type `{name}` is not declared in this package")));
+        };
+        if self.stack.iter().any(|s| s == name) {
+            return Err(site.err(format!(
+                "type `{name}` is recursive; a structural schema has no references, so recursion cannot be expressed (mark the field +kubebuilder:pruning:PreserveUnknownFields with serde_json::Value instead)"
+            )));
+        }
+        let generics = item.generics();
+        if generics.const_params().next().is_some() {
+            return Err(site.err(format!("type `{name}` has const generics")));
+        }
+        let params: Vec<String> = generics
+            .type_params()
+            .map(|p| p.ident.to_string())
+            .collect();
+        if params.len() != args.len() {
+            return Err(site.err(format!(
+                "type `{name}` takes {} type argument(s), found {}",
+                params.len(),
+                args.len()
+            )));
+        }
+        // Arguments are resolved where they are written (the caller's file and parameters).
+        let mut inner = Env::new();
+        for (p, a) in params.iter().zip(args) {
+            inner.insert(p.clone(), self.resolve(a, file, env, site)?);
+        }
+        self.stack.push(name.to_string());
+        let result = match item.item {
+            ItemRef::Struct(s) => self.struct_schema(s, item, &inner),
+            ItemRef::Enum(e) => self.enum_schema(e, item, &inner),
+        };
+        self.stack.pop();
+        let mut r = result?;
+        if let Some(d) = doc_text(item.attrs()) {
+            r.schema.description = Some(d);
+        }
+        apply_markers(&mut r.schema, &item.tags)?;
+        Ok(r)
+    }
+
+    /// The fields' default required-ness of a struct: `+kubebuilder:validation:Optional` on the
+    /// type or the package makes every field optional unless marked Required.
+    fn fields_optional(&self, item: &TypeItem<'_>) -> bool {
+        let on_type = item.tags.iter().find_map(|t| match t.key.as_str() {
+            "kubebuilder:validation:Optional" => Some(true),
+            "kubebuilder:validation:Required" => Some(false),
+            _ => None,
+        });
+        on_type.unwrap_or(self.pkg.fields_optional)
+    }
+
+    fn struct_schema(
+        &mut self,
+        s: &'a syn::ItemStruct,
+        item: &TypeItem<'a>,
+        env: &Env,
+    ) -> Result<Resolved> {
+        let file = item.file;
+        let c = serde_attrs(&s.attrs, &file.path)?;
+        let site = Site {
+            loc: Location::new(&file.path, Pos::of_span(s.ident.span())),
+            what: format!("type `{}`", s.ident),
+        };
+        if let Some(u) = &c.unsupported {
+            return Err(site.err(format!(
+                "#[serde({u})] changes the serialized form in a way the generator cannot follow"
+            )));
+        }
+        if c.tag.is_some() {
+            return Err(site.err("#[serde(tag)] on a struct is not supported"));
+        }
+        let owner = s.ident.to_string();
+        match &s.fields {
+            syn::Fields::Named(n) if !c.transparent => {
+                let obj = self.named_fields(
+                    &owner,
+                    n.named.iter(),
+                    file,
+                    env,
+                    c.rename_all,
+                    c.default || self.fields_optional(item),
+                )?;
+                Ok(Resolved::of(obj))
+            }
+            syn::Fields::Named(n) => {
+                let mut fields = n.named.iter().filter(|f| {
+                    serde_attrs(&f.attrs, &file.path).is_ok_and(|a| !a.skip)
+                });
+                match (fields.next(), fields.next()) {
+                    (Some(f), None) => self.newtype(&owner, f, file, env),
+                    _ => Err(site.err("#[serde(transparent)] needs exactly one field")),
+                }
+            }
+            syn::Fields::Unnamed(u) if u.unnamed.len() == 1 => {
+                self.newtype(&owner, &u.unnamed[0], file, env)
+            }
+            syn::Fields::Unnamed(u) => Err(site.err(format!(
+                "a tuple struct with {} fields serializes as an array of mixed types, which a structural schema cannot describe",
+                u.unnamed.len()
+            ))),
+            syn::Fields::Unit => Err(site.err("a unit struct serializes as null")),
+        }
+    }
+
+    fn field_site(owner: &str, f: &syn::Field, index: usize, file: &SourceFile) -> Site {
+        let (span, label) = match &f.ident {
+            Some(i) => (i.span(), i.unraw().to_string()),
+            None => (f.ty.span(), index.to_string()),
+        };
+        Site {
+            loc: Location::new(&file.path, Pos::of_span(span)),
+            what: format!("field `{owner}.{label}`"),
+        }
+    }
+
+    fn field_tags(f: &syn::Field, file: &SourceFile) -> Vec<Tag> {
+        let name = f.ident.as_ref().map_or_else(|| f.ty.span(), |i| i.span());
+        tags_of(file, &f.attrs, &vis_span(&f.vis), name)
+    }
+
+    fn newtype(
+        &mut self,
+        owner: &str,
+        f: &syn::Field,
+        file: &'a SourceFile,
+        env: &Env,
+    ) -> Result<Resolved> {
+        let site = Self::field_site(owner, f, 0, file);
+        let a = serde_attrs(&f.attrs, &file.path)?;
+        if let Some(u) = &a.unsupported {
+            return Err(site.err(format!(
+                "#[serde({u})] changes the serialized form in a way the generator cannot follow"
+            )));
+        }
+        let mut r = self.resolve(&f.ty, file, env, &site)?;
+        apply_markers(&mut r.schema, &Self::field_tags(f, file))?;
+        if r.optional {
+            r.schema.nullable = true;
+            r.optional = false;
+        }
+        Ok(r)
+    }
+
+    /// The object schema of named fields (a struct, or a struct variant).
+    fn named_fields(
+        &mut self,
+        owner: &str,
+        fields: impl Iterator<Item = &'a syn::Field>,
+        file: &'a SourceFile,
+        env: &Env,
+        rename_all: Option<RenameRule>,
+        all_optional: bool,
+    ) -> Result<Schema> {
+        let mut out = Schema::typed("object");
+        for (i, f) in fields.enumerate() {
+            let site = Self::field_site(owner, f, i, file);
+            let a = serde_attrs(&f.attrs, &file.path)?;
+            if a.skip {
+                continue;
+            }
+            if let Some(u) = &a.unsupported {
+                return Err(site.err(format!(
+                    "#[serde({u})] changes the serialized form in a way the generator cannot follow; give the field a type the generator can see"
+                )));
+            }
+            let ident = f
+                .ident
+                .as_ref()
+                .map(|i| i.unraw().to_string())
+                .unwrap_or_default();
+            let name = a
+                .rename
+                .clone()
+                .unwrap_or_else(|| rename_all.map_or(ident.clone(), |r| r.field(&ident)));
+            let mut r = self.resolve(&f.ty, file, env, &site)?;
+            let flags = apply_markers(&mut r.schema, &Self::field_tags(f, file))?;
+            if a.flatten {
+                if r.schema.type_.as_deref() != Some("object")
+                    || r.schema.additional_properties.is_some()
+                    || r.schema.preserve_unknown_fields
+                {
+                    return Err(site.err(
+                        "#[serde(flatten)] is only supported for structs (a flattened map would put additionalProperties beside properties, which structural schemas forbid)",
+                    ));
+                }
+                let keep_required = !r.optional && !a.default && !all_optional;
+                for (k, v) in r.schema.properties {
+                    if out.properties.insert(k.clone(), v).is_some() {
+                        return Err(
+                            site.err(format!("flattened property {k:?} is already defined"))
+                        );
+                    }
+                }
+                if keep_required {
+                    out.required.extend(r.schema.required);
+                }
+                continue;
+            }
+            if let Some(d) = doc_text(&f.attrs) {
+                r.schema.description = Some(d);
+            }
+            let optional = r.optional
+                || a.default
+                || all_optional
+                || a.skip_serializing_if
+                || a.skip_deserializing;
+            let required = flags.required.unwrap_or(!optional);
+            if r.optional && !a.skip_serializing_if {
+                r.schema.nullable = true;
+            }
+            if out.properties.insert(name.clone(), r.schema).is_some() {
+                return Err(site.err(format!("property {name:?} is defined twice")));
+            }
+            if required {
+                out.required.push(name);
+            }
+        }
+        Ok(out)
+    }
+
+    fn enum_schema(
+        &mut self,
+        e: &'a syn::ItemEnum,
+        item: &TypeItem<'a>,
+        env: &Env,
+    ) -> Result<Resolved> {
+        let file = item.file;
+        let c = serde_attrs(&e.attrs, &file.path)?;
+        let site = Site {
+            loc: Location::new(&file.path, Pos::of_span(e.ident.span())),
+            what: format!("enum `{}`", e.ident),
+        };
+        if let Some(u) = &c.unsupported {
+            return Err(site.err(format!(
+                "#[serde({u})] changes the serialized form in a way the generator cannot follow"
+            )));
+        }
+        struct V<'v> {
+            name: String,
+            variant: &'v syn::Variant,
+            rename_all: Option<RenameRule>,
+            site: Site,
+        }
+        let mut variants = Vec::new();
+        for v in &e.variants {
+            let a = serde_attrs(&v.attrs, &file.path)?;
+            let vsite = Site {
+                loc: Location::new(&file.path, Pos::of_span(v.ident.span())),
+                what: format!("variant `{}::{}`", e.ident, v.ident),
+            };
+            if a.skip || a.skip_serializing {
+                continue;
+            }
+            if a.untagged || a.unsupported.is_some() {
+                return Err(vsite.err(format!(
+                    "#[serde({})] on a variant is not supported",
+                    a.unsupported.as_deref().unwrap_or("untagged")
+                )));
+            }
+            let ident = v.ident.unraw().to_string();
+            variants.push(V {
+                name: a
+                    .rename
+                    .unwrap_or_else(|| c.rename_all.map_or(ident.clone(), |r| r.variant(&ident))),
+                variant: v,
+                rename_all: a.rename_all.or(c.rename_all_fields),
+                site: vsite,
+            });
+        }
+        if variants.is_empty() {
+            return Err(site.err("an enum without serializable variants has no schema"));
+        }
+        let owner = e.ident.to_string();
+        let all_optional = self.fields_optional(item);
+        // The data of one variant: None for a unit variant.
+        let data = |w: &mut Self, v: &V<'a>| -> Result<Option<Schema>> {
+            match &v.variant.fields {
+                syn::Fields::Unit => Ok(None),
+                syn::Fields::Named(n) => w
+                    .named_fields(
+                        &format!("{owner}::{}", v.variant.ident),
+                        n.named.iter(),
+                        file,
+                        env,
+                        v.rename_all,
+                        all_optional,
+                    )
+                    .map(Some),
+                syn::Fields::Unnamed(u) if u.unnamed.len() == 1 => w
+                    .newtype(&format!("{owner}::{}", v.variant.ident), &u.unnamed[0], file, env)
+                    .map(|r| Some(r.schema)),
+                syn::Fields::Unnamed(_) => Err(v.site.err(
+                    "a tuple variant serializes as an array of mixed types, which a structural schema cannot describe",
+                )),
+            }
+        };
+        let names: Vec<Value> = variants
+            .iter()
+            .map(|v| Value::String(v.name.clone()))
+            .collect();
+        let tag_schema = || Schema {
+            enum_values: names.clone(),
+            ..Schema::typed("string")
+        };
+        let schema = if c.untagged {
+            let mut schemas = Vec::new();
+            for v in &variants {
+                match data(self, v)? {
+                    Some(s) => schemas.push(s),
+                    None => {
+                        return Err(v
+                            .site
+                            .err("a unit variant of an untagged enum serializes as null"));
+                    }
+                }
+            }
+            untagged(schemas).map_err(|m| site.err(m))?
+        } else if let Some(tag) = &c.tag {
+            let mut obj = Schema::typed("object");
+            let mut content_schemas = Vec::new();
+            for v in &variants {
+                let Some(d) = data(self, v)? else { continue };
+                match &c.content {
+                    Some(_) => content_schemas.push(d),
+                    None => {
+                        if d.type_.as_deref() != Some("object") || d.additional_properties.is_some()
+                        {
+                            return Err(v.site.err(
+                                "an internally tagged variant must hold a struct (its fields sit beside the tag)",
+                            ));
+                        }
+                        merge_properties(&mut obj, d).map_err(|m| v.site.err(m))?;
+                    }
+                }
+            }
+            obj.required.clear();
+            if obj.properties.contains_key(tag) {
+                return Err(site.err(format!("the tag {tag:?} clashes with a field of a variant")));
+            }
+            obj.properties.insert(tag.clone(), tag_schema());
+            obj.required.push(tag.clone());
+            if let Some(content) = &c.content
+                && !content_schemas.is_empty()
+            {
+                let merged = untagged(content_schemas).map_err(|m| {
+                    site.err(format!("the content of an adjacently tagged enum: {m}"))
+                })?;
+                obj.properties.insert(content.clone(), merged);
+            }
+            obj
+        } else {
+            let mut datas = Vec::new();
+            for v in &variants {
+                datas.push((v, data(self, v)?));
+            }
+            let units = datas.iter().filter(|(_, d)| d.is_none()).count();
+            if units == datas.len() {
+                tag_schema()
+            } else if units == 0 {
+                let mut obj = Schema::typed("object");
+                for (v, d) in datas {
+                    if let Some(d) = d {
+                        obj.properties.insert(v.name.clone(), d);
+                        obj.one_of.push(Schema {
+                            required: vec![v.name.clone()],
+                            ..Schema::default()
+                        });
+                    }
+                }
+                obj
+            } else {
+                return Err(site.err(
+                    "an externally tagged enum that mixes unit variants (strings) and data variants (objects) cannot be structural; give every variant data, or use #[serde(tag = \"…\")]",
+                ));
+            }
+        };
+        Ok(Resolved::of(schema))
+    }
+}
+
+/// Merges `from`'s properties into `into`; a property defined differently twice is an error.
+fn merge_properties(into: &mut Schema, from: Schema) -> std::result::Result<(), String> {
+    for (k, v) in from.properties {
+        match into.properties.get(&k) {
+            Some(prev) if *prev != v => {
+                return Err(format!(
+                    "property {k:?} has different schemas in different variants"
+                ));
+            }
+            Some(_) => {}
+            None => {
+                into.properties.insert(k, v);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The common schema of the variants of an untagged enum (or the contents of an adjacently
+/// tagged one).
+fn untagged(schemas: Vec<Schema>) -> std::result::Result<Schema, String> {
+    let kinds: Vec<&str> = schemas.iter().map(Schema::kind).collect();
+    if kinds.iter().all(|k| *k == "object")
+        && schemas.iter().all(|s| s.additional_properties.is_none())
+    {
+        let mut obj = Schema::typed("object");
+        for s in schemas {
+            merge_properties(&mut obj, s)?;
+        }
+        return Ok(obj);
+    }
+    let mut distinct: Vec<&str> = kinds.clone();
+    distinct.sort();
+    distinct.dedup();
+    match distinct.as_slice() {
+        ["int-or-string"] => Ok(Schema::int_or_string()),
+        [one] if SCALARS.contains(one) => {
+            // Keep the format only when every variant has the same one (`i32` and `i64` differ).
+            let format = schemas
+                .first()
+                .and_then(|f| f.format.clone())
+                .filter(|f| schemas.iter().all(|s| s.format.as_ref() == Some(f)));
+            Ok(Schema {
+                format,
+                ..Schema::typed(one)
+            })
+        }
+        ["integer", "string"]
+        | ["int-or-string", "integer"]
+        | ["int-or-string", "string"]
+        | ["int-or-string", "integer", "string"] => Ok(Schema::int_or_string()),
+        _ => Err(format!(
+            "variants of types {} cannot share one structural schema",
+            distinct.join(", ")
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scan::parse_source;
+    use serde_json::json;
+
+    fn schema_of(types: &str) -> Result<Value> {
+        let files = vec![
+            parse_source(
+                Path::new("apis/g/v1/mod.rs"),
+                "//! +groupName=g.example.com\nmod types;\n".into(),
+            )?,
+            parse_source(Path::new("apis/g/v1/types.rs"), types.into())?,
+        ];
+        let src = PackageSource {
+            group_dir: "g".into(),
+            version: "v1".into(),
+            dir: "apis/g/v1".into(),
+            files,
+        };
+        let pkg = PackageTypes::new(&src);
+        let s = pkg.kind_schema("Foo")?;
+        let mut v = s.to_json();
+        // Leave out the boilerplate of every root.
+        if let Some(p) = v.get_mut("properties").and_then(Value::as_object_mut) {
+            p.remove("apiVersion");
+            p.remove("kind");
+            p.remove("metadata");
+        }
+        Ok(v)
+    }
+
+    fn spec_of(fields: &str) -> Result<Value> {
+        let src = format!(
+            "use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;\npub struct Foo {{ pub metadata: ObjectMeta, pub spec: Spec }}\npub struct Spec {{\n{fields}\n}}\n"
+        );
+        Ok(schema_of(&src)?["properties"]["spec"].clone())
+    }
+
+    #[test]
+    fn maps_rust_types() {
+        let s = spec_of(
+            "pub a: String, pub b: bool, pub c: i32, pub d: i64, pub e: u8, pub f: u32, pub g: u64, pub h: f32, pub i: f64,\n\
+             pub j: Option<String>, pub k: Vec<i32>, pub l: std::collections::BTreeMap<String, bool>, pub m: HashMap<String, Vec<String>>,\n\
+             pub n: Box<i16>, pub o: BTreeSet<String>, pub p: [u8; 4], pub q: char, pub r: serde_json::Value, pub s: Vec<Option<i64>>",
+        )
+        .unwrap();
+        let p = &s["properties"];
+        assert_eq!(p["a"], json!({"type": "string"}));
+        assert_eq!(p["b"], json!({"type": "boolean"}));
+        assert_eq!(p["c"], json!({"type": "integer", "format": "int32"}));
+        assert_eq!(p["d"], json!({"type": "integer", "format": "int64"}));
+        assert_eq!(
+            p["e"],
+            json!({"type": "integer", "format": "int32", "minimum": 0, "maximum": 255})
+        );
+        assert_eq!(
+            p["f"],
+            json!({"type": "integer", "format": "int64", "minimum": 0, "maximum": 4294967295u64})
+        );
+        assert_eq!(
+            p["g"],
+            json!({"type": "integer", "format": "int64", "minimum": 0})
+        );
+        assert_eq!(p["h"], json!({"type": "number", "format": "float"}));
+        assert_eq!(p["i"], json!({"type": "number", "format": "double"}));
+        assert_eq!(p["j"], json!({"type": "string", "nullable": true}));
+        assert_eq!(
+            p["k"],
+            json!({"type": "array", "items": {"type": "integer", "format": "int32"}})
+        );
+        assert_eq!(
+            p["l"],
+            json!({"type": "object", "additionalProperties": {"type": "boolean"}})
+        );
+        assert_eq!(
+            p["m"],
+            json!({"type": "object", "additionalProperties": {"type": "array", "items": {"type": "string"}}})
+        );
+        assert_eq!(
+            p["n"],
+            json!({"type": "integer", "format": "int32", "minimum": -32768, "maximum": 32767})
+        );
+        assert_eq!(
+            p["o"],
+            json!({"type": "array", "items": {"type": "string"}, "x-kubernetes-list-type": "set"})
+        );
+        assert_eq!(p["p"]["minItems"], 4);
+        assert_eq!(p["p"]["maxItems"], 4);
+        assert_eq!(p["q"]["maxLength"], 1);
+        assert_eq!(
+            p["r"],
+            json!({"x-kubernetes-preserve-unknown-fields": true})
+        );
+        assert_eq!(p["s"]["items"]["nullable"], true);
+        let required: Vec<&str> = s["required"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap())
+            .collect();
+        assert!(!required.contains(&"j"));
+        assert!(required.contains(&"a") && required.contains(&"s"));
+    }
+
+    #[test]
+    fn k8s_types_and_imports() {
+        let s = spec_of(
+            "pub a: k8s_openapi::apimachinery::pkg::api::resource::Quantity, pub b: IntOrString, pub c: metav1::Time, pub d: Vec<Condition>, pub e: ObjectMeta",
+        );
+        assert!(s.is_err(), "IntOrString is not imported");
+        let src = "use k8s_openapi::apimachinery::pkg::apis::meta::v1::{self as metav1, Condition, ObjectMeta};\n\
+            use k8s_openapi::apimachinery::pkg::util::intstr::*;\n\
+            pub struct Foo { pub metadata: ObjectMeta, pub spec: Spec }\n\
+            pub struct Spec { pub a: k8s_openapi::apimachinery::pkg::api::resource::Quantity, pub b: IntOrString, pub c: metav1::Time, pub d: Vec<Condition>, pub e: ObjectMeta }\n";
+        let v = schema_of(src).unwrap();
+        let p = &v["properties"]["spec"]["properties"];
+        assert_eq!(p["a"]["x-kubernetes-int-or-string"], true);
+        assert_eq!(p["a"]["pattern"], QUANTITY_PATTERN);
+        assert_eq!(
+            p["b"],
+            json!({"anyOf": [{"type": "integer"}, {"type": "string"}], "x-kubernetes-int-or-string": true})
+        );
+        assert_eq!(p["c"], json!({"type": "string", "format": "date-time"}));
+        assert_eq!(
+            p["d"]["items"]["properties"]["status"]["enum"],
+            json!(["True", "False", "Unknown"])
+        );
+        assert_eq!(p["e"], json!({"type": "object"}));
+    }
+
+    #[test]
+    fn serde_attributes() {
+        let s = spec_of(
+            "#[serde(rename = \"x-y\")] pub a: i32,\n#[serde(skip)] pub b: i32,\n#[serde(default)] pub c: i32,\n\
+             #[serde(skip_serializing_if = \"Vec::is_empty\")] pub d: Vec<i32>,\n#[serde(flatten)] pub e: Inner,\n\
+             /// Docs of f.\n///\n/// +kubebuilder:validation:Minimum=1\n/// More.\npub f: i32,\npub r#type: String }\n\
+             #[serde(rename_all = \"camelCase\")]\npub struct Inner { pub observed_generation: i64, pub service_name: Option<String>",
+        )
+        .unwrap();
+        let p = &s["properties"];
+        assert!(p.get("x-y").is_some() && p.get("a").is_none() && p.get("b").is_none());
+        assert_eq!(p["observedGeneration"]["format"], "int64");
+        assert_eq!(p["serviceName"]["nullable"], true);
+        assert_eq!(p["f"]["description"], "Docs of f.\n\nMore.");
+        assert_eq!(p["f"]["minimum"], 1);
+        assert!(p.get("type").is_some());
+        assert_eq!(
+            s["required"],
+            json!(["x-y", "observedGeneration", "f", "type"])
+        );
+    }
+
+    #[test]
+    fn enums_of_each_representation() {
+        let v = spec_of(
+            "pub a: Unit, pub b: Ext, pub c: Int, pub d: Adj, pub e: Untagged, pub f: Num }\n\
+             #[serde(rename_all = \"kebab-case\")] pub enum Unit { FirstOne, #[serde(rename = \"2nd\")] Second, #[serde(skip)] Hidden }\n\
+             pub enum Ext { A(String), B { x: i32 } }\n\
+             #[serde(tag = \"kind\", rename_all = \"lowercase\")] pub enum Int { Cat { lives: i32 }, Dog(Dog), None }\n\
+             pub struct Dog { pub good: bool }\n\
+             #[serde(tag = \"t\", content = \"c\")] pub enum Adj { A(Dog), B { good: bool } }\n\
+             #[serde(untagged)] pub enum Untagged { I(i64), S(String) }\n\
+             #[serde(untagged)] pub enum Num { A(i32), B(i64) ",
+        )
+        .unwrap();
+        let p = &v["properties"];
+        assert_eq!(
+            p["a"],
+            json!({"type": "string", "enum": ["first-one", "2nd"]})
+        );
+        assert_eq!(
+            p["b"],
+            json!({"type": "object", "properties": {"A": {"type": "string"}, "B": {"type": "object", "properties": {"x": {"type": "integer", "format": "int32"}}, "required": ["x"]}}, "oneOf": [{"required": ["A"]}, {"required": ["B"]}]})
+        );
+        assert_eq!(
+            p["c"]["properties"]["kind"]["enum"],
+            json!(["cat", "dog", "none"])
+        );
+        assert_eq!(p["c"]["properties"]["lives"]["type"], "integer");
+        assert_eq!(p["c"]["properties"]["good"]["type"], "boolean");
+        assert_eq!(p["c"]["required"], json!(["kind"]));
+        assert_eq!(
+            p["d"]["properties"]["c"]["properties"]["good"]["type"],
+            "boolean"
+        );
+        assert_eq!(p["e"]["x-kubernetes-int-or-string"], true);
+        assert_eq!(p["f"], json!({"type": "integer"}));
+        let e = spec_of("pub a: Mixed }\npub enum Mixed { A, B(i32) ").unwrap_err();
+        assert!(e.to_string().contains("mixes unit variants"), "{e}");
+    }
+
+    #[test]
+    fn markers_refine_and_check() {
+        let s = spec_of(
+            "// +kubebuilder:validation:Minimum=1\n// +kubebuilder:validation:Maximum=65535\npub port: i32,\n\
+             // +kubebuilder:validation:Pattern=`^[a-z]+$`\n// +kubebuilder:validation:MinLength=1\n// +kubebuilder:validation:MaxLength=10\n// +kubebuilder:validation:Format=hostname\npub host: String,\n\
+             // +kubebuilder:validation:Enum=True;False\n// +kubebuilder:default=\"True\"\n// +kubebuilder:validation:Optional\npub flag: String,\n\
+             // +kubebuilder:validation:MinItems=1\n// +kubebuilder:validation:MaxItems=3\n// +listType=set\npub list: Vec<String>,\n\
+             // +kubebuilder:validation:Required\npub opt: Option<f64>,\n\
+             // +kubebuilder:pruning:PreserveUnknownFields\n// +kubebuilder:validation:MinProperties=1\npub any: BTreeMap<String, String>,\n\
+             // +kubebuilder:validation:Minimum=0\n// +kubebuilder:validation:ExclusiveMinimum=true\n// +kubebuilder:validation:MultipleOf=0.5\npub ratio: f64",
+        )
+        .unwrap();
+        let p = &s["properties"];
+        assert_eq!(p["port"]["minimum"], 1);
+        assert_eq!(p["port"]["maximum"], 65535);
+        assert_eq!(p["host"]["pattern"], "^[a-z]+$");
+        assert_eq!(p["host"]["format"], "hostname");
+        assert_eq!(p["flag"]["enum"], json!(["True", "False"]));
+        assert_eq!(p["flag"]["default"], "True");
+        assert_eq!(p["list"]["x-kubernetes-list-type"], "set");
+        assert_eq!(p["any"]["x-kubernetes-preserve-unknown-fields"], true);
+        assert_eq!(p["ratio"]["exclusiveMinimum"], true);
+        assert_eq!(p["ratio"]["multipleOf"], 0.5);
+        assert_eq!(
+            s["required"],
+            json!(["port", "host", "list", "opt", "any", "ratio"])
+        );
+        let e = spec_of("// +kubebuilder:validation:MinLength=1\npub n: i32").unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("apis/g/v1/types.rs:4:4: error: +kubebuilder:validation:MinLength: applies to string"),
+            "{e}"
+        );
+        let e = spec_of("// +kubebuilder:validation:Minimal=1\npub n: i32").unwrap_err();
+        assert!(e.to_string().contains("unknown marker"), "{e}");
+        let e = spec_of("// +kubebuilder:default=abc\npub n: i32").unwrap_err();
+        assert!(
+            e.to_string().contains("does not match") || e.to_string().contains("not a valid"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn unsupported_types_name_the_field() {
+        let e = spec_of("pub a: i32,\n    pub other: other_pkg::Thing").unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("apis/g/v1/types.rs:5:9: error: field `Spec.other`: type `other_pkg::Thing` is not declared"),
+            "{e}"
+        );
+        let e = spec_of("pub t: (i32, String)").unwrap_err();
+        assert!(e.to_string().contains("tuple"), "{e}");
+        let e = spec_of("pub n: Box<Node> }\npub struct Node { pub next: Option<Box<Node>> ")
+            .unwrap_err();
+        assert!(e.to_string().contains("recursive"), "{e}");
+        let e = spec_of("#[serde(with = \"x\")] pub t: i32").unwrap_err();
+        assert!(e.to_string().contains("#[serde(with)]"), "{e}");
+        let e = spec_of("pub t: Unknown").unwrap_err();
+        assert!(
+            e.to_string().contains("not declared in this package"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn generics_are_instantiated() {
+        let s = spec_of("pub w: Wrapper<Option<String>> }\npub struct Wrapper<T> { pub value: T ")
+            .unwrap();
+        assert_eq!(
+            s["properties"]["w"]["properties"]["value"]["nullable"],
+            true
+        );
+        assert!(s["properties"]["w"].get("required").is_none());
+    }
+
+    #[test]
+    fn rename_rules_match_serde() {
+        assert_eq!(
+            RenameRule::Camel.field("observed_generation"),
+            "observedGeneration"
+        );
+        assert_eq!(
+            RenameRule::Pascal.field("observed_generation"),
+            "ObservedGeneration"
+        );
+        assert_eq!(RenameRule::ScreamingKebab.field("a_b"), "A-B");
+        assert_eq!(RenameRule::Snake.variant("FirstOne"), "first_one");
+        assert_eq!(RenameRule::Camel.variant("FirstOne"), "firstOne");
+        assert_eq!(RenameRule::Kebab.variant("FirstOne"), "first-one");
+        assert_eq!(RenameRule::ScreamingSnake.variant("FirstOne"), "FIRST_ONE");
+    }
+}
