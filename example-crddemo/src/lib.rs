@@ -5,4 +5,6 @@
 //! `scripts/generate-groups.sh all example-crddemo/src/pkg/client example-crddemo/src/pkg/apis "crddemo:v1"`.
 #![deny(missing_docs)]
 
+pub mod controller;
+pub mod embedded;
 pub mod pkg;

@@ -1,9 +1,12 @@
 // +k8s:deepcopy-gen=package
 // +groupName=crddemo.k8s.io
+// +kubebuilder:metadata:annotations="api-approved.kubernetes.io=unapproved, experimental-only"
 
 //! Version `v1` of the `crddemo.k8s.io` API: the `Mydemo` kind.
 
 mod types;
+#[rustfmt::skip]
+mod zz_generated_crd;
 #[rustfmt::skip]
 mod zz_generated_deepcopy;
 #[rustfmt::skip]

@@ -3,6 +3,10 @@ use serde::{Deserialize, Serialize};
 
 // +genclient
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+// +kubebuilder:printcolumn:name=IP,type=string,JSONPath=`.spec.ip`
+// +kubebuilder:printcolumn:name=Port,type=integer,JSONPath=`.spec.port`
+// +kubebuilder:printcolumn:name=Ready,type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name=Age,type=date,JSONPath=`.metadata.creationTimestamp`
 
 /// A `Mydemo` asks for an address, `ip:port`, to be exposed in the cluster: the crddemo
 /// controller answers with a selector-less Service and an EndpointSlice pointing at it.
@@ -22,8 +26,14 @@ pub struct Mydemo {
 #[derive(Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct MydemoSpec {
     /// The IPv4 or IPv6 address to expose.
+    ///
+    /// The schema checks its shape (dotted quad, or hexadecimal groups and colons); the
+    /// controller parses it exactly. No single OpenAPI `format` accepts both families.
+    // +kubebuilder:validation:Pattern=`^(((25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])\.){3}(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])|[0-9A-Fa-f]{0,4}(:[0-9A-Fa-f]{0,4}){2,7})$`
     pub ip: String,
     /// The port, 1–65535.
+    // +kubebuilder:validation:Minimum=1
+    // +kubebuilder:validation:Maximum=65535
     pub port: i32,
 }
 
@@ -35,6 +45,8 @@ pub struct MydemoStatus {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
     /// The `Ready` condition and its reason.
+    // +listType=map
+    // +listMapKey=type
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<Condition>,
     /// The Service the controller created for this Mydemo.

@@ -5,6 +5,8 @@
 
 //! The versioned clientset: one typed client per API group-version.
 #[rustfmt::skip]
+pub mod fake;
+#[rustfmt::skip]
 pub mod typed;
 use ::kube_codegen_runtime::kube;
 /// Gives access to the typed client of every generated API group-version.

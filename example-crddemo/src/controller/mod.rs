@@ -1,0 +1,294 @@
+//! The crddemo controller, in the shape of the seed's walkthrough: an informer for `Mydemo` and
+//! informers for the objects it owns (Service, EndpointSlice); event handlers that put
+//! `namespace/name` keys on a rate-limited work queue; N workers running the sync handler, which
+//! reads from listers.
+//!
+//! For each valid `Mydemo` the controller keeps a selector-less Service and an EndpointSlice
+//! exposing `spec.ip:spec.port`, both owned by the Mydemo, and reports a `Ready` condition,
+//! `observedGeneration` and `serviceName` in the status, plus Events (`Synced`, `InvalidSpec`).
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! use example_crddemo::controller::{Controller, Options};
+//! use example_crddemo::pkg::client::clientset::versioned::Clientset;
+//!
+//! let clientset = Clientset::try_default().await?;
+//! let controller = Controller::new(clientset, Options::default())?;
+//! controller.run(async { let _ = tokio::signal::ctrl_c().await; }).await?;
+//! # Ok(()) }
+//! ```
+
+pub mod reconcile;
+pub mod resources;
+pub mod status;
+pub mod validate;
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::Service;
+use k8s_openapi::api::discovery::v1::EndpointSlice;
+use kube::Resource;
+use kube::runtime::events::{Recorder, Reporter};
+use kube_codegen_runtime::cache::object_key;
+use kube_codegen_runtime::informer::{
+    DeletedObject, EventHandlerFuncs, InformerError, InformerObject,
+};
+use kube_codegen_runtime::lister::Lister;
+use kube_codegen_runtime::workqueue::RateLimitingQueue;
+
+use crate::pkg::apis::crddemo::v1::Mydemo;
+use crate::pkg::client::clientset::versioned::Clientset;
+use crate::pkg::client::informers::externalversions::SharedInformerFactory;
+use crate::pkg::client::listers::crddemo::v1::MydemoLister;
+
+/// The controller's name, in Events (`reportingController`) and field managers.
+pub const CONTROLLER_NAME: &str = "crddemo-controller";
+
+/// How the controller runs.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Worker tasks running the sync handler (the seed's `threadiness`).
+    pub workers: usize,
+    /// Watch only this namespace (`None`: all namespaces).
+    pub namespace: Option<String>,
+    /// Re-deliver every cached object this often (`None`: never).
+    pub resync: Option<Duration>,
+    /// The `reportingInstance` of Events (defaults to the host name when empty).
+    pub instance: String,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            workers: 2,
+            namespace: None,
+            resync: Some(Duration::from_secs(30)),
+            instance: String::new(),
+        }
+    }
+}
+
+/// Why the controller could not start or stopped with an error.
+#[derive(Debug, thiserror::Error)]
+pub enum ControllerError {
+    /// Registering an event handler failed.
+    #[error("cannot register event handler: {0}")]
+    Handler(#[from] InformerError),
+    /// An informer never synced (the factory shut down first).
+    #[error("informer caches did not sync: {0}")]
+    CacheSync(String),
+}
+
+/// What the sync handler needs: clients, listers and the event recorder.
+pub struct Context {
+    /// The generated clientset (Mydemo status writes).
+    pub clientset: Clientset,
+    /// The raw client (Services, EndpointSlices).
+    pub client: kube::Client,
+    /// Mydemos, from the informer cache.
+    pub mydemos: MydemoLister,
+    /// Owned Services, from the informer cache.
+    pub services: Lister<Service>,
+    /// Owned EndpointSlices, from the informer cache.
+    pub slices: Lister<EndpointSlice>,
+    /// Publishes Events (events.k8s.io/v1).
+    pub recorder: Recorder,
+}
+
+/// The controller: informers, queue and workers. See the [module docs](self).
+pub struct Controller {
+    ctx: Arc<Context>,
+    factory: SharedInformerFactory,
+    queue: RateLimitingQueue<String>,
+    workers: usize,
+}
+
+/// The label owned objects carry; the Service and EndpointSlice informers watch only those.
+fn owned_selector() -> String {
+    format!("app.kubernetes.io/managed-by={}", resources::MANAGED_BY)
+}
+
+impl Controller {
+    /// Builds the informers and registers the event handlers; nothing runs until
+    /// [`Controller::run`].
+    pub fn new(clientset: Clientset, opts: Options) -> Result<Self, ControllerError> {
+        let mut builder = SharedInformerFactory::builder(&clientset).strip_managed_fields();
+        if let Some(ns) = &opts.namespace {
+            builder = builder.namespace(ns.clone());
+        }
+        if let Some(resync) = opts.resync {
+            builder = builder.default_resync(resync);
+        }
+        let factory = builder.build();
+        let queue = RateLimitingQueue::<String>::new();
+
+        let mydemos = factory.crddemo().v1().mydemos();
+        let enqueue = queue.clone();
+        let on_update = queue.clone();
+        let on_delete = queue.clone();
+        mydemos.informer().add_event_handler(
+            EventHandlerFuncs::<Mydemo>::new()
+                .add_func(move |obj, _| enqueue_object(&enqueue, obj.as_ref()))
+                .update_func(move |old, new| {
+                    // A resync re-delivers an unchanged object: nothing to do (as in the seed).
+                    if old.metadata.resource_version != new.metadata.resource_version {
+                        enqueue_object(&on_update, new.as_ref());
+                    }
+                })
+                .delete_func(move |deleted| {
+                    if let Some(key) = deleted.key() {
+                        on_delete.add(key);
+                    }
+                }),
+        )?;
+
+        let services = owned_informer::<Service>(&factory, &queue)?;
+        let slices = owned_informer::<EndpointSlice>(&factory, &queue)?;
+
+        let client = clientset.client().clone();
+        let instance = if opts.instance.is_empty() {
+            std::env::var("HOSTNAME").unwrap_or_else(|_| CONTROLLER_NAME.into())
+        } else {
+            opts.instance.clone()
+        };
+        let recorder = Recorder::new(
+            client.clone(),
+            Reporter {
+                controller: CONTROLLER_NAME.into(),
+                instance: Some(instance),
+            },
+        );
+        let ctx = Context {
+            mydemos: mydemos.lister(),
+            services,
+            slices,
+            clientset,
+            client,
+            recorder,
+        };
+        Ok(Controller {
+            ctx: Arc::new(ctx),
+            factory,
+            queue,
+            workers: opts.workers.max(1),
+        })
+    }
+
+    /// The work queue (for tests and metrics).
+    pub fn queue(&self) -> &RateLimitingQueue<String> {
+        &self.queue
+    }
+
+    /// Runs until `shutdown` completes: starts the informers, waits for their caches, starts the
+    /// workers; then stops taking new work, lets every worker finish the item in hand, and stops
+    /// the informers.
+    pub async fn run(self, shutdown: impl Future<Output = ()>) -> Result<(), ControllerError> {
+        tracing::info!("Starting Mydemo control loop");
+        self.factory.start();
+        tracing::info!("Waiting for informer caches to sync");
+        tokio::pin!(shutdown);
+        // Until the caches sync (which may wait for the CRD to be installed, as in the seed's
+        // log) a shutdown signal still stops everything.
+        let synced = tokio::select! {
+            synced = self.factory.wait_for_cache_sync() => synced,
+            () = &mut shutdown => {
+                tracing::info!("Shutdown requested before the caches synced");
+                self.factory.shutdown().await;
+                return Ok(());
+            }
+        };
+        if !synced.all_synced() {
+            let failed: Vec<String> = synced.failed().iter().map(|id| id.to_string()).collect();
+            self.factory.shutdown().await;
+            return Err(ControllerError::CacheSync(failed.join(", ")));
+        }
+        tracing::info!(workers = self.workers, "Starting workers");
+        let mut tasks = Vec::with_capacity(self.workers);
+        for id in 0..self.workers {
+            tasks.push(tokio::spawn(worker(
+                self.ctx.clone(),
+                self.queue.clone(),
+                id,
+            )));
+        }
+        tracing::info!("Started workers");
+        shutdown.await;
+        tracing::info!("Shutting down workers: finishing the items in hand");
+        self.queue.shut_down_with_drain().await;
+        for t in tasks {
+            if let Err(e) = t.await {
+                tracing::error!(error = %e, "worker task failed");
+            }
+        }
+        self.factory.shutdown().await;
+        tracing::info!("Controller stopped");
+        Ok(())
+    }
+}
+
+fn enqueue_object<K: Resource>(queue: &RateLimitingQueue<String>, obj: &K) {
+    match object_key(obj) {
+        Ok(key) => queue.add(key),
+        Err(e) => tracing::warn!(error = %e, "cannot enqueue object without a key"),
+    }
+}
+
+/// An informer for an owned kind whose events enqueue the controlling Mydemo.
+fn owned_informer<K>(
+    factory: &SharedInformerFactory,
+    queue: &RateLimitingQueue<String>,
+) -> Result<Lister<K>, ControllerError>
+where
+    K: InformerObject,
+{
+    let informer = factory.informer_for_custom::<K>(|b| {
+        let selector = owned_selector();
+        b.tweak_list_params(move |lp| lp.label_selector = Some(selector.clone()))
+    });
+    let (q1, q2, q3) = (queue.clone(), queue.clone(), queue.clone());
+    informer.add_event_handler(
+        EventHandlerFuncs::new()
+            .add_func(move |obj: Arc<K>, _| enqueue_owner(&q1, obj.meta()))
+            .update_func(move |old: Arc<K>, new: Arc<K>| {
+                if old.meta().resource_version != new.meta().resource_version {
+                    enqueue_owner(&q2, new.meta());
+                }
+            })
+            .delete_func(move |deleted: DeletedObject<K>| {
+                if let Some(obj) = deleted.object() {
+                    enqueue_owner(&q3, obj.meta());
+                }
+            }),
+    )?;
+    Ok(informer.lister())
+}
+
+fn enqueue_owner(queue: &RateLimitingQueue<String>, meta: &kube::api::ObjectMeta) {
+    if let (Some(owner), Some(ns)) = (
+        resources::controlling_mydemo(meta),
+        meta.namespace.as_deref(),
+    ) {
+        queue.add(format!("{ns}/{owner}"));
+    }
+}
+
+/// One worker: takes keys until the queue shuts down; successes are forgotten by the rate
+/// limiter, failures come back with per-key exponential backoff.
+async fn worker(ctx: Arc<Context>, queue: RateLimitingQueue<String>, id: usize) {
+    while let Some(key) = queue.get().await {
+        match reconcile::sync(&ctx, &key).await {
+            Ok(outcome) => {
+                queue.forget(&key);
+                tracing::info!(worker = id, key = %key, ?outcome, "Successfully synced");
+            }
+            Err(e) => {
+                let requeues = queue.num_requeues(&key);
+                tracing::warn!(worker = id, key = %key, error = %e, requeues, "sync failed; requeued with backoff");
+                queue.add_rate_limited(key.clone());
+            }
+        }
+        queue.done(&key);
+    }
+}

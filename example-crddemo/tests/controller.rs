@@ -1,0 +1,533 @@
+//! The crddemo controller against the generated fake clientset: the scenarios of the seed's
+//! walkthrough and the ways the world can drift from it.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use example_crddemo::controller::status::ready_condition;
+use example_crddemo::controller::{Controller, ControllerError, Options};
+use example_crddemo::pkg::apis::crddemo::v1::{Mydemo, MydemoSpec};
+use example_crddemo::pkg::client::clientset::versioned::{Clientset, fake};
+use k8s_openapi::api::core::v1::{Namespace, Service};
+use k8s_openapi::api::discovery::v1::EndpointSlice;
+use k8s_openapi::api::events::v1::Event;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube::api::{DeleteParams, GetParams, Patch, PatchParams, PostParams};
+use kube::{Api, Resource};
+use kube_codegen_runtime::fake::{FakeHandle, Reaction, to_value};
+
+struct Running {
+    clientset: Clientset,
+    handle: FakeHandle,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    task: Option<tokio::task::JoinHandle<Result<(), ControllerError>>>,
+}
+
+impl Running {
+    async fn start(workers: usize, namespaces: &[&str]) -> Running {
+        // The fake, like kube-apiserver, starts with `default`, `kube-system` … in place.
+        let objects = namespaces.iter().filter(|ns| **ns != "default").map(|ns| {
+            to_value(&Namespace {
+                metadata: ObjectMeta {
+                    name: Some((*ns).into()),
+                    ..ObjectMeta::default()
+                },
+                ..Namespace::default()
+            })
+            .unwrap()
+        });
+        let (clientset, handle) = fake::Clientset::new(objects.collect::<Vec<_>>()).unwrap();
+        let controller = Controller::new(
+            clientset.clone(),
+            Options {
+                workers,
+                namespace: None,
+                resync: None,
+                instance: "test".into(),
+            },
+        )
+        .unwrap();
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        let task = tokio::spawn(controller.run(async move {
+            let _ = rx.await;
+        }));
+        Running {
+            clientset,
+            handle,
+            stop: Some(tx),
+            task: Some(task),
+        }
+    }
+
+    async fn stop(mut self) {
+        if let Some(tx) = self.stop.take() {
+            let _ = tx.send(());
+        }
+        if let Some(task) = self.task.take() {
+            task.await.unwrap().unwrap();
+        }
+    }
+
+    async fn create(&self, ns: &str, name: &str, ip: &str, port: i32) -> Mydemo {
+        let m = Mydemo {
+            metadata: ObjectMeta {
+                name: Some(name.into()),
+                namespace: Some(ns.into()),
+                ..ObjectMeta::default()
+            },
+            spec: MydemoSpec {
+                ip: ip.into(),
+                port,
+            },
+            status: None,
+        };
+        self.clientset
+            .crddemo_v1()
+            .mydemos(ns)
+            .create(&m, &PostParams::default())
+            .await
+            .unwrap()
+    }
+
+    fn mydemo(&self, ns: &str, name: &str) -> Option<Mydemo> {
+        self.handle.get::<Mydemo>(ns, name).unwrap()
+    }
+
+    fn events(&self, ns: &str, reason: &str) -> Vec<Event> {
+        self.handle
+            .list_in::<Event>(Some(ns))
+            .unwrap()
+            .into_iter()
+            .filter(|e| e.reason.as_deref() == Some(reason))
+            .collect()
+    }
+}
+
+/// Polls `check` until it returns `Some`, or fails after 20 s with `what`.
+async fn eventually<T>(what: &str, mut check: impl FnMut() -> Option<T>) -> T {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        if let Some(v) = check() {
+            return v;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out waiting for: {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+fn is_ready(m: &Mydemo) -> bool {
+    let observed = m.status.as_ref().and_then(|s| s.observed_generation) == m.metadata.generation;
+    observed && ready_condition(m).is_some_and(|c| c.status == "True")
+}
+
+fn slice_port(s: &EndpointSlice) -> Option<i32> {
+    s.ports.iter().flatten().find_map(|p| p.port)
+}
+
+#[tokio::test]
+async fn create_makes_service_endpoint_slice_status_and_event() {
+    let r = Running::start(2, &["default"]).await;
+    let created = r.create("default", "demo", "10.1.2.3", 8080).await;
+
+    let m = eventually("Ready", || r.mydemo("default", "demo").filter(is_ready)).await;
+    let status = m.status.clone().unwrap();
+    assert_eq!(status.observed_generation, Some(1));
+    assert_eq!(status.service_name.as_deref(), Some("demo"));
+    let cond = ready_condition(&m).unwrap();
+    assert_eq!(cond.reason, "Synced");
+    assert_eq!(cond.message, "Service demo exposes 10.1.2.3:8080");
+
+    let svc = r
+        .handle
+        .get::<Service>("default", "demo")
+        .unwrap()
+        .expect("Service");
+    let spec = svc.spec.clone().unwrap();
+    assert!(spec.selector.is_none(), "selector-less Service");
+    assert_eq!(spec.ports.unwrap()[0].port, 8080);
+    let owner = &svc.metadata.owner_references.as_ref().unwrap()[0];
+    assert_eq!(
+        (owner.kind.as_str(), owner.name.as_str()),
+        ("Mydemo", "demo")
+    );
+    assert_eq!(Some(owner.uid.as_str()), created.metadata.uid.as_deref());
+    assert_eq!(owner.controller, Some(true));
+
+    let slice = r
+        .handle
+        .get::<EndpointSlice>("default", "demo")
+        .unwrap()
+        .expect("EndpointSlice");
+    assert_eq!(slice.address_type, "IPv4");
+    assert_eq!(slice.endpoints.as_ref().unwrap()[0].addresses, ["10.1.2.3"]);
+    assert_eq!(slice_port(&slice), Some(8080));
+    assert_eq!(
+        slice.metadata.labels.as_ref().unwrap()["kubernetes.io/service-name"],
+        "demo"
+    );
+
+    let synced = eventually("a Synced event", || {
+        Some(r.events("default", "Synced")).filter(|e| !e.is_empty())
+    })
+    .await;
+    assert_eq!(synced[0].type_.as_deref(), Some("Normal"));
+    assert_eq!(
+        synced[0].note.as_deref(),
+        Some("Mydemo synced successfully")
+    );
+    assert_eq!(
+        synced[0].regarding.as_ref().and_then(|o| o.name.as_deref()),
+        Some("demo")
+    );
+    r.stop().await;
+}
+
+#[tokio::test]
+async fn a_port_change_updates_the_endpoint_slice_and_observed_generation() {
+    let r = Running::start(2, &["default"]).await;
+    r.create("default", "demo", "127.0.0.1", 8080).await;
+    eventually("Ready", || r.mydemo("default", "demo").filter(is_ready)).await;
+    r.clientset
+        .crddemo_v1()
+        .mydemos("default")
+        .patch(
+            "demo",
+            &Patch::Merge(serde_json::json!({"spec": {"port": 9090}})),
+            &PatchParams::default(),
+        )
+        .await
+        .unwrap();
+    let m = eventually("observedGeneration 2", || {
+        r.mydemo("default", "demo")
+            .filter(|m| is_ready(m) && m.metadata.generation == Some(2))
+    })
+    .await;
+    assert_eq!(m.status.unwrap().observed_generation, Some(2));
+    let slice = eventually("port 9090", || {
+        r.handle
+            .get::<EndpointSlice>("default", "demo")
+            .unwrap()
+            .filter(|s| slice_port(s) == Some(9090))
+    })
+    .await;
+    assert_eq!(slice.endpoints.unwrap()[0].addresses, ["127.0.0.1"]);
+    let svc = r.handle.get::<Service>("default", "demo").unwrap().unwrap();
+    assert_eq!(svc.spec.unwrap().ports.unwrap()[0].port, 9090);
+    r.stop().await;
+}
+
+#[tokio::test]
+async fn an_invalid_ip_is_reported_without_a_service_and_without_requeues() {
+    let r = Running::start(2, &["default"]).await;
+    r.create("default", "bad", "10.0.0.300", 8080).await;
+    let m = eventually("Ready=False", || {
+        r.mydemo("default", "bad")
+            .filter(|m| ready_condition(m).is_some_and(|c| c.status == "False"))
+    })
+    .await;
+    let cond = ready_condition(&m).unwrap();
+    assert_eq!(cond.reason, "InvalidSpec");
+    assert!(cond.message.contains("10.0.0.300"), "{}", cond.message);
+    let warnings = eventually("an InvalidSpec event", || {
+        Some(r.events("default", "InvalidSpec")).filter(|e| !e.is_empty())
+    })
+    .await;
+    assert_eq!(warnings[0].type_.as_deref(), Some("Warning"));
+    assert!(
+        r.handle.get::<Service>("default", "bad").unwrap().is_none(),
+        "no Service"
+    );
+    assert!(
+        r.handle
+            .get::<EndpointSlice>("default", "bad")
+            .unwrap()
+            .is_none()
+    );
+
+    // Settled: nothing more is written until the spec changes.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    r.handle.clear_actions();
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    let writes: Vec<_> = r
+        .handle
+        .actions()
+        .into_iter()
+        .filter(|a| a.verb != "get" && a.verb != "list" && a.verb != "watch")
+        .collect();
+    assert!(
+        writes.is_empty(),
+        "no requeue while the spec is unchanged: {writes:?}"
+    );
+
+    // Fixing the spec brings the Service.
+    r.clientset
+        .crddemo_v1()
+        .mydemos("default")
+        .patch(
+            "bad",
+            &Patch::Merge(serde_json::json!({"spec": {"ip": "10.0.0.30"}})),
+            &PatchParams::default(),
+        )
+        .await
+        .unwrap();
+    eventually("Ready after the fix", || {
+        r.mydemo("default", "bad").filter(is_ready)
+    })
+    .await;
+    assert!(r.handle.get::<Service>("default", "bad").unwrap().is_some());
+    r.stop().await;
+}
+
+#[tokio::test]
+async fn an_endpoint_slice_the_server_refuses_is_reported_as_an_invalid_spec() {
+    // kube-apiserver refuses loopback and link-local endpoint addresses with 422 Invalid; the
+    // fake does not validate them, so a reactor plays the real server's part here.
+    let r = Running::start(2, &["default"]).await;
+    let refused = Arc::new(AtomicUsize::new(0));
+    let seen = refused.clone();
+    r.handle.prepend_reactor("create", "endpointslices", move |_| {
+        seen.fetch_add(1, Ordering::SeqCst);
+        Reaction::error(
+            422,
+            "Invalid",
+            "EndpointSlice.discovery.k8s.io \"lo\" is invalid: endpoints[0].addresses[0]: Invalid value: \"127.0.0.1\": may not be in the loopback range (127.0.0.0/8, ::1/128)",
+        )
+    });
+    r.create("default", "lo", "127.0.0.1", 8080).await;
+    let m = eventually("Ready=False", || {
+        r.mydemo("default", "lo")
+            .filter(|m| ready_condition(m).is_some_and(|c| c.status == "False"))
+    })
+    .await;
+    let cond = ready_condition(&m).unwrap();
+    assert_eq!(cond.reason, "InvalidSpec");
+    assert!(cond.message.contains("loopback range"), "{}", cond.message);
+    let warnings = eventually("an InvalidSpec event", || {
+        Some(r.events("default", "InvalidSpec")).filter(|e| !e.is_empty())
+    })
+    .await;
+    assert!(
+        warnings[0]
+            .note
+            .as_deref()
+            .is_some_and(|n| n.contains("loopback")),
+        "{warnings:?}"
+    );
+    eventually("the Service created before the refusal is removed", || {
+        r.handle
+            .get::<Service>("default", "lo")
+            .unwrap()
+            .is_none()
+            .then_some(())
+    })
+    .await;
+
+    // No requeue: the refusal is permanent until the spec changes.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let before = refused.load(Ordering::SeqCst);
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    assert_eq!(refused.load(Ordering::SeqCst), before, "no retries");
+    assert_eq!(before, 1, "one refused create");
+    r.stop().await;
+}
+
+#[tokio::test]
+async fn a_deleted_service_is_recreated_and_an_edited_one_corrected() {
+    let r = Running::start(2, &["default"]).await;
+    r.create("default", "demo", "10.1.2.3", 8080).await;
+    eventually("Ready", || r.mydemo("default", "demo").filter(is_ready)).await;
+    let services: Api<Service> = Api::namespaced(r.clientset.client().clone(), "default");
+    let first = services.get("demo").await.unwrap();
+    services
+        .delete("demo", &DeleteParams::default())
+        .await
+        .unwrap();
+    let again = eventually("the Service recreated", || {
+        r.handle
+            .get::<Service>("default", "demo")
+            .unwrap()
+            .filter(|s| s.metadata.uid != first.metadata.uid)
+    })
+    .await;
+    assert_eq!(again.spec.unwrap().ports.unwrap()[0].port, 8080);
+
+    services
+        .patch(
+            "demo",
+            &PatchParams::default(),
+            &Patch::Merge(serde_json::json!({"spec": {"ports": [{"name": "demo", "port": 1234, "protocol": "TCP"}]}})),
+        )
+        .await
+        .unwrap();
+    eventually("the Service corrected", || {
+        r.handle
+            .get::<Service>("default", "demo")
+            .unwrap()
+            .filter(|s| {
+                s.spec
+                    .as_ref()
+                    .and_then(|s| s.ports.as_ref())
+                    .is_some_and(|p| p[0].port == 8080)
+            })
+    })
+    .await;
+
+    let slices: Api<EndpointSlice> = Api::namespaced(r.clientset.client().clone(), "default");
+    slices
+        .delete("demo", &DeleteParams::default())
+        .await
+        .unwrap();
+    eventually("the EndpointSlice recreated", || {
+        r.handle.get::<EndpointSlice>("default", "demo").unwrap()
+    })
+    .await;
+    r.stop().await;
+}
+
+#[tokio::test]
+async fn a_deleted_mydemo_is_handled_and_the_controller_keeps_working() {
+    let r = Running::start(1, &["default"]).await;
+    r.create("default", "gone", "10.1.2.3", 8080).await;
+    eventually("Ready", || r.mydemo("default", "gone").filter(is_ready)).await;
+    r.clientset
+        .crddemo_v1()
+        .mydemos("default")
+        .delete("gone", &DeleteParams::default())
+        .await
+        .unwrap();
+    eventually("deleted", || {
+        r.mydemo("default", "gone").is_none().then_some(())
+    })
+    .await;
+    // The owned objects point at the deleted owner, for the garbage collector.
+    let svc = r.handle.get::<Service>("default", "gone").unwrap();
+    if let Some(svc) = svc {
+        assert_eq!(svc.metadata.owner_references.unwrap()[0].name, "gone");
+    }
+    r.create("default", "next", "10.1.2.4", 8081).await;
+    eventually("the next one Ready", || {
+        r.mydemo("default", "next").filter(is_ready)
+    })
+    .await;
+    r.stop().await;
+}
+
+#[tokio::test]
+async fn a_conflict_on_the_status_update_is_retried_and_converges() {
+    let r = Running::start(2, &["default"]).await;
+    let conflicts = Arc::new(AtomicUsize::new(0));
+    let seen = conflicts.clone();
+    r.handle.prepend_reactor("update", "mydemos/status", move |_| {
+        if seen.fetch_add(1, Ordering::SeqCst) < 3 {
+            Reaction::Error(Box::new(kube_codegen_runtime::errors::status_failure(
+                409,
+                "Conflict",
+                "Operation cannot be fulfilled on mydemos.crddemo.k8s.io \"demo\": the object has been modified; please apply your changes to the latest version and try again",
+            )))
+        } else {
+            Reaction::PassThrough
+        }
+    });
+    r.create("default", "demo", "10.1.2.3", 8080).await;
+    eventually("Ready despite conflicts", || {
+        r.mydemo("default", "demo").filter(is_ready)
+    })
+    .await;
+    assert!(
+        conflicts.load(Ordering::SeqCst) >= 4,
+        "the injected conflicts were hit and retried"
+    );
+    let gets = r
+        .handle
+        .actions()
+        .into_iter()
+        .filter(|a| a.verb == "get" && a.resource == "mydemos")
+        .count();
+    assert!(gets >= 1, "a conflict re-reads the object");
+    r.stop().await;
+}
+
+#[tokio::test]
+async fn a_hundred_mydemos_across_ten_namespaces_all_become_ready() {
+    let namespaces: Vec<String> = (0..10).map(|i| format!("ns-{i}")).collect();
+    let ns_refs: Vec<&str> = namespaces.iter().map(String::as_str).collect();
+    let r = Running::start(4, &ns_refs).await;
+    for (i, ns) in namespaces.iter().cycle().take(100).enumerate() {
+        r.create(
+            ns,
+            &format!("demo-{i}"),
+            &format!("10.0.{}.{}", i / 250, i % 250 + 1),
+            8000 + i as i32,
+        )
+        .await;
+    }
+    eventually("100 Ready", || {
+        let all = r.handle.list::<Mydemo>().unwrap();
+        (all.len() == 100 && all.iter().all(is_ready)).then_some(())
+    })
+    .await;
+    assert_eq!(r.handle.list::<Service>().unwrap().len(), 100);
+    assert_eq!(r.handle.list::<EndpointSlice>().unwrap().len(), 100);
+    r.stop().await;
+}
+
+#[tokio::test]
+async fn an_unowned_service_of_the_same_name_is_not_taken_over() {
+    let r = Running::start(1, &["default"]).await;
+    let services: Api<Service> = Api::namespaced(r.clientset.client().clone(), "default");
+    let theirs = Service {
+        metadata: ObjectMeta {
+            name: Some("taken".into()),
+            ..ObjectMeta::default()
+        },
+        spec: Some(k8s_openapi::api::core::v1::ServiceSpec {
+            ports: Some(vec![k8s_openapi::api::core::v1::ServicePort {
+                port: 80,
+                ..Default::default()
+            }]),
+            ..Default::default()
+        }),
+        ..Service::default()
+    };
+    services
+        .create(&PostParams::default(), &theirs)
+        .await
+        .unwrap();
+    r.create("default", "taken", "10.1.2.3", 8080).await;
+    let m = eventually("Ready=False ErrResourceExists", || {
+        r.mydemo("default", "taken")
+            .filter(|m| ready_condition(m).is_some_and(|c| c.reason == "ErrResourceExists"))
+    })
+    .await;
+    assert!(
+        ready_condition(&m)
+            .unwrap()
+            .message
+            .contains("not managed by Mydemo taken")
+    );
+    eventually("an ErrResourceExists event", || {
+        Some(r.events("default", "ErrResourceExists")).filter(|e| !e.is_empty())
+    })
+    .await;
+    let svc = services
+        .get_with("taken", &GetParams::default())
+        .await
+        .unwrap();
+    assert!(
+        svc.metadata.owner_references.is_none(),
+        "someone else's Service is left alone"
+    );
+    let m = r.mydemo("default", "taken").unwrap();
+    assert!(!is_ready(&m), "not Ready while its Service name is taken");
+    assert_eq!(
+        svc.spec.unwrap().ports.unwrap()[0].port,
+        80,
+        "their port is untouched"
+    );
+    assert_eq!(Mydemo::kind(&()), "Mydemo");
+    r.stop().await;
+}
