@@ -4,16 +4,18 @@
 #
 #   scripts/generate-groups.sh <generators> <output-dir> <apis-dir> "<group>:<v1>,<v2> <group2>:<v1>" [flags…]
 #
-#   <generators>  "all", or a comma-separated list of: deepcopy, register, client
+#   <generators>  "all", or a comma-separated list of: deepcopy, register, client, lister, informer,
+#                 crd
 #   <output-dir>  where the client tree goes (e.g. example-crddemo/src/pkg/client)
 #   <apis-dir>    the root of the API types, <apis-dir>/<group>/<version>/*.rs
 #   flags         passed to every kube-codegen run, e.g. --header-file F, --plural-exceptions
 #                 Kind:plural, --apis-module crate::pkg::apis, --output-module crate::pkg::client,
+#                 --crd-dir DIR, --crd-file-name TEMPLATE,
 #                 --verify-only. See `cargo run -p kube-codegen -- all --help`.
 set -euo pipefail
 
 usage() {
-  sed -n '2,14p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 [[ $# -ge 4 ]] || usage

@@ -13,6 +13,17 @@ cargo fmt --all --check
 step "cargo clippy --all-targets -- -D warnings"
 cargo clippy --workspace --all-targets -- -D warnings
 
+# The end-to-end tests (tests/tests/e2e_real_apiserver.rs) run a real kube-apiserver and etcd.
+# Build them here, not inside a test, so a cold build (6-10 min, Go module proxy only) shows up
+# in the log; cached, this takes a fraction of a second. KUBE_CODEGEN_K8S_BIN, if already set,
+# names a directory with the binaries and skips the build.
+if [[ -z ${KUBE_CODEGEN_K8S_BIN:-} ]]; then
+    step "scripts/build-kube-apiserver.sh (kube-apiserver, etcd, kubectl for the e2e tests)"
+    KUBE_CODEGEN_K8S_BIN=$(scripts/build-kube-apiserver.sh | tail -n 1)
+fi
+export KUBE_CODEGEN_K8S_BIN
+echo "kube-apiserver, etcd and kubectl from $KUBE_CODEGEN_K8S_BIN" >&2
+
 step "cargo test --workspace"
 cargo test --workspace
 

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Regenerate every checked-in generated file: the crddemo example's client and each golden
-# fixture under tests/fixtures/<case>/ (its flags are in tests/fixtures/<case>/codegen.args).
+# Regenerate every checked-in generated file: the crddemo example's client and CRD
+# (example-crddemo/crd/mydemo.yaml, the seed's file name) and each golden fixture under
+# tests/fixtures/<case>/ (its flags are in tests/fixtures/<case>/codegen.args; its CRDs go to
+# tests/fixtures/<case>/crd/).
 # Extra arguments (e.g. --verify-only) are passed to every run; scripts/verify-codegen.sh does that.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -9,13 +11,13 @@ header=scripts/boilerplate.rs.txt
 status=0
 
 scripts/generate-groups.sh all example-crddemo/src/pkg/client example-crddemo/src/pkg/apis "crddemo:v1" \
-  --header-file "$header" "$@" || status=1
+  --header-file "$header" --crd-dir example-crddemo/crd --crd-file-name '{singular}.yaml' "$@" || status=1
 
 for dir in tests/fixtures/*/; do
   dir=${dir%/}
   mapfile -t args < <(grep -v '^[[:space:]]*\(#\|$\)' "$dir/codegen.args")
   "${CARGO_TARGET_DIR:-$root/target}/debug/kube-codegen" all \
-    --apis-dir "$dir/pkg/apis" --output-dir "$dir/pkg/client" --header-file "$header" \
+    --apis-dir "$dir/pkg/apis" --output-dir "$dir/pkg/client" --crd-dir "$dir/crd" --header-file "$header" \
     "${args[@]}" "$@" || status=1
 done
 exit $status

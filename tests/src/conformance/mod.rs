@@ -1,0 +1,709 @@
+//! API-server conformance scenarios, written once against a plain [`kube::Client`] so that the
+//! same suite runs against kube-codegen's fake API server and against a real kube-apiserver.
+//!
+//! The suite installs its own CRDs through the API (`widgets.conformance.kube-codegen.dev`,
+//! namespaced with a status subresource and a structural schema, and the cluster-scoped
+//! `gizmos.conformance.kube-codegen.dev`), waits until they are `Established` and served by
+//! discovery, and gives every scenario namespaces of its own (`cf-<run>-<scenario>`). It
+//! relies on nothing a bare API server lacks: no garbage collection, no namespace deletion,
+//! no controllers, no pods.
+//!
+//! ```no_run
+//! # async fn demo(client: kube::Client) {
+//! use tests::conformance::{Ctx, run_all};
+//! let report = run_all(client, &Ctx::default()).await;
+//! assert!(report.is_success(), "{report}");
+//! # }
+//! ```
+
+mod create;
+mod crud;
+mod misc;
+mod patch;
+mod read;
+mod watch;
+
+use std::fmt;
+use std::time::{Duration, Instant};
+
+use futures::future::BoxFuture;
+use k8s_openapi::api::core::v1::Namespace;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::{Api, DeleteParams, PostParams};
+use kube::core::{ApiResource, DynamicObject, GroupVersionKind, Status};
+use kube::{Client, Resource};
+use serde_json::{Value, json};
+
+/// The API group of the suite's CRDs.
+pub const GROUP: &str = "conformance.kube-codegen.dev";
+/// Their version.
+pub const VERSION: &str = "v1";
+
+/// Settings of a run.
+#[derive(Debug, Clone)]
+pub struct Ctx {
+    /// Makes namespace names unique per run (lower-case alphanumerics).
+    pub run_id: String,
+    /// How long waits (CRD establishment, watch events) may take.
+    pub timeout: Duration,
+    /// Run only scenarios whose name contains one of these (all when empty).
+    pub only: Vec<String>,
+    /// Delete the suite's CRDs at the end (`run_all`).
+    pub delete_crds: bool,
+}
+
+impl Default for Ctx {
+    fn default() -> Self {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0);
+        Ctx {
+            run_id: format!("{:x}", (nanos % 0xff_ffff) as u32),
+            timeout: Duration::from_secs(30),
+            only: Vec::new(),
+            delete_crds: true,
+        }
+    }
+}
+
+/// Why a scenario failed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Failure {
+    /// What went wrong.
+    pub message: String,
+}
+
+impl Failure {
+    /// A failure with a message.
+    pub fn new(message: impl Into<String>) -> Self {
+        Failure {
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Failure {}
+
+impl From<kube::Error> for Failure {
+    fn from(e: kube::Error) -> Self {
+        Failure::new(format!("unexpected API error: {e}"))
+    }
+}
+
+impl From<serde_json::Error> for Failure {
+    fn from(e: serde_json::Error) -> Self {
+        Failure::new(format!("JSON: {e}"))
+    }
+}
+
+/// The outcome of a scenario.
+pub type Outcome = Result<(), Failure>;
+
+/// `ensure!(cond, "format", args…)`: fail the scenario unless `cond` holds.
+macro_rules! ensure {
+    ($cond:expr, $($arg:tt)+) => {
+        if !$cond {
+            return Err($crate::conformance::Failure::new(format!($($arg)+)));
+        }
+    };
+}
+
+/// `ensure_eq!(left, right, "format", args…)`.
+macro_rules! ensure_eq {
+    ($left:expr, $right:expr, $($arg:tt)+) => {{
+        let (l, r) = (&$left, &$right);
+        if l != r {
+            return Err($crate::conformance::Failure::new(format!(
+                "{}: {:?} != {:?}",
+                format!($($arg)+),
+                l,
+                r
+            )));
+        }
+    }};
+}
+
+pub(crate) use {ensure, ensure_eq};
+
+/// What scenarios work with: the client and the suite's resources.
+pub struct Env {
+    /// The client under test.
+    pub client: Client,
+    /// The run settings.
+    pub ctx: Ctx,
+    /// `widgets.conformance.kube-codegen.dev/v1` (namespaced, status subresource).
+    pub widgets: ApiResource,
+    /// `gizmos.conformance.kube-codegen.dev/v1` (cluster-scoped, no status subresource).
+    pub gizmos: ApiResource,
+}
+
+impl Env {
+    /// Creates (or reuses) the namespace `cf-<run>-<suffix>` and returns its name.
+    pub async fn namespace(&self, suffix: &str) -> Result<String, Failure> {
+        let name = format!("cf-{}-{suffix}", self.ctx.run_id);
+        let api: Api<Namespace> = Api::all(self.client.clone());
+        let ns: Namespace = serde_json::from_value(json!({"metadata": {"name": name}}))?;
+        match api.create(&PostParams::default(), &ns).await {
+            Ok(_) => {}
+            Err(e) if status_of(&e).is_some_and(|s| s.code == 409) => {}
+            Err(e) => return Err(e.into()),
+        }
+        Ok(name)
+    }
+
+    /// Widgets in a namespace.
+    pub fn widgets(&self, ns: &str) -> Api<DynamicObject> {
+        Api::namespaced_with(self.client.clone(), ns, &self.widgets)
+    }
+
+    /// Widgets in all namespaces.
+    pub fn all_widgets(&self) -> Api<DynamicObject> {
+        Api::all_with(self.client.clone(), &self.widgets)
+    }
+
+    /// Gizmos (cluster-scoped).
+    pub fn gizmos(&self) -> Api<DynamicObject> {
+        Api::all_with(self.client.clone(), &self.gizmos)
+    }
+
+    /// Waits `d` (polling loops use this).
+    pub async fn pause(&self, d: Duration) {
+        tokio::time::sleep(d).await;
+    }
+}
+
+/// A widget object with a name and `spec.size`.
+pub fn widget(name: &str, size: i64) -> DynamicObject {
+    dynamic(json!({
+        "apiVersion": format!("{GROUP}/{VERSION}"), "kind": "Widget",
+        "metadata": {"name": name}, "spec": {"size": size}
+    }))
+}
+
+/// A `DynamicObject` from JSON (invalid JSON becomes an empty object, which the server
+/// rejects).
+pub fn dynamic(v: Value) -> DynamicObject {
+    serde_json::from_value(v).unwrap_or_else(|_| DynamicObject {
+        types: None,
+        metadata: Default::default(),
+        data: Value::Null,
+    })
+}
+
+/// The `Status` of an API error.
+pub fn status_of(e: &kube::Error) -> Option<&Status> {
+    match e {
+        kube::Error::Api(s) => Some(s),
+        _ => None,
+    }
+}
+
+/// Expects an API error with this code and reason; returns its `Status`.
+pub fn expect_error<T: fmt::Debug>(
+    r: kube::Result<T>,
+    code: u16,
+    reason: &str,
+    what: &str,
+) -> Result<Status, Failure> {
+    match r {
+        Ok(v) => Err(Failure::new(format!(
+            "{what}: expected {code} {reason}, got success: {v:?}"
+        ))),
+        Err(e) => match status_of(&e) {
+            Some(s) if s.code == code && (reason.is_empty() || s.reason == reason) => Ok(s.clone()),
+            _ => Err(Failure::new(format!(
+                "{what}: expected {code} {reason}, got {e:?}"
+            ))),
+        },
+    }
+}
+
+/// `(name, group, kind, uid)` of a Status's details (empty strings when absent).
+pub fn details_of(s: &Status) -> (String, String, String, String) {
+    match &s.details {
+        Some(d) => (
+            d.name.clone(),
+            d.group.clone(),
+            d.kind.clone(),
+            d.uid.clone(),
+        ),
+        None => Default::default(),
+    }
+}
+
+/// `metadata.resourceVersion` as a number (0 when missing or not numeric).
+pub fn rv_of<K: Resource>(obj: &K) -> u64 {
+    obj.meta()
+        .resource_version
+        .as_deref()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
+type ScenarioFn = for<'a> fn(&'a Env) -> BoxFuture<'a, Outcome>;
+
+/// One scenario.
+pub struct Scenario {
+    /// Its name (`create_generate_name` …).
+    pub name: &'static str,
+    /// What it checks.
+    pub description: &'static str,
+    run: ScenarioFn,
+}
+
+impl Scenario {
+    /// Runs it.
+    pub fn run<'a>(&self, env: &'a Env) -> BoxFuture<'a, Outcome> {
+        (self.run)(env)
+    }
+}
+
+impl fmt::Debug for Scenario {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Scenario")
+            .field("name", &self.name)
+            .finish()
+    }
+}
+
+macro_rules! scenario {
+    ($module:ident :: $name:ident, $desc:expr) => {
+        Scenario {
+            name: stringify!($name),
+            description: $desc,
+            run: |env| Box::pin($module::$name(env)),
+        }
+    };
+}
+
+/// Every scenario of the suite, in run order.
+pub fn scenarios() -> Vec<Scenario> {
+    vec![
+        scenario!(
+            create::create_assigns_server_fields,
+            "uid, creationTimestamp, numeric resourceVersion from one global counter, generation 1"
+        ),
+        scenario!(
+            create::create_generate_name,
+            "generateName gets a 5-character random suffix; two creates differ"
+        ),
+        scenario!(
+            create::create_already_exists,
+            "409 AlreadyExists with Status details"
+        ),
+        scenario!(
+            create::create_requires_name,
+            "422 Invalid without name or generateName, and for a bad name"
+        ),
+        scenario!(
+            create::create_namespace_mismatch,
+            "400 when the body's namespace differs from the URL's"
+        ),
+        scenario!(
+            create::create_custom_resource_requires_kind,
+            "400 for a custom resource without kind or apiVersion"
+        ),
+        scenario!(
+            create::create_in_missing_namespace,
+            "404 namespaces \"x\" not found (NamespaceLifecycle)"
+        ),
+        scenario!(
+            create::create_schema_pruning_defaulting_validation,
+            "unknown fields pruned, defaults applied, schema violations 422"
+        ),
+        scenario!(
+            read::get_not_found_status,
+            "404 with a NotFound Status, message and details"
+        ),
+        scenario!(
+            read::list_label_selectors,
+            "=, ==, !=, in, notin, exists, !exists, and parse errors"
+        ),
+        scenario!(
+            read::list_field_selectors,
+            "metadata.name, metadata.namespace, selectable fields, 400 for unsupported fields"
+        ),
+        scenario!(
+            read::list_pagination_consistent,
+            "limit/continue pages form a snapshot; remainingItemCount"
+        ),
+        scenario!(read::list_all_namespaces, "lists across namespaces"),
+        scenario!(
+            read::list_resource_version_semantics,
+            "list resourceVersion, Exact reads of the past, 0"
+        ),
+        scenario!(read::metadata_only_list, "PartialObjectMetadata lists"),
+        scenario!(
+            crud::update_optimistic_concurrency,
+            "409 Conflict on a stale resourceVersion"
+        ),
+        scenario!(
+            crud::update_generation_semantics,
+            "generation bumps on spec changes only"
+        ),
+        scenario!(
+            crud::update_without_resource_version,
+            "custom resources need a resourceVersion (422); ConfigMaps update unconditionally"
+        ),
+        scenario!(
+            crud::update_noop_keeps_resource_version,
+            "an update that changes nothing keeps the resourceVersion"
+        ),
+        scenario!(
+            crud::update_missing_object,
+            "PUT of a missing custom resource is 404; a Lease is created"
+        ),
+        scenario!(
+            crud::update_name_mismatch,
+            "400 when the body's name differs from the URL's"
+        ),
+        scenario!(
+            crud::status_subresource,
+            "main endpoint ignores status, /status ignores the rest"
+        ),
+        scenario!(patch::merge_patch, "JSON merge patch, null deletes"),
+        scenario!(
+            patch::json_patch,
+            "JSON patch operations; failed test is 422"
+        ),
+        scenario!(
+            patch::strategic_merge_patch,
+            "merges lists by key on built-ins; 415 for custom resources"
+        ),
+        scenario!(
+            patch::server_side_apply,
+            "apply creates, merges managers, removes dropped fields, conflicts, force, fieldManager required"
+        ),
+        scenario!(
+            patch::patch_status_subresource,
+            "patching /status changes only status"
+        ),
+        scenario!(
+            crud::finalizers_and_deletion_timestamp,
+            "finalizers hold deletion; clearing the last one deletes"
+        ),
+        scenario!(
+            crud::delete_preconditions,
+            "uid and resourceVersion preconditions are 409"
+        ),
+        scenario!(
+            crud::delete_response_shapes,
+            "custom resources return the object, ConfigMaps a Success Status"
+        ),
+        scenario!(
+            crud::delete_collection,
+            "deletecollection with a label selector"
+        ),
+        scenario!(crud::dry_run, "dryRun=All persists nothing"),
+        scenario!(
+            watch::watch_from_resource_version,
+            "events after the given resourceVersion only"
+        ),
+        scenario!(
+            watch::watch_initial_events,
+            "no resourceVersion: synthetic ADDED for existing objects"
+        ),
+        scenario!(
+            watch::watch_send_initial_events,
+            "sendInitialEvents ends with the initial-events-end bookmark"
+        ),
+        scenario!(
+            watch::watch_too_old,
+            "a resourceVersion older than history: ERROR 410 Expired"
+        ),
+        scenario!(watch::watch_timeout, "timeoutSeconds ends the stream"),
+        scenario!(
+            watch::watch_selector_transitions,
+            "label selectors on watches; leaving the selector is DELETED"
+        ),
+        scenario!(watch::watch_all_namespaces, "a watch across namespaces"),
+        scenario!(
+            misc::cluster_scoped_resources,
+            "cluster-scoped custom resources and namespaces"
+        ),
+        scenario!(
+            misc::unknown_resource_and_method,
+            "404 for unknown resources, 405 for unsupported verbs"
+        ),
+        scenario!(
+            misc::crd_lifecycle,
+            "CRD establishment, discovery, protected groups, deletion unregisters"
+        ),
+        scenario!(
+            misc::builtin_resources,
+            "events (v1, events.k8s.io), leases, endpoints, endpoint slices, deployments, secrets, services"
+        ),
+        scenario!(
+            misc::discovery_documents,
+            "api, apis, group and resource lists"
+        ),
+        scenario!(
+            misc::pod_deletion,
+            "pod defaults; an unbound pod's delete marks it, then removes it"
+        ),
+        scenario!(
+            misc::managed_fields_on_writes,
+            "writes record managedFields for their field manager"
+        ),
+        scenario!(
+            crud::delete_propagation_policy,
+            "Orphan and Foreground add their finalizers (nothing removes them without a GC)"
+        ),
+        scenario!(
+            misc::builtin_validation,
+            "service cluster IPs are immutable, pods need containers and keep their spec, secrets need base64"
+        ),
+    ]
+}
+
+/// The result of one scenario.
+#[derive(Debug)]
+pub struct ScenarioResult {
+    /// The scenario's name.
+    pub name: &'static str,
+    /// Its outcome.
+    pub outcome: Outcome,
+    /// How long it took.
+    pub elapsed: Duration,
+}
+
+/// The results of a run.
+#[derive(Debug, Default)]
+pub struct Report {
+    /// Setup failure, if the suite could not start.
+    pub setup: Option<Failure>,
+    /// Each scenario's result.
+    pub results: Vec<ScenarioResult>,
+}
+
+impl Report {
+    /// Whether setup and every scenario passed.
+    pub fn is_success(&self) -> bool {
+        self.setup.is_none() && self.results.iter().all(|r| r.outcome.is_ok())
+    }
+
+    /// The failed scenarios.
+    pub fn failures(&self) -> Vec<&ScenarioResult> {
+        self.results.iter().filter(|r| r.outcome.is_err()).collect()
+    }
+}
+
+impl fmt::Display for Report {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(s) = &self.setup {
+            writeln!(f, "setup failed: {s}")?;
+        }
+        for r in &self.results {
+            match &r.outcome {
+                Ok(()) => writeln!(f, "ok    {} ({:?})", r.name, r.elapsed)?,
+                Err(e) => writeln!(f, "FAIL  {} ({:?}): {e}", r.name, r.elapsed)?,
+            }
+        }
+        let failed = self.failures().len();
+        write!(
+            f,
+            "{} scenarios, {} passed, {failed} failed",
+            self.results.len(),
+            self.results.len() - failed
+        )
+    }
+}
+
+fn widget_schema() -> Value {
+    let parts = json!({
+        "type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"],
+        "items": {"type": "object", "required": ["name"],
+                  "properties": {"name": {"type": "string"}, "count": {"type": "integer"}}}
+    });
+    let spec = json!({
+        "type": "object", "required": ["size"],
+        "properties": {
+            "size": {"type": "integer", "minimum": 0, "maximum": 100},
+            "color": {"type": "string", "default": "blue"},
+            "note": {"type": "string"},
+            "tags": {"type": "array", "items": {"type": "string"}, "x-kubernetes-list-type": "set"},
+            "parts": parts
+        }
+    });
+    let status = json!({"type": "object", "properties": {
+        "phase": {"type": "string"}, "observedGeneration": {"type": "integer"}
+    }});
+    json!({"type": "object", "properties": {"spec": spec, "status": status}})
+}
+
+fn widget_crd() -> Value {
+    let version = json!({
+        "name": VERSION, "served": true, "storage": true,
+        "subresources": {"status": {}},
+        "selectableFields": [{"jsonPath": ".spec.color"}],
+        "additionalPrinterColumns": [{"name": "Size", "type": "integer", "jsonPath": ".spec.size"}],
+        "schema": {"openAPIV3Schema": widget_schema()}
+    });
+    json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": format!("widgets.{GROUP}")},
+        "spec": {
+            "group": GROUP, "scope": "Namespaced",
+            "names": {"kind": "Widget", "listKind": "WidgetList", "plural": "widgets", "singular": "widget",
+                      "shortNames": ["wdg"], "categories": ["conformance"]},
+            "versions": [version]
+        }
+    })
+}
+
+fn gizmo_crd() -> Value {
+    json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": format!("gizmos.{GROUP}")},
+        "spec": {
+            "group": GROUP, "scope": "Cluster",
+            "names": {"kind": "Gizmo", "plural": "gizmos"},
+            "versions": [{
+                "name": VERSION, "served": true, "storage": true,
+                "schema": {"openAPIV3Schema": {
+                    "type": "object",
+                    "properties": {
+                        "spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": true},
+                        "status": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}
+                    }
+                }}
+            }]
+        }
+    })
+}
+
+fn established(crd: &CustomResourceDefinition) -> bool {
+    crd.status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .is_some_and(|cs| {
+            cs.iter()
+                .any(|c| c.type_ == "Established" && c.status == "True")
+        })
+}
+
+/// Creates a CRD (reusing an existing one) and waits until it is established and discovery
+/// serves its resource.
+pub async fn install_crd(client: &Client, crd: Value, timeout: Duration) -> Result<(), Failure> {
+    let api: Api<CustomResourceDefinition> = Api::all(client.clone());
+    let crd: CustomResourceDefinition = serde_json::from_value(crd)?;
+    let name = crd.metadata.name.clone().unwrap_or_default();
+    let plural = crd.spec.names.plural.clone();
+    let deadline = Instant::now() + timeout;
+    loop {
+        match api.create(&PostParams::default(), &crd).await {
+            Ok(_) => break,
+            Err(e) if status_of(&e).is_some_and(|s| s.code == 409) => {
+                // Left over from an earlier run: reuse it unless it is going away.
+                let existing = api.get(&name).await?;
+                if existing.metadata.deletion_timestamp.is_none() {
+                    break;
+                }
+            }
+            Err(e) => return Err(e.into()),
+        }
+        if Instant::now() > deadline {
+            return Err(Failure::new(format!("CRD {name} stayed terminating")));
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    loop {
+        let got = api.get(&name).await?;
+        if established(&got) {
+            let path = format!("/apis/{}/{}", crd.spec.group, VERSION);
+            let req = http::Request::get(path)
+                .body(Vec::new())
+                .map_err(|e| Failure::new(e.to_string()))?;
+            if let Ok(doc) = client.request::<Value>(req).await {
+                let served = doc["resources"]
+                    .as_array()
+                    .is_some_and(|rs| rs.iter().any(|r| r["name"] == plural.as_str()));
+                if served {
+                    return Ok(());
+                }
+            }
+        }
+        if Instant::now() > deadline {
+            return Err(Failure::new(format!(
+                "CRD {name} was not established and served within {timeout:?}"
+            )));
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Installs the suite's CRDs.
+pub async fn setup(client: Client, ctx: &Ctx) -> Result<Env, Failure> {
+    install_crd(&client, widget_crd(), ctx.timeout).await?;
+    install_crd(&client, gizmo_crd(), ctx.timeout).await?;
+    let ar = |kind: &str, plural: &str| {
+        ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(GROUP, VERSION, kind), plural)
+    };
+    Ok(Env {
+        client,
+        ctx: ctx.clone(),
+        widgets: ar("Widget", "widgets"),
+        gizmos: ar("Gizmo", "gizmos"),
+    })
+}
+
+/// Deletes the suite's CRDs (and with them every widget and gizmo).
+pub async fn teardown(env: &Env) -> Outcome {
+    let api: Api<CustomResourceDefinition> = Api::all(env.client.clone());
+    for name in [format!("widgets.{GROUP}"), format!("gizmos.{GROUP}")] {
+        match api.delete(&name, &DeleteParams::default()).await {
+            Ok(_) => {}
+            Err(e) if status_of(&e).is_some_and(|s| s.code == 404) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(())
+}
+
+/// Sets up, runs every selected scenario (each bounded by twice the context timeout), and
+/// tears down.
+pub async fn run_all(client: Client, ctx: &Ctx) -> Report {
+    let mut report = Report::default();
+    let env = match setup(client, ctx).await {
+        Ok(env) => env,
+        Err(e) => {
+            report.setup = Some(e);
+            return report;
+        }
+    };
+    for s in scenarios() {
+        if !ctx.only.is_empty() && !ctx.only.iter().any(|o| s.name.contains(o.as_str())) {
+            continue;
+        }
+        let started = Instant::now();
+        let outcome = match tokio::time::timeout(ctx.timeout * 2, s.run(&env)).await {
+            Ok(o) => o,
+            Err(_) => Err(Failure::new(format!(
+                "timed out after {:?}",
+                ctx.timeout * 2
+            ))),
+        };
+        report.results.push(ScenarioResult {
+            name: s.name,
+            outcome,
+            elapsed: started.elapsed(),
+        });
+    }
+    if ctx.delete_crds
+        && let Err(e) = teardown(&env).await
+    {
+        report.results.push(ScenarioResult {
+            name: "teardown",
+            outcome: Err(e),
+            elapsed: Duration::ZERO,
+        });
+    }
+    report
+}

@@ -1,0 +1,1119 @@
+//! The `crddemo` binary as a separate process against a real kube-apiserver v1.37
+//! ([`tests::apiserver::RealApiServer`]).
+//!
+//! The binary is built once per test process with `$CARGO build -p example-crddemo --bin
+//! crddemo` (its path read from cargo's JSON messages) and run under the harness's stdin-pipe
+//! supervisor ([`SupervisedProcess`]): it cannot outlive the test, even one that panics or is
+//! killed. It logs JSON (`--log-format json`) to a file the tests read.
+//!
+//! * `crddemo_binary_walkthrough_and_apiserver_restart`: the generated CRD
+//!   (`example-crddemo/crd/mydemo.yaml`) and the example (`example/example-mydemo.yaml`), then
+//!   the seed's walkthrough step by step — Service, EndpointSlice, status and Events after each
+//!   — create, port 8080 → 9090, an invalid spec, the fix, delete; then kube-apiserver is stopped
+//!   and started again mid-run, a port change made right after it is back must be picked up;
+//!   finally SIGTERM must stop the process gracefully (exit 0) within a few seconds.
+//! * `crddemo_second_signal_exits_at_once`: while a graceful shutdown waits for a worker whose
+//!   request hangs (kube-apiserver frozen with SIGSTOP), a second SIGINT exits at once with 130.
+//! * `crddemo_converges_with_its_least_privilege_rbac`: `deploy/rbac.yaml` applied, a token of
+//!   its ServiceAccount from the TokenRequest API, the controller run with only that identity;
+//!   `deploy/deployment.yaml` validated by a server-side dry run.
+//!
+//! A bare kube-apiserver has no garbage collector: after a Mydemo is deleted its Service and
+//! EndpointSlice stay, so the tests assert their owner references instead of their removal.
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use base64::Engine as _;
+use example_crddemo::controller::validate::{InvalidSpec, validate};
+use example_crddemo::pkg::apis::crddemo::v1::{Mydemo, MydemoSpec};
+use example_crddemo::pkg::client::clientset::versioned::Clientset;
+use example_crddemo::pkg::client::clientset::versioned::typed::crddemo::v1::mydemo::MydemoClient;
+use k8s_openapi::api::authentication::v1::{SelfSubjectReview, TokenRequest, TokenRequestSpec};
+use k8s_openapi::api::core::v1::{Namespace, Secret, Service, ServiceAccount};
+use k8s_openapi::api::discovery::v1::EndpointSlice;
+use k8s_openapi::api::events::v1::Event;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube_codegen_runtime::errors::{code, is_not_found};
+use rustix::process::Signal;
+use serde_json::{Value, json};
+use tests::apiserver::{
+    RealApiServer, SupervisedProcess, log_tail, repo_root, wait_crd_established,
+};
+use tests::crds::{YAML_MARKER, example_crd_file};
+
+/// The CRD's name.
+const CRD: &str = "mydemos.crddemo.k8s.io";
+/// How long a step may take to converge.
+const CONVERGE: Duration = Duration::from_secs(30);
+/// The `RUST_LOG` the controller runs with (the binary's default), whatever the test's is.
+const CONTROLLER_LOG: &str = "info,kube=warn,tower=warn,hyper=warn";
+
+// ---------------------------------------------------------------------------------------------
+// Building and running the binary
+// ---------------------------------------------------------------------------------------------
+
+fn init_tracing() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("tests=info"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_test_writer()
+        .try_init();
+}
+
+/// Prints how long a test took (`cargo test -- --nocapture` shows it).
+struct Timer(&'static str, Instant);
+
+impl Drop for Timer {
+    fn drop(&mut self) {
+        eprintln!("[e2e] {} took {:.2?}", self.0, self.1.elapsed());
+    }
+}
+
+/// The `crddemo` binary, built once per test process.
+fn crddemo_binary() -> &'static Path {
+    static BIN: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    match BIN.get_or_init(build_crddemo) {
+        Ok(path) => path,
+        Err(e) => panic!("{e}"),
+    }
+}
+
+/// `$CARGO build -p example-crddemo --bin crddemo`; the executable named in cargo's JSON
+/// messages, else `$CARGO_TARGET_DIR/debug/crddemo` or `<workspace>/target/debug/crddemo`.
+fn build_crddemo() -> Result<PathBuf, String> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let t0 = Instant::now();
+    let out = Command::new(&cargo)
+        .current_dir(repo_root())
+        .args([
+            "build",
+            "-p",
+            "example-crddemo",
+            "--bin",
+            "crddemo",
+            "--message-format=json-render-diagnostics",
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("running {}: {e}", cargo.to_string_lossy()))?;
+    if !out.status.success() {
+        return Err(format!(
+            "cargo build -p example-crddemo --bin crddemo failed ({}):\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    let from_json = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == "crddemo")
+        .find_map(|m| m["executable"].as_str().map(PathBuf::from));
+    let target_dir = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo_root().join("target"));
+    let path = from_json.unwrap_or_else(|| target_dir.join("debug").join("crddemo"));
+    if !path.is_file() {
+        return Err(format!(
+            "built crddemo, but {} does not exist",
+            path.display()
+        ));
+    }
+    eprintln!(
+        "[e2e] crddemo binary {} (cargo build took {:.2?})",
+        path.display(),
+        t0.elapsed()
+    );
+    Ok(path)
+}
+
+/// A running `crddemo --kubeconfig <path> --workers 2 --log-format json`, its JSON log in a
+/// temporary directory (printed if the test fails).
+struct Crddemo {
+    process: SupervisedProcess,
+    log: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Crddemo {
+    fn start(kubeconfig: &Path, rust_log: &str) -> Crddemo {
+        let dir = tempfile::Builder::new()
+            .prefix("crddemo-e2e.")
+            .tempdir()
+            .unwrap();
+        let log = dir.path().join("crddemo.log");
+        let args: Vec<OsString> = vec![
+            "--kubeconfig".into(),
+            kubeconfig.into(),
+            "--workers".into(),
+            "2".into(),
+            "--log-format".into(),
+            "json".into(),
+        ];
+        let env = [
+            (OsString::from("RUST_LOG"), OsString::from(rust_log)),
+            ("NO_COLOR".into(), "1".into()),
+        ];
+        let process =
+            SupervisedProcess::spawn("crddemo", crddemo_binary(), &args, &env, &log).unwrap();
+        eprintln!(
+            "[e2e] crddemo pid {} logging to {}",
+            process.pid(),
+            log.display()
+        );
+        Crddemo {
+            process,
+            log,
+            _dir: dir,
+        }
+    }
+
+    /// Every JSON line of the log so far.
+    fn entries(&self) -> Vec<Value> {
+        std::fs::read_to_string(&self.log)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .collect()
+    }
+
+    /// How many entries have exactly the message `text`.
+    fn count(&self, text: &str) -> usize {
+        self.entries()
+            .iter()
+            .filter(|e| e["message"] == text)
+            .count()
+    }
+
+    /// The entries whose message contains `text`.
+    fn messages(&self, text: &str) -> Vec<Value> {
+        self.entries()
+            .into_iter()
+            .filter(|e| e["message"].as_str().is_some_and(|m| m.contains(text)))
+            .collect()
+    }
+
+    /// Waits for a log entry satisfying `pred`; fails if the process exits first.
+    async fn wait_log(&mut self, what: &str, timeout: Duration, pred: impl Fn(&Value) -> bool) {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if self.entries().iter().any(&pred) {
+                return;
+            }
+            if let Some(status) = self.process.try_wait().unwrap() {
+                panic!("crddemo exited ({status}) while waiting for {what}");
+            }
+            assert!(
+                Instant::now() < deadline,
+                "no log entry {what} within {timeout:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    fn assert_running(&mut self) {
+        if let Some(status) = self.process.try_wait().unwrap() {
+            panic!("crddemo exited: {status}");
+        }
+    }
+}
+
+impl Drop for Crddemo {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            eprintln!(
+                "[e2e] crddemo log ({}), last lines:\n{}",
+                self.log.display(),
+                log_tail(&self.log)
+            );
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Cluster helpers
+// ---------------------------------------------------------------------------------------------
+
+/// Starts a server and installs the generated CRD with `kubectl apply`.
+async fn start_server() -> RealApiServer {
+    init_tracing();
+    let server = RealApiServer::start().await.unwrap();
+    eprintln!(
+        "[e2e] kube-apiserver {} ready in {:.2?}",
+        server.url(),
+        server.started_in()
+    );
+    let crd = example_crd_file();
+    let text = std::fs::read_to_string(&crd).unwrap();
+    assert!(
+        text.starts_with(YAML_MARKER),
+        "{} is not generated",
+        crd.display()
+    );
+    let applied = server.kubectl_apply(&crd).await.unwrap();
+    assert_eq!(
+        applied,
+        [format!(
+            "customresourcedefinition.apiextensions.k8s.io/{CRD}"
+        )]
+    );
+    wait_crd_established(&server.client().unwrap(), CRD)
+        .await
+        .unwrap();
+    server
+}
+
+async fn create_namespace(client: &kube::Client, name: &str) {
+    let ns = Namespace {
+        metadata: ObjectMeta {
+            name: Some(name.into()),
+            ..ObjectMeta::default()
+        },
+        ..Namespace::default()
+    };
+    Api::<Namespace>::all(client.clone())
+        .create(&PostParams::default(), &ns)
+        .await
+        .unwrap();
+}
+
+fn unique_namespace(prefix: &str) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    format!("{prefix}-{:x}", nanos ^ std::process::id())
+}
+
+/// Runs `kubectl` against `server`; returns stdout, fails on a non-zero exit.
+fn kubectl(server: &RealApiServer, args: &[&str]) -> String {
+    let out = server.kubectl().args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "kubectl {} failed ({}):\n{}",
+        args.join(" "),
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Polls `probe` every 100 ms until it returns `Ok`, failing after `timeout` with its last
+/// complaint.
+async fn eventually<T>(
+    what: &str,
+    timeout: Duration,
+    mut probe: impl AsyncFnMut() -> Result<T, String>,
+) -> T {
+    let deadline = Instant::now() + timeout;
+    loop {
+        let last = match probe().await {
+            Ok(v) => return v,
+            Err(e) => e,
+        };
+        assert!(
+            Instant::now() < deadline,
+            "timed out after {timeout:?} waiting for {what}; last: {last}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// What the tests read of a Mydemo's status.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Status {
+    generation: i64,
+    observed_generation: Option<i64>,
+    ready: Option<(String, String, String)>,
+    service_name: Option<String>,
+}
+
+fn status_of(m: &Mydemo) -> Status {
+    let st = m.status.clone().unwrap_or_default();
+    Status {
+        generation: m.metadata.generation.unwrap_or_default(),
+        observed_generation: st.observed_generation,
+        ready: st
+            .conditions
+            .iter()
+            .find(|c| c.type_ == "Ready")
+            .map(|c| (c.status.clone(), c.reason.clone(), c.message.clone())),
+        service_name: st.service_name,
+    }
+}
+
+/// Waits until the Mydemo's status describes its current generation with Ready = `ready`.
+async fn wait_status(demos: &MydemoClient, name: &str, ready: &str) -> (Mydemo, Status) {
+    eventually(
+        &format!("Mydemo {name} Ready={ready} at its current generation"),
+        CONVERGE,
+        async || {
+            let m = demos
+                .get(name, &Default::default())
+                .await
+                .map_err(|e| e.to_string())?;
+            let st = status_of(&m);
+            let current = st.observed_generation == Some(st.generation);
+            match &st.ready {
+                Some((s, _, _)) if s == ready && current => Ok((m, st)),
+                _ => Err(format!("{st:?}")),
+            }
+        },
+    )
+    .await
+}
+
+/// The Service port and the owner references, checked against `owner`.
+fn assert_owned_by(meta: &ObjectMeta, owner: &Mydemo) {
+    let refs = meta.owner_references.clone().unwrap_or_default();
+    assert_eq!(refs.len(), 1, "{refs:?}");
+    let r = &refs[0];
+    assert_eq!(r.api_version, "crddemo.k8s.io/v1");
+    assert_eq!(r.kind, "Mydemo");
+    assert_eq!(Some(&r.name), owner.metadata.name.as_ref());
+    assert_eq!(Some(&r.uid), owner.metadata.uid.as_ref());
+    assert_eq!(r.controller, Some(true), "{r:?}");
+}
+
+/// `(port, targetPort, has a selector)` of a Service.
+fn service_ports(svc: &Service) -> (i32, Option<String>, bool) {
+    let spec = svc.spec.clone().unwrap_or_default();
+    let port = spec
+        .ports
+        .unwrap_or_default()
+        .into_iter()
+        .next()
+        .unwrap_or_default();
+    let target = port.target_port.map(|t| match t {
+        k8s_openapi::apimachinery::pkg::util::intstr::IntOrString::Int(i) => i.to_string(),
+        k8s_openapi::apimachinery::pkg::util::intstr::IntOrString::String(s) => s,
+    });
+    let selector = spec.selector.is_some_and(|s| !s.is_empty());
+    (port.port, target, selector)
+}
+
+/// `(addressType, addresses, port, service-name label)` of an EndpointSlice.
+fn slice_summary(slice: &EndpointSlice) -> (String, Vec<String>, Option<i32>, Option<String>) {
+    let addresses = slice
+        .endpoints
+        .iter()
+        .flatten()
+        .flat_map(|e| e.addresses.clone())
+        .collect();
+    let port = slice.ports.iter().flatten().next().and_then(|p| p.port);
+    let label = slice
+        .metadata
+        .labels
+        .as_ref()
+        .and_then(|l| l.get("kubernetes.io/service-name").cloned());
+    (slice.address_type.clone(), addresses, port, label)
+}
+
+/// Waits for an events.k8s.io/v1 Event about `mydemo` with `reason` and `type_` for which
+/// `also` holds; returns it.
+async fn wait_event(
+    client: &kube::Client,
+    mydemo: &Mydemo,
+    reason: &str,
+    type_: &str,
+    also: impl Fn(&Event) -> bool,
+) -> Event {
+    let ns = mydemo.metadata.namespace.clone().unwrap_or_default();
+    let uid = mydemo.metadata.uid.clone();
+    let events: Api<Event> = Api::namespaced(client.clone(), &ns);
+    eventually(&format!("a {type_} {reason} Event"), CONVERGE, async || {
+        let list = events
+            .list(&ListParams::default())
+            .await
+            .map_err(|e| e.to_string())?;
+        let seen: Vec<String> = list
+            .items
+            .iter()
+            .map(|e| format!("{:?}/{:?}", e.type_, e.reason))
+            .collect();
+        list.items
+            .into_iter()
+            .find(|e| {
+                e.reason.as_deref() == Some(reason)
+                    && e.type_.as_deref() == Some(type_)
+                    && e.regarding.as_ref().and_then(|r| r.uid.clone()) == uid
+                    && also(e)
+            })
+            .ok_or_else(|| format!("events so far: {seen:?}"))
+    })
+    .await
+}
+
+fn merge(patch: Value) -> Patch<Value> {
+    Patch::Merge(patch)
+}
+
+// ---------------------------------------------------------------------------------------------
+// The walkthrough and the restart
+// ---------------------------------------------------------------------------------------------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn crddemo_binary_walkthrough_and_apiserver_restart() {
+    let _timer = Timer("crddemo_walkthrough_and_restart", Instant::now());
+    let bin = tokio::task::spawn_blocking(crddemo_binary).await.unwrap();
+    let mut server = start_server().await;
+    let client = server.client().unwrap();
+    let ns = unique_namespace("e2e-crddemo");
+    create_namespace(&client, &ns).await;
+    let demos = Clientset::new(client.clone()).crddemo_v1().mydemos(&ns);
+    let services: Api<Service> = Api::namespaced(client.clone(), &ns);
+    let slices: Api<EndpointSlice> = Api::namespaced(client.clone(), &ns);
+    let pp = PatchParams::default();
+
+    let t = Instant::now();
+    let mut demo = Crddemo::start(server.kubeconfig_path(), CONTROLLER_LOG);
+    demo.wait_log("Started workers", CONVERGE, |e| {
+        e["message"] == "Started workers"
+    })
+    .await;
+    eprintln!(
+        "[e2e] {} started and synced in {:.2?}",
+        bin.display(),
+        t.elapsed()
+    );
+
+    // 1. create example-mydemo (192.0.2.10:8080) from the example manifest
+    let t = Instant::now();
+    let example = repo_root().join("example-crddemo/example/example-mydemo.yaml");
+    let out = kubectl(
+        &server,
+        &["apply", "-n", &ns, "-f", &example.to_string_lossy()],
+    );
+    assert!(
+        out.contains("mydemo.crddemo.k8s.io/example-mydemo"),
+        "{out}"
+    );
+    let (created, st) = wait_status(&demos, "example-mydemo", "True").await;
+    assert_eq!(st.observed_generation, Some(1));
+    assert_eq!(st.service_name.as_deref(), Some("example-mydemo"));
+    let (_, reason, message) = st.ready.clone().unwrap();
+    assert_eq!(reason, "Synced");
+    assert!(message.contains("192.0.2.10:8080"), "{message}");
+    let svc = services.get("example-mydemo").await.unwrap();
+    assert_eq!(
+        service_ports(&svc),
+        (8080, Some("8080".into()), false),
+        "selector-less, port 8080"
+    );
+    assert_owned_by(&svc.metadata, &created);
+    let slice = slices.get("example-mydemo").await.unwrap();
+    assert_eq!(
+        slice_summary(&slice),
+        (
+            "IPv4".into(),
+            vec!["192.0.2.10".into()],
+            Some(8080),
+            Some("example-mydemo".into())
+        )
+    );
+    assert_owned_by(&slice.metadata, &created);
+    let synced = wait_event(&client, &created, "Synced", "Normal", |_| true).await;
+    assert_eq!(synced.note.as_deref(), Some("Mydemo synced successfully"));
+    assert_eq!(
+        synced.reporting_controller.as_deref(),
+        Some("crddemo-controller")
+    );
+    let regarding = synced.regarding.clone().unwrap();
+    assert_eq!(
+        (regarding.kind.as_deref(), regarding.name.as_deref()),
+        (Some("Mydemo"), Some("example-mydemo"))
+    );
+    eprintln!("[e2e] step create: Ready after {:.2?}", t.elapsed());
+
+    // 2. port 8080 → 9090: the Service, the EndpointSlice and observedGeneration follow
+    let t = Instant::now();
+    demos
+        .patch(
+            "example-mydemo",
+            &merge(json!({"spec": {"port": 9090}})),
+            &pp,
+        )
+        .await
+        .unwrap();
+    let (_, st) = wait_status(&demos, "example-mydemo", "True").await;
+    assert_eq!(st.observed_generation, Some(2));
+    assert!(st.ready.unwrap().2.contains("192.0.2.10:9090"));
+    let slice = eventually("the EndpointSlice on port 9090", CONVERGE, async || {
+        let s = slices
+            .get("example-mydemo")
+            .await
+            .map_err(|e| e.to_string())?;
+        let summary = slice_summary(&s);
+        (summary.2 == Some(9090))
+            .then_some(s)
+            .ok_or(format!("{summary:?}"))
+    })
+    .await;
+    assert_eq!(slice_summary(&slice).1, ["192.0.2.10"]);
+    let svc = services.get("example-mydemo").await.unwrap();
+    assert_eq!(service_ports(&svc), (9090, Some("9090".into()), false));
+    eprintln!("[e2e] step port 9090: converged after {:.2?}", t.elapsed());
+
+    // 3. invalid. The schema's pattern already refuses "999.1.1.1" (and the port bounds refuse
+    // 0), so the controller would never see them. "1::2::3" passes the pattern (hexadecimal
+    // groups and colons) but is no IPv6 address (two "::"), so only the controller rejects it.
+    let t = Instant::now();
+    for bad in [
+        json!({"spec": {"ip": "999.1.1.1"}}),
+        json!({"spec": {"port": 0}}),
+    ] {
+        let err = demos
+            .patch("example-mydemo", &merge(bad.clone()), &pp)
+            .await
+            .unwrap_err();
+        assert_eq!(
+            code(&err),
+            Some(422),
+            "the CRD schema refuses {bad}: {err:?}"
+        );
+    }
+    // 3a. a loopback address: valid to the controller, refused by the EndpointSlice API
+    // (422); the controller reports the server's reason and stops retrying this generation.
+    demos
+        .patch(
+            "example-mydemo",
+            &merge(json!({"spec": {"ip": "127.0.0.1"}})),
+            &pp,
+        )
+        .await
+        .unwrap();
+    let (refused, st) = wait_status(&demos, "example-mydemo", "False").await;
+    assert_eq!(st.observed_generation, Some(3));
+    let (_, reason, message) = st.ready.clone().unwrap();
+    assert_eq!(reason, "InvalidSpec");
+    assert!(message.contains("loopback range"), "{message}");
+    let warning = wait_event(&client, &refused, "InvalidSpec", "Warning", |_| true).await;
+    assert!(
+        warning
+            .note
+            .as_deref()
+            .unwrap_or_default()
+            .contains("127.0.0.1"),
+        "{warning:?}"
+    );
+    eprintln!("[e2e] step loopback refused: {message}");
+
+    // 3b. an address only the controller can tell is invalid
+    let invalid_ip = "1::2::3";
+    assert_eq!(
+        validate(&MydemoSpec {
+            ip: invalid_ip.into(),
+            port: 9090
+        }),
+        Err(InvalidSpec::Ip(invalid_ip.into()))
+    );
+    demos
+        .patch(
+            "example-mydemo",
+            &merge(json!({"spec": {"ip": invalid_ip}})),
+            &pp,
+        )
+        .await
+        .expect("the schema admits 1::2::3");
+    let (invalid, st) = wait_status(&demos, "example-mydemo", "False").await;
+    assert_eq!(st.observed_generation, Some(4));
+    let (_, reason, message) = st.ready.clone().unwrap();
+    assert_eq!(reason, "InvalidSpec");
+    assert!(message.contains(invalid_ip), "{message}");
+    eventually(
+        "the Service and EndpointSlice removed",
+        CONVERGE,
+        async || {
+            let svc = services
+                .get_opt("example-mydemo")
+                .await
+                .map_err(|e| e.to_string())?;
+            let slice = slices
+                .get_opt("example-mydemo")
+                .await
+                .map_err(|e| e.to_string())?;
+            match (svc, slice) {
+                (None, None) => Ok(()),
+                other => Err(format!("still there: {other:?}")),
+            }
+        },
+    )
+    .await;
+    let warning = wait_event(&client, &invalid, "InvalidSpec", "Warning", |e| {
+        e.series.as_ref().is_some_and(|s| s.count >= 2)
+    })
+    .await;
+    // kube's Recorder folds a repeat of (reason, action, regarding) into the first Event's
+    // series, note unchanged; the condition's message above is the current one.
+    assert!(warning.note.is_some());
+    demo.assert_running();
+    eprintln!(
+        "[e2e] step invalid ({invalid_ip}): Ready=False after {:.2?}: {message}",
+        t.elapsed()
+    );
+
+    // 4. fix it: Ready again, Service and EndpointSlice back
+    let t = Instant::now();
+    demos
+        .patch(
+            "example-mydemo",
+            &merge(json!({"spec": {"ip": "192.0.2.10"}})),
+            &pp,
+        )
+        .await
+        .unwrap();
+    let (fixed, st) = wait_status(&demos, "example-mydemo", "True").await;
+    assert_eq!(st.observed_generation, Some(5));
+    assert_eq!(st.service_name.as_deref(), Some("example-mydemo"));
+    let svc = services.get("example-mydemo").await.unwrap();
+    assert_eq!(service_ports(&svc).0, 9090);
+    assert_owned_by(&svc.metadata, &fixed);
+    let slice = slices.get("example-mydemo").await.unwrap();
+    assert_eq!(
+        slice_summary(&slice),
+        (
+            "IPv4".into(),
+            vec!["192.0.2.10".into()],
+            Some(9090),
+            Some("example-mydemo".into())
+        )
+    );
+    eprintln!("[e2e] step fixed: Ready after {:.2?}", t.elapsed());
+
+    // 5. delete: the controller logs it; no garbage collector removes the owned objects
+    let t = Instant::now();
+    let key = format!("{ns}/example-mydemo");
+    kubectl(
+        &server,
+        &["delete", "-n", &ns, "-f", &example.to_string_lossy()],
+    );
+    demo.wait_log("of the deletion", CONVERGE, |e| {
+        e["mydemo"] == key.as_str()
+            && e["message"]
+                .as_str()
+                .is_some_and(|m| m.starts_with("Mydemo deleted"))
+    })
+    .await;
+    let err = demos
+        .get("example-mydemo", &Default::default())
+        .await
+        .unwrap_err();
+    assert!(is_not_found(&err));
+    let svc = services.get("example-mydemo").await.unwrap();
+    assert_owned_by(&svc.metadata, &fixed);
+    let slice = slices.get("example-mydemo").await.unwrap();
+    assert_owned_by(&slice.metadata, &fixed);
+    eprintln!(
+        "[e2e] step delete: logged after {:.2?}: {}",
+        t.elapsed(),
+        demo.messages("Mydemo deleted")[0]
+    );
+
+    // 6. kube-apiserver restarted mid-run; a change made right after it is back is not lost
+    let demo_r = Mydemo {
+        metadata: ObjectMeta {
+            name: Some("across-restart".into()),
+            ..ObjectMeta::default()
+        },
+        spec: MydemoSpec {
+            ip: "192.0.2.30".into(),
+            port: 7000,
+        },
+        status: None,
+    };
+    demos.create(&demo_r, &PostParams::default()).await.unwrap();
+    wait_status(&demos, "across-restart", "True").await;
+    let lines_before = demo.entries().len();
+    let t_stop = Instant::now();
+    server.stop_apiserver().await.unwrap();
+    eprintln!("[e2e] kube-apiserver stopped in {:.2?}", t_stop.elapsed());
+    tokio::time::sleep(Duration::from_secs(8)).await;
+    demo.assert_running();
+    let t_start = Instant::now();
+    server.start_apiserver().await.unwrap();
+    let t_ready = Instant::now();
+    eprintln!(
+        "[e2e] kube-apiserver down for {:.2?}, started again in {:.2?}",
+        t_ready - t_stop,
+        t_ready - t_start
+    );
+    let patched = eventually(
+        "the port change right after the restart",
+        CONVERGE,
+        async || {
+            demos
+                .patch(
+                    "across-restart",
+                    &merge(json!({"spec": {"port": 7001}})),
+                    &pp,
+                )
+                .await
+                .map_err(|e| e.to_string())
+        },
+    )
+    .await;
+    assert_eq!(patched.metadata.generation, Some(2));
+    let t_patched = Instant::now();
+    let while_down: Vec<Value> = demo.entries()[lines_before..].to_vec();
+    let slice = eventually(
+        "the controller to converge to port 7001 after the restart",
+        Duration::from_secs(90),
+        async || {
+            let s = slices
+                .get("across-restart")
+                .await
+                .map_err(|e| e.to_string())?;
+            let summary = slice_summary(&s);
+            (summary.2 == Some(7001))
+                .then_some(s)
+                .ok_or(format!("{summary:?}"))
+        },
+    )
+    .await;
+    let t_slice = t_ready.elapsed();
+    let (_, st) = wait_status(&demos, "across-restart", "True").await;
+    assert_eq!(st.observed_generation, Some(2));
+    assert_eq!(slice_summary(&slice).1, ["192.0.2.30"]);
+    assert_eq!(
+        service_ports(&services.get("across-restart").await.unwrap()).0,
+        7001
+    );
+    demo.assert_running();
+    eprintln!(
+        "[e2e] after the restart: port changed {:.2?} after /readyz, EndpointSlice on 7001 \
+         {t_slice:.2?} after /readyz, status at generation 2 {:.2?} after /readyz",
+        t_patched - t_ready,
+        t_ready.elapsed()
+    );
+    eprintln!(
+        "[e2e] controller log while the server was down and reconnecting ({} lines):",
+        while_down.len()
+    );
+    for e in while_down.iter().take(12) {
+        eprintln!("    {e}");
+    }
+
+    // 7. SIGTERM: a graceful shutdown, exit 0 within a few seconds
+    let t = Instant::now();
+    demo.process.signal(Signal::TERM).unwrap();
+    let status = demo
+        .process
+        .wait_timeout(Duration::from_secs(10))
+        .await
+        .unwrap();
+    let took = t.elapsed();
+    assert_eq!(
+        status.and_then(|s| s.code()),
+        Some(0),
+        "exit after SIGTERM: {status:?}"
+    );
+    assert!(took < Duration::from_secs(5), "SIGTERM took {took:?}");
+    assert!(!demo.messages("shutting down gracefully").is_empty());
+    assert!(!demo.messages("Controller stopped").is_empty());
+    eprintln!("[e2e] SIGTERM: exited 0 after {took:.2?}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// A second signal
+// ---------------------------------------------------------------------------------------------
+
+/// Sends SIGCONT to a process frozen with SIGSTOP when dropped (also while a test panics), so
+/// the harness can stop it.
+struct Thaw(Option<rustix::process::Pid>);
+
+impl Drop for Thaw {
+    fn drop(&mut self) {
+        if let Some(pid) = self.0.take() {
+            let _ = rustix::process::kill_process(pid, Signal::CONT);
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn crddemo_second_signal_exits_at_once() {
+    let _timer = Timer("crddemo_second_signal", Instant::now());
+    tokio::task::spawn_blocking(crddemo_binary).await.unwrap();
+    let server = start_server().await;
+    let client = server.client().unwrap();
+    let ns = unique_namespace("e2e-signal");
+    create_namespace(&client, &ns).await;
+
+    // A Service the controller does not own, named like the Mydemo: each sync fails (the name
+    // is taken) and the key comes back with growing backoff (5 ms · 2ⁿ).
+    let squatter: Service = serde_json::from_value(json!({
+        "metadata": {"name": "blocked"},
+        "spec": {"ports": [{"port": 80}]},
+    }))
+    .unwrap();
+    Api::<Service>::namespaced(client.clone(), &ns)
+        .create(&PostParams::default(), &squatter)
+        .await
+        .unwrap();
+    let mut demo = Crddemo::start(
+        server.kubeconfig_path(),
+        "info,example_crddemo=debug,kube=warn,tower=warn,hyper=warn",
+    );
+    demo.wait_log("Started workers", CONVERGE, |e| {
+        e["message"] == "Started workers"
+    })
+    .await;
+    let blocked = Mydemo {
+        metadata: ObjectMeta {
+            name: Some("blocked".into()),
+            ..ObjectMeta::default()
+        },
+        spec: MydemoSpec {
+            ip: "192.0.2.20".into(),
+            port: 8080,
+        },
+        status: None,
+    };
+    Clientset::new(client.clone())
+        .crddemo_v1()
+        .mydemos(&ns)
+        .create(&blocked, &PostParams::default())
+        .await
+        .unwrap();
+
+    // Once the next retry is more than a second away, freeze kube-apiserver: that retry's
+    // request will hang, with the worker holding the key.
+    demo.wait_log("a retry ≥ 1.28 s away", CONVERGE, |e| {
+        e["message"] == "sync failed; requeued with backoff" && e["requeues"].as_u64() >= Some(8)
+    })
+    .await;
+    let pid = server
+        .pids()
+        .apiserver
+        .and_then(|p| rustix::process::Pid::from_raw(p as i32))
+        .unwrap();
+    let processing_before = demo.count("processing");
+    rustix::process::kill_process(pid, Signal::STOP).unwrap();
+    let _thaw = Thaw(Some(pid));
+    let deadline = Instant::now() + CONVERGE;
+    while demo.count("processing") == processing_before {
+        assert!(Instant::now() < deadline, "the retry never started");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+
+    // First SIGINT: a graceful shutdown, which waits for the worker in hand.
+    demo.process.signal(Signal::INT).unwrap();
+    demo.wait_log("the graceful shutdown", CONVERGE, |e| {
+        e["message"] == "Shutting down workers: finishing the items in hand"
+    })
+    .await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    demo.assert_running();
+
+    // Second SIGINT: out at once, 130.
+    let t = Instant::now();
+    demo.process.signal(Signal::INT).unwrap();
+    let status = demo
+        .process
+        .wait_timeout(Duration::from_secs(5))
+        .await
+        .unwrap();
+    let took = t.elapsed();
+    assert_eq!(
+        status.and_then(|s| s.code()),
+        Some(130),
+        "exit after the second SIGINT: {status:?}"
+    );
+    assert!(
+        took < Duration::from_secs(2),
+        "the second SIGINT took {took:?}"
+    );
+    assert!(!demo.messages("second signal: exiting now").is_empty());
+    assert!(demo.messages("Controller stopped").is_empty());
+    eprintln!("[e2e] second SIGINT: exited 130 after {took:.2?}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Least-privilege RBAC
+// ---------------------------------------------------------------------------------------------
+
+/// A kubeconfig for `server` that authenticates with `token`.
+fn token_kubeconfig(server: &RealApiServer, token: &str, path: &Path) {
+    let ca = base64::engine::general_purpose::STANDARD.encode(server.ca_pem());
+    let text = format!(
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: e2e\n  cluster:\n    server: {url}\n    \
+         certificate-authority-data: {ca}\nusers:\n- name: crddemo\n  user:\n    token: {token}\n\
+         contexts:\n- name: crddemo\n  context:\n    cluster: e2e\n    user: crddemo\n\
+         current-context: crddemo\n",
+        url = server.url()
+    );
+    std::fs::write(path, text).unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn crddemo_converges_with_its_least_privilege_rbac() {
+    let _timer = Timer("crddemo_rbac", Instant::now());
+    tokio::task::spawn_blocking(crddemo_binary).await.unwrap();
+    let server = start_server().await;
+    let admin = server.client().unwrap();
+
+    // rbac.yaml: namespace crddemo-system, ServiceAccount crddemo, ClusterRole and binding
+    let rbac = repo_root().join("example-crddemo/deploy/rbac.yaml");
+    let applied = server.kubectl_apply(&rbac).await.unwrap();
+    assert_eq!(
+        applied,
+        [
+            "namespace/crddemo-system",
+            "serviceaccount/crddemo",
+            "clusterrole.rbac.authorization.k8s.io/crddemo-controller",
+            "clusterrolebinding.rbac.authorization.k8s.io/crddemo-controller",
+        ]
+    );
+
+    // deployment.yaml passes the server's validation and admission
+    let deployment = repo_root().join("example-crddemo/deploy/deployment.yaml");
+    let out = kubectl(
+        &server,
+        &[
+            "apply",
+            "--dry-run=server",
+            "-f",
+            &deployment.to_string_lossy(),
+        ],
+    );
+    assert!(
+        out.contains("deployment.apps/crddemo created (server dry run)"),
+        "{out}"
+    );
+    eprintln!("[e2e] deployment.yaml: {}", out.trim());
+
+    // A token of the ServiceAccount, from the TokenRequest API
+    let sas: Api<ServiceAccount> = Api::namespaced(admin.clone(), "crddemo-system");
+    let request = TokenRequest {
+        spec: Some(TokenRequestSpec {
+            expiration_seconds: Some(3600),
+            ..TokenRequestSpec::default()
+        }),
+        ..TokenRequest::default()
+    };
+    let issued = sas
+        .create_token_request("crddemo", &PostParams::default(), &request)
+        .await
+        .unwrap();
+    let token = issued.status.and_then(|s| s.token).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = dir.path().join("crddemo.kubeconfig");
+    token_kubeconfig(&server, &token, &kubeconfig);
+
+    // That identity, and nothing more
+    let config = kube::Config::from_custom_kubeconfig(
+        Kubeconfig::read_from(&kubeconfig).unwrap(),
+        &KubeConfigOptions::default(),
+    )
+    .await
+    .unwrap();
+    let sa_client = kube::Client::try_from(config).unwrap();
+    let review = Api::<SelfSubjectReview>::all(sa_client.clone())
+        .create(&PostParams::default(), &SelfSubjectReview::default())
+        .await
+        .unwrap();
+    let user = review.status.and_then(|s| s.user_info).unwrap_or_default();
+    assert_eq!(
+        user.username.as_deref(),
+        Some("system:serviceaccount:crddemo-system:crddemo")
+    );
+    let err = Api::<Secret>::all(sa_client.clone())
+        .list(&ListParams::default())
+        .await
+        .unwrap_err();
+    assert_eq!(code(&err), Some(403), "no secrets: {err:?}");
+
+    // The controller with only that token
+    let ns = unique_namespace("e2e-rbac");
+    create_namespace(&admin, &ns).await;
+    let mut demo = Crddemo::start(&kubeconfig, CONTROLLER_LOG);
+    demo.wait_log("Started workers", CONVERGE, |e| {
+        e["message"] == "Started workers"
+    })
+    .await;
+    let demos = Clientset::new(admin.clone()).crddemo_v1().mydemos(&ns);
+    let sa_demos = Clientset::new(sa_client.clone()).crddemo_v1().mydemos(&ns);
+    let mydemo = Mydemo {
+        metadata: ObjectMeta {
+            name: Some("rbac-demo".into()),
+            labels: Some(BTreeMap::from([("e2e".into(), "rbac".into())])),
+            ..ObjectMeta::default()
+        },
+        spec: MydemoSpec {
+            ip: "192.0.2.20".into(),
+            port: 8080,
+        },
+        status: None,
+    };
+    let err = sa_demos
+        .create(&mydemo, &PostParams::default())
+        .await
+        .unwrap_err();
+    assert_eq!(
+        code(&err),
+        Some(403),
+        "the controller may not create Mydemos"
+    );
+    demos.create(&mydemo, &PostParams::default()).await.unwrap();
+    let (created, st) = wait_status(&demos, "rbac-demo", "True").await;
+    assert_eq!(st.observed_generation, Some(1));
+    wait_event(&admin, &created, "Synced", "Normal", |_| true).await;
+    let slices: Api<EndpointSlice> = Api::namespaced(admin.clone(), &ns);
+    assert_eq!(
+        slice_summary(&slices.get("rbac-demo").await.unwrap()).2,
+        Some(8080)
+    );
+
+    // update (port) and delete (invalid spec) of the owned objects, with the same identity
+    let pp = PatchParams::default();
+    demos
+        .patch("rbac-demo", &merge(json!({"spec": {"port": 9090}})), &pp)
+        .await
+        .unwrap();
+    let (_, st) = wait_status(&demos, "rbac-demo", "True").await;
+    assert_eq!(st.observed_generation, Some(2));
+    assert_eq!(
+        slice_summary(&slices.get("rbac-demo").await.unwrap()).2,
+        Some(9090)
+    );
+    demos
+        .patch("rbac-demo", &merge(json!({"spec": {"ip": "1::2::3"}})), &pp)
+        .await
+        .unwrap();
+    let (invalid, _) = wait_status(&demos, "rbac-demo", "False").await;
+    wait_event(&admin, &invalid, "InvalidSpec", "Warning", |_| true).await;
+    assert!(slices.get_opt("rbac-demo").await.unwrap().is_none());
+    assert!(
+        Api::<Service>::namespaced(admin.clone(), &ns)
+            .get_opt("rbac-demo")
+            .await
+            .unwrap()
+            .is_none()
+    );
+
+    // Nothing was refused along the way.
+    let refused: Vec<Value> = demo
+        .entries()
+        .into_iter()
+        .filter(|e| {
+            let line = e.to_string();
+            line.contains("forbidden") || line.contains("403")
+        })
+        .collect();
+    assert!(refused.is_empty(), "refused requests: {refused:#?}");
+    demo.process.signal(Signal::TERM).unwrap();
+    let status = demo
+        .process
+        .wait_timeout(Duration::from_secs(10))
+        .await
+        .unwrap();
+    assert_eq!(status.and_then(|s| s.code()), Some(0));
+    let err = demos.get("missing", &Default::default()).await.unwrap_err();
+    assert!(is_not_found(&err));
+}
