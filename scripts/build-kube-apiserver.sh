@@ -54,10 +54,42 @@ done
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 MODDIR=$ROOT/tests/kube-apiserver
 
-if ! command -v go >/dev/null; then
-    if [[ -x /usr/local/go/bin/go ]]; then PATH=/usr/local/go/bin:$PATH; else
-        die "'go' not found in PATH (Go >= 1.26 is needed to build kube-apiserver)"
+# Go >= 1.26: from PATH, /usr/local/go, or installed from the Go module proxy (the official
+# toolchain module golang.org/toolchain, the same zip `GOTOOLCHAIN` downloads) into the cache.
+GO_FALLBACK=go1.26.8
+install_go() {
+    local os arch dir zip url
+    os=$(uname -s | tr '[:upper:]' '[:lower:]')
+    case $(uname -m) in x86_64) arch=amd64 ;; aarch64 | arm64) arch=arm64 ;; *) arch=$(uname -m) ;; esac
+    dir=${KUBE_CODEGEN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kube-codegen}/$GO_FALLBACK.$os-$arch
+    if [[ ! -x $dir/bin/go ]]; then
+        url=https://proxy.golang.org/golang.org/toolchain/@v/v0.0.1-$GO_FALLBACK.$os-$arch.zip
+        log "'go' not found: installing $GO_FALLBACK from $url"
+        mkdir -p "$(dirname "$dir")"
+        zip=$(mktemp "$(dirname "$dir")/go.XXXXXX.zip")
+        curl -fsSL --retry 3 -o "$zip" "$url" || die "could not download $url"
+        rm -rf "$dir.tmp"
+        python3 - "$zip" "$dir.tmp" "golang.org/toolchain@v0.0.1-$GO_FALLBACK.$os-$arch/" <<'PY' || die "could not unpack $zip"
+import os, sys, zipfile
+zf, dest, prefix = zipfile.ZipFile(sys.argv[1]), sys.argv[2], sys.argv[3]
+for info in zf.infolist():
+    if info.is_dir() or not info.filename.startswith(prefix):
+        continue
+    path = os.path.join(dest, info.filename[len(prefix):])
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with zf.open(info) as src, open(path, "wb") as out:
+        out.write(src.read())
+    mode = info.external_attr >> 16
+    if mode & 0o111 or "/bin/" in path or "/pkg/tool/" in path:
+        os.chmod(path, 0o755)
+PY
+        rm -f "$zip"
+        mv "$dir.tmp" "$dir"
     fi
+    PATH=$dir/bin:$PATH
+}
+if ! command -v go >/dev/null; then
+    if [[ -x /usr/local/go/bin/go ]]; then PATH=/usr/local/go/bin:$PATH; else install_go; fi
 fi
 
 export GOPROXY=${KUBE_CODEGEN_GOPROXY:-https://proxy.golang.org}

@@ -7,6 +7,14 @@ cd "$root"
 
 step() { printf '\n==> %s\n' "$*" >&2; }
 
+# rustfmt and clippy are rustup components a minimal toolchain may lack: install, not skip.
+if command -v rustup >/dev/null; then
+    for c in rustfmt clippy; do
+        rustup component list --installed 2>/dev/null | grep -q "^$c" ||
+            { step "rustup component add $c"; rustup component add "$c"; }
+    done
+fi
+
 step "cargo fmt --check"
 cargo fmt --all --check
 
