@@ -18,3 +18,7 @@ pub mod conformance;
 /// A real kube-apiserver and etcd as child processes, for end-to-end tests.
 #[deny(missing_docs)]
 pub mod apiserver;
+
+/// Logging, unique names and timings for the end-to-end tests.
+#[deny(missing_docs)]
+pub mod e2e;

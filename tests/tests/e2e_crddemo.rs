@@ -47,6 +47,7 @@ use tests::apiserver::{
     RealApiServer, SupervisedProcess, log_tail, repo_root, wait_crd_established,
 };
 use tests::crds::{YAML_MARKER, example_crd_file};
+use tests::e2e::{Timer, init_tracing};
 
 /// The CRD's name.
 const CRD: &str = "mydemos.crddemo.k8s.io";
@@ -58,24 +59,6 @@ const CONTROLLER_LOG: &str = "info,kube=warn,tower=warn,hyper=warn";
 // ---------------------------------------------------------------------------------------------
 // Building and running the binary
 // ---------------------------------------------------------------------------------------------
-
-fn init_tracing() {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("tests=info"));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_test_writer()
-        .try_init();
-}
-
-/// Prints how long a test took (`cargo test -- --nocapture` shows it).
-struct Timer(&'static str, Instant);
-
-impl Drop for Timer {
-    fn drop(&mut self) {
-        eprintln!("[e2e] {} took {:.2?}", self.0, self.1.elapsed());
-    }
-}
 
 /// The `crddemo` binary, built once per test process.
 fn crddemo_binary() -> &'static Path {
@@ -460,7 +443,7 @@ fn merge(patch: Value) -> Patch<Value> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn crddemo_binary_walkthrough_and_apiserver_restart() {
-    let _timer = Timer("crddemo_walkthrough_and_restart", Instant::now());
+    let _timer = Timer::new("crddemo_walkthrough_and_restart");
     let bin = tokio::task::spawn_blocking(crddemo_binary).await.unwrap();
     let mut server = start_server().await;
     let client = server.client().unwrap();
@@ -837,7 +820,7 @@ impl Drop for Thaw {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn crddemo_second_signal_exits_at_once() {
-    let _timer = Timer("crddemo_second_signal", Instant::now());
+    let _timer = Timer::new("crddemo_second_signal");
     tokio::task::spawn_blocking(crddemo_binary).await.unwrap();
     let server = start_server().await;
     let client = server.client().unwrap();
@@ -953,7 +936,7 @@ fn token_kubeconfig(server: &RealApiServer, token: &str, path: &Path) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn crddemo_converges_with_its_least_privilege_rbac() {
-    let _timer = Timer("crddemo_rbac", Instant::now());
+    let _timer = Timer::new("crddemo_rbac");
     tokio::task::spawn_blocking(crddemo_binary).await.unwrap();
     let server = start_server().await;
     let admin = server.client().unwrap();

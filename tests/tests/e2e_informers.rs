@@ -19,7 +19,7 @@
 //! deleting on a bare kube-apiserver.
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use example_crddemo::pkg::apis::crddemo::v1::{Mydemo, MydemoSpec};
@@ -35,6 +35,7 @@ use kube_codegen_runtime::informer::{DeletedObject, EventHandlerFuncs};
 use kube_codegen_runtime::labels::Selector;
 use serde_json::json;
 use tests::apiserver::{RealApiServer, apply_crd, wait_crd_established};
+use tests::e2e::{Timer, init_tracing, run_id};
 use tokio::sync::{OnceCell, mpsc};
 use tower::util::MapRequestLayer;
 
@@ -43,32 +44,6 @@ const WAIT: Duration = Duration::from_secs(20);
 // ---------------------------------------------------------------------------------------------
 // Servers, namespaces, timing
 // ---------------------------------------------------------------------------------------------
-
-fn init_tracing() {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("tests=info"));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_test_writer()
-        .try_init();
-}
-
-/// Makes names unique per test process (lower-case alphanumerics).
-fn run_id() -> &'static str {
-    static RUN: OnceLock<String> = OnceLock::new();
-    RUN.get_or_init(|| {
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos());
-        let mut n = (nanos as u64) ^ (u64::from(std::process::id()) << 32);
-        let mut id = String::new();
-        for _ in 0..6 {
-            id.push(char::from_digit((n % 36) as u32, 36).unwrap_or('x'));
-            n /= 36;
-        }
-        id
-    })
-}
 
 /// Starts a server and installs the generated `Mydemo` CRD.
 async fn start_server() -> Result<RealApiServer, String> {
@@ -97,15 +72,6 @@ async fn shared() -> &'static RealApiServer {
     match SHARED.get_or_init(start_server).await {
         Ok(server) => server,
         Err(e) => panic!("{e}"),
-    }
-}
-
-/// Prints how long a test took (`cargo test -- --nocapture` shows it).
-struct Timer(&'static str, Instant);
-
-impl Drop for Timer {
-    fn drop(&mut self) {
-        eprintln!("[e2e] {} took {:.2?}", self.0, self.1.elapsed());
     }
 }
 
@@ -340,7 +306,7 @@ fn counting_client(server: &RealApiServer) -> (kube::Client, Requests) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn generated_informer_and_lister_see_create_update_delete() {
-    let _timer = Timer("informer_and_lister", Instant::now());
+    let _timer = Timer::new("informer_and_lister");
     let server = shared().await;
     let client = server.client().unwrap();
     let ns = namespace(&client, "crud").await;
@@ -561,7 +527,7 @@ async fn generated_informer_and_lister_see_create_update_delete() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_informers_on_one_factory_share_one_watch() {
-    let _timer = Timer("shared_watch", Instant::now());
+    let _timer = Timer::new("shared_watch");
     let server = shared().await;
     let ns = namespace(&server.client().unwrap(), "shared_watch").await;
     let (client, requests) = counting_client(server);
@@ -671,7 +637,7 @@ async fn two_informers_on_one_factory_share_one_watch() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn informer_converges_after_an_apiserver_restart() {
-    let _timer = Timer("informer_across_restart", Instant::now());
+    let _timer = Timer::new("informer_across_restart");
     let mut server = start_server().await.unwrap();
     let admin = server.client().unwrap();
     let ns = namespace(&admin, "restart").await;

@@ -20,7 +20,6 @@ use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use either::Either;
@@ -42,6 +41,7 @@ use serde_json::json;
 use tests::apiserver::{
     self, BIN_DIR_ENV, RealApiServer, apply_crd, process_alive, wait_crd_established,
 };
+use tests::e2e::{Timer, init_tracing, run_id};
 use tests::fixtures::crd::apis::example::v1::{
     ClusterTestType, ClusterTestTypeSpec, ClusterTestTypeStatus,
 };
@@ -56,32 +56,6 @@ const WAIT: Duration = Duration::from_secs(20);
 // ---------------------------------------------------------------------------------------------
 // Shared server, namespaces, timing
 // ---------------------------------------------------------------------------------------------
-
-fn init_tracing() {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("tests=info"));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_test_writer()
-        .try_init();
-}
-
-/// Makes names unique per test process (lower-case alphanumerics).
-fn run_id() -> &'static str {
-    static RUN: OnceLock<String> = OnceLock::new();
-    RUN.get_or_init(|| {
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos());
-        let mut n = (nanos as u64) ^ (u64::from(std::process::id()) << 32);
-        let mut id = String::new();
-        for _ in 0..6 {
-            id.push(char::from_digit((n % 36) as u32, 36).unwrap_or('x'));
-            n /= 36;
-        }
-        id
-    })
-}
 
 static SHARED: OnceCell<Result<RealApiServer, String>> = OnceCell::const_new();
 
@@ -114,21 +88,6 @@ async fn shared() -> &'static RealApiServer {
     match server {
         Ok(server) => server,
         Err(e) => panic!("{e}"),
-    }
-}
-
-/// Prints how long a test took (`cargo test -- --nocapture` shows it).
-struct Timer(&'static str, Instant);
-
-impl Timer {
-    fn new(name: &'static str) -> Self {
-        Timer(name, Instant::now())
-    }
-}
-
-impl Drop for Timer {
-    fn drop(&mut self) {
-        eprintln!("[e2e] {} took {:.2?}", self.0, self.1.elapsed());
     }
 }
 

@@ -71,6 +71,14 @@ fn str_at<'a>(v: &'a Value, ptr: &str) -> &'a str {
     v.pointer(ptr).and_then(Value::as_str).unwrap_or("")
 }
 
+/// The `spec.group` and `spec.names.plural` of a CRD object (empty where missing).
+pub(crate) fn group_plural(crd: &Value) -> (String, String) {
+    (
+        str_at(crd, "/spec/group").to_string(),
+        str_at(crd, "/spec/names/plural").to_string(),
+    )
+}
+
 /// Fills the defaults the API server fills (`listKind`, `singular`, `conversion`).
 pub(crate) fn default(crd: &mut Value) {
     let kind = str_at(crd, "/spec/names/kind").to_string();

@@ -1005,16 +1005,7 @@ fn delete_crd(
         let marked = st.put(res, obj);
         // The finalizing controller deletes every instance (a moment later on a real server;
         // the response shows the CRD as marked).
-        let group = existing
-            .pointer("/spec/group")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string();
-        let plural = existing
-            .pointer("/spec/names/plural")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string();
+        let (group, plural) = crd::group_plural(&existing);
         if let Some(cr) = st.registry.any_version(&group, &plural) {
             for o in st.all_objects(&cr, None) {
                 let _ = delete(
@@ -1049,16 +1040,7 @@ fn finalize_crd(st: &mut State, crd_name: &str) {
     if !object::is_deleting(&crd_obj) {
         return;
     }
-    let group = crd_obj
-        .pointer("/spec/group")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_string();
-    let plural = crd_obj
-        .pointer("/spec/names/plural")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_string();
+    let (group, plural) = crd::group_plural(&crd_obj);
     let remaining = st
         .stores
         .get(&super::error::qualified(&group, &plural))
@@ -1109,16 +1091,7 @@ fn after_put(st: &mut State, res: &Resource, old: Option<&Value>, new: &Value) {
     if res.builtin != Some(Builtin::Crd) || object::is_deleting(new) {
         return;
     }
-    let group = new
-        .pointer("/spec/group")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_string();
-    let plural = new
-        .pointer("/spec/names/plural")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_string();
+    let (group, plural) = crd::group_plural(new);
     let relevant = |v: &Value| {
         (
             v.get("spec").cloned(),
@@ -1155,15 +1128,8 @@ fn after_put(st: &mut State, res: &Resource, old: Option<&Value>, new: &Value) {
 fn after_remove(st: &mut State, res: &Resource, gone: &Value) {
     match res.builtin {
         Some(Builtin::Crd) => {
-            let group = gone
-                .pointer("/spec/group")
-                .and_then(Value::as_str)
-                .unwrap_or("");
-            let plural = gone
-                .pointer("/spec/names/plural")
-                .and_then(Value::as_str)
-                .unwrap_or("");
-            st.unregister(group, plural);
+            let (group, plural) = crd::group_plural(gone);
+            st.unregister(&group, &plural);
             tracing::debug!(crd = object::name(gone), "custom resource unregistered");
         }
         None => {
