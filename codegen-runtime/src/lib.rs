@@ -27,6 +27,7 @@ pub mod informer;
 pub mod labels;
 pub mod lister;
 pub mod registry;
+mod time;
 pub mod workqueue;
 
 pub use either;

@@ -880,7 +880,7 @@ impl<K: InformerObject> SharedIndexInformer<K> {
         let Some(period) = self.inner.resync else {
             return;
         };
-        let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
+        let mut tick = tokio::time::interval_at(crate::time::deadline_after(period), period);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             tokio::select! {

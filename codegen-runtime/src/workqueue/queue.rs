@@ -200,7 +200,7 @@ where
         if delay.is_zero() {
             return self.add(item);
         }
-        let at = Instant::now() + delay;
+        let at = crate::time::deadline_after(delay);
         {
             let mut s = self.core.state.lock();
             if s.shutting_down {

@@ -144,3 +144,66 @@ where
         &self.queue
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::RateLimitingQueue;
+    use crate::workqueue::{BucketRateLimiter, ItemExponentialFailureRateLimiter};
+
+    #[tokio::test(start_paused = true)]
+    async fn failures_back_off_exponentially_until_forgotten() {
+        let q = RateLimitingQueue::with_rate_limiter(ItemExponentialFailureRateLimiter::new(
+            Duration::from_millis(5),
+            Duration::from_secs(1000),
+        ));
+        let start = tokio::time::Instant::now();
+        let mut seen = Vec::new();
+        for _ in 0..4 {
+            q.add_rate_limited("ns/a");
+            let key = q.get().await.expect("the queue is running");
+            seen.push(start.elapsed());
+            q.done(&key);
+        }
+        // 5, 10, 20 and 40 ms after each previous hand-out: 5, 15, 35, 75 ms in all.
+        let ms: Vec<u128> = seen.iter().map(Duration::as_millis).collect();
+        assert_eq!(ms, [5, 15, 35, 75]);
+        assert_eq!(q.num_requeues(&"ns/a"), 4);
+
+        q.forget(&"ns/a");
+        assert_eq!(q.num_requeues(&"ns/a"), 0);
+        let before = tokio::time::Instant::now();
+        q.add_rate_limited("ns/a");
+        assert_eq!(q.get().await, Some("ns/a"));
+        assert_eq!(
+            before.elapsed(),
+            Duration::from_millis(5),
+            "backoff starts over"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_limiter_that_never_grants_holds_items_back_without_panicking() {
+        // qps 0: `rate.Limiter` never grants a reservation; the limiter answers Duration::MAX.
+        let q = RateLimitingQueue::with_rate_limiter(BucketRateLimiter::new(0.0, 1));
+        q.add_rate_limited(1u8); // the one token of the burst
+        q.add_rate_limited(2u8); // waits "forever"
+        assert_eq!(q.get().await, Some(1));
+        assert_eq!(q.waiting(), 1);
+        assert_eq!(q.try_get(), None);
+        tokio::time::advance(Duration::from_secs(86_400 * 365)).await;
+        assert_eq!(q.try_get(), None, "a year later item 2 is still held back");
+        q.shut_down();
+        assert_eq!(q.get().await, None);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn add_after_a_huge_delay_does_not_panic() {
+        let q = RateLimitingQueue::<&str>::new();
+        q.add_after("x", Duration::MAX);
+        assert_eq!(q.waiting(), 1);
+        q.add_after("x", Duration::from_millis(1));
+        assert_eq!(q.get().await, Some("x"), "the earlier deadline wins");
+    }
+}
