@@ -35,4 +35,5 @@ async fn every_scenario_passes_against_the_served_fake() {
     let report = run_all(client, &ctx()).await;
     println!("{report}");
     assert!(report.is_success(), "{report}");
+    assert_eq!(report.results.len(), scenarios().len(), "{report}");
 }

@@ -137,7 +137,9 @@ fn find_unescaped(s: &str, pat: &str) -> Option<usize> {
             i += 2;
             continue;
         }
-        if s[i..].starts_with(pat) {
+        // Compare bytes: `s[i..]` would panic inside a multi-byte character. An ASCII pattern
+        // cannot match a UTF-8 continuation byte, so a match is always a char boundary.
+        if bytes[i..].starts_with(pat.as_bytes()) {
             return Some(i);
         }
         i += 1;
@@ -292,5 +294,24 @@ mod tests {
         assert!(FieldSelector::parse("metadata.namespace=x", &res(true, false)).is_err());
         let f = FieldSelector::parse(r"metadata.name=a\,b", &r).unwrap_or_default();
         assert_eq!(f.terms[0].value, "a,b");
+    }
+
+    #[test]
+    fn field_selector_values_may_hold_any_unicode() {
+        let r = res(true, true);
+        for (input, value, negate) in [
+            ("metadata.name=é", "é", false),
+            ("metadata.name!=日本", "日本", true),
+            (r"metadata.name=\éa=b", "éa=b", false),
+        ] {
+            let f = FieldSelector::parse(input, &r).unwrap_or_else(|e| panic!("{input}: {e}"));
+            assert_eq!(f.terms.len(), 1, "{input}");
+            assert_eq!(
+                (f.terms[0].value.as_str(), f.terms[0].negate),
+                (value, negate),
+                "{input}"
+            );
+        }
+        assert!(FieldSelector::parse("métadata.name=x", &r).is_err());
     }
 }

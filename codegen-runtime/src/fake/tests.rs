@@ -227,6 +227,56 @@ async fn watch_reactors_inject_faults() {
     );
 }
 
+#[tokio::test(start_paused = true)]
+async fn a_watch_delay_reactor_holds_the_watch_back_then_passes_through() {
+    let (client, handle) = ok(new_client(&[MYDEMO], []));
+    let api = mydemos(&client, "default");
+    ok(api.create(&PostParams::default(), &mydemo("a")).await);
+    handle.prepend_watch_reactor("mydemos", |_| WatchReaction::Delay(Duration::from_secs(7)));
+    let started = tokio::time::Instant::now();
+    let mut stream = Box::pin(ok(api.watch(&WatchParams::default(), "0").await));
+    let first = stream.next().await;
+    assert!(
+        started.elapsed() >= Duration::from_secs(7),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(
+        matches!(&first, Some(Ok(WatchEvent::Added(o))) if o.metadata.name.as_deref() == Some("a")),
+        "after the delay the store serves the watch: {first:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_huge_watch_timeout_means_no_timeout() {
+    let server = ok(FakeApiServer::new(&[MYDEMO]));
+    ok(server
+        .handle()
+        .add_value(json!({"apiVersion": "crddemo.k8s.io/v1", "kind": "Mydemo",
+        "metadata": {"name": "m", "namespace": "default"}, "spec": {"ip": "1.2.3.4", "port": 1}})));
+    let mut svc = server.clone();
+    let req = ok(http::Request::get(format!(
+        "/apis/crddemo.k8s.io/v1/namespaces/default/mydemos?watch=true&resourceVersion=0&timeoutSeconds={}",
+        i64::MAX
+    ))
+    .body(http_body_util::Full::new(bytes::Bytes::new())));
+    let resp = ok(tower_service::Service::call(&mut svc, req).await);
+    assert_eq!(resp.status(), 200);
+    let mut body = resp.into_body();
+    let frame = tokio::time::timeout(
+        Duration::from_secs(5),
+        http_body_util::BodyExt::frame(&mut body),
+    )
+    .await;
+    let data = match frame {
+        Ok(Some(Ok(f))) => f.into_data().unwrap_or_default(),
+        other => panic!("expected the ADDED event, got {other:?}"),
+    };
+    let event: Value = ok(serde_json::from_slice(&data));
+    assert_eq!(event["type"], "ADDED");
+    assert_eq!(event["object"]["metadata"]["name"], "m");
+}
+
 #[tokio::test]
 async fn compaction_expires_watches_and_continue_tokens() {
     let server = ok(FakeApiServer::builder()
@@ -511,12 +561,31 @@ async fn serving_needs_loopback_and_a_token() {
     let config = ok(kube::Config::from_custom_kubeconfig(kc.clone(), &Default::default()).await);
     let by_path: Api<ConfigMap> = Api::default_namespaced(ok(kube::Client::try_from(config)));
     ok(by_path.get("c").await);
-    // ... and without either: 401.
+    // ... so does the bearer token alone, at the bare URL; a wrong token does not ...
     for c in &mut kc.clusters {
         if let Some(cl) = c.cluster.as_mut() {
             cl.server = Some(served.url());
         }
     }
+    for (token, want) in [("secret", None), ("wrong", Some(401))] {
+        let mut with_token = kc.clone();
+        for u in &mut with_token.auth_infos {
+            if let Some(a) = u.auth_info.as_mut() {
+                a.token = Some(token.to_string().into());
+            }
+        }
+        let config =
+            ok(kube::Config::from_custom_kubeconfig(with_token, &Default::default()).await);
+        let by_header: Api<ConfigMap> = Api::default_namespaced(ok(kube::Client::try_from(config)));
+        match want {
+            None => assert_eq!(
+                ok(by_header.get("c").await).metadata.name.as_deref(),
+                Some("c")
+            ),
+            Some(status) => assert_eq!(code(by_header.get("c").await), Some(status)),
+        }
+    }
+    // ... and without either: 401.
     let config = ok(kube::Config::from_custom_kubeconfig(kc, &Default::default()).await);
     let anonymous: Api<ConfigMap> = Api::default_namespaced(ok(kube::Client::try_from(config)));
     assert_eq!(code(anonymous.get("c").await), Some(401));

@@ -269,7 +269,7 @@ async fn run(shared: Arc<Shared>, req: WatchRequest, plan: Start, tx: mpsc::Send
         let _ = out.raw(error_line(&e)).await;
         return;
     }
-    let deadline = req.timeout.map(|t| tokio::time::Instant::now() + t);
+    let deadline = req.timeout.map(crate::time::deadline_after);
     let res = req.res.clone();
     for obj in &plan.initial {
         if !out.event(line("ADDED", &res, obj, &req.format)).await {
@@ -292,7 +292,7 @@ async fn run(shared: Arc<Shared>, req: WatchRequest, plan: Start, tx: mpsc::Send
         .config
         .bookmark_interval
         .max(Duration::from_millis(10));
-    let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + interval, interval);
+    let mut ticker = tokio::time::interval_at(crate::time::deadline_after(interval), interval);
     let mut want_bookmark = false;
     loop {
         rx.borrow_and_update();

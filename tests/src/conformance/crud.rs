@@ -1,7 +1,5 @@
 //! Update, status, delete and dry-run semantics.
 
-use std::time::Duration;
-
 use either::Either;
 use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::coordination::v1::Lease;
@@ -309,26 +307,23 @@ pub(super) async fn finalizers_and_deletion_timestamp(env: &Env) -> Outcome {
     )?;
     // Watchers saw MODIFIED (deletionTimestamp) and then DELETED.
     let wp = WatchParams::default().timeout(5);
-    let events: Vec<WatchEvent<_>> = api
-        .watch(&wp, &start)
-        .await?
-        .take_while(|e| {
-            let done = matches!(e, Ok(WatchEvent::Deleted(_)));
-            futures::future::ready(!done)
-        })
-        .try_collect()
-        .await?;
-    let kinds: Vec<&str> = events
-        .iter()
-        .filter_map(|e| match e {
-            WatchEvent::Modified(_) => Some("MODIFIED"),
-            WatchEvent::Added(_) => Some("ADDED"),
-            _ => None,
-        })
-        .collect();
+    let mut stream = api.watch(&wp, &start).await?.boxed();
+    let mut kinds = Vec::new();
+    while let Some(e) = stream.try_next().await? {
+        match e {
+            WatchEvent::Added(_) => kinds.push("ADDED"),
+            WatchEvent::Modified(_) => kinds.push("MODIFIED"),
+            WatchEvent::Deleted(_) => {
+                kinds.push("DELETED");
+                break;
+            }
+            WatchEvent::Bookmark(_) => {}
+            WatchEvent::Error(s) => return Err(Failure::new(format!("watch error {s:?}"))),
+        }
+    }
     ensure!(
-        kinds.first() == Some(&"MODIFIED"),
-        "events before DELETED: {kinds:?}"
+        kinds.first() == Some(&"MODIFIED") && kinds.last() == Some(&"DELETED"),
+        "events after the finalizer was set: {kinds:?}"
     );
     Ok(())
 }
@@ -456,15 +451,18 @@ pub(super) async fn delete_collection(env: &Env) -> Outcome {
             &ListParams::default().labels("tier=x"),
         )
         .await?;
-    if let Either::Left(list) = &out {
-        let mut deleted: Vec<String> = list
-            .items
-            .iter()
-            .filter_map(|o| o.metadata.name.clone())
-            .collect();
-        deleted.sort();
-        ensure_eq!(deleted, vec!["a", "b"], "deleted items");
-    }
+    let Either::Left(list) = &out else {
+        return Err(Failure::new(format!(
+            "deletecollection answered {out:?}, not the list of deleted widgets"
+        )));
+    };
+    let mut deleted: Vec<String> = list
+        .items
+        .iter()
+        .filter_map(|o| o.metadata.name.clone())
+        .collect();
+    deleted.sort();
+    ensure_eq!(deleted, vec!["a", "b"], "deleted items");
     let left = api.list(&ListParams::default()).await?;
     let left: Vec<String> = left
         .items
@@ -511,7 +509,6 @@ pub(super) async fn dry_run(env: &Env) -> Outcome {
     };
     api.delete("w", &dp).await?;
     api.get("w").await?;
-    tokio::time::sleep(Duration::from_millis(1)).await;
     Ok(())
 }
 

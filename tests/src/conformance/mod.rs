@@ -395,7 +395,7 @@ pub fn scenarios() -> Vec<Scenario> {
         ),
         scenario!(
             crud::delete_response_shapes,
-            "custom resources return the object, ConfigMaps a Success Status"
+            "custom resources and ConfigMaps answer a Success Status, Services the object"
         ),
         scenario!(
             crud::delete_collection,
