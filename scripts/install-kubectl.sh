@@ -5,8 +5,10 @@
 #
 # Order of preference:
 #   1. $KUBECTL, if set and executable;
-#   2. `kubectl` on PATH;
-#   3. the kubectl that scripts/build-kube-apiserver.sh builds next to kube-apiserver from the
+#   2. $KUBE_CODEGEN_K8S_BIN/kubectl, if that variable is set (scripts/test.sh sets it to the
+#      bin dir of scripts/build-kube-apiserver.sh, so tests use the pinned version);
+#   3. `kubectl` on PATH;
+#   4. the kubectl that scripts/build-kube-apiserver.sh builds next to kube-apiserver from the
 #      Go module proxy (k8s.io/kubernetes/cmd/kubectl, cached in
 #      ${KUBE_CODEGEN_CACHE:-$HOME/.cache/kube-codegen}/k8s-*/bin/kubectl). A cached build is
 #      reused; otherwise the build runs (10-25 minutes on 2 cores) unless --no-build is given.
@@ -25,7 +27,7 @@ NO_BUILD=0
 while (($#)); do
     case $1 in
         --no-build) NO_BUILD=1 ;;
-        -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 0 ;;
+        -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 0 ;;
         *) die "unknown argument '$1'" ;;
     esac
     shift
@@ -34,6 +36,12 @@ done
 if [[ -n ${KUBECTL:-} ]]; then
     [[ -x $KUBECTL ]] || die "KUBECTL=$KUBECTL is not executable"
     echo "$KUBECTL"
+    exit 0
+fi
+
+if [[ -n ${KUBE_CODEGEN_K8S_BIN:-} ]]; then
+    [[ -x $KUBE_CODEGEN_K8S_BIN/kubectl ]] || die "KUBE_CODEGEN_K8S_BIN=$KUBE_CODEGEN_K8S_BIN has no executable kubectl"
+    echo "$KUBE_CODEGEN_K8S_BIN/kubectl"
     exit 0
 fi
 
