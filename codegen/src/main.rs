@@ -98,7 +98,8 @@ struct Opts {
 }
 
 fn path_arg(flag: &str, value: &str) -> anyhow::Result<syn::Path> {
-    syn::parse_str(value).map_err(|e| anyhow::anyhow!("--{flag} {value:?} is not a Rust path: {e}"))
+    syn::parse_str(value)
+        .map_err(|e| anyhow::anyhow!("error: --{flag} {value:?} is not a Rust path: {e}"))
 }
 
 fn config(opts: &Opts, generators: BTreeSet<Generator>) -> anyhow::Result<Config> {
@@ -106,12 +107,12 @@ fn config(opts: &Opts, generators: BTreeSet<Generator>) -> anyhow::Result<Config
     for spec in &opts.plural_exceptions {
         plural_exceptions.extend(
             PluralExceptions::parse(spec)
-                .map_err(|e| anyhow::anyhow!("--plural-exceptions: {e}"))?,
+                .map_err(|e| anyhow::anyhow!("error: --plural-exceptions: {e}"))?,
         );
     }
     let groups = match &opts.groups {
         Some(spec) => {
-            GroupVersions::parse_list(spec).map_err(|e| anyhow::anyhow!("--groups: {e}"))?
+            GroupVersions::parse_list(spec).map_err(|e| anyhow::anyhow!("error: --groups: {e}"))?
         }
         None => Vec::new(),
     };
@@ -178,5 +179,56 @@ fn main() -> ExitCode {
             eprintln!("{e}");
             ExitCode::FAILURE
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use super::Cli;
+
+    /// Every flag of every subcommand has a help text of its own, and `--help` shows it.
+    #[test]
+    fn every_flag_of_every_subcommand_is_documented() {
+        let mut cli = Cli::command();
+        cli.build();
+        let mut subcommands = 0;
+        for sub in cli.get_subcommands_mut() {
+            if sub.get_name() == "help" {
+                continue;
+            }
+            subcommands += 1;
+            assert!(
+                sub.get_about().is_some(),
+                "{} has no description",
+                sub.get_name()
+            );
+            let rendered = sub.render_long_help().to_string();
+            let mut flags = 0;
+            for arg in sub.get_arguments() {
+                let Some(long) = arg.get_long() else { continue };
+                if matches!(long, "help" | "version") {
+                    continue;
+                }
+                flags += 1;
+                let help = arg.get_help().map(ToString::to_string).unwrap_or_default();
+                assert!(
+                    help.split_whitespace().count() >= 4,
+                    "{} --{long}: help {help:?} says too little",
+                    sub.get_name()
+                );
+                assert!(
+                    rendered.contains(&format!("--{long}")),
+                    "{} --help does not show --{long}",
+                    sub.get_name()
+                );
+            }
+            assert_eq!(flags, 13, "{}: the flags of Opts", sub.get_name());
+        }
+        assert_eq!(
+            subcommands, 7,
+            "all, deepcopy, register, client, lister, informer, crd"
+        );
     }
 }

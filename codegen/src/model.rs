@@ -689,7 +689,8 @@ fn build_package(src: &PackageSource, opts: &ModelOptions) -> Result<Package> {
     objects.sort_by(|a, b| a.name.cmp(&b.name));
     clones.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(Package {
-        group_module: namer::snake(&namer::module_of_dir(&src.group_dir)),
+        // snake case first: it would drop the `_` that makes `3d` a module name.
+        group_module: namer::module_of_dir(&namer::snake(&src.group_dir)),
         group_dir: src.group_dir.clone(),
         version: src.version.clone(),
         group_name,
@@ -1378,6 +1379,30 @@ mod tests {
         )
         .unwrap();
         assert_eq!(ok.group_version_snake(), "ex_group_v1");
+        // +groupRustName= is an alias of +groupGoName=; the two must agree.
+        let rust = pkg(
+            "//! +groupName=ex-group.io\n//! +groupRustName=ExGroup\n",
+            "pub struct A;",
+        )
+        .unwrap();
+        assert_eq!(rust.group_go_name, "ExGroup");
+        assert_eq!(rust.group_version_snake(), "ex_group_v1");
+        let e = pkg(
+            "//! +groupName=ex-group.io\n//! +groupGoName=ExGroup\n//! +groupRustName=Other\n",
+            "pub struct A;",
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("conflicting +groupGoName/+groupRustName"),
+            "{e}"
+        );
+        let e = pkg(
+            "//! +groupName=a.io\n//! +groupRustName=not-ident\n",
+            "pub struct A;",
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("not-ident"), "{e}");
     }
 
     #[test]
@@ -1419,5 +1444,16 @@ mod tests {
         assert_eq!(names, ["B", "E"]);
         assert_eq!(p.clones[1].lifetimes, ["a"]);
         assert_eq!(p.clones[1].type_params, ["T"]);
+    }
+
+    #[test]
+    fn deepcopy_opt_in_without_the_package_tag() {
+        let p = pkg(
+            "//! +groupName=g.io\n",
+            "// +k8s:deepcopy-gen=true\npub struct In { pub x: u8 }\npub struct Out { pub x: u8 }\n",
+        )
+        .unwrap();
+        let names: Vec<&str> = p.clones.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["In"], "only the opted-in type gets a deep copy");
     }
 }

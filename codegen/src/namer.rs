@@ -14,14 +14,22 @@ use heck::{ToSnakeCase, ToUpperCamelCase};
 pub struct PluralExceptions(BTreeMap<String, String>);
 
 impl PluralExceptions {
-    /// Parses `Kind:plural[,Kind:plural…]`. Each pair must have exactly one `:` and two
-    /// non-empty sides.
+    /// Parses `Kind:plural[,Kind:plural…]`. Each pair must have exactly one `:`, and both sides
+    /// must be type-like names (an ASCII letter, then letters and digits), as gengo's are: the
+    /// plural becomes a method name (`endpoints()`) as well as the REST resource.
     pub fn parse(spec: &str) -> Result<Self, String> {
         let mut map = BTreeMap::new();
         for pair in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             let mut parts = pair.split(':');
             match (parts.next(), parts.next(), parts.next()) {
                 (Some(kind), Some(plural), None) if !kind.is_empty() && !plural.is_empty() => {
+                    for (what, name) in [("kind", kind), ("plural", plural)] {
+                        if !is_type_name(name) {
+                            return Err(format!(
+                                "invalid plural exception {pair:?}: the {what} {name:?} must start with an ASCII letter and hold only letters and digits"
+                            ));
+                        }
+                    }
                     map.insert(kind.to_string(), plural.to_string());
                 }
                 _ => {
@@ -116,6 +124,11 @@ pub fn is_identifier(s: &str) -> bool {
         && c.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
+/// Whether `s` is a type-like name: an ASCII letter, then ASCII letters and digits.
+fn is_type_name(s: &str) -> bool {
+    s.starts_with(|c: char| c.is_ascii_alphabetic()) && s.chars().all(|c| c.is_ascii_alphanumeric())
+}
+
 /// Whether `dir` looks like a Kubernetes API version: `v1`, `v1beta1`, `v2alpha3`.
 pub fn is_version(dir: &str) -> bool {
     let Some(rest) = dir.strip_prefix('v') else {
@@ -191,6 +204,16 @@ mod tests {
         assert!(PluralExceptions::parse("Endpoints").is_err());
         assert!(PluralExceptions::parse("a:b:c").is_err());
         assert!(PluralExceptions::parse(":b").is_err());
+        for bad in [
+            "Demo:9lives",
+            "Demo:my-demos",
+            "Demo:my_demos",
+            "De mo:Demos",
+            "Demo:",
+        ] {
+            let e = PluralExceptions::parse(bad).expect_err(bad);
+            assert!(e.contains("invalid plural exception"), "{bad}: {e}");
+        }
     }
 
     #[test]
@@ -207,6 +230,8 @@ mod tests {
         assert!(!is_identifier("Example-group"));
         assert!(!is_identifier("1x"));
         assert_eq!(module_of_dir("example3.io"), "example3_io");
+        assert_eq!(module_of_dir(&snake("3d.example")), "_3d_example");
+        assert_eq!(module_of_dir(&snake("example3.io")), "example3_io");
         assert_eq!(snake("ClusterTestTypes"), "cluster_test_types");
         assert_eq!(camel("v1beta1"), "V1beta1");
         assert_eq!(ident("type").to_string(), "r#type");

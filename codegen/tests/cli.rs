@@ -284,6 +284,36 @@ fn two_kinds_with_the_same_plural() {
 }
 
 #[test]
+fn a_plural_exception_that_is_no_name() {
+    let p = Project::new();
+    let before = p.snapshot();
+    for bad in ["Demo:9lives", "Demo:my-demos", "Demo"] {
+        let out = p.run(&["--plural-exceptions", bad]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{bad}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{bad}: {stderr}");
+        assert!(
+            stderr.starts_with("error: --plural-exceptions: invalid plural exception"),
+            "{bad}: {stderr}"
+        );
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+    assert_eq!(before, p.snapshot());
+}
+
+#[test]
+fn a_group_folder_starting_with_a_digit_becomes_a_module_name() {
+    let p = Project::new();
+    fs::rename(p.path("apis/demo"), p.path("apis/3d")).unwrap();
+    let out = p.run(&[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let clientset = fs::read_to_string(p.path("client/clientset/versioned/typed/mod.rs")).unwrap();
+    assert!(clientset.contains("pub mod _3d;"), "{clientset}");
+    syn::parse_file(&clientset).unwrap();
+}
+
+#[test]
 fn missing_apis_dir() {
     let p = Project::new();
     let before = p.snapshot();
@@ -388,6 +418,7 @@ fn help_documents_every_flag() {
         "--plural-exceptions",
         "--crd-dir",
         "--crd-file-name",
+        "--fake-clientset",
         "--verify-only",
         "--verbose",
     ] {
