@@ -246,6 +246,11 @@ fn run(req: &Request, package: bool) -> Result<(String, Vec<PathBuf>), String> {
     proc_macro2::fallback::force();
     let result = (|| {
         let generation = kube_codegen::generate(&req.config).map_err(|e| e.to_string())?;
+        // Stable proc macros cannot raise warnings; rustc's stderr, which Cargo shows, is the
+        // nearest place (`path:line:col: warning: …`, as the CLI prints them).
+        for w in generation.warnings() {
+            eprintln!("{w}");
+        }
         let files = generation.inline_files().map_err(|e| e.to_string())?;
         let want = match (&req.group, &req.version) {
             (Some(g), Some(v)) if package => PathBuf::from("apis").join(g).join(format!("{v}.rs")),

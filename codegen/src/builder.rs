@@ -22,7 +22,8 @@ use crate::{Config, Generator, GroupVersions, PluralExceptions};
 ///
 /// `cargo:rerun-if-changed` is printed for the apis dir, every input file and the header file,
 /// so the build script reruns exactly when an input changes (which also narrows Cargo's default
-/// "any file of the package" check to these files).
+/// "any file of the package" check to these files). The generator's warnings are printed as
+/// `cargo:warning=` lines, which Cargo shows.
 #[derive(Debug, Clone)]
 pub struct Builder {
     config: Config,
@@ -175,6 +176,12 @@ impl Builder {
     /// `<out>/kube-codegen/apis/<group>/<version>.rs` (and, with the `crd` generator, the CRD
     /// YAML files); returns the written paths.
     pub fn compile(self) -> Result<Vec<PathBuf>> {
+        self.compile_with(&mut |directive| println!("{directive}"))
+    }
+
+    /// [`compile`](Self::compile), handing each Cargo directive (`cargo:rerun-if-changed=…`,
+    /// `cargo:warning=…`) to `cargo` instead of printing it.
+    fn compile_with(self, cargo: &mut dyn FnMut(String)) -> Result<Vec<PathBuf>> {
         let config = self.config()?;
         let out = match &self.out_dir {
             Some(d) => d.clone(),
@@ -189,16 +196,22 @@ impl Builder {
         }
         .join("kube-codegen");
         if self.emit_rerun {
-            println!("cargo:rerun-if-changed={}", config.apis_dir.display());
+            cargo(format!(
+                "cargo:rerun-if-changed={}",
+                config.apis_dir.display()
+            ));
             if let Some(h) = &self.header_file {
-                println!("cargo:rerun-if-changed={}", h.display());
+                cargo(format!("cargo:rerun-if-changed={}", h.display()));
             }
         }
         let generation = crate::generate(&config)?;
         if self.emit_rerun {
             for input in generation.inputs() {
-                println!("cargo:rerun-if-changed={}", input.display());
+                cargo(format!("cargo:rerun-if-changed={}", input.display()));
             }
+        }
+        for w in generation.warnings() {
+            cargo(format!("cargo:warning={w}"));
         }
         let crd_dir = self.crd_dir.clone().unwrap_or_else(|| out.join("crd"));
         let files: Vec<(PathBuf, String)> = generation
@@ -215,5 +228,76 @@ impl Builder {
         let written = files.iter().map(|(p, _)| p.clone()).collect();
         crate::write::Plan::new(files, &[])?.apply()?;
         Ok(written)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::fs;
+
+    use super::*;
+
+    const MOD_RS: &str = "//! +groupName=demo.k8s.io\n//! +k8s:deepcopy-gen=package\n\nmod types;\npub use types::*;\n";
+    const TYPES_RS: &str = "use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ListMeta, ObjectMeta};\n\n// +genclient\n// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object\n\n/// A demo.\npub struct Demo {\n    /// Metadata.\n    pub metadata: ObjectMeta,\n}\n\n/// Demos.\npub struct DemoList {\n    /// Metadata.\n    pub metadata: ListMeta,\n    /// Items.\n    pub items: Vec<Demo>,\n}\n";
+
+    #[test]
+    fn cargo_hears_of_every_input_and_every_warning() {
+        let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let apis = tmp.path().join("apis");
+        let pkg = apis.join("demo").join("v1");
+        fs::create_dir_all(&pkg).unwrap_or_else(|e| panic!("{e}"));
+        fs::write(pkg.join("mod.rs"), MOD_RS).unwrap_or_else(|e| panic!("{e}"));
+        fs::write(pkg.join("types.rs"), TYPES_RS).unwrap_or_else(|e| panic!("{e}"));
+        let header = tmp.path().join("boilerplate.txt");
+        fs::write(&header, "// Copyright.\n").unwrap_or_else(|e| panic!("{e}"));
+
+        let mut directives = Vec::new();
+        let written = Builder::new()
+            .apis_dir(&apis)
+            .header_file(&header)
+            .out_dir(tmp.path().join("out"))
+            .compile_with(&mut |d| directives.push(d))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(
+            written
+                .iter()
+                .any(|p| p.ends_with("kube-codegen/client.rs"))
+        );
+
+        let rerun: Vec<&str> = directives
+            .iter()
+            .filter_map(|d| d.strip_prefix("cargo:rerun-if-changed="))
+            .collect();
+        let want = [
+            apis.display().to_string(),
+            header.display().to_string(),
+            pkg.join("mod.rs").display().to_string(),
+            pkg.join("types.rs").display().to_string(),
+        ];
+        assert_eq!(rerun, want.iter().map(String::as_str).collect::<Vec<_>>());
+
+        let warnings: Vec<&str> = directives
+            .iter()
+            .filter_map(|d| d.strip_prefix("cargo:warning="))
+            .collect();
+        assert_eq!(warnings.len(), 1, "{directives:?}");
+        assert!(
+            warnings[0].starts_with(&format!("{}:", pkg.join("types.rs").display()))
+                && warnings[0]
+                    .contains(": warning: demos.demo.k8s.io: group demo.k8s.io is protected")
+                && warnings[0].contains("api-approved.kubernetes.io"),
+            "{}",
+            warnings[0]
+        );
+
+        directives.clear();
+        Builder::new()
+            .apis_dir(&apis)
+            .out_dir(tmp.path().join("out"))
+            .emit_rerun_if_changed(false)
+            .generators([Generator::Client])
+            .compile_with(&mut |d| directives.push(d))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(directives.is_empty(), "{directives:?}");
     }
 }

@@ -112,9 +112,16 @@ pub struct Generation {
     inputs: Vec<PathBuf>,
     crds: Vec<emit::crd::Crd>,
     crd_files: Vec<emit::crd::CrdFile>,
+    warnings: Vec<String>,
 }
 
 impl Generation {
+    /// What the run warns about, as `path:line:col: warning: …` lines (for example a CRD of a
+    /// protected group given the default `api-approved.kubernetes.io` annotation).
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
     /// Every input file read (for `cargo:rerun-if-changed`).
     pub fn inputs(&self) -> &[PathBuf] {
         &self.inputs
@@ -160,8 +167,9 @@ pub fn generate(config: &Config) -> Result<Generation> {
             plural_exceptions: config.plural_exceptions.clone(),
         },
     )?;
+    let mut warnings = Vec::new();
     let crds = if config.generators.contains(&Generator::Crd) {
-        emit::crd::build(&sources, &model)?
+        emit::crd::build(&sources, &model, &mut warnings)?
     } else {
         Vec::new()
     };
@@ -197,6 +205,7 @@ pub fn generate(config: &Config) -> Result<Generation> {
         inputs,
         crds,
         crd_files,
+        warnings,
     })
 }
 
@@ -214,6 +223,9 @@ fn owned_client_dir(g: Generator) -> Option<&'static str> {
 /// modules beside the types under `apis_dir`, the client tree under `output_dir`.
 pub fn run(config: &Config, verify_only: bool) -> Result<write::Plan> {
     let mut generation = generate(config)?;
+    for w in generation.warnings() {
+        tracing::warn!("{w}");
+    }
     // Client-tree folders written by generators not in this run stay declared in the root mod.rs.
     let runs_client_tree = config
         .generators

@@ -569,8 +569,14 @@ fn union(into: &mut Vec<String>, from: &[String]) {
 
 /// Assembles the CRDs of every `+genclient` kind in `model`, reading schemas from `sources`.
 /// Kinds of the legacy core group (no group name) and of groups without a dot cannot be custom
-/// resources and are skipped, with a log line.
-pub fn build(sources: &[PackageSource], model: &Model) -> Result<Vec<Crd>> {
+/// resources and are skipped (the latter with a warning). Warnings, as
+/// `path:line:col: warning: …` lines, are pushed onto `warnings`: every front door shows them
+/// its own way (the CLI logs them, `build.rs` prints `cargo:warning=`).
+pub fn build(
+    sources: &[PackageSource],
+    model: &Model,
+    warnings: &mut Vec<String>,
+) -> Result<Vec<Crd>> {
     let mut drafts: BTreeMap<(String, String), Draft> = BTreeMap::new();
     for pkg in &model.packages {
         if pkg.kinds.is_empty() {
@@ -584,11 +590,11 @@ pub fn build(sources: &[PackageSource], model: &Model) -> Result<Vec<Crd>> {
             continue;
         }
         if !pkg.group_name.contains('.') {
-            tracing::warn!(
-                group = %pkg.group_name,
-                "no CRDs for group {}: a CustomResourceDefinition's group must be a domain with a dot",
+            warnings.push(format!(
+                "{}: warning: no CRDs for group {}: a CustomResourceDefinition's group must be a domain with a dot",
+                pkg.dir.display(),
                 pkg.group_name
-            );
+            ));
             continue;
         }
         let Some(src) = sources
@@ -700,7 +706,7 @@ pub fn build(sources: &[PackageSource], model: &Model) -> Result<Vec<Crd>> {
             draft.metadata = meta;
         }
     }
-    drafts.into_values().map(finish).collect()
+    drafts.into_values().map(|d| finish(d, warnings)).collect()
 }
 
 fn merge_meta(
@@ -721,7 +727,7 @@ fn merge_meta(
     }
 }
 
-fn finish(mut d: Draft) -> Result<Crd> {
+fn finish(mut d: Draft, warnings: &mut Vec<String>) -> Result<Crd> {
     let crd = &mut d.crd;
     crd.versions
         .sort_by_key(|v| std::cmp::Reverse(version_priority(&v.name)));
@@ -787,11 +793,12 @@ fn finish(mut d: Draft) -> Result<Crd> {
         }
         Some(_) => {}
         None if protected => {
-            tracing::warn!(
-                crd = %crd.name(),
-                "group {} is protected by kube-apiserver: writing {APPROVAL_ANNOTATION}: {DEFAULT_APPROVAL:?}; set +kubebuilder:metadata:annotations=\"{APPROVAL_ANNOTATION}=<review URL or unapproved…>\" to choose",
+            warnings.push(format!(
+                "{}: warning: {}: group {} is protected by kube-apiserver: writing {APPROVAL_ANNOTATION}: {DEFAULT_APPROVAL:?}; set +kubebuilder:metadata:annotations=\"{APPROVAL_ANNOTATION}=<review URL or unapproved…>\" to choose",
+                crd.location,
+                crd.name(),
                 crd.group
-            );
+            ));
             d.metadata.annotations.insert(
                 APPROVAL_ANNOTATION.into(),
                 (DEFAULT_APPROVAL.into(), crd.location.clone()),
