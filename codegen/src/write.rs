@@ -63,14 +63,15 @@ impl Plan {
         self.writes.is_empty() && self.deletes.is_empty()
     }
 
-    /// Applies the plan: all-or-nothing for the write phase, then renames and removals.
+    /// Applies the plan: all-or-nothing for the write phase (a failure removes the temporaries
+    /// and the folders it created), then renames and removals.
     pub fn apply(&self) -> Result<()> {
         let mut staged: Vec<(PathBuf, PathBuf)> = Vec::with_capacity(self.writes.len());
+        let mut created: Vec<PathBuf> = Vec::new();
         let result = (|| {
             for (path, text) in &self.writes {
                 if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-                    fs::create_dir_all(parent)
-                        .map_err(|e| Error::io(parent, "cannot create output directory", e))?;
+                    create_dirs(parent, &mut created)?;
                 }
                 let tmp = tmp_path(path);
                 fs::write(&tmp, text).map_err(|e| Error::io(path, "cannot write file", e))?;
@@ -81,6 +82,10 @@ impl Plan {
         if let Err(e) = result {
             for (tmp, _) in &staged {
                 let _ = fs::remove_file(tmp);
+            }
+            // Deepest first; `remove_dir` leaves any folder that something else filled meanwhile.
+            for dir in created.iter().rev() {
+                let _ = fs::remove_dir(dir);
             }
             return Err(e);
         }
@@ -128,6 +133,23 @@ impl Plan {
             diff: diff.trim_end().to_string(),
         })
     }
+}
+
+/// `fs::create_dir_all`, recording each folder it creates (outermost first) in `created`.
+fn create_dirs(dir: &Path, created: &mut Vec<PathBuf>) -> Result<()> {
+    let missing: Vec<&Path> = dir
+        .ancestors()
+        .filter(|p| !p.as_os_str().is_empty())
+        .take_while(|p| !p.is_dir())
+        .collect();
+    for d in missing.into_iter().rev() {
+        match fs::create_dir(d) {
+            Ok(()) => created.push(d.to_path_buf()),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && d.is_dir() => {}
+            Err(e) => return Err(Error::io(d, "cannot create output directory", e)),
+        }
+    }
+    Ok(())
 }
 
 fn tmp_path(path: &Path) -> PathBuf {
@@ -240,31 +262,37 @@ mod tests {
             .unwrap();
     }
 
-    #[cfg(unix)]
     #[test]
     fn a_failed_write_leaves_everything_untouched() {
-        use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path();
         fs::write(d.join("a.rs"), "old a").unwrap();
-        fs::create_dir(d.join("locked")).unwrap();
-        fs::write(d.join("locked/b.rs"), "old b").unwrap();
-        fs::set_permissions(d.join("locked"), fs::Permissions::from_mode(0o555)).unwrap();
-        if fs::write(d.join("locked/probe"), "").is_ok() {
-            return; // running as a user that ignores permissions (root): nothing to prove
-        }
+        // A regular file where a folder must go: no user, not even root, can write below it.
+        fs::write(d.join("blocked"), "a file").unwrap();
         let plan = Plan::new(
             vec![
                 (d.join("a.rs"), "new a".into()),
-                (d.join("locked/b.rs"), "new b".into()),
+                (d.join("new/deeper/c.rs"), "new c".into()),
+                (d.join("blocked/b.rs"), "new b".into()),
             ],
             &[],
         )
         .unwrap();
-        assert!(plan.apply().is_err());
+        let err = plan.apply().unwrap_err().to_string();
+        assert!(err.contains("cannot create output directory"), "{err}");
         assert_eq!(fs::read_to_string(d.join("a.rs")).unwrap(), "old a");
+        assert_eq!(fs::read_to_string(d.join("blocked")).unwrap(), "a file");
         assert!(!d.join("a.rs.kube-codegen-tmp").exists());
-        fs::set_permissions(d.join("locked"), fs::Permissions::from_mode(0o755)).unwrap();
+        assert!(
+            !d.join("new").exists(),
+            "folders made for the run are gone too"
+        );
+        let mut left: Vec<_> = fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        left.sort();
+        assert_eq!(left, ["a.rs", "blocked"]);
     }
 
     #[test]
