@@ -229,20 +229,87 @@ fn builder_and_proc_macro_emit_identical_package_code() {
         normalize(&built),
         normalize(package_source::GENERATED_SOURCE)
     );
-    // The CLI writes the same modules as files beside the types.
-    let on_disk = fs::read_to_string(
-        manifest_dir()
-            .join(FIXTURE)
-            .join("example2/v1/zz_generated_register.rs"),
-    )
-    .unwrap();
-    let reg = syn::parse_file(&on_disk).unwrap();
-    let first_const = reg.items.iter().find_map(|i| match i {
-        syn::Item::Const(c) => Some(c.ident.to_string()),
-        _ => None,
-    });
-    assert_eq!(first_const.as_deref(), Some("GROUP_NAME"));
     assert!(built.contains("pub use self::zz_generated_register::*;"));
+}
+
+/// The items of the inline module `name` in `code`, formatted.
+fn inline_module_items(code: &str, name: &str) -> String {
+    let file = syn::parse_file(code).unwrap();
+    let items = file
+        .items
+        .into_iter()
+        .find_map(|i| match i {
+            syn::Item::Mod(m) if m.ident == name => m.content.map(|(_, items)| items),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("no inline module {name} in:\n{code}"));
+    prettyplease::unparse(&syn::File {
+        shebang: None,
+        attrs: vec![],
+        items,
+    })
+}
+
+/// The items of a generated file, formatted (its header comments and `//!` doc left out).
+fn file_items(path: &Path) -> String {
+    let file = syn::parse_file(&fs::read_to_string(path).unwrap()).unwrap();
+    prettyplease::unparse(&syn::File {
+        shebang: None,
+        attrs: vec![],
+        items: file.items,
+    })
+}
+
+#[test]
+fn cli_and_builder_emit_identical_package_code() {
+    let tmp = tempfile::tempdir().unwrap();
+    let apis = tmp.path().join("apis");
+    copy_dir(&manifest_dir().join(FIXTURE), &apis);
+    let bin = cli_bin();
+    for generator in ["deepcopy", "register"] {
+        let status = Command::new(&bin)
+            .args([
+                generator,
+                "--groups",
+                GROUPS,
+                "--apis-module",
+                "crate::apis",
+            ])
+            .arg("--apis-dir")
+            .arg(&apis)
+            .arg("--output-dir")
+            .arg(tmp.path().join("client"))
+            .status()
+            .unwrap();
+        assert!(status.success(), "kube-codegen {generator}");
+    }
+    let written = builder(
+        &tmp.path().join("build"),
+        &[
+            kube_codegen::Generator::Deepcopy,
+            kube_codegen::Generator::Register,
+        ],
+    )
+    .compile()
+    .unwrap();
+    let mut compared = 0;
+    for (group, version) in [("example", "v1"), ("example2", "v1"), ("extensions", "v1")] {
+        let inline = written
+            .iter()
+            .find(|p| p.ends_with(format!("apis/{group}/{version}.rs")))
+            .unwrap_or_else(|| panic!("the builder wrote no {group}/{version}"));
+        let inline = fs::read_to_string(inline).unwrap();
+        for module in ["zz_generated_deepcopy", "zz_generated_register"] {
+            let on_disk = apis.join(group).join(version).join(format!("{module}.rs"));
+            assert_eq!(
+                file_items(&on_disk),
+                inline_module_items(&inline, module),
+                "{group}/{version} {module}: CLI file and builder module differ"
+            );
+            compared += 1;
+        }
+    }
+    assert_eq!(compared, 6);
 }
 
 #[tokio::test]

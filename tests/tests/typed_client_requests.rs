@@ -86,6 +86,14 @@ fn object(api_version: &str, kind: &str, name: &str) -> String {
     .to_string()
 }
 
+/// The query as sorted `(key, value)` pairs, to assert it whole.
+fn query(s: &Seen) -> Vec<(&str, &str)> {
+    s.query
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect()
+}
+
 fn last(seen: &Arc<Mutex<Vec<Seen>>>) -> Seen {
     seen.lock()
         .unwrap()
@@ -153,15 +161,43 @@ async fn namespaced_verbs_send_client_go_requests() {
         (s.method.as_str(), s.path.as_str()),
         ("PUT", format!("{coll}/x").as_str())
     );
+    assert_eq!(query(&s), [], "default options add no query");
     assert_eq!(s.body.unwrap()["metadata"]["resourceVersion"], "7");
 
-    tt.update_status(&test_type("x"), &PostParams::default())
-        .await
-        .unwrap();
+    tt.update(
+        &test_type("x"),
+        &PostParams {
+            dry_run: true,
+            field_manager: Some("upd".into()),
+        },
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        query(&last(&seen)),
+        [("dryRun", "All"), ("fieldManager", "upd")]
+    );
+
+    tt.update_status(
+        &test_type("x"),
+        &PostParams {
+            dry_run: false,
+            field_manager: Some("st".into()),
+        },
+    )
+    .await
+    .unwrap();
     let s = last(&seen);
     assert_eq!(
         (s.method.as_str(), s.path.as_str()),
         ("PUT", format!("{coll}/x/status").as_str())
+    );
+    assert_eq!(query(&s), [("fieldManager", "st")]);
+    let body = s.body.unwrap();
+    assert_eq!(
+        (body["kind"].as_str(), body["metadata"]["name"].as_str()),
+        (Some("TestType"), Some("x")),
+        "the whole object goes to /status"
     );
 
     let err = tt
@@ -177,6 +213,9 @@ async fn namespaced_verbs_send_client_go_requests() {
         (s.method.as_str(), s.path.as_str()),
         ("GET", format!("{coll}/x").as_str())
     );
+    assert_eq!(query(&s), []);
+    tt.get("x", &GetParams::any()).await.unwrap();
+    assert_eq!(query(&last(&seen)), [("resourceVersion", "0")]);
 
     let list = tt
         .list(
@@ -202,6 +241,7 @@ async fn namespaced_verbs_send_client_go_requests() {
     );
     assert_eq!(s.query.get("limit").map(String::as_str), Some("5"));
     assert_eq!(s.query.get("continue").map(String::as_str), Some("tok"));
+    assert_eq!(s.query.len(), 4, "{:?}", s.query);
 
     tt.patch(
         "x",
@@ -219,7 +259,29 @@ async fn namespaced_verbs_send_client_go_requests() {
         s.content_type.as_deref(),
         Some("application/merge-patch+json")
     );
+    assert_eq!(query(&s), []);
     assert_eq!(s.body.unwrap(), json!({"spec": {"replicas": 4}}));
+
+    tt.patch(
+        "x",
+        &Patch::Json::<()>(
+            serde_json::from_value(json!([{"op": "add", "path": "/spec/replicas", "value": 6}]))
+                .unwrap(),
+        ),
+        &PatchParams {
+            dry_run: true,
+            field_manager: Some("p".into()),
+            ..PatchParams::default()
+        },
+    )
+    .await
+    .unwrap();
+    let s = last(&seen);
+    assert_eq!(
+        s.content_type.as_deref(),
+        Some("application/json-patch+json")
+    );
+    assert_eq!(query(&s), [("dryRun", "All"), ("fieldManager", "p")]);
 
     tt.apply(
         "x",
@@ -237,8 +299,7 @@ async fn namespaced_verbs_send_client_go_requests() {
         s.content_type.as_deref(),
         Some("application/apply-patch+yaml")
     );
-    assert_eq!(s.query.get("fieldManager").map(String::as_str), Some("mgr"));
-    assert_eq!(s.query.get("force").map(String::as_str), Some("true"));
+    assert_eq!(query(&s), [("fieldManager", "mgr"), ("force", "true")]);
     let body = s.body.unwrap();
     assert_eq!(
         (body["apiVersion"].as_str(), body["kind"].as_str()),
@@ -257,6 +318,12 @@ async fn namespaced_verbs_send_client_go_requests() {
         (s.method.as_str(), s.path.as_str()),
         ("PATCH", format!("{coll}/x/status").as_str())
     );
+    assert_eq!(
+        s.content_type.as_deref(),
+        Some("application/apply-patch+yaml")
+    );
+    assert_eq!(query(&s), [("fieldManager", "mgr")]);
+    assert_eq!(s.body.unwrap()["status"]["ready"], true);
 
     let deleted = tt
         .delete("x", &DeleteParams::background().grace_period(0))
@@ -268,9 +335,21 @@ async fn namespaced_verbs_send_client_go_requests() {
         (s.method.as_str(), s.path.as_str()),
         ("DELETE", format!("{coll}/x").as_str())
     );
+    assert_eq!(query(&s), [], "delete options travel in the body");
     let body = s.body.unwrap();
     assert_eq!(body["propagationPolicy"], "Background");
     assert_eq!(body["gracePeriodSeconds"], 0);
+
+    tt.delete("x", &DeleteParams::default().dry_run())
+        .await
+        .unwrap();
+    let s = last(&seen);
+    assert_eq!(
+        query(&s),
+        [],
+        "dryRun too travels in the DeleteOptions body"
+    );
+    assert_eq!(s.body.unwrap()["dryRun"], json!(["All"]));
 
     tt.delete_collection(
         &DeleteParams::default(),
@@ -283,10 +362,7 @@ async fn namespaced_verbs_send_client_go_requests() {
         (s.method.as_str(), s.path.as_str()),
         ("DELETE", coll.as_str())
     );
-    assert_eq!(
-        s.query.get("labelSelector").map(String::as_str),
-        Some("app=demo")
-    );
+    assert_eq!(query(&s), [("labelSelector", "app=demo")]);
 
     // The extension `GetClusterTestType,verb=get` reads the object itself.
     tt.get_cluster_test_type("x", &GetParams::default())
