@@ -6,7 +6,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::Service;
+use k8s_openapi::api::core::v1::{Namespace, Service};
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -18,6 +18,8 @@ use kube_codegen_runtime::fake::{FakeApiServer, ServedApiServer};
 use crate::controller::status::ready_condition;
 use crate::pkg::apis::crddemo::v1::{Mydemo, MydemoSpec};
 use crate::pkg::client::clientset::versioned::Clientset;
+use crate::pkg::client::listers::crddemo::v1::MydemoLister;
+use kube_codegen_runtime::workqueue::RateLimitingQueue;
 
 /// What can go wrong in embedded mode or the demo.
 #[derive(Debug, thiserror::Error)]
@@ -98,6 +100,13 @@ impl Embedded {
     }
 }
 
+/// The current context of every kubeconfig [`Embedded::start`] writes; a file holding it may be
+/// overwritten by a later run.
+pub const KUBECONFIG_MARKER: &str = "current-context: kube-codegen-fake";
+
+/// The Mydemo the walkthrough creates, changes and deletes (the seed's name).
+pub const DEMO_NAME: &str = "example-mydemo";
+
 /// How long each demo step may take to converge.
 pub const STEP_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -116,6 +125,26 @@ where
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+}
+
+/// Waits until the controller has caught up with the API: `namespace/name` gone from its cache
+/// and its queue idle (nothing waiting, nothing in hand) for a moment. The demo's last step
+/// calls it so that the controller logs the deletion before `--demo` stops it.
+pub async fn wait_controller_idle(
+    lister: &MydemoLister,
+    queue: &RateLimitingQueue<String>,
+    namespace: &str,
+    name: &str,
+) -> Result<(), EmbeddedError> {
+    // Handlers run just after the cache changes: an idle queue must stay idle a few polls.
+    let mut idle_polls = 0;
+    wait_for("the controller to handle the deletion", || {
+        let gone = lister.namespaced(namespace).get(name).is_err();
+        let idle = queue.is_empty() && queue.processing() == 0 && queue.waiting() == 0;
+        idle_polls = if gone && idle { idle_polls + 1 } else { 0 };
+        std::future::ready(Ok((idle_polls >= 4).then_some(())))
+    })
+    .await
 }
 
 /// Waits until the Mydemo's Ready condition reflects its current generation; returns it.
@@ -141,11 +170,25 @@ async fn wait_ready(clientset: &Clientset, ns: &str, name: &str) -> Result<Mydem
 /// (127.0.0.1:8080), change its port to 9090, delete it — logging what the controller made of
 /// each step.
 pub async fn run_demo(clientset: &Clientset, namespace: &str) -> Result<(), EmbeddedError> {
-    let name = "example-mydemo";
+    let name = DEMO_NAME;
     let demos = clientset.crddemo_v1().mydemos(namespace);
     let client = clientset.client().clone();
     let services: Api<Service> = Api::namespaced(client.clone(), namespace);
-    let slices: Api<EndpointSlice> = Api::namespaced(client, namespace);
+    let slices: Api<EndpointSlice> = Api::namespaced(client.clone(), namespace);
+
+    let namespaces: Api<Namespace> = Api::all(client);
+    let ns = Namespace {
+        metadata: ObjectMeta {
+            name: Some(namespace.into()),
+            ..ObjectMeta::default()
+        },
+        ..Namespace::default()
+    };
+    match namespaces.create(&PostParams::default(), &ns).await {
+        Ok(_) => tracing::info!("demo: created namespace {namespace}"),
+        Err(e) if is_already_exists(&e) => {}
+        Err(e) => return Err(api("creating the namespace")(e)),
+    }
 
     tracing::info!(
         step = 1,

@@ -12,7 +12,7 @@ use std::time::Duration;
 use anyhow::{Context as _, anyhow};
 use clap::{Parser, ValueEnum};
 use example_crddemo::controller::{Controller, Options};
-use example_crddemo::embedded::{Embedded, run_demo};
+use example_crddemo::embedded::{DEMO_NAME, Embedded, run_demo, wait_controller_idle};
 use example_crddemo::pkg::client::clientset::versioned::Clientset;
 use kube::config::{KubeConfigOptions, Kubeconfig};
 
@@ -22,7 +22,8 @@ use kube::config::{KubeConfigOptions, Kubeconfig};
 #[command(name = "crddemo", version)]
 struct Cli {
     /// Path to a kubeconfig. Only required if out-of-cluster and $KUBECONFIG / ~/.kube/config
-    /// are not set. With --embedded: where to write the embedded server's kubeconfig.
+    /// are not set. With --embedded: where to write the embedded server's kubeconfig (a file
+    /// that exists must be one --embedded wrote; others are never overwritten).
     #[arg(long, value_name = "PATH")]
     kubeconfig: Option<PathBuf>,
 
@@ -48,7 +49,7 @@ struct Cli {
     embedded: bool,
 
     /// With --embedded: run the walkthrough (create example-mydemo at 127.0.0.1:8080, change the
-    /// port to 9090, delete it), then exit.
+    /// port to 9090, delete it) in --namespace (default "default"), then exit.
     #[arg(long, requires = "embedded")]
     demo: bool,
 
@@ -83,7 +84,7 @@ fn parse_duration(s: &str) -> Result<Duration, String> {
         "h" => n * 3600.0,
         _ => return Err(format!("invalid duration unit in {s:?}: use ms, s, m or h")),
     };
-    Ok(Duration::from_secs_f64(secs))
+    Duration::try_from_secs_f64(secs).map_err(|_| format!("invalid duration {s:?}: too long"))
 }
 
 fn init_logging(format: LogFormat) {
@@ -167,6 +168,20 @@ async fn client_config(cli: &Cli) -> anyhow::Result<kube::Config> {
     Ok(config)
 }
 
+/// `--embedded --kubeconfig PATH` writes PATH: refuse when it holds a kubeconfig that an
+/// earlier `--embedded` run did not write (a user's `~/.kube/config`, say).
+fn refuse_foreign_kubeconfig(path: &std::path::Path) -> anyhow::Result<()> {
+    match std::fs::read_to_string(path) {
+        Ok(text) if !text.contains(example_crddemo::embedded::KUBECONFIG_MARKER) => Err(anyhow!(
+            "--kubeconfig {}: the file exists and was not written by --embedded; refusing to overwrite it (name a new file)",
+            path.display()
+        )),
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(anyhow!("--kubeconfig {}: {e}", path.display())),
+    }
+}
+
 async fn run(cli: Cli) -> anyhow::Result<()> {
     let opts = Options {
         workers: usize::from(cli.workers),
@@ -182,20 +197,29 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         return Ok(());
     }
 
-    let kubeconfig = cli.kubeconfig.clone().unwrap_or_else(|| {
-        std::env::temp_dir().join(format!(
+    let kubeconfig = match &cli.kubeconfig {
+        Some(path) => {
+            refuse_foreign_kubeconfig(path)?;
+            path.clone()
+        }
+        None => std::env::temp_dir().join(format!(
             "crddemo-embedded-{}.kubeconfig",
             std::process::id()
-        ))
-    });
+        )),
+    };
     let embedded = Embedded::start(cli.port, &kubeconfig).await?;
     eprintln!("{}", embedded.usage());
     let clientset = Clientset::new(embedded.client().await?);
     let controller = Controller::new(clientset.clone(), opts)?;
     if cli.demo {
         let (done_tx, done_rx) = tokio::sync::oneshot::channel::<()>();
+        let namespace = cli.namespace.clone().unwrap_or_else(|| "default".into());
+        let (lister, queue) = (controller.mydemos().clone(), controller.queue().clone());
         let demo = tokio::spawn(async move {
-            let result = run_demo(&clientset, "default").await;
+            let mut result = run_demo(&clientset, &namespace).await;
+            if result.is_ok() {
+                result = wait_controller_idle(&lister, &queue, &namespace, DEMO_NAME).await;
+            }
             let _ = done_tx.send(());
             result
         });
@@ -242,5 +266,7 @@ mod tests {
         assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
         assert_eq!(parse_duration("0"), Ok(Duration::ZERO));
         assert!(parse_duration("5 parsecs").is_err());
+        assert!(parse_duration("1e30h").is_err(), "no panic on overflow");
+        assert!(parse_duration("99999999999999999999999h").is_err());
     }
 }

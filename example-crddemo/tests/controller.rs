@@ -2,7 +2,7 @@
 //! walkthrough and the ways the world can drift from it.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use example_crddemo::controller::status::ready_condition;
@@ -16,16 +16,23 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{DeleteParams, GetParams, Patch, PatchParams, PostParams};
 use kube::{Api, Resource};
 use kube_codegen_runtime::fake::{FakeHandle, Reaction, to_value};
+use kube_codegen_runtime::workqueue::RateLimitingQueue;
 
 struct Running {
     clientset: Clientset,
     handle: FakeHandle,
+    queue: RateLimitingQueue<String>,
+    syncs: Arc<AtomicU64>,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     task: Option<tokio::task::JoinHandle<Result<(), ControllerError>>>,
 }
 
 impl Running {
     async fn start(workers: usize, namespaces: &[&str]) -> Running {
+        Self::start_with(workers, namespaces, None).await
+    }
+
+    async fn start_with(workers: usize, namespaces: &[&str], resync: Option<Duration>) -> Running {
         // The fake, like kube-apiserver, starts with `default`, `kube-system` … in place.
         let objects = namespaces.iter().filter(|ns| **ns != "default").map(|ns| {
             to_value(&Namespace {
@@ -43,11 +50,12 @@ impl Running {
             Options {
                 workers,
                 namespace: None,
-                resync: None,
+                resync,
                 instance: "test".into(),
             },
         )
         .unwrap();
+        let (queue, syncs) = (controller.queue().clone(), controller.sync_count());
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         let task = tokio::spawn(controller.run(async move {
             let _ = rx.await;
@@ -55,6 +63,8 @@ impl Running {
         Running {
             clientset,
             handle,
+            queue,
+            syncs,
             stop: Some(tx),
             task: Some(task),
         }
@@ -117,6 +127,22 @@ async fn eventually<T>(what: &str, mut check: impl FnMut() -> Option<T>) -> T {
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+}
+
+/// Waits until the controller's queue is idle (nothing queued, waiting or in hand) for a few
+/// polls in a row, and returns the sync count then.
+async fn settle(r: &Running) -> u64 {
+    let mut idle = 0;
+    eventually("the queue idle", || {
+        let q = &r.queue;
+        idle = if q.is_empty() && q.processing() == 0 && q.waiting() == 0 {
+            idle + 1
+        } else {
+            0
+        };
+        (idle >= 10).then(|| r.syncs.load(Ordering::SeqCst))
+    })
+    .await
 }
 
 fn is_ready(m: &Mydemo) -> bool {
@@ -378,6 +404,28 @@ async fn a_deleted_service_is_recreated_and_an_edited_one_corrected() {
 
     let slices: Api<EndpointSlice> = Api::namespaced(r.clientset.client().clone(), "default");
     slices
+        .patch(
+            "demo",
+            &PatchParams::default(),
+            &Patch::Merge(serde_json::json!({"endpoints": [{"addresses": ["10.9.9.9"]}], "ports": [{"name": "demo", "port": 1, "protocol": "TCP"}]})),
+        )
+        .await
+        .unwrap();
+    eventually("the EndpointSlice corrected", || {
+        r.handle
+            .get::<EndpointSlice>("default", "demo")
+            .unwrap()
+            .filter(|s| {
+                s.endpoints
+                    .as_ref()
+                    .and_then(|e| e.first())
+                    .map(|e| e.addresses.clone())
+                    == Some(vec!["10.1.2.3".to_string()])
+                    && slice_port(s) == Some(8080)
+            })
+    })
+    .await;
+    slices
         .delete("demo", &DeleteParams::default())
         .await
         .unwrap();
@@ -403,10 +451,28 @@ async fn a_deleted_mydemo_is_handled_and_the_controller_keeps_working() {
         r.mydemo("default", "gone").is_none().then_some(())
     })
     .await;
-    // The owned objects point at the deleted owner, for the garbage collector.
-    let svc = r.handle.get::<Service>("default", "gone").unwrap();
-    if let Some(svc) = svc {
-        assert_eq!(svc.metadata.owner_references.unwrap()[0].name, "gone");
+    // The sync of the deleted key succeeded (no error, so no backoff requeue) ...
+    settle(&r).await;
+    assert_eq!(r.queue.num_requeues(&"default/gone".to_string()), 0);
+    // ... and the owned objects, which only a garbage collector removes (the fake has none, like
+    // a bare kube-apiserver), point at the deleted owner as their controller.
+    for owners in [
+        r.handle
+            .get::<Service>("default", "gone")
+            .unwrap()
+            .map(|s| s.metadata.owner_references),
+        r.handle
+            .get::<EndpointSlice>("default", "gone")
+            .unwrap()
+            .map(|s| s.metadata.owner_references),
+    ] {
+        let owner = owners.flatten().and_then(|o| o.into_iter().next());
+        assert!(
+            owner
+                .as_ref()
+                .is_some_and(|o| o.name == "gone" && o.controller == Some(true)),
+            "{owner:?}"
+        );
     }
     r.create("default", "next", "10.1.2.4", 8081).await;
     eventually("the next one Ready", || {
@@ -529,5 +595,36 @@ async fn an_unowned_service_of_the_same_name_is_not_taken_over() {
         "their port is untouched"
     );
     assert_eq!(Mydemo::kind(&()), "Mydemo");
+    r.stop().await;
+}
+
+#[tokio::test]
+async fn resyncs_of_unchanged_objects_do_not_run_the_sync_handler() {
+    let r = Running::start_with(2, &["default"], Some(Duration::from_millis(50))).await;
+    r.create("default", "demo", "10.1.2.3", 8080).await;
+    eventually("Ready", || r.mydemo("default", "demo").filter(is_ready)).await;
+    let quiet = settle(&r).await;
+    // Ten resync periods re-deliver the Mydemo, its Service and its EndpointSlice unchanged.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(
+        r.syncs.load(Ordering::SeqCst),
+        quiet,
+        "an update with an unchanged resourceVersion is ignored"
+    );
+    // A real change (a new resourceVersion) is synced.
+    r.clientset
+        .crddemo_v1()
+        .mydemos("default")
+        .patch(
+            "demo",
+            &Patch::Merge(serde_json::json!({"metadata": {"labels": {"touched": "yes"}}})),
+            &PatchParams::default(),
+        )
+        .await
+        .unwrap();
+    eventually("the change synced", || {
+        (r.syncs.load(Ordering::SeqCst) > quiet).then_some(())
+    })
+    .await;
     r.stop().await;
 }

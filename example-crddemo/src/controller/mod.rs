@@ -25,6 +25,7 @@ pub mod validate;
 
 use std::future::Future;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Service;
@@ -103,6 +104,7 @@ pub struct Controller {
     factory: SharedInformerFactory,
     queue: RateLimitingQueue<String>,
     workers: usize,
+    syncs: Arc<AtomicU64>,
 }
 
 /// The label owned objects carry; the Service and EndpointSlice informers watch only those.
@@ -173,12 +175,24 @@ impl Controller {
             factory,
             queue,
             workers: opts.workers.max(1),
+            syncs: Arc::default(),
         })
     }
 
     /// The work queue (for tests and metrics).
     pub fn queue(&self) -> &RateLimitingQueue<String> {
         &self.queue
+    }
+
+    /// How many times the sync handler has run so far (a metric; it keeps counting while the
+    /// controller runs).
+    pub fn sync_count(&self) -> Arc<AtomicU64> {
+        self.syncs.clone()
+    }
+
+    /// The Mydemo lister over the controller's informer cache.
+    pub fn mydemos(&self) -> &MydemoLister {
+        &self.ctx.mydemos
     }
 
     /// Runs until `shutdown` completes: starts the informers, waits for their caches, starts the
@@ -210,6 +224,7 @@ impl Controller {
             tasks.push(tokio::spawn(worker(
                 self.ctx.clone(),
                 self.queue.clone(),
+                self.syncs.clone(),
                 id,
             )));
         }
@@ -276,9 +291,16 @@ fn enqueue_owner(queue: &RateLimitingQueue<String>, meta: &kube::api::ObjectMeta
 
 /// One worker: takes keys until the queue shuts down; successes are forgotten by the rate
 /// limiter, failures come back with per-key exponential backoff.
-async fn worker(ctx: Arc<Context>, queue: RateLimitingQueue<String>, id: usize) {
+async fn worker(
+    ctx: Arc<Context>,
+    queue: RateLimitingQueue<String>,
+    syncs: Arc<AtomicU64>,
+    id: usize,
+) {
     while let Some(key) = queue.get().await {
-        match reconcile::sync(&ctx, &key).await {
+        let result = reconcile::sync(&ctx, &key).await;
+        syncs.fetch_add(1, Ordering::Relaxed);
+        match result {
             Ok(outcome) => {
                 queue.forget(&key);
                 tracing::info!(worker = id, key = %key, ?outcome, "Successfully synced");

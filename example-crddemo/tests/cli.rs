@@ -1,0 +1,140 @@
+//! The `crddemo` binary as a user runs it: the walkthrough of `--embedded --demo`, the error
+//! without any configuration, and `--embedded` keeping its hands off a user's kubeconfig.
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+/// Runs `crddemo` with `args` in a clean environment (`HOME` = `home`, nothing else from the
+/// caller's Kubernetes setup), killing it after `limit`.
+fn crddemo(home: &Path, args: &[&str], limit: Duration) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_crddemo"))
+        .args(args)
+        .env_clear()
+        .env("HOME", home)
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start crddemo: {e}"));
+    let started = Instant::now();
+    while child.try_wait().ok().flatten().is_none() {
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap_or_else(|e| panic!("{e}"));
+            panic!(
+                "crddemo {args:?} still running after {limit:?}; stderr:\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.wait_with_output().unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn tempdir() -> tempfile::TempDir {
+    tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"))
+}
+
+#[test]
+fn without_any_configuration_the_error_suggests_embedded() {
+    let home = tempdir();
+    let out = crddemo(home.path(), &[], Duration::from_secs(30));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let last = stderr.lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with("error: no Kubernetes configuration found") && last.contains("--embedded"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
+fn embedded_demo_walks_through_the_seed_and_exits() {
+    let home = tempdir();
+    let kubeconfig = home.path().join("embedded.kubeconfig");
+    let kc = kubeconfig.to_string_lossy().into_owned();
+    let out = crddemo(
+        home.path(),
+        &[
+            "--embedded",
+            "--demo",
+            "--namespace",
+            "walkthrough",
+            "--kubeconfig",
+            &kc,
+            "--log-format",
+            "json",
+        ],
+        Duration::from_secs(120),
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(&format!("export KUBECONFIG={kc}")),
+        "the kubectl instructions are printed:\n{stderr}"
+    );
+    let written = std::fs::read_to_string(&kubeconfig).unwrap_or_default();
+    assert!(
+        written.contains("current-context: kube-codegen-fake"),
+        "{written}"
+    );
+
+    let events: Vec<Value> = stderr
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let message = |e: &Value| e["message"].as_str().unwrap_or_default().to_string();
+    let position = |needle: &str| {
+        events
+            .iter()
+            .position(|e| message(e).contains(needle))
+            .unwrap_or_else(|| panic!("no log line containing {needle:?} in:\n{stderr}"))
+    };
+    // The seed's three steps, in order, each with what the controller made of it.
+    let steps = [
+        position("demo: creating Mydemo walkthrough/example-mydemo with ip 127.0.0.1, port 8080"),
+        position("created Service"),
+        position("demo: Mydemo is Ready"),
+        position("demo: changing the port to 9090"),
+        position("demo: EndpointSlice now exposes 127.0.0.1:9090"),
+        position("demo: deleting the Mydemo"),
+        position("Mydemo deleted: its Service and EndpointSlice go with it"),
+        position("demo: Mydemo deleted; walkthrough complete"),
+        position("Controller stopped"),
+    ];
+    assert!(steps.is_sorted(), "steps out of order {steps:?}:\n{stderr}");
+    let synced = events
+        .iter()
+        .filter(|e| message(e) == "Successfully synced" && e["key"] == "walkthrough/example-mydemo")
+        .count();
+    assert!(
+        synced >= 2,
+        "the create and the port change were synced:\n{stderr}"
+    );
+}
+
+#[test]
+fn embedded_never_overwrites_a_foreign_kubeconfig() {
+    let home = tempdir();
+    let mine = home.path().join("config");
+    let original = "apiVersion: v1\nkind: Config\ncurrent-context: production\n";
+    std::fs::write(&mine, original).unwrap_or_else(|e| panic!("{e}"));
+    let out = crddemo(
+        home.path(),
+        &["--embedded", "--kubeconfig", &mine.to_string_lossy()],
+        Duration::from_secs(30),
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("refusing to overwrite"), "{stderr}");
+    assert_eq!(
+        std::fs::read_to_string(&mine).unwrap_or_default(),
+        original,
+        "the user's kubeconfig is untouched"
+    );
+}
