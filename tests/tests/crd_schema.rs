@@ -317,6 +317,13 @@ fn every_generated_crd_is_structural_and_well_formed() {
             .unwrap_or(file)
             .display()
             .to_string();
+        let text = std::fs::read_to_string(file).unwrap_or_default();
+        if !text.starts_with(tests::crds::YAML_MARKER) {
+            problems.push(format!(
+                "{name}: not generated (no {:?} line)",
+                tests::crds::YAML_MARKER
+            ));
+        }
         let crd = read_yaml(file);
         assert_eq!(crd["apiVersion"], "apiextensions.k8s.io/v1", "{name}");
         assert_eq!(crd["kind"], "CustomResourceDefinition", "{name}");
@@ -580,7 +587,12 @@ fn to_json_schema(v: &Value) -> Value {
 }
 
 fn validator(file: &Path, version: &str) -> jsonschema::Validator {
-    let crd = read_yaml(file);
+    validator_of(&read_yaml(file), version, &file.display().to_string())
+}
+
+/// The validator of `version` of a CRD document; `what` names it in panics.
+fn validator_of(crd: &Value, version: &str, what: &str) -> jsonschema::Validator {
+    let file = Path::new(what);
     let v = crd["spec"]["versions"]
         .as_array()
         .unwrap()
@@ -636,6 +648,8 @@ fn mydemo_instances_validate_and_markers_reject() {
         ("10.1.2.3", 1),
         ("::1", 65535),
         ("2001:db8::42", 443),
+        ("::ffff:192.0.2.1", 80),
+        ("64:ff9b::198.51.100.7", 80),
     ] {
         let value = serde_json::to_value(demo(ip, port)).unwrap();
         assert_eq!(errors(&v, &value), Vec::<String>::new(), "{ip}:{port}");
@@ -646,6 +660,7 @@ fn mydemo_instances_validate_and_markers_reject() {
         ("127.0.0.1", -1, "/spec/port"),
         ("not-an-ip", 80, "/spec/ip"),
         ("256.1.1.1", 80, "/spec/ip"),
+        ("::ffff:256.0.2.1", 80, "/spec/ip"),
         ("", 80, "/spec/ip"),
     ] {
         let value = serde_json::to_value(demo(ip, port)).unwrap();
@@ -668,6 +683,82 @@ fn mydemo_instances_validate_and_markers_reject() {
     let missing_spec =
         json!({"apiVersion": "crddemo.k8s.io/v1", "kind": "Mydemo", "metadata": {"name": "x"}});
     assert!(!v.is_valid(&missing_spec), "spec is required");
+}
+
+/// A kind's `Default` value as the API would store it: the CRD name and version, the CRD
+/// (`crd()`, the same document as the YAML), and the value with apiVersion, kind and a name.
+fn default_instance<K>() -> (&'static str, CustomResourceDefinition, Value)
+where
+    K: Default + serde::Serialize + CustomResourceExt + kube::Resource<DynamicType = ()>,
+{
+    let mut value = serde_json::to_value(K::default()).unwrap();
+    value["apiVersion"] = K::api_version(&()).into();
+    value["kind"] = K::kind(&()).into();
+    value["metadata"]["name"] = "instance".into();
+    (K::crd_name(), K::crd(), value)
+}
+
+macro_rules! default_instances {
+    ($($path:path),* $(,)?) => {
+        vec![$((stringify!($path), default_instance::<$path>())),*]
+    };
+}
+
+/// Every fixture kind with a `Default` (all but the crd_schema samples, which have their own
+/// tests below, and Mydemo, whose empty ip and port 0 the markers rightly refuse): its Rust
+/// value, serialized, satisfies its own CRD's schema.
+#[test]
+fn every_kinds_rust_value_validates_against_its_crd() {
+    use tests::fixtures::*;
+    let all = default_instances![
+        mixed_case::apis::example::v1::TestType,
+        mixed_case::apis::example::v1::ClusterTestType,
+        apiserver::apis::example3_io::v1::TestType,
+        crd::apis::example::v1::TestType,
+        crd::apis::example::v1::ClusterTestType,
+        crd::apis::example2::v1::TestType,
+        crd::apis::extensions::v1::TestType,
+        hyphen_group::apis::example::v1::TestType,
+        hyphen_group::apis::example::v1::ClusterTestType,
+        multiversion::apis::multi::v1::Widget,
+        multiversion::apis::multi::v1beta1::Widget,
+        multiversion::apis::multi::v1::Gadget,
+        naming::apis::naming::v1::NetworkAttachmentDefinition,
+        naming::apis::naming::v1::Endpoints,
+        naming::apis::naming::v1::Policy,
+        naming::apis::naming::v1::Gateway,
+        naming::apis::naming::v1::Bus,
+        naming::apis::naming::v1::Box,
+        naming::apis::naming::v1::Leaf,
+        naming::apis::naming::v1::DNSEndpoint,
+        single::apis::api::v1::TestType,
+        single::apis::api::v1::ClusterTestType,
+        verbs::apis::verbs::v1::OnlyVerbsType,
+        verbs::apis::verbs::v1::SkipVerbsType,
+        verbs::apis::verbs::v1::ReadonlyType,
+        verbs::apis::verbs::v1::NoVerbsType,
+        verbs::apis::verbs::v1::NoStatusType,
+        verbs::apis::verbs::v1::StatuslessType,
+    ];
+    let mut problems = Vec::new();
+    for (path, (crd_name, crd, value)) in &all {
+        let version = value["apiVersion"]
+            .as_str()
+            .and_then(|av| av.rsplit('/').next())
+            .unwrap_or_default()
+            .to_string();
+        let v = validator_of(&serde_json::to_value(crd).unwrap(), &version, crd_name);
+        for e in errors(&v, value) {
+            problems.push(format!("{path} ({crd_name} {version}): {e}"));
+        }
+        // A value the schema must refuse, so that the check above can fail: `spec` a string.
+        let mut broken = value.clone();
+        broken["spec"] = "not an object".into();
+        if v.is_valid(&broken) {
+            problems.push(format!("{path}: a string spec passed the schema"));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
 /// A change that breaks one marker of a `Sample`.

@@ -27,9 +27,10 @@ pub struct Mydemo {
 pub struct MydemoSpec {
     /// The IPv4 or IPv6 address to expose.
     ///
-    /// The schema checks its shape (dotted quad, or hexadecimal groups and colons); the
-    /// controller parses it exactly. No single OpenAPI `format` accepts both families.
-    // +kubebuilder:validation:Pattern=`^(((25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])\.){3}(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])|[0-9A-Fa-f]{0,4}(:[0-9A-Fa-f]{0,4}){2,7})$`
+    /// The schema checks its shape (a dotted quad, or hexadecimal groups and colons that may end
+    /// in a dotted quad, as in `::ffff:192.0.2.1`); the controller parses it exactly. No single
+    /// OpenAPI `format` accepts both families.
+    // +kubebuilder:validation:Pattern=`^(((25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])\.){3}(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])|[0-9A-Fa-f]{0,4}(:[0-9A-Fa-f]{0,4}){2,7}|[0-9A-Fa-f]{0,4}(:[0-9A-Fa-f]{0,4}){1,5}:((25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])\.){3}(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9]))$`
     pub ip: String,
     /// The port, 1–65535.
     // +kubebuilder:validation:Minimum=1
