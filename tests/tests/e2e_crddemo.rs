@@ -44,7 +44,7 @@ use kube_codegen_runtime::errors::{code, is_not_found};
 use rustix::process::Signal;
 use serde_json::{Value, json};
 use tests::apiserver::{
-    RealApiServer, SupervisedProcess, log_tail, repo_root, wait_crd_established,
+    Options, RealApiServer, SupervisedProcess, log_tail, repo_root, wait_crd_established,
 };
 use tests::crds::{YAML_MARKER, example_crd_file};
 use tests::e2e::{Timer, init_tracing};
@@ -226,8 +226,17 @@ impl Drop for Crddemo {
 
 /// Starts a server and installs the generated CRD with `kubectl apply`.
 async fn start_server() -> RealApiServer {
+    start_server_with(Vec::new()).await
+}
+
+async fn start_server_with(extra_apiserver_args: Vec<String>) -> RealApiServer {
     init_tracing();
-    let server = RealApiServer::start().await.unwrap();
+    let server = RealApiServer::start_with(Options {
+        extra_apiserver_args,
+        ..Options::default()
+    })
+    .await
+    .unwrap();
     eprintln!(
         "[e2e] kube-apiserver {} ready in {:.2?}",
         server.url(),
@@ -541,6 +550,12 @@ async fn crddemo_binary_walkthrough_and_apiserver_restart() {
     assert_eq!(slice_summary(&slice).1, ["192.0.2.10"]);
     let svc = services.get("example-mydemo").await.unwrap();
     assert_eq!(service_ports(&svc), (9090, Some("9090".into()), false));
+    // The sync of the change is reported again: a new Synced Event or the first one's series.
+    let again = wait_event(&client, &created, "Synced", "Normal", |e| {
+        e.metadata.name != synced.metadata.name || e.series.as_ref().is_some_and(|s| s.count >= 2)
+    })
+    .await;
+    assert_eq!(again.note.as_deref(), Some("Mydemo synced successfully"));
     eprintln!("[e2e] step port 9090: converged after {:.2?}", t.elapsed());
 
     // 3. invalid. The schema's pattern already refuses "999.1.1.1" (and the port bounds refuse
@@ -698,7 +713,9 @@ async fn crddemo_binary_walkthrough_and_apiserver_restart() {
         demo.messages("Mydemo deleted")[0]
     );
 
-    // 6. kube-apiserver restarted mid-run; a change made right after it is back is not lost
+    // 6. kube-apiserver restarted mid-run; a change made while the controller is cut off (its
+    //    watches broken by the restart, the process frozen with SIGSTOP until the change is
+    //    stored) is not lost
     let demo_r = Mydemo {
         metadata: ObjectMeta {
             name: Some("across-restart".into()),
@@ -714,10 +731,14 @@ async fn crddemo_binary_walkthrough_and_apiserver_restart() {
     wait_status(&demos, "across-restart", "True").await;
     let lines_before = demo.entries().len();
     let t_stop = Instant::now();
+    demo.process.signal(Signal::STOP).unwrap();
     server.stop_apiserver().await.unwrap();
     eprintln!("[e2e] kube-apiserver stopped in {:.2?}", t_stop.elapsed());
+    // Resumed while the server is down: the controller sees its watches fail and backs off.
+    demo.process.signal(Signal::CONT).unwrap();
     tokio::time::sleep(Duration::from_secs(8)).await;
     demo.assert_running();
+    demo.process.signal(Signal::STOP).unwrap();
     let t_start = Instant::now();
     server.start_apiserver().await.unwrap();
     let t_ready = Instant::now();
@@ -743,6 +764,9 @@ async fn crddemo_binary_walkthrough_and_apiserver_restart() {
     .await;
     assert_eq!(patched.metadata.generation, Some(2));
     let t_patched = Instant::now();
+    // The change is stored; only now does the controller run again, on watches that broke
+    // before the change was made.
+    demo.process.signal(Signal::CONT).unwrap();
     let while_down: Vec<Value> = demo.entries()[lines_before..].to_vec();
     let slice = eventually(
         "the controller to converge to port 7001 after the restart",
@@ -938,7 +962,12 @@ fn token_kubeconfig(server: &RealApiServer, token: &str, path: &Path) {
 async fn crddemo_converges_with_its_least_privilege_rbac() {
     let _timer = Timer::new("crddemo_rbac");
     tokio::task::spawn_blocking(crddemo_binary).await.unwrap();
-    let server = start_server().await;
+    // With the admission plugin that makes `blockOwnerDeletion: true` (set on the owned Service
+    // and EndpointSlice) need `update` on `mydemos/finalizers`, as hardened clusters run it.
+    let server = start_server_with(vec![
+        "--enable-admission-plugins=OwnerReferencesPermissionEnforcement".into(),
+    ])
+    .await;
     let admin = server.client().unwrap();
 
     // rbac.yaml: namespace crddemo-system, ServiceAccount crddemo, ClusterRole and binding
