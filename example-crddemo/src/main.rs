@@ -5,6 +5,7 @@
 //! crddemo --embedded --demo                    # against an in-memory API server, with the walkthrough
 //! ```
 
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -93,6 +94,7 @@ fn init_logging(format: LogFormat) {
     });
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(std::io::stderr().is_terminal())
         .with_writer(std::io::stderr);
     match format {
         LogFormat::Text => builder.init(),
