@@ -897,7 +897,7 @@ fn print_report(cfg: &Config, cells: &[Cell]) {
     }
 }
 
-fn main() {
+fn main() -> std::process::ExitCode {
     let cfg = Config::from_env_and_args();
     eprintln!(
         "create_to_ready: {} mode, N {:?}, workers {:?}, stacks {:?}, {} runs per cell, load avg {}",
@@ -943,4 +943,20 @@ fn main() {
         }
     }
     print_report(&cfg, &cells);
+    // A cell that timed out or left the wrong number of owned objects is a failed run, not a
+    // figure: say so in the exit status too (the table above still shows it).
+    let failed: Vec<String> = cells
+        .iter()
+        .map(|c| &c.median)
+        .filter(|r| r.timed_out || !r.owned_ok)
+        .map(|r| format!("N={} workers={} {}", r.n, r.workers, r.stack.name()))
+        .collect();
+    if failed.is_empty() {
+        std::process::ExitCode::SUCCESS
+    } else {
+        eprintln!(
+            "create_to_ready: failed runs (timed out or wrong Service/EndpointSlice count): {failed:?}"
+        );
+        std::process::ExitCode::FAILURE
+    }
 }
