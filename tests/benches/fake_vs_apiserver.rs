@@ -25,7 +25,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
-use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
+use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, ListParams, ObjectMeta, PostParams, WatchEvent, WatchParams};
 use kube_codegen_runtime::fake::FakeApiServer;
 use tests::apiserver::RealApiServer;
@@ -64,15 +64,7 @@ fn config_map(name: &str) -> ConfigMap {
 }
 
 async fn namespace(client: &kube::Client, name: &str) {
-    let ns = Namespace {
-        metadata: ObjectMeta {
-            name: Some(name.into()),
-            ..ObjectMeta::default()
-        },
-        ..Namespace::default()
-    };
-    Api::<Namespace>::all(client.clone())
-        .create(&PostParams::default(), &ns)
+    tests::e2e::create_namespace(client, name)
         .await
         .unwrap_or_else(|e| panic!("creating namespace {name}: {e}"));
 }

@@ -1,7 +1,11 @@
-//! Small helpers shared by the end-to-end test files: logging, unique names, timings.
+//! Small helpers shared by the end-to-end test files and benches: logging, unique names,
+//! namespaces, timings.
 
 use std::sync::OnceLock;
 use std::time::Instant;
+
+use k8s_openapi::api::core::v1::Namespace;
+use kube::api::{Api, ObjectMeta, PostParams};
 
 /// Installs a test-writer `tracing` subscriber (`RUST_LOG`, default `tests=info`); a second
 /// call is a no-op.
@@ -29,6 +33,20 @@ pub fn run_id() -> &'static str {
         }
         id
     })
+}
+
+/// Creates the namespace `name` through `client`.
+pub async fn create_namespace(client: &kube::Client, name: &str) -> kube::Result<Namespace> {
+    let ns = Namespace {
+        metadata: ObjectMeta {
+            name: Some(name.into()),
+            ..ObjectMeta::default()
+        },
+        ..Namespace::default()
+    };
+    Api::<Namespace>::all(client.clone())
+        .create(&PostParams::default(), &ns)
+        .await
 }
 
 /// Prints how long a test took when dropped (`cargo test -- --nocapture` shows it).

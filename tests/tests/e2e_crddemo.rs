@@ -34,7 +34,7 @@ use example_crddemo::pkg::apis::crddemo::v1::{Mydemo, MydemoSpec};
 use example_crddemo::pkg::client::clientset::versioned::Clientset;
 use example_crddemo::pkg::client::clientset::versioned::typed::crddemo::v1::mydemo::MydemoClient;
 use k8s_openapi::api::authentication::v1::{SelfSubjectReview, TokenRequest, TokenRequestSpec};
-use k8s_openapi::api::core::v1::{Namespace, Secret, Service, ServiceAccount};
+use k8s_openapi::api::core::v1::{Secret, Service, ServiceAccount};
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 use k8s_openapi::api::events::v1::Event;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -263,17 +263,7 @@ async fn start_server_with(extra_apiserver_args: Vec<String>) -> RealApiServer {
 }
 
 async fn create_namespace(client: &kube::Client, name: &str) {
-    let ns = Namespace {
-        metadata: ObjectMeta {
-            name: Some(name.into()),
-            ..ObjectMeta::default()
-        },
-        ..Namespace::default()
-    };
-    Api::<Namespace>::all(client.clone())
-        .create(&PostParams::default(), &ns)
-        .await
-        .unwrap();
+    tests::e2e::create_namespace(client, name).await.unwrap();
 }
 
 fn unique_namespace(prefix: &str) -> String {

@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 use example_crddemo::pkg::apis::crddemo::v1::{Mydemo, MydemoSpec};
 use example_crddemo::pkg::client::clientset::versioned::Clientset;
 use example_crddemo::pkg::client::informers::externalversions::SharedInformerFactory;
-use k8s_openapi::api::core::v1::{Namespace, Service, ServicePort, ServiceSpec};
+use k8s_openapi::api::core::v1::{Service, ServicePort, ServiceSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use kube::client::ClientBuilder;
@@ -79,17 +79,7 @@ async fn shared() -> &'static RealApiServer {
 async fn namespace(client: &kube::Client, test: &str) -> String {
     let ns = format!("e2e-inf-{}-{}", run_id(), test.replace('_', "-"));
     let ns = ns[..ns.len().min(63)].trim_end_matches('-').to_string();
-    let namespace = Namespace {
-        metadata: ObjectMeta {
-            name: Some(ns.clone()),
-            ..ObjectMeta::default()
-        },
-        ..Namespace::default()
-    };
-    Api::<Namespace>::all(client.clone())
-        .create(&PostParams::default(), &namespace)
-        .await
-        .unwrap();
+    tests::e2e::create_namespace(client, &ns).await.unwrap();
     ns
 }
 
