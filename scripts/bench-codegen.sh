@@ -99,7 +99,8 @@ if [[ ! -x /usr/bin/time ]]; then
     die "/usr/bin/time (GNU time) is missing: apt-get install time"
   fi
 fi
-/usr/bin/time -v true 2>&1 | grep -q 'Maximum resident set size' ||
+# grep without -q reads all input: with pipefail, an early exit would SIGPIPE time -v.
+/usr/bin/time -v true 2>&1 | grep 'Maximum resident set size' >/dev/null ||
   die "/usr/bin/time is not GNU time (no -v): apt-get install time"
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/kube-codegen-bench.XXXXXX")
@@ -181,8 +182,10 @@ if ((!skip_go)); then
     log "installing k8s.io/code-generator $go_version into $gobin (once)"
     partial=$gobin.partial.$$
     rm -rf "$partial" && mkdir -p "$partial"
+    # Every package names the version: `go install a b@v` would leave `a` without one.
+    pkgs=("${go_tools[@]/#/k8s.io/code-generator/cmd/}")
     (cd "$tmp" && GOBIN=$partial GOPROXY=https://proxy.golang.org GOFLAGS=-mod=mod \
-      go install "${go_tools[@]/#/k8s.io/code-generator/cmd/}"@"$go_version") >&2 ||
+      go install "${pkgs[@]/%/@$go_version}") >&2 ||
       { rm -rf "$partial"; die "go install k8s.io/code-generator/cmd/...@$go_version failed"; }
     mkdir -p "$gobin"
     for t in "${go_tools[@]}"; do mv -f "$partial/$t" "$gobin/$t"; done
