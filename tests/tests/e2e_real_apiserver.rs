@@ -28,7 +28,7 @@ use example_crddemo::pkg::client::clientset::versioned::Clientset as DemoClients
 use example_crddemo::pkg::client::clientset::versioned::typed::crddemo::v1::mydemo::MydemoClient;
 use futures::StreamExt;
 use k8s_openapi::api::autoscaling::v1::Scale;
-use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
+use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, ObjectMeta, Time};
 use kube::CustomResourceExt;
@@ -104,17 +104,7 @@ async fn env(test: &'static str) -> Env {
     let client = server.client().unwrap();
     let ns = format!("e2e-{}-{}", run_id(), test.replace('_', "-"));
     let ns = ns[..ns.len().min(63)].trim_end_matches('-').to_string();
-    let namespace = Namespace {
-        metadata: ObjectMeta {
-            name: Some(ns.clone()),
-            ..ObjectMeta::default()
-        },
-        ..Namespace::default()
-    };
-    Api::<Namespace>::all(client.clone())
-        .create(&PostParams::default(), &namespace)
-        .await
-        .unwrap();
+    tests::e2e::create_namespace(&client, &ns).await.unwrap();
     Env {
         client,
         ns,

@@ -131,25 +131,30 @@ fn cli_client(out: &Path) -> String {
     // Separate runs of the client-tree generators, as `generate-groups.sh client,lister,informer`
     // makes them; each run keeps the folders of the others declared.
     for generator in ["client", "lister", "informer"] {
-        let status = Command::new(&bin)
-            .args([
-                generator,
-                "--groups",
-                GROUPS,
-                "--apis-module",
-                "crate::apis",
-                "--output-module",
-                "crate::client",
-            ])
-            .arg("--apis-dir")
-            .arg(apis.path())
-            .arg("--output-dir")
-            .arg(out)
-            .status()
-            .unwrap_or_else(|e| panic!("cannot run {}: {e}", bin.display()));
-        assert!(status.success());
+        run_cli(&bin, generator, apis.path(), out);
     }
     fold_tree(out, &out.join("mod.rs"), true)
+}
+
+/// Runs `kube-codegen <generator>` over the fixture's groups with this test's module paths.
+fn run_cli(bin: &Path, generator: &str, apis: &Path, out: &Path) {
+    let status = Command::new(bin)
+        .args([
+            generator,
+            "--groups",
+            GROUPS,
+            "--apis-module",
+            "crate::apis",
+            "--output-module",
+            "crate::client",
+        ])
+        .arg("--apis-dir")
+        .arg(apis)
+        .arg("--output-dir")
+        .arg(out)
+        .status()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", bin.display()));
+    assert!(status.success(), "kube-codegen {generator}");
 }
 
 fn copy_dir(from: &Path, to: &Path) {
@@ -267,21 +272,7 @@ fn cli_and_builder_emit_identical_package_code() {
     copy_dir(&manifest_dir().join(FIXTURE), &apis);
     let bin = cli_bin();
     for generator in ["deepcopy", "register"] {
-        let status = Command::new(&bin)
-            .args([
-                generator,
-                "--groups",
-                GROUPS,
-                "--apis-module",
-                "crate::apis",
-            ])
-            .arg("--apis-dir")
-            .arg(&apis)
-            .arg("--output-dir")
-            .arg(tmp.path().join("client"))
-            .status()
-            .unwrap();
-        assert!(status.success(), "kube-codegen {generator}");
+        run_cli(&bin, generator, &apis, &tmp.path().join("client"));
     }
     let written = builder(
         &tmp.path().join("build"),
