@@ -9,9 +9,9 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::runtime::reflector::{ObjectRef, store::Writer};
 use kube::runtime::watcher::Event;
-use kube_codegen_runtime::cache::Cache;
 use kube_codegen_runtime::labels::Selector;
 use kube_codegen_runtime::lister::Lister;
+use kube_codegen_runtime::store::Store;
 
 const NAMESPACES: usize = 100;
 const PER_NAMESPACE: usize = 1_000;
@@ -21,8 +21,7 @@ fn fixtures() -> (
     kube::runtime::reflector::Store<ConfigMap>,
 ) {
     let objs = common::objects(NAMESPACES, PER_NAMESPACE);
-    let cache = Cache::new();
-    cache.replace(objs.clone(), "1");
+    let cache = Store::from_objects(objs.clone(), []).unwrap_or_else(|e| panic!("{e}"));
     let mut writer = Writer::<ConfigMap>::new(());
     writer.apply_watcher_event(&Event::Init);
     for o in objs {
@@ -49,8 +48,8 @@ fn lister_get(c: &mut Criterion) {
             )
         })
     });
-    g.bench_function("kube-codegen Cache::get_by_key(\"ns/name\")", |b| {
-        b.iter(|| black_box(lister.cache().get_by_key(black_box("ns-42/obj-512"))))
+    g.bench_function("kube-codegen Store::get_by_key(\"ns/name\")", |b| {
+        b.iter(|| black_box(lister.store().get_by_key(black_box("ns-42/obj-512"))))
     });
     g.bench_function("kube-rs Store::get(ObjectRef::new(name).within(ns))", |b| {
         b.iter(|| {

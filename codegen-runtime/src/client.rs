@@ -4,7 +4,7 @@
 //! verbs its `+genclient` tags allow; all request building, encoding and decoding lives here, so
 //! generated code stays small and the behaviour is tested once. Requests are built with
 //! [`kube::core::Request`] and sent through the [`kube::Client`], so every error is a
-//! [`kube::Error`] and [`crate::errors`] classifies it.
+//! [`kube::Error`] and [`crate::api_status`] classifies it.
 //!
 //! ```no_run
 //! # async fn demo(client: kube::Client) -> kube::Result<()> {

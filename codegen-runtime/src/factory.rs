@@ -16,13 +16,16 @@
 //! use std::time::Duration;
 //! use k8s_openapi::api::apps::v1::Deployment;
 //! use k8s_openapi::api::core::v1::Service;
-//! use kube_codegen_runtime::factory::SharedInformerFactory;
+//! use kube_codegen_runtime::{InformerOptions, SharedInformerFactory};
 //!
 //! # async fn demo(client: kube::Client) -> Result<(), Box<dyn std::error::Error>> {
 //! let factory = SharedInformerFactory::builder(client)
-//!     .namespace("prod")
-//!     .default_resync(Duration::from_secs(600))
-//!     .strip_managed_fields()
+//!     .options(
+//!         InformerOptions::default()
+//!             .namespace("prod")
+//!             .resync(Duration::from_secs(600))
+//!             .strip_managed_fields(),
+//!     )
 //!     .build();
 //! let services = factory.informer_for::<Service>();
 //! let same = factory.informer_for::<Service>(); // the same informer, the same watch
@@ -44,14 +47,13 @@ use std::time::Duration;
 use futures::FutureExt;
 use futures::future::{BoxFuture, Shared};
 use kube::Resource;
-use kube::api::{ListParams, ObjectMeta};
 use kube::core::GroupVersionResource;
 use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
 
 use crate::informer::{
-    BackoffConfig, InformerBuilder, InformerError, InformerObject, SharedIndexInformer,
-    TransformFn, TweakListParams, is_namespaced,
+    InformerBuilder, InformerError, InformerObject, InformerOptions, SharedIndexInformer,
+    TransformFn, is_namespaced,
 };
 use crate::lister::{GenericLister, Lister};
 
@@ -296,7 +298,6 @@ impl GenericInformer {
 }
 
 type GvrKey = (String, String, String);
-type MetaTransform = Arc<dyn Fn(&mut ObjectMeta) + Send + Sync>;
 type Constructor = Arc<dyn Fn(&SharedInformerFactory) -> GenericInformer + Send + Sync>;
 
 struct Entry {
@@ -317,15 +318,9 @@ struct State {
 
 struct Inner {
     client: kube::Client,
-    namespace: Option<String>,
-    tweak: Option<TweakListParams>,
-    default_resync: Option<Duration>,
+    options: InformerOptions,
     resync_for: HashMap<TypeId, Duration>,
     transforms: HashMap<TypeId, Box<dyn Any + Send + Sync>>,
-    meta_transform: Option<MetaTransform>,
-    backoff: BackoffConfig,
-    page_size: Option<u32>,
-    watch_timeout: Option<Duration>,
     state: Mutex<State>,
     cancel: CancellationToken,
 }
@@ -352,7 +347,7 @@ impl fmt::Debug for SharedInformerFactory {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let st = self.inner.state.lock();
         f.debug_struct("SharedInformerFactory")
-            .field("namespace", &self.inner.namespace)
+            .field("options", &self.inner.options)
             .field(
                 "informers",
                 &st.informers
@@ -365,16 +360,22 @@ impl fmt::Debug for SharedInformerFactory {
     }
 }
 
-/// Configures a [`SharedInformerFactory`].
+/// Configures a [`SharedInformerFactory`]: [`InformerOptions`] for every informer, and
+/// per-type resync periods and transforms (client-go's `WithCustomResyncConfig`).
 ///
 /// ```no_run
 /// # use std::time::Duration;
 /// # use k8s_openapi::api::core::v1::Pod;
+/// use kube_codegen_runtime::{InformerOptions, SharedInformerFactory};
 /// # fn demo(client: kube::Client) {
-/// let factory = kube_codegen_runtime::factory::SharedInformerFactory::builder(client)
-///     .namespace("default")
-///     .tweak_list_params(|lp| lp.label_selector = Some("team=a".into()))
-///     .default_resync(Duration::from_secs(300))
+/// let factory = SharedInformerFactory::builder(client)
+///     .options(
+///         InformerOptions::default()
+///             .namespace("default")
+///             .tweak_list_params(|lp| lp.label_selector = Some("team=a".into()))
+///             .resync(Duration::from_secs(300))
+///             .strip_managed_fields(),
+///     )
 ///     .resync_for::<Pod>(Duration::from_secs(30))
 ///     .transform_for::<Pod>(|mut p| { p.status = None; p })
 ///     .build();
@@ -385,23 +386,18 @@ impl fmt::Debug for SharedInformerFactory {
 /// generated `SharedInformerFactory` that wraps it (see [`typed`](FactoryBuilder::typed)).
 pub struct FactoryBuilder<F = SharedInformerFactory> {
     client: kube::Client,
-    namespace: Option<String>,
-    tweaks: Vec<TweakListParams>,
-    default_resync: Option<Duration>,
+    options: InformerOptions,
     resync_for: HashMap<TypeId, Duration>,
     transforms: HashMap<TypeId, Box<dyn Any + Send + Sync>>,
-    meta_transforms: Vec<MetaTransform>,
-    backoff: BackoffConfig,
-    page_size: Option<u32>,
-    watch_timeout: Option<Duration>,
     into: std::marker::PhantomData<fn() -> F>,
 }
 
 impl<F> fmt::Debug for FactoryBuilder<F> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("FactoryBuilder")
-            .field("namespace", &self.namespace)
-            .field("default_resync", &self.default_resync)
+            .field("options", &self.options)
+            .field("resync_for", &self.resync_for.len())
+            .field("transforms", &self.transforms.len())
             .finish()
     }
 }
@@ -417,77 +413,34 @@ impl<F> FactoryBuilder<F> {
     /// impl From<SharedInformerFactory> for Mine {
     ///     fn from(f: SharedInformerFactory) -> Self { Mine(f) }
     /// }
-    /// let mine: Mine = SharedInformerFactory::builder(client).typed::<Mine>().namespace("a").build();
+    /// let mine: Mine = SharedInformerFactory::builder(client).typed::<Mine>().build();
     /// # }
     /// ```
     pub fn typed<G>(self) -> FactoryBuilder<G> {
         FactoryBuilder {
             client: self.client,
-            namespace: self.namespace,
-            tweaks: self.tweaks,
-            default_resync: self.default_resync,
+            options: self.options,
             resync_for: self.resync_for,
             transforms: self.transforms,
-            meta_transforms: self.meta_transforms,
-            backoff: self.backoff,
-            page_size: self.page_size,
-            watch_timeout: self.watch_timeout,
             into: std::marker::PhantomData,
         }
     }
 
-    /// Restricts every namespaced informer to `namespace` (client-go's `WithNamespace`;
-    /// cluster-scoped kinds are unaffected).
-    ///
-    /// ```no_run
-    /// # fn demo(client: kube::Client) {
-    /// let b = kube_codegen_runtime::factory::SharedInformerFactory::builder(client).namespace("ns");
-    /// # }
-    /// ```
+    /// How every informer lists and watches (replacing the default options): namespace, list
+    /// tweaks, resync, metadata transforms, page size, watch timeout, backoff.
     #[must_use]
-    pub fn namespace(mut self, namespace: impl Into<String>) -> Self {
-        self.namespace = Some(namespace.into()).filter(|ns: &String| !ns.is_empty());
+    pub fn options(mut self, options: InformerOptions) -> Self {
+        self.options = options;
         self
     }
 
-    /// Adjusts every informer's list and watch options (client-go's `WithTweakListOptions`);
-    /// may be called several times.
-    ///
-    /// ```no_run
-    /// # fn demo(client: kube::Client) {
-    /// let b = kube_codegen_runtime::factory::SharedInformerFactory::builder(client)
-    ///     .tweak_list_params(|lp| lp.label_selector = Some("app=web".into()));
-    /// # }
-    /// ```
-    #[must_use]
-    pub fn tweak_list_params(
-        mut self,
-        tweak: impl Fn(&mut ListParams) + Send + Sync + 'static,
-    ) -> Self {
-        self.tweaks.push(Arc::new(tweak));
-        self
-    }
-
-    /// The resync period of informers without a per-type one (zero: no resync).
+    /// The resync period for `K`'s informer, instead of the options' (client-go's
+    /// `WithCustomResyncConfig`; zero: no resync).
     ///
     /// ```no_run
     /// # use std::time::Duration;
     /// # fn demo(client: kube::Client) {
-    /// let b = kube_codegen_runtime::factory::SharedInformerFactory::builder(client).default_resync(Duration::from_secs(60));
-    /// # }
-    /// ```
-    #[must_use]
-    pub fn default_resync(mut self, period: Duration) -> Self {
-        self.default_resync = Some(period).filter(|d| !d.is_zero());
-        self
-    }
-
-    /// The resync period for `K`'s informer (client-go's `WithCustomResyncConfig`).
-    ///
-    /// ```no_run
-    /// # use std::time::Duration;
-    /// # fn demo(client: kube::Client) {
-    /// let b = kube_codegen_runtime::factory::SharedInformerFactory::builder(client)
+    /// let b = kube_codegen_runtime::SharedInformerFactory::builder(client)
     ///     .resync_for::<k8s_openapi::api::core::v1::Service>(Duration::from_secs(10));
     /// # }
     /// ```
@@ -497,43 +450,13 @@ impl<F> FactoryBuilder<F> {
         self
     }
 
-    /// Rewrites the metadata of every object of every informer before it is cached
-    /// (client-go's `WithTransform`); may be called several times.
-    ///
-    /// ```no_run
-    /// # fn demo(client: kube::Client) {
-    /// let b = kube_codegen_runtime::factory::SharedInformerFactory::builder(client)
-    ///     .transform(|meta| { meta.annotations = None; });
-    /// # }
-    /// ```
-    #[must_use]
-    pub fn transform(
-        mut self,
-        transform: impl Fn(&mut ObjectMeta) + Send + Sync + 'static,
-    ) -> Self {
-        self.meta_transforms.push(Arc::new(transform));
-        self
-    }
-
-    /// Drops `metadata.managedFields` from every cached object (usually the largest part of
-    /// an object and rarely needed by controllers).
-    ///
-    /// ```no_run
-    /// # fn demo(client: kube::Client) {
-    /// let b = kube_codegen_runtime::factory::SharedInformerFactory::builder(client).strip_managed_fields();
-    /// # }
-    /// ```
-    #[must_use]
-    pub fn strip_managed_fields(self) -> Self {
-        self.transform(|meta| meta.managed_fields = None)
-    }
-
-    /// Rewrites every `K` before it is cached (applied before the metadata transforms).
+    /// Rewrites every `K` before it is cached (applied before the options' metadata
+    /// transforms).
     ///
     /// ```no_run
     /// # use k8s_openapi::api::core::v1::Secret;
     /// # fn demo(client: kube::Client) {
-    /// let b = kube_codegen_runtime::factory::SharedInformerFactory::builder(client)
+    /// let b = kube_codegen_runtime::SharedInformerFactory::builder(client)
     ///     .transform_for::<Secret>(|mut s| { s.data = None; s });
     /// # }
     /// ```
@@ -547,92 +470,23 @@ impl<F> FactoryBuilder<F> {
         self
     }
 
-    /// The retry backoff of every informer (default: client-go's).
-    ///
-    /// ```no_run
-    /// # fn demo(client: kube::Client) {
-    /// use kube_codegen_runtime::informer::BackoffConfig;
-    /// let b = kube_codegen_runtime::factory::SharedInformerFactory::builder(client).backoff(BackoffConfig::default());
-    /// # }
-    /// ```
-    #[must_use]
-    pub fn backoff(mut self, backoff: BackoffConfig) -> Self {
-        self.backoff = backoff;
-        self
-    }
-
-    /// The list page size of every informer (default 500; `None`: unpaginated).
-    ///
-    /// ```no_run
-    /// # fn demo(client: kube::Client) {
-    /// let b = kube_codegen_runtime::factory::SharedInformerFactory::builder(client).page_size(Some(1000));
-    /// # }
-    /// ```
-    #[must_use]
-    pub fn page_size(mut self, page_size: Option<u32>) -> Self {
-        self.page_size = page_size;
-        self
-    }
-
-    /// The server-side timeout of each watch request (default 240–290 s at random).
-    ///
-    /// ```no_run
-    /// # use std::time::Duration;
-    /// # fn demo(client: kube::Client) {
-    /// let b = kube_codegen_runtime::factory::SharedInformerFactory::builder(client).watch_timeout(Duration::from_secs(120));
-    /// # }
-    /// ```
-    #[must_use]
-    pub fn watch_timeout(mut self, timeout: Duration) -> Self {
-        self.watch_timeout = Some(timeout);
-        self
-    }
-
     /// The factory.
     ///
     /// ```no_run
     /// # fn demo(client: kube::Client) {
-    /// let factory = kube_codegen_runtime::factory::SharedInformerFactory::builder(client).build();
+    /// let factory = kube_codegen_runtime::SharedInformerFactory::builder(client).build();
     /// # }
     /// ```
     pub fn build(self) -> F
     where
         F: From<SharedInformerFactory>,
     {
-        let tweak: Option<TweakListParams> = match self.tweaks.len() {
-            0 => None,
-            _ => {
-                let tweaks = self.tweaks;
-                Some(Arc::new(move |lp: &mut ListParams| {
-                    for t in &tweaks {
-                        t(lp);
-                    }
-                }))
-            }
-        };
-        let meta_transform: Option<MetaTransform> = match self.meta_transforms.len() {
-            0 => None,
-            _ => {
-                let ts = self.meta_transforms;
-                Some(Arc::new(move |meta: &mut ObjectMeta| {
-                    for t in &ts {
-                        t(meta);
-                    }
-                }))
-            }
-        };
         F::from(SharedInformerFactory {
             inner: Arc::new(Inner {
                 client: self.client,
-                namespace: self.namespace,
-                tweak,
-                default_resync: self.default_resync,
+                options: self.options,
                 resync_for: self.resync_for,
                 transforms: self.transforms,
-                meta_transform,
-                backoff: self.backoff,
-                page_size: self.page_size,
-                watch_timeout: self.watch_timeout,
                 state: Mutex::new(State::default()),
                 cancel: CancellationToken::new(),
             }),
@@ -671,15 +525,9 @@ impl SharedInformerFactory {
     pub fn builder(client: impl Into<kube::Client>) -> FactoryBuilder {
         FactoryBuilder {
             client: client.into(),
-            namespace: None,
-            tweaks: Vec::new(),
-            default_resync: None,
+            options: InformerOptions::default(),
             resync_for: HashMap::new(),
             transforms: HashMap::new(),
-            meta_transforms: Vec::new(),
-            backoff: BackoffConfig::default(),
-            page_size: Some(500),
-            watch_timeout: None,
             into: std::marker::PhantomData,
         }
     }
@@ -699,7 +547,7 @@ impl SharedInformerFactory {
     /// # fn demo(f: kube_codegen_runtime::factory::SharedInformerFactory) { let ns = f.namespace(); }
     /// ```
     pub fn namespace(&self) -> Option<&str> {
-        self.inner.namespace.as_deref()
+        self.inner.options.get_namespace()
     }
 
     /// The shared informer for `K`, created on first request with the factory's settings.
@@ -726,7 +574,7 @@ impl SharedInformerFactory {
     /// # }
     /// ```
     pub fn informer_for_with<K: InformerObject>(&self, resync: Duration) -> SharedIndexInformer<K> {
-        self.informer_for_custom::<K>(|b| b.resync(resync))
+        self.informer_for_custom::<K>(|b| b.map_options(|o| o.resync(resync)))
     }
 
     /// Like [`SharedInformerFactory::informer_for`]; if the informer is created now,
@@ -736,7 +584,7 @@ impl SharedInformerFactory {
     /// ```no_run
     /// # use k8s_openapi::api::core::v1::Pod;
     /// # fn demo(f: kube_codegen_runtime::factory::SharedInformerFactory) {
-    /// let pods = f.informer_for_custom::<Pod>(|b| b.page_size(Some(100)));
+    /// let pods = f.informer_for_custom::<Pod>(|b| b.map_options(|o| o.page_size(Some(100))));
     /// # }
     /// ```
     pub fn informer_for_custom<K: InformerObject>(
@@ -745,8 +593,9 @@ impl SharedInformerFactory {
     ) -> SharedIndexInformer<K> {
         let namespace = self
             .inner
-            .namespace
-            .clone()
+            .options
+            .get_namespace()
+            .map(String::from)
             .filter(|_| is_namespaced::<K>());
         let key = (TypeId::of::<K>(), namespace.clone());
         let existing = |st: &State| {
@@ -760,7 +609,7 @@ impl SharedInformerFactory {
             return found;
         }
         // Built without the lock, so that `configure` may use the factory.
-        let informer = configure(self.prepare::<K>(namespace.as_deref())).build();
+        let informer = configure(self.prepare::<K>()).build();
         let mut st = self.inner.state.lock();
         if let Some(found) = existing(&st) {
             return found;
@@ -780,48 +629,22 @@ impl SharedInformerFactory {
         informer
     }
 
-    /// The builder [`SharedInformerFactory::informer_for`] uses for `K`: the factory's client,
-    /// namespace, tweaks, resync, transforms, page size and backoff.
-    fn prepare<K: InformerObject>(&self, namespace: Option<&str>) -> InformerBuilder<K> {
+    /// The builder [`SharedInformerFactory::informer_for`] uses for `K`: the factory's client
+    /// and options, with `K`'s own resync period and transform if it has them.
+    fn prepare<K: InformerObject>(&self) -> InformerBuilder<K> {
         let inner = &self.inner;
-        let mut b = SharedIndexInformer::<K>::builder(inner.client.clone())
-            .backoff(inner.backoff)
-            .page_size(inner.page_size);
-        if let Some(ns) = namespace {
-            b = b.namespace(ns);
-        }
-        if let Some(t) = &inner.tweak {
-            b = b.tweak_list_params_arc(t.clone());
-        }
-        if let Some(d) = inner
-            .resync_for
-            .get(&TypeId::of::<K>())
-            .copied()
-            .or(inner.default_resync)
-        {
-            b = b.resync(d);
-        }
-        if let Some(t) = inner.watch_timeout {
-            b = b.watch_timeout(t);
+        let mut options = inner.options.clone();
+        if let Some(d) = inner.resync_for.get(&TypeId::of::<K>()) {
+            options = options.with_resync(Some(*d));
         }
         let typed = inner
             .transforms
             .get(&TypeId::of::<K>())
             .and_then(|t| t.downcast_ref::<TransformFn<K>>())
             .cloned();
-        let transform: Option<TransformFn<K>> = match (typed, inner.meta_transform.clone()) {
-            (None, None) => None,
-            (Some(t), None) => Some(t),
-            (typed, Some(meta)) => Some(Arc::new(move |obj: K| {
-                let mut obj = match &typed {
-                    Some(t) => t(obj),
-                    None => obj,
-                };
-                meta(obj.meta_mut());
-                obj
-            })),
-        };
-        b.transform_arc(transform)
+        SharedIndexInformer::<K>::builder(inner.client.clone())
+            .options(options)
+            .transform_arc(typed)
     }
 
     /// A lister over `K`'s shared informer.
@@ -1006,6 +829,7 @@ fn constructor<K: InformerObject>() -> Constructor {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::informer::BackoffConfig;
     use crate::informer::mock::{MockApi, cm, event};
     use crate::labels::Selector;
     use crate::lister::downcast_arc;
@@ -1035,7 +859,7 @@ mod tests {
         api.push_list(vec![cm("a", "x", "1"), cm("b", "y", "1")], "5");
         let live = api.push_live_watch();
         let factory = SharedInformerFactory::builder(api.client())
-            .backoff(fast())
+            .options(InformerOptions::default().backoff(fast()))
             .build();
         let first = factory.informer_for::<ConfigMap>();
         let second = factory.clone().informer_for::<ConfigMap>();
@@ -1055,7 +879,7 @@ mod tests {
         );
         live.send(event("ADDED", cm("a", "z", "6")));
         eventually("z seen by both", || {
-            first.cache().len() == 3 && second.cache().len() == 3
+            first.store().len() == 3 && second.store().len() == 3
         })
         .await;
         assert_eq!(api.list_requests().len(), 1, "one list");
@@ -1069,9 +893,12 @@ mod tests {
         let api = MockApi::new();
         api.push_list(vec![cm("a", "x", "1")], "5");
         let factory = SharedInformerFactory::builder(api.client())
-            .namespace("a")
-            .tweak_list_params(|lp| lp.label_selector = Some("team=x".into()))
-            .backoff(fast())
+            .options(
+                InformerOptions::default()
+                    .namespace("a")
+                    .tweak_list_params(|lp| lp.label_selector = Some("team=x".into()))
+                    .backoff(fast()),
+            )
             .build();
         let cms = factory.informer_for::<ConfigMap>();
         factory.start();
@@ -1127,14 +954,17 @@ mod tests {
         let api = MockApi::new();
         api.push_list(vec![cm("a", "x", "1")], "5");
         let factory = SharedInformerFactory::builder(api.client())
-            .default_resync(Duration::from_secs(3600))
+            .options(
+                InformerOptions::default()
+                    .resync(Duration::from_secs(3600))
+                    .strip_managed_fields()
+                    .backoff(fast()),
+            )
             .resync_for::<ConfigMap>(Duration::from_millis(100))
-            .strip_managed_fields()
             .transform_for::<ConfigMap>(|mut c| {
                 c.data = None;
                 c
             })
-            .backoff(fast())
             .build();
         let updates = Arc::new(Mutex::new(0usize));
         let counter = updates.clone();
@@ -1162,7 +992,7 @@ mod tests {
         let api = MockApi::new();
         api.push_list(vec![cm("a", "x", "1")], "5");
         let factory = SharedInformerFactory::builder(api.client())
-            .backoff(fast())
+            .options(InformerOptions::default().backoff(fast()))
             .build();
         let gvr = GroupVersionResource::gvr("", "v1", "configmaps");
         assert_eq!(
@@ -1195,7 +1025,7 @@ mod tests {
             .get("x")
             .unwrap_or_else(|e| panic!("{e}"));
         assert!(downcast_arc::<ConfigMap>(obj).is_some());
-        assert!(crate::errors::is_not_found(
+        assert!(crate::api_status::is_not_found(
             &generic
                 .lister()
                 .namespaced("a")

@@ -1,4 +1,4 @@
-//! Listers: read-only, namespace-aware views of an informer's [`Cache`] (client-go's
+//! Listers: read-only, namespace-aware views of an informer's [`Store`] (client-go's
 //! `listers.ResourceIndexer`), the type every generated `MydemoLister` wraps.
 //!
 //! * [`Lister::list`] — every object matching a label selector, across namespaces;
@@ -7,8 +7,8 @@
 //! * [`Lister::get`] — by name, for cluster-scoped kinds.
 //!
 //! A missing object is the same [`kube::Error`] the API server returns
-//! ([`errors::new_not_found`], `mydemos.crddemo.k8s.io "x" not found`), so code written against
-//! a lister and against a client handles it alike with [`errors::is_not_found`]. Results are
+//! ([`api_status::new_not_found`], `mydemos.crddemo.k8s.io "x" not found`), so code written against
+//! a lister and against a client handles it alike with [`api_status::is_not_found`]. Results are
 //! `Arc<K>` shared with the cache: no copies, and they must be treated as read-only.
 //!
 //! [`GenericLister`] is the type-erased form used by the generated informer factory's
@@ -17,18 +17,20 @@
 //! ```
 //! use k8s_openapi::api::core::v1::ConfigMap;
 //! use kube::api::ObjectMeta;
-//! use kube_codegen_runtime::{cache::Cache, errors, labels::Selector, lister::Lister};
+//! use kube_codegen_runtime::{Lister, Selector, Store, api_status};
 //!
-//! let cache = Cache::<ConfigMap>::new();
-//! cache.add(ConfigMap {
-//!     metadata: ObjectMeta { name: Some("a".into()), namespace: Some("ns".into()), ..Default::default() },
-//!     ..Default::default()
-//! })?;
-//! let lister = Lister::for_resource(cache);
+//! let store = Store::from_objects(
+//!     [ConfigMap {
+//!         metadata: ObjectMeta { name: Some("a".into()), namespace: Some("ns".into()), ..Default::default() },
+//!         ..Default::default()
+//!     }],
+//!     [],
+//! )?;
+//! let lister = Lister::for_resource(store);
 //! assert!(lister.namespaced("ns").get("a").is_ok());
 //! let err = lister.namespaced("ns").get("b").unwrap_err();
-//! assert!(errors::is_not_found(&err));
-//! assert_eq!(errors::status(&err).map(|s| s.message.as_str()), Some("configmaps \"b\" not found"));
+//! assert!(api_status::is_not_found(&err));
+//! assert_eq!(api_status::status(&err).map(|s| s.message.as_str()), Some("configmaps \"b\" not found"));
 //! assert_eq!(lister.list(&Selector::everything()).len(), 1);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
@@ -40,25 +42,25 @@ use std::sync::Arc;
 use kube::Resource;
 use kube::api::ObjectMeta;
 
-use crate::cache::Cache;
-use crate::errors;
+use crate::api_status;
 use crate::labels::Selector;
+use crate::store::Store;
 
 fn matches<K: Resource>(selector: &Selector, obj: &K) -> bool {
     selector.matches_opt(obj.meta().labels.as_ref())
 }
 
-/// Lists and gets objects of one resource from a [`Cache`].
+/// Lists and gets objects of one resource from a [`Store`].
 ///
 /// ```
 /// use k8s_openapi::api::core::v1::Node;
-/// use kube_codegen_runtime::{cache::Cache, lister::Lister};
+/// use kube_codegen_runtime::{Lister, Store};
 ///
-/// let nodes = Lister::<Node>::for_resource(Cache::new());
+/// let nodes = Lister::<Node>::for_resource(Store::default());
 /// assert!(nodes.get("node-1").is_err());
 /// ```
 pub struct Lister<K> {
-    cache: Cache<K>,
+    store: Store<K>,
     group: Arc<str>,
     resource: Arc<str>,
 }
@@ -66,7 +68,7 @@ pub struct Lister<K> {
 impl<K> Clone for Lister<K> {
     fn clone(&self) -> Self {
         Lister {
-            cache: self.cache.clone(),
+            store: self.store.clone(),
             group: self.group.clone(),
             resource: self.resource.clone(),
         }
@@ -83,51 +85,51 @@ impl<K> Debug for Lister<K> {
 }
 
 impl<K: Resource> Lister<K> {
-    /// A lister over `cache` whose NotFound errors name `resource` in `group`.
+    /// A lister over `store` whose NotFound errors name `resource` in `group`.
     ///
     /// ```
     /// # use k8s_openapi::api::core::v1::ConfigMap;
-    /// # use kube_codegen_runtime::{cache::Cache, lister::Lister};
-    /// let l = Lister::<ConfigMap>::new(Cache::new(), "", "configmaps");
+    /// # use kube_codegen_runtime::{Lister, Store};
+    /// let l = Lister::<ConfigMap>::new(Store::default(), "", "configmaps");
     /// ```
-    pub fn new(cache: Cache<K>, group: &str, resource: &str) -> Self {
+    pub fn new(store: Store<K>, group: &str, resource: &str) -> Self {
         Lister {
-            cache,
+            store,
             group: Arc::from(group),
             resource: Arc::from(resource),
         }
     }
 
-    /// A lister over `cache` whose NotFound errors use `K`'s group and plural.
+    /// A lister over `store` whose NotFound errors use `K`'s group and plural.
     ///
     /// ```
     /// # use k8s_openapi::api::apps::v1::Deployment;
-    /// # use kube_codegen_runtime::{cache::Cache, lister::Lister};
-    /// let l = Lister::<Deployment>::for_resource(Cache::new());
+    /// # use kube_codegen_runtime::{Lister, Store};
+    /// let l = Lister::<Deployment>::for_resource(Store::default());
     /// let err = l.get("x").unwrap_err();
-    /// assert_eq!(kube_codegen_runtime::errors::status(&err).map(|s| s.message.as_str()), Some("deployments.apps \"x\" not found"));
+    /// assert_eq!(kube_codegen_runtime::api_status::status(&err).map(|s| s.message.as_str()), Some("deployments.apps \"x\" not found"));
     /// ```
-    pub fn for_resource(cache: Cache<K>) -> Self
+    pub fn for_resource(store: Store<K>) -> Self
     where
         K: Resource<DynamicType = ()>,
     {
-        Self::new(cache, &K::group(&()), &K::plural(&()))
+        Self::new(store, &K::group(&()), &K::plural(&()))
     }
 
     /// The objects in every namespace whose labels match `selector`.
     ///
     /// ```
     /// # use k8s_openapi::api::core::v1::ConfigMap;
-    /// # use kube_codegen_runtime::{cache::Cache, labels::Selector, lister::Lister};
-    /// let l = Lister::<ConfigMap>::for_resource(Cache::new());
+    /// # use kube_codegen_runtime::{Lister, Selector, Store};
+    /// let l = Lister::<ConfigMap>::for_resource(Store::default());
     /// assert!(l.list(&"app=web".parse::<Selector>()?).is_empty());
     /// # Ok::<(), kube_codegen_runtime::labels::SelectorError>(())
     /// ```
     pub fn list(&self, selector: &Selector) -> Vec<Arc<K>> {
         if selector.is_empty() {
-            self.cache.list()
+            self.store.list()
         } else {
-            self.cache.list_filtered(|o| matches(selector, o))
+            self.store.list_filtered(|o| matches(selector, o))
         }
     }
 
@@ -135,22 +137,22 @@ impl<K: Resource> Lister<K> {
     ///
     /// ```
     /// # use k8s_openapi::api::core::v1::Namespace;
-    /// # use kube_codegen_runtime::{cache::Cache, errors, lister::Lister};
-    /// let l = Lister::<Namespace>::for_resource(Cache::new());
-    /// assert!(errors::is_not_found(&l.get("default").unwrap_err()));
+    /// # use kube_codegen_runtime::{Lister, Store, api_status};
+    /// let l = Lister::<Namespace>::for_resource(Store::default());
+    /// assert!(api_status::is_not_found(&l.get("default").unwrap_err()));
     /// ```
     pub fn get(&self, name: &str) -> Result<Arc<K>, kube::Error> {
-        self.cache
+        self.store
             .get(None, name)
-            .ok_or_else(|| errors::new_not_found(&self.group, &self.resource, name))
+            .ok_or_else(|| api_status::new_not_found(&self.group, &self.resource, name))
     }
 
     /// The objects of one namespace.
     ///
     /// ```
     /// # use k8s_openapi::api::core::v1::ConfigMap;
-    /// # use kube_codegen_runtime::{cache::Cache, lister::Lister};
-    /// let l = Lister::<ConfigMap>::for_resource(Cache::new());
+    /// # use kube_codegen_runtime::{Lister, Store};
+    /// let l = Lister::<ConfigMap>::for_resource(Store::default());
     /// let in_default = l.namespaced("default");
     /// assert_eq!(in_default.namespace(), "default");
     /// ```
@@ -161,24 +163,24 @@ impl<K: Resource> Lister<K> {
         }
     }
 
-    /// The cache this lister reads.
+    /// The store this lister reads.
     ///
     /// ```
     /// # use k8s_openapi::api::core::v1::ConfigMap;
-    /// # use kube_codegen_runtime::{cache::Cache, lister::Lister};
-    /// let l = Lister::<ConfigMap>::for_resource(Cache::new());
-    /// assert!(l.cache().is_empty());
+    /// # use kube_codegen_runtime::{Lister, Store};
+    /// let l = Lister::<ConfigMap>::for_resource(Store::default());
+    /// assert!(l.store().is_empty());
     /// ```
-    pub fn cache(&self) -> &Cache<K> {
-        &self.cache
+    pub fn store(&self) -> &Store<K> {
+        &self.store
     }
 
     /// The API group NotFound errors name.
     ///
     /// ```
     /// # use k8s_openapi::api::apps::v1::Deployment;
-    /// # use kube_codegen_runtime::{cache::Cache, lister::Lister};
-    /// assert_eq!(Lister::<Deployment>::for_resource(Cache::new()).group(), "apps");
+    /// # use kube_codegen_runtime::{Lister, Store};
+    /// assert_eq!(Lister::<Deployment>::for_resource(Store::default()).group(), "apps");
     /// ```
     pub fn group(&self) -> &str {
         &self.group
@@ -188,8 +190,8 @@ impl<K: Resource> Lister<K> {
     ///
     /// ```
     /// # use k8s_openapi::api::apps::v1::Deployment;
-    /// # use kube_codegen_runtime::{cache::Cache, lister::Lister};
-    /// assert_eq!(Lister::<Deployment>::for_resource(Cache::new()).resource(), "deployments");
+    /// # use kube_codegen_runtime::{Lister, Store};
+    /// assert_eq!(Lister::<Deployment>::for_resource(Store::default()).resource(), "deployments");
     /// ```
     pub fn resource(&self) -> &str {
         &self.resource
@@ -200,8 +202,8 @@ impl<K: Resource> Lister<K> {
 ///
 /// ```
 /// # use k8s_openapi::api::core::v1::Pod;
-/// # use kube_codegen_runtime::{cache::Cache, labels::Selector, lister::Lister};
-/// let l = Lister::<Pod>::for_resource(Cache::new());
+/// # use kube_codegen_runtime::{Lister, Selector, Store};
+/// let l = Lister::<Pod>::for_resource(Store::default());
 /// let pods = l.namespaced("kube-system").list(&Selector::everything());
 /// assert!(pods.is_empty());
 /// ```
@@ -231,16 +233,18 @@ impl<K: Resource> NamespaceLister<'_, K> {
     ///
     /// ```
     /// # use k8s_openapi::api::core::v1::Pod;
-    /// # use kube_codegen_runtime::{cache::Cache, errors, lister::Lister};
-    /// let l = Lister::<Pod>::for_resource(Cache::new());
+    /// # use kube_codegen_runtime::{Lister, Store, api_status};
+    /// let l = Lister::<Pod>::for_resource(Store::default());
     /// let err = l.namespaced("ns").get("web-0").unwrap_err();
-    /// assert_eq!(errors::code(&err), Some(404));
+    /// assert_eq!(api_status::code(&err), Some(404));
     /// ```
     pub fn get(&self, name: &str) -> Result<Arc<K>, kube::Error> {
         self.lister
-            .cache
+            .store
             .get(Some(self.namespace), name)
-            .ok_or_else(|| errors::new_not_found(&self.lister.group, &self.lister.resource, name))
+            .ok_or_else(|| {
+                api_status::new_not_found(&self.lister.group, &self.lister.resource, name)
+            })
     }
 
     /// The objects in this namespace whose labels match `selector` (through the namespace
@@ -248,17 +252,17 @@ impl<K: Resource> NamespaceLister<'_, K> {
     ///
     /// ```
     /// # use k8s_openapi::api::core::v1::Pod;
-    /// # use kube_codegen_runtime::{cache::Cache, labels::Selector, lister::Lister};
-    /// let l = Lister::<Pod>::for_resource(Cache::new());
+    /// # use kube_codegen_runtime::{Lister, Selector, Store};
+    /// let l = Lister::<Pod>::for_resource(Store::default());
     /// assert!(l.namespaced("ns").list(&Selector::parse("app")?).is_empty());
     /// # Ok::<(), kube_codegen_runtime::labels::SelectorError>(())
     /// ```
     pub fn list(&self, selector: &Selector) -> Vec<Arc<K>> {
         if selector.is_empty() {
-            self.lister.cache.list_namespace(self.namespace)
+            self.lister.store.list_namespace(self.namespace)
         } else {
             self.lister
-                .cache
+                .store
                 .list_namespace_filtered(self.namespace, |o| matches(selector, o))
         }
     }
@@ -267,8 +271,8 @@ impl<K: Resource> NamespaceLister<'_, K> {
     ///
     /// ```
     /// # use k8s_openapi::api::core::v1::Pod;
-    /// # use kube_codegen_runtime::{cache::Cache, lister::Lister};
-    /// let l = Lister::<Pod>::for_resource(Cache::new());
+    /// # use kube_codegen_runtime::{Lister, Store};
+    /// let l = Lister::<Pod>::for_resource(Store::default());
     /// assert_eq!(l.namespaced("a").namespace(), "a");
     /// ```
     pub fn namespace(&self) -> &str {
@@ -323,12 +327,12 @@ pub fn downcast_arc<K: Send + Sync + 'static>(obj: Arc<dyn GenericObject>) -> Op
     obj.into_any_arc().downcast::<K>().ok()
 }
 
-trait ErasedCache: Send + Sync {
+trait ErasedStore: Send + Sync {
     fn list(&self, namespace: Option<&str>, selector: &Selector) -> Vec<Arc<dyn GenericObject>>;
     fn get(&self, namespace: Option<&str>, name: &str) -> Option<Arc<dyn GenericObject>>;
 }
 
-impl<K: Resource + Debug + Send + Sync + 'static> ErasedCache for Cache<K> {
+impl<K: Resource + Debug + Send + Sync + 'static> ErasedStore for Store<K> {
     fn list(&self, namespace: Option<&str>, selector: &Selector) -> Vec<Arc<dyn GenericObject>> {
         let found = match namespace {
             Some(ns) => self.list_namespace_filtered(ns, |o| matches(selector, o)),
@@ -341,7 +345,7 @@ impl<K: Resource + Debug + Send + Sync + 'static> ErasedCache for Cache<K> {
     }
 
     fn get(&self, namespace: Option<&str>, name: &str) -> Option<Arc<dyn GenericObject>> {
-        Cache::get(self, namespace, name).map(|o| o as Arc<dyn GenericObject>)
+        Store::get(self, namespace, name).map(|o| o as Arc<dyn GenericObject>)
     }
 }
 
@@ -350,15 +354,15 @@ impl<K: Resource + Debug + Send + Sync + 'static> ErasedCache for Cache<K> {
 ///
 /// ```
 /// use k8s_openapi::api::core::v1::ConfigMap;
-/// use kube_codegen_runtime::{cache::Cache, labels::Selector, lister::{GenericLister, Lister}};
+/// use kube_codegen_runtime::{Lister, Selector, Store, lister::GenericLister};
 ///
-/// let generic = GenericLister::from(Lister::<ConfigMap>::for_resource(Cache::new()));
+/// let generic = GenericLister::from(Lister::<ConfigMap>::for_resource(Store::default()));
 /// assert!(generic.list(&Selector::everything()).is_empty());
 /// assert!(generic.namespaced("ns").get("x").is_err());
 /// ```
 #[derive(Clone)]
 pub struct GenericLister {
-    cache: Arc<dyn ErasedCache>,
+    store: Arc<dyn ErasedStore>,
     group: Arc<str>,
     resource: Arc<str>,
 }
@@ -375,7 +379,7 @@ impl Debug for GenericLister {
 impl<K: Resource + Debug + Send + Sync + 'static> From<Lister<K>> for GenericLister {
     fn from(l: Lister<K>) -> Self {
         GenericLister {
-            cache: Arc::new(l.cache),
+            store: Arc::new(l.store),
             group: l.group,
             resource: l.resource,
         }
@@ -387,34 +391,34 @@ impl GenericLister {
     ///
     /// ```
     /// # use k8s_openapi::api::core::v1::ConfigMap;
-    /// # use kube_codegen_runtime::{cache::Cache, labels::Selector, lister::{GenericLister, Lister}};
-    /// # let generic = GenericLister::from(Lister::<ConfigMap>::for_resource(Cache::new()));
+    /// # use kube_codegen_runtime::{Lister, Selector, Store, lister::GenericLister};
+    /// # let generic = GenericLister::from(Lister::<ConfigMap>::for_resource(Store::default()));
     /// let all = generic.list(&Selector::everything());
     /// ```
     pub fn list(&self, selector: &Selector) -> Vec<Arc<dyn GenericObject>> {
-        self.cache.list(None, selector)
+        self.store.list(None, selector)
     }
 
     /// The cluster-scoped object `name`, or the API's NotFound error.
     ///
     /// ```
     /// # use k8s_openapi::api::core::v1::Node;
-    /// # use kube_codegen_runtime::{cache::Cache, lister::{GenericLister, Lister}};
-    /// # let generic = GenericLister::from(Lister::<Node>::for_resource(Cache::new()));
+    /// # use kube_codegen_runtime::{Lister, Store, lister::GenericLister};
+    /// # let generic = GenericLister::from(Lister::<Node>::for_resource(Store::default()));
     /// assert!(generic.get("n1").is_err());
     /// ```
     pub fn get(&self, name: &str) -> Result<Arc<dyn GenericObject>, kube::Error> {
-        self.cache
+        self.store
             .get(None, name)
-            .ok_or_else(|| errors::new_not_found(&self.group, &self.resource, name))
+            .ok_or_else(|| api_status::new_not_found(&self.group, &self.resource, name))
     }
 
     /// The objects of one namespace.
     ///
     /// ```
     /// # use k8s_openapi::api::core::v1::ConfigMap;
-    /// # use kube_codegen_runtime::{cache::Cache, labels::Selector, lister::{GenericLister, Lister}};
-    /// # let generic = GenericLister::from(Lister::<ConfigMap>::for_resource(Cache::new()));
+    /// # use kube_codegen_runtime::{Lister, Selector, Store, lister::GenericLister};
+    /// # let generic = GenericLister::from(Lister::<ConfigMap>::for_resource(Store::default()));
     /// assert!(generic.namespaced("ns").list(&Selector::everything()).is_empty());
     /// ```
     pub fn namespaced<'a>(&'a self, namespace: &'a str) -> GenericNamespaceLister<'a> {
@@ -429,8 +433,8 @@ impl GenericLister {
 ///
 /// ```
 /// # use k8s_openapi::api::core::v1::ConfigMap;
-/// # use kube_codegen_runtime::{cache::Cache, lister::{GenericLister, Lister}};
-/// # let generic = GenericLister::from(Lister::<ConfigMap>::for_resource(Cache::new()));
+/// # use kube_codegen_runtime::{Lister, Store, lister::GenericLister};
+/// # let generic = GenericLister::from(Lister::<ConfigMap>::for_resource(Store::default()));
 /// let ns = generic.namespaced("default");
 /// assert!(ns.get("missing").is_err());
 /// ```
@@ -445,27 +449,29 @@ impl GenericNamespaceLister<'_> {
     ///
     /// ```
     /// # use k8s_openapi::api::core::v1::ConfigMap;
-    /// # use kube_codegen_runtime::{cache::Cache, errors, lister::{GenericLister, Lister}};
-    /// # let generic = GenericLister::from(Lister::<ConfigMap>::for_resource(Cache::new()));
-    /// assert!(errors::is_not_found(&generic.namespaced("a").get("b").unwrap_err()));
+    /// # use kube_codegen_runtime::{Lister, Store, api_status, lister::GenericLister};
+    /// # let generic = GenericLister::from(Lister::<ConfigMap>::for_resource(Store::default()));
+    /// assert!(api_status::is_not_found(&generic.namespaced("a").get("b").unwrap_err()));
     /// ```
     pub fn get(&self, name: &str) -> Result<Arc<dyn GenericObject>, kube::Error> {
         self.lister
-            .cache
+            .store
             .get(Some(self.namespace), name)
-            .ok_or_else(|| errors::new_not_found(&self.lister.group, &self.lister.resource, name))
+            .ok_or_else(|| {
+                api_status::new_not_found(&self.lister.group, &self.lister.resource, name)
+            })
     }
 
     /// The objects in this namespace whose labels match `selector`.
     ///
     /// ```
     /// # use k8s_openapi::api::core::v1::ConfigMap;
-    /// # use kube_codegen_runtime::{cache::Cache, labels::Selector, lister::{GenericLister, Lister}};
-    /// # let generic = GenericLister::from(Lister::<ConfigMap>::for_resource(Cache::new()));
+    /// # use kube_codegen_runtime::{Lister, Selector, Store, lister::GenericLister};
+    /// # let generic = GenericLister::from(Lister::<ConfigMap>::for_resource(Store::default()));
     /// assert!(generic.namespaced("a").list(&Selector::everything()).is_empty());
     /// ```
     pub fn list(&self, selector: &Selector) -> Vec<Arc<dyn GenericObject>> {
-        self.lister.cache.list(Some(self.namespace), selector)
+        self.lister.store.list(Some(self.namespace), selector)
     }
 }
 
@@ -502,16 +508,17 @@ mod tests {
     }
 
     fn fixture() -> Lister<ConfigMap> {
-        let cache = Cache::new();
-        for o in [
-            cm("a", "web", &[("app", "web"), ("tier", "front")]),
-            cm("a", "db", &[("app", "db")]),
-            cm("b", "web", &[("app", "web")]),
-            cm("b", "cache", &[]),
-        ] {
-            cache.add(o).unwrap_or_else(|e| panic!("{e}"));
-        }
-        Lister::for_resource(cache)
+        let store = Store::from_objects(
+            [
+                cm("a", "web", &[("app", "web"), ("tier", "front")]),
+                cm("a", "db", &[("app", "db")]),
+                cm("b", "web", &[("app", "web")]),
+                cm("b", "cache", &[]),
+            ],
+            [],
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        Lister::for_resource(store)
     }
 
     #[test]
@@ -549,8 +556,8 @@ mod tests {
             Ok(o) => panic!("found {o:?}"),
             Err(e) => e,
         };
-        assert!(errors::is_not_found(&err));
-        let status = errors::status(&err)
+        assert!(api_status::is_not_found(&err));
+        let status = api_status::status(&err)
             .cloned()
             .unwrap_or_else(|| panic!("not an API error: {err}"));
         assert_eq!(status.code, 404);
@@ -566,19 +573,19 @@ mod tests {
             ("missing", "", "configmaps")
         );
         // The object exists in another namespace: still not found here.
-        assert!(errors::is_not_found(
+        assert!(api_status::is_not_found(
             &l.namespaced("b")
                 .get("db")
                 .err()
                 .unwrap_or_else(|| panic!("found"))
         ));
 
-        let crd_like = Lister::<ConfigMap>::new(Cache::new(), "crddemo.k8s.io", "mydemos");
+        let crd_like = Lister::<ConfigMap>::new(Store::default(), "crddemo.k8s.io", "mydemos");
         let err = crd_like
             .namespaced("ns")
             .get("x")
             .err()
-            .map(|e| errors::status(&e).map(|s| s.message.clone()));
+            .map(|e| api_status::status(&e).map(|s| s.message.clone()));
         assert_eq!(
             err.flatten().as_deref(),
             Some("mydemos.crddemo.k8s.io \"x\" not found")
@@ -587,22 +594,23 @@ mod tests {
 
     #[test]
     fn cluster_scoped_get() {
-        let cache = Cache::<Namespace>::new();
-        cache
-            .add(Namespace {
+        let store = Store::from_objects(
+            [Namespace {
                 metadata: ObjectMeta {
                     name: Some("kube-system".into()),
                     ..Default::default()
                 },
                 ..Default::default()
-            })
-            .unwrap_or_else(|e| panic!("{e}"));
-        let l = Lister::for_resource(cache);
+            }],
+            [],
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let l = Lister::for_resource(store);
         assert!(l.get("kube-system").is_ok());
         let err = l.get("other").err();
         assert_eq!(
             err.as_ref()
-                .and_then(errors::status)
+                .and_then(api_status::status)
                 .map(|s| s.message.as_str()),
             Some("namespaces \"other\" not found")
         );
@@ -626,7 +634,7 @@ mod tests {
         assert!(Arc::ptr_eq(&back, &typed));
         assert_eq!(g.list(&sel("app=web")).len(), 2);
         assert_eq!(g.namespaced("b").list(&Selector::everything()).len(), 2);
-        assert!(errors::is_not_found(
+        assert!(api_status::is_not_found(
             &g.get("web").err().unwrap_or_else(|| panic!("found"))
         ));
     }

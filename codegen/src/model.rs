@@ -3,6 +3,7 @@
 //!
 //! Nothing here holds `syn` types; emitters work from this model alone.
 
+use kube_codegen_apimachinery::validation;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
@@ -439,10 +440,18 @@ fn package_tags(src: &PackageSource) -> Result<PackageTags> {
                 if out.group_name.as_ref().is_some_and(|g| *g != v) {
                     return Err(Error::at(tag.location, "conflicting +groupName tags"));
                 }
-                if !v.is_empty() && !is_dns_subdomain(&v) {
+                let problems = if v.is_empty() {
+                    Vec::new()
+                } else {
+                    validation::is_dns1123_subdomain(&v)
+                };
+                if !problems.is_empty() {
                     return Err(Error::at(
                         tag.location,
-                        format!("+groupName={v} is not a valid DNS subdomain"),
+                        format!(
+                            "+groupName={v} is not a valid DNS subdomain: {}",
+                            problems.join("; ")
+                        ),
                     ));
                 }
                 out.group_name = Some(v);
@@ -487,19 +496,6 @@ fn package_tags(src: &PackageSource) -> Result<PackageTags> {
         }
     }
     Ok(out)
-}
-
-fn is_dns_subdomain(s: &str) -> bool {
-    s.len() <= 253
-        && s.split('.').all(|label| {
-            !label.is_empty()
-                && label.len() <= 63
-                && label
-                    .chars()
-                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
-                && !label.starts_with('-')
-                && !label.ends_with('-')
-        })
 }
 
 fn build_package(src: &PackageSource, opts: &ModelOptions) -> Result<Package> {

@@ -56,7 +56,7 @@ use kube::runtime::events::{Event, EventType, Recorder, Reporter};
 use kube::runtime::reflector::Store;
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, Resource};
-use kube_codegen_runtime::errors::{is_already_exists, is_conflict};
+use kube_codegen_runtime::api_status::{is_already_exists, is_conflict};
 use kube_codegen_runtime::fake::{FakeHandle, to_value};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;

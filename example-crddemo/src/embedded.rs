@@ -12,7 +12,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{DeleteParams, GetParams, Patch, PatchParams, PostParams};
 use kube::{Api, CustomResourceExt};
-use kube_codegen_runtime::errors::{is_already_exists, is_not_found};
+use kube_codegen_runtime::api_status::{is_already_exists, is_not_found};
 use kube_codegen_runtime::fake::{FakeApiServer, ServedApiServer};
 
 use crate::controller::status::ready_condition;

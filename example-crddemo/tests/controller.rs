@@ -489,7 +489,7 @@ async fn a_conflict_on_the_status_update_is_retried_and_converges() {
     let seen = conflicts.clone();
     r.handle.prepend_reactor("update", "mydemos/status", move |_| {
         if seen.fetch_add(1, Ordering::SeqCst) < 3 {
-            Reaction::Error(Box::new(kube_codegen_runtime::errors::status_failure(
+            Reaction::Error(Box::new(kube_codegen_runtime::api_status::status_failure(
                 409,
                 "Conflict",
                 "Operation cannot be fulfilled on mydemos.crddemo.k8s.io \"demo\": the object has been modified; please apply your changes to the latest version and try again",

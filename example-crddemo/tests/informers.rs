@@ -12,8 +12,8 @@ use example_crddemo::pkg::client::informers::externalversions::SharedInformerFac
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
 use kube::core::GroupVersionResource;
-use kube_codegen_runtime::errors::is_not_found;
-use kube_codegen_runtime::informer::EventHandlerFuncs;
+use kube_codegen_runtime::api_status::is_not_found;
+use kube_codegen_runtime::informer::{EventHandlerFuncs, InformerOptions};
 use kube_codegen_runtime::labels::Selector;
 use tokio::sync::mpsc;
 
@@ -200,8 +200,11 @@ async fn factory_options_namespace_and_tweak_apply_to_generated_informers() {
     .collect::<Vec<_>>();
     let (cs, _handle) = fake::Clientset::new(objects).unwrap();
     let factory = SharedInformerFactory::builder(&cs)
-        .namespace("a")
-        .tweak_list_params(|lp| lp.label_selector = Some("tier=front".into()))
+        .options(
+            InformerOptions::default()
+                .namespace("a")
+                .tweak_list_params(|lp| lp.label_selector = Some("tier=front".into())),
+        )
         .build();
     let lister = factory.crddemo().v1().mydemos().lister();
     factory.start();

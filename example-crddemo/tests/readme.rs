@@ -8,11 +8,11 @@ use example_crddemo::pkg::client::clientset::versioned::{Clientset, fake};
 use example_crddemo::pkg::client::informers::externalversions::SharedInformerFactory;
 use k8s_openapi::api::core::v1::Service;
 use kube::api::{ObjectMeta, PostParams};
-use kube_codegen_runtime::cache::object_key;
-use kube_codegen_runtime::errors::{is_conflict, is_not_found, status_failure};
+use kube_codegen_runtime::api_status::{is_conflict, is_not_found, status_failure};
 use kube_codegen_runtime::fake::Reaction;
-use kube_codegen_runtime::informer::EventHandlerFuncs;
+use kube_codegen_runtime::informer::{EventHandlerFuncs, InformerOptions};
 use kube_codegen_runtime::labels::Selector;
+use kube_codegen_runtime::store::object_key;
 use kube_codegen_runtime::workqueue::RateLimitingQueue;
 
 fn demo(name: &str) -> Mydemo {
@@ -33,9 +33,12 @@ fn demo(name: &str) -> Mydemo {
 /// README: "Informers, listers and the work queue".
 async fn informers_listers_and_a_work_queue(cs: &Clientset) -> Vec<String> {
     let factory = SharedInformerFactory::builder(cs)
-        .namespace("default")
-        .default_resync(Duration::from_secs(30))
-        .strip_managed_fields()
+        .options(
+            InformerOptions::default()
+                .namespace("default")
+                .resync(Duration::from_secs(30))
+                .strip_managed_fields(),
+        )
         .build();
     let mydemos = factory.crddemo().v1().mydemos(); // one watch, however many callers
     let services = factory.informer_for::<Service>(); // any kube::Resource

@@ -1199,7 +1199,7 @@ async fn crd_ready(
         let gv = format!("{}/{}", crd.spec.group, version.name);
         let served = match client.list_api_group_resources(&gv).await {
             Ok(list) => list.resources.iter().any(|r| r.name == plural),
-            Err(e) if kube_codegen_runtime::errors::is_not_found(&e) => false,
+            Err(e) if kube_codegen_runtime::api_status::is_not_found(&e) => false,
             Err(e) => return Err(e),
         };
         if !served {

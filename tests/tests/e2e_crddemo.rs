@@ -40,7 +40,7 @@ use k8s_openapi::api::events::v1::Event;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
-use kube_codegen_runtime::errors::{code, is_not_found};
+use kube_codegen_runtime::api_status::{code, is_not_found};
 use rustix::process::Signal;
 use serde_json::{Value, json};
 use tests::apiserver::{

@@ -30,8 +30,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use kube::client::ClientBuilder;
 use kube::{CustomResourceExt, Resource};
-use kube_codegen_runtime::errors::is_not_found;
-use kube_codegen_runtime::informer::{DeletedObject, EventHandlerFuncs};
+use kube_codegen_runtime::api_status::is_not_found;
+use kube_codegen_runtime::informer::{DeletedObject, EventHandlerFuncs, InformerOptions};
 use kube_codegen_runtime::labels::Selector;
 use serde_json::json;
 use tests::apiserver::{RealApiServer, apply_crd, wait_crd_established};
@@ -311,7 +311,7 @@ async fn generated_informer_and_lister_see_create_update_delete() {
         .unwrap();
 
     let factory = SharedInformerFactory::builder(&clientset)
-        .namespace(ns.clone())
+        .options(InformerOptions::default().namespace(ns.clone()))
         .build();
     let mydemo_informer = factory.crddemo().v1().mydemos();
     let (handler, mut seen) = recorder::<Mydemo>(mydemo_port);
@@ -526,7 +526,7 @@ async fn two_informers_on_one_factory_share_one_watch() {
     let services_path = format!("/api/v1/namespaces/{ns}/services");
 
     let factory = SharedInformerFactory::builder(&clientset)
-        .namespace(ns.clone())
+        .options(InformerOptions::default().namespace(ns.clone()))
         .build();
     // Two callers of the generated accessor and one of the generic one: one informer.
     let first = factory.crddemo().v1().mydemos();
@@ -602,7 +602,7 @@ async fn two_informers_on_one_factory_share_one_watch() {
 
     // The counter does see every watch: a second factory opens its own.
     let other = SharedInformerFactory::builder(&clientset)
-        .namespace(ns.clone())
+        .options(InformerOptions::default().namespace(ns.clone()))
         .build();
     let _third = other.crddemo().v1().mydemos();
     other.start();
@@ -636,7 +636,7 @@ async fn informer_converges_after_an_apiserver_restart() {
     let mydemos_path = format!("/apis/crddemo.k8s.io/v1/namespaces/{ns}/mydemos");
 
     let factory = SharedInformerFactory::builder(&clientset)
-        .namespace(ns.clone())
+        .options(InformerOptions::default().namespace(ns.clone()))
         .build();
     let informer = factory.crddemo().v1().mydemos();
     let (handler, mut seen) = recorder::<Mydemo>(mydemo_port);

@@ -36,7 +36,7 @@ use kube::api::{
     Api, DeleteParams, GetParams, ListParams, Patch, PatchParams, PostParams, WatchEvent,
     WatchParams,
 };
-use kube_codegen_runtime::errors::{code, is_already_exists, is_conflict, is_not_found};
+use kube_codegen_runtime::api_status::{code, is_already_exists, is_conflict, is_not_found};
 use serde_json::json;
 use tests::apiserver::{
     self, BIN_DIR_ENV, RealApiServer, apply_crd, process_alive, wait_crd_established,

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use kube::Resource;
 
-use crate::cache::object_key;
+use crate::store::object_key;
 
 /// The object an `on_delete` handler receives.
 ///
@@ -160,7 +160,7 @@ type DeleteFn<K> = Box<dyn Fn(DeletedObject<K>) + Send + Sync>;
 /// let queue = RateLimitingQueue::<String>::new();
 /// let (q1, q2) = (queue.clone(), queue.clone());
 /// let handler = EventHandlerFuncs::<ConfigMap>::new()
-///     .add_func(move |obj, _| q1.add(kube_codegen_runtime::cache::object_key(obj.as_ref()).unwrap_or_default()))
+///     .add_func(move |obj, _| q1.add(kube_codegen_runtime::store::object_key(obj.as_ref()).unwrap_or_default()))
 ///     .delete_func(move |d| if let Some(k) = d.key() { q2.add(k) });
 /// ```
 pub struct EventHandlerFuncs<K> {

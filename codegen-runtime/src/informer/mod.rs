@@ -1,7 +1,7 @@
 //! Shared informers: a watched, indexed cache of one resource type that notifies any number of
 //! event handlers (client-go's `SharedIndexInformer`).
 //!
-//! An informer lists its resource (paginated, 500 a page), fills its [`Cache`], then watches from
+//! An informer lists its resource (paginated, 500 a page), fills its [`Store`], then watches from
 //! the list's resourceVersion and applies each change to the cache before telling the handlers.
 //! It recovers from every failure by itself (see the table below), so consumers only ever see a consistent sequence of adds, updates and deletes:
 //!
@@ -44,12 +44,15 @@
 //!
 //! ```no_run
 //! use k8s_openapi::api::core::v1::ConfigMap;
-//! use kube_codegen_runtime::informer::{EventHandlerFuncs, SharedIndexInformer};
+//! use kube_codegen_runtime::{EventHandlerFuncs, InformerOptions, SharedIndexInformer};
 //!
 //! # async fn demo(client: kube::Client) -> Result<(), Box<dyn std::error::Error>> {
 //! let informer = SharedIndexInformer::<ConfigMap>::builder(client)
-//!     .namespace("default")
-//!     .tweak_list_params(|lp| lp.label_selector = Some("app=web".into()))
+//!     .options(
+//!         InformerOptions::default()
+//!             .namespace("default")
+//!             .tweak_list_params(|lp| lp.label_selector = Some("app=web".into())),
+//!     )
 //!     .transform(|mut cm: ConfigMap| {
 //!         cm.metadata.managed_fields = None;
 //!         cm
@@ -68,6 +71,7 @@
 
 mod backoff;
 mod handler;
+mod options;
 mod processor;
 mod reflector;
 
@@ -82,7 +86,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use kube::Resource;
-use kube::api::ListParams;
 use kube::core::Request;
 use parking_lot::Mutex;
 use serde::de::DeserializeOwned;
@@ -92,9 +95,10 @@ use tokio_util::sync::CancellationToken;
 
 pub use backoff::BackoffConfig;
 pub use handler::{DeletedObject, EventHandler, EventHandlerFuncs};
+pub use options::{DEFAULT_PAGE_SIZE, InformerOptions, MetadataTransform, TweakListParams};
 
-use crate::cache::{Cache, CacheError, object_key};
 use crate::lister::Lister;
+use crate::store::{Store, StoreError, Writer, object_key};
 use processor::{Listener, Notification};
 use reflector::{Delta, Reflector, Sink};
 
@@ -115,15 +119,6 @@ impl<K> InformerObject for K where
     K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static
 {
 }
-
-/// Adjusts the list (and watch) options: label and field selectors, a fixed page size …
-///
-/// ```
-/// use std::sync::Arc;
-/// use kube_codegen_runtime::informer::TweakListParams;
-/// let tweak: TweakListParams = Arc::new(|lp| lp.label_selector = Some("app=web".into()));
-/// ```
-pub type TweakListParams = Arc<dyn Fn(&mut ListParams) + Send + Sync>;
 
 /// Rewrites each object before it is cached (for example to drop `managedFields`).
 ///
@@ -203,7 +198,7 @@ struct State<K> {
 
 struct Inner<K> {
     name: String,
-    cache: Cache<K>,
+    writer: Writer<K>,
     reflector: Reflector,
     transform: Option<TransformFn<K>>,
     resync: Option<Duration>,
@@ -223,7 +218,7 @@ struct Inner<K> {
 /// let pods = SharedIndexInformer::<Pod>::new(client);
 /// let running = pods.start()?;
 /// pods.wait_for_sync().await?;
-/// println!("{} pods", pods.cache().len());
+/// println!("{} pods", pods.store().len());
 /// running.shutdown().await
 /// # }
 /// ```
@@ -244,113 +239,72 @@ impl<K> Debug for SharedIndexInformer<K> {
         f.debug_struct("SharedIndexInformer")
             .field("name", &self.inner.name)
             .field("synced", &self.inner.synced.load(Ordering::Acquire))
-            .field("cache", &self.inner.cache)
+            .field("store", &self.inner.writer)
             .finish()
     }
 }
 
-/// Builds a [`SharedIndexInformer`].
+/// Builds a [`SharedIndexInformer`]: [`InformerOptions`] for how it lists and watches, and a
+/// transform of the objects it caches.
 ///
 /// ```
 /// # use std::time::Duration;
 /// # use k8s_openapi::api::apps::v1::Deployment;
-/// # use kube_codegen_runtime::informer::SharedIndexInformer;
+/// # use kube_codegen_runtime::{InformerOptions, SharedIndexInformer};
 /// # fn demo(client: kube::Client) {
 /// let informer = SharedIndexInformer::<Deployment>::builder(client)
-///     .namespace("prod")
-///     .resync(Duration::from_secs(300))
-///     .page_size(Some(100))
+///     .options(InformerOptions::default().namespace("prod").resync(Duration::from_secs(300)))
+///     .transform(|mut d: Deployment| { d.status = None; d })
 ///     .build();
 /// # }
 /// ```
 pub struct InformerBuilder<K> {
     client: kube::Client,
-    namespace: Option<String>,
-    tweaks: Vec<TweakListParams>,
-    resync: Option<Duration>,
+    options: InformerOptions,
     transform: Option<TransformFn<K>>,
-    page_size: Option<u32>,
-    watch_timeout: Option<Duration>,
-    backoff: BackoffConfig,
 }
 
 impl<K> Debug for InformerBuilder<K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("InformerBuilder")
-            .field("namespace", &self.namespace)
-            .field("resync", &self.resync)
-            .field("page_size", &self.page_size)
+            .field("options", &self.options)
+            .field("transform", &self.transform.is_some())
             .finish()
     }
 }
 
 impl<K: InformerObject> InformerBuilder<K> {
-    /// Restricts the informer to `namespace` (ignored for cluster-scoped types; empty means all).
-    ///
-    /// ```
-    /// # fn demo(client: kube::Client) {
-    /// let b = kube_codegen_runtime::informer::SharedIndexInformer::<k8s_openapi::api::core::v1::Pod>::builder(client).namespace("ns");
-    /// # }
-    /// ```
+    /// How the informer lists and watches (replacing the default options).
     #[must_use]
-    pub fn namespace(mut self, namespace: impl Into<String>) -> Self {
-        self.namespace = Some(namespace.into()).filter(|ns: &String| !ns.is_empty());
+    pub fn options(mut self, options: InformerOptions) -> Self {
+        self.options = options;
         self
     }
 
-    /// Adjusts the list and watch options (selectors …); may be called several times.
-    ///
-    /// ```
-    /// # fn demo(client: kube::Client) {
-    /// let b = kube_codegen_runtime::informer::SharedIndexInformer::<k8s_openapi::api::core::v1::Pod>::builder(client)
-    ///     .tweak_list_params(|lp| lp.field_selector = Some("spec.nodeName=n1".into()));
-    /// # }
-    /// ```
-    #[must_use]
-    pub fn tweak_list_params(
-        mut self,
-        tweak: impl Fn(&mut ListParams) + Send + Sync + 'static,
-    ) -> Self {
-        self.tweaks.push(Arc::new(tweak));
-        self
-    }
-
-    /// [`InformerBuilder::tweak_list_params`] with a shared function.
-    ///
-    /// ```
-    /// # use std::sync::Arc;
-    /// # fn demo(client: kube::Client) {
-    /// let tweak: kube_codegen_runtime::informer::TweakListParams = Arc::new(|lp| lp.limit = Some(50));
-    /// let b = kube_codegen_runtime::informer::SharedIndexInformer::<k8s_openapi::api::core::v1::Pod>::builder(client).tweak_list_params_arc(tweak);
-    /// # }
-    /// ```
-    #[must_use]
-    pub fn tweak_list_params_arc(mut self, tweak: TweakListParams) -> Self {
-        self.tweaks.push(tweak);
-        self
-    }
-
-    /// Re-delivers every cached object as `on_update(obj, obj)` this often (zero: never).
+    /// Changes the options in place, keeping the rest (what a factory's
+    /// `informer_for_custom` uses to adjust the options it prepared).
     ///
     /// ```
     /// # use std::time::Duration;
     /// # fn demo(client: kube::Client) {
-    /// let b = kube_codegen_runtime::informer::SharedIndexInformer::<k8s_openapi::api::core::v1::Pod>::builder(client).resync(Duration::from_secs(600));
+    /// let b = kube_codegen_runtime::SharedIndexInformer::<k8s_openapi::api::core::v1::Pod>::builder(client)
+    ///     .map_options(|o| o.resync(Duration::from_secs(30)));
     /// # }
     /// ```
     #[must_use]
-    pub fn resync(mut self, period: Duration) -> Self {
-        self.resync = Some(period).filter(|d| !d.is_zero());
+    pub fn map_options(mut self, f: impl FnOnce(InformerOptions) -> InformerOptions) -> Self {
+        self.options = f(self.options);
         self
     }
 
-    /// Rewrites every object before it is cached and handed to handlers.
+    /// Rewrites every object before it is cached and handed to handlers (before the options'
+    /// metadata transforms).
     ///
     /// ```
     /// # fn demo(client: kube::Client) {
     /// use k8s_openapi::api::core::v1::Pod;
-    /// let b = kube_codegen_runtime::informer::SharedIndexInformer::<Pod>::builder(client)
-    ///     .transform(|mut p: Pod| { p.metadata.managed_fields = None; p });
+    /// let b = kube_codegen_runtime::SharedIndexInformer::<Pod>::builder(client)
+    ///     .transform(|mut p: Pod| { p.status = None; p });
     /// # }
     /// ```
     #[must_use]
@@ -360,57 +314,9 @@ impl<K: InformerObject> InformerBuilder<K> {
     }
 
     /// [`InformerBuilder::transform`] with a shared function (`None` removes it).
-    ///
-    /// ```
-    /// # fn demo(client: kube::Client) {
-    /// let b = kube_codegen_runtime::informer::SharedIndexInformer::<k8s_openapi::api::core::v1::Pod>::builder(client).transform_arc(None);
-    /// # }
-    /// ```
     #[must_use]
     pub fn transform_arc(mut self, transform: Option<TransformFn<K>>) -> Self {
         self.transform = transform;
-        self
-    }
-
-    /// The list page size (default 500, as client-go; `None` lists in one request). A `limit`
-    /// set by a tweak wins.
-    ///
-    /// ```
-    /// # fn demo(client: kube::Client) {
-    /// let b = kube_codegen_runtime::informer::SharedIndexInformer::<k8s_openapi::api::core::v1::Pod>::builder(client).page_size(None);
-    /// # }
-    /// ```
-    #[must_use]
-    pub fn page_size(mut self, page_size: Option<u32>) -> Self {
-        self.page_size = page_size.filter(|n| *n > 0);
-        self
-    }
-
-    /// The server-side timeout of each watch request (default: 240–290 s at random).
-    ///
-    /// ```
-    /// # use std::time::Duration;
-    /// # fn demo(client: kube::Client) {
-    /// let b = kube_codegen_runtime::informer::SharedIndexInformer::<k8s_openapi::api::core::v1::Pod>::builder(client).watch_timeout(Duration::from_secs(60));
-    /// # }
-    /// ```
-    #[must_use]
-    pub fn watch_timeout(mut self, timeout: Duration) -> Self {
-        self.watch_timeout = Some(timeout);
-        self
-    }
-
-    /// The retry backoff (default: client-go's).
-    ///
-    /// ```
-    /// # fn demo(client: kube::Client) {
-    /// use kube_codegen_runtime::informer::BackoffConfig;
-    /// let b = kube_codegen_runtime::informer::SharedIndexInformer::<k8s_openapi::api::core::v1::Pod>::builder(client).backoff(BackoffConfig::default());
-    /// # }
-    /// ```
-    #[must_use]
-    pub fn backoff(mut self, backoff: BackoffConfig) -> Self {
-        self.backoff = backoff;
         self
     }
 
@@ -418,36 +324,50 @@ impl<K: InformerObject> InformerBuilder<K> {
     ///
     /// ```
     /// # fn demo(client: kube::Client) {
-    /// let informer = kube_codegen_runtime::informer::SharedIndexInformer::<k8s_openapi::api::core::v1::Pod>::builder(client).build();
+    /// let informer = kube_codegen_runtime::SharedIndexInformer::<k8s_openapi::api::core::v1::Pod>::builder(client).build();
     /// # }
     /// ```
     pub fn build(self) -> SharedIndexInformer<K> {
-        let namespace = self.namespace.filter(|_| is_namespaced::<K>());
-        let mut list_params = ListParams::default();
-        for t in &self.tweaks {
-            t(&mut list_params);
-        }
+        let options = if is_namespaced::<K>() {
+            self.options
+        } else {
+            self.options.without_namespace()
+        };
+        let namespace = options.get_namespace().map(String::from);
+        let list_params = options.list_params();
         let kind = K::kind(&());
         let name = match &namespace {
             Some(ns) => format!("{kind} in {ns}"),
             None => kind.to_string(),
         };
+        let transform: Option<TransformFn<K>> = match (self.transform, options.metadata_transform())
+        {
+            (typed, None) => typed,
+            (typed, Some(meta)) => Some(Arc::new(move |obj: K| {
+                let mut obj = match &typed {
+                    Some(t) => t(obj),
+                    None => obj,
+                };
+                meta(obj.meta_mut());
+                obj
+            })),
+        };
         let (sync_tx, _) = watch::channel(SyncState::Pending);
         SharedIndexInformer {
             inner: Arc::new(Inner {
-                cache: Cache::new(),
+                writer: Writer::new(),
                 reflector: Reflector {
                     client: self.client,
                     request: Request::new(K::url_path(&(), namespace.as_deref())),
                     list_params,
-                    page_size: self.page_size,
-                    watch_timeout: self.watch_timeout,
-                    backoff: self.backoff,
+                    page_size: options.get_page_size(),
+                    watch_timeout: options.get_watch_timeout(),
+                    backoff: options.get_backoff(),
                     name: name.clone(),
                 },
                 name,
-                transform: self.transform,
-                resync: self.resync,
+                transform,
+                resync: options.get_resync(),
                 state: Mutex::new(State {
                     phase: Phase::Idle,
                     listeners: Vec::new(),
@@ -553,8 +473,7 @@ impl<K: InformerObject> SharedIndexInformer<K> {
         Self::builder(client).build()
     }
 
-    /// A builder with default settings: all namespaces, no resync, pages of 500, client-go's
-    /// backoff.
+    /// A builder with the default [`InformerOptions`].
     ///
     /// ```
     /// # fn demo(client: kube::Client) {
@@ -564,13 +483,8 @@ impl<K: InformerObject> SharedIndexInformer<K> {
     pub fn builder(client: kube::Client) -> InformerBuilder<K> {
         InformerBuilder {
             client,
-            namespace: None,
-            tweaks: Vec::new(),
-            resync: None,
+            options: InformerOptions::default(),
             transform: None,
-            page_size: Some(500),
-            watch_timeout: None,
-            backoff: BackoffConfig::default(),
         }
     }
 
@@ -585,16 +499,16 @@ impl<K: InformerObject> SharedIndexInformer<K> {
         Arc::ptr_eq(&self.inner, &other.inner)
     }
 
-    /// The informer's cache (client-go's `GetIndexer()`/`GetStore()`): reads are cheap and
-    /// return shared `Arc<K>`s.
+    /// The informer's objects, read-only (client-go's `GetIndexer()`/`GetStore()`): reads are
+    /// cheap and return shared `Arc<K>`s; only the informer writes.
     ///
     /// ```no_run
     /// # fn demo(i: kube_codegen_runtime::informer::SharedIndexInformer<k8s_openapi::api::core::v1::Pod>) {
-    /// let n = i.cache().len();
+    /// let n = i.store().len();
     /// # }
     /// ```
-    pub fn cache(&self) -> &Cache<K> {
-        &self.inner.cache
+    pub fn store(&self) -> Store<K> {
+        self.inner.writer.store()
     }
 
     /// A lister over the cache, with NotFound errors naming `K`'s group and plural resource.
@@ -605,13 +519,13 @@ impl<K: InformerObject> SharedIndexInformer<K> {
     /// # }
     /// ```
     pub fn lister(&self) -> Lister<K> {
-        Lister::for_resource(self.inner.cache.clone())
+        Lister::for_resource(self.inner.writer.clone())
     }
 
     /// Adds an index to the cache (also allowed while running: existing objects are indexed).
     ///
     /// ```no_run
-    /// # fn demo(i: kube_codegen_runtime::informer::SharedIndexInformer<k8s_openapi::api::core::v1::Pod>) -> Result<(), kube_codegen_runtime::cache::CacheError> {
+    /// # fn demo(i: kube_codegen_runtime::informer::SharedIndexInformer<k8s_openapi::api::core::v1::Pod>) -> Result<(), kube_codegen_runtime::store::StoreError> {
     /// i.add_indexer("node", |p| p.spec.iter().filter_map(|s| s.node_name.clone()).collect())?;
     /// # Ok(()) }
     /// ```
@@ -619,8 +533,8 @@ impl<K: InformerObject> SharedIndexInformer<K> {
         &self,
         name: impl Into<String>,
         func: impl Fn(&K) -> Vec<String> + Send + Sync + 'static,
-    ) -> Result<(), CacheError> {
-        self.inner.cache.add_indexer(name, func)
+    ) -> Result<(), StoreError> {
+        self.inner.writer.add_indexer(name, func)
     }
 
     /// Registers a handler. It receives the cache's current contents as `on_add(obj, true)`
@@ -663,7 +577,7 @@ impl<K: InformerObject> SharedIndexInformer<K> {
         let mut listener = Listener::new(id, handler, &st.listeners_token);
         // Under the state lock no event can be delivered, so the snapshot and the events that
         // follow are exactly consecutive.
-        for obj in self.inner.cache.list() {
+        for obj in self.inner.writer.list() {
             listener.send(Notification::Add(obj, true));
         }
         if self.inner.synced.load(Ordering::Acquire) {
@@ -913,7 +827,7 @@ impl<K: InformerObject> Inner<K> {
         if st.listeners.is_empty() {
             return;
         }
-        let objects = self.cache.list();
+        let objects = self.writer.list();
         tracing::trace!(informer = %self.name, count = objects.len(), "resync");
         for o in objects {
             Self::broadcast(&st, Notification::Update(o.clone(), o));
@@ -928,7 +842,7 @@ impl<K: InformerObject> Sink<K> for Inner<K> {
             None => items,
         };
         let st = self.state.lock();
-        let diff = self.cache.replace(items, resource_version.clone());
+        let diff = self.writer.replace(items, resource_version.clone());
         *self.last_resource_version.lock() = resource_version;
         let initial = !self.synced.load(Ordering::Acquire);
         tracing::debug!(
@@ -969,7 +883,7 @@ impl<K: InformerObject> Sink<K> for Inner<K> {
             Delta::Upsert(obj) => {
                 let obj = Arc::new(self.transformed(obj));
                 let st = self.state.lock();
-                match self.cache.add_arc(obj.clone()) {
+                match self.writer.add_arc(obj.clone()) {
                     Ok(Some(old)) => Self::broadcast(&st, Notification::Update(old, obj)),
                     Ok(None) => Self::broadcast(&st, Notification::Add(obj, false)),
                     Err(e) => {
@@ -982,7 +896,7 @@ impl<K: InformerObject> Sink<K> for Inner<K> {
                 match object_key(&obj) {
                     Ok(key) => {
                         let st = self.state.lock();
-                        self.cache.delete_key(&key);
+                        self.writer.delete_key(&key);
                         Self::broadcast(
                             &st,
                             Notification::Delete(DeletedObject::Obj(Arc::new(obj))),

@@ -31,7 +31,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::backoff::{Backoff, BackoffConfig};
-use crate::errors::is_gone;
+use crate::api_status::is_gone;
 
 /// A change the watch reported.
 pub(crate) enum Delta<K> {

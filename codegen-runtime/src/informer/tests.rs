@@ -89,7 +89,7 @@ fn fast_backoff() -> BackoffConfig {
 
 fn informer(api: &MockApi) -> SharedIndexInformer<ConfigMap> {
     SharedIndexInformer::builder(api.client())
-        .backoff(fast_backoff())
+        .options(InformerOptions::default().backoff(fast_backoff()))
         .build()
 }
 
@@ -103,7 +103,7 @@ fn sorted(mut v: Vec<Ev>) -> Vec<Ev> {
 }
 
 fn cache_keys(i: &SharedIndexInformer<ConfigMap>) -> Vec<String> {
-    let mut k = i.cache().list_keys();
+    let mut k = i.store().list_keys();
     k.sort();
     k
 }
@@ -149,7 +149,7 @@ async fn initial_list_is_paginated_and_delivered_as_initial_adds() {
     assert_eq!(got.iter().collect::<BTreeSet<_>>().len(), 1200);
     events.assert_quiet().await;
     eventually("registration synced", || reg.has_synced()).await;
-    assert_eq!(inf.cache().len(), 1200);
+    assert_eq!(inf.store().len(), 1200);
     assert_eq!(inf.last_sync_resource_version(), "100");
 
     let lists = api.list_requests();
@@ -208,7 +208,7 @@ async fn watch_events_become_adds_updates_and_deletes() {
         .get("y")
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(y.metadata.resource_version.as_deref(), Some("4"));
-    assert!(crate::errors::is_not_found(
+    assert!(crate::api_status::is_not_found(
         &inf.lister()
             .namespaced("a")
             .get("x")
@@ -365,12 +365,15 @@ async fn expired_continue_token_lists_again_in_one_request() {
     );
     api.fail_next_continue();
     let inf = SharedIndexInformer::<ConfigMap>::builder(api.client())
-        .page_size(Some(3))
-        .backoff(fast_backoff())
+        .options(
+            InformerOptions::default()
+                .page_size(Some(3))
+                .backoff(fast_backoff()),
+        )
         .build();
     let running = inf.start().unwrap_or_else(|e| panic!("{e}"));
     synced(&inf).await;
-    assert_eq!(inf.cache().len(), 7);
+    assert_eq!(inf.store().len(), 7);
     let lists = api.list_requests();
     let shape: Vec<(Option<&str>, Option<&str>)> = lists
         .iter()
@@ -488,8 +491,8 @@ async fn late_subscription_is_atomic_with_the_event_stream() {
     feeder.await.unwrap_or_else(|e| panic!("{e}"));
     let deleted: BTreeSet<usize> = (0..400).filter(|i| i % 7 == 0).map(|i| i / 2).collect();
     let expected = 50 + 400 - deleted.len();
-    eventually("cache caught up", || inf.cache().len() == expected).await;
-    let want: BTreeSet<String> = inf.cache().list_keys().into_iter().collect();
+    eventually("cache caught up", || inf.store().len() == expected).await;
+    let want: BTreeSet<String> = inf.store().list_keys().into_iter().collect();
     for (keys, errors) in mirrors {
         eventually("mirror caught up", || *keys.lock() == want).await;
         assert!(errors.lock().is_empty(), "{:?}", errors.lock());
@@ -503,8 +506,11 @@ async fn resync_redelivers_every_cached_object() {
     api.push_list(vec![cm("a", "x", "1"), cm("a", "y", "2")], "1");
     let _live = api.push_live_watch();
     let inf = SharedIndexInformer::<ConfigMap>::builder(api.client())
-        .resync(Duration::from_millis(200))
-        .backoff(fast_backoff())
+        .options(
+            InformerOptions::default()
+                .resync(Duration::from_millis(200))
+                .backoff(fast_backoff()),
+        )
         .build();
     let (rec, mut events) = recorder();
     inf.add_event_handler(rec).unwrap_or_else(|e| panic!("{e}"));
@@ -582,21 +588,24 @@ async fn namespace_selectors_and_transform_are_applied() {
     api.push_list(vec![cm_labels("a", "x", "1", &[("app", "web")])], "1");
     let live = api.push_live_watch();
     let inf = SharedIndexInformer::<ConfigMap>::builder(api.client())
-        .namespace("a")
-        .tweak_list_params(|lp| lp.label_selector = Some("app=web".into()))
-        .tweak_list_params(|lp| lp.field_selector = Some("metadata.name!=skip".into()))
+        .options(
+            InformerOptions::default()
+                .namespace("a")
+                .tweak_list_params(|lp| lp.label_selector = Some("app=web".into()))
+                .tweak_list_params(|lp| lp.field_selector = Some("metadata.name!=skip".into()))
+                .backoff(fast_backoff()),
+        )
         .transform(|mut o: ConfigMap| {
             o.metadata.managed_fields = None;
             o.metadata.annotations = Some([("transformed".to_string(), "yes".to_string())].into());
             o
         })
-        .backoff(fast_backoff())
         .build();
     let running = inf.start().unwrap_or_else(|e| panic!("{e}"));
     synced(&inf).await;
     live.send(event("ADDED", cm_labels("a", "y", "2", &[("app", "web")])));
-    eventually("y cached", || inf.cache().len() == 2).await;
-    for o in inf.cache().list() {
+    eventually("y cached", || inf.store().len() == 2).await;
+    for o in inf.store().list() {
         assert!(o.metadata.managed_fields.is_none());
         assert!(
             o.metadata
@@ -627,8 +636,11 @@ async fn cluster_scoped_kinds_ignore_the_namespace() {
         "1",
     );
     let inf = SharedIndexInformer::<Namespace>::builder(api.client())
-        .namespace("a")
-        .backoff(fast_backoff())
+        .options(
+            InformerOptions::default()
+                .namespace("a")
+                .backoff(fast_backoff()),
+        )
         .build();
     let running = inf.start().unwrap_or_else(|e| panic!("{e}"));
     match tokio::time::timeout(Duration::from_secs(10), inf.wait_for_sync()).await {

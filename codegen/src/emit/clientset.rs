@@ -84,7 +84,7 @@ fn fake_clientset(ctx: &Ctx<'_>) -> Module {
             }
 
             /// The resources of this clientset, as the fake API server registers them.
-            pub fn resources() -> Vec<#rt::registry::ResourceInfo> {
+            pub fn resources() -> Vec<#rt::resource::ResourceInfo> {
                 [#(#registries),*].concat()
             }
         }

@@ -257,12 +257,12 @@ fn kind_informer(ctx: &Ctx<'_>, pkg: &Package, kind: &Kind) -> Module {
             &format!("{}Lister", kind.name),
         ]);
         let doc = docs(&format!(
-            "A lister over this informer's cache of `{k}` objects."
+            "A lister over this informer's store of `{k}` objects."
         ));
         quote! {
             #doc
             pub fn lister(&self) -> #lister_path {
-                #lister_path::new(self.informer.cache().clone())
+                #lister_path::new(self.informer.store())
             }
         }
     });

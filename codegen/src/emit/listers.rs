@@ -83,17 +83,17 @@ fn lister(ctx: &Ctx<'_>, pkg: &Package, kind: &Kind) -> Module {
         "Reads `{k}` objects from an informer's cache.\n\nResults are `Arc`s shared with the cache: treat them as read-only."
     ));
     let new_doc = docs(&format!(
-        "A lister over `cache` (usually the one of the `{k}` informer: `{k}Informer::lister()`)."
+        "A lister over `store` (usually the one of the `{k}` informer: `{k}Informer::lister()`)."
     ));
     let common = quote! {
         #new_doc
-        pub fn new(cache: #rt::cache::Cache<#kind_id>) -> Self {
+        pub fn new(store: #rt::store::Store<#kind_id>) -> Self {
             Self {
-                inner: #rt::lister::Lister::new(cache, #group, #resource),
+                inner: #rt::lister::Lister::new(store, #group, #resource),
             }
         }
 
-        /// The generic lister this wraps (cache access, custom indexes).
+        /// The generic lister this wraps (store access, custom indexes).
         pub fn generic(&self) -> &#rt::lister::Lister<#kind_id> {
             &self.inner
         }

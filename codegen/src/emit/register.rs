@@ -38,7 +38,7 @@ pub fn emit(ctx: &Ctx<'_>) -> Vec<Module> {
                     }
                 }
                 quote! {
-                    #rt::registry::ResourceInfo {
+                    #rt::resource::ResourceInfo {
                         group: GROUP_NAME,
                         version: VERSION,
                         kind: #kind,
@@ -67,18 +67,18 @@ pub fn emit(ctx: &Ctx<'_>) -> Vec<Module> {
                 pub const API_VERSION: &str = #api_version;
 
                 /// The group-version, as `SchemeGroupVersion` is in Go.
-                pub const SCHEME_GROUP_VERSION: #rt::registry::GroupVersion = #rt::registry::GroupVersion {
+                pub const SCHEME_GROUP_VERSION: #rt::resource::GroupVersion = #rt::resource::GroupVersion {
                     group: GROUP_NAME,
                     version: VERSION,
                 };
 
                 /// A resource of this group, qualified by the group, as `Resource("…")` is in Go.
-                pub fn resource(resource: &str) -> #rt::registry::GroupResource {
+                pub fn resource(resource: &str) -> #rt::resource::GroupResource {
                     SCHEME_GROUP_VERSION.resource(resource)
                 }
 
                 /// The resources this group-version serves, for the fake API server and discovery.
-                pub const RESOURCES: &[#rt::registry::ResourceInfo] = &[#(#entries),*];
+                pub const RESOURCES: &[#rt::resource::ResourceInfo] = &[#(#entries),*];
             };
             Module {
                 root: Root::Apis,

@@ -32,11 +32,11 @@ use k8s_openapi::api::core::v1::Service;
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 use kube::Resource;
 use kube::runtime::events::{Recorder, Reporter};
-use kube_codegen_runtime::cache::object_key;
 use kube_codegen_runtime::informer::{
-    DeletedObject, EventHandlerFuncs, InformerError, InformerObject,
+    DeletedObject, EventHandlerFuncs, InformerError, InformerObject, InformerOptions,
 };
 use kube_codegen_runtime::lister::Lister;
+use kube_codegen_runtime::store::object_key;
 use kube_codegen_runtime::workqueue::RateLimitingQueue;
 
 use crate::pkg::apis::crddemo::v1::Mydemo;
@@ -116,14 +116,16 @@ impl Controller {
     /// Builds the informers and registers the event handlers; nothing runs until
     /// [`Controller::run`].
     pub fn new(clientset: Clientset, opts: Options) -> Result<Self, ControllerError> {
-        let mut builder = SharedInformerFactory::builder(&clientset).strip_managed_fields();
+        let mut options = InformerOptions::default().strip_managed_fields();
         if let Some(ns) = &opts.namespace {
-            builder = builder.namespace(ns.clone());
+            options = options.namespace(ns.clone());
         }
         if let Some(resync) = opts.resync {
-            builder = builder.default_resync(resync);
+            options = options.resync(resync);
         }
-        let factory = builder.build();
+        let factory = SharedInformerFactory::builder(&clientset)
+            .options(options)
+            .build();
         let queue = RateLimitingQueue::<String>::new();
 
         let mydemos = factory.crddemo().v1().mydemos();
@@ -260,7 +262,7 @@ where
 {
     let informer = factory.informer_for_custom::<K>(|b| {
         let selector = owned_selector();
-        b.tweak_list_params(move |lp| lp.label_selector = Some(selector.clone()))
+        b.map_options(|o| o.tweak_list_params(move |lp| lp.label_selector = Some(selector.clone())))
     });
     let (q1, q2, q3) = (queue.clone(), queue.clone(), queue.clone());
     informer.add_event_handler(

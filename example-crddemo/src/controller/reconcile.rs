@@ -8,7 +8,7 @@ use k8s_openapi::api::discovery::v1::EndpointSlice;
 use kube::api::{DeleteParams, GetParams, PostParams};
 use kube::runtime::events::{Event, EventType};
 use kube::{Api, Resource};
-use kube_codegen_runtime::errors::{is_already_exists, is_conflict, is_invalid, is_not_found};
+use kube_codegen_runtime::api_status::{is_already_exists, is_conflict, is_invalid, is_not_found};
 
 use super::Context;
 use super::resources::{
@@ -69,7 +69,7 @@ pub enum Outcome {
 
 /// Syncs the Mydemo behind `key` (`namespace/name`).
 pub async fn sync(ctx: &Context, key: &str) -> Result<Outcome, SyncError> {
-    let (Some(namespace), name) = kube_codegen_runtime::cache::split_key(key) else {
+    let (Some(namespace), name) = kube_codegen_runtime::store::split_key(key) else {
         return Err(SyncError::InvalidKey(key.to_string()));
     };
     let mydemo = match ctx.mydemos.namespaced(namespace).get(name) {
@@ -200,7 +200,7 @@ fn judged_invalid(mydemo: &Mydemo) -> bool {
 fn rejection(e: &SyncError) -> Option<String> {
     match e {
         SyncError::Api { action, source } if is_invalid(source) => {
-            let detail = kube_codegen_runtime::errors::status(source)
+            let detail = kube_codegen_runtime::api_status::status(source)
                 .map(|s| s.message.clone())
                 .unwrap_or_default();
             Some(format!("the API server refused it ({action}): {detail}"))
@@ -418,7 +418,7 @@ async fn write_status(
     Err(api_err(
         "updating Mydemo status",
         kube::Error::Api(
-            kube_codegen_runtime::errors::status_failure(
+            kube_codegen_runtime::api_status::status_failure(
                 409,
                 "Conflict",
                 "status conflict retries exhausted",

@@ -11,17 +11,17 @@ pub const VERSION: &str = "v1";
 /// `group/version`, as objects of this package carry in `apiVersion`.
 pub const API_VERSION: &str = "crddemo.k8s.io/v1";
 /// The group-version, as `SchemeGroupVersion` is in Go.
-pub const SCHEME_GROUP_VERSION: ::kube_codegen_runtime::registry::GroupVersion = ::kube_codegen_runtime::registry::GroupVersion {
+pub const SCHEME_GROUP_VERSION: ::kube_codegen_runtime::resource::GroupVersion = ::kube_codegen_runtime::resource::GroupVersion {
     group: GROUP_NAME,
     version: VERSION,
 };
 /// A resource of this group, qualified by the group, as `Resource("…")` is in Go.
-pub fn resource(resource: &str) -> ::kube_codegen_runtime::registry::GroupResource {
+pub fn resource(resource: &str) -> ::kube_codegen_runtime::resource::GroupResource {
     SCHEME_GROUP_VERSION.resource(resource)
 }
 /// The resources this group-version serves, for the fake API server and discovery.
-pub const RESOURCES: &[::kube_codegen_runtime::registry::ResourceInfo] = &[
-    ::kube_codegen_runtime::registry::ResourceInfo {
+pub const RESOURCES: &[::kube_codegen_runtime::resource::ResourceInfo] = &[
+    ::kube_codegen_runtime::resource::ResourceInfo {
         group: GROUP_NAME,
         version: VERSION,
         kind: "Mydemo",

@@ -28,7 +28,7 @@ impl Clientset {
         Ok((super::Clientset::new(client), handle))
     }
     /// The resources of this clientset, as the fake API server registers them.
-    pub fn resources() -> Vec<::kube_codegen_runtime::registry::ResourceInfo> {
+    pub fn resources() -> Vec<::kube_codegen_runtime::resource::ResourceInfo> {
         [crate::pkg::apis::crddemo::v1::RESOURCES].concat()
     }
 }

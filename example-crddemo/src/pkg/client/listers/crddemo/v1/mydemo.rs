@@ -15,17 +15,17 @@ pub struct MydemoLister {
     inner: ::kube_codegen_runtime::lister::Lister<Mydemo>,
 }
 impl MydemoLister {
-    /// A lister over `cache` (usually the one of the `Mydemo` informer: `MydemoInformer::lister()`).
-    pub fn new(cache: ::kube_codegen_runtime::cache::Cache<Mydemo>) -> Self {
+    /// A lister over `store` (usually the one of the `Mydemo` informer: `MydemoInformer::lister()`).
+    pub fn new(store: ::kube_codegen_runtime::store::Store<Mydemo>) -> Self {
         Self {
             inner: ::kube_codegen_runtime::lister::Lister::new(
-                cache,
+                store,
                 "crddemo.k8s.io",
                 "mydemos",
             ),
         }
     }
-    /// The generic lister this wraps (cache access, custom indexes).
+    /// The generic lister this wraps (store access, custom indexes).
     pub fn generic(&self) -> &::kube_codegen_runtime::lister::Lister<Mydemo> {
         &self.inner
     }

@@ -25,10 +25,10 @@ impl MydemoInformer {
     ) -> &::kube_codegen_runtime::informer::SharedIndexInformer<Mydemo> {
         &self.informer
     }
-    /// A lister over this informer's cache of `Mydemo` objects.
+    /// A lister over this informer's store of `Mydemo` objects.
     pub fn lister(&self) -> crate::pkg::client::listers::crddemo::v1::MydemoLister {
         crate::pkg::client::listers::crddemo::v1::MydemoLister::new(
-            self.informer.cache().clone(),
+            self.informer.store(),
         )
     }
 }

@@ -1,0 +1,8 @@
+//! The HTTP surface: routing a request to a resource and verb, encoding responses (objects,
+//! lists, tables, watch streams), discovery documents, and serving on loopback.
+
+pub(crate) mod body;
+pub(crate) mod discovery;
+pub(crate) mod handler;
+pub(crate) mod render;
+pub(crate) mod serve;

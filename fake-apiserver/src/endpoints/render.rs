@@ -1,0 +1,375 @@
+//! Response encodings: objects with the requested version's type meta, typed lists (items
+//! without type meta for built-ins, as on the wire), `PartialObjectMetadata` and `Table`.
+
+use std::sync::Arc;
+
+use serde::Serialize;
+use serde::ser::SerializeMap;
+use serde_json::{Map, Value, json};
+
+use crate::semantics::resources::Resource;
+use crate::storage::object;
+
+/// The representation a client asked for in `Accept`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Format {
+    Full,
+    /// `as=PartialObjectMetadata[List];g=meta.k8s.io;v=v1`
+    Metadata,
+    /// `as=Table;g=meta.k8s.io;v=v1|v1beta1`, with `includeObject`.
+    Table {
+        version: String,
+        include: String,
+    },
+}
+
+impl Format {
+    /// Picks the first alternative of an `Accept` header the server can produce.
+    pub(crate) fn from_accept(accept: &str, include_object: Option<&str>) -> Format {
+        for alt in accept.split(',') {
+            let mut parts = alt.split(';').map(str::trim);
+            let media = parts.next().unwrap_or("");
+            if media != "application/json" && media != "*/*" && !media.is_empty() {
+                continue;
+            }
+            let mut as_ = "";
+            let mut g = "";
+            let mut v = "";
+            for p in parts {
+                match p.split_once('=') {
+                    Some(("as", x)) => as_ = x,
+                    Some(("g", x)) => g = x,
+                    Some(("v", x)) => v = x,
+                    _ => {}
+                }
+            }
+            match (as_, g) {
+                ("", _) => return Format::Full,
+                ("Table", "meta.k8s.io") if v == "v1" || v == "v1beta1" => {
+                    return Format::Table {
+                        version: v.to_string(),
+                        include: include_object.unwrap_or("Metadata").to_string(),
+                    };
+                }
+                ("PartialObjectMetadata" | "PartialObjectMetadataList", "meta.k8s.io")
+                    if v == "v1" || v == "v1beta1" =>
+                {
+                    return Format::Metadata;
+                }
+                _ => {}
+            }
+        }
+        Format::Full
+    }
+
+    /// The `Content-Type` of a response in this format.
+    pub(crate) fn content_type(&self, list: bool) -> String {
+        match self {
+            Format::Full => "application/json".into(),
+            Format::Metadata => format!(
+                "application/json;as=PartialObjectMetadata{};g=meta.k8s.io;v=v1",
+                if list { "List" } else { "" }
+            ),
+            Format::Table { version, .. } => {
+                format!("application/json;as=Table;g=meta.k8s.io;v={version}")
+            }
+        }
+    }
+}
+
+/// An object serialized with `apiVersion`/`kind` replaced (or removed), without copying it.
+pub(crate) struct View<'a> {
+    pub(crate) obj: &'a Value,
+    pub(crate) type_meta: Option<(&'a str, &'a str)>,
+}
+
+impl Serialize for View<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let Value::Object(m) = self.obj else {
+            return self.obj.serialize(s);
+        };
+        let mut map = s.serialize_map(None)?;
+        if let Some((av, k)) = self.type_meta {
+            map.serialize_entry("apiVersion", av)?;
+            map.serialize_entry("kind", k)?;
+        }
+        for (k, v) in m {
+            if k == "apiVersion" || k == "kind" {
+                continue;
+            }
+            map.serialize_entry(k, v)?;
+        }
+        map.end()
+    }
+}
+
+/// `PartialObjectMetadata` of an object.
+pub(crate) fn partial_metadata(obj: &Value) -> Value {
+    json!({"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
+           "metadata": obj.get("metadata").cloned().unwrap_or(json!({}))})
+}
+
+/// One object in the requested format.
+pub(crate) fn object_body(res: &Resource, obj: &Value, format: &Format) -> Vec<u8> {
+    let av = res.api_version();
+    let v = match format {
+        Format::Full => {
+            return serde_json::to_vec(&View {
+                obj,
+                type_meta: Some((&av, &res.kind)),
+            })
+            .unwrap_or_default();
+        }
+        Format::Metadata => partial_metadata(obj),
+        Format::Table { version, include } => {
+            table(res, &[Arc::new(obj.clone())], version, include, None)
+        }
+    };
+    serde_json::to_vec(&v).unwrap_or_default()
+}
+
+/// List metadata.
+pub(crate) struct ListMeta {
+    pub(crate) resource_version: u64,
+    pub(crate) continue_token: Option<String>,
+    pub(crate) remaining: Option<u64>,
+}
+
+impl ListMeta {
+    fn to_value(&self) -> Value {
+        let mut m = Map::new();
+        m.insert(
+            "resourceVersion".into(),
+            json!(self.resource_version.to_string()),
+        );
+        if let Some(c) = &self.continue_token {
+            m.insert("continue".into(), json!(c));
+        }
+        if let Some(r) = self.remaining {
+            m.insert("remainingItemCount".into(), json!(r));
+        }
+        Value::Object(m)
+    }
+}
+
+#[derive(Serialize)]
+struct ListBody<'a> {
+    kind: &'a str,
+    #[serde(rename = "apiVersion")]
+    api_version: &'a str,
+    metadata: Value,
+    items: Vec<View<'a>>,
+}
+
+/// A list in the requested format.
+pub(crate) fn list_body(
+    res: &Resource,
+    items: &[Arc<Value>],
+    meta: &ListMeta,
+    format: &Format,
+) -> Vec<u8> {
+    let av = res.api_version();
+    match format {
+        Format::Full => {
+            let custom = res.is_custom();
+            let body = ListBody {
+                kind: &res.list_kind,
+                api_version: &av,
+                metadata: meta.to_value(),
+                items: items
+                    .iter()
+                    .map(|o| View {
+                        obj: o,
+                        // Typed lists carry no type meta per item; unstructured ones do.
+                        type_meta: if custom { Some((&av, &res.kind)) } else { None },
+                    })
+                    .collect(),
+            };
+            serde_json::to_vec(&body).unwrap_or_default()
+        }
+        Format::Metadata => {
+            let v = json!({"kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/v1",
+                "metadata": meta.to_value(),
+                "items": items.iter().map(|o| partial_metadata(o)).collect::<Vec<_>>()});
+            serde_json::to_vec(&v).unwrap_or_default()
+        }
+        Format::Table { version, include } => {
+            serde_json::to_vec(&table(res, items, version, include, Some(meta))).unwrap_or_default()
+        }
+    }
+}
+
+/// Evaluates the simple JSONPath of printer columns: `.a.b`, `.a[0]`,
+/// `.a[?(@.type=="Ready")].status`.
+pub(crate) fn json_path<'a>(obj: &'a Value, path: &str) -> Option<&'a Value> {
+    let mut cur = obj;
+    let path = path.trim().trim_start_matches('{').trim_end_matches('}');
+    let mut rest = path.trim_start_matches('$');
+    while !rest.is_empty() {
+        rest = rest.strip_prefix('.').unwrap_or(rest);
+        let end = rest.find(['.', '[']).unwrap_or(rest.len());
+        let field = &rest[..end];
+        if !field.is_empty() {
+            cur = cur.get(field)?;
+        }
+        rest = &rest[end..];
+        while let Some(after) = rest.strip_prefix('[') {
+            let close = after.find(']')?;
+            let inner = &after[..close];
+            rest = &after[close + 1..];
+            if let Some(filter) = inner.strip_prefix("?(@.").and_then(|f| f.strip_suffix(')')) {
+                let (k, v) = filter.split_once("==")?;
+                let v = v.trim().trim_matches('"').trim_matches('\'');
+                cur = cur
+                    .as_array()?
+                    .iter()
+                    .find(|i| i.get(k.trim()).and_then(Value::as_str) == Some(v))?;
+            } else {
+                let i: usize = inner.parse().ok()?;
+                cur = cur.get(i)?;
+            }
+        }
+    }
+    Some(cur)
+}
+
+fn cell(v: Option<&Value>) -> Value {
+    match v {
+        None | Some(Value::Null) => Value::Null,
+        Some(Value::String(_) | Value::Number(_) | Value::Bool(_)) => {
+            v.cloned().unwrap_or(Value::Null)
+        }
+        Some(other) => json!(other.to_string()),
+    }
+}
+
+/// A `meta.k8s.io` Table: `Name`, then the CRD's printer columns, or `Age`.
+pub(crate) fn table(
+    res: &Resource,
+    items: &[Arc<Value>],
+    version: &str,
+    include: &str,
+    meta: Option<&ListMeta>,
+) -> Value {
+    let printer: Vec<Value> = res
+        .custom
+        .as_ref()
+        .map(|c| c.printer_columns.clone())
+        .unwrap_or_default();
+    let mut columns = vec![json!({"name": "Name", "type": "string", "format": "name",
+        "description": "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names",
+        "priority": 0})];
+    if printer.is_empty() {
+        columns.push(json!({"name": "Age", "type": "date", "format": "",
+            "description": "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+            "priority": 0}));
+    } else {
+        for c in &printer {
+            columns.push(json!({
+                "name": c.get("name").cloned().unwrap_or(json!("")),
+                "type": c.get("type").cloned().unwrap_or(json!("string")),
+                "format": c.get("format").cloned().unwrap_or(json!("")),
+                "description": c.get("description").cloned().unwrap_or(json!("")),
+                "priority": c.get("priority").cloned().unwrap_or(json!(0)),
+            }));
+        }
+    }
+    let rows: Vec<Value> = items
+        .iter()
+        .map(|o| {
+            let mut cells = vec![json!(object::name(o))];
+            if printer.is_empty() {
+                cells.push(cell(o.pointer("/metadata/creationTimestamp")));
+            } else {
+                for c in &printer {
+                    let path = c.get("jsonPath").and_then(Value::as_str).unwrap_or("");
+                    cells.push(cell(json_path(o, path)));
+                }
+            }
+            let mut row = Map::new();
+            row.insert("cells".into(), Value::Array(cells));
+            match include {
+                "None" => {}
+                "Object" => {
+                    let av = res.api_version();
+                    row.insert(
+                        "object".into(),
+                        serde_json::to_value(View {
+                            obj: o,
+                            type_meta: Some((&av, &res.kind)),
+                        })
+                        .unwrap_or(Value::Null),
+                    );
+                }
+                _ => {
+                    row.insert("object".into(), partial_metadata(o));
+                }
+            }
+            Value::Object(row)
+        })
+        .collect();
+    let metadata = meta.map_or(json!({}), ListMeta::to_value);
+    json!({"kind": "Table", "apiVersion": format!("meta.k8s.io/{version}"), "metadata": metadata,
+           "columnDefinitions": columns, "rows": rows})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accept_negotiation() {
+        let kubectl = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json";
+        assert_eq!(
+            Format::from_accept(kubectl, None),
+            Format::Table {
+                version: "v1".into(),
+                include: "Metadata".into()
+            }
+        );
+        assert_eq!(
+            Format::from_accept(
+                "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1",
+                None
+            ),
+            Format::Metadata
+        );
+        assert_eq!(
+            Format::from_accept(
+                "application/vnd.kubernetes.protobuf, application/json",
+                None
+            ),
+            Format::Full
+        );
+        assert_eq!(Format::from_accept("", None), Format::Full);
+    }
+
+    #[test]
+    fn views_replace_type_meta() {
+        let obj = json!({"apiVersion": "g/v1", "kind": "K", "metadata": {}});
+        let s = serde_json::to_string(&View {
+            obj: &obj,
+            type_meta: Some(("g/v2", "K")),
+        })
+        .unwrap_or_default();
+        assert_eq!(s, r#"{"apiVersion":"g/v2","kind":"K","metadata":{}}"#);
+        let s = serde_json::to_string(&View {
+            obj: &obj,
+            type_meta: None,
+        })
+        .unwrap_or_default();
+        assert_eq!(s, r#"{"metadata":{}}"#);
+    }
+
+    #[test]
+    fn printer_column_paths() {
+        let o = json!({"spec": {"port": 80, "l": [1, 2]}, "status": {"conditions": [{"type": "A", "status": "False"}, {"type": "Ready", "status": "True"}]}});
+        assert_eq!(json_path(&o, ".spec.port"), Some(&json!(80)));
+        assert_eq!(json_path(&o, ".spec.l[1]"), Some(&json!(2)));
+        assert_eq!(
+            json_path(&o, ".status.conditions[?(@.type==\"Ready\")].status"),
+            Some(&json!("True"))
+        );
+        assert_eq!(json_path(&o, ".spec.missing"), None);
+    }
+}

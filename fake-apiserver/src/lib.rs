@@ -1,0 +1,597 @@
+//! An in-memory Kubernetes API server with the semantics of the real one, for tests: what the
+//! generated fake clientsets run on, and what `kubectl` can talk to.
+//!
+//! [`FakeApiServer`] is a [`tower::Service`](tower_service::Service) that a [`kube::Client`]
+//! sends its requests to, so every client — generated clientsets, `kube::Api`, `watcher`,
+//! controllers — works against it unchanged. It serves built-in resources (namespaces, pods,
+//! services, endpoints, endpoint slices, config maps, secrets, events in `v1` and
+//! `events.k8s.io/v1`, service accounts, nodes, deployments and other workloads, leases and
+//! CustomResourceDefinitions), the generated kinds it is given as
+//! [`ResourceInfo`]s, and every custom resource whose CRD is
+//! created through the API.
+//!
+//! What a real API server does, this one does:
+//!
+//! * one global `resourceVersion` counter; `uid`, `creationTimestamp`, `generation` (bumped
+//!   only when something outside `metadata`/`status` changes), `generateName`;
+//! * optimistic concurrency (409 Conflict on a stale `resourceVersion`), no-op updates that do
+//!   not bump the version, the status subresource (the main endpoint ignores `status`,
+//!   `/status` changes nothing else);
+//! * finalizers and `deletionTimestamp`, delete preconditions, propagation-policy finalizers,
+//!   graceful deletion of bound pods, deletecollection;
+//! * label selectors (every operator) and field selectors (with the real server's supported
+//!   fields and error messages), pagination with opaque continue tokens over a consistent
+//!   snapshot (410 when it expired), `resourceVersion`/`resourceVersionMatch`;
+//! * watches from a resourceVersion out of a bounded history (410 Gone as an `ERROR` event
+//!   when too old), initial events, bookmarks, `sendInitialEvents`, `timeoutSeconds`, objects
+//!   leaving a selector reported as `DELETED`;
+//! * JSON merge patch, JSON patch, strategic merge patch (built-ins), and server-side apply with
+//!   field managers, conflicts, `force` and `managedFields`;
+//! * `metav1.Status` errors worded as the real server words them; CRD validation including the
+//!   protected-group approval annotation; structural-schema pruning, defaulting and validation
+//!   of custom resources; `dryRun=All`; `Table` and `PartialObjectMetadata` responses.
+//!
+//! Tests get a [`FakeHandle`]: the recorded [`Action`]s, reactors that answer or fail requests
+//! ([`Reaction`], with `"*"` wildcards), watch reactors for fault injection
+//! ([`WatchReaction`]), typed access to stored objects, and seeding that bypasses the API.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! use k8s_openapi::api::core::v1::ConfigMap;
+//! use kube::Api;
+//! use kube_fake_apiserver as fake;
+//!
+//! let cm: ConfigMap = serde_json::from_value(serde_json::json!({
+//!     "metadata": {"name": "settings", "namespace": "default"},
+//!     "data": {"mode": "fast"}
+//! }))?;
+//! let (client, handle) = fake::new_client(&[], [fake::to_value(&cm)?])?;
+//! let api: Api<ConfigMap> = Api::default_namespaced(client);
+//! let got = api.get("settings").await?;
+//! assert_eq!(got.metadata.resource_version.is_some(), true);
+//! assert_eq!(handle.actions()[0].verb, "get");
+//! # Ok(()) }
+//! ```
+//!
+//! [`FakeApiServer::serve`] puts the same server on a loopback port with bearer-token
+//! authentication and discovery, and writes a kubeconfig, so `kubectl` works against it.
+
+mod endpoints;
+mod error;
+mod semantics;
+mod storage;
+mod testing;
+
+#[cfg(test)]
+mod tests;
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use bytes::Bytes;
+use kube::Resource as KubeResource;
+use parking_lot::{Mutex, RwLock};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+pub use endpoints::body::ResponseBody;
+pub use endpoints::serve::ServedApiServer;
+pub use error::FakeError;
+pub use kube_codegen_apimachinery::resource::ResourceInfo;
+pub use semantics::patch::PatchType;
+pub use testing::reactor::{Action, Reaction, ReactionFn, WatchReaction, WatchReactionFn};
+
+use semantics::{ops, resources::Resource};
+use storage::object;
+use storage::state::{Config, State};
+use testing::reactor::{Reactor, WatchReactor};
+
+/// The recorded requests, the oldest dropped beyond `capacity`.
+#[derive(Debug)]
+pub(crate) struct ActionLog {
+    pub(crate) entries: std::collections::VecDeque<Action>,
+    pub(crate) capacity: usize,
+}
+
+impl ActionLog {
+    pub(crate) fn push(&mut self, a: Action) {
+        if self.capacity == 0 {
+            return;
+        }
+        while self.entries.len() >= self.capacity {
+            self.entries.pop_front();
+        }
+        self.entries.push_back(a);
+    }
+}
+
+/// State shared by the server, its clients and handles.
+pub(crate) struct Shared {
+    pub(crate) state: Mutex<State>,
+    pub(crate) actions: Mutex<ActionLog>,
+    pub(crate) reactors: RwLock<Vec<Reactor>>,
+    pub(crate) watch_reactors: RwLock<Vec<WatchReactor>>,
+}
+
+/// The in-memory API server. Cheap to clone: clones share state.
+#[derive(Clone)]
+pub struct FakeApiServer {
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for FakeApiServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FakeApiServer")
+            .field("resource_version", &self.shared.state.lock().rv)
+            .finish()
+    }
+}
+
+/// Builds a [`FakeApiServer`].
+#[derive(Debug)]
+pub struct FakeApiServerBuilder {
+    resources: Vec<ResourceInfo>,
+    objects: Vec<Value>,
+    config: Config,
+    max_actions: usize,
+}
+
+impl Default for FakeApiServerBuilder {
+    fn default() -> Self {
+        FakeApiServerBuilder {
+            resources: Vec::new(),
+            objects: Vec::new(),
+            config: Config::default(),
+            max_actions: 100_000,
+        }
+    }
+}
+
+impl FakeApiServerBuilder {
+    /// Serves these generated resources (as if their CRDs were installed), besides the
+    /// built-ins.
+    pub fn resources(mut self, infos: &[ResourceInfo]) -> Self {
+        self.resources.extend_from_slice(infos);
+        self
+    }
+
+    /// Seeds an object (with `apiVersion` and `kind`; see [`to_value`]).
+    pub fn object(mut self, obj: Value) -> Self {
+        self.objects.push(obj);
+        self
+    }
+
+    /// Seeds objects.
+    pub fn objects(mut self, objs: impl IntoIterator<Item = Value>) -> Self {
+        self.objects.extend(objs);
+        self
+    }
+
+    /// How many events each resource keeps for watches and continue tokens (default 10 000);
+    /// older resourceVersions get 410 Gone.
+    pub fn history_capacity(mut self, n: usize) -> Self {
+        self.config.history_capacity = n.max(1);
+        self
+    }
+
+    /// How often watches that allow bookmarks get one (default 60 s, as the real server).
+    pub fn bookmark_interval(mut self, d: Duration) -> Self {
+        self.config.bookmark_interval = d;
+        self
+    }
+
+    /// NamespaceLifecycle admission (default on): creating in a missing namespace is a 404,
+    /// in a terminating one a 403. Seeded objects create their namespace.
+    pub fn namespace_lifecycle(mut self, on: bool) -> Self {
+        self.config.namespace_lifecycle = on;
+        self
+    }
+
+    /// Emulate the namespace controller (default on): a deleted namespace's objects are
+    /// deleted and then the namespace. Off, it stays `Terminating` as on a bare API server.
+    pub fn namespace_controller(mut self, on: bool) -> Self {
+        self.config.namespace_controller = on;
+        self
+    }
+
+    /// How many requests [`FakeHandle::actions`] keeps (default 100 000, the oldest are
+    /// dropped; 0 records nothing): bounds memory for long-running servers.
+    pub fn max_recorded_actions(mut self, n: usize) -> Self {
+        self.max_actions = n;
+        self
+    }
+
+    /// Builds the server.
+    pub fn build(self) -> Result<FakeApiServer, FakeError> {
+        let mut st = State::new(self.config);
+        for r in semantics::resources::builtins() {
+            st.register(r);
+        }
+        for info in &self.resources {
+            st.register(Resource::from_info(info)?);
+        }
+        let server = FakeApiServer {
+            shared: Arc::new(Shared {
+                state: Mutex::new(st),
+                actions: Mutex::new(ActionLog {
+                    entries: std::collections::VecDeque::new(),
+                    capacity: self.max_actions,
+                }),
+                reactors: RwLock::new(Vec::new()),
+                watch_reactors: RwLock::new(Vec::new()),
+            }),
+        };
+        let handle = server.handle();
+        for ns in ["default", "kube-system", "kube-public", "kube-node-lease"] {
+            handle.add_value(serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}))?;
+        }
+        for obj in self.objects {
+            handle.add_value(obj)?;
+        }
+        Ok(server)
+    }
+}
+
+impl FakeApiServer {
+    /// A builder.
+    pub fn builder() -> FakeApiServerBuilder {
+        FakeApiServerBuilder::default()
+    }
+
+    /// A server for the built-ins and these generated resources, with default settings.
+    pub fn new(resources: &[ResourceInfo]) -> Result<Self, FakeError> {
+        Self::builder().resources(resources).build()
+    }
+
+    /// The test handle (actions, reactors, direct object access).
+    pub fn handle(&self) -> FakeHandle {
+        FakeHandle {
+            shared: self.shared.clone(),
+        }
+    }
+
+    /// A `kube::Client` whose requests this server answers (default namespace `default`).
+    /// Needs a Tokio runtime (the client spawns a buffer task).
+    pub fn client(&self) -> Result<kube::Client, FakeError> {
+        tokio::runtime::Handle::try_current().map_err(|e| FakeError::NoRuntime(e.to_string()))?;
+        Ok(kube::Client::new(self.clone(), "default"))
+    }
+
+    /// Serves over HTTP on a loopback address (`127.0.0.1:0` picks a free port) with a random
+    /// bearer token.
+    pub async fn serve(&self, addr: SocketAddr) -> Result<ServedApiServer, FakeError> {
+        let token = format!(
+            "{}{}",
+            uuid::Uuid::new_v4().simple(),
+            uuid::Uuid::new_v4().simple()
+        );
+        self.serve_with_token(addr, token).await
+    }
+
+    /// [`serve`](Self::serve) with a chosen token.
+    pub async fn serve_with_token(
+        &self,
+        addr: SocketAddr,
+        token: impl Into<String>,
+    ) -> Result<ServedApiServer, FakeError> {
+        endpoints::serve::serve(self.shared.clone(), addr, token.into()).await
+    }
+}
+
+impl<B> tower_service::Service<http::Request<B>> for FakeApiServer
+where
+    B: http_body::Body<Data = Bytes> + Send + 'static,
+    B::Error: std::fmt::Display,
+{
+    type Response = http::Response<ResponseBody>;
+    type Error = Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<Self::Response, Infallible>> + Send>>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, req: http::Request<B>) -> Self::Future {
+        let shared = self.shared.clone();
+        Box::pin(async move {
+            let (parts, body) = req.into_parts();
+            let bytes = match endpoints::serve::collect(body).await {
+                Ok(b) => b,
+                Err(e) => {
+                    return Ok(endpoints::handler::error_response(
+                        &error::ApiError::bad_request(format!("reading the request body: {e}")),
+                    ));
+                }
+            };
+            Ok(endpoints::handler::handle(shared, http::Request::from_parts(parts, bytes)).await)
+        })
+    }
+}
+
+/// A fake server with the built-ins and `resources`, seeded with `objects`, and a client for
+/// it: what a generated `fake::Clientset::new(objects)` is built on.
+pub fn new_client(
+    resources: &[ResourceInfo],
+    objects: impl IntoIterator<Item = Value>,
+) -> Result<(kube::Client, FakeHandle), FakeError> {
+    let server = FakeApiServer::builder()
+        .resources(resources)
+        .objects(objects)
+        .build()?;
+    Ok((server.client()?, server.handle()))
+}
+
+/// Serializes a `kube::Resource` with its `apiVersion` and `kind` (which generated types do
+/// not always write themselves), for seeding.
+pub fn to_value<K>(obj: &K) -> Result<Value, FakeError>
+where
+    K: KubeResource<DynamicType = ()> + Serialize,
+{
+    let mut v = serde_json::to_value(obj)?;
+    object::set_type_meta(&mut v, &K::api_version(&()), &K::kind(&()));
+    Ok(v)
+}
+
+/// The test side of a fake server: recorded actions, reactors, and direct object access.
+#[derive(Clone)]
+pub struct FakeHandle {
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for FakeHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FakeHandle").finish_non_exhaustive()
+    }
+}
+
+impl FakeHandle {
+    /// The requests received so far, oldest first (at most the builder's
+    /// [`max_recorded_actions`](FakeApiServerBuilder::max_recorded_actions)).
+    pub fn actions(&self) -> Vec<Action> {
+        self.shared.actions.lock().entries.iter().cloned().collect()
+    }
+
+    /// Forgets the recorded requests.
+    pub fn clear_actions(&self) {
+        self.shared.actions.lock().entries.clear();
+    }
+
+    /// Puts a reactor first in the chain. `verb` and `resource` select the requests it sees
+    /// (`"*"` for any; `"mydemos/status"` for a subresource).
+    pub fn prepend_reactor<F>(&self, verb: &str, resource: &str, f: F)
+    where
+        F: Fn(&Action) -> Reaction + Send + Sync + 'static,
+    {
+        self.shared.reactors.write().insert(
+            0,
+            Reactor {
+                verb: verb.to_string(),
+                resource: resource.to_string(),
+                f: Arc::new(f),
+            },
+        );
+    }
+
+    /// Adds a reactor at the end of the chain (still before the object store).
+    pub fn add_reactor<F>(&self, verb: &str, resource: &str, f: F)
+    where
+        F: Fn(&Action) -> Reaction + Send + Sync + 'static,
+    {
+        self.shared.reactors.write().push(Reactor {
+            verb: verb.to_string(),
+            resource: resource.to_string(),
+            f: Arc::new(f),
+        });
+    }
+
+    /// Puts a watch reactor first in the watch chain.
+    pub fn prepend_watch_reactor<F>(&self, resource: &str, f: F)
+    where
+        F: Fn(&Action) -> WatchReaction + Send + Sync + 'static,
+    {
+        self.shared.watch_reactors.write().insert(
+            0,
+            WatchReactor {
+                resource: resource.to_string(),
+                f: Arc::new(f),
+            },
+        );
+    }
+
+    /// Removes every reactor and watch reactor.
+    pub fn clear_reactors(&self) {
+        self.shared.reactors.write().clear();
+        self.shared.watch_reactors.write().clear();
+    }
+
+    /// Stores an object directly, bypassing reactors and namespace admission (a missing
+    /// namespace is created), assigning `uid`, `resourceVersion` and the rest as a create
+    /// does, and keeping the given `status`. Returns the stored object.
+    pub fn add<K>(&self, obj: &K) -> Result<Value, FakeError>
+    where
+        K: KubeResource<DynamicType = ()> + Serialize,
+    {
+        self.add_value(to_value(obj)?)
+    }
+
+    /// [`add`](Self::add) for an untyped object with `apiVersion` and `kind`.
+    pub fn add_value(&self, obj: Value) -> Result<Value, FakeError> {
+        let api_version = obj.get("apiVersion").and_then(Value::as_str).unwrap_or("");
+        let kind = obj.get("kind").and_then(Value::as_str).unwrap_or("");
+        if api_version.is_empty() || kind.is_empty() {
+            return Err(FakeError::MissingTypeMeta(obj.to_string()));
+        }
+        let mut st = self.shared.state.lock();
+        let res = st
+            .registry
+            .by_kind(api_version, kind)
+            .ok_or_else(|| FakeError::UnknownKind {
+                api_version: api_version.to_string(),
+                kind: kind.to_string(),
+            })?;
+        let reject = |e: error::ApiError| FakeError::Rejected {
+            code: e.code,
+            reason: e.reason,
+            message: e.message,
+        };
+        let opts = ops::WriteOptions {
+            manager: "kube-codegen-fake".into(),
+            ..Default::default()
+        };
+        let mut ns = object::namespace(&obj).to_string();
+        if res.namespaced && ns.is_empty() {
+            ns = "default".into();
+        }
+        if res.namespaced
+            && let Some(ns_res) = st.registry.get("", "v1", "namespaces")
+            && st.get(&ns_res, "", &ns).is_none()
+        {
+            let ns_obj = serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}});
+            ops::create(
+                &mut st,
+                &ns_res,
+                "",
+                ns_obj,
+                &opts,
+                ops::CreateFlags::default(),
+            )
+            .map_err(reject)?;
+        }
+        let seed = ops::CreateFlags {
+            preset_managed_fields: false,
+            seed: true,
+        };
+        ops::create(&mut st, &res, &ns, obj, &opts, seed).map_err(reject)
+    }
+
+    fn resource_of<K: KubeResource<DynamicType = ()>>(
+        st: &State,
+    ) -> Result<Arc<Resource>, FakeError> {
+        let (g, v, p) = (K::group(&()), K::version(&()), K::plural(&()));
+        st.registry
+            .get(&g, &v, &p)
+            .ok_or_else(|| FakeError::UnknownResource {
+                resource: format!("{}/{v}", error::qualified(&g, &p)),
+            })
+    }
+
+    /// The stored object `namespace/name` (`namespace` empty for cluster-scoped kinds).
+    pub fn get<K>(&self, namespace: &str, name: &str) -> Result<Option<K>, FakeError>
+    where
+        K: KubeResource<DynamicType = ()> + DeserializeOwned,
+    {
+        let st = self.shared.state.lock();
+        let res = Self::resource_of::<K>(&st)?;
+        let ns = if res.namespaced { namespace } else { "" };
+        match st.get(&res, ns, name) {
+            Some(v) => {
+                let mut v = (*v).clone();
+                object::set_type_meta(&mut v, &res.api_version(), &res.kind);
+                Ok(Some(serde_json::from_value(v)?))
+            }
+            None => Ok(None),
+        }
+    }
+
+    /// Every stored object of kind `K`, in all namespaces, in key order.
+    pub fn list<K>(&self) -> Result<Vec<K>, FakeError>
+    where
+        K: KubeResource<DynamicType = ()> + DeserializeOwned,
+    {
+        self.list_in::<K>(None)
+    }
+
+    /// Stored objects of kind `K` in one namespace (or all, with `None`).
+    pub fn list_in<K>(&self, namespace: Option<&str>) -> Result<Vec<K>, FakeError>
+    where
+        K: KubeResource<DynamicType = ()> + DeserializeOwned,
+    {
+        let st = self.shared.state.lock();
+        let res = Self::resource_of::<K>(&st)?;
+        st.all_objects(&res, namespace)
+            .into_iter()
+            .map(|o| {
+                let mut v = (*o).clone();
+                object::set_type_meta(&mut v, &res.api_version(), &res.kind);
+                serde_json::from_value(v).map_err(FakeError::from)
+            })
+            .collect()
+    }
+
+    /// The stored object of any served resource, untyped.
+    pub fn get_value(
+        &self,
+        resource: &kube::core::ApiResource,
+        namespace: &str,
+        name: &str,
+    ) -> Option<Value> {
+        let st = self.shared.state.lock();
+        let res = st
+            .registry
+            .get(&resource.group, &resource.version, &resource.plural)?;
+        let ns = if res.namespaced { namespace } else { "" };
+        st.get(&res, ns, name).map(|v| (*v).clone())
+    }
+
+    /// Stored objects of any served resource, untyped.
+    pub fn list_values(
+        &self,
+        resource: &kube::core::ApiResource,
+        namespace: Option<&str>,
+    ) -> Vec<Value> {
+        let st = self.shared.state.lock();
+        match st
+            .registry
+            .get(&resource.group, &resource.version, &resource.plural)
+        {
+            Some(res) => st
+                .all_objects(&res, namespace)
+                .into_iter()
+                .map(|o| (*o).clone())
+                .collect(),
+            None => Vec::new(),
+        }
+    }
+
+    /// Serves another generated resource.
+    pub fn register(&self, info: &ResourceInfo) -> Result<(), FakeError> {
+        let r = Resource::from_info(info)?;
+        self.shared.state.lock().register(r);
+        Ok(())
+    }
+
+    /// The current (global) resourceVersion.
+    pub fn resource_version(&self) -> u64 {
+        self.shared.state.lock().rv
+    }
+
+    /// Drops the retained event history of every resource, as an etcd compaction does: a
+    /// watch or continue token from before now is answered with 410 Gone.
+    pub fn compact(&self) {
+        self.shared.state.lock().compact_all();
+    }
+
+    /// Changes how many events each resource keeps.
+    pub fn set_history_capacity(&self, n: usize) {
+        self.shared.state.lock().config.history_capacity = n.max(1);
+    }
+
+    /// Changes the bookmark interval of watches started from now on.
+    pub fn set_bookmark_interval(&self, d: Duration) {
+        self.shared.state.lock().config.bookmark_interval = d;
+    }
+
+    /// A new `kube::Client` on the same server.
+    pub fn client(&self) -> Result<kube::Client, FakeError> {
+        FakeApiServer {
+            shared: self.shared.clone(),
+        }
+        .client()
+    }
+}

@@ -1,0 +1,579 @@
+//! What the REST strategies of built-in types do on create and update: initial status,
+//! the commonly visible defaults, a few validations, and type-specific rules (Secret
+//! `stringData`, Service cluster IPs, Namespace finalizers, Pod spec immutability).
+
+use base64::Engine;
+use serde_json::{Map, Value, json};
+
+use crate::error::{ApiError, ApiResult, FieldError};
+use crate::semantics::resources::{Builtin, Resource};
+use crate::storage::object::{self, ensure_object};
+use crate::storage::state::State;
+
+fn set_default(m: &mut Map<String, Value>, key: &str, v: Value) {
+    if !m.contains_key(key) || m.get(key).is_some_and(Value::is_null) {
+        m.insert(key.to_string(), v);
+    }
+}
+
+fn image_pull_policy(image: &str) -> &'static str {
+    let tail = image.rsplit('/').next().unwrap_or(image);
+    if image.contains('@') {
+        return "IfNotPresent";
+    }
+    match tail.rsplit_once(':') {
+        Some((_, "latest")) | None => "Always",
+        Some(_) => "IfNotPresent",
+    }
+}
+
+/// Defaults of a pod spec (also used for pod templates).
+fn default_pod_spec(spec: &mut Value) {
+    let m = ensure_object(spec);
+    set_default(m, "restartPolicy", json!("Always"));
+    set_default(m, "dnsPolicy", json!("ClusterFirst"));
+    set_default(m, "schedulerName", json!("default-scheduler"));
+    set_default(m, "terminationGracePeriodSeconds", json!(30));
+    set_default(m, "securityContext", json!({}));
+    for list in ["containers", "initContainers"] {
+        if let Some(Value::Array(cs)) = m.get_mut(list) {
+            for c in cs {
+                let c = ensure_object(c);
+                let image = c
+                    .get("image")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_string();
+                set_default(c, "imagePullPolicy", json!(image_pull_policy(&image)));
+                set_default(c, "terminationMessagePath", json!("/dev/termination-log"));
+                set_default(c, "terminationMessagePolicy", json!("File"));
+                set_default(c, "resources", json!({}));
+                if let Some(Value::Array(ports)) = c.get_mut("ports") {
+                    for p in ports {
+                        set_default(ensure_object(p), "protocol", json!("TCP"));
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn qos_class(spec: &Value) -> &'static str {
+    let containers = spec
+        .get("containers")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let mut any = false;
+    let mut guaranteed = true;
+    for c in &containers {
+        let requests = c.pointer("/resources/requests").and_then(Value::as_object);
+        let limits = c.pointer("/resources/limits").and_then(Value::as_object);
+        if requests.is_some_and(|r| !r.is_empty()) || limits.is_some_and(|l| !l.is_empty()) {
+            any = true;
+        }
+        let full = |r: &str| limits.and_then(|l| l.get(r)).is_some();
+        let same = |r: &str| {
+            let req = requests.and_then(|q| q.get(r));
+            req.is_none() || req == limits.and_then(|l| l.get(r))
+        };
+        if !(full("cpu") && full("memory") && same("cpu") && same("memory")) {
+            guaranteed = false;
+        }
+    }
+    if !any {
+        "BestEffort"
+    } else if guaranteed {
+        "Guaranteed"
+    } else {
+        "Burstable"
+    }
+}
+
+fn pod_spec_errors(spec: Option<&Value>, path: &str) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    let containers = spec
+        .and_then(|s| s.get("containers"))
+        .and_then(Value::as_array);
+    match containers {
+        None => errs.push(FieldError::required(format!("{path}.containers"), "")),
+        Some(cs) if cs.is_empty() => {
+            errs.push(FieldError::required(format!("{path}.containers"), ""))
+        }
+        Some(cs) => {
+            for (i, c) in cs.iter().enumerate() {
+                if c.get("name")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .is_empty()
+                {
+                    errs.push(FieldError::required(
+                        format!("{path}.containers[{i}].name"),
+                        "",
+                    ));
+                }
+                if c.get("image")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .is_empty()
+                {
+                    errs.push(FieldError::required(
+                        format!("{path}.containers[{i}].image"),
+                        "",
+                    ));
+                }
+            }
+        }
+    }
+    errs
+}
+
+fn invalid(res: &Resource, obj: &Value, errs: Vec<FieldError>) -> ApiResult<()> {
+    if errs.is_empty() {
+        Ok(())
+    } else {
+        Err(ApiError::invalid(
+            &res.group,
+            &res.kind,
+            object::name(obj),
+            errs,
+        ))
+    }
+}
+
+fn secret_string_data(res: &Resource, obj: &mut Value) -> ApiResult<()> {
+    let m = ensure_object(obj);
+    if let Some(Value::Object(sd)) = m.remove("stringData") {
+        let data = ensure_object(m.entry("data").or_insert_with(|| json!({})));
+        for (k, v) in sd {
+            let s = v.as_str().unwrap_or("").as_bytes().to_vec();
+            data.insert(
+                k,
+                json!(base64::engine::general_purpose::STANDARD.encode(s)),
+            );
+        }
+    }
+    if let Some(Value::Object(data)) = m.get("data") {
+        for v in data.values() {
+            let problem = match v.as_str() {
+                None => Some("illegal base64 data at input byte 0".to_string()),
+                Some(s) => match base64::engine::general_purpose::STANDARD.decode(s) {
+                    Ok(_) => None,
+                    Err(base64::DecodeError::InvalidByte(at, _)) => {
+                        Some(format!("illegal base64 data at input byte {at}"))
+                    }
+                    Err(e) => Some(format!("illegal base64 data: {e}")),
+                },
+            };
+            if let Some(problem) = problem {
+                return Err(ApiError::bad_request(format!(
+                    "{} in version \"{}\" cannot be handled as a {}: {problem}",
+                    res.kind, res.version, res.kind
+                )));
+            }
+        }
+    }
+    set_default(m, "type", json!("Opaque"));
+    Ok(())
+}
+
+fn service_defaults(st: &mut State, obj: &mut Value, old: Option<&Value>) {
+    let spec = ensure_object(
+        ensure_object(obj)
+            .entry("spec")
+            .or_insert_with(|| json!({})),
+    );
+    set_default(spec, "type", json!("ClusterIP"));
+    set_default(spec, "sessionAffinity", json!("None"));
+    let is_external_name = spec.get("type").and_then(Value::as_str) == Some("ExternalName");
+    if let Some(Value::Array(ports)) = spec.get_mut("ports") {
+        for p in ports {
+            let p = ensure_object(p);
+            set_default(p, "protocol", json!("TCP"));
+            if let Some(port) = p.get("port").cloned() {
+                set_default(p, "targetPort", port);
+            }
+        }
+    }
+    if is_external_name {
+        return;
+    }
+    set_default(spec, "internalTrafficPolicy", json!("Cluster"));
+    let have_ip = spec
+        .get("clusterIP")
+        .and_then(Value::as_str)
+        .is_some_and(|s| !s.is_empty());
+    if !have_ip {
+        let previous = old.and_then(|o| o.pointer("/spec/clusterIP")).cloned();
+        let ip = match previous {
+            Some(ip) => ip,
+            None => {
+                let n = st.next_cluster_ip;
+                st.next_cluster_ip += 1;
+                json!(format!("10.0.{}.{}", (n / 254) % 256, n % 254 + 1))
+            }
+        };
+        spec.insert("clusterIP".into(), ip);
+    }
+    let ip = spec.get("clusterIP").cloned().unwrap_or(json!("None"));
+    set_default(spec, "clusterIPs", json!([ip]));
+    set_default(spec, "ipFamilies", json!(["IPv4"]));
+    set_default(spec, "ipFamilyPolicy", json!("SingleStack"));
+}
+
+fn deployment_like_defaults(obj: &mut Value, kind: Builtin) {
+    let spec = ensure_object(
+        ensure_object(obj)
+            .entry("spec")
+            .or_insert_with(|| json!({})),
+    );
+    if matches!(
+        kind,
+        Builtin::Deployment | Builtin::ReplicaSet | Builtin::StatefulSet
+    ) {
+        set_default(spec, "replicas", json!(1));
+    }
+    set_default(spec, "revisionHistoryLimit", json!(10));
+    match kind {
+        Builtin::Deployment => {
+            set_default(spec, "progressDeadlineSeconds", json!(600));
+            set_default(
+                spec,
+                "strategy",
+                json!({"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "25%", "maxSurge": "25%"}}),
+            );
+        }
+        Builtin::StatefulSet => {
+            set_default(spec, "podManagementPolicy", json!("OrderedReady"));
+            set_default(
+                spec,
+                "updateStrategy",
+                json!({"type": "RollingUpdate", "rollingUpdate": {"partition": 0}}),
+            );
+        }
+        Builtin::DaemonSet => {
+            set_default(
+                spec,
+                "updateStrategy",
+                json!({"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1, "maxSurge": 0}}),
+            );
+        }
+        _ => {}
+    }
+    if let Some(template_spec) = spec.get_mut("template").and_then(|t| t.get_mut("spec")) {
+        default_pod_spec(template_spec);
+    }
+}
+
+fn workload_errors(obj: &Value) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    let selector = obj.pointer("/spec/selector");
+    match selector {
+        None => errs.push(FieldError::required("spec.selector", "")),
+        Some(sel) => {
+            let want = object::string_map(sel.get("matchLabels"));
+            let have = object::string_map(obj.pointer("/spec/template/metadata/labels"));
+            if want.iter().any(|(k, v)| have.get(k) != Some(v)) {
+                errs.push(FieldError::invalid(
+                    "spec.template.metadata.labels",
+                    format!("map[string]string{have:?}"),
+                    "`selector` does not match template `labels`",
+                ));
+            }
+        }
+    }
+    errs.extend(pod_spec_errors(
+        obj.pointer("/spec/template/spec"),
+        "spec.template.spec",
+    ));
+    errs
+}
+
+/// `PrepareForCreate` + defaulting + `Validate` of a built-in type.
+pub(crate) fn prepare_create(st: &mut State, res: &Resource, obj: &mut Value) -> ApiResult<()> {
+    let Some(kind) = res.builtin else {
+        return Ok(());
+    };
+    match kind {
+        Builtin::Namespace => {
+            let name = object::name(obj).to_string();
+            let labels = ensure_object(
+                object::meta_mut(obj)
+                    .entry("labels")
+                    .or_insert_with(|| json!({})),
+            );
+            labels.insert("kubernetes.io/metadata.name".into(), json!(name));
+            let spec = ensure_object(
+                ensure_object(obj)
+                    .entry("spec")
+                    .or_insert_with(|| json!({})),
+            );
+            set_default(spec, "finalizers", json!(["kubernetes"]));
+            ensure_object(obj).insert("status".into(), json!({"phase": "Active"}));
+        }
+        Builtin::Pod => {
+            if let Some(spec) = ensure_object(obj).get_mut("spec") {
+                default_pod_spec(spec);
+            }
+            let errs = pod_spec_errors(obj.get("spec"), "spec");
+            invalid(res, obj, errs)?;
+            let qos = qos_class(obj.get("spec").unwrap_or(&Value::Null));
+            ensure_object(obj).insert(
+                "status".into(),
+                json!({"phase": "Pending", "qosClass": qos}),
+            );
+        }
+        Builtin::Service => {
+            service_defaults(st, obj, None);
+            let spec = obj.get("spec").cloned().unwrap_or(json!({}));
+            let headless = spec.get("clusterIP").and_then(Value::as_str) == Some("None");
+            let external = spec.get("type").and_then(Value::as_str) == Some("ExternalName");
+            let no_ports = spec
+                .get("ports")
+                .and_then(Value::as_array)
+                .is_none_or(Vec::is_empty);
+            if no_ports && !headless && !external {
+                invalid(res, obj, vec![FieldError::required("spec.ports", "")])?;
+            }
+            ensure_object(obj).insert("status".into(), json!({"loadBalancer": {}}));
+        }
+        Builtin::Secret => secret_string_data(res, obj)?,
+        Builtin::Deployment | Builtin::ReplicaSet | Builtin::StatefulSet | Builtin::DaemonSet => {
+            deployment_like_defaults(obj, kind);
+            invalid(res, obj, workload_errors(obj))?;
+            ensure_object(obj).insert("status".into(), json!({}));
+        }
+        Builtin::Job => {
+            if let Some(ts) = obj.pointer_mut("/spec/template/spec") {
+                default_pod_spec(ts);
+                if let Some(m) = ts.as_object_mut()
+                    && m.get("restartPolicy") == Some(&json!("Always"))
+                {
+                    m.insert("restartPolicy".into(), json!("Never"));
+                }
+            }
+            ensure_object(obj).insert("status".into(), json!({}));
+        }
+        Builtin::Node => {
+            ensure_object(obj).remove("status");
+        }
+        Builtin::Crd => {
+            crate::semantics::crd::default(obj);
+            let errs = crate::semantics::crd::validate(obj);
+            invalid(res, obj, errs)?;
+            let status = crate::semantics::crd::initial_status(obj);
+            ensure_object(obj).insert("status".into(), status);
+        }
+        Builtin::Endpoints
+        | Builtin::ConfigMap
+        | Builtin::CoreEvent
+        | Builtin::ServiceAccount
+        | Builtin::EndpointSlice
+        | Builtin::Event
+        | Builtin::Lease => {}
+    }
+    Ok(())
+}
+
+/// `PrepareForUpdate` + defaulting + `ValidateUpdate` of a built-in type (main resource).
+pub(crate) fn prepare_update(
+    st: &mut State,
+    res: &Resource,
+    old: &Value,
+    new: &mut Value,
+) -> ApiResult<()> {
+    let Some(kind) = res.builtin else {
+        return Ok(());
+    };
+    match kind {
+        Builtin::Namespace => {
+            // Spec finalizers change only through the finalize subresource.
+            if let Some(f) = old.pointer("/spec/finalizers").cloned() {
+                let spec = ensure_object(
+                    ensure_object(new)
+                        .entry("spec")
+                        .or_insert_with(|| json!({})),
+                );
+                spec.insert("finalizers".into(), f);
+            }
+            let name = object::name(new).to_string();
+            let labels = ensure_object(
+                object::meta_mut(new)
+                    .entry("labels")
+                    .or_insert_with(|| json!({})),
+            );
+            labels.insert("kubernetes.io/metadata.name".into(), json!(name));
+        }
+        Builtin::Pod => {
+            if let Some(spec) = ensure_object(new).get_mut("spec") {
+                default_pod_spec(spec);
+            }
+            let strip_images = |spec: Option<&Value>| {
+                let mut s = spec.cloned().unwrap_or(Value::Null);
+                for list in ["containers", "initContainers"] {
+                    if let Some(Value::Array(cs)) = s.get_mut(list) {
+                        for c in cs {
+                            if let Some(m) = c.as_object_mut() {
+                                m.remove("image");
+                            }
+                        }
+                    }
+                }
+                if let Some(m) = s.as_object_mut() {
+                    m.remove("activeDeadlineSeconds");
+                    m.remove("tolerations");
+                    m.remove("terminationGracePeriodSeconds");
+                }
+                s
+            };
+            if strip_images(old.get("spec")) != strip_images(new.get("spec")) {
+                invalid(
+                    res,
+                    new,
+                    vec![FieldError::forbidden(
+                        "spec",
+                        "pod updates may not change fields other than `spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)",
+                    )],
+                )?;
+            }
+        }
+        Builtin::Service => {
+            service_defaults(st, new, Some(old));
+            if old.pointer("/spec/clusterIP") != new.pointer("/spec/clusterIP") {
+                let v = format!(
+                    "[{}]",
+                    new.pointer("/spec/clusterIP")
+                        .map(crate::semantics::validation::render)
+                        .unwrap_or_default()
+                );
+                invalid(
+                    res,
+                    new,
+                    vec![FieldError::invalid(
+                        "spec.clusterIPs[0]",
+                        v,
+                        "may not change once set",
+                    )],
+                )?;
+            }
+        }
+        Builtin::Secret => secret_string_data(res, new)?,
+        Builtin::Deployment | Builtin::ReplicaSet | Builtin::StatefulSet | Builtin::DaemonSet => {
+            deployment_like_defaults(new, kind);
+            invalid(res, new, workload_errors(new))?;
+        }
+        Builtin::Crd => {
+            crate::semantics::crd::default(new);
+            let mut errs = crate::semantics::crd::validate(new);
+            for (field, ptr) in [
+                ("spec.group", "/spec/group"),
+                ("spec.names.plural", "/spec/names/plural"),
+            ] {
+                if old.pointer(ptr) != new.pointer(ptr) {
+                    let v = new
+                        .pointer(ptr)
+                        .map(crate::semantics::validation::render)
+                        .unwrap_or_default();
+                    errs.push(FieldError::invalid(field, v, "field is immutable"));
+                }
+            }
+            invalid(res, new, errs)?;
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// Pods that are bound to a node and not finished are deleted gracefully: the grace period
+/// to use, or `None` for an immediate delete.
+pub(crate) fn pod_grace_period(obj: &Value, requested: Option<i64>) -> Option<i64> {
+    let node = obj
+        .pointer("/spec/nodeName")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let phase = obj
+        .pointer("/status/phase")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    if node.is_empty() || matches!(phase, "Succeeded" | "Failed") {
+        return None;
+    }
+    let grace = requested
+        .or_else(|| {
+            obj.pointer("/spec/terminationGracePeriodSeconds")
+                .and_then(Value::as_i64)
+        })
+        .unwrap_or(30);
+    (grace > 0).then_some(grace)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::semantics::resources::builtins;
+    use crate::storage::state::Config;
+
+    fn res(kind: &str) -> Resource {
+        builtins()
+            .into_iter()
+            .find(|r| r.kind == kind && (r.group.is_empty() || r.group == "apps"))
+            .unwrap_or_else(|| panic!("no {kind}"))
+    }
+
+    #[test]
+    fn secrets_merge_string_data() {
+        let mut st = State::new(Config::default());
+        let mut s =
+            json!({"metadata": {"name": "s"}, "stringData": {"a": "hello"}, "data": {"b": "aGk="}});
+        let r = res("Secret");
+        assert!(prepare_create(&mut st, &r, &mut s).is_ok());
+        assert_eq!(
+            s,
+            json!({"metadata": {"name": "s"}, "data": {"a": "aGVsbG8=", "b": "aGk="}, "type": "Opaque"})
+        );
+        let mut bad = json!({"metadata": {"name": "s"}, "data": {"b": "!!"}});
+        assert_eq!(
+            prepare_create(&mut st, &r, &mut bad).map_err(|e| e.code),
+            Err(400)
+        );
+    }
+
+    #[test]
+    fn services_get_cluster_ips() {
+        let mut st = State::new(Config::default());
+        let r = res("Service");
+        let mut s = json!({"metadata": {"name": "s"}, "spec": {"ports": [{"port": 80}]}});
+        assert!(prepare_create(&mut st, &r, &mut s).is_ok());
+        assert_eq!(s["spec"]["clusterIP"], "10.0.0.2");
+        assert_eq!(s["spec"]["ports"][0]["targetPort"], 80);
+        assert_eq!(s["spec"]["type"], "ClusterIP");
+        let mut none = json!({"metadata": {"name": "s"}, "spec": {}});
+        assert_eq!(
+            prepare_create(&mut st, &r, &mut none).map_err(|e| e.code),
+            Err(422)
+        );
+        let mut upd = json!({"metadata": {"name": "s"}, "spec": {"ports": [{"port": 81}]}});
+        assert!(prepare_update(&mut st, &r, &s, &mut upd).is_ok());
+        assert_eq!(upd["spec"]["clusterIP"], "10.0.0.2");
+    }
+
+    #[test]
+    fn pods_get_defaults_and_status() {
+        let mut st = State::new(Config::default());
+        let r = res("Pod");
+        let mut p = json!({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}});
+        assert!(prepare_create(&mut st, &r, &mut p).is_ok());
+        assert_eq!(p["status"]["phase"], "Pending");
+        assert_eq!(p["status"]["qosClass"], "BestEffort");
+        assert_eq!(p["spec"]["containers"][0]["imagePullPolicy"], "Always");
+        let mut q = json!({"metadata": {"name": "p"}, "spec": {}});
+        assert_eq!(
+            prepare_create(&mut st, &r, &mut q).map_err(|e| e.code),
+            Err(422)
+        );
+        assert_eq!(pod_grace_period(&p, None), None);
+        let bound = json!({"spec": {"nodeName": "n"}, "status": {"phase": "Running"}});
+        assert_eq!(pod_grace_period(&bound, None), Some(30));
+        assert_eq!(pod_grace_period(&bound, Some(0)), None);
+    }
+}

@@ -1,0 +1,397 @@
+//! CustomResourceDefinitions: validation as the apiextensions API server does it (names,
+//! versions, scope, the protected-group approval annotation), the status its controllers write
+//! (accepted names, `NamesAccepted`, `Established`), and the resources a CRD serves.
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+
+use crate::error::{FieldError, go_quote};
+use crate::semantics::resources::{CustomInfo, Resource};
+use crate::storage::object;
+
+/// The annotation protected groups need.
+pub(crate) const APPROVAL_ANNOTATION: &str = "api-approved.kubernetes.io";
+/// The finalizer the API server puts on a CRD being deleted until its objects are gone.
+pub(crate) const CLEANUP_FINALIZER: &str = "customresourcecleanup.apiextensions.k8s.io";
+
+fn is_protected_group(group: &str) -> bool {
+    group == "k8s.io"
+        || group == "kubernetes.io"
+        || group.ends_with(".k8s.io")
+        || group.ends_with(".kubernetes.io")
+}
+
+/// Approval state of a protected group: `Some((approved, reason, message))`, or `None` when
+/// the group is not protected.
+fn approval(crd: &Value) -> Option<(bool, &'static str, String)> {
+    let group = crd.pointer("/spec/group").and_then(Value::as_str)?;
+    if !is_protected_group(group) {
+        return None;
+    }
+    let annotation = object::meta(crd)
+        .and_then(|m| m.get("annotations"))
+        .and_then(|a| a.get(APPROVAL_ANNOTATION))
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    Some(if annotation.is_empty() {
+        (
+            false,
+            "MissingAnnotation",
+            format!(
+                "protected groups must have approval annotation {}, see https://github.com/kubernetes/enhancements/pull/1111",
+                go_quote(APPROVAL_ANNOTATION)
+            ),
+        )
+    } else if annotation.starts_with("unapproved") {
+        (
+            false,
+            "UnapprovedAnnotation",
+            format!("not approved: {}", go_quote(annotation)),
+        )
+    } else if annotation.starts_with("http://") || annotation.starts_with("https://") {
+        (
+            true,
+            "ApprovedAnnotation",
+            format!("approved in {annotation}"),
+        )
+    } else {
+        (
+            false,
+            "InvalidAnnotation",
+            format!(
+                "protected groups must have approval annotation {} with either a URL or a reason starting with \"unapproved\", see https://github.com/kubernetes/enhancements/pull/1111",
+                go_quote(APPROVAL_ANNOTATION)
+            ),
+        )
+    })
+}
+
+fn str_at<'a>(v: &'a Value, ptr: &str) -> &'a str {
+    v.pointer(ptr).and_then(Value::as_str).unwrap_or("")
+}
+
+/// The `spec.group` and `spec.names.plural` of a CRD object (empty where missing).
+pub(crate) fn group_plural(crd: &Value) -> (String, String) {
+    (
+        str_at(crd, "/spec/group").to_string(),
+        str_at(crd, "/spec/names/plural").to_string(),
+    )
+}
+
+/// Fills the defaults the API server fills (`listKind`, `singular`, `conversion`).
+pub(crate) fn default(crd: &mut Value) {
+    let kind = str_at(crd, "/spec/names/kind").to_string();
+    if let Some(Value::Object(names)) = crd.pointer_mut("/spec/names") {
+        if !kind.is_empty() && !names.contains_key("listKind") {
+            names.insert("listKind".into(), json!(format!("{kind}List")));
+        }
+        if !kind.is_empty() && !names.contains_key("singular") {
+            names.insert("singular".into(), json!(kind.to_lowercase()));
+        }
+    }
+    if let Some(Value::Object(spec)) = crd.get_mut("spec")
+        && !spec.contains_key("conversion")
+    {
+        spec.insert("conversion".into(), json!({"strategy": "None"}));
+    }
+}
+
+/// Validation errors of a CRD (create or update).
+pub(crate) fn validate(crd: &Value) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    let name = object::name(crd);
+    let group = str_at(crd, "/spec/group");
+    let plural = str_at(crd, "/spec/names/plural");
+    let kind = str_at(crd, "/spec/names/kind");
+    if name != format!("{plural}.{group}") {
+        errs.push(FieldError::invalid_str(
+            "metadata.name",
+            name,
+            "must be spec.names.plural+\".\"+spec.group",
+        ));
+    }
+    if group.is_empty() {
+        errs.push(FieldError::required("spec.group", ""));
+    } else if !group.contains('.') {
+        errs.push(FieldError::invalid_str(
+            "spec.group",
+            group,
+            "should be a domain with at least one dot",
+        ));
+    }
+    match str_at(crd, "/spec/scope") {
+        "Namespaced" | "Cluster" => {}
+        "" => errs.push(FieldError::required("spec.scope", "")),
+        other => errs.push(FieldError::not_supported(
+            "spec.scope",
+            other,
+            &["Cluster", "Namespaced"],
+        )),
+    }
+    if plural.is_empty() {
+        errs.push(FieldError::required("spec.names.plural", ""));
+    } else if !crate::semantics::validation::is_dns1123_label(plural) {
+        errs.push(FieldError::invalid_str(
+            "spec.names.plural",
+            plural,
+            "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
+        ));
+    }
+    if kind.is_empty() {
+        errs.push(FieldError::required("spec.names.kind", ""));
+    }
+    let versions = crd
+        .pointer("/spec/versions")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    if versions.is_empty() {
+        errs.push(FieldError::invalid(
+            "spec.versions",
+            "[]apiextensions.CustomResourceDefinitionVersion(nil)",
+            "must have exactly one version marked as storage version",
+        ));
+    } else {
+        let storage = versions
+            .iter()
+            .filter(|v| v.get("storage").and_then(Value::as_bool) == Some(true))
+            .count();
+        if storage != 1 {
+            errs.push(FieldError::invalid(
+                "spec.versions",
+                "[]apiextensions.CustomResourceDefinitionVersion{...}",
+                "must have exactly one version marked as storage version",
+            ));
+        }
+        for (i, v) in versions.iter().enumerate() {
+            if str_at(v, "/name").is_empty() {
+                errs.push(FieldError::required(format!("spec.versions[{i}].name"), ""));
+            }
+            if v.pointer("/schema/openAPIV3Schema").is_none() {
+                errs.push(FieldError::required(
+                    format!("spec.versions[{i}].schema.openAPIV3Schema"),
+                    "schemas are required",
+                ));
+            }
+        }
+    }
+    if let Some((false, "MissingAnnotation", message)) = approval(crd) {
+        let detail = message;
+        errs.push(FieldError::required(
+            format!("metadata.annotations[{APPROVAL_ANNOTATION}]"),
+            detail,
+        ));
+    } else if let Some((false, "InvalidAnnotation", message)) = approval(crd) {
+        let value = object::meta(crd)
+            .and_then(|m| m.get("annotations"))
+            .and_then(|a| a.get(APPROVAL_ANNOTATION))
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        errs.push(FieldError::invalid_str(
+            format!("metadata.annotations[{APPROVAL_ANNOTATION}]"),
+            value,
+            message,
+        ));
+    }
+    errs
+}
+
+/// The status a freshly created CRD has in the create response (controllers fill it in a
+/// moment later).
+pub(crate) fn initial_status(crd: &Value) -> Value {
+    let storage: Vec<Value> = crd
+        .pointer("/spec/versions")
+        .and_then(Value::as_array)
+        .map(|vs| {
+            vs.iter()
+                .filter(|v| v.get("storage").and_then(Value::as_bool) == Some(true))
+                .filter_map(|v| v.get("name").cloned())
+                .collect()
+        })
+        .unwrap_or_default();
+    json!({"acceptedNames": {"plural": "", "kind": ""}, "storedVersions": storage})
+}
+
+fn condition(kind: &str, status: bool, reason: &str, message: &str, now: &str) -> Value {
+    json!({"type": kind, "status": if status {"True"} else {"False"}, "lastTransitionTime": now,
+           "reason": reason, "message": message})
+}
+
+/// The status after the naming and establishing controllers ran.
+pub(crate) fn established_status(crd: &Value, now: &str) -> Value {
+    let mut status = crd
+        .get("status")
+        .cloned()
+        .unwrap_or_else(|| initial_status(crd));
+    let names = crd.pointer("/spec/names").cloned().unwrap_or(json!({}));
+    let mut conditions = vec![
+        condition(
+            "NamesAccepted",
+            true,
+            "NoConflicts",
+            "no conflicts found",
+            now,
+        ),
+        condition(
+            "Established",
+            true,
+            "InitialNamesAccepted",
+            "the initial names have been accepted",
+            now,
+        ),
+    ];
+    if let Some((ok, reason, message)) = approval(crd) {
+        conditions.push(condition(
+            "KubernetesAPIApprovalPolicyConformant",
+            ok,
+            reason,
+            &message,
+            now,
+        ));
+    }
+    if let Value::Object(s) = &mut status {
+        s.insert("acceptedNames".into(), names);
+        s.insert("conditions".into(), Value::Array(conditions));
+    }
+    status
+}
+
+/// The condition of a CRD being deleted.
+pub(crate) fn terminating_condition(now: &str) -> Value {
+    condition(
+        "Terminating",
+        true,
+        "InstanceDeletionInProgress",
+        "CustomResource deletion is in progress",
+        now,
+    )
+}
+
+/// The resources (one per served version) a CRD defines.
+pub(crate) fn resources(crd: &Value) -> Vec<Resource> {
+    let group = str_at(crd, "/spec/group").to_string();
+    let names = crd.pointer("/spec/names").cloned().unwrap_or(json!({}));
+    let kind = str_at(&names, "/kind").to_string();
+    let plural = str_at(&names, "/plural").to_string();
+    let list_kind = match str_at(&names, "/listKind") {
+        "" => format!("{kind}List"),
+        lk => lk.to_string(),
+    };
+    let singular = match str_at(&names, "/singular") {
+        "" => kind.to_lowercase(),
+        s => s.to_string(),
+    };
+    let strings = |ptr: &str| -> Vec<String> {
+        names
+            .pointer(ptr)
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let short_names = strings("/shortNames");
+    let categories = strings("/categories");
+    let namespaced = str_at(crd, "/spec/scope") != "Cluster";
+    let crd_name = object::name(crd).to_string();
+    crd.pointer("/spec/versions")
+        .and_then(Value::as_array)
+        .map(|vs| {
+            vs.iter()
+                .filter(|v| v.get("served").and_then(Value::as_bool) != Some(false))
+                .map(|v| {
+                    let mut subresources = Vec::new();
+                    if v.pointer("/subresources/status").is_some() {
+                        subresources.push("status".to_string());
+                    }
+                    let selectable_fields = v
+                        .get("selectableFields")
+                        .and_then(Value::as_array)
+                        .map(|a| {
+                            a.iter()
+                                .filter_map(|f| f.get("jsonPath").and_then(Value::as_str))
+                                .map(|p| p.trim_start_matches('.').to_string())
+                                .collect()
+                        })
+                        .unwrap_or_default();
+                    Resource {
+                        group: group.clone(),
+                        version: str_at(v, "/name").to_string(),
+                        kind: kind.clone(),
+                        list_kind: list_kind.clone(),
+                        plural: plural.clone(),
+                        singular: singular.clone(),
+                        namespaced,
+                        subresources,
+                        short_names: short_names.clone(),
+                        categories: categories.clone(),
+                        builtin: None,
+                        custom: Some(Arc::new(CustomInfo {
+                            crd_name: crd_name.clone(),
+                            schema: v.pointer("/schema/openAPIV3Schema").cloned(),
+                            printer_columns: v
+                                .get("additionalPrinterColumns")
+                                .and_then(Value::as_array)
+                                .cloned()
+                                .unwrap_or_default(),
+                            selectable_fields,
+                        })),
+                    }
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn crd(group: &str, annotations: Value) -> Value {
+        json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": format!("mydemos.{group}"), "annotations": annotations},
+            "spec": {"group": group, "scope": "Namespaced",
+                "names": {"kind": "Mydemo", "plural": "mydemos", "shortNames": ["md"]},
+                "versions": [{"name": "v1", "served": true, "storage": true,
+                    "schema": {"openAPIV3Schema": {"type": "object"}},
+                    "subresources": {"status": {}}}]}})
+    }
+
+    #[test]
+    fn protected_groups_need_approval() {
+        let errs = validate(&crd("crddemo.k8s.io", json!({})));
+        assert_eq!(errs.len(), 1);
+        assert_eq!(
+            errs[0].to_string(),
+            "metadata.annotations[api-approved.kubernetes.io]: Required value: protected groups must have approval annotation \"api-approved.kubernetes.io\", see https://github.com/kubernetes/enhancements/pull/1111"
+        );
+        let ok = crd(
+            "crddemo.k8s.io",
+            json!({APPROVAL_ANNOTATION: "unapproved, testing"}),
+        );
+        assert!(validate(&ok).is_empty());
+        let status = established_status(&ok, "t");
+        assert_eq!(
+            status["conditions"][2]["type"],
+            "KubernetesAPIApprovalPolicyConformant"
+        );
+        assert_eq!(status["conditions"][2]["status"], "False");
+        assert!(validate(&crd("example.com", json!({}))).is_empty());
+    }
+
+    #[test]
+    fn served_versions_become_resources() {
+        let mut c = crd("example.com", json!({}));
+        default(&mut c);
+        let rs = resources(&c);
+        assert_eq!(rs.len(), 1);
+        assert_eq!(rs[0].list_kind, "MydemoList");
+        assert_eq!(rs[0].singular, "mydemo");
+        assert!(rs[0].has_status());
+        assert_eq!(rs[0].short_names, vec!["md"]);
+    }
+}

@@ -1,0 +1,287 @@
+//! Field selectors (`k8s.io/apimachinery/pkg/fields`) as the API server parses and applies
+//! them, and the request filter; label selectors are
+//! [`kube_codegen_apimachinery::labels::Selector`].
+
+use serde_json::Value;
+
+use crate::semantics::resources::Resource;
+use crate::storage::object;
+
+/// One term of a field selector: `path=value` or `path!=value`, with the JSON path resolved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct FieldTerm {
+    pub(crate) label: String,
+    pub(crate) path: String,
+    pub(crate) value: String,
+    pub(crate) negate: bool,
+}
+
+/// A parsed field selector.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct FieldSelector {
+    pub(crate) terms: Vec<FieldTerm>,
+}
+
+impl FieldSelector {
+    /// Parses `fieldSelector` and checks each label against what `resource` supports.
+    pub(crate) fn parse(input: &str, resource: &Resource) -> Result<Self, String> {
+        let mut terms = Vec::new();
+        for raw in split_unescaped(input, ',') {
+            if raw.is_empty() {
+                continue;
+            }
+            let (label, value, negate) = if let Some(i) = find_unescaped(&raw, "!=") {
+                (&raw[..i], &raw[i + 2..], true)
+            } else if let Some(i) = find_unescaped(&raw, "==") {
+                (&raw[..i], &raw[i + 2..], false)
+            } else if let Some(i) = find_unescaped(&raw, "=") {
+                (&raw[..i], &raw[i + 1..], false)
+            } else {
+                return Err(format!(
+                    "invalid selector: '{input}'; can't understand '{raw}'"
+                ));
+            };
+            let label = label.trim().to_string();
+            let path = match label.as_str() {
+                "metadata.name" => "metadata.name".to_string(),
+                "metadata.namespace" if resource.namespaced || !resource.is_custom() => {
+                    "metadata.namespace".to_string()
+                }
+                other => match resource
+                    .extra_field_labels()
+                    .into_iter()
+                    .find(|(l, _)| l == other)
+                {
+                    Some((_, path)) => path,
+                    None => return Err(resource.field_label_error(other)),
+                },
+            };
+            terms.push(FieldTerm {
+                label,
+                path,
+                value: unescape(value.trim()),
+                negate,
+            });
+        }
+        Ok(FieldSelector { terms })
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.terms.is_empty()
+    }
+
+    pub(crate) fn matches(&self, obj: &Value) -> bool {
+        self.terms.iter().all(|t| {
+            let have = object::field_string(obj, &t.path);
+            (have == t.value) != t.negate
+        })
+    }
+}
+
+fn split_unescaped(s: &str, sep: char) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut escaped = false;
+    for c in s.chars() {
+        if escaped {
+            cur.push('\\');
+            cur.push(c);
+            escaped = false;
+        } else if c == '\\' {
+            escaped = true;
+        } else if c == sep {
+            out.push(std::mem::take(&mut cur));
+        } else {
+            cur.push(c);
+        }
+    }
+    out.push(cur);
+    out
+}
+
+fn find_unescaped(s: &str, pat: &str) -> Option<usize> {
+    let bytes = s.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'\\' {
+            i += 2;
+            continue;
+        }
+        // Compare bytes: `s[i..]` would panic inside a multi-byte character. An ASCII pattern
+        // cannot match a UTF-8 continuation byte, so a match is always a char boundary.
+        if bytes[i..].starts_with(pat.as_bytes()) {
+            return Some(i);
+        }
+        i += 1;
+    }
+    None
+}
+
+fn unescape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut escaped = false;
+    for c in s.chars() {
+        if escaped {
+            out.push(c);
+            escaped = false;
+        } else if c == '\\' {
+            escaped = true;
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Label and field selectors plus the namespace of a request: what an object must satisfy to
+/// be listed or watched.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Filter {
+    pub(crate) namespace: Option<String>,
+    pub(crate) labels: kube_codegen_apimachinery::labels::Selector,
+    pub(crate) fields: FieldSelector,
+}
+
+impl Filter {
+    pub(crate) fn matches(&self, obj: &Value) -> bool {
+        if let Some(ns) = &self.namespace
+            && object::namespace(obj) != ns
+        {
+            return false;
+        }
+        (self.labels.is_empty() || self.labels.matches(&object::labels(obj)))
+            && (self.fields.is_empty() || self.fields.matches(obj))
+    }
+
+    pub(crate) fn has_selectors(&self) -> bool {
+        !self.labels.is_empty() || !self.fields.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use std::collections::BTreeMap;
+
+    fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    fn sel(s: &str) -> kube_codegen_apimachinery::labels::Selector {
+        match kube_codegen_apimachinery::labels::Selector::parse(s) {
+            Ok(s) => s,
+            Err(e) => panic!("{s}: {e}"),
+        }
+    }
+
+    #[test]
+    fn label_operators() {
+        let l = labels(&[("app", "web"), ("tier", "front"), ("n", "5")]);
+        for (s, want) in [
+            ("", true),
+            ("app=web", true),
+            ("app==web", true),
+            ("app=db", false),
+            ("app!=db", true),
+            ("missing!=x", true),
+            ("app in (web, db)", true),
+            ("app in (db)", false),
+            ("app notin (db)", true),
+            ("missing notin (db)", true),
+            ("app notin (web)", false),
+            ("tier", true),
+            ("!tier", false),
+            ("!missing", true),
+            ("app=web,tier=front", true),
+            ("app=web, tier=back", false),
+            ("n>4", true),
+            ("n<4", false),
+            ("missing>1", false),
+            ("example.com/key", false),
+            ("app=", false),
+        ] {
+            assert_eq!(sel(s).matches(&l), want, "{s}");
+        }
+        assert!(sel("app=").matches(&labels(&[("app", "")])));
+    }
+
+    #[test]
+    fn label_parse_errors() {
+        for s in [
+            "app in (web",
+            "app in web",
+            "app=web,",
+            "a b",
+            "app~web",
+            "-bad=x",
+            "n>x",
+            "app=bad value!",
+        ] {
+            assert!(
+                kube_codegen_apimachinery::labels::Selector::parse(s).is_err(),
+                "{s} should not parse"
+            );
+        }
+    }
+
+    fn res(custom: bool, namespaced: bool) -> Resource {
+        let mut r = crate::semantics::resources::builtins()
+            .into_iter()
+            .find(|r| r.kind == "ConfigMap")
+            .unwrap_or_else(|| panic!("no ConfigMap"));
+        if custom {
+            r.builtin = None;
+        }
+        r.namespaced = namespaced;
+        r
+    }
+
+    #[test]
+    fn field_selectors() {
+        let r = res(true, true);
+        let obj = json!({"metadata": {"name": "a", "namespace": "n"}});
+        let f =
+            FieldSelector::parse("metadata.name=a,metadata.namespace!=x", &r).unwrap_or_default();
+        assert_eq!(f.terms.len(), 2);
+        assert!(f.matches(&obj));
+        let f = FieldSelector::parse("metadata.name==b", &r).unwrap_or_default();
+        assert!(!f.matches(&obj));
+        assert_eq!(
+            FieldSelector::parse("spec.x=1", &r),
+            Err("field label not supported: spec.x".into())
+        );
+        assert_eq!(
+            FieldSelector::parse("spec.x=1", &res(false, true)),
+            Err(
+                "\"spec.x\" is not a known field selector: only \"metadata.name\", \"metadata.namespace\""
+                    .into()
+            )
+        );
+        assert!(FieldSelector::parse("metadata.namespace=x", &res(true, false)).is_err());
+        let f = FieldSelector::parse(r"metadata.name=a\,b", &r).unwrap_or_default();
+        assert_eq!(f.terms[0].value, "a,b");
+    }
+
+    #[test]
+    fn field_selector_values_may_hold_any_unicode() {
+        let r = res(true, true);
+        for (input, value, negate) in [
+            ("metadata.name=é", "é", false),
+            ("metadata.name!=日本", "日本", true),
+            (r"metadata.name=\éa=b", "éa=b", false),
+        ] {
+            let f = FieldSelector::parse(input, &r).unwrap_or_else(|e| panic!("{input}: {e}"));
+            assert_eq!(f.terms.len(), 1, "{input}");
+            assert_eq!(
+                (f.terms[0].value.as_str(), f.terms[0].negate),
+                (value, negate),
+                "{input}"
+            );
+        }
+        assert!(FieldSelector::parse("métadata.name=x", &r).is_err());
+    }
+}

@@ -1,0 +1,184 @@
+//! How lists merge: the `patchMergeKey`/`listType` knowledge strategic merge patch and
+//! server-side apply need. Built-in types use a table of the common keyed lists; custom
+//! resources read `x-kubernetes-list-type` and `x-kubernetes-list-map-keys` from the CRD schema.
+
+use serde_json::Value;
+
+use crate::semantics::resources::{Builtin, Resource};
+
+/// How a list field merges.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum ListType {
+    /// Replaced as a whole.
+    Atomic,
+    /// A set of scalars: merged by union.
+    Set,
+    /// A list of objects identified by the given key fields.
+    Map(Vec<String>),
+}
+
+/// The list type of the field at `path` (field names from the object root; list items add no
+/// segment) of an object of `resource`.
+pub(crate) fn list_type(resource: &Resource, path: &[&str]) -> ListType {
+    let Some(last) = path.last().copied() else {
+        return ListType::Atomic;
+    };
+    if path.first() == Some(&"metadata") && path.len() == 2 {
+        return match last {
+            "finalizers" => ListType::Set,
+            "ownerReferences" => ListType::Map(vec!["uid".into()]),
+            _ => ListType::Atomic,
+        };
+    }
+    match resource.builtin {
+        Some(b) => builtin_list_type(b, path, last),
+        None => resource
+            .custom
+            .as_ref()
+            .and_then(|c| c.schema.as_ref())
+            .map_or(ListType::Atomic, |schema| schema_list_type(schema, path)),
+    }
+}
+
+fn keys(k: &[&str]) -> ListType {
+    ListType::Map(k.iter().map(|s| s.to_string()).collect())
+}
+
+fn builtin_list_type(b: Builtin, path: &[&str], last: &str) -> ListType {
+    let parent = if path.len() >= 2 {
+        path[path.len() - 2]
+    } else {
+        ""
+    };
+    let in_container = matches!(
+        parent,
+        "containers" | "initContainers" | "ephemeralContainers"
+    );
+    match last {
+        "containers" | "initContainers" | "ephemeralContainers" => keys(&["name"]),
+        "volumes" | "imagePullSecrets" | "resourceClaims" | "schedulingGates" => keys(&["name"]),
+        "env" if in_container => keys(&["name"]),
+        "volumeMounts" if in_container => keys(&["mountPath"]),
+        "volumeDevices" if in_container => keys(&["devicePath"]),
+        "ports" if in_container => keys(&["containerPort", "protocol"]),
+        "ports" if b == Builtin::Service && path == ["spec", "ports"] => {
+            keys(&["port", "protocol"])
+        }
+        "conditions" => keys(&["type"]),
+        "hostAliases" => keys(&["ip"]),
+        "topologySpreadConstraints" => keys(&["topologyKey", "whenUnsatisfiable"]),
+        "finalizers" if b == Builtin::Namespace => ListType::Set,
+        _ => ListType::Atomic,
+    }
+}
+
+/// Follows `path` through an OpenAPI v3 schema (`properties`, `items`,
+/// `additionalProperties`) and reads the list extensions at the end.
+fn schema_list_type(schema: &Value, path: &[&str]) -> ListType {
+    let mut cur = schema;
+    for seg in path {
+        // Step into list items transparently.
+        while cur.get("type").and_then(Value::as_str) == Some("array") {
+            match cur.get("items") {
+                Some(items) => cur = items,
+                None => return ListType::Atomic,
+            }
+        }
+        match cur.get("properties").and_then(|p| p.get(*seg)) {
+            Some(next) => cur = next,
+            None => match cur.get("additionalProperties") {
+                Some(ap) if ap.is_object() => cur = ap,
+                _ => return ListType::Atomic,
+            },
+        }
+    }
+    match cur.get("x-kubernetes-list-type").and_then(Value::as_str) {
+        Some("set") => ListType::Set,
+        Some("map") => ListType::Map(
+            cur.get("x-kubernetes-list-map-keys")
+                .and_then(Value::as_array)
+                .map(|a| {
+                    a.iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_string)
+                        .collect()
+                })
+                .unwrap_or_default(),
+        ),
+        _ => ListType::Atomic,
+    }
+}
+
+/// The key of a keyed-list item: the key fields present in it.
+pub(crate) fn item_key(item: &Value, keys: &[String]) -> Option<Value> {
+    let obj = item.as_object()?;
+    let mut m = serde_json::Map::new();
+    for k in keys {
+        if let Some(v) = obj.get(k) {
+            m.insert(k.clone(), v.clone());
+        }
+    }
+    if m.is_empty() {
+        None
+    } else {
+        Some(Value::Object(m))
+    }
+}
+
+/// Whether `item` has the given key. Missing key fields match their defaults loosely: a
+/// missing `protocol` matches `TCP`, as the server defaults it.
+pub(crate) fn item_matches(item: &Value, key: &Value) -> bool {
+    let Some(k) = key.as_object() else {
+        return false;
+    };
+    k.iter().all(|(field, want)| match item.get(field) {
+        Some(have) => have == want,
+        None => field == "protocol" && want == "TCP",
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn schema_extensions_are_read() {
+        let schema = json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {
+            "items": {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["id"],
+                      "items": {"type": "object", "properties": {"tags": {"type": "array", "x-kubernetes-list-type": "set"}}}}
+        }}}});
+        assert_eq!(
+            schema_list_type(&schema, &["spec", "items"]),
+            ListType::Map(vec!["id".into()])
+        );
+        assert_eq!(
+            schema_list_type(&schema, &["spec", "items", "tags"]),
+            ListType::Set
+        );
+        assert_eq!(
+            schema_list_type(&schema, &["spec", "other"]),
+            ListType::Atomic
+        );
+    }
+
+    #[test]
+    fn builtin_keys() {
+        assert_eq!(
+            builtin_list_type(
+                Builtin::Deployment,
+                &["spec", "template", "spec", "containers"],
+                "containers"
+            ),
+            ListType::Map(vec!["name".into()])
+        );
+        assert_eq!(
+            builtin_list_type(Builtin::Pod, &["spec", "containers", "ports"], "ports"),
+            ListType::Map(vec!["containerPort".into(), "protocol".into()])
+        );
+        assert!(item_matches(
+            &json!({"containerPort": 80}),
+            &json!({"containerPort": 80, "protocol": "TCP"})
+        ));
+    }
+}

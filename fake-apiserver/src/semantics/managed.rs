@@ -1,0 +1,778 @@
+//! Field ownership for server-side apply: `metadata.managedFields` entries, `fieldsV1`
+//! encoding, the apply merge, and conflicts between managers.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::{Map, Value, json};
+
+use crate::error::{ApiError, go_quote};
+use crate::semantics::list_type::{ListType, item_key, item_matches, list_type};
+use crate::semantics::resources::Resource;
+
+/// One step of a field path.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(crate) enum Seg {
+    /// `f:name`: a field of an object.
+    Field(String),
+    /// `k:{"name":"x"}`: an item of a keyed list (canonical JSON of its key).
+    Key(String),
+    /// `v:"x"`: an item of a set.
+    Value(String),
+    /// `i:0`: an item of a list by position.
+    Index(usize),
+}
+
+pub(crate) type FieldPath = Vec<Seg>;
+pub(crate) type FieldSet = BTreeSet<FieldPath>;
+
+/// Which part of an object a request writes: the main resource or the status subresource.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Scope {
+    Main,
+    Status,
+}
+
+impl Scope {
+    pub(crate) fn subresource(self) -> &'static str {
+        match self {
+            Scope::Main => "",
+            Scope::Status => "status",
+        }
+    }
+}
+
+/// One `managedFields` entry.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Entry {
+    pub(crate) manager: String,
+    pub(crate) operation: String,
+    pub(crate) api_version: String,
+    pub(crate) time: String,
+    pub(crate) subresource: String,
+    pub(crate) fields: FieldSet,
+}
+
+impl Entry {
+    fn same_id(&self, manager: &str, operation: &str, subresource: &str) -> bool {
+        self.manager == manager && self.operation == operation && self.subresource == subresource
+    }
+}
+
+const META_TRACKED: &[&str] = &["labels", "annotations", "finalizers", "ownerReferences"];
+
+/// The leaf fields of `v` a manager of `scope` can own.
+pub(crate) fn leaves(resource: &Resource, v: &Value, scope: Scope) -> FieldSet {
+    let mut out = FieldSet::new();
+    let Some(root) = v.as_object() else {
+        return out;
+    };
+    for (k, child) in root {
+        let in_scope = match scope {
+            Scope::Status => k == "status",
+            Scope::Main => !(k == "status" && resource.has_status()),
+        };
+        if !in_scope || k == "apiVersion" || k == "kind" {
+            continue;
+        }
+        if k == "metadata" {
+            if let Some(meta) = child.as_object() {
+                for (mk, mv) in meta {
+                    if META_TRACKED.contains(&mk.as_str()) {
+                        let mut names = vec!["metadata".to_string(), mk.clone()];
+                        let mut path = vec![Seg::Field("metadata".into()), Seg::Field(mk.clone())];
+                        walk(resource, mv, &mut names, &mut path, &mut out);
+                    }
+                }
+            }
+            continue;
+        }
+        let mut names = vec![k.clone()];
+        let mut path = vec![Seg::Field(k.clone())];
+        walk(resource, child, &mut names, &mut path, &mut out);
+    }
+    out
+}
+
+fn walk(
+    resource: &Resource,
+    v: &Value,
+    names: &mut Vec<String>,
+    path: &mut FieldPath,
+    out: &mut FieldSet,
+) {
+    match v {
+        Value::Object(m) if !m.is_empty() => {
+            for (k, child) in m {
+                names.push(k.clone());
+                path.push(Seg::Field(k.clone()));
+                walk(resource, child, names, path, out);
+                path.pop();
+                names.pop();
+            }
+        }
+        Value::Array(items) => {
+            let name_refs: Vec<&str> = names.iter().map(String::as_str).collect();
+            match list_type(resource, &name_refs) {
+                ListType::Atomic => {
+                    out.insert(path.clone());
+                }
+                ListType::Set => {
+                    for item in items {
+                        path.push(Seg::Value(item.to_string()));
+                        out.insert(path.clone());
+                        path.pop();
+                    }
+                }
+                ListType::Map(keys) => {
+                    for item in items {
+                        let Some(key) = item_key(item, &keys) else {
+                            continue;
+                        };
+                        path.push(Seg::Key(key.to_string()));
+                        out.insert(path.clone());
+                        walk(resource, item, names, path, out);
+                        path.pop();
+                    }
+                }
+            }
+        }
+        _ => {
+            out.insert(path.clone());
+        }
+    }
+}
+
+/// The value at a field path.
+pub(crate) fn get_at<'a>(v: &'a Value, path: &[Seg]) -> Option<&'a Value> {
+    let mut cur = v;
+    for seg in path {
+        cur = step(cur, seg)?;
+    }
+    Some(cur)
+}
+
+fn step<'a>(cur: &'a Value, seg: &Seg) -> Option<&'a Value> {
+    match seg {
+        Seg::Field(f) => cur.get(f),
+        Seg::Key(k) => {
+            let key: Value = serde_json::from_str(k).ok()?;
+            cur.as_array()?.iter().find(|i| item_matches(i, &key))
+        }
+        Seg::Value(s) => {
+            let want: Value = serde_json::from_str(s).ok()?;
+            cur.as_array()?.iter().find(|i| **i == want)
+        }
+        Seg::Index(i) => cur.as_array()?.get(*i),
+    }
+}
+
+/// Removes the field at `path` (no-op when absent).
+pub(crate) fn remove_at(v: &mut Value, path: &[Seg]) {
+    let Some((last, parent_path)) = path.split_last() else {
+        return;
+    };
+    let mut cur = v;
+    for seg in parent_path {
+        let next = match seg {
+            Seg::Field(f) => cur.get_mut(f),
+            Seg::Key(k) => match serde_json::from_str::<Value>(k) {
+                Ok(key) => cur
+                    .as_array_mut()
+                    .and_then(|a| a.iter_mut().find(|i| item_matches(i, &key))),
+                Err(_) => None,
+            },
+            Seg::Value(s) => match serde_json::from_str::<Value>(s) {
+                Ok(want) => cur
+                    .as_array_mut()
+                    .and_then(|a| a.iter_mut().find(|i| **i == want)),
+                Err(_) => None,
+            },
+            Seg::Index(i) => cur.as_array_mut().and_then(|a| a.get_mut(*i)),
+        };
+        match next {
+            Some(n) => cur = n,
+            None => return,
+        }
+    }
+    match last {
+        Seg::Field(f) => {
+            if let Some(m) = cur.as_object_mut() {
+                m.remove(f);
+            }
+        }
+        Seg::Key(k) => {
+            if let (Ok(key), Some(a)) = (serde_json::from_str::<Value>(k), cur.as_array_mut()) {
+                a.retain(|i| !item_matches(i, &key));
+            }
+        }
+        Seg::Value(s) => {
+            if let (Ok(want), Some(a)) = (serde_json::from_str::<Value>(s), cur.as_array_mut()) {
+                a.retain(|i| *i != want);
+            }
+        }
+        Seg::Index(i) => {
+            if let Some(a) = cur.as_array_mut()
+                && *i < a.len()
+            {
+                a.remove(*i);
+            }
+        }
+    }
+}
+
+/// Renders a path as the API server does in conflict messages (`.spec.containers[name="c"]`).
+pub(crate) fn render_path(path: &[Seg]) -> String {
+    let mut s = String::new();
+    for seg in path {
+        match seg {
+            Seg::Field(f) => {
+                s.push('.');
+                s.push_str(f);
+            }
+            Seg::Key(k) => {
+                let inner = serde_json::from_str::<Map<String, Value>>(k)
+                    .map(|m| {
+                        m.iter()
+                            .map(|(k, v)| format!("{k}={v}"))
+                            .collect::<Vec<_>>()
+                            .join(",")
+                    })
+                    .unwrap_or_else(|_| k.clone());
+                s.push_str(&format!("[{inner}]"));
+            }
+            Seg::Value(v) => s.push_str(&format!("[={v}]")),
+            Seg::Index(i) => s.push_str(&format!("[{i}]")),
+        }
+    }
+    s
+}
+
+#[derive(Default)]
+struct Node {
+    leaf: bool,
+    children: BTreeMap<String, Node>,
+}
+
+fn seg_key(seg: &Seg) -> String {
+    match seg {
+        Seg::Field(f) => format!("f:{f}"),
+        Seg::Key(k) => format!("k:{k}"),
+        Seg::Value(v) => format!("v:{v}"),
+        Seg::Index(i) => format!("i:{i}"),
+    }
+}
+
+fn render_node(n: &Node) -> Value {
+    let mut m = Map::new();
+    if n.leaf && !n.children.is_empty() {
+        m.insert(".".into(), json!({}));
+    }
+    for (k, c) in &n.children {
+        m.insert(k.clone(), render_node(c));
+    }
+    Value::Object(m)
+}
+
+/// Encodes a field set as `fieldsV1`.
+pub(crate) fn to_fields_v1(set: &FieldSet) -> Value {
+    let mut root = Node::default();
+    for path in set {
+        let mut cur = &mut root;
+        for seg in path {
+            cur = cur.children.entry(seg_key(seg)).or_default();
+        }
+        cur.leaf = true;
+    }
+    render_node(&root)
+}
+
+/// Decodes `fieldsV1`.
+pub(crate) fn from_fields_v1(v: &Value) -> FieldSet {
+    let mut out = FieldSet::new();
+    let mut path = Vec::new();
+    parse_node(v, &mut path, &mut out);
+    out
+}
+
+fn parse_node(v: &Value, path: &mut FieldPath, out: &mut FieldSet) {
+    let Some(m) = v.as_object() else {
+        return;
+    };
+    if m.is_empty() && !path.is_empty() {
+        out.insert(path.clone());
+        return;
+    }
+    for (k, child) in m {
+        if k == "." {
+            if !path.is_empty() {
+                out.insert(path.clone());
+            }
+            continue;
+        }
+        let seg = if let Some(f) = k.strip_prefix("f:") {
+            Seg::Field(f.to_string())
+        } else if let Some(key) = k.strip_prefix("k:") {
+            Seg::Key(key.to_string())
+        } else if let Some(val) = k.strip_prefix("v:") {
+            Seg::Value(val.to_string())
+        } else if let Some(i) = k.strip_prefix("i:").and_then(|i| i.parse().ok()) {
+            Seg::Index(i)
+        } else {
+            continue;
+        };
+        path.push(seg);
+        parse_node(child, path, out);
+        path.pop();
+    }
+}
+
+/// Reads `metadata.managedFields`.
+pub(crate) fn read_entries(obj: &Value) -> Vec<Entry> {
+    crate::storage::object::meta(obj)
+        .and_then(|m| m.get("managedFields"))
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|e| {
+                    Some(Entry {
+                        manager: e.get("manager")?.as_str()?.to_string(),
+                        operation: e
+                            .get("operation")
+                            .and_then(Value::as_str)
+                            .unwrap_or("Update")
+                            .to_string(),
+                        api_version: e
+                            .get("apiVersion")
+                            .and_then(Value::as_str)
+                            .unwrap_or("")
+                            .to_string(),
+                        time: e
+                            .get("time")
+                            .and_then(Value::as_str)
+                            .unwrap_or("")
+                            .to_string(),
+                        subresource: e
+                            .get("subresource")
+                            .and_then(Value::as_str)
+                            .unwrap_or("")
+                            .to_string(),
+                        fields: e.get("fieldsV1").map(from_fields_v1).unwrap_or_default(),
+                    })
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Writes `metadata.managedFields` (removed when there are no entries).
+pub(crate) fn write_entries(obj: &mut Value, entries: &[Entry]) {
+    let list: Vec<Value> = entries
+        .iter()
+        .filter(|e| !e.fields.is_empty())
+        .map(|e| {
+            let mut m = Map::new();
+            m.insert("manager".into(), json!(e.manager));
+            m.insert("operation".into(), json!(e.operation));
+            m.insert("apiVersion".into(), json!(e.api_version));
+            m.insert("time".into(), json!(e.time));
+            m.insert("fieldsType".into(), json!("FieldsV1"));
+            m.insert("fieldsV1".into(), to_fields_v1(&e.fields));
+            if !e.subresource.is_empty() {
+                m.insert("subresource".into(), json!(e.subresource));
+            }
+            Value::Object(m)
+        })
+        .collect();
+    let meta = crate::storage::object::meta_mut(obj);
+    if list.is_empty() {
+        meta.remove("managedFields");
+    } else {
+        meta.insert("managedFields".into(), Value::Array(list));
+    }
+}
+
+/// Records a non-apply write by `manager`: it takes ownership of every field it changed.
+pub(crate) fn record_update(
+    resource: &Resource,
+    entries: &mut Vec<Entry>,
+    old: Option<&Value>,
+    new: &Value,
+    manager: &str,
+    scope: Scope,
+    time: &str,
+) {
+    let new_leaves = leaves(resource, new, scope);
+    let changed: FieldSet = match old {
+        None => new_leaves,
+        Some(old) => {
+            let old_leaves = leaves(resource, old, scope);
+            new_leaves
+                .union(&old_leaves)
+                .filter(|p| get_at(old, p) != get_at(new, p))
+                .cloned()
+                .collect()
+        }
+    };
+    if changed.is_empty() {
+        return;
+    }
+    let sub = scope.subresource();
+    for e in entries.iter_mut() {
+        if !e.same_id(manager, "Update", sub) {
+            e.fields.retain(|p| !changed.contains(p));
+        }
+    }
+    let idx = match entries
+        .iter()
+        .position(|e| e.same_id(manager, "Update", sub))
+    {
+        Some(i) => i,
+        None => {
+            entries.push(Entry {
+                manager: manager.to_string(),
+                operation: "Update".into(),
+                api_version: resource.api_version(),
+                time: String::new(),
+                subresource: sub.to_string(),
+                fields: FieldSet::new(),
+            });
+            entries.len() - 1
+        }
+    };
+    let e = &mut entries[idx];
+    e.time = time.to_string();
+    e.api_version = resource.api_version();
+    for p in changed {
+        if get_at(new, &p).is_some() {
+            e.fields.insert(p);
+        } else {
+            e.fields.remove(&p);
+        }
+    }
+    // Removed fields belong to nobody.
+    for e in entries.iter_mut() {
+        e.fields.retain(|p| get_at(new, p).is_some());
+    }
+    entries.retain(|e| !e.fields.is_empty());
+}
+
+/// Merges an applied configuration into the live object.
+fn apply_merge(
+    resource: &Resource,
+    live: &Value,
+    config: &Value,
+    names: &mut Vec<String>,
+) -> Value {
+    match (live, config) {
+        (Value::Object(l), Value::Object(c)) => {
+            let mut out = l.clone();
+            for (k, cv) in c {
+                if cv.is_null() {
+                    out.remove(k);
+                    continue;
+                }
+                names.push(k.clone());
+                let merged = match out.get(k) {
+                    Some(lv) => apply_merge(resource, lv, cv, names),
+                    None => cv.clone(),
+                };
+                names.pop();
+                out.insert(k.clone(), merged);
+            }
+            Value::Object(out)
+        }
+        (Value::Array(l), Value::Array(c)) => {
+            let name_refs: Vec<&str> = names.iter().map(String::as_str).collect();
+            match list_type(resource, &name_refs) {
+                ListType::Atomic => config.clone(),
+                ListType::Set => {
+                    let mut out = l.clone();
+                    for v in c {
+                        if !out.contains(v) {
+                            out.push(v.clone());
+                        }
+                    }
+                    Value::Array(out)
+                }
+                ListType::Map(keys) => {
+                    let mut out = l.clone();
+                    for item in c {
+                        let pos = item_key(item, &keys)
+                            .and_then(|k| out.iter().position(|o| item_matches(o, &k)));
+                        match pos {
+                            Some(i) => {
+                                let merged = apply_merge(resource, &out[i], item, names);
+                                out[i] = merged;
+                            }
+                            None => out.push(item.clone()),
+                        }
+                    }
+                    Value::Array(out)
+                }
+            }
+        }
+        _ => config.clone(),
+    }
+}
+
+/// One field another manager owns with a different value.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Conflict {
+    pub(crate) manager: String,
+    pub(crate) api_version: String,
+    pub(crate) path: FieldPath,
+}
+
+/// The 409 for apply conflicts, worded as the API server words it.
+pub(crate) fn conflict_error(
+    group: &str,
+    plural: &str,
+    name: &str,
+    conflicts: &[Conflict],
+) -> ApiError {
+    let who = |c: &Conflict| format!("{} using {}", go_quote(&c.manager), c.api_version);
+    let text = match conflicts {
+        [one] => format!("conflict with {}: {}", who(one), render_path(&one.path)),
+        many => {
+            let mut by: BTreeMap<String, Vec<String>> = BTreeMap::new();
+            for c in many {
+                by.entry(who(c)).or_default().push(render_path(&c.path));
+            }
+            by.iter()
+                .map(|(w, paths)| {
+                    let list: Vec<String> = paths.iter().map(|p| format!("- {p}")).collect();
+                    format!("conflicts with {w}:\n{}", list.join("\n"))
+                })
+                .collect::<Vec<_>>()
+                .join("\n")
+        }
+    };
+    let n = conflicts.len();
+    let causes: Vec<Value> = conflicts
+        .iter()
+        .map(|c| {
+            json!({"reason": "FieldManagerConflict", "message": format!("conflict with {}", who(c)), "field": render_path(&c.path)})
+        })
+        .collect();
+    let mut details = Map::new();
+    details.insert("name".into(), json!(name));
+    if !group.is_empty() {
+        details.insert("group".into(), json!(group));
+    }
+    details.insert("kind".into(), json!(plural));
+    details.insert("causes".into(), Value::Array(causes));
+    ApiError::new(
+        409,
+        "Conflict",
+        format!(
+            "Apply failed with {n} conflict{}: {text}",
+            if n == 1 { "" } else { "s" }
+        ),
+    )
+    .with_details(Value::Object(details))
+}
+
+/// Server-side apply of `config` by `manager` over `live` (or over nothing, to create).
+/// Returns the merged object with its managed fields updated, or the conflicts.
+pub(crate) fn apply(
+    resource: &Resource,
+    live: Option<&Value>,
+    config: &Value,
+    manager: &str,
+    force: bool,
+    scope: Scope,
+    time: &str,
+) -> Result<Value, Vec<Conflict>> {
+    let mut entries = live.map(read_entries).unwrap_or_default();
+    let sub = scope.subresource();
+    let config_set = leaves(resource, config, scope);
+    let empty = Value::Object(Map::new());
+    let live_v = live.unwrap_or(&empty);
+
+    // Conflicts: fields other managers own with a different value.
+    let mut conflicts = Vec::new();
+    for e in &entries {
+        if e.same_id(manager, "Apply", sub) {
+            continue;
+        }
+        for p in e.fields.intersection(&config_set) {
+            if matches!(p.last(), Some(Seg::Key(_))) {
+                continue;
+            }
+            if get_at(live_v, p) != get_at(config, p) {
+                conflicts.push(Conflict {
+                    manager: e.manager.clone(),
+                    api_version: e.api_version.clone(),
+                    path: p.clone(),
+                });
+            }
+        }
+    }
+    if !conflicts.is_empty() && !force {
+        return Err(conflicts);
+    }
+    if force {
+        for c in &conflicts {
+            for e in entries.iter_mut() {
+                if e.manager == c.manager && !e.same_id(manager, "Apply", sub) {
+                    e.fields.remove(&c.path);
+                }
+            }
+        }
+    }
+
+    let mut merged = apply_merge(resource, live_v, config, &mut Vec::new());
+
+    // Fields this manager applied before but no longer does are removed, unless another
+    // manager also owns them.
+    let previous: FieldSet = entries
+        .iter()
+        .find(|e| e.same_id(manager, "Apply", sub))
+        .map(|e| e.fields.clone())
+        .unwrap_or_default();
+    let owned_by_others = |p: &FieldPath| {
+        entries
+            .iter()
+            .filter(|e| !e.same_id(manager, "Apply", sub))
+            .any(|e| e.fields.iter().any(|q| q.starts_with(p)))
+    };
+    // Deepest first, so that a removed keyed item does not hide its fields.
+    let mut dropped: Vec<&FieldPath> = previous.difference(&config_set).collect();
+    dropped.sort_by_key(|p| std::cmp::Reverse(p.len()));
+    for p in dropped {
+        if !owned_by_others(p) {
+            remove_at(&mut merged, p);
+        }
+    }
+
+    match entries
+        .iter_mut()
+        .find(|e| e.same_id(manager, "Apply", sub))
+    {
+        Some(e) => {
+            e.fields = config_set;
+            e.time = time.to_string();
+            e.api_version = resource.api_version();
+        }
+        None => entries.push(Entry {
+            manager: manager.to_string(),
+            operation: "Apply".into(),
+            api_version: resource.api_version(),
+            time: time.to_string(),
+            subresource: sub.to_string(),
+            fields: config_set,
+        }),
+    }
+    for e in entries.iter_mut() {
+        e.fields.retain(|p| get_at(&merged, p).is_some());
+    }
+    entries.retain(|e| !e.fields.is_empty());
+    write_entries(&mut merged, &entries);
+    Ok(merged)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::semantics::resources::builtins;
+
+    fn cm() -> Resource {
+        builtins()
+            .into_iter()
+            .find(|r| r.kind == "ConfigMap")
+            .unwrap_or_else(|| panic!("no ConfigMap"))
+    }
+
+    fn deploy() -> Resource {
+        builtins()
+            .into_iter()
+            .find(|r| r.kind == "Deployment")
+            .unwrap_or_else(|| panic!("no Deployment"))
+    }
+
+    #[test]
+    fn fields_v1_round_trips() {
+        let r = deploy();
+        let obj = json!({"metadata": {"name": "x", "labels": {"a": "1"}}, "spec": {"replicas": 1,
+            "template": {"spec": {"containers": [{"name": "c", "image": "i"}]}}}, "status": {"replicas": 0}});
+        let set = leaves(&r, &obj, Scope::Main);
+        let v1 = to_fields_v1(&set);
+        assert_eq!(
+            v1,
+            json!({"f:metadata": {"f:labels": {"f:a": {}}}, "f:spec": {"f:replicas": {}, "f:template": {"f:spec": {"f:containers": {
+                "k:{\"name\":\"c\"}": {".": {}, "f:image": {}, "f:name": {}}}}}}})
+        );
+        assert_eq!(from_fields_v1(&v1), set);
+        let status = leaves(&r, &obj, Scope::Status);
+        assert_eq!(
+            to_fields_v1(&status),
+            json!({"f:status": {"f:replicas": {}}})
+        );
+    }
+
+    fn ok(r: Result<Value, Vec<Conflict>>) -> Value {
+        r.unwrap_or_else(|c| panic!("conflicts: {c:?}"))
+    }
+
+    #[test]
+    fn apply_merges_removes_and_conflicts() {
+        let r = cm();
+        let a1 = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"a": "1", "b": "2"}});
+        let live = ok(apply(&r, None, &a1, "alice", false, Scope::Main, "t"));
+        assert_eq!(live["data"], json!({"a": "1", "b": "2"}));
+        // bob applies a different field: no conflict, both owned
+        let b1 = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"c": "3"}});
+        let live = ok(apply(&r, Some(&live), &b1, "bob", false, Scope::Main, "t"));
+        assert_eq!(live["data"], json!({"a": "1", "b": "2", "c": "3"}));
+        // alice drops b: removed
+        let a2 = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"a": "1"}});
+        let live = ok(apply(
+            &r,
+            Some(&live),
+            &a2,
+            "alice",
+            false,
+            Scope::Main,
+            "t",
+        ));
+        assert_eq!(live["data"], json!({"a": "1", "c": "3"}));
+        // bob sets a to another value: conflict
+        let b2 = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"a": "9", "c": "3"}});
+        let conflicts = apply(&r, Some(&live), &b2, "bob", false, Scope::Main, "t");
+        let Err(c) = conflicts else {
+            panic!("expected a conflict")
+        };
+        let e = conflict_error("", "configmaps", "c", &c);
+        assert_eq!(
+            e.message,
+            "Apply failed with 1 conflict: conflict with \"alice\" using v1: .data.a"
+        );
+        // with force bob takes it over
+        let live = ok(apply(&r, Some(&live), &b2, "bob", true, Scope::Main, "t"));
+        assert_eq!(live["data"]["a"], "9");
+        let entries = read_entries(&live);
+        let alice = entries.iter().find(|e| e.manager == "alice");
+        assert!(alice.is_none(), "alice lost her only field: {entries:?}");
+    }
+
+    #[test]
+    fn updates_take_ownership() {
+        let r = cm();
+        let a1 = json!({"metadata": {"name": "c"}, "data": {"a": "1"}});
+        let live = ok(apply(&r, None, &a1, "alice", false, Scope::Main, "t"));
+        let mut edited = live.clone();
+        edited["data"]["a"] = json!("2");
+        let mut entries = read_entries(&live);
+        record_update(
+            &r,
+            &mut entries,
+            Some(&live),
+            &edited,
+            "kubectl-edit",
+            Scope::Main,
+            "t",
+        );
+        assert_eq!(entries.len(), 1);
+        assert_eq!(entries[0].manager, "kubectl-edit");
+    }
+}

@@ -1,0 +1,14 @@
+//! API semantics: what kube-apiserver does to a request between HTTP and storage — the
+//! served resources, the write verbs' registry rules, metadata and schema validation, CRDs,
+//! patches, server-side apply and field ownership, field selectors, built-in strategies.
+
+pub(crate) mod builtin;
+pub(crate) mod crd;
+pub(crate) mod field_selector;
+pub(crate) mod list_type;
+pub(crate) mod managed;
+pub(crate) mod ops;
+pub(crate) mod patch;
+pub(crate) mod resources;
+pub(crate) mod schema;
+pub(crate) mod validation;

@@ -1,0 +1,544 @@
+//! The resources the fake serves: built-ins from k8s-openapi, generated kinds
+//! ([`ResourceInfo`]), and custom resources registered by creating a CRD.
+
+use kube_codegen_apimachinery::validation::NameRule;
+use std::cmp::Ordering;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::error::FakeError;
+use kube_codegen_apimachinery::resource::ResourceInfo;
+
+/// The built-in kinds whose server-side behaviour the fake knows (defaults, deletion, field
+/// selectors). `None` on a [`Resource`] means a custom resource.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum Builtin {
+    Namespace,
+    Pod,
+    Service,
+    Endpoints,
+    ConfigMap,
+    Secret,
+    CoreEvent,
+    ServiceAccount,
+    Node,
+    Deployment,
+    ReplicaSet,
+    StatefulSet,
+    DaemonSet,
+    Job,
+    EndpointSlice,
+    Event,
+    Lease,
+    Crd,
+}
+
+/// What a CRD says about one served version of a custom resource.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct CustomInfo {
+    /// `metadata.name` of the CRD.
+    pub(crate) crd_name: String,
+    /// `schema.openAPIV3Schema` of this version.
+    pub(crate) schema: Option<Value>,
+    /// `additionalPrinterColumns` of this version.
+    pub(crate) printer_columns: Vec<Value>,
+    /// Field selector labels from `selectableFields` (`spec.color`).
+    pub(crate) selectable_fields: Vec<String>,
+}
+
+/// One served resource at one version.
+#[derive(Debug, Clone)]
+pub(crate) struct Resource {
+    pub(crate) group: String,
+    pub(crate) version: String,
+    pub(crate) kind: String,
+    pub(crate) list_kind: String,
+    pub(crate) plural: String,
+    pub(crate) singular: String,
+    pub(crate) namespaced: bool,
+    pub(crate) subresources: Vec<String>,
+    pub(crate) short_names: Vec<String>,
+    pub(crate) categories: Vec<String>,
+    pub(crate) builtin: Option<Builtin>,
+    pub(crate) custom: Option<Arc<CustomInfo>>,
+}
+
+impl Resource {
+    /// `group/version`, or `version` for the core group.
+    pub(crate) fn api_version(&self) -> String {
+        if self.group.is_empty() {
+            self.version.clone()
+        } else {
+            format!("{}/{}", self.group, self.version)
+        }
+    }
+
+    /// The storage key shared by all versions: `plural.group`.
+    pub(crate) fn store_key(&self) -> String {
+        crate::error::qualified(&self.group, &self.plural)
+    }
+
+    pub(crate) fn is_custom(&self) -> bool {
+        self.builtin.is_none()
+    }
+
+    pub(crate) fn has_status(&self) -> bool {
+        self.subresources.iter().any(|s| s == "status")
+    }
+
+    /// `AllowCreateOnUpdate` of the type's REST strategy.
+    pub(crate) fn allow_create_on_update(&self) -> bool {
+        matches!(
+            self.builtin,
+            Some(Builtin::Endpoints | Builtin::Lease | Builtin::CoreEvent | Builtin::Event)
+        )
+    }
+
+    /// `AllowUnconditionalUpdate`: a PUT without `metadata.resourceVersion` overwrites.
+    pub(crate) fn allow_unconditional_update(&self) -> bool {
+        !matches!(self.builtin, None | Some(Builtin::Crd | Builtin::Lease))
+    }
+
+    /// `ReturnDeletedObject`: DELETE answers with the object rather than a success Status.
+    pub(crate) fn returns_deleted_object(&self) -> bool {
+        matches!(
+            self.builtin,
+            Some(
+                Builtin::Crd
+                    | Builtin::Namespace
+                    | Builtin::Pod
+                    | Builtin::Service
+                    | Builtin::ServiceAccount
+            )
+        )
+    }
+
+    /// Whether the type sets `metadata.generation` and bumps it on spec changes.
+    pub(crate) fn tracks_generation(&self) -> bool {
+        matches!(
+            self.builtin,
+            None | Some(
+                Builtin::Crd
+                    | Builtin::Deployment
+                    | Builtin::ReplicaSet
+                    | Builtin::StatefulSet
+                    | Builtin::DaemonSet
+                    | Builtin::Job
+                    | Builtin::Pod
+            )
+        )
+    }
+
+    /// Whether strategic merge patch is served (built-in types only, as in Kubernetes).
+    pub(crate) fn supports_strategic_merge(&self) -> bool {
+        self.builtin.is_some()
+    }
+
+    pub(crate) fn name_rule(&self) -> NameRule {
+        match self.builtin {
+            Some(Builtin::Namespace) => NameRule::Label1123,
+            Some(Builtin::Service) => NameRule::Label1035,
+            _ => NameRule::Subdomain,
+        }
+    }
+
+    /// Field selector labels this resource accepts beyond `metadata.name` and
+    /// `metadata.namespace`, mapped to the JSON path they read.
+    pub(crate) fn extra_field_labels(&self) -> Vec<(String, String)> {
+        let same = |labels: &[&str]| -> Vec<(String, String)> {
+            labels
+                .iter()
+                .map(|l| (l.to_string(), l.to_string()))
+                .collect()
+        };
+        match self.builtin {
+            Some(Builtin::Pod) => same(&[
+                "spec.nodeName",
+                "spec.restartPolicy",
+                "spec.schedulerName",
+                "spec.serviceAccountName",
+                "spec.hostNetwork",
+                "status.phase",
+                "status.podIP",
+                "status.nominatedNodeName",
+            ]),
+            Some(Builtin::Secret) => same(&["type"]),
+            Some(Builtin::Namespace) => same(&["status.phase"]),
+            Some(Builtin::Node) => same(&["spec.unschedulable"]),
+            Some(Builtin::ReplicaSet) => same(&["status.replicas"]),
+            Some(Builtin::Job) => same(&["status.successful"]),
+            Some(Builtin::CoreEvent) => {
+                let mut v = same(&[
+                    "involvedObject.kind",
+                    "involvedObject.namespace",
+                    "involvedObject.name",
+                    "involvedObject.uid",
+                    "involvedObject.apiVersion",
+                    "involvedObject.resourceVersion",
+                    "involvedObject.fieldPath",
+                    "reason",
+                    "reportingComponent",
+                    "type",
+                ]);
+                v.push(("source".into(), "source.component".into()));
+                v
+            }
+            Some(Builtin::Event) => same(&[
+                "regarding.kind",
+                "regarding.namespace",
+                "regarding.name",
+                "regarding.uid",
+                "regarding.apiVersion",
+                "regarding.resourceVersion",
+                "regarding.fieldPath",
+                "reason",
+                "reportingController",
+                "type",
+            ]),
+            None => self
+                .custom
+                .as_ref()
+                .map(|c| {
+                    c.selectable_fields
+                        .iter()
+                        .map(|f| (f.clone(), f.clone()))
+                        .collect()
+                })
+                .unwrap_or_default(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// The error for an unsupported field selector label, worded as the type's conversion
+    /// function words it.
+    pub(crate) fn field_label_error(&self, label: &str) -> String {
+        match self.builtin {
+            None
+            | Some(
+                Builtin::Pod
+                | Builtin::Node
+                | Builtin::CoreEvent
+                | Builtin::Event
+                | Builtin::Secret,
+            ) => format!("field label not supported: {label}"),
+            _ => format!(
+                "{} is not a known field selector: only \"metadata.name\", \"metadata.namespace\"",
+                crate::error::go_quote(label)
+            ),
+        }
+    }
+
+    /// From a generated registry entry.
+    pub(crate) fn from_info(info: &ResourceInfo) -> Result<Self, FakeError> {
+        if info.plural.is_empty() || info.kind.is_empty() || info.version.is_empty() {
+            return Err(FakeError::InvalidResource(format!(
+                "{info:?}: kind, version and plural are required"
+            )));
+        }
+        let builtin = builtin_by_gvk(info.group, info.version, info.kind);
+        Ok(Resource {
+            group: info.group.to_string(),
+            version: info.version.to_string(),
+            kind: info.kind.to_string(),
+            list_kind: if info.list_kind.is_empty() {
+                format!("{}List", info.kind)
+            } else {
+                info.list_kind.to_string()
+            },
+            plural: info.plural.to_string(),
+            singular: if info.singular.is_empty() {
+                info.kind.to_lowercase()
+            } else {
+                info.singular.to_string()
+            },
+            namespaced: info.namespaced,
+            subresources: info.subresources.iter().map(|s| s.to_string()).collect(),
+            short_names: info.short_names.iter().map(|s| s.to_string()).collect(),
+            categories: Vec::new(),
+            builtin,
+            custom: None,
+        })
+    }
+}
+
+fn builtin_by_gvk(group: &str, version: &str, kind: &str) -> Option<Builtin> {
+    builtins()
+        .into_iter()
+        .find(|r| r.group == group && r.version == version && r.kind == kind)
+        .and_then(|r| r.builtin)
+}
+
+fn builtin<K: k8s_openapi::Resource>(
+    b: Builtin,
+    namespaced: bool,
+    subresources: &[&str],
+    short_names: &[&str],
+    all: bool,
+) -> Resource {
+    Resource {
+        group: K::GROUP.to_string(),
+        version: K::VERSION.to_string(),
+        kind: K::KIND.to_string(),
+        list_kind: format!("{}List", K::KIND),
+        plural: K::URL_PATH_SEGMENT.to_string(),
+        singular: K::KIND.to_lowercase(),
+        namespaced,
+        subresources: subresources.iter().map(|s| s.to_string()).collect(),
+        short_names: short_names.iter().map(|s| s.to_string()).collect(),
+        categories: if all {
+            vec!["all".to_string()]
+        } else {
+            Vec::new()
+        },
+        builtin: Some(b),
+        custom: None,
+    }
+}
+
+/// The built-in resources every fake serves.
+pub(crate) fn builtins() -> Vec<Resource> {
+    use k8s_openapi::api::{apps, batch, coordination, core, discovery, events};
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1 as apiext;
+    vec![
+        builtin::<core::v1::Namespace>(Builtin::Namespace, false, &["status"], &["ns"], false),
+        builtin::<core::v1::Pod>(Builtin::Pod, true, &["status"], &["po"], true),
+        builtin::<core::v1::Service>(Builtin::Service, true, &["status"], &["svc"], true),
+        builtin::<core::v1::Endpoints>(Builtin::Endpoints, true, &[], &["ep"], false),
+        builtin::<core::v1::ConfigMap>(Builtin::ConfigMap, true, &[], &["cm"], false),
+        builtin::<core::v1::Secret>(Builtin::Secret, true, &[], &[], false),
+        builtin::<core::v1::Event>(Builtin::CoreEvent, true, &[], &["ev"], false),
+        builtin::<core::v1::ServiceAccount>(Builtin::ServiceAccount, true, &[], &["sa"], false),
+        builtin::<core::v1::Node>(Builtin::Node, false, &["status"], &["no"], false),
+        builtin::<apps::v1::Deployment>(Builtin::Deployment, true, &["status"], &["deploy"], true),
+        builtin::<apps::v1::ReplicaSet>(Builtin::ReplicaSet, true, &["status"], &["rs"], true),
+        builtin::<apps::v1::StatefulSet>(Builtin::StatefulSet, true, &["status"], &["sts"], true),
+        builtin::<apps::v1::DaemonSet>(Builtin::DaemonSet, true, &["status"], &["ds"], true),
+        builtin::<batch::v1::Job>(Builtin::Job, true, &["status"], &[], true),
+        builtin::<discovery::v1::EndpointSlice>(Builtin::EndpointSlice, true, &[], &[], false),
+        builtin::<events::v1::Event>(Builtin::Event, true, &[], &["ev"], false),
+        builtin::<coordination::v1::Lease>(Builtin::Lease, true, &[], &[], false),
+        builtin::<apiext::CustomResourceDefinition>(
+            Builtin::Crd,
+            false,
+            &["status"],
+            &["crd", "crds"],
+            false,
+        ),
+    ]
+}
+
+/// Groups in the order the real server lists them in discovery; other groups follow sorted.
+const GROUP_ORDER: &[&str] = &[
+    "",
+    "apiregistration.k8s.io",
+    "apps",
+    "events.k8s.io",
+    "authentication.k8s.io",
+    "authorization.k8s.io",
+    "autoscaling",
+    "batch",
+    "certificates.k8s.io",
+    "networking.k8s.io",
+    "policy",
+    "rbac.authorization.k8s.io",
+    "storage.k8s.io",
+    "admissionregistration.k8s.io",
+    "apiextensions.k8s.io",
+    "scheduling.k8s.io",
+    "coordination.k8s.io",
+    "node.k8s.io",
+    "discovery.k8s.io",
+    "flowcontrol.apiserver.k8s.io",
+];
+
+/// Whether `group` is one the API server itself serves (core or a built-in group): those
+/// answer unknown paths with a JSON `Status`, other groups with a plain-text
+/// `404 page not found`.
+pub(crate) fn is_builtin_group(group: &str) -> bool {
+    group.is_empty() || GROUP_ORDER.contains(&group) || builtins().iter().any(|r| r.group == group)
+}
+
+/// The etcd key of an object, as `StorageError`s print it.
+pub(crate) fn storage_key(res: &Resource, namespace: &str, name: &str) -> String {
+    let prefix = if res.is_custom() {
+        format!("/registry/{}/{}", res.group, res.plural)
+    } else {
+        format!("/registry/{}", res.plural)
+    };
+    if namespace.is_empty() {
+        format!("{prefix}/{name}")
+    } else {
+        format!("{prefix}/{namespace}/{name}")
+    }
+}
+
+/// Compares versions by Kubernetes' priority (`v2` > `v1` > `v1beta2` > `v1beta1` > `v1alpha1`
+/// > anything else, which sorts alphabetically): `Less` means higher priority.
+pub(crate) fn version_priority(a: &str, b: &str) -> Ordering {
+    fn parse(v: &str) -> Option<(u64, u8, u64)> {
+        let rest = v.strip_prefix('v')?;
+        let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        let major: u64 = digits.parse().ok()?;
+        let tail = &rest[digits.len()..];
+        if tail.is_empty() {
+            return Some((major, 2, 0));
+        }
+        let (level, n) = if let Some(n) = tail.strip_prefix("beta") {
+            (1, n)
+        } else if let Some(n) = tail.strip_prefix("alpha") {
+            (0, n)
+        } else {
+            return None;
+        };
+        Some((major, level, n.parse().ok()?))
+    }
+    match (parse(a), parse(b)) {
+        (Some((ma, la, na)), Some((mb, lb, nb))) => {
+            // GA first, then beta, then alpha; within a level, higher numbers first.
+            lb.cmp(&la).then(mb.cmp(&ma)).then(nb.cmp(&na))
+        }
+        (Some(_), None) => Ordering::Less,
+        (None, Some(_)) => Ordering::Greater,
+        (None, None) => a.cmp(b),
+    }
+}
+
+/// All served resources, by group, version and plural.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Registry {
+    by_path: BTreeMap<(String, String, String), Arc<Resource>>,
+}
+
+impl Registry {
+    pub(crate) fn insert(&mut self, r: Resource) {
+        self.by_path.insert(
+            (r.group.clone(), r.version.clone(), r.plural.clone()),
+            Arc::new(r),
+        );
+    }
+
+    pub(crate) fn get(&self, group: &str, version: &str, plural: &str) -> Option<Arc<Resource>> {
+        self.by_path
+            .get(&(group.to_string(), version.to_string(), plural.to_string()))
+            .cloned()
+    }
+
+    /// The resource serving `kind` at `apiVersion`.
+    pub(crate) fn by_kind(&self, api_version: &str, kind: &str) -> Option<Arc<Resource>> {
+        let (group, version) = split_api_version(api_version);
+        self.by_path
+            .values()
+            .find(|r| r.group == group && r.version == version && r.kind == kind)
+            .cloned()
+    }
+
+    /// Any served version of `plural.group`.
+    pub(crate) fn any_version(&self, group: &str, plural: &str) -> Option<Arc<Resource>> {
+        self.versions_of(group, plural).into_iter().next()
+    }
+
+    /// All served versions of `plural.group`, highest priority first.
+    pub(crate) fn versions_of(&self, group: &str, plural: &str) -> Vec<Arc<Resource>> {
+        let mut v: Vec<Arc<Resource>> = self
+            .by_path
+            .values()
+            .filter(|r| r.group == group && r.plural == plural)
+            .cloned()
+            .collect();
+        v.sort_by(|a, b| version_priority(&a.version, &b.version));
+        v
+    }
+
+    /// Removes every version of `plural.group`.
+    pub(crate) fn remove_all_versions(&mut self, group: &str, plural: &str) {
+        self.by_path
+            .retain(|(g, _, p), _| !(g == group && p == plural));
+    }
+
+    /// Served groups in discovery order, each with its versions by priority.
+    pub(crate) fn groups(&self) -> Vec<(String, Vec<String>)> {
+        let mut groups: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for (g, v, _) in self.by_path.keys() {
+            let versions = groups.entry(g.clone()).or_default();
+            if !versions.contains(v) {
+                versions.push(v.clone());
+            }
+        }
+        let mut out: Vec<(String, Vec<String>)> = groups
+            .into_iter()
+            .map(|(g, mut vs)| {
+                vs.sort_by(|a, b| version_priority(a, b));
+                (g, vs)
+            })
+            .collect();
+        out.sort_by(|(a, _), (b, _)| {
+            let pa = GROUP_ORDER.iter().position(|g| g == a);
+            let pb = GROUP_ORDER.iter().position(|g| g == b);
+            match (pa, pb) {
+                (Some(x), Some(y)) => x.cmp(&y),
+                (Some(_), None) => Ordering::Less,
+                (None, Some(_)) => Ordering::Greater,
+                (None, None) => a.cmp(b),
+            }
+        });
+        out
+    }
+
+    /// The resources of one group-version, sorted by plural.
+    pub(crate) fn in_group_version(&self, group: &str, version: &str) -> Vec<Arc<Resource>> {
+        self.by_path
+            .values()
+            .filter(|r| r.group == group && r.version == version)
+            .cloned()
+            .collect()
+    }
+
+    /// Every served resource.
+    pub(crate) fn all(&self) -> impl Iterator<Item = &Arc<Resource>> {
+        self.by_path.values()
+    }
+}
+
+/// `apps/v1` → (`apps`, `v1`); `v1` → (``, `v1`).
+pub(crate) fn split_api_version(api_version: &str) -> (&str, &str) {
+    match api_version.rsplit_once('/') {
+        Some((g, v)) => (g, v),
+        None => ("", api_version),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn version_priority_is_kubernetes_order() {
+        let mut v = vec![
+            "v1alpha1", "v2beta1", "v1", "foo", "v1beta2", "v2", "v1beta1", "v10",
+        ];
+        v.sort_by(|a, b| version_priority(a, b));
+        assert_eq!(
+            v,
+            vec![
+                "v10", "v2", "v1", "v2beta1", "v1beta2", "v1beta1", "v1alpha1", "foo"
+            ]
+        );
+    }
+
+    #[test]
+    fn builtins_carry_their_gvr() {
+        let all = builtins();
+        let cm = all
+            .iter()
+            .find(|r| r.kind == "ConfigMap")
+            .map(|r| (r.group.as_str(), r.plural.as_str()));
+        assert_eq!(cm, Some(("", "configmaps")));
+        let crd = all.iter().find(|r| r.builtin == Some(Builtin::Crd));
+        assert_eq!(
+            crd.map(|r| r.store_key()),
+            Some("customresourcedefinitions.apiextensions.k8s.io".into())
+        );
+    }
+}

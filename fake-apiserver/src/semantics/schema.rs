@@ -1,0 +1,396 @@
+//! What the API server does with a CRD's structural schema on every write of a custom
+//! resource: prune unknown fields, drop nulls of non-nullable fields, apply defaults, and
+//! validate (type, required, enum, bounds, lengths, item counts).
+
+use serde_json::{Map, Value};
+
+use crate::error::FieldError;
+use crate::semantics::validation::render;
+
+fn preserves_unknown(schema: &Value) -> bool {
+    schema
+        .get("x-kubernetes-preserve-unknown-fields")
+        .and_then(Value::as_bool)
+        .unwrap_or(false)
+}
+
+fn is_embedded(schema: &Value) -> bool {
+    schema
+        .get("x-kubernetes-embedded-resource")
+        .and_then(Value::as_bool)
+        .unwrap_or(false)
+}
+
+fn nullable(schema: &Value) -> bool {
+    schema
+        .get("nullable")
+        .and_then(Value::as_bool)
+        .unwrap_or(false)
+}
+
+/// Prunes, drops nulls and defaults an object in place. `root` is the CRD's
+/// `openAPIV3Schema`; `apiVersion`, `kind` and `metadata` are always kept at the root.
+pub(crate) fn prune_and_default(obj: &mut Value, root: &Value) {
+    walk(obj, root, true);
+}
+
+fn walk(v: &mut Value, schema: &Value, keep_type_meta: bool) {
+    match v {
+        Value::Object(m) => {
+            let props = schema.get("properties").and_then(Value::as_object);
+            let additional = schema.get("additionalProperties");
+            let preserve = preserves_unknown(schema);
+            let embedded = keep_type_meta || is_embedded(schema);
+            // Defaults for missing properties.
+            if let Some(props) = props {
+                for (k, ps) in props {
+                    if !m.contains_key(k)
+                        && let Some(d) = ps.get("default")
+                    {
+                        m.insert(k.clone(), d.clone());
+                    }
+                }
+            }
+            let keys: Vec<String> = m.keys().cloned().collect();
+            for k in keys {
+                if embedded && matches!(k.as_str(), "apiVersion" | "kind" | "metadata") {
+                    if k == "metadata"
+                        && let Some(meta) = m.get_mut("metadata")
+                    {
+                        prune_meta(meta);
+                    }
+                    continue;
+                }
+                let child_schema = props
+                    .and_then(|p| p.get(&k))
+                    .or_else(|| additional.filter(|a| a.is_object()));
+                match child_schema {
+                    Some(cs) => {
+                        let is_null = m.get(&k).is_some_and(Value::is_null);
+                        if is_null && !nullable(cs) {
+                            match cs.get("default") {
+                                Some(d) => {
+                                    m.insert(k.clone(), d.clone());
+                                }
+                                None => {
+                                    m.remove(&k);
+                                    continue;
+                                }
+                            }
+                        }
+                        if let Some(child) = m.get_mut(&k) {
+                            walk(child, cs, false);
+                        }
+                    }
+                    None => {
+                        let keep = preserve || additional.and_then(Value::as_bool).unwrap_or(false);
+                        if !keep {
+                            m.remove(&k);
+                        }
+                    }
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(item_schema) = schema.get("items") {
+                for item in items.iter_mut() {
+                    walk(item, item_schema, false);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+const OBJECT_META_FIELDS: &[&str] = &[
+    "name",
+    "generateName",
+    "namespace",
+    "selfLink",
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "labels",
+    "annotations",
+    "ownerReferences",
+    "finalizers",
+    "managedFields",
+];
+
+/// Drops fields `ObjectMeta` does not have (the typed decoding of metadata does that).
+pub(crate) fn prune_meta(meta: &mut Value) {
+    if let Value::Object(m) = meta {
+        m.retain(|k, _| OBJECT_META_FIELDS.contains(&k.as_str()));
+    }
+}
+
+fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+fn type_ok(v: &Value, want: &str, schema: &Value) -> bool {
+    if schema
+        .get("x-kubernetes-int-or-string")
+        .and_then(Value::as_bool)
+        .unwrap_or(false)
+    {
+        return matches!(type_name(v), "integer" | "string");
+    }
+    match want {
+        "number" => matches!(type_name(v), "integer" | "number"),
+        other => type_name(v) == other,
+    }
+}
+
+/// Validates `obj` against the root schema (after [`prune_and_default`]).
+pub(crate) fn validate(obj: &Value, root: &Value) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    if let (Some(m), Some(props)) = (
+        obj.as_object(),
+        root.get("properties").and_then(Value::as_object),
+    ) {
+        for (k, v) in m {
+            if matches!(k.as_str(), "apiVersion" | "kind" | "metadata") {
+                continue;
+            }
+            if let Some(ps) = props.get(k) {
+                check(v, ps, k, &mut errs);
+            }
+        }
+        required(m, root, "", &mut errs);
+    }
+    errs
+}
+
+fn join(path: &str, field: &str) -> String {
+    if path.is_empty() {
+        field.to_string()
+    } else {
+        format!("{path}.{field}")
+    }
+}
+
+fn required(m: &Map<String, Value>, schema: &Value, path: &str, errs: &mut Vec<FieldError>) {
+    if let Some(req) = schema.get("required").and_then(Value::as_array) {
+        for r in req.iter().filter_map(Value::as_str) {
+            if !m.contains_key(r) {
+                errs.push(FieldError::required(join(path, r), ""));
+            }
+        }
+    }
+}
+
+fn num(v: &Value) -> Option<f64> {
+    v.as_f64()
+}
+
+fn check(v: &Value, schema: &Value, path: &str, errs: &mut Vec<FieldError>) {
+    if v.is_null() && nullable(schema) {
+        return;
+    }
+    if let Some(want) = schema.get("type").and_then(Value::as_str)
+        && !type_ok(v, want, schema)
+    {
+        let actual = type_name(v);
+        errs.push(FieldError::invalid_str(
+            path,
+            actual,
+            format!("{path} in body must be of type {want}: \"{actual}\""),
+        ));
+        return;
+    }
+    if let Some(allowed) = schema.get("enum").and_then(Value::as_array)
+        && !allowed.contains(v)
+    {
+        errs.push(FieldError {
+            field: path.to_string(),
+            kind: crate::error::FieldErrorKind::NotSupported(
+                render(v),
+                allowed.iter().map(render).collect(),
+            ),
+            detail: String::new(),
+        });
+    }
+    if let Some(n) = num(v)
+        && v.is_number()
+    {
+        let excl_min = schema
+            .get("exclusiveMinimum")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        let excl_max = schema
+            .get("exclusiveMaximum")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        if let Some(min) = schema.get("minimum") {
+            let m = num(min).unwrap_or(f64::MIN);
+            if n < m || (excl_min && n == m) {
+                errs.push(FieldError::invalid(
+                    path,
+                    v.to_string(),
+                    format!(
+                        "{path} in body should be greater than {}{min}",
+                        if excl_min { "" } else { "or equal to " }
+                    ),
+                ));
+            }
+        }
+        if let Some(max) = schema.get("maximum") {
+            let m = num(max).unwrap_or(f64::MAX);
+            if n > m || (excl_max && n == m) {
+                errs.push(FieldError::invalid(
+                    path,
+                    v.to_string(),
+                    format!(
+                        "{path} in body should be less than {}{max}",
+                        if excl_max { "" } else { "or equal to " }
+                    ),
+                ));
+            }
+        }
+    }
+    match v {
+        Value::String(s) => {
+            let len = s.chars().count();
+            if let Some(min) = schema.get("minLength").and_then(Value::as_u64)
+                && (len as u64) < min
+            {
+                errs.push(FieldError::invalid_str(
+                    path,
+                    s,
+                    format!("{path} in body should be at least {min} chars long"),
+                ));
+            }
+            if let Some(max) = schema.get("maxLength").and_then(Value::as_u64)
+                && (len as u64) > max
+            {
+                errs.push(FieldError::too_long(
+                    path,
+                    usize::try_from(max).unwrap_or(usize::MAX),
+                ));
+            }
+        }
+        Value::Array(items) => {
+            if let Some(min) = schema.get("minItems").and_then(Value::as_u64)
+                && (items.len() as u64) < min
+            {
+                errs.push(FieldError::invalid(
+                    path,
+                    items.len().to_string(),
+                    format!("{path} in body should have at least {min} items"),
+                ));
+            }
+            if let Some(max) = schema.get("maxItems").and_then(Value::as_u64)
+                && (items.len() as u64) > max
+            {
+                errs.push(FieldError::invalid(
+                    path,
+                    items.len().to_string(),
+                    format!("{path} in body should have at most {max} items"),
+                ));
+            }
+            if let Some(is) = schema.get("items") {
+                for (i, item) in items.iter().enumerate() {
+                    check(item, is, &format!("{path}[{i}]"), errs);
+                }
+            }
+        }
+        Value::Object(m) => {
+            let props = schema.get("properties").and_then(Value::as_object);
+            let additional = schema.get("additionalProperties").filter(|a| a.is_object());
+            for (k, child) in m {
+                if is_embedded(schema) && matches!(k.as_str(), "apiVersion" | "kind" | "metadata") {
+                    continue;
+                }
+                if let Some(cs) = props.and_then(|p| p.get(k)).or(additional) {
+                    check(child, cs, &join(path, k), errs);
+                }
+            }
+            required(m, schema, path, errs);
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn schema() -> Value {
+        json!({"type": "object", "properties": {
+            "spec": {"type": "object", "required": ["ip", "port"], "properties": {
+                "ip": {"type": "string", "minLength": 1},
+                "port": {"type": "integer", "minimum": 1, "maximum": 65535},
+                "mode": {"type": "string", "enum": ["a", "b"], "default": "a"},
+                "labels": {"type": "object", "additionalProperties": {"type": "string"}},
+                "free": {"type": "object", "x-kubernetes-preserve-unknown-fields": true},
+                "list": {"type": "array", "maxItems": 1, "items": {"type": "object", "properties": {"x": {"type": "integer"}}}}
+            }},
+            "status": {"type": "object", "properties": {"ok": {"type": "boolean"}}}
+        }})
+    }
+
+    #[test]
+    fn prunes_and_defaults() {
+        let mut obj = json!({"apiVersion": "g/v1", "kind": "K", "metadata": {"name": "x", "bogus": 1},
+            "spec": {"ip": "1.2.3.4", "port": 80, "unknown": true, "labels": {"a": "b"}, "free": {"any": 1},
+                     "list": [{"x": 1, "y": 2}]},
+            "extra": 1, "status": null});
+        prune_and_default(&mut obj, &schema());
+        assert_eq!(
+            obj,
+            json!({"apiVersion": "g/v1", "kind": "K", "metadata": {"name": "x"},
+            "spec": {"ip": "1.2.3.4", "port": 80, "mode": "a", "labels": {"a": "b"}, "free": {"any": 1}, "list": [{"x": 1}]}})
+        );
+        assert!(validate(&obj, &schema()).is_empty());
+    }
+
+    #[test]
+    fn validates_like_the_api_server() {
+        let obj = json!({"spec": {"ip": "", "port": "80", "mode": "c", "list": [{}, {}]}});
+        let errs: Vec<String> = validate(&obj, &schema())
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(
+            errs,
+            vec![
+                "spec.ip: Invalid value: \"\": spec.ip in body should be at least 1 chars long",
+                "spec.list: Invalid value: 2: spec.list in body should have at most 1 items",
+                "spec.mode: Unsupported value: \"c\": supported values: \"a\", \"b\"",
+                "spec.port: Invalid value: \"string\": spec.port in body must be of type integer: \"string\"",
+            ]
+        );
+        let obj = json!({"spec": {"ip": "x", "port": 70000}});
+        let errs: Vec<String> = validate(&obj, &schema())
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(
+            errs,
+            vec![
+                "spec.port: Invalid value: 70000: spec.port in body should be less than or equal to 65535"
+            ]
+        );
+        let errs: Vec<String> = validate(&json!({"spec": {}}), &schema())
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(
+            errs,
+            vec!["spec.ip: Required value", "spec.port: Required value"]
+        );
+    }
+}

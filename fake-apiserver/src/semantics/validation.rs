@@ -1,0 +1,156 @@
+//! Object metadata validation (`ValidateObjectMeta`), with the API server's wording.
+
+use serde_json::Value;
+
+use crate::error::{FieldError, go_quote};
+use kube_codegen_apimachinery::validation::{self, NameRule};
+
+/// The errors for a name under a rule (empty when valid), one per problem, as
+/// `ValidateObjectMeta` reports them.
+pub(crate) fn name_errors(field: &str, name: &str, rule: NameRule) -> Vec<FieldError> {
+    rule.check(name, false)
+        .into_iter()
+        .map(|msg| FieldError::invalid_str(field, name, msg))
+        .collect()
+}
+
+/// `IsDNS1123Label` as a yes/no question.
+pub(crate) fn is_dns1123_label(s: &str) -> bool {
+    validation::is_dns1123_label(s).is_empty()
+}
+
+/// `ValidateObjectMeta` for a create or update: name (unless `generated`), namespace
+/// presence, labels, annotations.
+pub(crate) fn object_meta_errors(obj: &Value, rule: NameRule, namespaced: bool) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    let name = crate::storage::object::name(obj);
+    let generate_name = crate::storage::object::meta_str(obj, "generateName");
+    if name.is_empty() {
+        if generate_name.is_empty() {
+            errs.push(FieldError::required(
+                "metadata.name",
+                "name or generateName is required",
+            ));
+        }
+    } else {
+        errs.extend(name_errors("metadata.name", name, rule));
+    }
+    let ns = crate::storage::object::namespace(obj);
+    if namespaced && ns.is_empty() {
+        errs.push(FieldError::required("metadata.namespace", ""));
+    } else if !namespaced && !ns.is_empty() {
+        errs.push(FieldError::forbidden(
+            "metadata.namespace",
+            "not allowed on this type",
+        ));
+    }
+    if let Some(meta) = crate::storage::object::meta(obj) {
+        if let Some(labels) = meta.get("labels").and_then(Value::as_object) {
+            for (k, v) in labels {
+                for msg in validation::is_qualified_name(k) {
+                    errs.push(FieldError::invalid_str("metadata.labels", k, msg));
+                }
+                match v.as_str() {
+                    Some(s) => {
+                        for msg in validation::is_label_value(s) {
+                            errs.push(FieldError::invalid_str("metadata.labels", s, msg));
+                        }
+                    }
+                    None => errs.push(FieldError::invalid(
+                        "metadata.labels",
+                        v.to_string(),
+                        "label values must be strings",
+                    )),
+                }
+            }
+        }
+        if let Some(annotations) = meta.get("annotations").and_then(Value::as_object) {
+            let mut total = 0usize;
+            for (k, v) in annotations {
+                total += k.len() + v.as_str().map_or(0, str::len);
+                for msg in validation::is_qualified_name(&k.to_lowercase()) {
+                    errs.push(FieldError::invalid_str("metadata.annotations", k, msg));
+                }
+            }
+            if total > 256 * 1024 {
+                errs.push(FieldError::too_long("metadata.annotations", 256 * 1024));
+            }
+        }
+        if let Some(finalizers) = meta.get("finalizers").and_then(Value::as_array) {
+            for (i, f) in finalizers.iter().enumerate() {
+                match f.as_str() {
+                    Some(s) => {
+                        for msg in validation::is_qualified_name(s) {
+                            errs.push(FieldError::invalid_str(
+                                format!("metadata.finalizers[{i}]"),
+                                s,
+                                msg,
+                            ));
+                        }
+                    }
+                    None => errs.push(FieldError::invalid(
+                        format!("metadata.finalizers[{i}]"),
+                        f.to_string(),
+                        "must be a string",
+                    )),
+                }
+            }
+        }
+    }
+    errs
+}
+
+/// `ValidateObjectMetaUpdate`: immutable fields.
+pub(crate) fn object_meta_update_errors(new: &Value, old: &Value) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    for field in ["name", "namespace", "uid", "creationTimestamp"] {
+        let a = crate::storage::object::meta_str(new, field);
+        let b = crate::storage::object::meta_str(old, field);
+        if a != b {
+            errs.push(FieldError::invalid_str(
+                format!("metadata.{field}"),
+                a,
+                "field is immutable",
+            ));
+        }
+    }
+    errs
+}
+
+/// Renders any JSON value as Go's `%#v` roughly would in an error.
+pub(crate) fn render(v: &Value) -> String {
+    match v {
+        Value::String(s) => go_quote(s),
+        other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn meta_errors() {
+        let errs = object_meta_errors(
+            &json!({"metadata": {"namespace": "n"}}),
+            NameRule::Subdomain,
+            true,
+        );
+        assert_eq!(
+            errs.iter().map(ToString::to_string).collect::<Vec<_>>(),
+            vec!["metadata.name: Required value: name or generateName is required"]
+        );
+        let errs = object_meta_errors(
+            &json!({"metadata": {"name": "Bad", "namespace": "n", "labels": {"a": "b c"}}}),
+            NameRule::Subdomain,
+            true,
+        );
+        assert_eq!(errs.len(), 2);
+        assert!(
+            errs[0].to_string().starts_with(
+                "metadata.name: Invalid value: \"Bad\": a lowercase RFC 1123 subdomain"
+            )
+        );
+    }
+}

@@ -1,0 +1,687 @@
+//! The object store: one global resourceVersion counter, objects per resource in etcd key
+//! order, a bounded per-resource event history (the watch cache), and point-in-time reads of
+//! that history for consistent paginated lists.
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::ops::Bound;
+use std::sync::Arc;
+use std::time::Duration;
+
+use base64::Engine;
+use serde_json::{Value, json};
+
+use crate::error::{ApiError, ApiResult, FieldError};
+use crate::semantics::field_selector::Filter;
+use crate::semantics::resources::{Registry, Resource};
+use crate::storage::object;
+
+/// Server settings.
+#[derive(Debug, Clone)]
+pub(crate) struct Config {
+    /// Events kept per resource for watches and paginated lists.
+    pub(crate) history_capacity: usize,
+    /// Interval of BOOKMARK events on watches that allow them.
+    pub(crate) bookmark_interval: Duration,
+    /// NamespaceLifecycle admission: creates need an existing, non-terminating namespace.
+    pub(crate) namespace_lifecycle: bool,
+    /// Emulate the namespace controller: deleting a namespace deletes its contents and then
+    /// the namespace, instead of leaving it `Terminating` forever as a bare API server does.
+    pub(crate) namespace_controller: bool,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            history_capacity: 10_000,
+            bookmark_interval: Duration::from_secs(60),
+            namespace_lifecycle: true,
+            namespace_controller: true,
+        }
+    }
+}
+
+/// A watch event type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum EventType {
+    Added,
+    Modified,
+    Deleted,
+}
+
+impl EventType {
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            EventType::Added => "ADDED",
+            EventType::Modified => "MODIFIED",
+            EventType::Deleted => "DELETED",
+        }
+    }
+}
+
+/// One write, as the watch cache keeps it.
+#[derive(Debug)]
+pub(crate) struct HistEvent {
+    pub(crate) rv: u64,
+    pub(crate) kind: EventType,
+    pub(crate) key: String,
+    /// The object after the write (for a delete: its last state, carrying the delete's rv).
+    pub(crate) object: Arc<Value>,
+    /// The object before the write.
+    pub(crate) prev: Option<Arc<Value>>,
+}
+
+/// The objects and history of one resource (all its versions).
+#[derive(Debug)]
+pub(crate) struct Store {
+    pub(crate) objects: BTreeMap<String, Arc<Value>>,
+    pub(crate) history: VecDeque<Arc<HistEvent>>,
+    /// Every event with an rv above this one is still in `history`.
+    pub(crate) compacted: u64,
+    /// The resourceVersion when the resource started being served: like the watch cache of
+    /// a real server, watches cannot start before it.
+    pub(crate) created: u64,
+    /// Objects per namespace (`""` for cluster-scoped), for `remainingItemCount`.
+    pub(crate) counts: HashMap<String, usize>,
+    pub(crate) tx: tokio::sync::watch::Sender<u64>,
+}
+
+impl Store {
+    fn new(compacted: u64) -> Self {
+        let (tx, _rx) = tokio::sync::watch::channel(compacted);
+        Store {
+            objects: BTreeMap::new(),
+            history: VecDeque::new(),
+            compacted: 0,
+            created: compacted,
+            counts: HashMap::new(),
+            tx,
+        }
+    }
+}
+
+/// The etcd-style key of an object: `namespace/name`, or `name` when cluster-scoped.
+pub(crate) fn obj_key(namespace: &str, name: &str) -> String {
+    if namespace.is_empty() {
+        name.to_string()
+    } else {
+        format!("{namespace}/{name}")
+    }
+}
+
+/// The whole server state, behind one lock.
+#[derive(Debug)]
+pub(crate) struct State {
+    pub(crate) rv: u64,
+    pub(crate) registry: Registry,
+    pub(crate) stores: HashMap<String, Store>,
+    pub(crate) config: Config,
+    pub(crate) next_cluster_ip: u32,
+}
+
+/// One page of a list.
+#[derive(Debug)]
+pub(crate) struct Page {
+    pub(crate) items: Vec<Arc<Value>>,
+    pub(crate) resource_version: u64,
+    pub(crate) continue_token: Option<String>,
+    pub(crate) remaining: Option<u64>,
+}
+
+/// A list request's paging and consistency options.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct ListOptions {
+    pub(crate) filter: Filter,
+    pub(crate) limit: Option<usize>,
+    pub(crate) continue_token: Option<String>,
+    pub(crate) resource_version: Option<String>,
+    pub(crate) resource_version_match: Option<String>,
+}
+
+fn list_options_invalid(errors: Vec<FieldError>) -> ApiError {
+    ApiError::invalid("meta.k8s.io", "ListOptions", "", errors)
+}
+
+/// A continue token: the API server's `{"v","rv","start"}`, plus the number of objects before
+/// `start` (for `remainingItemCount`).
+pub(crate) fn encode_continue(rv: u64, start: &str, offset: u64) -> String {
+    let token = json!({"v": "meta.k8s.io/v1", "rv": rv, "start": start, "i": offset});
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(token.to_string())
+}
+
+pub(crate) fn decode_continue(token: &str) -> Result<(u64, String, u64), String> {
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(token.trim_end_matches('='))
+        .map_err(|e| format!("continue key is not valid: {e}"))?;
+    let v: Value =
+        serde_json::from_slice(&bytes).map_err(|e| format!("continue key is not valid: {e}"))?;
+    if v.get("v").and_then(Value::as_str) != Some("meta.k8s.io/v1") {
+        return Err("continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)".into());
+    }
+    let rv = v
+        .get("rv")
+        .and_then(Value::as_u64)
+        .ok_or("continue key is not valid: incorrect encoded start resourceVersion")?;
+    let start = v
+        .get("start")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    if start.is_empty() || start.contains("..") || start.starts_with('/') {
+        return Err("continue key is not valid: encoded start key is invalid".into());
+    }
+    let offset = v.get("i").and_then(Value::as_u64).unwrap_or(0);
+    Ok((rv, start, offset))
+}
+
+/// Parses a resourceVersion parameter.
+pub(crate) fn parse_rv(s: &str) -> ApiResult<u64> {
+    s.parse::<u64>().map_err(|_| {
+        ApiError::bad_request(format!(
+            "invalid resource version {}: must be an unsigned integer",
+            crate::error::go_quote(s)
+        ))
+    })
+}
+
+impl State {
+    pub(crate) fn new(config: Config) -> Self {
+        State {
+            rv: 0,
+            registry: Registry::default(),
+            stores: HashMap::new(),
+            config,
+            next_cluster_ip: 1,
+        }
+    }
+
+    /// Registers a resource version (creating its store on first use).
+    pub(crate) fn register(&mut self, r: Resource) {
+        let key = r.store_key();
+        let rv = self.rv;
+        self.stores.entry(key).or_insert_with(|| Store::new(rv));
+        self.registry.insert(r);
+    }
+
+    /// Unregisters every version of `plural.group` and drops its objects; open watches end.
+    pub(crate) fn unregister(&mut self, group: &str, plural: &str) {
+        self.registry.remove_all_versions(group, plural);
+        self.stores.remove(&crate::error::qualified(group, plural));
+    }
+
+    pub(crate) fn store(&self, res: &Resource) -> Option<&Store> {
+        self.stores.get(&res.store_key())
+    }
+
+    fn store_mut(&mut self, res: &Resource) -> &mut Store {
+        let rv = self.rv;
+        self.stores
+            .entry(res.store_key())
+            .or_insert_with(|| Store::new(rv))
+    }
+
+    pub(crate) fn get(&self, res: &Resource, namespace: &str, name: &str) -> Option<Arc<Value>> {
+        self.store(res)?
+            .objects
+            .get(&obj_key(namespace, name))
+            .cloned()
+    }
+
+    fn push_event(&mut self, res: &Resource, ev: HistEvent) {
+        let cap = self.config.history_capacity.max(1);
+        let rv = ev.rv;
+        let store = self.store_mut(res);
+        while store.history.len() >= cap {
+            if let Some(old) = store.history.pop_front() {
+                store.compacted = old.rv;
+            }
+        }
+        store.history.push_back(Arc::new(ev));
+        store.tx.send_replace(rv);
+    }
+
+    /// Stores `obj` (created or replaced) with the next resourceVersion.
+    pub(crate) fn put(&mut self, res: &Resource, mut obj: Value) -> Arc<Value> {
+        self.rv += 1;
+        let rv = self.rv;
+        object::set_meta(&mut obj, "resourceVersion", Some(json!(rv.to_string())));
+        let ns = object::namespace(&obj).to_string();
+        let key = obj_key(&ns, object::name(&obj));
+        let obj = Arc::new(obj);
+        let store = self.store_mut(res);
+        let prev = store.objects.insert(key.clone(), obj.clone());
+        if prev.is_none() {
+            *store.counts.entry(ns).or_default() += 1;
+        }
+        let kind = if prev.is_some() {
+            EventType::Modified
+        } else {
+            EventType::Added
+        };
+        self.push_event(
+            res,
+            HistEvent {
+                rv,
+                kind,
+                key,
+                object: obj.clone(),
+                prev,
+            },
+        );
+        obj
+    }
+
+    /// Removes an object; returns its last stored state.
+    pub(crate) fn remove(
+        &mut self,
+        res: &Resource,
+        namespace: &str,
+        name: &str,
+    ) -> Option<Arc<Value>> {
+        let key = obj_key(namespace, name);
+        let store = self.store_mut(res);
+        let prev = store.objects.remove(&key)?;
+        if let Some(n) = store.counts.get_mut(namespace) {
+            *n = n.saturating_sub(1);
+        }
+        self.rv += 1;
+        let rv = self.rv;
+        let mut tomb = (*prev).clone();
+        object::set_meta(&mut tomb, "resourceVersion", Some(json!(rv.to_string())));
+        self.push_event(
+            res,
+            HistEvent {
+                rv,
+                kind: EventType::Deleted,
+                key,
+                object: Arc::new(tomb),
+                prev: Some(prev.clone()),
+            },
+        );
+        Some(prev)
+    }
+
+    /// Drops all retained history of every resource: any watch or continue token from before
+    /// now is answered with 410 Gone.
+    pub(crate) fn compact_all(&mut self) {
+        let rv = self.rv;
+        for s in self.stores.values_mut() {
+            s.history.clear();
+            s.compacted = rv;
+        }
+    }
+
+    /// The oldest resourceVersion a watch of `res_key` may start from.
+    pub(crate) fn watch_floor(&self, res_key: &str) -> u64 {
+        self.stores
+            .get(res_key)
+            .map_or(0, |s| s.compacted.max(s.created))
+    }
+
+    /// Events of `res` after `cursor`, at most `max`; `Err(compacted)` when some were dropped.
+    pub(crate) fn events_after(
+        &self,
+        res_key: &str,
+        cursor: u64,
+        max: usize,
+    ) -> Result<Vec<Arc<HistEvent>>, u64> {
+        let Some(store) = self.stores.get(res_key) else {
+            return Ok(Vec::new());
+        };
+        let floor = store.compacted.max(store.created);
+        if cursor < floor {
+            return Err(floor);
+        }
+        let start = store.history.partition_point(|e| e.rv <= cursor);
+        Ok(store
+            .history
+            .iter()
+            .skip(start)
+            .take(max)
+            .cloned()
+            .collect())
+    }
+
+    /// The objects of `res` under `prefix` from `start` on, as they were at `at` (or now),
+    /// in key order; lazy when reading the present.
+    fn scan<'a>(
+        &'a self,
+        res: &Resource,
+        prefix: &'a str,
+        start: &str,
+        at: Option<u64>,
+    ) -> ApiResult<Box<dyn Iterator<Item = (String, Arc<Value>)> + 'a>> {
+        let Some(store) = self.store(res) else {
+            return Ok(Box::new(std::iter::empty()));
+        };
+        let lower = format!("{prefix}{start}");
+        let last_rv = store.history.back().map_or(store.compacted, |e| e.rv);
+        let current = store
+            .objects
+            .range::<String, _>((Bound::Included(&lower), Bound::Unbounded))
+            .take_while(move |(k, _)| k.starts_with(prefix));
+        let at = match at {
+            Some(at) if at < last_rv => at,
+            _ => return Ok(Box::new(current.map(|(k, v)| (k.clone(), v.clone())))),
+        };
+        if at < store.compacted {
+            return Err(ApiError::expired(
+                "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.",
+            ));
+        }
+        // Undo, newest first, every write after `at`.
+        let mut overlay: BTreeMap<String, Option<Arc<Value>>> = BTreeMap::new();
+        for e in store.history.iter().rev().take_while(|e| e.rv > at) {
+            if e.key.starts_with(prefix) && e.key.as_str() >= lower.as_str() {
+                overlay.insert(e.key.clone(), e.prev.clone());
+            }
+        }
+        let mut merged: BTreeMap<String, Arc<Value>> = current
+            .filter(|(k, _)| !overlay.contains_key(*k))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        for (k, v) in overlay {
+            if let Some(v) = v {
+                merged.insert(k, v);
+            }
+        }
+        Ok(Box::new(merged.into_iter()))
+    }
+
+    /// A list request: selectors, namespace, limit/continue and resourceVersion semantics.
+    pub(crate) fn list(&self, res: &Resource, opts: &ListOptions) -> ApiResult<Page> {
+        let rv_param = opts.resource_version.as_deref().unwrap_or("");
+        let rv_match = opts.resource_version_match.as_deref().unwrap_or("");
+        if !rv_match.is_empty() && rv_param.is_empty() {
+            return Err(list_options_invalid(vec![FieldError::forbidden(
+                "resourceVersionMatch",
+                "resourceVersionMatch is forbidden unless resourceVersion is provided",
+            )]));
+        }
+        if !matches!(rv_match, "" | "Exact" | "NotOlderThan") {
+            return Err(list_options_invalid(vec![FieldError::not_supported(
+                "resourceVersionMatch",
+                rv_match,
+                &["Exact", "NotOlderThan", ""],
+            )]));
+        }
+        let prefix = match &opts.filter.namespace {
+            Some(ns) if res.namespaced => format!("{ns}/"),
+            _ => String::new(),
+        };
+        let (at, start, list_rv, offset) = if let Some(token) = opts.continue_token.as_deref() {
+            if !rv_param.is_empty() && rv_param != "0" {
+                return Err(list_options_invalid(vec![FieldError::forbidden(
+                    "resourceVersion",
+                    "specifying resource version is not allowed when using continue",
+                )]));
+            }
+            let (rv, start, offset) = decode_continue(token)
+                .map_err(|e| ApiError::bad_request(format!("invalid continue token: {e}")))?;
+            (
+                Some(rv),
+                start.trim_end_matches('\0').to_string() + "\0",
+                rv,
+                offset,
+            )
+        } else {
+            match (rv_param, rv_match) {
+                ("" | "0", _) => (None, String::new(), self.rv, 0),
+                (v, "Exact") => {
+                    let n = parse_rv(v)?;
+                    if n > self.rv {
+                        return Err(too_large(n, self.rv));
+                    }
+                    if let Some(store) = self.store(res)
+                        && n < store.compacted
+                    {
+                        return Err(ApiError::expired(format!(
+                            "too old resource version: {n} ({})",
+                            store.compacted + 1
+                        )));
+                    }
+                    (Some(n), String::new(), n, 0)
+                }
+                (v, _) => {
+                    let n = parse_rv(v)?;
+                    if n > self.rv {
+                        return Err(too_large(n, self.rv));
+                    }
+                    (None, String::new(), self.rv, 0)
+                }
+            }
+        };
+        // A start key carries a trailing NUL: everything strictly after the last key returned.
+        let mut rows = self.scan(res, &prefix, &start, at)?.peekable();
+        let mut items = Vec::new();
+        let mut last_key: Option<String> = None;
+        let mut consumed = 0u64;
+        while let Some((k, v)) = rows.next_if(|_| opts.limit.is_none_or(|l| items.len() < l)) {
+            consumed += 1;
+            if opts.filter.matches(&v) {
+                items.push(v);
+                last_key = Some(k);
+            }
+        }
+        let more = rows.peek().is_some();
+        let (continue_token, remaining) = match (opts.limit, last_key) {
+            (Some(_), Some(last)) if more => {
+                let rel = last.strip_prefix(prefix.as_str()).unwrap_or(&last);
+                let remaining = if opts.filter.has_selectors() {
+                    None
+                } else {
+                    let total = self.store(res).map_or(0, |s| match &opts.filter.namespace {
+                        Some(ns) if res.namespaced => s.counts.get(ns).copied().unwrap_or(0),
+                        _ => s.objects.len(),
+                    }) as u64;
+                    Some(total.saturating_sub(offset + consumed).max(1))
+                };
+                (
+                    Some(encode_continue(
+                        list_rv,
+                        &format!("{rel}\0"),
+                        offset + consumed,
+                    )),
+                    remaining,
+                )
+            }
+            _ => (None, None),
+        };
+        Ok(Page {
+            items,
+            resource_version: list_rv,
+            continue_token,
+            remaining,
+        })
+    }
+
+    /// Every object of a resource (optionally in one namespace), now.
+    pub(crate) fn all_objects(&self, res: &Resource, namespace: Option<&str>) -> Vec<Arc<Value>> {
+        let Some(store) = self.store(res) else {
+            return Vec::new();
+        };
+        match namespace {
+            Some(ns) if res.namespaced => {
+                let prefix = format!("{ns}/");
+                store
+                    .objects
+                    .range::<String, _>((Bound::Included(&prefix), Bound::Unbounded))
+                    .take_while(|(k, _)| k.starts_with(&prefix))
+                    .map(|(_, v)| v.clone())
+                    .collect()
+            }
+            _ => store.objects.values().cloned().collect(),
+        }
+    }
+
+    /// Whether any namespaced resource still has objects in `namespace`.
+    pub(crate) fn namespace_has_content(&self, namespace: &str) -> bool {
+        let prefix = format!("{namespace}/");
+        self.stores.values().any(|s| {
+            s.objects
+                .range::<String, _>((Bound::Included(&prefix), Bound::Unbounded))
+                .next()
+                .is_some_and(|(k, _)| k.starts_with(&prefix))
+        })
+    }
+}
+
+fn too_large(n: u64, current: u64) -> ApiError {
+    ApiError::new(
+        504,
+        "Timeout",
+        format!("Timeout: Too large resource version: {n}, current: {current}"),
+    )
+    .with_details(json!({"causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}], "retryAfterSeconds": 1}))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::semantics::resources::builtins;
+
+    fn cm_res() -> Resource {
+        builtins()
+            .into_iter()
+            .find(|r| r.kind == "ConfigMap")
+            .unwrap_or_else(|| panic!("no ConfigMap"))
+    }
+
+    fn cm(ns: &str, name: &str, v: i64) -> Value {
+        json!({"metadata": {"namespace": ns, "name": name}, "data": {"v": v.to_string()}})
+    }
+
+    fn state(cap: usize) -> (State, Resource) {
+        let mut st = State::new(Config {
+            history_capacity: cap,
+            ..Config::default()
+        });
+        let r = cm_res();
+        st.register(r.clone());
+        (st, r)
+    }
+
+    fn ok<T>(r: ApiResult<T>) -> T {
+        r.unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn continue_tokens_round_trip() {
+        let t = encode_continue(42, "ns/name\0", 7);
+        assert_eq!(decode_continue(&t), Ok((42, "ns/name\0".to_string(), 7)));
+        assert!(decode_continue("!!!").is_err());
+        let bad = base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .encode(r#"{"v":"x","rv":1,"start":"a"}"#);
+        assert!(decode_continue(&bad).is_err());
+    }
+
+    #[test]
+    fn pages_are_a_consistent_snapshot() {
+        let (mut st, r) = state(100);
+        for i in 0..5 {
+            st.put(&r, cm("a", &format!("c{i}"), i));
+        }
+        let opts = ListOptions {
+            limit: Some(2),
+            ..Default::default()
+        };
+        let p1 = ok(st.list(&r, &opts));
+        assert_eq!(p1.items.len(), 2);
+        assert_eq!(p1.remaining, Some(3));
+        let snapshot_rv = p1.resource_version;
+        // Writes after the first page are invisible to the following pages.
+        st.put(&r, cm("a", "c9", 9));
+        st.remove(&r, "a", "c3");
+        st.put(&r, cm("a", "c2", 22));
+        let mut names = Vec::new();
+        let mut token = p1.continue_token.clone();
+        while let Some(t) = token {
+            let p = ok(st.list(
+                &r,
+                &ListOptions {
+                    limit: Some(2),
+                    continue_token: Some(t),
+                    ..Default::default()
+                },
+            ));
+            assert_eq!(p.resource_version, snapshot_rv);
+            names.extend(p.items.iter().map(|o| object::name(o).to_string()));
+            for o in &p.items {
+                if object::name(o) == "c2" {
+                    assert_eq!(o["data"]["v"], "2");
+                }
+            }
+            token = p.continue_token;
+        }
+        assert_eq!(names, vec!["c2", "c3", "c4"]);
+    }
+
+    #[test]
+    fn expired_continue_and_history_are_410() {
+        let (mut st, r) = state(2);
+        for i in 0..3 {
+            st.put(&r, cm("a", &format!("c{i}"), i));
+        }
+        let p1 = ok(st.list(
+            &r,
+            &ListOptions {
+                limit: Some(1),
+                ..Default::default()
+            },
+        ));
+        for i in 0..3 {
+            st.put(&r, cm("a", &format!("c{i}"), i + 10));
+        }
+        let e = st.list(
+            &r,
+            &ListOptions {
+                limit: Some(1),
+                continue_token: p1.continue_token,
+                ..Default::default()
+            },
+        );
+        assert_eq!(e.map_err(|e| e.code).err(), Some(410));
+        // The watch history keeps only the last two events.
+        assert!(st.events_after(&r.store_key(), 1, 10).is_err());
+        let recent = st.events_after(&r.store_key(), st.rv - 2, 10);
+        assert_eq!(recent.map(|v| v.len()), Ok(2));
+    }
+
+    #[test]
+    fn namespaces_and_exact_reads() {
+        let (mut st, r) = state(100);
+        st.put(&r, cm("a", "x", 1));
+        st.put(&r, cm("a-b", "x", 1));
+        st.put(&r, cm("b", "x", 1));
+        let at = st.rv;
+        st.remove(&r, "b", "x");
+        let p = ok(st.list(
+            &r,
+            &ListOptions {
+                filter: Filter {
+                    namespace: Some("a".into()),
+                    ..Default::default()
+                },
+                ..Default::default()
+            },
+        ));
+        assert_eq!(p.items.len(), 1);
+        let exact = ok(st.list(
+            &r,
+            &ListOptions {
+                resource_version: Some(at.to_string()),
+                resource_version_match: Some("Exact".into()),
+                ..Default::default()
+            },
+        ));
+        assert_eq!(exact.items.len(), 3);
+        assert_eq!(exact.resource_version, at);
+        let e = st.list(
+            &r,
+            &ListOptions {
+                resource_version: Some("999".into()),
+                ..Default::default()
+            },
+        );
+        assert_eq!(e.map_err(|e| e.code).err(), Some(504));
+    }
+}

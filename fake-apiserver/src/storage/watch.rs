@@ -1,0 +1,427 @@
+//! Watches: initial events, events from a resourceVersion out of the bounded history,
+//! selector transitions (an object leaving the selector is a DELETED event), bookmarks,
+//! `sendInitialEvents`, timeouts, 410 Gone, and injected faults.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+use crate::Shared;
+use crate::endpoints::render::{Format, View, partial_metadata};
+use crate::error::{ApiError, ApiResult, FieldError};
+use crate::semantics::field_selector::Filter;
+use crate::semantics::resources::Resource;
+use crate::storage::object;
+use crate::storage::state::{EventType, HistEvent, parse_rv};
+
+/// Faults a watch reactor asked for.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct WatchFault {
+    pub(crate) cut_after: Option<usize>,
+    pub(crate) error_after: Option<(usize, ApiError)>,
+}
+
+/// A watch request.
+#[derive(Debug, Clone)]
+pub(crate) struct WatchRequest {
+    pub(crate) res: Arc<Resource>,
+    pub(crate) filter: Filter,
+    pub(crate) resource_version: Option<String>,
+    pub(crate) resource_version_match: Option<String>,
+    pub(crate) allow_bookmarks: bool,
+    pub(crate) send_initial_events: Option<bool>,
+    pub(crate) timeout: Option<Duration>,
+    pub(crate) format: Format,
+    pub(crate) fault: WatchFault,
+}
+
+const BATCH: usize = 512;
+
+/// Encodes one watch event line.
+fn line(kind: &str, res: &Resource, obj: &Value, format: &Format) -> Bytes {
+    let av = res.api_version();
+    let mut out = match format {
+        Format::Metadata => {
+            serde_json::to_vec(&json!({"type": kind, "object": partial_metadata(obj)}))
+        }
+        _ => serde_json::to_vec(
+            &json!({"type": kind, "object": View { obj, type_meta: Some((&av, &res.kind)) }}),
+        ),
+    }
+    .unwrap_or_default();
+    out.push(b'\n');
+    Bytes::from(out)
+}
+
+fn bookmark(res: &Resource, rv: u64, initial_end: bool, format: &Format) -> Bytes {
+    let mut meta = json!({"resourceVersion": rv.to_string()});
+    if initial_end && let Value::Object(m) = &mut meta {
+        m.insert(
+            "annotations".into(),
+            json!({"k8s.io/initial-events-end": "true"}),
+        );
+    }
+    let (av, kind) = match format {
+        Format::Metadata => (
+            "meta.k8s.io/v1".to_string(),
+            "PartialObjectMetadata".to_string(),
+        ),
+        _ => (res.api_version(), res.kind.clone()),
+    };
+    let obj = json!({"kind": kind, "apiVersion": av, "metadata": meta});
+    let mut out =
+        serde_json::to_vec(&json!({"type": "BOOKMARK", "object": obj})).unwrap_or_default();
+    out.push(b'\n');
+    Bytes::from(out)
+}
+
+/// The ERROR event carrying a Status.
+pub(crate) fn error_line(e: &ApiError) -> Bytes {
+    let mut out =
+        serde_json::to_vec(&json!({"type": "ERROR", "object": e.to_status()})).unwrap_or_default();
+    out.push(b'\n');
+    Bytes::from(out)
+}
+
+/// The event a watcher with `filter` sees for a stored event, if any.
+fn convert(ev: &HistEvent, filter: &Filter) -> Option<(EventType, Arc<Value>)> {
+    match ev.kind {
+        EventType::Added => filter
+            .matches(&ev.object)
+            .then(|| (EventType::Added, ev.object.clone())),
+        EventType::Deleted => {
+            let was = ev.prev.as_deref().unwrap_or(&ev.object);
+            filter
+                .matches(was)
+                .then(|| (EventType::Deleted, ev.object.clone()))
+        }
+        EventType::Modified => {
+            let now = filter.matches(&ev.object);
+            let before = ev.prev.as_deref().is_some_and(|p| filter.matches(p));
+            match (before, now) {
+                (true, true) => Some((EventType::Modified, ev.object.clone())),
+                (false, true) => Some((EventType::Added, ev.object.clone())),
+                (true, false) => {
+                    // Leaving the selector looks like a delete, at the event's version.
+                    let mut last = ev.prev.as_deref().cloned().unwrap_or(Value::Null);
+                    object::set_meta(&mut last, "resourceVersion", Some(json!(ev.rv.to_string())));
+                    Some((EventType::Deleted, Arc::new(last)))
+                }
+                (false, false) => None,
+            }
+        }
+    }
+}
+
+struct Start {
+    initial: Vec<Arc<Value>>,
+    initial_end_bookmark: Option<u64>,
+    cursor: u64,
+    immediate_error: Option<ApiError>,
+    rx: Option<tokio::sync::watch::Receiver<u64>>,
+}
+
+fn plan(shared: &Shared, req: &WatchRequest) -> ApiResult<Start> {
+    let st = shared.state.lock();
+    let rv_param = req.resource_version.as_deref().unwrap_or("");
+    let rv_match = req.resource_version_match.as_deref().unwrap_or("");
+    if let Some(true) = req.send_initial_events {
+        let mut errs = Vec::new();
+        if rv_match != "NotOlderThan" {
+            errs.push(FieldError::forbidden(
+                "resourceVersionMatch",
+                "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+            ));
+        }
+        if !req.allow_bookmarks {
+            errs.push(FieldError::forbidden(
+                "allowWatchBookmarks",
+                "sendInitialEvents requires setting allowWatchBookmarks to true",
+            ));
+        }
+        if !errs.is_empty() {
+            return Err(ApiError::invalid("meta.k8s.io", "ListOptions", "", errs));
+        }
+    } else if !rv_match.is_empty() {
+        return Err(ApiError::invalid(
+            "meta.k8s.io",
+            "ListOptions",
+            "",
+            vec![FieldError::forbidden(
+                "resourceVersionMatch",
+                "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
+            )],
+        ));
+    }
+    let key = req.res.store_key();
+    let rx = st.stores.get(&key).map(|s| s.tx.subscribe());
+    let snapshot = || -> Vec<Arc<Value>> {
+        st.all_objects(&req.res, req.filter.namespace.as_deref())
+            .into_iter()
+            .filter(|o| req.filter.matches(o))
+            .collect()
+    };
+    let mut start = Start {
+        initial: Vec::new(),
+        initial_end_bookmark: None,
+        cursor: st.rv,
+        immediate_error: None,
+        rx,
+    };
+    match (req.send_initial_events, rv_param) {
+        (Some(true), v) => {
+            if !v.is_empty() && v != "0" {
+                let n = parse_rv(v)?;
+                if n > st.rv {
+                    return Err(ApiError::new(
+                        504,
+                        "Timeout",
+                        format!(
+                            "Timeout: Too large resource version: {n}, current: {}",
+                            st.rv
+                        ),
+                    ));
+                }
+            }
+            start.initial = snapshot();
+            start.initial_end_bookmark = Some(st.rv);
+        }
+        (Some(false), "" | "0") => {}
+        (None, "" | "0") => start.initial = snapshot(),
+        (_, v) => {
+            let n = parse_rv(v)?;
+            let floor = st.watch_floor(&key);
+            if n < floor {
+                start.immediate_error = Some(ApiError::expired(format!(
+                    "too old resource version: {n} ({})",
+                    floor + 1
+                )));
+            } else {
+                // A version from the future: the stream waits for it, as the watch cache does.
+                start.cursor = n;
+            }
+        }
+    }
+    Ok(start)
+}
+
+/// Starts a watch; the receiver yields the lines of the response body.
+pub(crate) fn start(shared: Arc<Shared>, req: WatchRequest) -> ApiResult<mpsc::Receiver<Bytes>> {
+    let plan = plan(&shared, &req)?;
+    tracing::debug!(
+        resource = %req.res.store_key(),
+        namespace = ?req.filter.namespace,
+        from = plan.cursor,
+        initial = plan.initial.len(),
+        "watch started"
+    );
+    let (tx, rx) = mpsc::channel::<Bytes>(256);
+    tokio::spawn(run(shared, req, plan, tx));
+    Ok(rx)
+}
+
+struct Emitter {
+    tx: mpsc::Sender<Bytes>,
+    sent: usize,
+    fault: WatchFault,
+}
+
+impl Emitter {
+    /// Sends an event; `false` when the stream must end (client gone or a fault fired).
+    async fn event(&mut self, bytes: Bytes) -> bool {
+        if self.tx.send(bytes).await.is_err() {
+            return false;
+        }
+        self.sent += 1;
+        if let Some(n) = self.fault.cut_after
+            && self.sent >= n
+        {
+            return false;
+        }
+        if let Some((n, e)) = &self.fault.error_after
+            && self.sent >= *n
+        {
+            let _ = self.tx.send(error_line(e)).await;
+            return false;
+        }
+        true
+    }
+
+    async fn raw(&mut self, bytes: Bytes) -> bool {
+        self.tx.send(bytes).await.is_ok()
+    }
+}
+
+async fn run(shared: Arc<Shared>, req: WatchRequest, plan: Start, tx: mpsc::Sender<Bytes>) {
+    let mut out = Emitter {
+        tx,
+        sent: 0,
+        fault: req.fault.clone(),
+    };
+    if let Some((0, e)) = &out.fault.error_after {
+        let _ = out.raw(error_line(e)).await;
+        return;
+    }
+    if let Some(e) = plan.immediate_error {
+        let _ = out.raw(error_line(&e)).await;
+        return;
+    }
+    let deadline = req.timeout.map(deadline_after);
+    let res = req.res.clone();
+    for obj in &plan.initial {
+        if !out.event(line("ADDED", &res, obj, &req.format)).await {
+            return;
+        }
+    }
+    if let Some(rv) = plan.initial_end_bookmark
+        && !out.raw(bookmark(&res, rv, true, &req.format)).await
+    {
+        return;
+    }
+    let Some(mut rx) = plan.rx else {
+        return;
+    };
+    let key = res.store_key();
+    let mut cursor = plan.cursor;
+    let interval = shared
+        .state
+        .lock()
+        .config
+        .bookmark_interval
+        .max(Duration::from_millis(10));
+    let mut ticker = tokio::time::interval_at(deadline_after(interval), interval);
+    let mut want_bookmark = false;
+    loop {
+        rx.borrow_and_update();
+        let (batch, global_rv) = {
+            let st = shared.state.lock();
+            if !st.stores.contains_key(&key) {
+                // The resource went away (its CRD was deleted).
+                return;
+            }
+            (st.events_after(&key, cursor, BATCH), st.rv)
+        };
+        let batch = match batch {
+            Ok(b) => b,
+            Err(compacted) => {
+                let e = ApiError::expired(format!(
+                    "too old resource version: {cursor} ({})",
+                    compacted + 1
+                ));
+                let _ = out.raw(error_line(&e)).await;
+                return;
+            }
+        };
+        let full = batch.len() == BATCH;
+        for ev in &batch {
+            cursor = ev.rv;
+            if let Some((kind, obj)) = convert(ev, &req.filter)
+                && !out
+                    .event(line(kind.as_str(), &res, &obj, &req.format))
+                    .await
+            {
+                return;
+            }
+        }
+        if full {
+            continue;
+        }
+        if want_bookmark {
+            want_bookmark = false;
+            let rv = global_rv.max(cursor);
+            if !out.raw(bookmark(&res, rv, false, &req.format)).await {
+                return;
+            }
+        }
+        let sleep = async {
+            match deadline {
+                Some(d) => tokio::time::sleep_until(d).await,
+                None => std::future::pending::<()>().await,
+            }
+        };
+        tokio::select! {
+            changed = rx.changed() => {
+                if changed.is_err() {
+                    return;
+                }
+            }
+            _ = sleep => return,
+            _ = ticker.tick() => {
+                if req.allow_bookmarks {
+                    want_bookmark = true;
+                }
+            }
+            _ = out.tx.closed() => return,
+        }
+    }
+}
+
+/// Streams canned events (a watch reactor's `Events`).
+pub(crate) fn canned(res: &Resource, events: Vec<(String, Value)>) -> mpsc::Receiver<Bytes> {
+    let (tx, rx) = mpsc::channel::<Bytes>(events.len().max(1));
+    for (kind, obj) in events {
+        let l = line(&kind, res, &obj, &Format::Full);
+        if tx.try_send(l).is_err() {
+            break;
+        }
+    }
+    rx
+}
+
+/// `now + after`, capped at thirty years (tokio's own far future): a watch may ask for
+/// `timeoutSeconds=9223372036854775807`, and `Instant + Duration` panics on overflow.
+fn deadline_after(after: Duration) -> tokio::time::Instant {
+    const FAR_FUTURE: Duration = Duration::from_secs(86_400 * 365 * 30);
+    tokio::time::Instant::now() + after.min(FAR_FUTURE)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ev(kind: EventType, prev: Option<Value>, obj: Value) -> HistEvent {
+        HistEvent {
+            rv: 7,
+            kind,
+            key: "n/x".into(),
+            object: Arc::new(obj),
+            prev: prev.map(Arc::new),
+        }
+    }
+
+    #[test]
+    fn selector_transitions() {
+        let filter = Filter {
+            namespace: None,
+            labels: kube_codegen_apimachinery::labels::Selector::parse("app=a").unwrap_or_default(),
+            fields: Default::default(),
+        };
+        let a = json!({"metadata": {"name": "x", "labels": {"app": "a"}, "resourceVersion": "6"}});
+        let b = json!({"metadata": {"name": "x", "labels": {"app": "b"}, "resourceVersion": "7"}});
+        let leave = convert(
+            &ev(EventType::Modified, Some(a.clone()), b.clone()),
+            &filter,
+        );
+        let Some((kind, obj)) = leave else {
+            panic!("leaving the selector must be an event")
+        };
+        assert_eq!(kind, EventType::Deleted);
+        assert_eq!(object::resource_version(&obj), "7");
+        let enter = convert(
+            &ev(EventType::Modified, Some(b.clone()), a.clone()),
+            &filter,
+        );
+        assert_eq!(enter.map(|(k, _)| k), Some(EventType::Added));
+        assert!(
+            convert(
+                &ev(EventType::Modified, Some(b.clone()), b.clone()),
+                &filter
+            )
+            .is_none()
+        );
+        assert!(convert(&ev(EventType::Added, None, b), &filter).is_none());
+    }
+}

@@ -1,0 +1,593 @@
+//! Tests of the fake server through a `kube::Client`: the test handle (seeding, typed access,
+//! actions, reactors, watch faults), history and 410s, bookmarks, namespace and CRD
+//! lifecycles, graceful pod deletion, tables and serving.
+
+use std::time::Duration;
+
+use futures::{StreamExt, TryStreamExt};
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Pod};
+use kube::api::{
+    Api, DeleteParams, ListParams, Patch, PatchParams, PostParams, WatchEvent, WatchParams,
+};
+use kube::core::{ApiResource, DynamicObject, GroupVersionKind};
+use serde_json::{Value, json};
+
+use super::*;
+
+const MYDEMO: ResourceInfo = ResourceInfo {
+    group: "crddemo.k8s.io",
+    version: "v1",
+    kind: "Mydemo",
+    list_kind: "MydemoList",
+    plural: "mydemos",
+    singular: "mydemo",
+    namespaced: true,
+    subresources: &["status"],
+    short_names: &["md"],
+};
+
+fn ok<T, E: std::fmt::Display>(r: Result<T, E>) -> T {
+    r.unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn cm(ns: &str, name: &str) -> ConfigMap {
+    ok(serde_json::from_value(
+        json!({"metadata": {"name": name, "namespace": ns}, "data": {"k": "v"}}),
+    ))
+}
+
+fn mydemos(client: &kube::Client, ns: &str) -> Api<DynamicObject> {
+    let ar = ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("crddemo.k8s.io", "v1", "Mydemo"),
+        "mydemos",
+    );
+    Api::namespaced_with(client.clone(), ns, &ar)
+}
+
+fn mydemo(name: &str) -> DynamicObject {
+    ok(serde_json::from_value(json!({
+        "apiVersion": "crddemo.k8s.io/v1", "kind": "Mydemo",
+        "metadata": {"name": name}, "spec": {"ip": "10.0.0.1", "port": 80}
+    })))
+}
+
+fn code<T: std::fmt::Debug>(r: kube::Result<T>) -> Option<u16> {
+    match r {
+        Err(kube::Error::Api(s)) => Some(s.code),
+        other => panic!("expected an API error, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn seeded_objects_are_stored_like_creates() {
+    let seed = ok(to_value(&cm("team", "settings")));
+    let (client, handle) = ok(new_client(&[MYDEMO], [seed]));
+    let got: Option<ConfigMap> = ok(handle.get("team", "settings"));
+    let got = got.unwrap_or_else(|| panic!("seeded object missing"));
+    assert!(got.metadata.uid.is_some() && got.metadata.resource_version.is_some());
+    // The namespace was created for it.
+    assert!(ok(handle.get::<Namespace>("", "team")).is_some());
+    let api: Api<ConfigMap> = Api::namespaced(client.clone(), "team");
+    assert_eq!(ok(api.get("settings").await).metadata.uid, got.metadata.uid);
+    // Seeding keeps the status a create would drop.
+    let with_status = json!({"apiVersion": "crddemo.k8s.io/v1", "kind": "Mydemo",
+        "metadata": {"name": "m", "namespace": "team"}, "spec": {"ip": "1.2.3.4", "port": 1},
+        "status": {"serviceName": "svc"}});
+    ok(handle.add_value(with_status));
+    let m = ok(mydemos(&client, "team").get("m").await);
+    assert_eq!(m.data["status"]["serviceName"], "svc");
+    assert_eq!(ok(handle.list::<ConfigMap>()).len(), 1);
+    assert!(matches!(
+        handle.add_value(json!({"metadata": {"name": "x"}})),
+        Err(FakeError::MissingTypeMeta(_))
+    ));
+    assert!(matches!(
+        handle.add_value(json!({"apiVersion": "nope/v1", "kind": "X", "metadata": {"name": "x"}})),
+        Err(FakeError::UnknownKind { .. })
+    ));
+}
+
+#[tokio::test]
+async fn actions_are_recorded() {
+    let (client, handle) = ok(new_client(&[MYDEMO], []));
+    let api = mydemos(&client, "default");
+    ok(api.create(&PostParams::default(), &mydemo("a")).await);
+    ok(api
+        .patch_status(
+            "a",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"status": {"serviceName": "s"}})),
+        )
+        .await);
+    let _ = api.get("missing").await;
+    let actions = handle.actions();
+    let summary: Vec<(String, String, Option<String>, Option<String>)> = actions
+        .iter()
+        .map(|a| {
+            (
+                a.verb.clone(),
+                a.resource.clone(),
+                a.subresource.clone(),
+                a.name.clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        summary,
+        vec![
+            ("create".into(), "mydemos".into(), None, None),
+            (
+                "patch".into(),
+                "mydemos".into(),
+                Some("status".into()),
+                Some("a".into())
+            ),
+            ("get".into(), "mydemos".into(), None, Some("missing".into())),
+        ]
+    );
+    assert_eq!(actions[0].namespace.as_deref(), Some("default"));
+    assert_eq!(
+        actions[0].body.as_ref().map(|b| b["spec"]["port"].clone()),
+        Some(json!(80))
+    );
+    assert_eq!(actions[1].patch_type, Some(PatchType::Merge));
+    handle.clear_actions();
+    assert!(handle.actions().is_empty());
+}
+
+#[tokio::test]
+async fn reactors_answer_fail_and_pass_through() {
+    let (client, handle) = ok(new_client(&[MYDEMO], []));
+    let api: Api<ConfigMap> = Api::default_namespaced(client.clone());
+    handle.prepend_reactor("create", "configmaps", |a| {
+        if a.body.as_ref().and_then(|b| b["metadata"]["name"].as_str()) == Some("boom") {
+            Reaction::error(500, "InternalError", "injected")
+        } else {
+            Reaction::PassThrough
+        }
+    });
+    assert_eq!(
+        code(
+            api.create(&PostParams::default(), &cm("default", "boom"))
+                .await
+        ),
+        Some(500)
+    );
+    ok(api
+        .create(&PostParams::default(), &cm("default", "fine"))
+        .await);
+    assert!(ok(handle.get::<ConfigMap>("default", "fine")).is_some());
+    assert!(ok(handle.get::<ConfigMap>("default", "boom")).is_none());
+    // A canned answer for every get, from a wildcard reactor put first.
+    handle.prepend_reactor("get", "*", |a| {
+        Reaction::Object(json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": a.name.clone().unwrap_or_default()}, "data": {"canned": "yes"}}))
+    });
+    let got = ok(api.get("anything").await);
+    assert_eq!(
+        got.data.and_then(|d| d.get("canned").cloned()),
+        Some("yes".to_string())
+    );
+    handle.clear_reactors();
+    assert_eq!(code(api.get("anything").await), Some(404));
+    // A delay, then the store.
+    handle.add_reactor("list", "configmaps", |_| {
+        Reaction::Delay(Duration::from_millis(50))
+    });
+    let started = std::time::Instant::now();
+    ok(api.list(&ListParams::default()).await);
+    assert!(started.elapsed() >= Duration::from_millis(50));
+}
+
+#[tokio::test]
+async fn watch_reactors_inject_faults() {
+    let (client, handle) = ok(new_client(&[MYDEMO], []));
+    let api = mydemos(&client, "default");
+    for n in ["a", "b", "c"] {
+        ok(api.create(&PostParams::default(), &mydemo(n)).await);
+    }
+    handle.prepend_watch_reactor("mydemos", |_| WatchReaction::CutAfter(2));
+    let events: Vec<WatchEvent<DynamicObject>> =
+        ok(ok(api.watch(&WatchParams::default(), "0").await)
+            .try_collect()
+            .await);
+    assert_eq!(events.len(), 2, "the stream is cut after two events");
+
+    handle.clear_reactors();
+    handle.prepend_watch_reactor("*", |_| {
+        WatchReaction::error_after(1, 410, "Expired", "injected")
+    });
+    let events: Vec<WatchEvent<DynamicObject>> =
+        ok(ok(api.watch(&WatchParams::default(), "0").await)
+            .try_collect()
+            .await);
+    assert!(matches!(events.last(), Some(WatchEvent::Error(s)) if s.code == 410));
+
+    handle.clear_reactors();
+    handle.prepend_watch_reactor("mydemos", |_| {
+        WatchReaction::Error(
+            crate::error::failure_status(503, "ServiceUnavailable", "down").boxed(),
+        )
+    });
+    assert!(api.watch(&WatchParams::default(), "0").await.is_err());
+
+    handle.clear_reactors();
+    handle.prepend_watch_reactor("mydemos", |_| {
+        WatchReaction::Events(vec![(
+            "ADDED".into(),
+            json!({"apiVersion": "crddemo.k8s.io/v1", "kind": "Mydemo", "metadata": {"name": "ghost"}}),
+        )])
+    });
+    let events: Vec<WatchEvent<DynamicObject>> =
+        ok(ok(api.watch(&WatchParams::default(), "0").await)
+            .try_collect()
+            .await);
+    assert!(
+        matches!(&events[..], [WatchEvent::Added(o)] if o.metadata.name.as_deref() == Some("ghost"))
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_watch_delay_reactor_holds_the_watch_back_then_passes_through() {
+    let (client, handle) = ok(new_client(&[MYDEMO], []));
+    let api = mydemos(&client, "default");
+    ok(api.create(&PostParams::default(), &mydemo("a")).await);
+    handle.prepend_watch_reactor("mydemos", |_| WatchReaction::Delay(Duration::from_secs(7)));
+    let started = tokio::time::Instant::now();
+    let mut stream = Box::pin(ok(api.watch(&WatchParams::default(), "0").await));
+    let first = stream.next().await;
+    assert!(
+        started.elapsed() >= Duration::from_secs(7),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(
+        matches!(&first, Some(Ok(WatchEvent::Added(o))) if o.metadata.name.as_deref() == Some("a")),
+        "after the delay the store serves the watch: {first:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_huge_watch_timeout_means_no_timeout() {
+    let server = ok(FakeApiServer::new(&[MYDEMO]));
+    ok(server
+        .handle()
+        .add_value(json!({"apiVersion": "crddemo.k8s.io/v1", "kind": "Mydemo",
+        "metadata": {"name": "m", "namespace": "default"}, "spec": {"ip": "1.2.3.4", "port": 1}})));
+    let mut svc = server.clone();
+    let req = ok(http::Request::get(format!(
+        "/apis/crddemo.k8s.io/v1/namespaces/default/mydemos?watch=true&resourceVersion=0&timeoutSeconds={}",
+        i64::MAX
+    ))
+    .body(http_body_util::Full::new(bytes::Bytes::new())));
+    let resp = ok(tower_service::Service::call(&mut svc, req).await);
+    assert_eq!(resp.status(), 200);
+    let mut body = resp.into_body();
+    let frame = tokio::time::timeout(
+        Duration::from_secs(5),
+        http_body_util::BodyExt::frame(&mut body),
+    )
+    .await;
+    let data = match frame {
+        Ok(Some(Ok(f))) => f.into_data().unwrap_or_default(),
+        other => panic!("expected the ADDED event, got {other:?}"),
+    };
+    let event: Value = ok(serde_json::from_slice(&data));
+    assert_eq!(event["type"], "ADDED");
+    assert_eq!(event["object"]["metadata"]["name"], "m");
+}
+
+#[tokio::test]
+async fn compaction_expires_watches_and_continue_tokens() {
+    let server = ok(FakeApiServer::builder()
+        .resources(&[MYDEMO])
+        .history_capacity(3)
+        .build());
+    let client = ok(server.client());
+    let handle = server.handle();
+    let api = mydemos(&client, "default");
+    let first = ok(api.create(&PostParams::default(), &mydemo("a")).await);
+    ok(api.create(&PostParams::default(), &mydemo("b")).await);
+    let page = ok(api.list(&ListParams::default().limit(1)).await);
+    let token = page.metadata.continue_.unwrap_or_default();
+    for n in ["c", "d", "e", "f"] {
+        ok(api.create(&PostParams::default(), &mydemo(n)).await);
+    }
+    // Four writes with a history of three: the first create's version is gone.
+    let rv = first.metadata.resource_version.unwrap_or_default();
+    let events: Vec<WatchEvent<DynamicObject>> =
+        ok(ok(api.watch(&WatchParams::default().timeout(1), &rv).await)
+            .try_collect()
+            .await);
+    assert!(
+        matches!(events.first(), Some(WatchEvent::Error(s)) if s.code == 410 && s.reason == "Expired"),
+        "{events:?}"
+    );
+    assert_eq!(
+        code(
+            api.list(&ListParams::default().limit(1).continue_token(&token))
+                .await
+        ),
+        Some(410)
+    );
+    // A recent version still works; after `compact` it does not.
+    let recent = handle.resource_version().to_string();
+    let events: Vec<WatchEvent<DynamicObject>> = ok(ok(api
+        .watch(&WatchParams::default().timeout(1), &recent)
+        .await)
+    .try_collect()
+    .await);
+    assert!(events.is_empty(), "{events:?}");
+    handle.compact();
+    let events: Vec<WatchEvent<DynamicObject>> = ok(ok(api
+        .watch(
+            &WatchParams::default().timeout(1),
+            &(handle.resource_version() - 1).to_string(),
+        )
+        .await)
+    .try_collect()
+    .await);
+    assert!(matches!(events.first(), Some(WatchEvent::Error(s)) if s.code == 410));
+}
+
+#[tokio::test]
+async fn bookmarks_arrive_periodically() {
+    let server = ok(FakeApiServer::builder()
+        .bookmark_interval(Duration::from_millis(50))
+        .build());
+    let client = ok(server.client());
+    let api: Api<ConfigMap> = Api::default_namespaced(client);
+    let rv = server.handle().resource_version().to_string();
+    let mut stream = Box::pin(ok(api.watch(&WatchParams::default().timeout(5), &rv).await));
+    let next = tokio::time::timeout(Duration::from_secs(2), stream.next()).await;
+    assert!(
+        matches!(next, Ok(Some(Ok(WatchEvent::Bookmark(ref b)))) if b.metadata.resource_version == rv),
+        "{next:?}"
+    );
+    // Without allowWatchBookmarks, none.
+    let wp = WatchParams {
+        bookmarks: false,
+        ..WatchParams::default().timeout(1)
+    };
+    let events: Vec<WatchEvent<ConfigMap>> = ok(ok(api.watch(&wp, &rv).await).try_collect().await);
+    assert!(events.is_empty());
+}
+
+#[tokio::test]
+async fn kube_runtime_watcher_syncs_and_follows() {
+    use kube::runtime::watcher::{self, Event};
+    let (client, _handle) = ok(new_client(&[MYDEMO], []));
+    let api = mydemos(&client, "default");
+    ok(api.create(&PostParams::default(), &mydemo("a")).await);
+    for config in [
+        watcher::Config::default(),
+        watcher::Config::default().streaming_lists(),
+    ] {
+        let mut stream = Box::pin(watcher::watcher(api.clone(), config));
+        let mut seen_init_done = false;
+        let mut applied = Vec::new();
+        while let Ok(Some(e)) = tokio::time::timeout(Duration::from_secs(2), stream.next()).await {
+            match ok(e) {
+                Event::InitDone => {
+                    seen_init_done = true;
+                    ok(api
+                        .create(
+                            &PostParams::default(),
+                            &mydemo(&format!("n{}", applied.len())),
+                        )
+                        .await);
+                }
+                Event::InitApply(o) | Event::Apply(o) => {
+                    applied.push(o.metadata.name.unwrap_or_default());
+                    if seen_init_done {
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        assert!(seen_init_done);
+        assert!(
+            applied.contains(&"a".to_string()) && applied.len() >= 2,
+            "{applied:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn namespace_deletion_is_emulated_or_left_terminating() {
+    let (client, handle) = ok(new_client(&[], [ok(to_value(&cm("doomed", "c")))]));
+    let nss: Api<Namespace> = Api::all(client.clone());
+    ok(nss.delete("doomed", &DeleteParams::default()).await);
+    assert!(ok(handle.get::<Namespace>("", "doomed")).is_none());
+    assert!(ok(handle.get::<ConfigMap>("doomed", "c")).is_none());
+    assert_eq!(
+        code(nss.delete("default", &DeleteParams::default()).await),
+        Some(403)
+    );
+
+    let server = ok(FakeApiServer::builder()
+        .namespace_controller(false)
+        .object(ok(to_value(&cm("stuck", "c"))))
+        .build());
+    let client = ok(server.client());
+    let nss: Api<Namespace> = Api::all(client.clone());
+    ok(nss.delete("stuck", &DeleteParams::default()).await);
+    let ns = ok(nss.get("stuck").await);
+    assert_eq!(
+        ns.status.and_then(|s| s.phase).as_deref(),
+        Some("Terminating")
+    );
+    let cms: Api<ConfigMap> = Api::namespaced(client, "stuck");
+    assert_eq!(
+        code(cms.create(&PostParams::default(), &cm("stuck", "d")).await),
+        Some(403)
+    );
+}
+
+#[tokio::test]
+async fn crd_deletion_waits_for_instance_finalizers() {
+    let (client, handle) = ok(new_client(&[], []));
+    let crds: Api<k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition> =
+        Api::all(client.clone());
+    let crd = ok(serde_json::from_value(json!({
+        "metadata": {"name": "mydemos.crddemo.k8s.io", "annotations": {"api-approved.kubernetes.io": "unapproved, test"}},
+        "spec": {"group": "crddemo.k8s.io", "scope": "Namespaced",
+            "names": {"kind": "Mydemo", "plural": "mydemos"},
+            "versions": [{"name": "v1", "served": true, "storage": true,
+                "subresources": {"status": {}},
+                "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                    "spec": {"type": "object", "properties": {"ip": {"type": "string"}, "port": {"type": "integer", "minimum": 1, "maximum": 65535}}}}}}}]}
+    })));
+    ok(crds.create(&PostParams::default(), &crd).await);
+    let api = mydemos(&client, "default");
+    let mut held = mydemo("held");
+    held.metadata.finalizers = Some(vec!["example.com/hold".into()]);
+    ok(api.create(&PostParams::default(), &held).await);
+    let mut bad = mydemo("bad");
+    bad.data["spec"]["port"] = json!(70000);
+    assert_eq!(
+        code(api.create(&PostParams::default(), &bad).await),
+        Some(422)
+    );
+    ok(crds
+        .delete("mydemos.crddemo.k8s.io", &DeleteParams::default())
+        .await);
+    // The CRD waits for the instance's finalizer; new instances are refused meanwhile.
+    assert!(
+        ok(crds.get("mydemos.crddemo.k8s.io").await)
+            .metadata
+            .deletion_timestamp
+            .is_some()
+    );
+    assert_eq!(
+        code(api.create(&PostParams::default(), &mydemo("new")).await),
+        Some(405)
+    );
+    ok(api
+        .patch(
+            "held",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"finalizers": null}})),
+        )
+        .await);
+    assert_eq!(code(crds.get("mydemos.crddemo.k8s.io").await), Some(404));
+    assert_eq!(code(api.list(&ListParams::default()).await), Some(404));
+    assert!(
+        handle
+            .actions()
+            .iter()
+            .any(|a| a.resource == "customresourcedefinitions")
+    );
+}
+
+#[tokio::test]
+async fn bound_pods_are_deleted_gracefully() {
+    let (client, _handle) = ok(new_client(&[], []));
+    let pods: Api<Pod> = Api::default_namespaced(client);
+    let pod: Pod = ok(serde_json::from_value(json!({"metadata": {"name": "p"},
+        "spec": {"nodeName": "node-1", "containers": [{"name": "c", "image": "nginx"}]}})));
+    ok(pods.create(&PostParams::default(), &pod).await);
+    ok(pods
+        .patch_status(
+            "p",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"status": {"phase": "Running"}})),
+        )
+        .await);
+    ok(pods.delete("p", &DeleteParams::default()).await);
+    let p = ok(pods.get("p").await);
+    assert_eq!(p.metadata.deletion_grace_period_seconds, Some(30));
+    ok(pods
+        .delete("p", &DeleteParams::default().grace_period(0))
+        .await);
+    assert_eq!(code(pods.get("p").await), Some(404));
+}
+
+#[tokio::test]
+async fn tables_for_kubectl() {
+    let server = ok(FakeApiServer::new(&[MYDEMO]));
+    let handle = server.handle();
+    ok(
+        handle.add_value(json!({"apiVersion": "crddemo.k8s.io/v1", "kind": "Mydemo",
+        "metadata": {"name": "m", "namespace": "default"}, "spec": {"ip": "1.2.3.4", "port": 1}})),
+    );
+    let mut svc = server.clone();
+    let req = ok(
+        http::Request::get("/apis/crddemo.k8s.io/v1/namespaces/default/mydemos")
+            .header(
+                "accept",
+                "application/json;as=Table;v=v1;g=meta.k8s.io,application/json",
+            )
+            .body(http_body_util::Full::new(bytes::Bytes::new())),
+    );
+    let resp = ok(tower_service::Service::call(&mut svc, req).await);
+    let body = ok(http_body_util::BodyExt::collect(resp.into_body()).await).to_bytes();
+    let table: Value = ok(serde_json::from_slice(&body));
+    assert_eq!(table["kind"], "Table");
+    assert_eq!(table["columnDefinitions"][0]["name"], "Name");
+    assert_eq!(table["rows"][0]["cells"][0], "m");
+    assert_eq!(table["rows"][0]["object"]["kind"], "PartialObjectMetadata");
+}
+
+#[tokio::test]
+async fn serving_needs_loopback_and_a_token() {
+    let server = ok(FakeApiServer::new(&[]));
+    assert!(matches!(
+        server.serve(([0, 0, 0, 0], 0).into()).await,
+        Err(FakeError::NotLoopback(_))
+    ));
+    let served = ok(server
+        .serve_with_token(([127, 0, 0, 1], 0).into(), "secret")
+        .await);
+    assert!(
+        served
+            .kubeconfig()
+            .contains(&format!("server: \"{}/t/secret\"", served.url()))
+    );
+    assert!(served.kubeconfig().contains("token: \"secret\""));
+    let client = ok(served.client().await);
+    let cms: Api<ConfigMap> = Api::default_namespaced(client);
+    ok(cms
+        .create(&PostParams::default(), &cm("default", "c"))
+        .await);
+    // The token path prefix alone authenticates (that is what kubectl uses over HTTP) ...
+    let mut kc = ok(kube::config::Kubeconfig::from_yaml(&served.kubeconfig()));
+    for u in &mut kc.auth_infos {
+        if let Some(a) = u.auth_info.as_mut() {
+            a.token = None;
+        }
+    }
+    let config = ok(kube::Config::from_custom_kubeconfig(kc.clone(), &Default::default()).await);
+    let by_path: Api<ConfigMap> = Api::default_namespaced(ok(kube::Client::try_from(config)));
+    ok(by_path.get("c").await);
+    // ... so does the bearer token alone, at the bare URL; a wrong token does not ...
+    for c in &mut kc.clusters {
+        if let Some(cl) = c.cluster.as_mut() {
+            cl.server = Some(served.url());
+        }
+    }
+    for (token, want) in [("secret", None), ("wrong", Some(401))] {
+        let mut with_token = kc.clone();
+        for u in &mut with_token.auth_infos {
+            if let Some(a) = u.auth_info.as_mut() {
+                a.token = Some(token.to_string().into());
+            }
+        }
+        let config =
+            ok(kube::Config::from_custom_kubeconfig(with_token, &Default::default()).await);
+        let by_header: Api<ConfigMap> = Api::default_namespaced(ok(kube::Client::try_from(config)));
+        match want {
+            None => assert_eq!(
+                ok(by_header.get("c").await).metadata.name.as_deref(),
+                Some("c")
+            ),
+            Some(status) => assert_eq!(code(by_header.get("c").await), Some(status)),
+        }
+    }
+    // ... and without either: 401.
+    let config = ok(kube::Config::from_custom_kubeconfig(kc, &Default::default()).await);
+    let anonymous: Api<ConfigMap> = Api::default_namespaced(ok(kube::Client::try_from(config)));
+    assert_eq!(code(anonymous.get("c").await), Some(401));
+    served.shutdown().await;
+}
