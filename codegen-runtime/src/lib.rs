@@ -72,7 +72,7 @@ pub use kube;
 pub use serde;
 pub use serde_json;
 
-/// Includes the client module tree that a `build.rs` [`kube_codegen::Builder`] wrote to
+/// Includes the client module tree that a `build.rs` `kube_codegen::Builder` wrote to
 /// `OUT_DIR`.
 ///
 /// ```ignore

@@ -18,7 +18,7 @@
 //!   [`schema`] first derives structural OpenAPI schemas from the AST, and [`yaml`] writes the
 //!   CustomResourceDefinitions;
 //! * [`output`] formats them as a file tree or as inline modules;
-//! * [`write`] puts files on disk atomically, or verifies them.
+//! * [`write`](mod@write) puts files on disk atomically, or verifies them.
 //!
 //! From a `build.rs`, use the [`Builder`]:
 //!
