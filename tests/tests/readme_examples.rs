@@ -55,10 +55,10 @@ fn excerpts<'a>(block: &[&'a str]) -> Vec<Vec<&'a str>> {
     for line in block.iter().map(|l| l.trim()) {
         if is_elision(line) || is_file_header(line) {
             out.push(Vec::new());
-        } else if !line.is_empty() {
-            if let Some(last) = out.last_mut() {
-                last.push(line);
-            }
+        } else if !line.is_empty()
+            && let Some(last) = out.last_mut()
+        {
+            last.push(line);
         }
     }
     out.retain(|e| !e.is_empty());
