@@ -7,6 +7,9 @@ use serde_json::{Map, Value, json};
 
 /// An error from the Rust-side API of the fake server (building it, seeding objects, serving).
 /// Requests made through a client get `metav1.Status` errors instead, as from a real server.
+///
+/// None of these is worth retrying as is: they name input to fix (an object, a file, an
+/// address) or an environment problem (no Tokio runtime, a port in use).
 #[derive(Debug, thiserror::Error)]
 pub enum FakeError {
     /// A constructor that spawns tasks was called outside a Tokio runtime.
@@ -51,6 +54,23 @@ pub enum FakeError {
     /// An I/O error (binding, writing a kubeconfig).
     #[error("I/O: {0}")]
     Io(#[from] std::io::Error),
+    /// Making the serving certificate or the TLS configuration failed.
+    #[error("TLS: {0}")]
+    Tls(String),
+    /// A bearer token that is empty or has whitespace or control characters.
+    #[error("the bearer token must be non-empty and free of whitespace and control characters")]
+    InvalidToken,
+    /// Building a client for the served server failed.
+    #[error("client for the served fake API server: {0}")]
+    Client(String),
+    /// A file of objects or CRDs could not be read or parsed (retrying does not help).
+    #[error("{path}: {message}")]
+    Load {
+        /// The file.
+        path: String,
+        /// What is wrong, with the document number where it applies.
+        message: String,
+    },
 }
 
 /// The kind of a field validation error, as `field.ErrorType` in Go.

@@ -58,6 +58,7 @@
 
 mod endpoints;
 mod error;
+mod manifests;
 mod semantics;
 mod storage;
 mod testing;
@@ -81,8 +82,9 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 pub use endpoints::body::ResponseBody;
-pub use endpoints::serve::ServedApiServer;
+pub use endpoints::serve::{MAX_REQUEST_BODY_BYTES, ServeOptions, ServedApiServer};
 pub use error::FakeError;
+pub use manifests::{parse_manifests, read_manifests};
 pub use kube_codegen_apimachinery::resource::ResourceInfo;
 pub use semantics::patch::PatchType;
 pub use testing::reactor::{Action, Reaction, ReactionFn, WatchReaction, WatchReactionFn};
@@ -167,6 +169,14 @@ impl FakeApiServerBuilder {
         self
     }
 
+    /// Seeds every object of a manifest file or of the manifest files of a directory (YAML or
+    /// JSON, several documents per file, `kind: List` expanded); CRDs among them are installed
+    /// before anything else is seeded.
+    pub fn manifests(mut self, path: impl AsRef<std::path::Path>) -> Result<Self, FakeError> {
+        self.objects.extend(manifests::read_manifests(path)?);
+        Ok(self)
+    }
+
     /// Seeds objects.
     pub fn objects(mut self, objs: impl IntoIterator<Item = Value>) -> Self {
         self.objects.extend(objs);
@@ -231,7 +241,16 @@ impl FakeApiServerBuilder {
         for ns in ["default", "kube-system", "kube-public", "kube-node-lease"] {
             handle.add_value(serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}))?;
         }
-        for obj in self.objects {
+        // CRDs first, then namespaces, so that custom resources and namespaced objects given
+        // in any order find what they need.
+        let rank = |o: &Value| match o.get("kind").and_then(Value::as_str) {
+            Some("CustomResourceDefinition") => 0,
+            Some("Namespace") => 1,
+            _ => 2,
+        };
+        let mut objects = self.objects;
+        objects.sort_by_key(rank);
+        for obj in objects {
             handle.add_value(obj)?;
         }
         Ok(server)
@@ -244,8 +263,17 @@ impl FakeApiServer {
         FakeApiServerBuilder::default()
     }
 
-    /// A server for the built-ins and these generated resources, with default settings.
-    pub fn new(resources: &[ResourceInfo]) -> Result<Self, FakeError> {
+    /// A server for the built-in resources, with default settings. Custom resources appear
+    /// when their CRDs are created through the API (or seeded, or given to the builder).
+    pub fn new() -> Self {
+        Self::builder()
+            .build()
+            .unwrap_or_else(|e| unreachable!("the built-in namespaces are always accepted: {e}"))
+    }
+
+    /// A server for the built-ins and these generated resources (as if their CRDs were
+    /// installed, without schemas), with default settings.
+    pub fn with_resources(resources: &[ResourceInfo]) -> Result<Self, FakeError> {
         Self::builder().resources(resources).build()
     }
 
@@ -263,15 +291,14 @@ impl FakeApiServer {
         Ok(kube::Client::new(self.clone(), "default"))
     }
 
-    /// Serves over HTTP on a loopback address (`127.0.0.1:0` picks a free port) with a random
-    /// bearer token.
+    /// Serves over HTTPS on a loopback address (`127.0.0.1:0` picks a free port) with a random
+    /// bearer token and a fresh self-signed CA; [`ServedApiServer::kubeconfig`] has both.
     pub async fn serve(&self, addr: SocketAddr) -> Result<ServedApiServer, FakeError> {
-        let token = format!(
-            "{}{}",
-            uuid::Uuid::new_v4().simple(),
-            uuid::Uuid::new_v4().simple()
-        );
-        self.serve_with_token(addr, token).await
+        self.serve_with(ServeOptions {
+            addr,
+            ..ServeOptions::default()
+        })
+        .await
     }
 
     /// [`serve`](Self::serve) with a chosen token.
@@ -280,14 +307,31 @@ impl FakeApiServer {
         addr: SocketAddr,
         token: impl Into<String>,
     ) -> Result<ServedApiServer, FakeError> {
-        endpoints::serve::serve(self.shared.clone(), addr, token.into()).await
+        self.serve_with(ServeOptions {
+            addr,
+            token: Some(token.into()),
+            ..ServeOptions::default()
+        })
+        .await
+    }
+
+    /// Serves with explicit [`ServeOptions`] (for example on a non-loopback address, which
+    /// must be allowed explicitly).
+    pub async fn serve_with(&self, opts: ServeOptions) -> Result<ServedApiServer, FakeError> {
+        endpoints::serve::serve(self.shared.clone(), opts).await
+    }
+}
+
+impl Default for FakeApiServer {
+    fn default() -> Self {
+        Self::new()
     }
 }
 
 impl<B> tower_service::Service<http::Request<B>> for FakeApiServer
 where
     B: http_body::Body<Data = Bytes> + Send + 'static,
-    B::Error: std::fmt::Display,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
     type Response = http::Response<ResponseBody>;
     type Error = Infallible;
@@ -301,13 +345,9 @@ where
         let shared = self.shared.clone();
         Box::pin(async move {
             let (parts, body) = req.into_parts();
-            let bytes = match endpoints::serve::collect(body).await {
+            let bytes = match endpoints::serve::collect_limited(body).await {
                 Ok(b) => b,
-                Err(e) => {
-                    return Ok(endpoints::handler::error_response(
-                        &error::ApiError::bad_request(format!("reading the request body: {e}")),
-                    ));
-                }
+                Err(e) => return Ok(endpoints::handler::error_response(&e)),
             };
             Ok(endpoints::handler::handle(shared, http::Request::from_parts(parts, bytes)).await)
         })

@@ -141,7 +141,7 @@ const MYDEMO_APPLIED: &str = "apiVersion: crddemo.k8s.io/v1\nkind: Mydemo\nmetad
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kubectl_round_trip() {
     let bin = blocking(kubectl_path).await;
-    let server = FakeApiServer::new(&[]).unwrap_or_else(|e| panic!("{e}"));
+    let server = FakeApiServer::new();
     let handle = server.handle();
     let served = server
         .serve(([127, 0, 0, 1], 0).into())

@@ -163,6 +163,56 @@ fn not_served(group: &str) -> ApiError {
     }
 }
 
+/// The 403 kube-apiserver's RBAC gives an anonymous request outside the public paths.
+pub(crate) fn anonymous_forbidden(method: &Method, path: &str, query: Option<&str>) -> ApiError {
+    const USER: &str = "\"system:anonymous\"";
+    let method_verb = method.as_str().to_ascii_lowercase();
+    match route(path) {
+        Route::Resource(p) => {
+            let q = Query::parse(query);
+            let verb = verb_of(method, &p, &q, false).map_or(method_verb, str::to_string);
+            let resource = match &p.subresource {
+                Some(s) => format!("{}/{s}", p.plural),
+                None => p.plural.clone(),
+            };
+            let scope = match &p.namespace {
+                Some(ns) => format!("in the namespace {}", crate::error::go_quote(ns)),
+                None => "at the cluster scope".to_string(),
+            };
+            let why = format!(
+                "User {USER} cannot {verb} resource {} in API group {} {scope}",
+                crate::error::go_quote(&resource),
+                crate::error::go_quote(&p.group)
+            );
+            let name = p.name.clone().unwrap_or_default();
+            let gr = crate::error::qualified(&p.group, &p.plural);
+            let message = if name.is_empty() {
+                format!("{gr} is forbidden: {why}")
+            } else {
+                format!("{gr} {} is forbidden: {why}", crate::error::go_quote(&name))
+            };
+            let mut details = serde_json::Map::new();
+            if !name.is_empty() {
+                details.insert("name".into(), json!(name));
+            }
+            if !p.group.is_empty() {
+                details.insert("group".into(), json!(p.group));
+            }
+            details.insert("kind".into(), json!(p.plural));
+            ApiError::new(403, "Forbidden", message).with_details(Value::Object(details))
+        }
+        _ => ApiError::new(
+            403,
+            "Forbidden",
+            format!(
+                "forbidden: User {USER} cannot {method_verb} path {}",
+                crate::error::go_quote(path)
+            ),
+        )
+        .with_details(json!({})),
+    }
+}
+
 /// Query parameters.
 #[derive(Debug, Default, Clone)]
 pub(crate) struct Query {
