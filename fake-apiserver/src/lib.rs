@@ -119,6 +119,9 @@ pub(crate) struct Shared {
     pub(crate) actions: Mutex<ActionLog>,
     pub(crate) reactors: RwLock<Vec<Reactor>>,
     pub(crate) watch_reactors: RwLock<Vec<WatchReactor>>,
+    /// The OpenAPI documents, with the registry generation they were built for.
+    #[allow(clippy::type_complexity)]
+    pub(crate) openapi: Mutex<Option<(u64, Arc<endpoints::openapi::Documents>)>>,
 }
 
 /// The in-memory API server. Cheap to clone: clones share state.
@@ -235,6 +238,7 @@ impl FakeApiServerBuilder {
                 }),
                 reactors: RwLock::new(Vec::new()),
                 watch_reactors: RwLock::new(Vec::new()),
+                openapi: Mutex::new(None),
             }),
         };
         let handle = server.handle();

@@ -17,7 +17,7 @@ const VERBS: &[&str] = &[
 ];
 
 /// The Kubernetes minor version of the k8s-openapi feature in use.
-fn minor() -> u32 {
+pub(crate) fn minor() -> u32 {
     #[allow(unused_mut)]
     let mut m = 33;
     k8s_openapi::k8s_if_ge_1_34! { m = m.max(34); }

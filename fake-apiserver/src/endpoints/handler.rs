@@ -45,6 +45,9 @@ pub(crate) enum Route {
     Group(String),
     GroupVersion(String, String),
     Resource(ResourcePath),
+    OpenApiV2,
+    OpenApiV3Index,
+    OpenApiV3(String),
     NotFound,
 }
 
@@ -83,6 +86,9 @@ pub(crate) fn route(path: &str) -> Route {
         [] => Route::Root,
         ["version"] => Route::Version,
         ["healthz" | "livez" | "readyz", ..] => Route::Health,
+        ["openapi", "v2"] => Route::OpenApiV2,
+        ["openapi", "v3"] => Route::OpenApiV3Index,
+        ["openapi", "v3", rest @ ..] => Route::OpenApiV3(rest.join("/")),
         ["api"] => Route::Api,
         ["api", v] => Route::GroupVersion(String::new(), v.to_string()),
         ["api", v, rest @ ..] => resource_route("", v, rest),
@@ -323,6 +329,23 @@ fn content_type(req: &Request<Bytes>) -> String {
         .to_string()
 }
 
+/// The OpenAPI documents of the registry as it is now (rebuilt when a CRD changed it).
+fn openapi_documents(shared: &Shared) -> Arc<crate::endpoints::openapi::Documents> {
+    let (generation, cached) = {
+        let st = shared.state.lock();
+        (st.registry.generation(), shared.openapi.lock().clone())
+    };
+    if let Some((g, docs)) = cached
+        && g == generation
+    {
+        return docs;
+    }
+    let registry = shared.state.lock().registry.clone();
+    let docs = Arc::new(crate::endpoints::openapi::build(&registry));
+    *shared.openapi.lock() = Some((registry.generation(), docs.clone()));
+    docs
+}
+
 /// Handles any request to the fake server.
 pub(crate) async fn handle(shared: Arc<Shared>, req: Request<Bytes>) -> Response<ResponseBody> {
     let method = req.method().clone();
@@ -359,6 +382,25 @@ pub(crate) async fn handle(shared: Arc<Shared>, req: Request<Bytes>) -> Response
             match doc {
                 Some(d) => json_response(200, &d),
                 None => error_response(&not_served(&g)),
+            }
+        }
+        Route::OpenApiV2 => {
+            let docs = openapi_documents(&shared);
+            respond(200, "application/json", docs.v2.clone())
+        }
+        Route::OpenApiV3Index => {
+            let docs = openapi_documents(&shared);
+            respond(200, "application/json", docs.v3_index.clone())
+        }
+        Route::OpenApiV3(gv) => {
+            let docs = openapi_documents(&shared);
+            match docs.v3.get(&gv) {
+                Some(d) => respond(200, "application/json", d.clone()),
+                None => respond(
+                    404,
+                    "text/plain; charset=utf-8",
+                    b"404 page not found\n".to_vec(),
+                ),
             }
         }
         Route::Resource(p) => match resource_request(shared, req, p).await {
@@ -873,7 +915,11 @@ mod tests {
             route("/api/v1"),
             Route::GroupVersion(String::new(), "v1".into())
         );
-        assert_eq!(route("/openapi/v2"), Route::NotFound);
+        assert_eq!(route("/openapi/v2"), Route::OpenApiV2);
+        assert_eq!(
+            route("/openapi/v3/apis/apps/v1"),
+            Route::OpenApiV3("apis/apps/v1".into())
+        );
         assert_eq!(route("/api/v1/a/b/c/d"), Route::NotFound);
         assert_eq!(percent_decode("a%3Ab"), "a:b");
     }
