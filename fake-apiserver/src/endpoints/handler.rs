@@ -444,7 +444,57 @@ fn verb_of(method: &Method, p: &ResourcePath, q: &Query, custom: bool) -> ApiRes
     })
 }
 
-fn write_options(req: &Request<Bytes>, q: &Query) -> ApiResult<WriteOptions> {
+/// The options of a write: `verb` is `create`, `update` or `patch`; the body's duplicate
+/// fields (and, for built-ins, unknown fields) are found here, from the raw bytes.
+fn write_options(
+    req: &Request<Bytes>,
+    q: &Query,
+    verb: &str,
+    res: &Resource,
+    patch_type: Option<PatchType>,
+) -> ApiResult<WriteOptions> {
+    let options_kind = match verb {
+        "create" => "CreateOptions",
+        "update" => "UpdateOptions",
+        _ => "PatchOptions",
+    };
+    let field_validation =
+        crate::semantics::fields::Directive::parse(q.get("fieldValidation"), options_kind)?;
+    if let Some(m) = q.get("fieldManager") {
+        let mut errs = Vec::new();
+        if m.len() > 128 {
+            errs.push(crate::error::FieldError::too_long("fieldManager", 128));
+        }
+        for (i, c) in m.chars().enumerate() {
+            if c.is_control() {
+                errs.push(crate::error::FieldError::invalid_str(
+                    "fieldManager",
+                    m,
+                    format!("invalid character U+{:04X} (at position {i})", c as u32),
+                ));
+            }
+        }
+        if !errs.is_empty() {
+            return Err(ApiError::invalid("meta.k8s.io", options_kind, "", errs));
+        }
+    }
+    let is_apply = patch_type == Some(PatchType::Apply);
+    let body_problems = if field_validation == crate::semantics::fields::Directive::Ignore
+        || is_apply
+    {
+        crate::semantics::fields::Problems::default()
+    } else if verb == "patch" {
+        crate::semantics::fields::scan(req.body(), None)
+    } else {
+        let root = match res
+            .builtin
+            .and_then(crate::semantics::builtin_schema::definition_of)
+        {
+            Some(def) => crate::semantics::fields::builtin_root(def),
+            None => crate::semantics::fields::custom_root(),
+        };
+        crate::semantics::fields::scan(req.body(), Some(&root))
+    };
     let explicit = q.get("fieldManager").filter(|m| !m.is_empty());
     let manager = match explicit {
         Some(m) => m.to_string(),
@@ -462,7 +512,25 @@ fn write_options(req: &Request<Bytes>, q: &Query) -> ApiResult<WriteOptions> {
         manager,
         explicit_manager: explicit.is_some(),
         force: q.flag("force")?,
+        field_validation,
+        body_problems,
+        patch: verb == "patch" && !is_apply,
+        warnings: Default::default(),
     })
+}
+
+/// Adds a `Warning: 299 - "<message>"` header per warning.
+fn with_warnings(
+    mut resp: Response<ResponseBody>,
+    warnings: &parking_lot::Mutex<Vec<String>>,
+) -> Response<ResponseBody> {
+    for w in warnings.lock().iter() {
+        let value = format!("299 - {}", crate::error::go_quote(w));
+        if let Ok(v) = header::HeaderValue::from_str(&value) {
+            resp.headers_mut().append(header::WARNING, v);
+        }
+    }
+    resp
 }
 
 fn delete_options(q: &Query, body: Option<&Value>) -> ApiResult<DeleteOptions> {
@@ -706,16 +774,16 @@ async fn resource_request(
         }
         "create" => {
             let body = body.ok_or_else(|| ApiError::bad_request("the request body is empty"))?;
-            let opts = write_options(&req, &q)?;
+            let opts = write_options(&req, &q, verb, &res, None)?;
             let obj = {
                 let mut st = shared.state.lock();
                 ops::create(&mut st, &res, &ns, body, &opts, ops::CreateFlags::default())?
             };
-            Ok(one(201, &obj))
+            Ok(with_warnings(one(201, &obj), &opts.warnings))
         }
         "update" => {
             let body = body.ok_or_else(|| ApiError::bad_request("the request body is empty"))?;
-            let opts = write_options(&req, &q)?;
+            let opts = write_options(&req, &q, verb, &res, None)?;
             let (obj, created) = {
                 let mut st = shared.state.lock();
                 ops::update(
@@ -732,19 +800,25 @@ async fn resource_request(
                     &opts,
                 )?
             };
-            Ok(one(if created { 201 } else { 200 }, &obj))
+            Ok(with_warnings(
+                one(if created { 201 } else { 200 }, &obj),
+                &opts.warnings,
+            ))
         }
         "patch" => {
             let Some(Some(ptype)) = patch_type else {
                 return Err(crate::semantics::patch::unsupported_patch(&res));
             };
             let body = body.ok_or_else(|| ApiError::bad_request("the request body is empty"))?;
-            let opts = write_options(&req, &q)?;
+            let opts = write_options(&req, &q, verb, &res, Some(ptype))?;
             let (obj, created) = {
                 let mut st = shared.state.lock();
                 ops::patch(&mut st, &res, &ns, &name, ptype, &body, scope, &opts)?
             };
-            Ok(one(if created { 201 } else { 200 }, &obj))
+            Ok(with_warnings(
+                one(if created { 201 } else { 200 }, &obj),
+                &opts.warnings,
+            ))
         }
         "delete" => {
             let opts = delete_options(&q, body.as_ref())?;

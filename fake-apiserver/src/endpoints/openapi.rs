@@ -11,123 +11,15 @@
 //! `--validate=false`); every operation carries the action and group-version-kind extensions
 //! `kubectl explain` looks for.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::sync::{Arc, OnceLock};
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
-use crate::semantics::resources::{Builtin, Registry, Resource};
+use crate::semantics::builtin_schema::{META, SCALE, builtin_schemas, gvk_ext};
+use crate::semantics::resources::{Registry, Resource};
 
 const SCHEMAS: &str = "#/components/schemas/";
-const META: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.";
-const SCALE: &str = "io.k8s.api.autoscaling.v1.Scale";
-
-/// The definitions of the built-in kinds and of the meta types operations refer to.
-struct BuiltinSchemas {
-    definitions: Map<String, Value>,
-    /// Definition name of each built-in kind.
-    names: HashMap<Builtin, String>,
-    /// Descriptions of the `apiVersion`, `kind` and `metadata` fields (from `ConfigMap`).
-    type_meta: Map<String, Value>,
-}
-
-fn gvk_ext(group: &str, version: &str, kind: &str) -> Value {
-    json!([{"group": group, "kind": kind, "version": version}])
-}
-
-fn builtin_schemas() -> &'static BuiltinSchemas {
-    static CELL: OnceLock<BuiltinSchemas> = OnceLock::new();
-    CELL.get_or_init(|| {
-        use k8s_openapi::api::{apps, autoscaling, batch, coordination, core, discovery, events};
-        use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1 as apiext;
-        use k8s_openapi::apimachinery::pkg::apis::meta::v1 as meta;
-        use schemars::JsonSchema;
-
-        let mut generator = schemars::generate::SchemaSettings::openapi3().into_generator();
-        let mut names = HashMap::new();
-        let mut kinds: Vec<(String, &'static str, &'static str, &'static str)> = Vec::new();
-        macro_rules! kind {
-            ($b:expr, $t:ty) => {{
-                generator.subschema_for::<$t>();
-                let name = <$t as JsonSchema>::schema_name().into_owned();
-                names.insert($b, name.clone());
-                kinds.push((
-                    name,
-                    <$t as k8s_openapi::Resource>::GROUP,
-                    <$t as k8s_openapi::Resource>::VERSION,
-                    <$t as k8s_openapi::Resource>::KIND,
-                ));
-            }};
-        }
-        kind!(Builtin::Namespace, core::v1::Namespace);
-        kind!(Builtin::Pod, core::v1::Pod);
-        kind!(Builtin::Service, core::v1::Service);
-        kind!(Builtin::Endpoints, core::v1::Endpoints);
-        kind!(Builtin::ConfigMap, core::v1::ConfigMap);
-        kind!(Builtin::Secret, core::v1::Secret);
-        kind!(Builtin::CoreEvent, core::v1::Event);
-        kind!(Builtin::ServiceAccount, core::v1::ServiceAccount);
-        kind!(Builtin::Node, core::v1::Node);
-        kind!(
-            Builtin::ReplicationController,
-            core::v1::ReplicationController
-        );
-        kind!(Builtin::Deployment, apps::v1::Deployment);
-        kind!(Builtin::ReplicaSet, apps::v1::ReplicaSet);
-        kind!(Builtin::StatefulSet, apps::v1::StatefulSet);
-        kind!(Builtin::DaemonSet, apps::v1::DaemonSet);
-        kind!(Builtin::Job, batch::v1::Job);
-        kind!(Builtin::EndpointSlice, discovery::v1::EndpointSlice);
-        kind!(Builtin::Event, events::v1::Event);
-        kind!(Builtin::Lease, coordination::v1::Lease);
-        kind!(Builtin::Crd, apiext::CustomResourceDefinition);
-        generator.subschema_for::<autoscaling::v1::Scale>();
-        generator.subschema_for::<meta::Status>();
-        generator.subschema_for::<meta::DeleteOptions>();
-        generator.subschema_for::<meta::Patch>();
-        generator.subschema_for::<meta::ListMeta>();
-        generator.subschema_for::<meta::ObjectMeta>();
-        let mut definitions = generator.take_definitions(true);
-        for (name, group, version, kind) in &kinds {
-            if let Some(Value::Object(d)) = definitions.get_mut(name) {
-                // k8s-openapi's structs make `metadata` required; the API does not.
-                if let Some(Value::Array(req)) = d.get_mut("required") {
-                    req.retain(|r| r != "metadata");
-                    if req.is_empty() {
-                        d.remove("required");
-                    }
-                }
-                d.insert(
-                    "x-kubernetes-group-version-kind".into(),
-                    gvk_ext(group, version, kind),
-                );
-            }
-        }
-        if let Some(Value::Object(d)) = definitions.get_mut(SCALE) {
-            d.insert(
-                "x-kubernetes-group-version-kind".into(),
-                gvk_ext("autoscaling", "v1", "Scale"),
-            );
-        }
-        let type_meta = names
-            .get(&Builtin::ConfigMap)
-            .and_then(|n| definitions.get(n))
-            .and_then(|d| d.get("properties"))
-            .and_then(Value::as_object)
-            .map(|p| {
-                p.iter()
-                    .filter(|(k, _)| matches!(k.as_str(), "apiVersion" | "kind" | "metadata"))
-                    .map(|(k, v)| (k.clone(), v.clone()))
-                    .collect()
-            })
-            .unwrap_or_default();
-        BuiltinSchemas {
-            definitions,
-            names,
-            type_meta,
-        }
-    })
-}
 
 /// `crddemo.k8s.io` → `io.k8s.crddemo`, as the apiextensions server names CRD definitions.
 fn reversed_group(group: &str) -> String {

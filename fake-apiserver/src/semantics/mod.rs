@@ -3,6 +3,8 @@
 //! patches, server-side apply and field ownership, field selectors, built-in strategies.
 
 pub(crate) mod builtin;
+pub(crate) mod builtin_schema;
+pub(crate) mod fields;
 pub(crate) mod crd;
 pub(crate) mod field_selector;
 pub(crate) mod list_type;

@@ -10,6 +10,7 @@ use crate::error::{ApiError, ApiResult, FieldError, go_quote};
 use crate::semantics::builtin;
 use crate::semantics::crd;
 use crate::semantics::field_selector::Filter;
+use crate::semantics::fields;
 use crate::semantics::managed::{self, Scope};
 use crate::semantics::patch::{self, PatchType};
 use crate::semantics::resources::{Builtin, Resource};
@@ -33,6 +34,15 @@ pub(crate) struct WriteOptions {
     /// Whether `fieldManager` was given explicitly.
     pub(crate) explicit_manager: bool,
     pub(crate) force: Option<bool>,
+    /// `fieldValidation`.
+    pub(crate) field_validation: fields::Directive,
+    /// Duplicate fields of the request body, and its unknown fields where the handler could
+    /// tell them from the raw body (built-ins; custom resources' metadata).
+    pub(crate) body_problems: fields::Problems,
+    /// Set for non-apply patches: field problems are reported in the patch's shape.
+    pub(crate) patch: bool,
+    /// Warnings for the response's `Warning` headers.
+    pub(crate) warnings: Arc<parking_lot::Mutex<Vec<String>>>,
 }
 
 /// Options of a delete request (query parameters and `DeleteOptions` body merged).
@@ -184,18 +194,96 @@ fn crd_of(st: &State, res: &Resource) -> Option<(Arc<Resource>, Arc<Value>)> {
     Some((crd_res, obj))
 }
 
-/// Custom resources: prune, default and validate against the CRD schema.
-fn apply_schema(res: &Resource, obj: &mut Value) -> ApiResult<()> {
+/// Reports the unknown and duplicate fields of a write as `fieldValidation` asks: a 400 (a 422
+/// in a patch's shape for patches) for `Strict`, warnings for `Warn`.
+fn field_problems(
+    res: &Resource,
+    opts: &WriteOptions,
+    obj: &Value,
+    unknown: Vec<String>,
+) -> ApiResult<()> {
+    let p = &opts.body_problems;
+    let unknown = unknown
+        .into_iter()
+        .map(|u| format!("unknown field {}", go_quote(&u)));
+    let messages: Vec<String> = if opts.patch || res.is_custom() {
+        p.duplicate
+            .iter()
+            .cloned()
+            .chain(p.unknown.iter().cloned())
+            .chain(unknown)
+            .collect()
+    } else {
+        p.unknown
+            .iter()
+            .cloned()
+            .chain(unknown)
+            .chain(p.duplicate.iter().cloned())
+            .collect()
+    };
+    if opts.patch && opts.field_validation == fields::Directive::Strict && !messages.is_empty()
+    {
+        let shown = serde_json::to_string(obj).unwrap_or_default();
+        return Err(ApiError::invalid(
+            "",
+            "",
+            "",
+            vec![FieldError::invalid_str(
+                "patch",
+                &shown,
+                format!("strict decoding error: {}", messages.join(", ")),
+            )],
+        ));
+    }
+    let warnings = fields::enforce(opts.field_validation, &res.kind, &res.version, messages)?;
+    opts.warnings.lock().extend(warnings);
+    Ok(())
+}
+
+/// Built-ins: drops what the type does not declare; returns those paths when the handler
+/// could not see them in the body (patches).
+fn prune_builtin(res: &Resource, obj: &mut Value, report: bool) -> Vec<String> {
+    let Some(def) = res
+        .builtin
+        .and_then(crate::semantics::builtin_schema::definition_of)
+    else {
+        return Vec::new();
+    };
+    let root = fields::builtin_root(def);
+    let unknown = if report {
+        let bytes = serde_json::to_vec(obj).unwrap_or_default();
+        fields::scan(&bytes, Some(&root))
+            .unknown
+            .into_iter()
+            .map(|m| {
+                m.trim_start_matches("unknown field ")
+                    .trim_matches('"')
+                    .to_string()
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    fields::prune(obj, &root);
+    unknown
+}
+
+/// Custom resources: prune, default and validate against the CRD schema; returns the pruned
+/// paths.
+fn apply_schema(res: &Resource, obj: &mut Value) -> ApiResult<Vec<String>> {
     let Some(schema_v) = res.custom.as_ref().and_then(|c| c.schema.as_ref()) else {
         if let Some(meta) = obj.get_mut("metadata") {
             schema::prune_meta(meta);
         }
-        return Ok(());
+        return Ok(Vec::new());
     };
-    schema::prune_and_default(obj, schema_v);
+    if let Some(meta) = obj.get_mut("metadata") {
+        schema::prune_meta(meta);
+    }
+    let pruned = schema::prune_and_default(obj, schema_v);
     let errs = schema::validate(obj, schema_v);
     if errs.is_empty() {
-        Ok(())
+        Ok(pruned)
     } else {
         Err(ApiError::invalid(
             &res.group,
@@ -284,12 +372,16 @@ pub(crate) fn create(
     if res.is_custom() && res.has_status() {
         ensure_object(&mut obj).remove("status");
     }
+    let mut unknown = prune_builtin(res, &mut obj, opts.patch);
     builtin::prepare_create(st, res, &mut obj)?;
     if let Some(s) = given_status {
         ensure_object(&mut obj).insert("status".into(), s);
     }
     if res.is_custom() {
-        apply_schema(res, &mut obj)?;
+        unknown = apply_schema(res, &mut obj)?;
+    }
+    if !preset_managed_fields {
+        field_problems(res, opts, &obj, unknown)?;
     }
     meta_invalid(
         res,
@@ -523,11 +615,17 @@ pub(crate) fn update(
             json!(object::resource_version(&old)),
         );
     }
+    // A patch's strict error shows the patched object before anything is dropped.
+    let as_patched = if opts.patch { Some(new.clone()) } else { None };
+    let mut unknown = prune_builtin(res, &mut new, opts.patch);
     if scope == Scope::Main {
         builtin::prepare_update(st, res, &old, &mut new)?;
     }
     if res.is_custom() {
-        apply_schema(res, &mut new)?;
+        unknown = apply_schema(res, &mut new)?;
+    }
+    if !managed_done {
+        field_problems(res, opts, as_patched.as_ref().unwrap_or(&new), unknown)?;
     }
     let mut errs = validation::object_meta_errors(&new, res.name_rule(), res.namespaced);
     errs.extend(validation::object_meta_update_errors(&new, &old));

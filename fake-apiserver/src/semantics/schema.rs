@@ -30,11 +30,24 @@ fn nullable(schema: &Value) -> bool {
 
 /// Prunes, drops nulls and defaults an object in place. `root` is the CRD's
 /// `openAPIV3Schema`; `apiVersion`, `kind` and `metadata` are always kept at the root.
-pub(crate) fn prune_and_default(obj: &mut Value, root: &Value) {
-    walk(obj, root, true);
+/// Returns the paths of the pruned (unknown) fields, sorted, as `unknown field` warnings
+/// name them.
+pub(crate) fn prune_and_default(obj: &mut Value, root: &Value) -> Vec<String> {
+    let mut pruned = Vec::new();
+    walk(obj, root, true, "", &mut pruned);
+    pruned.sort();
+    pruned
 }
 
-fn walk(v: &mut Value, schema: &Value, keep_type_meta: bool) {
+fn child_path(path: &str, key: &str) -> String {
+    if path.is_empty() {
+        key.to_string()
+    } else {
+        format!("{path}.{key}")
+    }
+}
+
+fn walk(v: &mut Value, schema: &Value, keep_type_meta: bool, path: &str, pruned: &mut Vec<String>) {
     match v {
         Value::Object(m) => {
             let props = schema.get("properties").and_then(Value::as_object);
@@ -79,13 +92,14 @@ fn walk(v: &mut Value, schema: &Value, keep_type_meta: bool) {
                             }
                         }
                         if let Some(child) = m.get_mut(&k) {
-                            walk(child, cs, false);
+                            walk(child, cs, false, &child_path(path, &k), pruned);
                         }
                     }
                     None => {
                         let keep = preserve || additional.and_then(Value::as_bool).unwrap_or(false);
                         if !keep {
                             m.remove(&k);
+                            pruned.push(child_path(path, &k));
                         }
                     }
                 }
@@ -93,8 +107,8 @@ fn walk(v: &mut Value, schema: &Value, keep_type_meta: bool) {
         }
         Value::Array(items) => {
             if let Some(item_schema) = schema.get("items") {
-                for item in items.iter_mut() {
-                    walk(item, item_schema, false);
+                for (i, item) in items.iter_mut().enumerate() {
+                    walk(item, item_schema, false, &format!("{path}[{i}]"), pruned);
                 }
             }
         }
@@ -348,7 +362,8 @@ mod tests {
             "spec": {"ip": "1.2.3.4", "port": 80, "unknown": true, "labels": {"a": "b"}, "free": {"any": 1},
                      "list": [{"x": 1, "y": 2}]},
             "extra": 1, "status": null});
-        prune_and_default(&mut obj, &schema());
+        let pruned = prune_and_default(&mut obj, &schema());
+        assert_eq!(pruned, vec!["extra", "spec.list[0].y", "spec.unknown"]);
         assert_eq!(
             obj,
             json!({"apiVersion": "g/v1", "kind": "K", "metadata": {"name": "x"},
