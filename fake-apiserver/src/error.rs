@@ -83,6 +83,14 @@ pub(crate) enum FieldErrorKind {
     /// The offending value and the supported values.
     NotSupported(String, Vec<String>),
     TooLong(usize),
+    /// A value of the wrong type (or format): the rendered value.
+    TypeInvalid(String),
+    /// Too many items: how many there are and the limit.
+    TooMany(usize, usize),
+    /// A duplicate item: the rendered value.
+    Duplicate(String),
+    /// `Invalid value` without the value (objects and arrays in CEL errors).
+    InvalidOmitted,
 }
 
 /// One field validation error (`field.Error`).
@@ -150,6 +158,40 @@ impl FieldError {
         }
     }
 
+    pub(crate) fn type_invalid(
+        field: impl Into<String>,
+        value: impl Into<String>,
+        detail: impl Into<String>,
+    ) -> Self {
+        FieldError {
+            field: field.into(),
+            kind: FieldErrorKind::TypeInvalid(value.into()),
+            detail: detail.into(),
+        }
+    }
+
+    pub(crate) fn too_many(field: impl Into<String>, actual: usize, max: usize) -> Self {
+        FieldError {
+            field: field.into(),
+            kind: FieldErrorKind::TooMany(actual, max),
+            detail: String::new(),
+        }
+    }
+
+    pub(crate) fn duplicate(field: impl Into<String>, value: impl Into<String>) -> Self {
+        FieldError {
+            field: field.into(),
+            kind: FieldErrorKind::Duplicate(value.into()),
+            detail: String::new(),
+        }
+    }
+
+    /// The kind, for tests that check it.
+    #[cfg(test)]
+    pub(crate) fn reason_for_test(&self) -> &'static str {
+        self.reason()
+    }
+
     fn reason(&self) -> &'static str {
         match self.kind {
             FieldErrorKind::Required => "FieldValueRequired",
@@ -157,6 +199,10 @@ impl FieldError {
             FieldErrorKind::Forbidden => "FieldValueForbidden",
             FieldErrorKind::NotSupported(..) => "FieldValueNotSupported",
             FieldErrorKind::TooLong(_) => "FieldValueTooLong",
+            FieldErrorKind::TypeInvalid(_) => "FieldValueTypeInvalid",
+            FieldErrorKind::TooMany(..) => "FieldValueTooMany",
+            FieldErrorKind::Duplicate(_) => "FieldValueDuplicate",
+            FieldErrorKind::InvalidOmitted => "FieldValueInvalid",
         }
     }
 
@@ -173,6 +219,12 @@ impl FieldError {
                 )
             }
             FieldErrorKind::TooLong(max) => format!("Too long: may not be more than {max} bytes"),
+            FieldErrorKind::TypeInvalid(v) => format!("Invalid value: {v}"),
+            FieldErrorKind::TooMany(n, max) => {
+                format!("Too many: {n}: must have at most {max} items")
+            }
+            FieldErrorKind::Duplicate(v) => format!("Duplicate value: {v}"),
+            FieldErrorKind::InvalidOmitted => "Invalid value".to_string(),
         };
         if !self.detail.is_empty() {
             s.push_str(": ");

@@ -706,6 +706,11 @@ async fn resource_request(
             }
             Scope::Status
         }
+        Some("scale") if res.subresources.iter().any(|s| s == "scale") => {
+            let ns = p.namespace.clone().unwrap_or_default();
+            let name = p.name.clone().unwrap_or_default();
+            return scale_request(&shared, &req, &q, &res, verb, &ns, &name, body, patch_type);
+        }
         // The custom resource handler looks the object up first.
         Some(_) if res.is_custom() => {
             let st = shared.state.lock();
@@ -866,6 +871,67 @@ async fn resource_request(
         }
         _ => Err(ApiError::method_not_allowed()),
     }
+}
+
+/// `GET`, `PUT` and `PATCH` of `<object>/scale`: an `autoscaling/v1` `Scale` read from and
+/// written to the object's replicas.
+#[allow(clippy::too_many_arguments)] // the request's parts
+fn scale_request(
+    shared: &Shared,
+    req: &Request<Bytes>,
+    q: &Query,
+    res: &Arc<Resource>,
+    verb: &str,
+    ns: &str,
+    name: &str,
+    body: Option<Value>,
+    patch_type: Option<Option<PatchType>>,
+) -> ApiResult<Response<ResponseBody>> {
+    use crate::semantics::scale;
+    let key_ns = if res.namespaced { ns } else { "" };
+    let scale_body = |obj: &Value| {
+        respond(
+            200,
+            "application/json",
+            serde_json::to_vec(&scale::to_scale(res, obj)).unwrap_or_default(),
+        )
+    };
+    let mut st = shared.state.lock();
+    let Some(current) = st.get(res, key_ns, name) else {
+        return Err(ApiError::not_found(&res.group, &res.plural, name));
+    };
+    let wanted = match verb {
+        "get" => return Ok(scale_body(&current)),
+        "update" => body.ok_or_else(|| ApiError::bad_request("the request body is empty"))?,
+        "patch" => {
+            let patch = body.ok_or_else(|| ApiError::bad_request("the request body is empty"))?;
+            let doc = scale::to_scale(res, &current);
+            match patch_type.flatten() {
+                Some(PatchType::Json) => crate::semantics::patch::json_patch(&doc, &patch)?,
+                Some(_) => crate::semantics::patch::merge_patch(&doc, &patch)?,
+                None => return Err(crate::semantics::patch::unsupported_patch(res)),
+            }
+        }
+        _ => return Err(ApiError::method_not_allowed()),
+    };
+    let new = scale::with_replicas(res, &current, &wanted)?;
+    let mut opts = write_options(req, q, "update", res, None)?;
+    // The body is a Scale, not the object: nothing in it is unknown to the object.
+    opts.body_problems = Default::default();
+    let (obj, _) = ops::update(
+        &mut st,
+        res,
+        ns,
+        name,
+        UpdateInput {
+            body: new,
+            scope: Scope::Main,
+            managed_done: false,
+            is_put: false,
+        },
+        &opts,
+    )?;
+    Ok(with_warnings(scale_body(&obj), &opts.warnings))
 }
 
 /// Namespaced resources need a namespace for object requests; cluster-scoped ones refuse one.

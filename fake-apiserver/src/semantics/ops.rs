@@ -268,20 +268,53 @@ fn prune_builtin(res: &Resource, obj: &mut Value, report: bool) -> Vec<String> {
     unknown
 }
 
-/// Custom resources: prune, default and validate against the CRD schema; returns the pruned
-/// paths.
-fn apply_schema(res: &Resource, obj: &mut Value) -> ApiResult<Vec<String>> {
-    let Some(schema_v) = res.custom.as_ref().and_then(|c| c.schema.as_ref()) else {
-        if let Some(meta) = obj.get_mut("metadata") {
-            schema::prune_meta(meta);
-        }
-        return Ok(Vec::new());
-    };
+/// Custom resources: prune, default and validate against the CRD schema (OpenAPI value
+/// validations, scale paths, list-type invariants, then CEL rules unless an earlier error
+/// blocks them), as the custom resource strategy does; returns the pruned paths.
+fn apply_schema(
+    res: &Resource,
+    obj: &mut Value,
+    old: Option<&Value>,
+    opts: &WriteOptions,
+) -> ApiResult<Vec<String>> {
     if let Some(meta) = obj.get_mut("metadata") {
         schema::prune_meta(meta);
     }
+    let Some(custom) = res.custom.as_ref() else {
+        return Ok(Vec::new());
+    };
+    let Some(schema_v) = custom.schema.as_ref() else {
+        return Ok(Vec::new());
+    };
     let pruned = schema::prune_and_default(obj, schema_v);
-    let errs = schema::validate(obj, schema_v);
+    let mut errs = schema::validate_values(obj, schema_v);
+    if let Some(scale) = &custom.scale {
+        errs.extend(crate::semantics::scale::path_errors(obj, scale));
+    }
+    errs.extend(schema::list_errors(obj, schema_v));
+    if let Some(rules) = &custom.cel {
+        let blocking = errs.iter().any(|e| {
+            matches!(
+                e.kind,
+                crate::error::FieldErrorKind::NotSupported(..)
+                    | crate::error::FieldErrorKind::Required
+                    | crate::error::FieldErrorKind::TooLong(_)
+                    | crate::error::FieldErrorKind::TooMany(..)
+                    | crate::error::FieldErrorKind::TypeInvalid(_)
+            )
+        });
+        if blocking {
+            errs.push(FieldError::invalid(
+                "<nil>",
+                "null",
+                "some validation rules were not checked because the object was invalid; correct the existing errors to complete validation",
+            ));
+        } else {
+            let (cel_errs, warnings) = crate::semantics::cel::validate(rules, obj, old);
+            errs.extend(cel_errs);
+            opts.warnings.lock().extend(warnings);
+        }
+    }
     if errs.is_empty() {
         Ok(pruned)
     } else {
@@ -378,7 +411,7 @@ pub(crate) fn create(
         ensure_object(&mut obj).insert("status".into(), s);
     }
     if res.is_custom() {
-        unknown = apply_schema(res, &mut obj)?;
+        unknown = apply_schema(res, &mut obj, None, opts)?;
     }
     if !preset_managed_fields {
         field_problems(res, opts, &obj, unknown)?;
@@ -622,7 +655,7 @@ pub(crate) fn update(
         builtin::prepare_update(st, res, &old, &mut new)?;
     }
     if res.is_custom() {
-        unknown = apply_schema(res, &mut new)?;
+        unknown = apply_schema(res, &mut new, Some(&old), opts)?;
     }
     if !managed_done {
         field_problems(res, opts, as_patched.as_ref().unwrap_or(&new), unknown)?;

@@ -47,6 +47,18 @@ pub(crate) struct CustomInfo {
     pub(crate) printer_columns: Vec<Value>,
     /// Field selector labels from `selectableFields` (`spec.color`).
     pub(crate) selectable_fields: Vec<String>,
+    /// The compiled `x-kubernetes-validations` of the schema, if it has any.
+    pub(crate) cel: Option<crate::semantics::cel::Rules>,
+    /// The scale subresource's paths, if it has one.
+    pub(crate) scale: Option<ScalePaths>,
+}
+
+/// The JSON paths of a custom resource's scale subresource (`.spec.replicas`, …).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ScalePaths {
+    pub(crate) spec_replicas: String,
+    pub(crate) status_replicas: String,
+    pub(crate) label_selector: String,
 }
 
 /// One served resource at one version.
