@@ -186,12 +186,6 @@ impl FieldError {
         }
     }
 
-    /// The kind, for tests that check it.
-    #[cfg(test)]
-    pub(crate) fn reason_for_test(&self) -> &'static str {
-        self.reason()
-    }
-
     fn reason(&self) -> &'static str {
         match self.kind {
             FieldErrorKind::Required => "FieldValueRequired",
