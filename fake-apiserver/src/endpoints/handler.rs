@@ -262,7 +262,7 @@ impl Query {
             None | Some("") => Ok(None),
             Some(v) => v.parse::<i64>().map(Some).map_err(|_| {
                 ApiError::bad_request(format!(
-                    "invalid value {} for integer parameter {k}",
+                    "strconv.ParseInt: parsing {}: invalid syntax",
                     crate::error::go_quote(v)
                 ))
             }),
@@ -310,23 +310,39 @@ fn filter(res: &Resource, namespace: Option<&str>, q: &Query) -> ApiResult<Filte
     })
 }
 
-fn parse_body(body: &Bytes, kind: &str) -> ApiResult<Option<Value>> {
-    if body.is_empty() {
-        return Ok(None);
-    }
-    serde_json::from_slice(body).map(Some).map_err(|e| {
-        ApiError::bad_request(format!(
-            "the object provided is unrecognized (must be of type {kind}): couldn't get version/kind; json parse error: {e}"
-        ))
-    })
-}
-
 fn content_type(req: &Request<Bytes>) -> String {
     req.headers()
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .unwrap_or("")
         .to_string()
+}
+
+/// Re-encodes a complete JSON response as YAML (watch streams and other types pass).
+async fn to_yaml_response(resp: Response<ResponseBody>) -> Response<ResponseBody> {
+    let is_json = resp
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|v| v == "application/json");
+    if !is_json || !resp.body().is_complete() {
+        return resp;
+    }
+    let (mut parts, body) = resp.into_parts();
+    let bytes = http_body_util::BodyExt::collect(body)
+        .await
+        .map(|c| c.to_bytes())
+        .unwrap_or_default();
+    match crate::endpoints::negotiation::to_yaml(&bytes) {
+        Some(y) => {
+            parts.headers.insert(
+                header::CONTENT_TYPE,
+                header::HeaderValue::from_static("application/yaml"),
+            );
+            parts.headers.remove(header::CONTENT_LENGTH);
+            Response::from_parts(parts, ResponseBody::full(y))
+        }
+        None => Response::from_parts(parts, ResponseBody::full(bytes)),
+    }
 }
 
 /// The OpenAPI documents of the registry as it is now (rebuilt when a CRD changed it).
@@ -396,17 +412,37 @@ pub(crate) async fn handle(shared: Arc<Shared>, req: Request<Bytes>) -> Response
             let docs = openapi_documents(&shared);
             match docs.v3.get(&gv) {
                 Some(d) => respond(200, "application/json", d.clone()),
-                None => respond(
-                    404,
-                    "text/plain; charset=utf-8",
-                    b"404 page not found\n".to_vec(),
-                ),
+                None => respond(404, "text/plain; charset=utf-8", Vec::new()),
             }
         }
-        Route::Resource(p) => match resource_request(shared, req, p).await {
-            Ok(r) => r,
-            Err(e) => error_response(&e),
-        },
+        Route::Resource(p) => {
+            let accept = req
+                .headers()
+                .get(header::ACCEPT)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("")
+                .to_string();
+            let custom = shared
+                .state
+                .lock()
+                .registry
+                .get(&p.group, &p.version, &p.plural)
+                .is_some_and(|r| r.is_custom());
+            match crate::endpoints::negotiation::negotiate(&accept, custom) {
+                Err(e) => error_response(&e),
+                Ok(media) => {
+                    let resp = match resource_request(shared, req, p).await {
+                        Ok(r) => r,
+                        Err(e) => error_response(&e),
+                    };
+                    if media == crate::endpoints::negotiation::Media::Yaml {
+                        to_yaml_response(resp).await
+                    } else {
+                        resp
+                    }
+                }
+            }
+        }
         Route::NotFound => error_response(&not_served(if path.starts_with("/api/") {
             ""
         } else {
@@ -495,6 +531,15 @@ fn write_options(
         };
         crate::semantics::fields::scan(req.body(), Some(&root))
     };
+    if res.builtin.is_some()
+        && let Some(e) = &body_problems.type_error
+    {
+        return Err(ApiError::bad_request(format!(
+            "{kind} in version {} cannot be handled as a {kind}: {e}",
+            crate::error::go_quote(&res.version),
+            kind = res.kind
+        )));
+    }
     let explicit = q.get("fieldManager").filter(|m| !m.is_empty());
     let manager = match explicit {
         Some(m) => m.to_string(),
@@ -607,13 +652,14 @@ async fn resource_request(
             if matches!(verb, "create" | "update")
                 && !ct.is_empty()
                 && !ct.starts_with("application/json")
+                && !ct.starts_with("application/yaml")
                 && !ct.starts_with("*/*")
             {
-                return Err(ApiError::unsupported_media_type(format!(
-                    "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf (this fake server accepts application/json only; got {ct})"
-                )));
+                return Err(ApiError::unsupported_media_type(
+                    "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf",
+                ));
             }
-            parse_body(req.body(), &kind_name)?
+            crate::endpoints::negotiation::decode_body(req.body(), &ct, &kind_name)?
         }
         _ => None,
     };

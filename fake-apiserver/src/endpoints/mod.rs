@@ -4,6 +4,7 @@
 pub(crate) mod body;
 pub(crate) mod discovery;
 pub(crate) mod handler;
+pub(crate) mod negotiation;
 pub(crate) mod openapi;
 pub(crate) mod render;
 pub(crate) mod serve;

@@ -50,6 +50,9 @@ impl Directive {
 pub(crate) struct Problems {
     pub(crate) unknown: Vec<String>,
     pub(crate) duplicate: Vec<String>,
+    /// The first value of the wrong type, as Go's decoder reports it (`json: cannot unmarshal
+    /// string into Go struct field ConfigMap.data of type map[string]string`).
+    pub(crate) type_error: Option<String>,
 }
 
 fn join(path: &str, key: &str) -> String {
@@ -62,19 +65,121 @@ fn join(path: &str, key: &str) -> String {
 
 /// Follows `$ref` and a lone `allOf` reference to the schema they name.
 fn resolve<'a>(schema: &'a Value, defs: &'a Map<String, Value>) -> &'a Value {
+    resolve_named(schema, defs).0
+}
+
+/// [`resolve`], with the name of the last definition followed.
+fn resolve_named<'a>(
+    schema: &'a Value,
+    defs: &'a Map<String, Value>,
+) -> (&'a Value, Option<&'a str>) {
     let mut cur = schema;
+    let mut name = None;
     for _ in 0..32 {
         let target = cur
             .get("$ref")
             .or_else(|| cur.pointer("/allOf/0/$ref"))
             .and_then(Value::as_str)
             .and_then(|r| r.rsplit('/').next());
-        match target.and_then(|t| defs.get(t)) {
-            Some(next) => cur = next,
+        match target.and_then(|t| defs.get_key_value(t)) {
+            Some((k, next)) => {
+                cur = next;
+                name = Some(k.as_str());
+            }
             None => break,
         }
     }
-    cur
+    (cur, name)
+}
+
+/// Types with their own JSON decoding, which take several JSON kinds.
+fn custom_decoded(def: Option<&str>, schema: &Value) -> bool {
+    def.is_some_and(|d| {
+        d.ends_with(".Quantity")
+            || d.ends_with(".IntOrString")
+            || d.ends_with(".Time")
+            || d.ends_with(".MicroTime")
+            || d.ends_with(".RawExtension")
+            || d.ends_with(".FieldsV1")
+            || d.ends_with(".JSON")
+            || d.ends_with(".Patch")
+    }) || schema
+        .get("x-kubernetes-int-or-string")
+        .and_then(Value::as_bool)
+        .unwrap_or(false)
+        || schema.get("format").and_then(Value::as_str) == Some("int-or-string")
+}
+
+/// The Go type a schema decodes into (`string`, `int32`, `[]v1.Container`,
+/// `map[string]string`).
+fn go_type(schema: &Value, defs: &Map<String, Value>) -> String {
+    let (s, def) = resolve_named(schema, defs);
+    if let Some(d) = def
+        && s.get("properties").is_some()
+    {
+        let mut parts = d.rsplit('.');
+        let name = parts.next().unwrap_or(d);
+        let pkg = parts.next().unwrap_or("");
+        return format!("{pkg}.{name}");
+    }
+    match s.get("type").and_then(Value::as_str).unwrap_or("") {
+        "string" => "string".into(),
+        "boolean" => "bool".into(),
+        "integer" => match s.get("format").and_then(Value::as_str) {
+            Some("int64") => "int64".into(),
+            _ => "int32".into(),
+        },
+        "number" => "float64".into(),
+        "array" => format!(
+            "[]{}",
+            s.get("items").map_or("interface {}".into(), |i| go_type(i, defs))
+        ),
+        "object" => match s.get("additionalProperties") {
+            Some(ap) if ap.is_object() => format!("map[string]{}", go_type(ap, defs)),
+            _ => "map[string]interface {}".into(),
+        },
+        _ => "interface {}".into(),
+    }
+}
+
+/// What the schema wants of a JSON value, if the value is not it: Go's name for the value.
+fn mismatch(schema: &Value, def: Option<&str>, got: &GotValue) -> Option<String> {
+    if custom_decoded(def, schema) {
+        return None;
+    }
+    let want = schema.get("type").and_then(Value::as_str)?;
+    let ok = match (want, got) {
+        (_, GotValue::Null) => true,
+        ("string", GotValue::String) => true,
+        ("boolean", GotValue::Bool) => true,
+        ("integer", GotValue::Int) => true,
+        ("number", GotValue::Int | GotValue::Float(_)) => true,
+        ("array", GotValue::Array) => true,
+        ("object", GotValue::Object) => true,
+        _ => false,
+    };
+    if ok {
+        return None;
+    }
+    Some(match got {
+        GotValue::String => "string".into(),
+        GotValue::Bool => "bool".into(),
+        GotValue::Int => "number".into(),
+        GotValue::Float(f) => format!("number {f}"),
+        GotValue::Array => "array".into(),
+        GotValue::Object => "object".into(),
+        GotValue::Null => "null".into(),
+    })
+}
+
+enum GotValue {
+    Null,
+    Bool,
+    Int,
+    Float(f64),
+    String,
+    Array,
+    Object,
 }
 
 /// The schema of `key` in an object of `schema`: `Some(None)` when anything is allowed,
@@ -104,7 +209,30 @@ struct Scan<'a> {
     schema: Option<&'a Value>,
     defs: &'a Map<String, Value>,
     path: String,
+    /// The innermost named struct and the dotted path without indices, for type errors.
+    struct_name: &'a str,
+    go_path: String,
     out: &'a mut Problems,
+}
+
+impl Scan<'_> {
+    fn check(&mut self, got: GotValue) {
+        if self.out.type_error.is_some() {
+            return;
+        }
+        let Some(schema) = self.schema else {
+            return;
+        };
+        let (resolved, def) = resolve_named(schema, self.defs);
+        if let Some(what) = mismatch(resolved, def, &got) {
+            self.out.type_error = Some(format!(
+                "json: cannot unmarshal {what} into Go struct field {}.{} of type {}",
+                self.struct_name,
+                self.go_path,
+                go_type(schema, self.defs)
+            ));
+        }
+    }
 }
 
 impl<'de> DeserializeSeed<'de> for Scan<'_> {
@@ -119,25 +247,36 @@ impl<'de> Visitor<'de> for Scan<'_> {
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("any JSON value")
     }
-    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+    fn visit_bool<E>(mut self, _: bool) -> Result<(), E> {
+        self.check(GotValue::Bool);
         Ok(())
     }
-    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+    fn visit_i64<E>(mut self, _: i64) -> Result<(), E> {
+        self.check(GotValue::Int);
         Ok(())
     }
-    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+    fn visit_u64<E>(mut self, _: u64) -> Result<(), E> {
+        self.check(GotValue::Int);
         Ok(())
     }
-    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+    fn visit_f64<E>(mut self, f: f64) -> Result<(), E> {
+        self.check(if f.fract() == 0.0 {
+            GotValue::Int
+        } else {
+            GotValue::Float(f)
+        });
         Ok(())
     }
-    fn visit_str<E>(self, _: &str) -> Result<(), E> {
+    fn visit_str<E>(mut self, _: &str) -> Result<(), E> {
+        self.check(GotValue::String);
         Ok(())
     }
-    fn visit_unit<E>(self) -> Result<(), E> {
+    fn visit_unit<E>(mut self) -> Result<(), E> {
+        self.check(GotValue::Null);
         Ok(())
     }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+    fn visit_seq<A: SeqAccess<'de>>(mut self, mut seq: A) -> Result<(), A::Error> {
+        self.check(GotValue::Array);
         let items = self
             .schema
             .map(|s| resolve(s, self.defs))
@@ -148,6 +287,8 @@ impl<'de> Visitor<'de> for Scan<'_> {
                 schema: items,
                 defs: self.defs,
                 path: format!("{}[{i}]", self.path),
+                struct_name: self.struct_name,
+                go_path: self.go_path.clone(),
                 out: &mut *self.out,
             };
             if seq.next_element_seed(seed)?.is_none() {
@@ -157,8 +298,16 @@ impl<'de> Visitor<'de> for Scan<'_> {
         }
         Ok(())
     }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        let schema = self.schema.map(|s| resolve(s, self.defs));
+    fn visit_map<A: MapAccess<'de>>(mut self, mut map: A) -> Result<(), A::Error> {
+        self.check(GotValue::Object);
+        let named = self.schema.map(|s| resolve_named(s, self.defs));
+        let schema = named.map(|(s, _)| s);
+        let struct_name = match named {
+            Some((s, Some(def))) if s.get("properties").is_some() => {
+                def.rsplit('.').next().unwrap_or(def)
+            }
+            _ => self.struct_name,
+        };
         let mut seen = HashSet::new();
         while let Some(key) = map.next_key::<String>()? {
             let path = join(&self.path, &key);
@@ -184,6 +333,8 @@ impl<'de> Visitor<'de> for Scan<'_> {
                 schema: next,
                 defs: self.defs,
                 path,
+                struct_name,
+                go_path: join(&self.go_path, &key),
                 out: &mut *self.out,
             })?;
         }
@@ -202,6 +353,8 @@ pub(crate) fn scan(body: &[u8], schema: Option<&Value>) -> Problems {
         schema,
         defs,
         path: String::new(),
+        struct_name: "",
+        go_path: String::new(),
         out: &mut out,
     }
     .deserialize(&mut de);
@@ -297,6 +450,11 @@ mod tests {
             ]
         );
         assert_eq!(p.duplicate, vec![r#"duplicate field "data""#]);
+        let p = scan(br#"{"metadata":{"name":"a"},"data":"notamap"}"#, Some(&root));
+        assert_eq!(
+            p.type_error.as_deref(),
+            Some("json: cannot unmarshal string into Go struct field ConfigMap.data of type map[string]string")
+        );
         let dep = builtin_root(definition_of(Builtin::Deployment).unwrap_or_default());
         let body = br#"{"spec":{"template":{"spec":{"containers":[{"name":"c","image":"i","bogus":1}]}}}}"#;
         assert_eq!(

@@ -816,11 +816,11 @@ fn apply(
         .get("apiVersion")
         .and_then(Value::as_str)
         .unwrap_or("");
-    if kind.is_empty() {
-        return Err(missing_field_err(res, "Kind", config));
-    }
-    if api_version.is_empty() {
-        return Err(missing_field_err(res, "apiVersion", config));
+    if kind.is_empty() || api_version.is_empty() {
+        let (g, v) = crate::semantics::resources::split_api_version(api_version);
+        return Err(ApiError::bad_request(format!(
+            "invalid object type: {g}/{v}, Kind={kind}"
+        )));
     }
     check_type_meta(res, config)?;
     if object::meta(config).is_some_and(|m| m.get("managedFields").is_some_and(|v| !v.is_null())) {

@@ -184,6 +184,7 @@ pub(crate) fn render_value(v: &Value) -> String {
 
 /// Validates `obj` against the root schema (after [`prune_and_default`]), in the order
 /// kube-apiserver reports: OpenAPI value validations, then list-type invariants.
+#[cfg(test)]
 pub(crate) fn validate(obj: &Value, root: &Value) -> Vec<FieldError> {
     let mut errs = validate_values(obj, root);
     errs.extend(list_errors(obj, root));

@@ -15,7 +15,7 @@ use crate::error::{ApiError, ApiResult, FieldError};
 use crate::semantics::field_selector::Filter;
 use crate::semantics::resources::Resource;
 use crate::storage::object;
-use crate::storage::state::{EventType, HistEvent, parse_rv};
+use crate::storage::state::{EventType, HistEvent, parse_watch_rv};
 
 /// Faults a watch reactor asked for.
 #[derive(Debug, Clone, Default)]
@@ -174,7 +174,7 @@ fn plan(shared: &Shared, req: &WatchRequest) -> ApiResult<Start> {
     match (req.send_initial_events, rv_param) {
         (Some(true), v) => {
             if !v.is_empty() && v != "0" {
-                let n = parse_rv(v)?;
+                let n = parse_watch_rv(v)?;
                 if n > st.rv {
                     return Err(ApiError::new(
                         504,
@@ -192,7 +192,7 @@ fn plan(shared: &Shared, req: &WatchRequest) -> ApiResult<Start> {
         (Some(false), "" | "0") => {}
         (None, "" | "0") => start.initial = snapshot(),
         (_, v) => {
-            let n = parse_rv(v)?;
+            let n = parse_watch_rv(v)?;
             let floor = st.watch_floor(&key);
             if n < floor {
                 start.immediate_error = Some(ApiError::expired(format!(
