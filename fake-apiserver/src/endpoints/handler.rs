@@ -373,6 +373,24 @@ pub(crate) async fn handle(shared: Arc<Shared>, req: Request<Bytes>) -> Response
         ),
         Route::Version => json_response(200, &discovery::version()),
         Route::Health => respond(200, "text/plain; charset=utf-8", b"ok".to_vec()),
+        Route::Api | Route::Apis
+            if discovery::wants_aggregated(
+                req.headers()
+                    .get(header::ACCEPT)
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or(""),
+            ) =>
+        {
+            let doc = discovery::aggregated(
+                &shared.state.lock().registry,
+                matches!(route(&path), Route::Api),
+            );
+            respond(
+                200,
+                discovery::AGGREGATED,
+                serde_json::to_vec(&doc).unwrap_or_default(),
+            )
+        }
         Route::Api => {
             let host = req
                 .headers()

@@ -524,6 +524,9 @@ pub(crate) fn resources(crd: &Value) -> Vec<Resource> {
                         builtin: None,
                         custom: Some(Arc::new(CustomInfo {
                             crd_name: crd_name.clone(),
+                            has_defaults: schema
+                                .as_ref()
+                                .is_some_and(crate::semantics::schema::has_defaults),
                             schema,
                             cel,
                             scale,

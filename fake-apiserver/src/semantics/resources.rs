@@ -49,6 +49,8 @@ pub(crate) struct CustomInfo {
     pub(crate) selectable_fields: Vec<String>,
     /// The compiled `x-kubernetes-validations` of the schema, if it has any.
     pub(crate) cel: Option<crate::semantics::cel::Rules>,
+    /// Whether the schema declares defaults (applied again when objects are read).
+    pub(crate) has_defaults: bool,
     /// The scale subresource's paths, if it has one.
     pub(crate) scale: Option<ScalePaths>,
 }
@@ -79,6 +81,20 @@ pub(crate) struct Resource {
 }
 
 impl Resource {
+    /// An object as read: with the schema's defaults applied when the CRD declares any.
+    pub(crate) fn read_view<'a>(&self, obj: &'a Value) -> std::borrow::Cow<'a, Value> {
+        match self.custom.as_ref() {
+            Some(c) if c.has_defaults => {
+                let mut v = obj.clone();
+                if let Some(schema) = c.schema.as_ref() {
+                    crate::semantics::schema::default_on_read(&mut v, schema);
+                }
+                std::borrow::Cow::Owned(v)
+            }
+            _ => std::borrow::Cow::Borrowed(obj),
+        }
+    }
+
     /// `group/version`, or `version` for the core group.
     pub(crate) fn api_version(&self) -> String {
         if self.group.is_empty() {

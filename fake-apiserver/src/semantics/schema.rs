@@ -116,6 +116,48 @@ fn walk(v: &mut Value, schema: &Value, keep_type_meta: bool, path: &str, pruned:
     }
 }
 
+/// Whether a schema declares any default.
+pub(crate) fn has_defaults(schema: &Value) -> bool {
+    match schema {
+        Value::Object(m) => m.contains_key("default") || m.values().any(has_defaults),
+        Value::Array(a) => a.iter().any(has_defaults),
+        _ => false,
+    }
+}
+
+/// Applies the schema's defaults to an object as read from storage (nothing is pruned):
+/// objects stored before a default was added to the CRD get it when read, as from etcd.
+pub(crate) fn default_on_read(obj: &mut Value, schema: &Value) {
+    match obj {
+        Value::Object(m) => {
+            let props = schema.get("properties").and_then(Value::as_object);
+            if let Some(props) = props {
+                for (k, ps) in props {
+                    if !m.contains_key(k)
+                        && let Some(d) = ps.get("default")
+                    {
+                        m.insert(k.clone(), d.clone());
+                    }
+                }
+            }
+            let additional = schema.get("additionalProperties").filter(|a| a.is_object());
+            for (k, child) in m.iter_mut() {
+                if let Some(cs) = props.and_then(|p| p.get(k)).or(additional) {
+                    default_on_read(child, cs);
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(is) = schema.get("items") {
+                for i in items {
+                    default_on_read(i, is);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
 const OBJECT_META_FIELDS: &[&str] = &[
     "name",
     "generateName",

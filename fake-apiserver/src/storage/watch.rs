@@ -42,6 +42,7 @@ const BATCH: usize = 512;
 
 /// Encodes one watch event line.
 fn line(kind: &str, res: &Resource, obj: &Value, format: &Format) -> Bytes {
+    let obj = &*res.read_view(obj);
     let av = res.api_version();
     let mut out = match format {
         Format::Metadata => {
