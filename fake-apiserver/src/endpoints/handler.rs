@@ -582,6 +582,84 @@ fn write_options(
     })
 }
 
+/// `ValidateListOptions` of kube-apiserver, for a list or a watch.
+fn validate_list_options(q: &Query, watch: bool) -> ApiResult<()> {
+    use crate::error::FieldError;
+    let rv = q.get("resourceVersion").unwrap_or("");
+    let rvm = q.get("resourceVersionMatch").unwrap_or("");
+    let cont = q.get("continue").unwrap_or("");
+    let send_initial = q.get("sendInitialEvents").is_some();
+    let mut errs = Vec::new();
+    if watch {
+        if send_initial && rvm != "NotOlderThan" {
+            errs.push(FieldError::forbidden(
+                "resourceVersionMatch",
+                "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+            ));
+        }
+        if !rvm.is_empty() {
+            if !send_initial {
+                errs.push(FieldError::forbidden(
+                    "resourceVersionMatch",
+                    "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
+                ));
+            }
+            if rvm != "NotOlderThan" {
+                errs.push(FieldError::not_supported(
+                    "resourceVersionMatch",
+                    rvm,
+                    &["NotOlderThan"],
+                ));
+            }
+            if !cont.is_empty() {
+                errs.push(FieldError::forbidden(
+                    "resourceVersionMatch",
+                    "resourceVersionMatch is forbidden when continue is provided",
+                ));
+            }
+        }
+    } else {
+        if !rvm.is_empty() {
+            if rv.is_empty() {
+                errs.push(FieldError::forbidden(
+                    "resourceVersionMatch",
+                    "resourceVersionMatch is forbidden unless resourceVersion is provided",
+                ));
+            }
+            if !cont.is_empty() {
+                errs.push(FieldError::forbidden(
+                    "resourceVersionMatch",
+                    "resourceVersionMatch is forbidden when continue is provided",
+                ));
+            }
+            if rvm != "Exact" && rvm != "NotOlderThan" {
+                errs.push(FieldError::not_supported(
+                    "resourceVersionMatch",
+                    rvm,
+                    &["Exact", "NotOlderThan", ""],
+                ));
+            }
+            if rvm == "Exact" && rv == "0" {
+                errs.push(FieldError::forbidden(
+                    "resourceVersionMatch",
+                    "resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"",
+                ));
+            }
+        }
+        if send_initial {
+            errs.push(FieldError::forbidden(
+                "sendInitialEvents",
+                "sendInitialEvents is forbidden for list",
+            ));
+        }
+    }
+    if errs.is_empty() {
+        Ok(())
+    } else {
+        Err(ApiError::invalid("meta.k8s.io", "ListOptions", "", errs))
+    }
+}
+
 /// Adds a `Warning: 299 - "<message>"` header per warning.
 fn with_warnings(
     mut resp: Response<ResponseBody>,
@@ -813,6 +891,7 @@ async fn resource_request(
             }
         }
         "list" => {
+            validate_list_options(&q, false)?;
             let opts = ListOptions {
                 filter: filter(&res, p.namespace.as_deref(), &q)?,
                 limit: q
@@ -1035,6 +1114,7 @@ fn watch_request(
     p: &ResourcePath,
     fault: WatchFault,
 ) -> ApiResult<Response<ResponseBody>> {
+    validate_list_options(q, true)?;
     let mut f = filter(&res, p.namespace.as_deref(), q)?;
     if let Some(name) = &p.name {
         // `/watch/.../<name>`: a watch of one object.
@@ -1065,10 +1145,6 @@ fn watch_request(
         res,
         filter: f,
         resource_version: q.get("resourceVersion").map(str::to_string),
-        resource_version_match: q
-            .get("resourceVersionMatch")
-            .filter(|m| !m.is_empty())
-            .map(str::to_string),
         allow_bookmarks: q.flag("allowWatchBookmarks")?.unwrap_or(false),
         send_initial_events: q.flag("sendInitialEvents")?,
         timeout,

@@ -94,8 +94,7 @@ fn check_type_meta(res: &Resource, body: &Value) -> ApiResult<()> {
         if kind.is_empty() {
             return Err(missing_field_err(res, "Kind", body));
         }
-        let (group, _) = crate::semantics::resources::split_api_version(api_version);
-        if api_version.is_empty() || group != res.group {
+        if api_version != res.api_version() {
             return Err(ApiError::bad_request(format!(
                 "the API version in the data ({api_version}) does not match the expected API version ({})",
                 res.api_version()
@@ -825,6 +824,48 @@ fn apply(
     check_type_meta(res, config)?;
     if object::meta(config).is_some_and(|m| m.get("managedFields").is_some_and(|v| !v.is_null())) {
         return Err(ApiError::bad_request("metadata.managedFields must be nil"));
+    }
+    // The typed patch is built from the schema: a field it does not declare fails the apply,
+    // whatever fieldValidation says.
+    let unknown = if res.is_custom() {
+        let mut probe = config.clone();
+        match res.custom.as_ref().and_then(|c| c.schema.as_ref()) {
+            Some(schema_v) => schema::prune_and_default(&mut probe, schema_v),
+            None => Vec::new(),
+        }
+    } else {
+        match res
+            .builtin
+            .and_then(crate::semantics::builtin_schema::definition_of)
+        {
+            Some(def) => {
+                let bytes = serde_json::to_vec(config).unwrap_or_default();
+                fields::scan(&bytes, Some(&fields::builtin_root(def)))
+                    .unknown
+                    .into_iter()
+                    .map(|m| {
+                        m.trim_start_matches("unknown field ")
+                            .trim_matches('"')
+                            .to_string()
+                    })
+                    .collect()
+            }
+            None => Vec::new(),
+        }
+    };
+    if let Some(first) = unknown.first() {
+        return Err(ApiError::new(
+            500,
+            "",
+            format!(
+                "failed to create typed patch object ({}/{}; {}/{}, Kind={}): .{first}: field not declared in schema",
+                object::namespace(config),
+                object::name(config),
+                res.group,
+                res.version,
+                res.kind
+            ),
+        ));
     }
     let mut config = config.clone();
     match object::name(&config) {

@@ -412,19 +412,7 @@ impl State {
     pub(crate) fn list(&self, res: &Resource, opts: &ListOptions) -> ApiResult<Page> {
         let rv_param = opts.resource_version.as_deref().unwrap_or("");
         let rv_match = opts.resource_version_match.as_deref().unwrap_or("");
-        if !rv_match.is_empty() && rv_param.is_empty() {
-            return Err(list_options_invalid(vec![FieldError::forbidden(
-                "resourceVersionMatch",
-                "resourceVersionMatch is forbidden unless resourceVersion is provided",
-            )]));
-        }
-        if !matches!(rv_match, "" | "Exact" | "NotOlderThan") {
-            return Err(list_options_invalid(vec![FieldError::not_supported(
-                "resourceVersionMatch",
-                rv_match,
-                &["Exact", "NotOlderThan", ""],
-            )]));
-        }
+        // The request handler validated the combination (`validate_list_options`).
         let prefix = match &opts.filter.namespace {
             Some(ns) if res.namespaced => format!("{ns}/"),
             _ => String::new(),

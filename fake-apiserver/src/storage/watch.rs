@@ -11,7 +11,7 @@ use tokio::sync::mpsc;
 
 use crate::Shared;
 use crate::endpoints::render::{Format, View, partial_metadata};
-use crate::error::{ApiError, ApiResult, FieldError};
+use crate::error::{ApiError, ApiResult};
 use crate::semantics::field_selector::Filter;
 use crate::semantics::resources::Resource;
 use crate::storage::object;
@@ -30,7 +30,6 @@ pub(crate) struct WatchRequest {
     pub(crate) res: Arc<Resource>,
     pub(crate) filter: Filter,
     pub(crate) resource_version: Option<String>,
-    pub(crate) resource_version_match: Option<String>,
     pub(crate) allow_bookmarks: bool,
     pub(crate) send_initial_events: Option<bool>,
     pub(crate) timeout: Option<Duration>,
@@ -128,35 +127,7 @@ struct Start {
 fn plan(shared: &Shared, req: &WatchRequest) -> ApiResult<Start> {
     let st = shared.state.lock();
     let rv_param = req.resource_version.as_deref().unwrap_or("");
-    let rv_match = req.resource_version_match.as_deref().unwrap_or("");
-    if let Some(true) = req.send_initial_events {
-        let mut errs = Vec::new();
-        if rv_match != "NotOlderThan" {
-            errs.push(FieldError::forbidden(
-                "resourceVersionMatch",
-                "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
-            ));
-        }
-        if !req.allow_bookmarks {
-            errs.push(FieldError::forbidden(
-                "allowWatchBookmarks",
-                "sendInitialEvents requires setting allowWatchBookmarks to true",
-            ));
-        }
-        if !errs.is_empty() {
-            return Err(ApiError::invalid("meta.k8s.io", "ListOptions", "", errs));
-        }
-    } else if !rv_match.is_empty() {
-        return Err(ApiError::invalid(
-            "meta.k8s.io",
-            "ListOptions",
-            "",
-            vec![FieldError::forbidden(
-                "resourceVersionMatch",
-                "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
-            )],
-        ));
-    }
+    // The request handler validated the options (`validate_list_options`).
     let key = req.res.store_key();
     let rx = st.stores.get(&key).map(|s| s.tx.subscribe());
     let snapshot = || -> Vec<Arc<Value>> {
