@@ -755,7 +755,14 @@ async fn resource_request(
                     "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf",
                 ));
             }
-            crate::endpoints::negotiation::decode_body(req.body(), &ct, &kind_name)?
+            let decoded = crate::endpoints::negotiation::decode_body(req.body(), &ct, &kind_name)?;
+            // Duplicate objects merge in Go's typed decoding (built-ins, not patches).
+            let typed = res.as_ref().is_some_and(|r| r.builtin.is_some());
+            if typed && matches!(verb, "create" | "update") && ct.starts_with("application/json") {
+                crate::endpoints::negotiation::decode_typed(req.body()).or(decoded)
+            } else {
+                decoded
+            }
         }
         _ => None,
     };

@@ -128,6 +128,90 @@ pub(crate) fn go_json_error(e: &serde_json::Error, body: &[u8]) -> String {
     }
 }
 
+/// A JSON value decoded as Go decodes into typed structs and maps: a duplicate key whose
+/// values are both objects merges them (the second decode fills the same struct or map); any
+/// other duplicate replaces.
+struct GoTyped;
+
+impl<'de> serde::de::DeserializeSeed<'de> for GoTyped {
+    type Value = Value;
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(GoTypedVisitor)
+    }
+}
+
+struct GoTypedVisitor;
+
+impl<'de> serde::de::Visitor<'de> for GoTypedVisitor {
+    type Value = Value;
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_string()))
+    }
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_none<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut out = Vec::new();
+        while let Some(v) = seq.next_element_seed(GoTyped)? {
+            out.push(v);
+        }
+        Ok(Value::Array(out))
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut out = serde_json::Map::new();
+        while let Some(k) = map.next_key::<String>()? {
+            let v = map.next_value_seed(GoTyped)?;
+            match (out.get_mut(&k), v) {
+                (Some(Value::Object(old)), Value::Object(new)) => merge_into(old, new),
+                (_, v) => {
+                    out.insert(k, v);
+                }
+            }
+        }
+        Ok(Value::Object(out))
+    }
+}
+
+fn merge_into(old: &mut serde_json::Map<String, Value>, new: serde_json::Map<String, Value>) {
+    for (k, v) in new {
+        match (old.get_mut(&k), v) {
+            (Some(Value::Object(o)), Value::Object(n)) => merge_into(o, n),
+            (_, v) => {
+                old.insert(k, v);
+            }
+        }
+    }
+}
+
+/// Re-decodes a JSON body with duplicate objects merged, as decoding into a built-in's Go
+/// type does (custom resources decode into plain maps, where the last duplicate wins).
+pub(crate) fn decode_typed(body: &[u8]) -> Option<Value> {
+    use serde::de::DeserializeSeed;
+    let mut de = serde_json::Deserializer::from_slice(body);
+    GoTyped.deserialize(&mut de).ok()
+}
+
 /// Decodes a request body by its `Content-Type`: YAML for `application/yaml` and apply
 /// patches, JSON otherwise. `kind` names the expected type in errors.
 pub(crate) fn decode_body(body: &Bytes, content_type: &str, kind: &str) -> Result<Option<Value>, ApiError> {

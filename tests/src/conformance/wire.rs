@@ -46,7 +46,7 @@ pub(super) async fn field_validation_directives(env: &Env) -> Outcome {
         ],
         "Warn warns"
     );
-    ensure_eq!(r.json()["data"], json!({"c": "d"}), "the last duplicate wins, unknown fields are dropped");
+    ensure_eq!(r.json()["data"], json!({"a": "b", "c": "d"}), "duplicate maps of a typed object merge");
     ensure!(r.json().get("extra").is_none(), "dropped: {}", r.json());
     let r = send(env, "PUT", &format!("{}/a?fieldValidation=Ignore", cms(&ns)), "application/json",
         r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"},"extra":1}"#).await?;
@@ -515,17 +515,24 @@ pub(super) async fn aggregated_discovery(env: &Env) -> Outcome {
 }
 
 pub(super) async fn openapi_documents(env: &Env) -> Outcome {
-    let r = raw(&env.client, "GET", "/openapi/v3", None, None, None).await?;
-    let index = r.json();
+    // kube-apiserver publishes a CRD's documents a moment after it is established.
     let gv = format!("apis/{GROUP}/{VERSION}");
-    let url = index["paths"][&gv]["serverRelativeURL"]
-        .as_str()
-        .ok_or_else(|| Failure::new(format!("{gv} missing from /openapi/v3")))?
-        .to_string();
-    ensure!(url.starts_with(&format!("/openapi/v3/{gv}?hash=")), "url {url}");
-    let r = raw(&env.client, "GET", &url, None, None, None).await?;
-    let doc = r.json();
     let def = format!("dev.kube-codegen.conformance.{VERSION}.Check");
+    let deadline = std::time::Instant::now() + env.ctx.timeout;
+    let (url, doc) = loop {
+        let index = raw(&env.client, "GET", "/openapi/v3", None, None, None).await?.json();
+        if let Some(url) = index["paths"][&gv]["serverRelativeURL"].as_str() {
+            let doc = raw(&env.client, "GET", url, None, None, None).await?.json();
+            if doc["components"]["schemas"].get(&def).is_some() {
+                break (url.to_string(), doc);
+            }
+        }
+        if std::time::Instant::now() > deadline {
+            return Err(Failure::new(format!("{def} never appeared under /openapi/v3/{gv}")));
+        }
+        env.pause(std::time::Duration::from_millis(200)).await;
+    };
+    ensure!(url.starts_with(&format!("/openapi/v3/{gv}?hash=")), "url {url}");
     ensure_eq!(
         doc["components"]["schemas"][&def]["x-kubernetes-group-version-kind"],
         json!([{"group": GROUP, "kind": "Check", "version": VERSION}]),
