@@ -88,7 +88,7 @@ impl Embedded {
     /// How to use kubectl against the server, for the user.
     pub fn usage(&self) -> String {
         format!(
-            "In-memory Kubernetes API server at {url}. Use it with kubectl:\n\n    export KUBECONFIG={kc}\n    kubectl get mydemos\n    kubectl apply -f example-crddemo/example/example-mydemo.yaml\n    kubectl get services,endpointslices\n    kubectl edit mydemo example-mydemo --validate=false\n",
+            "In-memory Kubernetes API server at {url}. Use it with kubectl:\n\n    export KUBECONFIG={kc}\n    kubectl get mydemos\n    kubectl apply -f example-crddemo/example/example-mydemo.yaml\n    kubectl get services,endpointslices\n    kubectl edit mydemo example-mydemo\n",
             url = self.served.url(),
             kc = self.kubeconfig.display(),
         )
