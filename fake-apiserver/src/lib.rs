@@ -1,60 +1,98 @@
-//! An in-memory Kubernetes API server with the semantics of the real one, for tests: what the
-//! generated fake clientsets run on, and what `kubectl` can talk to.
+//! An in-memory Kubernetes API server with the semantics of kube-apiserver, for tests: a
+//! [`kube::Client`] talks to it in process, and `kubectl` or any other language's client talks to
+//! it over HTTPS — a stand-in for envtest's kube-apiserver + etcd that starts in milliseconds.
 //!
-//! [`FakeApiServer`] is a [`tower::Service`](tower_service::Service) that a [`kube::Client`]
-//! sends its requests to, so every client — generated clientsets, `kube::Api`, `watcher`,
-//! controllers — works against it unchanged. It serves built-in resources (namespaces, pods,
-//! services, endpoints, endpoint slices, config maps, secrets, events in `v1` and
-//! `events.k8s.io/v1`, service accounts, nodes, deployments and other workloads, leases and
-//! CustomResourceDefinitions), the generated kinds it is given as
-//! [`ResourceInfo`]s, and every custom resource whose CRD is
-//! created through the API.
+//! # With a plain `kube::Client`
 //!
-//! What a real API server does, this one does:
+//! No generated code is needed: [`FakeApiServer::new`] serves the built-in kinds, and custom
+//! resources appear as soon as their CRD is created through the API (or seeded).
 //!
-//! * one global `resourceVersion` counter; `uid`, `creationTimestamp`, `generation` (bumped
-//!   only when something outside `metadata`/`status` changes), `generateName`;
-//! * optimistic concurrency (409 Conflict on a stale `resourceVersion`), no-op updates that do
-//!   not bump the version, the status subresource (the main endpoint ignores `status`,
-//!   `/status` changes nothing else);
-//! * finalizers and `deletionTimestamp`, delete preconditions, propagation-policy finalizers,
-//!   graceful deletion of bound pods, deletecollection;
-//! * label selectors (every operator) and field selectors (with the real server's supported
-//!   fields and error messages), pagination with opaque continue tokens over a consistent
-//!   snapshot (410 when it expired), `resourceVersion`/`resourceVersionMatch`;
-//! * watches from a resourceVersion out of a bounded history (410 Gone as an `ERROR` event
-//!   when too old), initial events, bookmarks, `sendInitialEvents`, `timeoutSeconds`, objects
-//!   leaving a selector reported as `DELETED`;
-//! * JSON merge patch, JSON patch, strategic merge patch (built-ins), and server-side apply with
-//!   field managers, conflicts, `force` and `managedFields`;
-//! * `metav1.Status` errors worded as the real server words them; CRD validation including the
-//!   protected-group approval annotation; structural-schema pruning, defaulting and validation
-//!   of custom resources; `dryRun=All`; `Table` and `PartialObjectMetadata` responses.
-//!
-//! Tests get a [`FakeHandle`]: the recorded [`Action`]s, reactors that answer or fail requests
-//! ([`Reaction`], with `"*"` wildcards), watch reactors for fault injection
-//! ([`WatchReaction`]), typed access to stored objects, and seeding that bypasses the API.
-//!
-//! ```no_run
-//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! ```
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! use k8s_openapi::api::core::v1::ConfigMap;
-//! use kube::Api;
-//! use kube_fake_apiserver as fake;
+//! use kube::api::{Api, Patch, PatchParams, PostParams};
+//! use kube_fake_apiserver::FakeApiServer;
 //!
+//! let server = FakeApiServer::new();
+//! let client = server.client()?; // a kube::Client; needs a Tokio runtime
+//! let cms: Api<ConfigMap> = Api::default_namespaced(client);
 //! let cm: ConfigMap = serde_json::from_value(serde_json::json!({
-//!     "metadata": {"name": "settings", "namespace": "default"},
-//!     "data": {"mode": "fast"}
+//!     "metadata": {"name": "settings"}, "data": {"mode": "fast"}
 //! }))?;
-//! let (client, handle) = fake::new_client(&[], [fake::to_value(&cm)?])?;
-//! let api: Api<ConfigMap> = Api::default_namespaced(client);
-//! let got = api.get("settings").await?;
-//! assert_eq!(got.metadata.resource_version.is_some(), true);
-//! assert_eq!(handle.actions()[0].verb, "get");
+//! let created = cms.create(&PostParams::default(), &cm).await?;
+//! assert!(created.metadata.uid.is_some());
+//!
+//! // Server-side apply with field managers and conflicts, as kube-apiserver does it: the
+//! // creator owns `data.mode`, so taking it over needs `force`.
+//! let config = Patch::Apply(serde_json::json!({
+//!     "apiVersion": "v1", "kind": "ConfigMap",
+//!     "metadata": {"name": "settings"}, "data": {"mode": "slow"}
+//! }));
+//! let conflict = cms.patch("settings", &PatchParams::apply("my-controller"), &config).await;
+//! assert!(matches!(conflict, Err(kube::Error::Api(s)) if s.code == 409));
+//! let applied = cms
+//!     .patch("settings", &PatchParams::apply("my-controller").force(), &config)
+//!     .await?;
+//! assert_eq!(applied.data.unwrap_or_default()["mode"], "slow");
+//!
+//! // The test side: recorded requests, fault-injecting reactors, direct store access.
+//! let handle = server.handle();
+//! assert_eq!(handle.actions().len(), 3);
+//! let stored: Option<ConfigMap> = handle.get("default", "settings")?;
+//! assert!(stored.is_some());
 //! # Ok(()) }
 //! ```
 //!
-//! [`FakeApiServer::serve`] puts the same server on a loopback port with bearer-token
-//! authentication and discovery, and writes a kubeconfig, so `kubectl` works against it.
+//! # Over HTTPS, for kubectl and other languages
+//!
+//! [`FakeApiServer::serve`] listens on loopback with a fresh self-signed CA and a bearer token
+//! (taken only from the `Authorization` header; anonymous requests get kube-apiserver's 403
+//! except on `/healthz`, `/livez`, `/readyz` and `/version`), and writes a kubeconfig:
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! use kube_fake_apiserver::FakeApiServer;
+//!
+//! let server = FakeApiServer::builder()
+//!     .manifests("crds/")? // CRDs (and any other objects) to start with
+//!     .build()?;
+//! let served = server.serve(([127, 0, 0, 1], 0).into()).await?;
+//! served.write_kubeconfig("/tmp/fake.kubeconfig")?; // KUBECONFIG for kubectl
+//! let client = served.client().await?; // or a kube::Client over HTTPS
+//! # Ok(()) }
+//! ```
+//!
+//! The `kube-fake-apiserver` binary (feature `cli`, on by default) does the same from the
+//! command line: `kube-fake-apiserver --port 0 --kubeconfig kc.yaml --crd crds/ --objects
+//! seed.yaml`.
+//!
+//! # What it implements
+//!
+//! * one global `resourceVersion`; `uid`, `creationTimestamp`, `generation`, `generateName`;
+//!   optimistic concurrency, no-op updates, the status and scale subresources (custom
+//!   resources, Deployments, ReplicaSets, StatefulSets, ReplicationControllers);
+//! * finalizers, `deletionTimestamp`, delete preconditions, propagation policies, graceful pod
+//!   deletion, deletecollection, namespace and CRD lifecycles;
+//! * label and field selectors, pagination with continue tokens over a consistent snapshot,
+//!   `resourceVersion`/`resourceVersionMatch`, list options validated as kube-apiserver does;
+//! * watches from a bounded history (410 Gone), initial events, bookmarks,
+//!   `sendInitialEvents`, timeouts;
+//! * JSON merge, JSON and strategic merge patches, and server-side apply with managed fields,
+//!   conflicts and `force`, following a CRD's `x-kubernetes-list-type`,
+//!   `x-kubernetes-list-map-keys` and `x-kubernetes-map-type`;
+//! * CRDs: structural-schema checks, pruning, defaulting (also on read), validation of types,
+//!   formats, patterns, bounds, enums and list types with kube-apiserver's field paths and
+//!   reasons, CEL `x-kubernetes-validations` (transition rules, cost checks) through the kube-rs
+//!   project's `kube-cel`, printer columns;
+//! * `fieldValidation` (Ignore/Warn/Strict) with `Warning` headers, for built-ins too;
+//! * legacy and aggregated discovery, OpenAPI v2 and v3 documents (so `kubectl apply`
+//!   validates server-side and `kubectl explain` works), JSON and YAML bodies and responses,
+//!   `Table` and `PartialObjectMetadata`, kube-apiserver's `Status` errors, its 3 MiB body
+//!   limit.
+//!
+//! `tests/CONFORMANCE.md` in the repository lists what differs from kube-apiserver v1.37, and
+//! why; the conformance suite runs the same scenarios against both.
 
 mod endpoints;
 mod error;
