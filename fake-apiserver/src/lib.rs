@@ -157,6 +157,10 @@ pub(crate) struct Shared {
     pub(crate) actions: Mutex<ActionLog>,
     pub(crate) reactors: RwLock<Vec<Reactor>>,
     pub(crate) watch_reactors: RwLock<Vec<WatchReactor>>,
+    /// Watches being served now.
+    pub(crate) active_watches: std::sync::atomic::AtomicUsize,
+    /// Watches cut because their client did not keep up.
+    pub(crate) slow_watchers_cut: std::sync::atomic::AtomicU64,
     /// The OpenAPI documents, with the registry generation they were built for.
     #[allow(clippy::type_complexity)]
     pub(crate) openapi: Mutex<Option<(u64, Arc<endpoints::openapi::Documents>)>>,
@@ -237,6 +241,14 @@ impl FakeApiServerBuilder {
         self
     }
 
+    /// How long a watch may wait for a client that does not read before it is cut with a 410
+    /// Gone `ERROR` event (default 10 s), so that slow watchers cannot make the server buffer
+    /// without bound.
+    pub fn slow_watcher_timeout(mut self, d: Duration) -> Self {
+        self.config.slow_watcher_timeout = d;
+        self
+    }
+
     /// NamespaceLifecycle admission (default on): creating in a missing namespace is a 404,
     /// in a terminating one a 403. Seeded objects create their namespace.
     pub fn namespace_lifecycle(mut self, on: bool) -> Self {
@@ -277,6 +289,8 @@ impl FakeApiServerBuilder {
                 reactors: RwLock::new(Vec::new()),
                 watch_reactors: RwLock::new(Vec::new()),
                 openapi: Mutex::new(None),
+                active_watches: Default::default(),
+                slow_watchers_cut: Default::default(),
             }),
         };
         let handle = server.handle();
@@ -646,6 +660,20 @@ impl FakeHandle {
         let r = Resource::from_info(info)?;
         self.shared.state.lock().register(r);
         Ok(())
+    }
+
+    /// How many watches the server is streaming now.
+    pub fn active_watches(&self) -> usize {
+        self.shared
+            .active_watches
+            .load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// How many watches were cut (410) because their client did not read fast enough.
+    pub fn slow_watchers_cut(&self) -> u64 {
+        self.shared
+            .slow_watchers_cut
+            .load(std::sync::atomic::Ordering::SeqCst)
     }
 
     /// The current (global) resourceVersion.

@@ -190,20 +190,68 @@ pub(crate) fn start(shared: Arc<Shared>, req: WatchRequest) -> ApiResult<mpsc::R
         initial = plan.initial.len(),
         "watch started"
     );
-    let (tx, rx) = mpsc::channel::<Bytes>(256);
-    tokio::spawn(run(shared, req, plan, tx));
+    // One slot more than a watcher may fill: kept for the 410 that cuts a slow watcher.
+    let (tx, rx) = mpsc::channel::<Bytes>(WATCH_BUFFER + 1);
+    let slow_timeout = shared.state.lock().config.slow_watcher_timeout;
+    shared
+        .active_watches
+        .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    tokio::spawn(async move {
+        let counters = shared.clone();
+        run(shared, req, plan, tx, slow_timeout).await;
+        counters
+            .active_watches
+            .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    });
     Ok(rx)
 }
+
+/// How many encoded events a watch buffers for a client that reads slowly.
+const WATCH_BUFFER: usize = 256;
 
 struct Emitter {
     tx: mpsc::Sender<Bytes>,
     sent: usize,
     fault: WatchFault,
+    slow_timeout: Duration,
+    /// The resourceVersion of the last event sent.
+    last_rv: u64,
+    shared: Arc<Shared>,
 }
 
 impl Emitter {
-    /// Sends an event; `false` when the stream must end (client gone or a fault fired).
+    /// Waits for room for one event while keeping the reserved slot free; a client that does
+    /// not make room within the timeout gets a 410 in that slot and its watch ends.
+    async fn room(&mut self) -> bool {
+        match tokio::time::timeout(self.slow_timeout, self.tx.reserve_many(2)).await {
+            Ok(Ok(_permits)) => true,
+            Ok(Err(_)) => false,
+            Err(_) => {
+                let current = self.shared.state.lock().rv;
+                tracing::debug!(
+                    last_rv = self.last_rv,
+                    current,
+                    "watcher too slow: cut with 410"
+                );
+                let e = ApiError::expired(format!(
+                    "too old resource version: {} ({current})",
+                    self.last_rv
+                ));
+                let _ = self.tx.try_send(error_line(&e));
+                self.shared
+                    .slow_watchers_cut
+                    .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                false
+            }
+        }
+    }
+
+    /// Sends an event; `false` when the stream must end (client gone or too slow, or a fault
+    /// fired).
     async fn event(&mut self, bytes: Bytes) -> bool {
+        if !self.room().await {
+            return false;
+        }
         if self.tx.send(bytes).await.is_err() {
             return false;
         }
@@ -223,15 +271,27 @@ impl Emitter {
     }
 
     async fn raw(&mut self, bytes: Bytes) -> bool {
+        if !self.room().await {
+            return false;
+        }
         self.tx.send(bytes).await.is_ok()
     }
 }
 
-async fn run(shared: Arc<Shared>, req: WatchRequest, plan: Start, tx: mpsc::Sender<Bytes>) {
+async fn run(
+    shared: Arc<Shared>,
+    req: WatchRequest,
+    plan: Start,
+    tx: mpsc::Sender<Bytes>,
+    slow_timeout: Duration,
+) {
     let mut out = Emitter {
         tx,
         sent: 0,
         fault: req.fault.clone(),
+        slow_timeout,
+        last_rv: plan.cursor,
+        shared: shared.clone(),
     };
     if let Some((0, e)) = &out.fault.error_after {
         let _ = out.raw(error_line(e)).await;
@@ -290,6 +350,7 @@ async fn run(shared: Arc<Shared>, req: WatchRequest, plan: Start, tx: mpsc::Send
         let full = batch.len() == BATCH;
         for ev in &batch {
             cursor = ev.rv;
+            out.last_rv = ev.rv;
             if let Some((kind, obj)) = convert(ev, &req.filter)
                 && !out
                     .event(line(kind.as_str(), &res, &obj, &req.format))
