@@ -751,9 +751,11 @@ async fn resource_request(
                 && !ct.starts_with("application/yaml")
                 && !ct.starts_with("*/*")
             {
-                return Err(ApiError::unsupported_media_type(
-                    "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf",
-                ));
+                let mut message = "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf".to_string();
+                if ct.starts_with("application/vnd.kubernetes.protobuf") {
+                    message.push_str(" (this in-memory server decodes JSON and YAML only: set the client's content type to application/json)");
+                }
+                return Err(ApiError::unsupported_media_type(message));
             }
             let decoded = crate::endpoints::negotiation::decode_body(req.body(), &ct, &kind_name)?;
             // Duplicate objects merge in Go's typed decoding (built-ins, not patches).
@@ -929,6 +931,13 @@ async fn resource_request(
         }
         "create" => {
             let body = body.ok_or_else(|| ApiError::bad_request("the request body is empty"))?;
+            if !object::resource_version(&body).is_empty() {
+                return Err(ApiError::new(
+                    500,
+                    "",
+                    "resourceVersion should not be set on objects to be created",
+                ));
+            }
             let opts = write_options(&req, &q, verb, &res, None)?;
             let obj = {
                 let mut st = shared.state.lock();

@@ -251,28 +251,37 @@ fn deployment_like_defaults(obj: &mut Value, kind: Builtin) {
     } else {
         set_default(spec, "revisionHistoryLimit", json!(10));
     }
+    // A strategy given without a type (Go clients send `strategy: {}`) is defaulted inside.
+    let strategy = |spec: &mut Map<String, Value>, key: &str, rolling: Value| {
+        let st = ensure_object(spec.entry(key).or_insert_with(|| json!({})));
+        set_default(st, "type", json!("RollingUpdate"));
+        if st.get("type") == Some(&json!("RollingUpdate")) {
+            let ru = ensure_object(st.entry("rollingUpdate").or_insert_with(|| json!({})));
+            if let Value::Object(d) = rolling {
+                for (k, v) in d {
+                    set_default(ru, &k, v);
+                }
+            }
+        }
+    };
     match kind {
         Builtin::Deployment => {
             set_default(spec, "progressDeadlineSeconds", json!(600));
-            set_default(
+            strategy(
                 spec,
                 "strategy",
-                json!({"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "25%", "maxSurge": "25%"}}),
+                json!({"maxUnavailable": "25%", "maxSurge": "25%"}),
             );
         }
         Builtin::StatefulSet => {
             set_default(spec, "podManagementPolicy", json!("OrderedReady"));
-            set_default(
-                spec,
-                "updateStrategy",
-                json!({"type": "RollingUpdate", "rollingUpdate": {"partition": 0}}),
-            );
+            strategy(spec, "updateStrategy", json!({"partition": 0}));
         }
         Builtin::DaemonSet => {
-            set_default(
+            strategy(
                 spec,
                 "updateStrategy",
-                json!({"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1, "maxSurge": 0}}),
+                json!({"maxUnavailable": 1, "maxSurge": 0}),
             );
         }
         _ => {}

@@ -368,8 +368,20 @@ pub(crate) fn read_entries(obj: &Value) -> Vec<Entry> {
 
 /// Writes `metadata.managedFields` (removed when there are no entries).
 pub(crate) fn write_entries(obj: &mut Value, entries: &[Entry]) {
-    let list: Vec<Value> = entries
-        .iter()
+    // kube-apiserver's order: operation (Apply before Update), time, manager, version,
+    // subresource.
+    let mut sorted: Vec<&Entry> = entries.iter().collect();
+    sorted.sort_by(|a, b| {
+        (&a.operation, &a.time, &a.manager, &a.api_version, &a.subresource).cmp(&(
+            &b.operation,
+            &b.time,
+            &b.manager,
+            &b.api_version,
+            &b.subresource,
+        ))
+    });
+    let list: Vec<Value> = sorted
+        .into_iter()
         .filter(|e| !e.fields.is_empty())
         .map(|e| {
             let mut m = Map::new();
