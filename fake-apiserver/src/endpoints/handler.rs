@@ -430,7 +430,11 @@ pub(crate) async fn handle(shared: Arc<Shared>, req: Request<Bytes>) -> Response
             let docs = openapi_documents(&shared);
             match docs.v3.get(&gv) {
                 Some(d) => respond(200, "application/json", d.clone()),
-                None => respond(404, "text/plain; charset=utf-8", Vec::new()),
+                None => {
+                    let mut r = Response::new(ResponseBody::empty());
+                    *r.status_mut() = StatusCode::NOT_FOUND;
+                    r
+                }
             }
         }
         Route::Resource(p) => {
