@@ -267,25 +267,33 @@ fn prune_builtin(res: &Resource, obj: &mut Value, report: bool) -> Vec<String> {
     unknown
 }
 
-/// Custom resources: prune, default and validate against the CRD schema (OpenAPI value
-/// validations, scale paths, list-type invariants, then CEL rules unless an earlier error
-/// blocks them), as the custom resource strategy does; returns the pruned paths.
-fn apply_schema(
-    res: &Resource,
-    obj: &mut Value,
-    old: Option<&Value>,
-    opts: &WriteOptions,
-) -> ApiResult<Vec<String>> {
+/// Custom resources: prune and default by the CRD schema (as decoding does, before anything
+/// is validated); returns the pruned paths.
+fn prune_custom(res: &Resource, obj: &mut Value) -> Vec<String> {
     if let Some(meta) = obj.get_mut("metadata") {
         schema::prune_meta(meta);
     }
+    match res.custom.as_ref().and_then(|c| c.schema.as_ref()) {
+        Some(schema_v) => schema::prune_and_default(obj, schema_v),
+        None => Vec::new(),
+    }
+}
+
+/// Custom resources: validate against the CRD schema (OpenAPI value validations, scale
+/// paths, list-type invariants, then CEL rules unless an earlier error blocks them), as the
+/// custom resource strategy does.
+fn validate_custom(
+    res: &Resource,
+    obj: &Value,
+    old: Option<&Value>,
+    opts: &WriteOptions,
+) -> ApiResult<()> {
     let Some(custom) = res.custom.as_ref() else {
-        return Ok(Vec::new());
+        return Ok(());
     };
     let Some(schema_v) = custom.schema.as_ref() else {
-        return Ok(Vec::new());
+        return Ok(());
     };
-    let pruned = schema::prune_and_default(obj, schema_v);
     let mut errs = schema::validate_values(obj, schema_v);
     if let Some(scale) = &custom.scale {
         errs.extend(crate::semantics::scale::path_errors(obj, scale));
@@ -315,7 +323,7 @@ fn apply_schema(
         }
     }
     if errs.is_empty() {
-        Ok(pruned)
+        Ok(())
     } else {
         Err(ApiError::invalid(
             &res.group,
@@ -404,16 +412,21 @@ pub(crate) fn create(
     if res.is_custom() && res.has_status() {
         ensure_object(&mut obj).remove("status");
     }
-    let mut unknown = prune_builtin(res, &mut obj, opts.patch);
+    // Decoding first (pruning, strict-decoding errors), validation after.
+    let unknown = if res.is_custom() {
+        prune_custom(res, &mut obj)
+    } else {
+        prune_builtin(res, &mut obj, opts.patch)
+    };
+    if !preset_managed_fields {
+        field_problems(res, opts, &obj, unknown)?;
+    }
     builtin::prepare_create(st, res, &mut obj)?;
     if let Some(s) = given_status {
         ensure_object(&mut obj).insert("status".into(), s);
     }
     if res.is_custom() {
-        unknown = apply_schema(res, &mut obj, None, opts)?;
-    }
-    if !preset_managed_fields {
-        field_problems(res, opts, &obj, unknown)?;
+        validate_custom(res, &obj, None, opts)?;
     }
     meta_invalid(
         res,
@@ -649,15 +662,19 @@ pub(crate) fn update(
     }
     // A patch's strict error shows the patched object before anything is dropped.
     let as_patched = if opts.patch { Some(new.clone()) } else { None };
-    let mut unknown = prune_builtin(res, &mut new, opts.patch);
+    let unknown = if res.is_custom() {
+        prune_custom(res, &mut new)
+    } else {
+        prune_builtin(res, &mut new, opts.patch)
+    };
+    if !managed_done {
+        field_problems(res, opts, as_patched.as_ref().unwrap_or(&new), unknown)?;
+    }
     if scope == Scope::Main {
         builtin::prepare_update(st, res, &old, &mut new)?;
     }
     if res.is_custom() {
-        unknown = apply_schema(res, &mut new, Some(&old), opts)?;
-    }
-    if !managed_done {
-        field_problems(res, opts, as_patched.as_ref().unwrap_or(&new), unknown)?;
+        validate_custom(res, &new, Some(&old), opts)?;
     }
     let mut errs = validation::object_meta_errors(&new, res.name_rule(), res.namespaced);
     errs.extend(validation::object_meta_update_errors(&new, &old));
