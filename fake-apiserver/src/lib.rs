@@ -122,8 +122,8 @@ use serde_json::Value;
 pub use endpoints::body::ResponseBody;
 pub use endpoints::serve::{MAX_REQUEST_BODY_BYTES, ServeOptions, ServedApiServer};
 pub use error::FakeError;
-pub use manifests::{parse_manifests, read_manifests};
 pub use kube_codegen_apimachinery::resource::ResourceInfo;
+pub use manifests::{parse_manifests, read_manifests};
 pub use semantics::patch::PatchType;
 pub use testing::reactor::{Action, Reaction, ReactionFn, WatchReaction, WatchReactionFn};
 

@@ -38,7 +38,10 @@ fn files(path: &Path) -> Result<Vec<PathBuf>, FakeError> {
     }
     out.sort();
     if out.is_empty() {
-        return Err(load_err(path, "no .yaml, .yml or .json files in the directory"));
+        return Err(load_err(
+            path,
+            "no .yaml, .yml or .json files in the directory",
+        ));
     }
     Ok(out)
 }

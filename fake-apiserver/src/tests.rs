@@ -593,8 +593,8 @@ async fn serving_needs_loopback_and_a_token_in_the_header() {
     let version = ok(anonymous_client.apiserver_version().await);
     assert_eq!(version.major, "1");
     // The token is never read from the path.
-    let raw = ok(http::Request::get("/t/secret/api/v1/namespaces/default/configmaps/c")
-        .body(Vec::new()));
+    let raw =
+        ok(http::Request::get("/t/secret/api/v1/namespaces/default/configmaps/c").body(Vec::new()));
     assert!(anonymous_client.request::<Value>(raw).await.is_err());
     served.shutdown().await;
 }

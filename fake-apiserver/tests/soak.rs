@@ -90,7 +90,8 @@ async fn fifty_writers_twenty_watchers_and_a_slow_one() {
                 ..Seen::default()
             };
             let mut last_rv = 0u64;
-            let mut stream = ok(cms.watch(&WatchParams::default().timeout(290), &from).await).boxed();
+            let mut stream =
+                ok(cms.watch(&WatchParams::default().timeout(290), &from).await).boxed();
             let mut expected: Option<usize> = None;
             while let Some(ev) = stream.next().await {
                 match ok(ev) {
@@ -168,18 +169,28 @@ async fn fifty_writers_twenty_watchers_and_a_slow_one() {
     // No acknowledged write is lost.
     for (name, n) in &acked {
         let stored = ok(cms.get(name).await);
-        assert_eq!(count_of(&stored), *n, "{name}: stored count vs acknowledged writes");
+        assert_eq!(
+            count_of(&stored),
+            *n,
+            "{name}: stored count vs acknowledged writes"
+        );
     }
     // Every watcher saw every event, in order.
     let seen_all = Instant::now();
     for w in watchers {
-        let seen = ok(tokio::time::timeout(Duration::from_secs(120), w).await.map_err(|_| "a watcher did not finish"));
+        let seen = ok(tokio::time::timeout(Duration::from_secs(120), w)
+            .await
+            .map_err(|_| "a watcher did not finish"));
         let seen = ok(seen);
         assert!(seen.other.is_empty(), "unexpected events: {:?}", seen.other);
         assert!(seen.ordered, "events out of resourceVersion order");
         assert_eq!(seen.events as u64, events, "events seen by a watcher");
         for (name, n) in &acked {
-            assert_eq!(seen.last_count.get(name), Some(n), "{name}: last count a watcher saw");
+            assert_eq!(
+                seen.last_count.get(name),
+                Some(n),
+                "{name}: last count a watcher saw"
+            );
         }
     }
     let drain = seen_all.elapsed();
@@ -190,8 +201,10 @@ async fn fifty_writers_twenty_watchers_and_a_slow_one() {
     let cut_deadline = Instant::now() + Duration::from_secs(60);
     let mut ballast_writes = 0;
     while handle.slow_watchers_cut() == 0 && Instant::now() < cut_deadline {
-        let cm: ConfigMap = ok(serde_json::from_value(json!({"metadata": {"name": "ballast"},
-            "data": {"n": ballast_writes.to_string(), "x": ballast}})));
+        let cm: ConfigMap = ok(serde_json::from_value(
+            json!({"metadata": {"name": "ballast"},
+            "data": {"n": ballast_writes.to_string(), "x": ballast}}),
+        ));
         if ballast_writes == 0 {
             ok(cms.create(&PostParams::default(), &cm).await);
         } else {
@@ -202,7 +215,10 @@ async fn fifty_writers_twenty_watchers_and_a_slow_one() {
             tokio::time::sleep(Duration::from_millis(200)).await;
         }
     }
-    assert!(handle.slow_watchers_cut() >= 1, "the slow watcher was not cut");
+    assert!(
+        handle.slow_watchers_cut() >= 1,
+        "the slow watcher was not cut"
+    );
     let slow: Vec<WatchEvent<ConfigMap>> = ok(ok(tokio::time::timeout(
         Duration::from_secs(60),
         slow_stream.try_collect::<Vec<_>>(),

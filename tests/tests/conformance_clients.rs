@@ -38,7 +38,10 @@ fn python() -> PathBuf {
     let venv = root().join("target/client-venv");
     let py = venv.join("bin/python");
     let ready = Command::new(&py)
-        .args(["-c", "import kubernetes, sys; sys.exit(0 if kubernetes.__version__ == '37.0.2' else 1)"])
+        .args([
+            "-c",
+            "import kubernetes, sys; sys.exit(0 if kubernetes.__version__ == '37.0.2' else 1)",
+        ])
         .status()
         .is_ok_and(|s| s.success());
     if !ready {
@@ -123,8 +126,14 @@ async fn python_and_go_clients_see_the_same_on_both_servers() {
     .await
     .unwrap_or_else(|e| panic!("{e}"));
     let ((py_real, go_real), (py_fake, go_fake)) = (&outputs[0], &outputs[1]);
-    assert!(py_real.len() >= 15, "the Python probe ran every step: {py_real:?}");
-    assert!(go_real.len() >= 15, "the Go probe ran every step: {go_real:?}");
+    assert!(
+        py_real.len() >= 15,
+        "the Python probe ran every step: {py_real:?}"
+    );
+    assert!(
+        go_real.len() >= 15,
+        "the Go probe ran every step: {go_real:?}"
+    );
     for (a, b) in py_real.iter().zip(py_fake) {
         assert_eq!(a, b, "Python client: kube-apiserver vs the fake");
     }
@@ -134,7 +143,9 @@ async fn python_and_go_clients_see_the_same_on_both_servers() {
     }
     assert_eq!(go_real.len(), go_fake.len(), "client-go steps");
     assert!(
-        py_fake.iter().any(|l| l.contains("\"deployment scale\"") && l.contains("app=web")),
+        py_fake
+            .iter()
+            .any(|l| l.contains("\"deployment scale\"") && l.contains("app=web")),
         "the Python client reads deployments/scale: {py_fake:?}"
     );
     served.shutdown().await;

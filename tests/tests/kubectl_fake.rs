@@ -194,10 +194,7 @@ async fn kubectl_round_trip() {
             "#!/bin/sh\nsed -i 's/value-applied/value-edited/' \"$1\"\n",
         );
         let _ = Command::new("chmod").args(["+x", &editor]).status();
-        kc.run_env(
-            &["edit", "configmap", "demo"],
-            &[("KUBE_EDITOR", &editor)],
-        )
+        kc.run_env(&["edit", "configmap", "demo"], &[("KUBE_EDITOR", &editor)])
     })
     .await;
     assert!(out.contains("configmap/demo edited"), "{out}");
@@ -210,13 +207,7 @@ async fn kubectl_round_trip() {
             "cm3.yaml",
             "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: demo\ndata:\n  mode: value-ssa\n",
         );
-        kc.run(&[
-            "apply",
-            "--server-side",
-            "--force-conflicts",
-            "-f",
-            &f,
-        ])
+        kc.run(&["apply", "--server-side", "--force-conflicts", "-f", &f])
     })
     .await;
     assert!(out.contains("serverside-applied"), "{out}");
@@ -314,7 +305,12 @@ async fn kubectl_round_trip() {
 }
 
 /// Runs kubectl with a kubeconfig; returns (success, stdout, stderr).
-fn kubectl_out(bin: &Path, kubeconfig: &Path, home: &Path, args: &[&str]) -> (bool, String, String) {
+fn kubectl_out(
+    bin: &Path,
+    kubeconfig: &Path,
+    home: &Path,
+    args: &[&str],
+) -> (bool, String, String) {
     let out = Command::new(bin)
         .args(args)
         .env("KUBECONFIG", kubeconfig)
@@ -378,7 +374,12 @@ async fn kubectl_explain_and_validation_match_a_real_kube_apiserver() {
             ]);
             assert!(ok, "waiting for the CRD: {err}");
             let mut per_server = Vec::new();
-            for what in ["deployment.spec", "pod.spec.containers.ports", "configmap", "crd.spec.versions.schema"] {
+            for what in [
+                "deployment.spec",
+                "pod.spec.containers.ports",
+                "configmap",
+                "crd.spec.versions.schema",
+            ] {
                 per_server.push(run(&["explain", what]));
             }
             // The CRD's documentation is published a moment after it is established.
@@ -406,13 +407,23 @@ async fn kubectl_explain_and_validation_match_a_real_kube_apiserver() {
         if i == 1 {
             // k8s-openapi's definitions carry no enum values: the real server's explain lists
             // the protocol's `enum:` and "Possible enum values" (an intended difference).
-            assert!(f.0, "explain pod.spec.containers.ports on the fake: {}", f.2);
+            assert!(
+                f.0,
+                "explain pod.spec.containers.ports on the fake: {}",
+                f.2
+            );
             continue;
         }
-        assert_eq!(r, f, "command {i} differs between kube-apiserver and the fake");
+        assert_eq!(
+            r, f,
+            "command {i} differs between kube-apiserver and the fake"
+        );
     }
     assert!(
-        !fake_out[5].0 && fake_out[5].2.contains("strict decoding error: unknown field"),
+        !fake_out[5].0
+            && fake_out[5]
+                .2
+                .contains("strict decoding error: unknown field"),
         "kubectl create of an unknown field: {}",
         fake_out[5].2
     );

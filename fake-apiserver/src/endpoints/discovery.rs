@@ -106,9 +106,11 @@ pub(crate) fn api_resource_list(reg: &Registry, group: &str, version: &str) -> O
         out.push(e);
         for sub in &r.subresources {
             if sub == "scale" {
-                out.push(json!({"name": format!("{}/{sub}", r.plural), "singularName": "",
+                out.push(
+                    json!({"name": format!("{}/{sub}", r.plural), "singularName": "",
                                 "namespaced": r.namespaced, "group": "autoscaling", "version": "v1",
-                                "kind": "Scale", "verbs": ["get", "patch", "update"]}));
+                                "kind": "Scale", "verbs": ["get", "patch", "update"]}),
+                );
                 continue;
             }
             out.push(json!({"name": format!("{}/{sub}", r.plural), "singularName": "",
@@ -126,7 +128,8 @@ pub(crate) fn api_resource_list(reg: &Registry, group: &str, version: &str) -> O
 }
 
 /// The `Accept` alternative and `Content-Type` of aggregated discovery.
-pub(crate) const AGGREGATED: &str = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
+pub(crate) const AGGREGATED: &str =
+    "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
 
 /// Whether an `Accept` header asks for aggregated discovery (v2) before anything else.
 pub(crate) fn wants_aggregated(accept: &str) -> bool {
@@ -148,7 +151,16 @@ fn aggregated_resource(r: &Resource) -> Value {
         }
     };
     let verbs: Vec<&str> = if r.is_custom() {
-        vec!["delete", "deletecollection", "get", "list", "patch", "create", "update", "watch"]
+        vec![
+            "delete",
+            "deletecollection",
+            "get",
+            "list",
+            "patch",
+            "create",
+            "update",
+            "watch",
+        ]
     } else {
         VERBS.to_vec()
     };
@@ -201,8 +213,7 @@ pub(crate) fn aggregated(reg: &Registry, core: bool) -> Value {
                 .map(|v| {
                     let mut rs = reg.in_group_version(&g, v);
                     rs.sort_by(|a, b| a.plural.cmp(&b.plural));
-                    let resources: Vec<Value> =
-                        rs.iter().map(|r| aggregated_resource(r)).collect();
+                    let resources: Vec<Value> = rs.iter().map(|r| aggregated_resource(r)).collect();
                     json!({"version": v, "resources": resources, "freshness": "Current"})
                 })
                 .collect();

@@ -537,22 +537,21 @@ fn write_options(
         }
     }
     let is_apply = patch_type == Some(PatchType::Apply);
-    let body_problems = if field_validation == crate::semantics::fields::Directive::Ignore
-        || is_apply
-    {
-        crate::semantics::fields::Problems::default()
-    } else if verb == "patch" {
-        crate::semantics::fields::scan(req.body(), None)
-    } else {
-        let root = match res
-            .builtin
-            .and_then(crate::semantics::builtin_schema::definition_of)
-        {
-            Some(def) => crate::semantics::fields::builtin_root(def),
-            None => crate::semantics::fields::custom_root(),
+    let body_problems =
+        if field_validation == crate::semantics::fields::Directive::Ignore || is_apply {
+            crate::semantics::fields::Problems::default()
+        } else if verb == "patch" {
+            crate::semantics::fields::scan(req.body(), None)
+        } else {
+            let root = match res
+                .builtin
+                .and_then(crate::semantics::builtin_schema::definition_of)
+            {
+                Some(def) => crate::semantics::fields::builtin_root(def),
+                None => crate::semantics::fields::custom_root(),
+            };
+            crate::semantics::fields::scan(req.body(), Some(&root))
         };
-        crate::semantics::fields::scan(req.body(), Some(&root))
-    };
     if res.builtin.is_some()
         && let Some(e) = &body_problems.type_error
     {

@@ -118,9 +118,15 @@ pub(crate) fn go_json_error(e: &serde_json::Error, body: &[u8]) -> String {
                 + e.column().saturating_sub(1);
             match body.get(offset) {
                 Some(b) if b.is_ascii_graphic() => {
-                    format!("invalid character '{}' looking for beginning of value", *b as char)
+                    format!(
+                        "invalid character '{}' looking for beginning of value",
+                        *b as char
+                    )
                 }
-                Some(b) => format!("invalid character '\\u{:04x}' looking for beginning of value", b),
+                Some(b) => format!(
+                    "invalid character '\\u{:04x}' looking for beginning of value",
+                    b
+                ),
                 None => "unexpected end of JSON input".to_string(),
             }
         }
@@ -214,7 +220,11 @@ pub(crate) fn decode_typed(body: &[u8]) -> Option<Value> {
 
 /// Decodes a request body by its `Content-Type`: YAML for `application/yaml` and apply
 /// patches, JSON otherwise. `kind` names the expected type in errors.
-pub(crate) fn decode_body(body: &Bytes, content_type: &str, kind: &str) -> Result<Option<Value>, ApiError> {
+pub(crate) fn decode_body(
+    body: &Bytes,
+    content_type: &str,
+    kind: &str,
+) -> Result<Option<Value>, ApiError> {
     if body.is_empty() {
         return Ok(None);
     }
@@ -253,7 +263,10 @@ mod tests {
         assert_eq!(negotiate("", false), Ok(Media::Json));
         assert_eq!(negotiate("application/yaml", true), Ok(Media::Yaml));
         assert_eq!(
-            negotiate("application/json;as=Table;v=v1;g=meta.k8s.io, application/json", false),
+            negotiate(
+                "application/json;as=Table;v=v1;g=meta.k8s.io, application/json",
+                false
+            ),
             Ok(Media::Json)
         );
         assert_eq!(negotiate("text/html", false).map_err(|e| e.code), Err(406));
@@ -265,14 +278,24 @@ mod tests {
 
     #[test]
     fn go_worded_decode_errors() {
-        let body = Bytes::from_static(br#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"t""#);
-        let e = decode_body(&body, "application/json", "ConfigMap").err().map(|e| e.message);
+        let body =
+            Bytes::from_static(br#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"t""#);
+        let e = decode_body(&body, "application/json", "ConfigMap")
+            .err()
+            .map(|e| e.message);
         assert_eq!(
             e.as_deref(),
-            Some("the object provided is unrecognized (must be of type ConfigMap): couldn't get version/kind; json parse error: unexpected end of JSON input ({\"apiVersion\":\"v1\",\"kind\":\"Con ...)")
+            Some(
+                "the object provided is unrecognized (must be of type ConfigMap): couldn't get version/kind; json parse error: unexpected end of JSON input ({\"apiVersion\":\"v1\",\"kind\":\"Con ...)"
+            )
         );
         let yaml = Bytes::from_static(b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: yy\n");
-        let v = decode_body(&yaml, "application/yaml", "ConfigMap").ok().flatten();
-        assert_eq!(v.map(|v| v["metadata"]["name"].clone()), Some(serde_json::json!("yy")));
+        let v = decode_body(&yaml, "application/yaml", "ConfigMap")
+            .ok()
+            .flatten();
+        assert_eq!(
+            v.map(|v| v["metadata"]["name"].clone()),
+            Some(serde_json::json!("yy"))
+        );
     }
 }

@@ -284,7 +284,9 @@ fn operation(
     } else {
         format!(
             "{}_{}",
-            res.group.trim_end_matches(".k8s.io").replace(['.', '-'], "_"),
+            res.group
+                .trim_end_matches(".k8s.io")
+                .replace(['.', '-'], "_"),
             res.version
         )
     };
@@ -331,7 +333,14 @@ fn resource_paths(res: &Resource, paths: &mut BTreeMap<String, Value>) {
         "string",
         "The namespace of the objects.",
     );
-    let name_param = |what: &str| param("name", "path", "string", &format!("The name of the {what}."));
+    let name_param = |what: &str| {
+        param(
+            "name",
+            "path",
+            "string",
+            &format!("The name of the {what}."),
+        )
+    };
     let collection = if res.namespaced {
         format!("{prefix}/namespaces/{{namespace}}/{}", res.plural)
     } else {
@@ -605,7 +614,10 @@ fn to_v2_schema(v: &Value) -> Value {
                         out.insert(k.clone(), json!(r));
                     }
                     "nullable" => {}
-                    "allOf" if x.as_array().is_some_and(|a| a.len() == 1 && a[0].get("$ref").is_some()) => {
+                    "allOf"
+                        if x.as_array()
+                            .is_some_and(|a| a.len() == 1 && a[0].get("$ref").is_some()) =>
+                    {
                         if let Some(r) = x.pointer("/0/$ref").and_then(Value::as_str) {
                             out.insert("$ref".into(), json!(r.replace(SCHEMAS, "#/definitions/")));
                         }
@@ -748,7 +760,11 @@ pub(crate) fn build(reg: &Registry) -> Documents {
             }
             v2_paths.insert(p.clone(), Value::Object(v2_ops));
         }
-        for (name, s) in doc["components"]["schemas"].as_object().into_iter().flatten() {
+        for (name, s) in doc["components"]["schemas"]
+            .as_object()
+            .into_iter()
+            .flatten()
+        {
             v2_defs.insert(name.clone(), to_v2_schema(s));
         }
         let path = if group.is_empty() {
@@ -799,7 +815,8 @@ mod tests {
         let apps: Value =
             serde_json::from_slice(docs.v3.get("apis/apps/v1").map_or(&[][..], |v| v))
                 .unwrap_or_default();
-        let patch = &apps["paths"]["/apis/apps/v1/namespaces/{namespace}/deployments/{name}"]["patch"];
+        let patch =
+            &apps["paths"]["/apis/apps/v1/namespaces/{namespace}/deployments/{name}"]["patch"];
         assert_eq!(
             patch["x-kubernetes-group-version-kind"],
             json!({"group": "apps", "version": "v1", "kind": "Deployment"})

@@ -121,7 +121,6 @@ pub(crate) fn builtin_schemas() -> &'static BuiltinSchemas {
     })
 }
 
-
 /// The definition name and the definitions for a built-in kind.
 pub(crate) fn definition_of(b: Builtin) -> Option<&'static str> {
     builtin_schemas().names.get(&b).map(String::as_str)

@@ -23,9 +23,7 @@ pub(crate) struct Rules(Arc<CompiledSchema>);
 
 fn has_rules(v: &Value) -> bool {
     match v {
-        Value::Object(m) => {
-            m.contains_key("x-kubernetes-validations") || m.values().any(has_rules)
-        }
+        Value::Object(m) => m.contains_key("x-kubernetes-validations") || m.values().any(has_rules),
         Value::Array(a) => a.iter().any(has_rules),
         _ => false,
     }
@@ -76,10 +74,9 @@ fn to_field_error(e: &ValidationError, obj: &Value) -> FieldError {
         ErrorKind::ValidationFailure => match e.reason.as_deref() {
             Some("FieldValueForbidden") => FieldError::forbidden(path.clone(), e.message.clone()),
             Some("FieldValueRequired") => FieldError::required(path.clone(), e.message.clone()),
-            Some("FieldValueDuplicate") => FieldError::duplicate(
-                path.clone(),
-                value.map(render_value).unwrap_or_default(),
-            ),
+            Some("FieldValueDuplicate") => {
+                FieldError::duplicate(path.clone(), value.map(render_value).unwrap_or_default())
+            }
             _ => invalid(e.message.clone()),
         },
         _ => invalid(format!("{} evaluating rule: {}", e.message, e.rule)),
@@ -107,8 +104,7 @@ pub(crate) fn validate(
                 let p = e.field_path.trim_start_matches('.');
                 value_at(o, p) == value_at(obj, p)
             });
-            if unchanged && !e.rule.contains("oldSelf") && e.kind == ErrorKind::ValidationFailure
-            {
+            if unchanged && !e.rule.contains("oldSelf") && e.kind == ErrorKind::ValidationFailure {
                 warnings.push(fe.to_string());
             } else {
                 errs.push(fe);
@@ -120,7 +116,12 @@ pub(crate) fn validate(
 
 /// The rule as the Go struct prints it in CRD validation errors.
 fn rule_repr(rule: &Value) -> String {
-    let s = |k: &str| rule.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+    let s = |k: &str| {
+        rule.get(k)
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string()
+    };
     let reason = rule
         .get("reason")
         .and_then(Value::as_str)
@@ -205,7 +206,13 @@ pub(crate) fn check_crd_schema(schema: &Value, path: &str) -> Vec<FieldError> {
     errs
 }
 
-fn walk(node: &Value, path: &str, errs: &mut Vec<FieldError>, total: &mut u64, over: &mut Vec<String>) {
+fn walk(
+    node: &Value,
+    path: &str,
+    errs: &mut Vec<FieldError>,
+    total: &mut u64,
+    over: &mut Vec<String>,
+) {
     let Some(m) = node.as_object() else {
         return;
     };
@@ -260,7 +267,13 @@ fn walk(node: &Value, path: &str, errs: &mut Vec<FieldError>, total: &mut u64, o
         walk(items, &format!("{path}.items"), errs, total, over);
     }
     if let Some(ap) = m.get("additionalProperties").filter(|a| a.is_object()) {
-        walk(ap, &format!("{path}.additionalProperties"), errs, total, over);
+        walk(
+            ap,
+            &format!("{path}.additionalProperties"),
+            errs,
+            total,
+            over,
+        );
     }
 }
 
@@ -271,15 +284,15 @@ mod tests {
 
     fn schema() -> Value {
         json!({"type": "object", "properties": {"spec": {"type": "object",
-            "x-kubernetes-validations": [
-                {"rule": "self.minReplicas <= self.replicas", "message": "replicas must be at least minReplicas", "fieldPath": ".replicas", "reason": "FieldValueForbidden"},
-                {"rule": "!has(oldSelf.mode) || self.mode == oldSelf.mode", "message": "mode is immutable"}],
-            "properties": {
-                "replicas": {"type": "integer"}, "minReplicas": {"type": "integer", "default": 0},
-                "mode": {"type": "string"},
-                "name": {"type": "string", "x-kubernetes-validations": [{"rule": "self.startsWith('n-')", "message": "must start with n-"}]},
-                "size": {"type": "integer", "x-kubernetes-validations": [{"rule": "self >= oldSelf", "message": "size may only grow"}]}
-            }}}})
+        "x-kubernetes-validations": [
+            {"rule": "self.minReplicas <= self.replicas", "message": "replicas must be at least minReplicas", "fieldPath": ".replicas", "reason": "FieldValueForbidden"},
+            {"rule": "!has(oldSelf.mode) || self.mode == oldSelf.mode", "message": "mode is immutable"}],
+        "properties": {
+            "replicas": {"type": "integer"}, "minReplicas": {"type": "integer", "default": 0},
+            "mode": {"type": "string"},
+            "name": {"type": "string", "x-kubernetes-validations": [{"rule": "self.startsWith('n-')", "message": "must start with n-"}]},
+            "size": {"type": "integer", "x-kubernetes-validations": [{"rule": "self >= oldSelf", "message": "size may only grow"}]}
+        }}}})
     }
 
     #[test]

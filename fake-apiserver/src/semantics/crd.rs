@@ -266,8 +266,7 @@ fn structural_node(node: &Value, path: &str, specified: bool, errs: &mut Vec<Fie
             "uniqueItems cannot be set to true since the runtime complexity becomes quadratic",
         ));
     }
-    if m.get("additionalProperties").is_some_and(Value::is_object)
-        && m.get("properties").is_some()
+    if m.get("additionalProperties").is_some_and(Value::is_object) && m.get("properties").is_some()
     {
         errs.push(FieldError::forbidden(
             format!("{path}.additionalProperties"),

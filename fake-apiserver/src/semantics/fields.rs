@@ -132,7 +132,8 @@ fn go_type(schema: &Value, defs: &Map<String, Value>) -> String {
         "number" => "float64".into(),
         "array" => format!(
             "[]{}",
-            s.get("items").map_or("interface {}".into(), |i| go_type(i, defs))
+            s.get("items")
+                .map_or("interface {}".into(), |i| go_type(i, defs))
         ),
         "object" => match s.get("additionalProperties") {
             Some(ap) if ap.is_object() => format!("map[string]{}", go_type(ap, defs)),
@@ -450,10 +451,15 @@ mod tests {
             ]
         );
         assert_eq!(p.duplicate, vec![r#"duplicate field "data""#]);
-        let p = scan(br#"{"metadata":{"name":"a"},"data":"notamap"}"#, Some(&root));
+        let p = scan(
+            br#"{"metadata":{"name":"a"},"data":"notamap"}"#,
+            Some(&root),
+        );
         assert_eq!(
             p.type_error.as_deref(),
-            Some("json: cannot unmarshal string into Go struct field ConfigMap.data of type map[string]string")
+            Some(
+                "json: cannot unmarshal string into Go struct field ConfigMap.data of type map[string]string"
+            )
         );
         let dep = builtin_root(definition_of(Builtin::Deployment).unwrap_or_default());
         let body = br#"{"spec":{"template":{"spec":{"containers":[{"name":"c","image":"i","bogus":1}]}}}}"#;
@@ -475,7 +481,12 @@ mod tests {
             Directive::parse(Some("Bogus"), "CreateOptions").map_err(|e| e.message),
             Err("CreateOptions.meta.k8s.io \"\" is invalid: fieldValidation: Unsupported value: \"Bogus\": supported values: \"\", \"Ignore\", \"Strict\", \"Warn\"".to_string())
         );
-        let e = enforce(Directive::Strict, "ConfigMap", "v1", vec!["unknown field \"x\"".into()]);
+        let e = enforce(
+            Directive::Strict,
+            "ConfigMap",
+            "v1",
+            vec!["unknown field \"x\"".into()],
+        );
         assert_eq!(
             e.map_err(|e| e.message),
             Err("ConfigMap in version \"v1\" cannot be handled as a ConfigMap: strict decoding error: unknown field \"x\"".to_string())

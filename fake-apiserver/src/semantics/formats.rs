@@ -53,7 +53,8 @@ fn is_cidr(s: &str) -> bool {
     let Ok(bits) = bits.parse::<u8>() else {
         return false;
     };
-    (ip.parse::<Ipv4Addr>().is_ok() && bits <= 32) || (ip.parse::<Ipv6Addr>().is_ok() && bits <= 128)
+    (ip.parse::<Ipv4Addr>().is_ok() && bits <= 32)
+        || (ip.parse::<Ipv6Addr>().is_ok() && bits <= 128)
 }
 
 fn is_mac(s: &str) -> bool {

@@ -372,13 +372,20 @@ pub(crate) fn write_entries(obj: &mut Value, entries: &[Entry]) {
     // subresource.
     let mut sorted: Vec<&Entry> = entries.iter().collect();
     sorted.sort_by(|a, b| {
-        (&a.operation, &a.time, &a.manager, &a.api_version, &a.subresource).cmp(&(
-            &b.operation,
-            &b.time,
-            &b.manager,
-            &b.api_version,
-            &b.subresource,
-        ))
+        (
+            &a.operation,
+            &a.time,
+            &a.manager,
+            &a.api_version,
+            &a.subresource,
+        )
+            .cmp(&(
+                &b.operation,
+                &b.time,
+                &b.manager,
+                &b.api_version,
+                &b.subresource,
+            ))
     });
     let list: Vec<Value> = sorted
         .into_iter()
@@ -551,7 +558,10 @@ impl Conflict {
     fn who(&self) -> String {
         let mut s = go_quote(&self.manager);
         if !self.subresource.is_empty() {
-            s.push_str(&format!(" with subresource {}", go_quote(&self.subresource)));
+            s.push_str(&format!(
+                " with subresource {}",
+                go_quote(&self.subresource)
+            ));
         }
         if self.operation == "Update" {
             s.push_str(&format!(" using {}", self.api_version));

@@ -4,16 +4,16 @@
 
 pub(crate) mod builtin;
 pub(crate) mod builtin_schema;
-pub(crate) mod fields;
-pub(crate) mod formats;
-pub(crate) mod patterns;
 pub(crate) mod cel;
 pub(crate) mod crd;
 pub(crate) mod field_selector;
+pub(crate) mod fields;
+pub(crate) mod formats;
 pub(crate) mod list_type;
 pub(crate) mod managed;
 pub(crate) mod ops;
 pub(crate) mod patch;
+pub(crate) mod patterns;
 pub(crate) mod resources;
 pub(crate) mod scale;
 pub(crate) mod schema;

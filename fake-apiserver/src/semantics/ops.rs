@@ -220,8 +220,7 @@ fn field_problems(
             .chain(p.duplicate.iter().cloned())
             .collect()
     };
-    if opts.patch && opts.field_validation == fields::Directive::Strict && !messages.is_empty()
-    {
+    if opts.patch && opts.field_validation == fields::Directive::Strict && !messages.is_empty() {
         let shown = serde_json::to_string(obj).unwrap_or_default();
         return Err(ApiError::invalid(
             "",

@@ -417,8 +417,8 @@ fn merge_list(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
     use crate::semantics::resources::builtins;
+    use serde_json::json;
 
     fn deployment() -> Resource {
         builtins()

@@ -68,7 +68,11 @@ pub(crate) fn path_errors(obj: &Value, paths: &ScalePaths) -> Vec<FieldError> {
 /// `matchLabels` and `matchExpressions` as a selector string (`app=x,tier in (a,b)`).
 fn selector_string(sel: &Value, rc: bool) -> String {
     let mut parts = Vec::new();
-    let labels = if rc { Some(sel) } else { sel.get("matchLabels") };
+    let labels = if rc {
+        Some(sel)
+    } else {
+        sel.get("matchLabels")
+    };
     if let Some(Value::Object(m)) = labels {
         for (k, v) in m {
             parts.push(format!("{k}={}", v.as_str().unwrap_or("")));
@@ -98,7 +102,13 @@ fn selector_string(sel: &Value, rc: bool) -> String {
 /// The `Scale` of an object.
 pub(crate) fn to_scale(res: &Resource, obj: &Value) -> Value {
     let mut meta = Map::new();
-    for k in ["name", "namespace", "uid", "resourceVersion", "creationTimestamp"] {
+    for k in [
+        "name",
+        "namespace",
+        "uid",
+        "resourceVersion",
+        "creationTimestamp",
+    ] {
         if let Some(v) = object::meta(obj).and_then(|m| m.get(k)) {
             meta.insert(k.into(), v.clone());
         }

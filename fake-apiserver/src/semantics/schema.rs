@@ -422,7 +422,10 @@ fn check(v: &Value, schema: &Value, path: &str, errs: &mut Vec<FieldError>) {
                 errs.push(FieldError::type_invalid(
                     path,
                     crate::error::go_quote(s),
-                    format!("{path} in body must be of type {f}: {}", crate::error::go_quote(s)),
+                    format!(
+                        "{path} in body must be of type {f}: {}",
+                        crate::error::go_quote(s)
+                    ),
                 ));
             }
         }
@@ -502,7 +505,11 @@ fn check(v: &Value, schema: &Value, path: &str, errs: &mut Vec<FieldError>) {
     }
     if let Some(one) = schema.get("oneOf").and_then(Value::as_array)
         && !one.is_empty()
-        && one.iter().filter(|s| node_errors(v, s, path).is_empty()).count() != 1
+        && one
+            .iter()
+            .filter(|s| node_errors(v, s, path).is_empty())
+            .count()
+            != 1
     {
         errs.push(FieldError::invalid(
             path,
@@ -541,7 +548,12 @@ fn list_invariants(v: &Value, schema: &Value, path: &str, errs: &mut Vec<FieldEr
                     let keys: Vec<String> = schema
                         .get("x-kubernetes-list-map-keys")
                         .and_then(Value::as_array)
-                        .map(|a| a.iter().filter_map(Value::as_str).map(str::to_string).collect())
+                        .map(|a| {
+                            a.iter()
+                                .filter_map(Value::as_str)
+                                .map(str::to_string)
+                                .collect()
+                        })
                         .unwrap_or_default();
                     let key_of = |item: &Value| -> Value {
                         let mut m = Map::new();
@@ -555,7 +567,10 @@ fn list_invariants(v: &Value, schema: &Value, path: &str, errs: &mut Vec<FieldEr
                     let all: Vec<Value> = items.iter().map(key_of).collect();
                     for (i, key) in all.iter().enumerate() {
                         if all[..i].contains(key) {
-                            errs.push(FieldError::duplicate(format!("{path}[{i}]"), key.to_string()));
+                            errs.push(FieldError::duplicate(
+                                format!("{path}[{i}]"),
+                                key.to_string(),
+                            ));
                         }
                     }
                 }

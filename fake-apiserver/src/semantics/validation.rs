@@ -106,16 +106,30 @@ pub(crate) fn object_meta_errors(obj: &Value, rule: NameRule, namespaced: bool) 
 /// An owner reference as Go's `%v` of the struct prints it in errors (JSON, field order).
 fn owner_reference_json(r: &Value) -> String {
     let mut m = serde_json::Map::new();
-    for k in ["apiVersion", "kind", "name", "uid", "controller", "blockOwnerDeletion"] {
+    for k in [
+        "apiVersion",
+        "kind",
+        "name",
+        "uid",
+        "controller",
+        "blockOwnerDeletion",
+    ] {
         if let Some(v) = r.get(k) {
             m.insert(k.to_string(), v.clone());
         }
     }
     // serde_json sorts keys: write them in the struct's order instead.
-    let parts: Vec<String> = ["apiVersion", "kind", "name", "uid", "controller", "blockOwnerDeletion"]
-        .iter()
-        .filter_map(|k| m.get(*k).map(|v| format!("{}:{v}", go_quote(k))))
-        .collect();
+    let parts: Vec<String> = [
+        "apiVersion",
+        "kind",
+        "name",
+        "uid",
+        "controller",
+        "blockOwnerDeletion",
+    ]
+    .iter()
+    .filter_map(|k| m.get(*k).map(|v| format!("{}:{v}", go_quote(k))))
+    .collect();
     format!("{{{}}}", parts.join(","))
 }
 

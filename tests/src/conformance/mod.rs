@@ -16,8 +16,8 @@
 //! # }
 //! ```
 
-mod create;
 mod crd;
+mod create;
 mod crud;
 mod misc;
 mod patch;

@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 
-use super::{Env, Failure, Outcome, causes, ensure, ensure_eq, ensure_status, raw, GROUP, VERSION};
+use super::{Env, Failure, GROUP, Outcome, VERSION, causes, ensure, ensure_eq, ensure_status, raw};
 
 fn cms(ns: &str) -> String {
     format!("/api/v1/namespaces/{ns}/configmaps")
@@ -27,7 +27,14 @@ async fn send(
 pub(super) async fn field_validation_directives(env: &Env) -> Outcome {
     let ns = env.namespace("fieldval").await?;
     let cm = r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","bogus":1},"data":{"a":"b"},"extra":true,"data":{"c":"d"}}"#;
-    let r = send(env, "POST", &format!("{}?fieldValidation=Strict", cms(&ns)), "application/json", cm).await?;
+    let r = send(
+        env,
+        "POST",
+        &format!("{}?fieldValidation=Strict", cms(&ns)),
+        "application/json",
+        cm,
+    )
+    .await?;
     ensure_status!(
         r,
         400,
@@ -35,7 +42,14 @@ pub(super) async fn field_validation_directives(env: &Env) -> Outcome {
         "ConfigMap in version \"v1\" cannot be handled as a ConfigMap: strict decoding error: unknown field \"metadata.bogus\", unknown field \"extra\", duplicate field \"data\"",
         "Strict on a built-in"
     );
-    let r = send(env, "POST", &format!("{}?fieldValidation=Warn", cms(&ns)), "application/json", cm).await?;
+    let r = send(
+        env,
+        "POST",
+        &format!("{}?fieldValidation=Warn", cms(&ns)),
+        "application/json",
+        cm,
+    )
+    .await?;
     ensure_eq!(r.status, 201, "Warn creates");
     ensure_eq!(
         r.warnings(),
@@ -46,13 +60,33 @@ pub(super) async fn field_validation_directives(env: &Env) -> Outcome {
         ],
         "Warn warns"
     );
-    ensure_eq!(r.json()["data"], json!({"a": "b", "c": "d"}), "duplicate maps of a typed object merge");
+    ensure_eq!(
+        r.json()["data"],
+        json!({"a": "b", "c": "d"}),
+        "duplicate maps of a typed object merge"
+    );
     ensure!(r.json().get("extra").is_none(), "dropped: {}", r.json());
-    let r = send(env, "PUT", &format!("{}/a?fieldValidation=Ignore", cms(&ns)), "application/json",
-        r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"},"extra":1}"#).await?;
-    ensure_eq!((r.status, r.warnings()), (200, Vec::<String>::new()), "Ignore is silent");
-    let r = send(env, "POST", &format!("{}?fieldValidation=Bogus", cms(&ns)), "application/json",
-        r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"b"}}"#).await?;
+    let r = send(
+        env,
+        "PUT",
+        &format!("{}/a?fieldValidation=Ignore", cms(&ns)),
+        "application/json",
+        r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"},"extra":1}"#,
+    )
+    .await?;
+    ensure_eq!(
+        (r.status, r.warnings()),
+        (200, Vec::<String>::new()),
+        "Ignore is silent"
+    );
+    let r = send(
+        env,
+        "POST",
+        &format!("{}?fieldValidation=Bogus", cms(&ns)),
+        "application/json",
+        r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"b"}}"#,
+    )
+    .await?;
     ensure_status!(
         r,
         422,
@@ -63,7 +97,14 @@ pub(super) async fn field_validation_directives(env: &Env) -> Outcome {
     let check = format!(
         r#"{{"apiVersion":"{GROUP}/{VERSION}","kind":"Check","metadata":{{"name":"a","bogus":1}},"spec":{{"replicas":1,"foo":1,"replicas":2}},"extra":true}}"#
     );
-    let r = send(env, "POST", &format!("{}?fieldValidation=Strict", checks(&ns)), "application/json", check.clone()).await?;
+    let r = send(
+        env,
+        "POST",
+        &format!("{}?fieldValidation=Strict", checks(&ns)),
+        "application/json",
+        check.clone(),
+    )
+    .await?;
     ensure_status!(
         r,
         400,
@@ -86,13 +127,25 @@ pub(super) async fn field_validation_directives(env: &Env) -> Outcome {
         "Warn is the default"
     );
     // A patch is checked after it is applied: its shape is a 422 on `patch`.
-    let r = send(env, "PATCH", &format!("{}/a?fieldValidation=Strict", cms(&ns)), "application/merge-patch+json",
-        r#"{"data":{"a":"c"},"extra":1,"extra":2}"#).await?;
-    ensure_eq!((r.status, r.status().1), (422, "Invalid".to_string()), "strict patch");
+    let r = send(
+        env,
+        "PATCH",
+        &format!("{}/a?fieldValidation=Strict", cms(&ns)),
+        "application/merge-patch+json",
+        r#"{"data":{"a":"c"},"extra":1,"extra":2}"#,
+    )
+    .await?;
+    ensure_eq!(
+        (r.status, r.status().1),
+        (422, "Invalid".to_string()),
+        "strict patch"
+    );
     let message = r.status().2;
     ensure!(
         message.starts_with(" \"\" is invalid: patch: Invalid value: \"{")
-            && message.ends_with("}\": strict decoding error: duplicate field \"extra\", unknown field \"extra\""),
+            && message.ends_with(
+                "}\": strict decoding error: duplicate field \"extra\", unknown field \"extra\""
+            ),
         "strict patch message: {message}"
     );
     Ok(())
@@ -100,10 +153,29 @@ pub(super) async fn field_validation_directives(env: &Env) -> Outcome {
 
 pub(super) async fn content_negotiation(env: &Env) -> Outcome {
     let ns = env.namespace("negotiate").await?;
-    let r = send(env, "POST", &cms(&ns), "application/yaml",
-        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: yml\ndata:\n  a: b\n").await?;
-    ensure_eq!(r.status, 201, "a YAML body: {}", String::from_utf8_lossy(&r.body));
-    let r = raw(&env.client, "GET", &format!("{}/yml", cms(&ns)), None, Some("application/yaml"), None).await?;
+    let r = send(
+        env,
+        "POST",
+        &cms(&ns),
+        "application/yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: yml\ndata:\n  a: b\n",
+    )
+    .await?;
+    ensure_eq!(
+        r.status,
+        201,
+        "a YAML body: {}",
+        String::from_utf8_lossy(&r.body)
+    );
+    let r = raw(
+        &env.client,
+        "GET",
+        &format!("{}/yml", cms(&ns)),
+        None,
+        Some("application/yaml"),
+        None,
+    )
+    .await?;
     ensure_eq!(r.content_type(), "application/yaml", "YAML response");
     let text = String::from_utf8_lossy(&r.body).to_string();
     ensure!(
@@ -118,7 +190,15 @@ pub(super) async fn content_negotiation(env: &Env) -> Outcome {
         "406: Not Acceptable\n\nAvailable representations: application/json, application/yaml, application/vnd.kubernetes.protobuf, application/json;stream=watch, application/vnd.kubernetes.protobuf;stream=watch",
         "406 from a built-in"
     );
-    let r = raw(&env.client, "GET", &checks(&ns), None, Some("text/html"), None).await?;
+    let r = raw(
+        &env.client,
+        "GET",
+        &checks(&ns),
+        None,
+        Some("text/html"),
+        None,
+    )
+    .await?;
     ensure_status!(
         r,
         406,
@@ -134,8 +214,14 @@ pub(super) async fn content_negotiation(env: &Env) -> Outcome {
         "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf",
         "415"
     );
-    let r = send(env, "POST", &cms(&ns), "application/json",
-        r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"t""#).await?;
+    let r = send(
+        env,
+        "POST",
+        &cms(&ns),
+        "application/json",
+        r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"t""#,
+    )
+    .await?;
     ensure_status!(
         r,
         400,
@@ -153,7 +239,13 @@ pub(super) async fn list_and_watch_parameters(env: &Env) -> Outcome {
         async move { raw(&env.client, "GET", &path, None, None, None).await }
     };
     let r = get("limit=abc").await?;
-    ensure_status!(r, 400, "BadRequest", "strconv.ParseInt: parsing \"abc\": invalid syntax", "limit=abc");
+    ensure_status!(
+        r,
+        400,
+        "BadRequest",
+        "strconv.ParseInt: parsing \"abc\": invalid syntax",
+        "limit=abc"
+    );
     let r = get("resourceVersion=abc").await?;
     ensure_status!(
         r,
@@ -215,21 +307,44 @@ pub(super) async fn list_and_watch_parameters(env: &Env) -> Outcome {
 
 pub(super) async fn patch_error_shapes(env: &Env) -> Outcome {
     let ns = env.namespace("patcherr").await?;
-    let r = send(env, "POST", &cms(&ns), "application/json",
-        r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"jp"},"data":{"a":"b"}}"#).await?;
+    let r = send(
+        env,
+        "POST",
+        &cms(&ns),
+        "application/json",
+        r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"jp"},"data":{"a":"b"}}"#,
+    )
+    .await?;
     ensure_eq!(r.status, 201, "create");
     let path = format!("{}/jp", cms(&ns));
     let rejected = "the server rejected our request due to an error in our request";
     for (body, what) in [
-        (r#"[{"op":"test","path":"/data/a","value":"zzz"}]"#, "failed test"),
-        (r#"[{"op":"remove","path":"/data/missing"}]"#, "missing path"),
+        (
+            r#"[{"op":"test","path":"/data/a","value":"zzz"}]"#,
+            "failed test",
+        ),
+        (
+            r#"[{"op":"remove","path":"/data/missing"}]"#,
+            "missing path",
+        ),
         (r#"[{"op":"bogus","path":"/data/a"}]"#, "unknown operation"),
     ] {
         let r = send(env, "PATCH", &path, "application/json-patch+json", body).await?;
         ensure_status!(r, 422, "Invalid", rejected, "{what}");
-        ensure_eq!(r.causes(), Vec::<(String, String, String)>::new(), "{what}: no causes");
+        ensure_eq!(
+            r.causes(),
+            Vec::<(String, String, String)>::new(),
+            "{what}: no causes"
+        );
     }
-    let r = send(env, "PATCH", &path, "application/json-patch+json", r#"{"op":"add"}"#).await?;
+    let r = send(
+        env,
+        "PATCH",
+        &path,
+        "application/json-patch+json",
+        r#"{"op":"add"}"#,
+    )
+    .await?;
     ensure_status!(
         r,
         400,
@@ -263,8 +378,20 @@ pub(super) async fn apply_shapes_and_conflicts(env: &Env) -> Outcome {
         )
         .await
     };
-    let r = apply(cm.clone(), "m", json!({"kind": "ConfigMap", "metadata": {"name": "ap"}}), false).await?;
-    ensure_status!(r, 400, "BadRequest", "invalid object type: /, Kind=ConfigMap", "apply without apiVersion");
+    let r = apply(
+        cm.clone(),
+        "m",
+        json!({"kind": "ConfigMap", "metadata": {"name": "ap"}}),
+        false,
+    )
+    .await?;
+    ensure_status!(
+        r,
+        400,
+        "BadRequest",
+        "invalid object type: /, Kind=ConfigMap",
+        "apply without apiVersion"
+    );
     let r = apply(
         cm.clone(),
         "m",
@@ -276,7 +403,9 @@ pub(super) async fn apply_shapes_and_conflicts(env: &Env) -> Outcome {
         r,
         500,
         "",
-        format!("failed to create typed patch object (/ap; /v1, Kind=ConfigMap): .extra: field not declared in schema"),
+        format!(
+            "failed to create typed patch object (/ap; /v1, Kind=ConfigMap): .extra: field not declared in schema"
+        ),
         "apply of an undeclared field"
     );
     let r = apply(
@@ -286,8 +415,21 @@ pub(super) async fn apply_shapes_and_conflicts(env: &Env) -> Outcome {
         false,
     )
     .await?;
-    ensure_status!(r, 400, "BadRequest", "metadata.managedFields must be nil", "apply with managedFields");
-    let r = send(env, "PATCH", &format!("{cm}?force=true"), "application/merge-patch+json", "{}").await?;
+    ensure_status!(
+        r,
+        400,
+        "BadRequest",
+        "metadata.managedFields must be nil",
+        "apply with managedFields"
+    );
+    let r = send(
+        env,
+        "PATCH",
+        &format!("{cm}?force=true"),
+        "application/merge-patch+json",
+        "{}",
+    )
+    .await?;
     ensure_status!(
         r,
         422,
@@ -306,7 +448,12 @@ pub(super) async fn apply_shapes_and_conflicts(env: &Env) -> Outcome {
         false,
     )
     .await?;
-    ensure_eq!(r.status, 201, "alice creates: {}", String::from_utf8_lossy(&r.body));
+    ensure_eq!(
+        r.status,
+        201,
+        "alice creates: {}",
+        String::from_utf8_lossy(&r.body)
+    );
     ensure_eq!(
         r.json()["metadata"]["managedFields"][0]["fieldsV1"],
         json!({"f:metadata": {"f:labels": {"f:a": {}}}, "f:spec": {
@@ -327,10 +474,26 @@ pub(super) async fn apply_shapes_and_conflicts(env: &Env) -> Outcome {
     ensure_eq!(
         r.causes(),
         causes(&[
-            ("FieldManagerConflict", ".spec.replicas", "conflict with \"alice\""),
-            ("FieldManagerConflict", ".spec.settings", "conflict with \"alice\""),
-            ("FieldManagerConflict", ".spec.items[name=\"x\"].value", "conflict with \"alice\""),
-            ("FieldManagerConflict", ".spec.labels.k", "conflict with \"alice\""),
+            (
+                "FieldManagerConflict",
+                ".spec.replicas",
+                "conflict with \"alice\""
+            ),
+            (
+                "FieldManagerConflict",
+                ".spec.settings",
+                "conflict with \"alice\""
+            ),
+            (
+                "FieldManagerConflict",
+                ".spec.items[name=\"x\"].value",
+                "conflict with \"alice\""
+            ),
+            (
+                "FieldManagerConflict",
+                ".spec.labels.k",
+                "conflict with \"alice\""
+            ),
         ]),
         "conflict causes"
     );
@@ -353,13 +516,23 @@ pub(super) async fn apply_shapes_and_conflicts(env: &Env) -> Outcome {
     );
     let managers: Vec<(Value, Value)> = v["metadata"]["managedFields"]
         .as_array()
-        .map(|a| a.iter().map(|m| (m["manager"].clone(), m["fieldsV1"].clone())).collect())
+        .map(|a| {
+            a.iter()
+                .map(|m| (m["manager"].clone(), m["fieldsV1"].clone()))
+                .collect()
+        })
         .unwrap_or_default();
     ensure_eq!(
         managers,
         vec![
-            (json!("alice"), json!({"f:spec": {"f:items": {"k:{\"name\":\"y\"}": {".": {}, "f:name": {}, "f:value": {}}}, "f:tags": {"v:\"x\"": {}}}})),
-            (json!("bob"), json!({"f:spec": {"f:items": {"k:{\"name\":\"x\"}": {".": {}, "f:name": {}, "f:value": {}}}, "f:labels": {"f:j": {}, "f:k": {}}, "f:replicas": {}, "f:settings": {}, "f:tags": {"v:\"z\"": {}}}})),
+            (
+                json!("alice"),
+                json!({"f:spec": {"f:items": {"k:{\"name\":\"y\"}": {".": {}, "f:name": {}, "f:value": {}}}, "f:tags": {"v:\"x\"": {}}}})
+            ),
+            (
+                json!("bob"),
+                json!({"f:spec": {"f:items": {"k:{\"name\":\"x\"}": {".": {}, "f:name": {}, "f:value": {}}}, "f:labels": {"f:j": {}, "f:k": {}}, "f:replicas": {}, "f:settings": {}, "f:tags": {"v:\"z\"": {}}}})
+            ),
         ],
         "ownership after force and re-apply"
     );
@@ -374,7 +547,9 @@ pub(super) async fn apply_shapes_and_conflicts(env: &Env) -> Outcome {
         r,
         500,
         "",
-        format!("failed to create typed patch object (/ssa; {GROUP}/{VERSION}, Kind=Check): .spec.bar: field not declared in schema"),
+        format!(
+            "failed to create typed patch object (/ssa; {GROUP}/{VERSION}, Kind=Check): .spec.bar: field not declared in schema"
+        ),
         "a field the CRD schema does not declare"
     );
     Ok(())
@@ -385,18 +560,41 @@ pub(super) async fn metadata_validation(env: &Env) -> Outcome {
     let post = |q: &'static str, body: Value| {
         let path = format!("{}?dryRun=All{q}", cms(&ns));
         async move {
-            raw(&env.client, "POST", &path, Some("application/json"), None,
-                Some(serde_json::to_vec(&body).unwrap_or_default())).await
+            raw(
+                &env.client,
+                "POST",
+                &path,
+                Some("application/json"),
+                None,
+                Some(serde_json::to_vec(&body).unwrap_or_default()),
+            )
+            .await
         }
     };
-    let r = post("", json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a",
-        "ownerReferences": [{"apiVersion": "v1", "kind": "", "name": "", "uid": ""}]}})).await?;
+    let r = post(
+        "",
+        json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a",
+        "ownerReferences": [{"apiVersion": "v1", "kind": "", "name": "", "uid": ""}]}}),
+    )
+    .await?;
     ensure_eq!(
         r.causes(),
         causes(&[
-            ("FieldValueRequired", "metadata.ownerReferences[0].kind", "Required value: must not be empty"),
-            ("FieldValueRequired", "metadata.ownerReferences[0].name", "Required value: must not be empty"),
-            ("FieldValueRequired", "metadata.ownerReferences[0].uid", "Required value: must not be empty"),
+            (
+                "FieldValueRequired",
+                "metadata.ownerReferences[0].kind",
+                "Required value: must not be empty"
+            ),
+            (
+                "FieldValueRequired",
+                "metadata.ownerReferences[0].name",
+                "Required value: must not be empty"
+            ),
+            (
+                "FieldValueRequired",
+                "metadata.ownerReferences[0].uid",
+                "Required value: must not be empty"
+            ),
         ]),
         "owner reference fields"
     );
@@ -419,7 +617,11 @@ pub(super) async fn metadata_validation(env: &Env) -> Outcome {
         "CreateOptions.meta.k8s.io \"\" is invalid: fieldManager: Too long: may not be more than 128 bytes",
         "long field manager"
     );
-    let r = post("", json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a.b_c"}})).await?;
+    let r = post(
+        "",
+        json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a.b_c"}}),
+    )
+    .await?;
     ensure_status!(
         r,
         422,
@@ -441,7 +643,9 @@ pub(super) async fn metadata_validation(env: &Env) -> Outcome {
         r,
         400,
         "BadRequest",
-        format!("the API version in the data ({GROUP}/v2) does not match the expected API version ({GROUP}/{VERSION})"),
+        format!(
+            "the API version in the data ({GROUP}/v2) does not match the expected API version ({GROUP}/{VERSION})"
+        ),
         "apiVersion of the body vs the URL"
     );
     Ok(())
@@ -454,22 +658,47 @@ pub(super) async fn malformed_requests(env: &Env) -> Outcome {
         "x".repeat(3 * 1024 * 1024 + 10)
     );
     let r = send(env, "POST", &cms(&ns), "application/json", big).await?;
-    ensure_status!(r, 413, "RequestEntityTooLarge", "Request entity too large: limit is 3145728", "a body over 3 MiB");
+    ensure_status!(
+        r,
+        413,
+        "RequestEntityTooLarge",
+        "Request entity too large: limit is 3145728",
+        "a body over 3 MiB"
+    );
     let deep = "[".repeat(200);
     let r = send(env, "POST", &cms(&ns), "application/json", deep).await?;
-    ensure_eq!((r.status, r.status().1), (400, "BadRequest".to_string()), "deeply nested JSON");
+    ensure_eq!(
+        (r.status, r.status().1),
+        (400, "BadRequest".to_string()),
+        "deeply nested JSON"
+    );
     ensure!(
-        r.status().2.contains("unexpected end of JSON input (5b5b5b5b"),
+        r.status()
+            .2
+            .contains("unexpected end of JSON input (5b5b5b5b"),
         "deep nesting message: {}",
         r.status().2
     );
-    let r = raw(&env.client, "GET", &format!("{}/%ff%fe", cms(&ns)), None, None, None).await?;
-    ensure_eq!((r.status, r.status().1), (404, "NotFound".to_string()), "invalid UTF-8 in a path");
+    let r = raw(
+        &env.client,
+        "GET",
+        &format!("{}/%ff%fe", cms(&ns)),
+        None,
+        None,
+        None,
+    )
+    .await?;
+    ensure_eq!(
+        (r.status, r.status().1),
+        (404, "NotFound".to_string()),
+        "invalid UTF-8 in a path"
+    );
     Ok(())
 }
 
 pub(super) async fn aggregated_discovery(env: &Env) -> Outcome {
-    let accept = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json";
+    let accept =
+        "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json";
     let r = raw(&env.client, "GET", "/apis", None, Some(accept), None).await?;
     ensure_eq!(
         r.content_type(),
@@ -496,7 +725,11 @@ pub(super) async fn aggregated_discovery(env: &Env) -> Outcome {
                    {"subresource": "scale", "responseKind": {"group": "autoscaling", "version": "v1", "kind": "Scale"}, "verbs": ["get", "patch", "update"]}]}),
         "checks"
     );
-    ensure_eq!(group["versions"][0]["freshness"], json!("Current"), "freshness");
+    ensure_eq!(
+        group["versions"][0]["freshness"],
+        json!("Current"),
+        "freshness"
+    );
     let r = raw(&env.client, "GET", "/api", None, Some(accept), None).await?;
     let core = r.json();
     let cm = core["items"][0]["versions"][0]["resources"]
@@ -520,7 +753,9 @@ pub(super) async fn openapi_documents(env: &Env) -> Outcome {
     let def = format!("dev.kube-codegen.conformance.{VERSION}.Check");
     let deadline = std::time::Instant::now() + env.ctx.timeout;
     let (url, doc) = loop {
-        let index = raw(&env.client, "GET", "/openapi/v3", None, None, None).await?.json();
+        let index = raw(&env.client, "GET", "/openapi/v3", None, None, None)
+            .await?
+            .json();
         if let Some(url) = index["paths"][&gv]["serverRelativeURL"].as_str() {
             let doc = raw(&env.client, "GET", url, None, None, None).await?.json();
             if doc["components"]["schemas"].get(&def).is_some() {
@@ -528,26 +763,32 @@ pub(super) async fn openapi_documents(env: &Env) -> Outcome {
             }
         }
         if std::time::Instant::now() > deadline {
-            return Err(Failure::new(format!("{def} never appeared under /openapi/v3/{gv}")));
+            return Err(Failure::new(format!(
+                "{def} never appeared under /openapi/v3/{gv}"
+            )));
         }
         env.pause(std::time::Duration::from_millis(200)).await;
     };
-    ensure!(url.starts_with(&format!("/openapi/v3/{gv}?hash=")), "url {url}");
+    ensure!(
+        url.starts_with(&format!("/openapi/v3/{gv}?hash=")),
+        "url {url}"
+    );
     ensure_eq!(
         doc["components"]["schemas"][&def]["x-kubernetes-group-version-kind"],
         json!([{"group": GROUP, "kind": "Check", "version": VERSION}]),
         "the Check definition"
     );
-    let patch = &doc["paths"][format!("/apis/{GROUP}/{VERSION}/namespaces/{{namespace}}/checks/{{name}}")]["patch"];
+    let patch = &doc["paths"]
+        [format!("/apis/{GROUP}/{VERSION}/namespaces/{{namespace}}/checks/{{name}}")]["patch"];
     ensure_eq!(
         patch["x-kubernetes-group-version-kind"],
         json!({"group": GROUP, "version": VERSION, "kind": "Check"}),
         "patch operation"
     );
     ensure!(
-        patch["parameters"]
-            .as_array()
-            .is_some_and(|ps| ps.iter().any(|p| p["name"] == "fieldValidation" && p["in"] == "query")),
+        patch["parameters"].as_array().is_some_and(|ps| ps
+            .iter()
+            .any(|p| p["name"] == "fieldValidation" && p["in"] == "query")),
         "fieldValidation parameter: {patch}"
     );
     let r = raw(&env.client, "GET", "/openapi/v3/api/v1", None, None, None).await?;
@@ -557,7 +798,15 @@ pub(super) async fn openapi_documents(env: &Env) -> Outcome {
         json!([{"group": "", "kind": "ConfigMap", "version": "v1"}]),
         "ConfigMap definition"
     );
-    let r = raw(&env.client, "GET", "/openapi/v2", None, Some("application/json"), None).await?;
+    let r = raw(
+        &env.client,
+        "GET",
+        "/openapi/v2",
+        None,
+        Some("application/json"),
+        None,
+    )
+    .await?;
     let v2 = r.json();
     ensure_eq!(v2["swagger"], json!("2.0"), "v2");
     ensure!(
