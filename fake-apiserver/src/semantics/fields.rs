@@ -149,16 +149,16 @@ fn mismatch(schema: &Value, def: Option<&str>, got: &GotValue) -> Option<String>
         return None;
     }
     let want = schema.get("type").and_then(Value::as_str)?;
-    let ok = match (want, got) {
-        (_, GotValue::Null) => true,
-        ("string", GotValue::String) => true,
-        ("boolean", GotValue::Bool) => true,
-        ("integer", GotValue::Int) => true,
-        ("number", GotValue::Int | GotValue::Float(_)) => true,
-        ("array", GotValue::Array) => true,
-        ("object", GotValue::Object) => true,
-        _ => false,
-    };
+    let ok = matches!(
+        (want, got),
+        (_, GotValue::Null)
+            | ("string", GotValue::String)
+            | ("boolean", GotValue::Bool)
+            | ("integer", GotValue::Int)
+            | ("number", GotValue::Int | GotValue::Float(_))
+            | ("array", GotValue::Array)
+            | ("object", GotValue::Object)
+    );
     if ok {
         return None;
     }
