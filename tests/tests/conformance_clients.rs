@@ -57,11 +57,46 @@ fn python() -> PathBuf {
     py
 }
 
+/// `go` from PATH, `/usr/local/go`, or where `scripts/build-kube-apiserver.sh` installs it
+/// (it runs before the tests in `scripts/test.sh`).
+fn go_binary() -> PathBuf {
+    let on_path = Command::new("go")
+        .arg("version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if on_path {
+        return PathBuf::from("go");
+    }
+    let local = PathBuf::from("/usr/local/go/bin/go");
+    if local.is_file() {
+        return local;
+    }
+    let cache = std::env::var_os("KUBE_CODEGEN_CACHE")
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("XDG_CACHE_HOME").map(|c| PathBuf::from(c).join("kube-codegen"))
+        })
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/kube-codegen")))
+        .unwrap_or_default();
+    let mut found: Vec<PathBuf> = std::fs::read_dir(&cache)
+        .map(|d| {
+            d.filter_map(Result::ok)
+                .map(|e| e.path().join("bin/go"))
+                .filter(|p| p.is_file())
+                .collect()
+        })
+        .unwrap_or_default();
+    found.sort();
+    found.pop().unwrap_or_else(|| {
+        panic!("no Go toolchain: run scripts/build-kube-apiserver.sh, which installs one")
+    })
+}
+
 /// The client-go probe, built from `tests/clients/go`.
 fn go_probe() -> PathBuf {
     let bin = root().join("target/client-go-probe");
     run(
-        Command::new("go")
+        Command::new(go_binary())
             .args(["build", "-o"])
             .arg(&bin)
             .arg(".")
