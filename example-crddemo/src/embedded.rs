@@ -269,6 +269,6 @@ pub async fn run_demo(clientset: &Clientset, namespace: &str) -> Result<(), Embe
         }
     })
     .await?;
-    tracing::info!(step = 3, "demo: Mydemo deleted; walkthrough complete");
+    tracing::info!(step = 3, "demo: Mydemo deleted");
     Ok(())
 }
