@@ -848,16 +848,16 @@ impl Manager {
         // 3. Leader election.
         let election_cancel = CancellationToken::new();
         let (ev_tx, mut ev_rx) = tokio::sync::mpsc::unbounded_channel::<Result<(), String>>();
-        let election = inner.elector.clone().map(|e| {
+        let mut election = inner.elector.clone().map(|e| {
             let cancel = election_cancel.clone();
-            tokio::spawn(async move {
+            AbortOnDrop(tokio::spawn(async move {
                 if e.acquire(&cancel).await {
                     let _ = ev_tx.send(Ok(()));
                     if let RenewOutcome::Lost(why) = e.renew(&cancel).await {
                         let _ = ev_tx.send(Err(why));
                     }
                 }
-            })
+            }))
         });
         let le_cancel = CancellationToken::new();
         let mut leaders: JoinSet<(String, Result<(), BoxError>)> = JoinSet::new();
@@ -953,8 +953,8 @@ impl Manager {
             }
         }
         election_cancel.cancel();
-        if let Some(task) = election {
-            let _ = task.await;
+        if let Some(task) = election.as_mut() {
+            let _ = (&mut task.0).await;
         }
         if let Some(e) = &inner.elector {
             let was_leading = *inner.elected.borrow();
@@ -1003,6 +1003,15 @@ impl Manager {
             }
             _ => result,
         }
+    }
+}
+
+/// Aborts the task when dropped: the election must not outlive a dropped `start` future.
+struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
+
+impl<T> Drop for AbortOnDrop<T> {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }
 
