@@ -584,7 +584,7 @@ impl ManagerBuilder {
                 Arc::new(move || e.check(Duration::from_secs(20)).map_err(|e| e.to_string())),
             )?;
         }
-        let (elected, _) = watch::channel(!leader_election);
+        let (elected, _) = watch::channel(false);
         Ok(Manager {
             inner: Arc::new(Inner {
                 raw_client,
@@ -746,8 +746,9 @@ impl Manager {
         }
     }
 
-    /// Completes once this replica has been elected (at once without leader election;
-    /// controller-runtime's `Elected()`).
+    /// Completes once this replica has been elected and its leader-election runnables started
+    /// (without leader election: once the manager has started them; controller-runtime's
+    /// `Elected()`). Never completes if `start` fails its preflight.
     pub async fn elected(&self) {
         let mut rx = self.inner.elected.subscribe();
         let _ = rx.wait_for(|e| *e).await;

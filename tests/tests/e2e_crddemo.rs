@@ -54,7 +54,7 @@ const CRD: &str = "mydemos.crddemo.k8s.io";
 /// How long a step may take to converge.
 const CONVERGE: Duration = Duration::from_secs(30);
 /// The `RUST_LOG` the controller runs with (the binary's default), whatever the test's is.
-const CONTROLLER_LOG: &str = "info,kube=warn,tower=warn,hyper=warn";
+const CONTROLLER_LOG: &str = "info,kube_client=warn,kube_runtime=warn,tower=warn,hyper=warn";
 
 // ---------------------------------------------------------------------------------------------
 // Building and running the binary
