@@ -963,7 +963,9 @@ impl Manager {
             // this replica acts as leader any more, so the Lease can go — unless it was lost.
             let lost = matches!(stop, Stop::Lost(_))
                 || matches!(result, Err(ManagerError::LeaderElectionLost(_)));
-            if inner.release_on_cancel && was_leading && !lost {
+            // `release` re-reads the Lease and writes only if this replica holds it (it may have
+            // acquired it just as the shutdown began, before leading anything).
+            if inner.release_on_cancel && !lost {
                 match e.release().await {
                     Ok(_) => {}
                     Err(err) => tracing::error!(error = %err, "failed to release the leader lease"),

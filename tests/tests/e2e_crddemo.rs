@@ -1518,3 +1518,129 @@ async fn leader_failover_time() {
     leader.process.signal(Signal::TERM).unwrap();
     let _ = leader.process.wait_timeout(CONVERGE).await;
 }
+
+/// The Manager in-process against kube-apiserver (the fake's `leader_election.rs` scenario on
+/// the real server): two managers, exactly one reconciles; the leader dropped without a goodbye
+/// is replaced after the lease duration; a graceful stop releases the Lease and the other takes
+/// over in under 2 s.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn managers_elect_one_leader_on_kube_apiserver() {
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use kube_controller_runtime::{Action, Context, Controller, Manager, Request};
+
+    let _timer = Timer::new("managers_elect_one_leader");
+    let server = start_server().await;
+    let client = server.client().unwrap();
+    let ns = unique_namespace("e2e-managers");
+    create_namespace(&client, &ns).await;
+    let log: std::sync::Arc<std::sync::Mutex<Vec<(String, String)>>> = Default::default();
+    let (lease, renew, retry) = (
+        Duration::from_secs(3),
+        Duration::from_secs(2),
+        Duration::from_millis(500),
+    );
+    let replica = |identity: &str| {
+        let mgr = Manager::builder(client.clone())
+            .leader_election_id("e2e-managers")
+            .leader_election_namespace(&ns)
+            .leader_election_identity(identity)
+            .lease_duration(lease)
+            .renew_deadline(renew)
+            .retry_period(retry)
+            .build()
+            .unwrap();
+        let log = log.clone();
+        Controller::builder(&mgr)
+            .for_::<ConfigMap>()
+            .complete(move |req: Request, ctx: Context| {
+                let log = log.clone();
+                async move {
+                    log.lock()
+                        .unwrap()
+                        .push((ctx.identity().to_string(), req.name.clone()));
+                    Ok::<_, std::io::Error>(Action::done())
+                }
+            })
+            .unwrap();
+        mgr
+    };
+    let by = |name: &str| -> Vec<String> {
+        log.lock()
+            .unwrap()
+            .iter()
+            .filter(|(_, n)| n == name)
+            .map(|(i, _)| i.clone())
+            .collect()
+    };
+    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), &ns);
+    let cm = |name: &str| -> ConfigMap {
+        serde_json::from_value(json!({"metadata": {"name": name}})).unwrap()
+    };
+    let leading = async |m: &Manager| {
+        eventually("a leader", CONVERGE, async || {
+            m.is_leader()
+                .then_some(())
+                .ok_or_else(|| "not yet".to_string())
+        })
+        .await
+    };
+
+    let (a, b) = (replica("manager-a"), replica("manager-b"));
+    let stop_b = tokio_util::sync::CancellationToken::new();
+    let tb = stop_b.clone();
+    let task_a = tokio::spawn(a.clone().start(std::future::pending()));
+    leading(&a).await;
+    let task_b = tokio::spawn(b.clone().start(async move { tb.cancelled().await }));
+    cms.create(&PostParams::default(), &cm("one"))
+        .await
+        .unwrap();
+    eventually("one reconciled", CONVERGE, async || {
+        (!by("one").is_empty())
+            .then_some(())
+            .ok_or_else(|| "no".to_string())
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(by("one"), ["manager-a"], "only the leader reconciles");
+
+    // Drop the leader.
+    let dropped = Instant::now();
+    task_a.abort();
+    let _ = task_a.await;
+    leading(&b).await;
+    let took = dropped.elapsed();
+    eprintln!(
+        "[e2e] a dropped leader replaced after {took:.2?} (lease {lease:?}, retry {retry:?})"
+    );
+    assert!(
+        took <= lease + retry.mul_f64(2.2) * 2 + Duration::from_millis(500),
+        "{took:?}"
+    );
+    cms.create(&PostParams::default(), &cm("two"))
+        .await
+        .unwrap();
+    eventually("two reconciled", CONVERGE, async || {
+        (by("two") == ["manager-b"])
+            .then_some(())
+            .ok_or_else(|| format!("{:?}", by("two")))
+    })
+    .await;
+
+    // A graceful stop releases the Lease: a third replica takes over in under 2 s.
+    let c = replica("manager-c");
+    let task_c = tokio::spawn(c.clone().start(std::future::pending()));
+    eventually("c follows b", CONVERGE, async || {
+        (c.elector().and_then(|e| e.leader()).as_deref() == Some("manager-b"))
+            .then_some(())
+            .ok_or_else(|| "no".to_string())
+    })
+    .await;
+    stop_b.cancel();
+    task_b.await.unwrap().unwrap();
+    let released = Instant::now();
+    leading(&c).await;
+    let took = released.elapsed();
+    eprintln!("[e2e] takeover after a release: {took:.2?}");
+    assert!(took < Duration::from_secs(2), "{took:?}");
+    task_c.abort();
+}
