@@ -2,7 +2,7 @@
 //! (tests/controller.rs runs every scenario against both), in thirty lines.
 //!
 //! ```text
-//! cargo run -p example-crddemo --example builder -- [--leader-elect=false]
+//! cargo run -p example-crddemo --example builder     # against $KUBECONFIG, with the CRD applied
 //! ```
 use std::sync::Arc;
 
@@ -47,21 +47,21 @@ pub fn controller(mgr: &Manager, workers: usize) -> Result<Controller, BuilderEr
         })
 }
 
-#[allow(dead_code)] // the tests include this file for `controller`
+#[allow(dead_code)] // the tests and the bench include this file for `controller`
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
     tracing_subscriber::fmt()
         .with_env_filter("info,kube_client=warn,kube_runtime=warn")
+        .with_ansi(ansi)
         .init();
-    let leader_elect = !std::env::args().any(|a| a == "--leader-elect=false");
     let mgr = Manager::builder(kube::Client::try_default().await?)
-        .leader_election(leader_elect)
-        .leader_election_id("crddemo-builder")
-        .health_probe_bind_address(":8081")
-        .metrics_bind_address(":8080")
+        .leader_election_id("crddemo-builder") // a Lease in the kubeconfig's namespace
+        .health_probe_bind_address(":8081") // /healthz, /readyz
+        .metrics_bind_address(":8080") // /metrics
         .build()?;
     mgr.add(controller(&mgr, 2)?)?;
     mgr.start(kube_controller_runtime::shutdown_signal())
-        .await?;
+        .await?; // SIGTERM/SIGINT: drain, release
     Ok(())
 }
