@@ -347,15 +347,10 @@ impl Drop for Cleanup {
 }
 
 impl Runnable for Controller {
-    fn start(
-        self,
-        shutdown: CancellationToken,
-    ) -> impl std::future::Future<Output = Result<(), BoxError>> + Send + 'static {
-        async move {
-            self.run(shutdown)
-                .await
-                .map_err(|e| Box::new(e) as BoxError)
-        }
+    async fn start(self, shutdown: CancellationToken) -> Result<(), BoxError> {
+        self.run(shutdown)
+            .await
+            .map_err(|e| Box::new(e) as BoxError)
     }
 
     fn needs_leader_election(&self) -> bool {

@@ -61,11 +61,13 @@ pub fn ping() -> Result<(), Infallible> {
     Ok(())
 }
 
+type NamedChecks = Vec<(String, Arc<dyn Checker>)>;
+
 /// The checks of one endpoint (`/healthz` or `/readyz`).
 #[derive(Clone, Default)]
 pub(crate) struct Checks {
     kind: &'static str,
-    list: Arc<RwLock<Vec<(String, Arc<dyn Checker>)>>>,
+    list: Arc<RwLock<NamedChecks>>,
 }
 
 impl Checks {
@@ -90,7 +92,7 @@ impl Checks {
 
     /// Answers `GET /<kind><rest>?<query>`.
     pub(crate) fn serve(&self, rest: &str, query: Option<&str>) -> (StatusCode, String) {
-        let checks: Vec<(String, Arc<dyn Checker>)> = self.list.read().clone();
+        let checks: NamedChecks = self.list.read().clone();
         if let Some(name) = rest.strip_prefix('/').filter(|n| !n.is_empty()) {
             return match checks.iter().find(|(n, _)| n == name) {
                 None => (StatusCode::NOT_FOUND, format!("no check named {name:?}\n")),

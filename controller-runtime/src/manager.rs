@@ -264,6 +264,7 @@ struct Entry {
 }
 
 type Callback = Box<dyn Fn() + Send + Sync>;
+type NewLeaderCallback = Box<dyn Fn(&str) + Send + Sync>;
 
 struct Inner {
     raw_client: kube::Client,
@@ -323,7 +324,7 @@ pub struct ManagerBuilder {
     informer_options: InformerOptions,
     on_started_leading: Option<Callback>,
     on_stopped_leading: Option<Callback>,
-    on_new_leader: Option<Box<dyn Fn(&str) + Send + Sync>>,
+    on_new_leader: Option<NewLeaderCallback>,
 }
 
 impl fmt::Debug for ManagerBuilder {

@@ -365,7 +365,7 @@ async fn controllers_of_a_manager_share_one_watch_per_kind() {
     let running = run(mgr);
     create_cm(&client, "one").await;
     eventually("both controllers saw it", 20, || {
-        (a.count("one") == 1 && b.count("one") == 1 && lister.store().len() >= 1).then_some(())
+        (a.count("one") == 1 && b.count("one") == 1 && !lister.store().is_empty()).then_some(())
     })
     .await;
     assert_eq!(watches_of(&handle, "configmaps"), 1, "one ConfigMap watch");

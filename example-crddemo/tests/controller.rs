@@ -32,6 +32,7 @@ enum Variant {
 }
 
 type Probe<T> = Box<dyn Fn() -> T + Send + Sync>;
+type KeyProbe = Box<dyn Fn(&str) -> u32 + Send + Sync>;
 
 struct Running {
     clientset: Clientset,
@@ -39,7 +40,7 @@ struct Running {
     /// Nothing queued, waiting or in hand.
     idle: Probe<bool>,
     /// How often a key was requeued with backoff.
-    requeues: Box<dyn Fn(&str) -> u32 + Send + Sync>,
+    requeues: KeyProbe,
     /// How many times the sync handler ran.
     syncs: Probe<u64>,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
@@ -98,11 +99,7 @@ impl Running {
             .informer_options(informer_options(&opts))
             .build()
             .unwrap();
-        let (idle, requeues, syncs): (
-            Probe<bool>,
-            Box<dyn Fn(&str) -> u32 + Send + Sync>,
-            Probe<u64>,
-        ) = match v {
+        let (idle, requeues, syncs): (Probe<bool>, KeyProbe, Probe<u64>) = match v {
             Variant::HandWritten => {
                 let controller = Controller::with_manager(&mgr, opts).unwrap();
                 let (q, counter) = (controller.queue().clone(), controller.sync_count());

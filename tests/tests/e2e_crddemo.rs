@@ -1204,11 +1204,11 @@ fn windows(demo: &Crddemo) -> Vec<Window> {
             ) {
                 panic!("worker {worker} started a sync before ending {w:?}");
             }
-        } else if msg == "Successfully synced" || msg == "sync failed; requeued with backoff" {
-            if let Some(mut w) = open.remove(&worker) {
-                w.end = Some(timestamp(&e));
-                done.push(w);
-            }
+        } else if (msg == "Successfully synced" || msg == "sync failed; requeued with backoff")
+            && let Some(mut w) = open.remove(&worker)
+        {
+            w.end = Some(timestamp(&e));
+            done.push(w);
         }
     }
     done.extend(open.into_values());

@@ -309,15 +309,10 @@ pub fn informer_options(opts: &Options) -> InformerOptions {
 }
 
 impl Runnable for Controller {
-    fn start(
-        self,
-        shutdown: CancellationToken,
-    ) -> impl Future<Output = Result<(), BoxError>> + Send + 'static {
-        async move {
-            self.run(async move { shutdown.cancelled().await })
-                .await
-                .map_err(|e| Box::new(e) as BoxError)
-        }
+    async fn start(self, shutdown: CancellationToken) -> Result<(), BoxError> {
+        self.run(async move { shutdown.cancelled().await })
+            .await
+            .map_err(|e| Box::new(e) as BoxError)
     }
 
     fn name(&self) -> String {
