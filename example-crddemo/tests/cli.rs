@@ -260,3 +260,60 @@ fn leader_election_can_be_turned_off_and_bad_timings_are_refused() {
     assert!(!stderr.contains("leader lease"), "{stderr}");
     assert!(stderr.contains("walkthrough complete"), "{stderr}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lease_held_by_another_identity_with_a_garbage_renew_time_fails_with_exit_1() {
+    // An API server (the in-memory one, served on loopback) whose Lease cannot be decoded: the
+    // renewTime is no time. kube-apiserver itself would refuse to store it; a corrupt backup
+    // restore or another tool's bug can still leave one behind.
+    let server = kube_codegen_runtime::fake::FakeApiServer::builder()
+        .object(serde_json::json!({
+            "apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+            "metadata": {"name": "crddemo-controller", "namespace": "default"},
+            "spec": {"holderIdentity": "someone-else", "leaseDurationSeconds": 15,
+                     "renewTime": "not a time"}
+        }))
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let served = server
+        .serve(([127, 0, 0, 1], 0).into())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let home = tempdir();
+    let kubeconfig = home.path().join("kubeconfig");
+    served
+        .write_kubeconfig(&kubeconfig)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let kc = kubeconfig.to_string_lossy().into_owned();
+    let home_path = home.path().to_path_buf();
+    let out = tokio::task::spawn_blocking(move || {
+        crddemo(
+            &home_path,
+            &[
+                "--kubeconfig",
+                &kc,
+                "--metrics-bind-address",
+                "0",
+                "--health-probe-bind-address",
+                "0",
+            ],
+            Duration::from_secs(60),
+        )
+    })
+    .await
+    .unwrap_or_else(|e| panic!("{e}"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let last = stderr.lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with(
+            "error: leader election: Lease default/crddemo-controller cannot be decoded: spec.renewTime: \"not a time\" is no MicroTime"
+        ),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("Starting Mydemo control loop"),
+        "nothing started:\n{stderr}"
+    );
+    served.shutdown().await;
+}
