@@ -1205,7 +1205,7 @@ fn collect_decls(
             lifetimes,
             type_params,
             unsupported_generics,
-            tags: tags::item_tags(&file.path, &file.text, first_line, name_line),
+            tags: tags::item_tags(&file.path, &file.text, &file.lines, first_line, name_line),
         });
     }
     Ok(())

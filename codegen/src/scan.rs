@@ -61,6 +61,8 @@ pub struct SourceFile {
     pub text: String,
     /// The parsed file.
     pub ast: syn::File,
+    /// Where each line of `text` starts, for the tags stage.
+    pub lines: crate::tags::LineIndex,
 }
 
 impl SourceFile {
@@ -229,6 +231,7 @@ pub fn parse_source(path: &Path, text: String) -> Result<SourceFile> {
     })?;
     Ok(SourceFile {
         path: path.to_path_buf(),
+        lines: crate::tags::LineIndex::new(&text),
         text,
         ast,
     })

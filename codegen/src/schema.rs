@@ -787,7 +787,7 @@ fn tags_of(
         .filter(|&l| l > 0)
         .min()
         .unwrap_or(name_line);
-    tags::item_tags(&file.path, &file.text, first_line, name_line)
+    tags::item_tags(&file.path, &file.text, &file.lines, first_line, name_line)
 }
 
 // ---------------------------------------------------------------------------------------------
