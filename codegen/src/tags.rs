@@ -332,18 +332,12 @@ pub struct A;
 // +genclient
 pub struct B;
 ";
-        assert_eq!(
-            keys(&tags_at(src, 3, 4)),
-            ["genclient"]
-        );
+        assert_eq!(keys(&tags_at(src, 3, 4)), ["genclient"]);
         assert!(tags_at(src, 8, 8).len() == 1);
         let far = "// +genclient\n\n\npub struct C;\n";
         assert!(tags_at(far, 4, 4).is_empty());
         let no_doc = "// +genclient\n\npub struct D;\n";
-        assert_eq!(
-            keys(&tags_at(no_doc, 3, 3)),
-            ["genclient"]
-        );
+        assert_eq!(keys(&tags_at(no_doc, 3, 3)), ["genclient"]);
     }
 
     #[test]

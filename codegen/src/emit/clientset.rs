@@ -12,8 +12,9 @@ use crate::model::{ExtMethod, ExtVerb, Kind, Package, Scope, TypeRef, Verb};
 use crate::namer::{ident, snake};
 use crate::output::Module;
 
-/// Emits the clientset tree.
-pub fn emit(ctx: &Ctx<'_>) -> Vec<Module> {
+/// Emits the clientset tree's modules that span packages: the clientset, the fake clientset and
+/// the group modules.
+pub(crate) fn global(ctx: &Ctx<'_>) -> Vec<Module> {
     let mut out = vec![
         Module::client(
             &["clientset"],
@@ -45,10 +46,15 @@ pub fn emit(ctx: &Ctx<'_>) -> Vec<Module> {
                 quote!(),
             ));
         }
-        out.push(group_version_client(ctx, pkg));
-        for kind in &pkg.kinds {
-            out.push(kind_client(ctx, pkg, kind));
-        }
+    }
+    out
+}
+
+/// Emits the group-version client of `pkg` and the typed client of each of its kinds.
+pub(crate) fn package(ctx: &Ctx<'_>, pkg: &Package) -> Vec<Module> {
+    let mut out = vec![group_version_client(ctx, pkg)];
+    for kind in &pkg.kinds {
+        out.push(kind_client(ctx, pkg, kind));
     }
     out
 }

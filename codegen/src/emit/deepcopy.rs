@@ -14,11 +14,10 @@ use crate::model::{CloneType, ObjectType, Package, Scope, Shape};
 use crate::namer::ident;
 use crate::output::{Module, Root};
 
-/// Emits `zz_generated_deepcopy` for every package.
-pub fn emit(ctx: &Ctx<'_>) -> Vec<Module> {
-    ctx.model
-        .packages
-        .iter()
+/// Emits `zz_generated_deepcopy` for `pkg`.
+pub(crate) fn package(ctx: &Ctx<'_>, pkg: &Package) -> Vec<Module> {
+    [pkg]
+        .into_iter()
         .map(|pkg| {
             let clones = pkg.clones.iter().map(clone_impl);
             let objects = pkg.objects.iter().map(|o| resource_impl(ctx, pkg, o));

@@ -28,8 +28,9 @@ fn version_struct(pkg: &Package) -> proc_macro2::Ident {
     format_ident!("{}Informers", pkg.group_version_camel())
 }
 
-/// Emits the informers tree.
-pub fn emit(ctx: &Ctx<'_>) -> Vec<Module> {
+/// Emits the informers tree's modules that span packages: the root, the factory and the group
+/// modules.
+pub(crate) fn global(ctx: &Ctx<'_>) -> Vec<Module> {
     let rt = ctx.rt();
     let packages: Vec<&Package> = ctx
         .model
@@ -89,12 +90,19 @@ pub fn emit(ctx: &Ctx<'_>) -> Vec<Module> {
                 }
             },
         ));
-        for pkg in versions {
-            out.push(version_module(ctx, pkg));
-            for k in informer_kinds(pkg) {
-                out.push(kind_informer(ctx, pkg, k));
-            }
-        }
+    }
+    out
+}
+
+/// Emits the informers of `pkg`'s kinds and their version module.
+pub(crate) fn package(ctx: &Ctx<'_>, pkg: &Package) -> Vec<Module> {
+    let kinds = informer_kinds(pkg);
+    if kinds.is_empty() {
+        return Vec::new();
+    }
+    let mut out = vec![version_module(ctx, pkg)];
+    for k in kinds {
+        out.push(kind_informer(ctx, pkg, k));
     }
     out
 }
