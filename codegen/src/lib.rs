@@ -128,7 +128,13 @@ pub fn generate(config: &Config) -> Result<Generation> {
 /// under the CRD dir. Warnings are logged with `tracing`.
 pub fn run(config: &Config, verify_only: bool) -> Result<Report> {
     let settings = config.settings()?;
+    let started = std::time::Instant::now();
     let analysis = pipeline::analyze(&settings, true)?;
+    tracing::info!(
+        packages = analysis.model.packages.len(),
+        elapsed = ?started.elapsed(),
+        "scanned and modelled"
+    );
     for w in &analysis.warnings {
         tracing::warn!("{w}");
     }
