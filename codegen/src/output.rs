@@ -83,7 +83,7 @@ impl Layout {
         }
     }
 
-    fn apis_root(&self) -> PathBuf {
+    pub(crate) fn apis_root(&self) -> PathBuf {
         match self {
             Layout::Tree { apis_dir, .. } => apis_dir.clone(),
             Layout::Included { out } => out.join("apis"),

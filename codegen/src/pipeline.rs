@@ -21,8 +21,8 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 
 use crate::config::Settings;
-use crate::crd::{self, Crd, PackageCrds};
-use crate::emit::{Ctx, Generator, Paths};
+use crate::crd::{self, Crd, CrdFile, PackageCrds};
+use crate::emit::{Ctx, CrdSource, Generator, Paths};
 use crate::error::{Error, Result};
 use crate::model::{self, Model, ModelOptions, Package};
 use crate::output::{Header, Layout, Module, Modules};
@@ -32,6 +32,8 @@ use crate::scan::{self, PackageRef};
 pub(crate) struct Analysis {
     pub model: Model,
     pub crds: Vec<Crd>,
+    /// The CRDs as YAML files (names from the template).
+    pub crd_files: Vec<CrdFile>,
     pub warnings: Vec<String>,
     pub inputs: Vec<PathBuf>,
 }
@@ -154,9 +156,11 @@ pub(crate) fn analyze(settings: &Settings, parallel_ok: bool) -> Result<Analysis
     } else {
         Vec::new()
     };
+    let crd_files = crd::render(&crds, &settings.crd_file_name, &settings.boilerplate)?;
     Ok(Analysis {
         model,
         crds,
+        crd_files,
         warnings,
         inputs,
     })
@@ -209,6 +213,11 @@ pub(crate) fn render(
 ) -> Result<()> {
     let model = &analysis.model;
     let header = Header::new(&settings.boilerplate);
+    let apis_root = layout.apis_root();
+    let crd_source = || CrdSource::Files {
+        crd_dir: &settings.crd_dir,
+        apis_root: &apis_root,
+    };
     let n = model.packages.len();
     let stop = AtomicBool::new(false);
     let (tx, rx) = mpsc::sync_channel::<(PathBuf, String)>(64);
@@ -219,6 +228,8 @@ pub(crate) fn render(
             paths: &paths,
             crds: &analysis.crds,
             fake_clientset: settings.fake_clientset,
+            crd_files: &analysis.crd_files,
+            crd_source: crd_source(),
         };
         let pkg = &model.packages[i];
         let mut modules = Vec::new();
@@ -269,6 +280,8 @@ pub(crate) fn render(
             paths: &paths,
             crds: &analysis.crds,
             fake_clientset: settings.fake_clientset,
+            crd_files: &analysis.crd_files,
+            crd_source: crd_source(),
         };
         global_modules(&ctx, settings, &defined, external).render(layout, &header, sink)?;
     }
@@ -283,6 +296,8 @@ pub(crate) fn modules(settings: &Settings, analysis: &Analysis) -> Modules {
         paths: &paths,
         crds: &analysis.crds,
         fake_clientset: settings.fake_clientset,
+        crd_files: &analysis.crd_files,
+        crd_source: CrdSource::Inline,
     };
     let mut all = Modules::default();
     for pkg in &analysis.model.packages {
@@ -306,12 +321,8 @@ pub(crate) fn crd_files(
     analysis: &Analysis,
     sink: &mut dyn FnMut(PathBuf, String) -> Result<()>,
 ) -> Result<()> {
-    for f in crd::render(
-        &analysis.crds,
-        &settings.crd_file_name,
-        &settings.boilerplate,
-    )? {
-        sink(settings.crd_dir.join(&f.file_name), f.text)?;
+    for f in &analysis.crd_files {
+        sink(settings.crd_dir.join(&f.file_name), f.text.clone())?;
     }
     Ok(())
 }

@@ -1,8 +1,8 @@
-//! A small, deterministic YAML emitter over [`serde_json::Value`], and a canonical JSON writer.
+//! A small, deterministic YAML emitter over [`serde_json::Value`].
 //!
 //! Why not a YAML crate: `serde_yaml` is unmaintained, and the generator needs exactly one thing
-//! — block-style YAML of a JSON value, byte-identical on every machine and build. Both writers
-//! here sort object keys themselves, so the output does not depend on whether some other crate
+//! — block-style YAML of a JSON value, byte-identical on every machine and build. The writer
+//! here sorts object keys itself, so the output does not depend on whether some other crate
 //! in the build enabled `serde_json`'s `preserve_order` feature.
 //!
 //! The YAML is the subset every YAML 1.1 and 1.2 parser reads the same way: block mappings and
@@ -25,46 +25,6 @@ pub fn to_yaml(value: &Value) -> String {
         }
     }
     out
-}
-
-/// Renders `value` as compact JSON with object keys sorted, so equal values give equal bytes.
-pub fn to_canonical_json(value: &Value) -> String {
-    let mut out = String::new();
-    write_json(&mut out, value);
-    out
-}
-
-fn write_json(out: &mut String, value: &Value) {
-    match value {
-        Value::Object(m) => {
-            out.push('{');
-            let mut keys: Vec<&String> = m.keys().collect();
-            keys.sort();
-            for (i, k) in keys.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                out.push_str(&json_string(k));
-                out.push(':');
-                if let Some(v) = m.get(k) {
-                    write_json(out, v);
-                }
-            }
-            out.push('}');
-        }
-        Value::Array(a) => {
-            out.push('[');
-            for (i, v) in a.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_json(out, v);
-            }
-            out.push(']');
-        }
-        Value::String(s) => out.push_str(&json_string(s)),
-        other => out.push_str(&other.to_string()),
-    }
 }
 
 fn json_string(s: &str) -> String {
@@ -361,10 +321,9 @@ spec:
     }
 
     #[test]
-    fn nested_sequences_and_canonical_json() {
+    fn nested_sequences() {
         let v = json!({"a": [[1, 2], {"z": 1, "b": [true]}]});
         assert_eq!(to_yaml(&v), "a:\n- - 1\n  - 2\n- b:\n  - true\n  z: 1\n");
-        assert_eq!(to_canonical_json(&v), r#"{"a":[[1,2],{"b":[true],"z":1}]}"#);
     }
 
     /// Numbers compare by value (a YAML reader may read `1e300` as a float either way).

@@ -51,6 +51,24 @@ pub(crate) struct Ctx<'a> {
     pub crds: &'a [crate::crd::Crd],
     /// Whether the client generator writes the fake clientset.
     pub fake_clientset: bool,
+    /// The CRD YAML files (empty unless the `crd` generator runs).
+    pub crd_files: &'a [crate::crd::CrdFile],
+    /// How the Rust side reaches each CRD's YAML.
+    pub crd_source: CrdSource<'a>,
+}
+
+/// How `zz_generated_crd.rs` reaches the YAML of a CRD, so that each CRD exists once.
+pub(crate) enum CrdSource<'a> {
+    /// `include_str!` of the file written under `crd_dir`, from the package folder under
+    /// `apis_root`.
+    Files {
+        /// Where the YAML files are written.
+        crd_dir: &'a std::path::Path,
+        /// Where the package folders of the generated files are.
+        apis_root: &'a std::path::Path,
+    },
+    /// The YAML text itself (the proc macro writes no files).
+    Inline,
 }
 
 impl Ctx<'_> {
