@@ -22,7 +22,7 @@ use std::sync::mpsc;
 
 use crate::config::Settings;
 use crate::crd::{self, Crd, CrdFile, PackageCrds};
-use crate::emit::{Ctx, CrdSource, Generator, Paths};
+use crate::emit::{CrdSource, Ctx, Generator, Paths};
 use crate::error::{Error, Result};
 use crate::model::{self, Model, ModelOptions, Package};
 use crate::output::{Header, Layout, Module, Modules};

@@ -5,7 +5,7 @@ use quote::quote;
 
 use std::path::{Component, Path};
 
-use super::{Ctx, CrdSource, docs};
+use super::{CrdSource, Ctx, docs};
 use crate::model::Package;
 use crate::output::{Module, Root};
 

@@ -120,6 +120,7 @@ fn clone_impl(t: &CloneType) -> TokenStream {
     quote! {
         impl #impl_gen ::core::clone::Clone for super::#name #ty_gen {
             #doc
+            #[inline]
             fn clone(&self) -> Self {
                 #body
             }
@@ -159,10 +160,12 @@ fn resource_impl(ctx: &Ctx<'_>, pkg: &Package, o: &ObjectType) -> TokenStream {
         impl #rt::k8s_openapi::Metadata for super::#name {
             type Ty = #rt::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
+            #[inline]
             fn metadata(&self) -> &Self::Ty {
                 &self.metadata
             }
 
+            #[inline]
             fn metadata_mut(&mut self) -> &mut Self::Ty {
                 &mut self.metadata
             }

@@ -95,6 +95,7 @@ fn lister(ctx: &Ctx<'_>, pkg: &Package, kind: &Kind) -> Module {
     ));
     let common = quote! {
         #new_doc
+        #[inline]
         pub fn new(store: #rt::store::Store<#kind_id>) -> Self {
             Self {
                 inner: #rt::lister::Lister::new(store, #group, #resource),
@@ -102,6 +103,7 @@ fn lister(ctx: &Ctx<'_>, pkg: &Package, kind: &Kind) -> Module {
         }
 
         /// The generic lister this wraps (store access, custom indexes).
+        #[inline]
         pub fn generic(&self) -> &#rt::lister::Lister<#kind_id> {
             &self.inner
         }
@@ -140,11 +142,13 @@ fn lister(ctx: &Ctx<'_>, pkg: &Package, kind: &Kind) -> Module {
                     #common
 
                     #list_doc
+                    #[inline]
                     pub fn list(&self, selector: &#rt::labels::Selector) -> Vec<Arc<#kind_id>> {
                         self.inner.list(selector)
                     }
 
                     #ns_doc
+                    #[inline]
                     pub fn namespaced<'a>(&'a self, namespace: &'a str) -> #ns_lister<'a> {
                         #ns_lister {
                             inner: self.inner.namespaced(namespace),
@@ -159,11 +163,13 @@ fn lister(ctx: &Ctx<'_>, pkg: &Package, kind: &Kind) -> Module {
 
                 impl #ns_lister<'_> {
                     #get_doc
+                    #[inline]
                     pub fn get(&self, name: &str) -> Result<Arc<#kind_id>, kube::Error> {
                         self.inner.get(name)
                     }
 
                     #ns_list_doc
+                    #[inline]
                     pub fn list(&self, selector: &#rt::labels::Selector) -> Vec<Arc<#kind_id>> {
                         self.inner.list(selector)
                     }
@@ -191,11 +197,13 @@ fn lister(ctx: &Ctx<'_>, pkg: &Package, kind: &Kind) -> Module {
                     #common
 
                     #list_doc
+                    #[inline]
                     pub fn list(&self, selector: &#rt::labels::Selector) -> Vec<Arc<#kind_id>> {
                         self.inner.list(selector)
                     }
 
                     #get_doc
+                    #[inline]
                     pub fn get(&self, name: &str) -> Result<Arc<#kind_id>, kube::Error> {
                         self.inner.get(name)
                     }
