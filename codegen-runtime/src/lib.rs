@@ -45,6 +45,7 @@
 
 pub mod api_status;
 pub mod client;
+pub mod crd;
 pub mod factory;
 pub mod informer;
 pub mod lister;
