@@ -65,6 +65,11 @@ struct Cli {
     #[arg(long, value_name = "NS", env = "POD_NAMESPACE")]
     leader_election_namespace: Option<String>,
 
+    /// This replica's identity in the Lease (default: $POD_NAME, else the host name and a
+    /// random suffix).
+    #[arg(long, value_name = "ID", env = "POD_NAME")]
+    leader_election_identity: Option<String>,
+
     /// How long a leader's Lease is valid without renewal (followers wait this long).
     #[arg(long, default_value = "15s", value_parser = parse_duration, value_name = "DURATION")]
     lease_duration: Duration,
@@ -217,6 +222,9 @@ fn manager(
         .health_probe_bind_address(probes)
         .metrics_bind_address(metrics)
         .informer_options(informer_options);
+    if let Some(id) = &cli.leader_election_identity {
+        builder = builder.leader_election_identity(id.clone());
+    }
     if let Some(ns) = cli
         .leader_election_namespace
         .as_ref()

@@ -259,7 +259,15 @@ impl EruReconciler {
                     .map_or(slot, |t| t.0),
                 Timestamp::max,
             );
-        let unrecorded = current.filter(|t| *t > recorded_until);
+        // Another Eru rolling the same Deployment writes the same annotation: then a newer
+        // value may be its rollout, not an unrecorded one of ours.
+        let sole = self
+            .erus
+            .generic()
+            .store()
+            .by_index(super::BY_DEPLOYMENT_INDEX, &format!("{namespace}/{name}"))
+            .map_or(true, |erus| erus.len() <= 1);
+        let unrecorded = current.filter(|t| sole && *t > recorded_until);
         let mut rollouts = status.rollouts;
         let mut last_rollout_time = status.last_rollout_time.clone();
         let patched = if current.is_some_and(|c| c >= slot) {
@@ -282,9 +290,16 @@ impl EruReconciler {
                 Err(e) => return Err(ReconcileError::api("patching the Deployment", e)),
             }
             let patched_at = self.now();
-            self.metrics
-                .observe_rollout(patched_at.duration_since(slot));
+            let late = patched_at.duration_since(slot);
+            self.metrics.observe_rollout(late);
             last_rollout_time = Some(Time(patched_at));
+            tracing::info!(
+                eru = %key(eru),
+                deployment = %name,
+                slot = %format_slot(slot),
+                late_ms = late.as_secs_f64() * 1000.0,
+                "patched the pod template"
+            );
             true
         };
         if unrecorded.is_some() {
