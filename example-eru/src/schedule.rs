@@ -92,12 +92,13 @@ impl Schedule {
                 "a time zone in the schedule is not supported: use spec.timeZone".into(),
             ));
         }
-        let cron = CronParser::builder()
+        let parser = CronParser::builder()
             .seconds(Seconds::Optional)
             .year(Year::Disallowed)
-            .build()
+            .build();
+        let cron = parser
             .parse(trimmed)
-            .map_err(|e| invalid(e.to_string()))?;
+            .map_err(|e| invalid(name_the_field(&parser, trimmed, e)))?;
         let schedule = Schedule {
             cron,
             zone,
@@ -164,6 +165,35 @@ impl Schedule {
         }
         out
     }
+}
+
+/// croner's error for `expression`, prefixed with the field it is about when one field alone is
+/// the problem (found by parsing each field with the others as `*`).
+fn name_the_field(parser: &CronParser, expression: &str, e: croner::errors::CronError) -> String {
+    const FIVE: [&str; 5] = ["minute", "hour", "day-of-month", "month", "day-of-week"];
+    const SIX: [&str; 6] = [
+        "second",
+        "minute",
+        "hour",
+        "day-of-month",
+        "month",
+        "day-of-week",
+    ];
+    let fields: Vec<&str> = expression.split_whitespace().collect();
+    let names: &[&str] = match fields.len() {
+        5 => &FIVE,
+        6 => &SIX,
+        _ => return e.to_string(),
+    };
+    for (i, field) in fields.iter().enumerate() {
+        let alone: Vec<&str> = (0..fields.len())
+            .map(|j| if j == i { *field } else { "*" })
+            .collect();
+        if parser.parse(&alone.join(" ")).is_err() {
+            return format!("{} field {field:?}: {e}", names[i]);
+        }
+    }
+    e.to_string()
 }
 
 /// Drops the sub-second part of `t` (towards the past).

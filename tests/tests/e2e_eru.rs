@@ -963,3 +963,223 @@ async fn rollouts_failover_gc_and_least_privilege() {
     );
     eprintln!("[e2e] the operators' requests, all allowed: {used:?}");
 }
+
+// ---------------------------------------------------------------------------------------------
+// Bad input
+// ---------------------------------------------------------------------------------------------
+
+/// `kubectl create -n <ns> -f <yaml>` (after writing `yaml` to a file in `dir`) with `extra`
+/// flags: (success, stdout + stderr).
+fn kubectl_create(
+    server: &RealApiServer,
+    dir: &Path,
+    ns: &str,
+    name: &str,
+    yaml: &str,
+    extra: &[&str],
+) -> (bool, String) {
+    let file = dir.join(format!("{name}.yaml"));
+    std::fs::write(&file, yaml).unwrap_or_else(|e| panic!("{e}"));
+    let file = file.to_string_lossy().into_owned();
+    let mut args = vec!["create", "-n", ns, "-f", file.as_str()];
+    args.extend_from_slice(extra);
+    let (ok, out, err) = kubectl(server, &args);
+    (ok, format!("{out}{err}"))
+}
+
+fn eru_yaml(name: &str, spec: &str) -> String {
+    format!("apiVersion: mtsre.meitu.com/v1\nkind: Eru\nmetadata:\n  name: {name}\nspec:\n{spec}")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_input_is_refused_or_reported() {
+    let _timer = Timer::new("eru_bad_input");
+    tokio::task::spawn_blocking(eru_binary)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let ns = format!("eru-bad-{}", tests::e2e::run_id());
+    let server = start_server(Vec::new()).await;
+    let admin = server.client().unwrap_or_else(|e| panic!("{e}"));
+    create_namespace(&admin, &ns)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let kubeconfig = dir.path().join("eru-operator.kubeconfig");
+    operator_identity(&server, &ns, &kubeconfig).await;
+    let mut op = Operator::start("op", &kubeconfig, &ns, &[]);
+    let deployments: Api<Deployment> = Api::namespaced(admin.clone(), &ns);
+    deployments
+        .create(&PostParams::default(), &deployment("web", json!({})))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+
+    // Unknown fields: refused by kubectl's default strict field validation, pruned otherwise.
+    let unknown = eru_yaml(
+        "unknown",
+        "  deployment: web\n  schedule: \"0 3 * * *\"\n  deploymentNamespace: other\n",
+    );
+    let (ok, out) = kubectl_create(&server, dir.path(), &ns, "unknown", &unknown, &[]);
+    assert!(
+        !ok && out.contains("unknown field \"spec.deploymentNamespace\""),
+        "{out}"
+    );
+    let (ok, out) = kubectl_create(
+        &server,
+        dir.path(),
+        &ns,
+        "unknown",
+        &unknown,
+        &["--validate=false"],
+    );
+    assert!(ok, "{out}");
+    let stored: Value = serde_json::to_value(
+        get_eru(&admin, &ns, "unknown")
+            .await
+            .unwrap_or_else(|e| panic!("{e}")),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        stored["spec"].get("deploymentNamespace").is_none(),
+        "pruned: {stored}"
+    );
+
+    // Refused by the schema, with the reason: another namespace's Deployment, a schedule of
+    // three fields.
+    let (ok, out) = kubectl_create(
+        &server,
+        dir.path(),
+        &ns,
+        "elsewhere",
+        &eru_yaml(
+            "elsewhere",
+            "  deployment: other/web\n  schedule: \"* * * * * *\"\n",
+        ),
+        &[],
+    );
+    assert!(
+        !ok && out.contains("spec.deployment") && out.contains("should match"),
+        "{out}"
+    );
+    let (ok, out) = kubectl_create(
+        &server,
+        dir.path(),
+        &ns,
+        "three",
+        &eru_yaml("three", "  deployment: web\n  schedule: \"* * *\"\n"),
+        &[],
+    );
+    assert!(
+        !ok && out.contains("spec.schedule")
+            && out.contains("must be a cron expression of 5 fields"),
+        "{out}"
+    );
+    for name in ["elsewhere", "three"] {
+        assert_eq!(get_eru(&admin, &ns, name).await, Ok(None));
+    }
+
+    // Accepted by the schema, reported by the operator: a time zone that does not exist, a cron
+    // string of the right shape that no parser takes.
+    let cases = [
+        (
+            "mars",
+            "  deployment: web\n  schedule: \"* * * * * *\"\n  timeZone: Mars/Olympus_Mons\n",
+            "UnknownTimeZone",
+            "unknown time zone \"Mars/Olympus_Mons\"",
+        ),
+        (
+            "minute61",
+            "  deployment: web\n  schedule: \"61 * * * *\"\n",
+            "InvalidSchedule",
+            "invalid schedule \"61 * * * *\": minute field \"61\"",
+        ),
+    ];
+    for (name, spec, _, _) in cases {
+        let (ok, out) = kubectl_create(&server, dir.path(), &ns, name, &eru_yaml(name, spec), &[]);
+        assert!(ok, "{out}");
+    }
+    for (name, _, reason, words) in cases {
+        let eru = eventually(
+            &format!("{name}: Ready=False {reason}"),
+            CONVERGE,
+            async || {
+                let e = get_eru(&admin, &ns, name).await?.ok_or("gone")?;
+                match ready_condition(&e) {
+                    Some(c) if c.reason == reason => Ok(e),
+                    c => Err(format!("{c:?}")),
+                }
+            },
+        )
+        .await;
+        let c = ready_condition(&eru)
+            .cloned()
+            .unwrap_or_else(|| panic!("no condition"));
+        assert_eq!(c.status, "False");
+        assert!(c.message.contains(words), "{}", c.message);
+        let note = wait_event(&admin, &ns, "Eru", name, reason).await;
+        assert_eq!(note, c.message);
+        let (_, table, _) = kubectl(&server, &["get", "eru", name, "-n", &ns]);
+        eprintln!("[e2e] {}", table.trim().replace('\n', "\n[e2e] "));
+    }
+
+    // A schedule annotation the CRD refuses: a Warning Event on the Deployment, no Eru.
+    deployments
+        .create(
+            &PostParams::default(),
+            &deployment(
+                "bad-annotation",
+                json!({ERU_ANNOTATION: "true", SCHEDULE_ANNOTATION: "* * *"}),
+            ),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let note = wait_event(&admin, &ns, "Deployment", "bad-annotation", "InvalidEru").await;
+    assert!(
+        note.contains("must be a cron expression of 5 fields"),
+        "{note}"
+    );
+    assert_eq!(get_eru(&admin, &ns, "bad-annotation").await, Ok(None));
+
+    // No rollout happened, and the operator is alive: fixing the time zone makes it roll.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let web = deployments
+        .get("web")
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        restarted_at_of(
+            web.spec
+                .template
+                .metadata
+                .as_ref()
+                .and_then(|m| m.annotations.as_ref())
+        ),
+        None,
+        "a bad Eru rolled the Deployment"
+    );
+    op.assert_running();
+    Clientset::new(admin.clone())
+        .mtsre_v1()
+        .erus(&ns)
+        .patch(
+            "mars",
+            &Patch::Merge(json!({"spec": {"timeZone": "Asia/Shanghai"}})),
+            &PatchParams::default(),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    eventually(
+        "a rollout once the time zone is fixed",
+        CONVERGE,
+        async || {
+            let e = get_eru(&admin, &ns, "mars").await?.ok_or("gone")?;
+            let rollouts = e.status.as_ref().map_or(0, |s| s.rollouts);
+            if rollouts >= 1 {
+                Ok(())
+            } else {
+                Err(format!("{:?}", ready_condition(&e)))
+            }
+        },
+    )
+    .await;
+    op.assert_running();
+}

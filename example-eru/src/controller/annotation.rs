@@ -224,7 +224,10 @@ impl EruReconciler {
             EventType::Warning,
             "InvalidEru",
             "CreateEru",
-            format!("The Eru for this Deployment (schedule {schedule:?} from {SCHEDULE_ANNOTATION} or --default-schedule) was refused: {e}"),
+            format!(
+                "The Eru for this Deployment (schedule {schedule:?} from {SCHEDULE_ANNOTATION} or --default-schedule) was refused: {}",
+                super::api_message(e)
+            ),
         )
         .await;
     }

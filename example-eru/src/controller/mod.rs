@@ -218,13 +218,38 @@ impl EruReconciler {
         let event = Event {
             type_,
             reason: reason.into(),
-            note: Some(note),
+            note: Some(truncate_note(note)),
             action: action.into(),
             secondary: None,
         };
         if let Err(e) = self.recorder.publish(&event, regarding).await {
             tracing::warn!(error = %e, reason, "could not publish an Event");
         }
+    }
+}
+
+/// The API server's limit on an Event's note, in bytes.
+pub const MAX_NOTE_BYTES: usize = 1024;
+
+/// `note` cut to [`MAX_NOTE_BYTES`] (at a character boundary, ending in `…`).
+pub fn truncate_note(mut note: String) -> String {
+    if note.len() <= MAX_NOTE_BYTES {
+        return note;
+    }
+    let mut end = MAX_NOTE_BYTES - '…'.len_utf8();
+    while !note.is_char_boundary(end) {
+        end -= 1;
+    }
+    note.truncate(end);
+    note.push('…');
+    note
+}
+
+/// The message of an API error: the server's own words for a `Status`, else the error.
+pub fn api_message(e: &kube::Error) -> String {
+    match e {
+        kube::Error::Api(status) => status.message.clone(),
+        other => other.to_string(),
     }
 }
 
@@ -338,4 +363,20 @@ pub fn setup(
             }
         })?;
     Ok(metrics)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn notes_fit_the_api_servers_limit() {
+        assert_eq!(truncate_note("short".into()), "short");
+        let long = "é".repeat(700); // 1400 bytes
+        let cut = truncate_note(long);
+        assert!(cut.len() <= MAX_NOTE_BYTES, "{}", cut.len());
+        assert!(cut.ends_with('…'));
+        let exact = "a".repeat(MAX_NOTE_BYTES);
+        assert_eq!(truncate_note(exact.clone()), exact);
+    }
 }
