@@ -1183,3 +1183,161 @@ async fn bad_input_is_refused_or_reported() {
     .await;
     op.assert_running();
 }
+
+// ---------------------------------------------------------------------------------------------
+// Slot accuracy (a measurement, not a test: ignored by default)
+// ---------------------------------------------------------------------------------------------
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
+fn summary(name: &str, mut ms: Vec<f64>) -> String {
+    ms.sort_by(f64::total_cmp);
+    format!(
+        "| {name} | {} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} |",
+        ms.len(),
+        ms.first().copied().unwrap_or(f64::NAN),
+        percentile(&ms, 50.0),
+        percentile(&ms, 90.0),
+        percentile(&ms, 99.0),
+        ms.last().copied().unwrap_or(f64::NAN),
+    )
+}
+
+/// Scheduled time → patch time over 100 slots of a per-second schedule against a real
+/// kube-apiserver: `eru-operator` (from its `late_ms` log field: the moment its Deployment patch
+/// returned, minus the slot) beside a bare client in this process that sleeps until each slot
+/// and patches another Deployment the same way (the floor: one API round trip, no cache, no
+/// queue, no status). Both run at the same time on the same machine.
+///
+/// `cargo test -p tests --test e2e_eru -- --ignored slot_accuracy --nocapture`
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a measurement (about 2 minutes): run with --ignored --nocapture"]
+async fn slot_accuracy() {
+    const SLOTS: usize = 100;
+    tokio::task::spawn_blocking(eru_binary)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let ns = format!("eru-acc-{}", tests::e2e::run_id());
+    let server = start_server(Vec::new()).await;
+    let admin = server.client().unwrap_or_else(|e| panic!("{e}"));
+    create_namespace(&admin, &ns)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let op = Operator::start("op", server.kubeconfig_path(), &ns, &[]);
+    let deployments: Api<Deployment> = Api::namespaced(admin.clone(), &ns);
+    deployments
+        .create(&PostParams::default(), &deployment("peer", json!({})))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    deployments
+        .create(
+            &PostParams::default(),
+            &deployment(
+                "acc",
+                json!({ERU_ANNOTATION: "true", SCHEDULE_ANNOTATION: "* * * * * *"}),
+            ),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    // Let the operator settle on its first slots, then measure both side by side.
+    eventually("the first rollouts", CONVERGE, async || {
+        let e = get_eru(&admin, &ns, "acc").await?.ok_or("no Eru yet")?;
+        let n = e.status.map_or(0, |s| s.rollouts);
+        if n >= 3 {
+            Ok(())
+        } else {
+            Err(format!("{n} rollouts"))
+        }
+    })
+    .await;
+    let skip = op
+        .entries()
+        .iter()
+        .filter(|e| e["message"] == "patched the pod template")
+        .count();
+
+    let mut peer_ms = Vec::with_capacity(SLOTS);
+    for _ in 0..SLOTS {
+        let now = k8s_openapi::jiff::Timestamp::now();
+        let slot = k8s_openapi::jiff::Timestamp::from_second(now.as_second() + 1)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let wait = slot.duration_since(now);
+        tokio::time::sleep(Duration::try_from(wait).unwrap_or_default()).await;
+        let value = example_eru::schedule::format_slot(slot);
+        deployments
+            .patch(
+                "peer",
+                &PatchParams::default(),
+                &Patch::Merge(json!({"spec": {"template": {"metadata": {"annotations": {RESTARTED_AT_ANNOTATION: value}}}}})),
+            )
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        peer_ms.push(
+            k8s_openapi::jiff::Timestamp::now()
+                .duration_since(slot)
+                .as_secs_f64()
+                * 1000.0,
+        );
+    }
+    // The operator's line for the last slot may come a moment after the peer's patch.
+    eventually(
+        "the operator's log of every measured slot",
+        CONVERGE,
+        async || {
+            let n = op
+                .entries()
+                .iter()
+                .filter(|e| e["message"] == "patched the pod template")
+                .count();
+            if n >= skip + SLOTS {
+                Ok(())
+            } else {
+                Err(format!("{n} lines"))
+            }
+        },
+    )
+    .await;
+    let op_ms: Vec<f64> = op
+        .entries()
+        .iter()
+        .filter(|e| e["message"] == "patched the pod template")
+        .skip(skip)
+        .take(SLOTS)
+        .filter_map(|e| e["late_ms"].as_f64())
+        .collect();
+    let eru = get_eru(&admin, &ns, "acc")
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let rollouts = eru.and_then(|e| e.status).map_or(0, |s| s.rollouts);
+    println!(
+        "\nslot accuracy: scheduled time -> Deployment patch returned, {SLOTS} per-second slots, real kube-apiserver v1.37.1 on loopback\n"
+    );
+    println!("| who | slots | min ms | p50 ms | p90 ms | p99 ms | max ms |");
+    println!("| --- | --- | --- | --- | --- | --- | --- |");
+    println!(
+        "{}",
+        summary(
+            "eru-operator (Manager + Builder, requeue_after to the slot)",
+            op_ms.clone()
+        )
+    );
+    println!(
+        "{}",
+        summary("bare client: sleep to the slot, patch (the floor)", peer_ms)
+    );
+    println!(
+        "\nthe Eru recorded {rollouts} rollouts in all (every slot once: {})",
+        rollouts as usize >= skip + op_ms.len()
+    );
+    assert_eq!(
+        op_ms.len(),
+        SLOTS,
+        "the operator patched fewer slots than measured"
+    );
+}
