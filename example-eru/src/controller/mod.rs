@@ -356,9 +356,16 @@ pub fn setup(
             let reconciler = reconciler.clone();
             async move {
                 let namespace = req.namespace.clone().unwrap_or_default();
-                match reconciler.reconcile(&namespace, &req.name).await? {
-                    Some(after) => Ok::<_, ReconcileError>(Action::requeue_after(after)),
-                    None => Ok(Action::done()),
+                match reconciler.reconcile(&namespace, &req.name).await {
+                    Ok(Some(after)) => Ok(Action::requeue_after(after)),
+                    Ok(None) => Ok(Action::done()),
+                    // Expected when the cache is a step behind a write (the operator's own,
+                    // or another replica's): read again, with backoff, without an error.
+                    Err(e @ ReconcileError::Conflict { .. }) => {
+                        tracing::debug!(request = %req, error = %e, "conflict; trying again");
+                        Ok(Action::requeue())
+                    }
+                    Err(e) => Err(e),
                 }
             }
         })?;

@@ -271,7 +271,7 @@ impl EruReconciler {
         let mut rollouts = status.rollouts;
         let mut last_rollout_time = status.last_rollout_time.clone();
         let patched = if current.is_some_and(|c| c >= slot) {
-            tracing::info!(eru = %key(eru), slot = %format_slot(slot), "the Deployment already carries this slot: not patched again");
+            tracing::debug!(eru = %key(eru), slot = %format_slot(slot), "the Deployment already carries this slot: not patched again");
             false
         } else {
             let patch = json!({
