@@ -584,7 +584,7 @@ impl ManagerBuilder {
                 Arc::new(move || e.check(Duration::from_secs(20)).map_err(|e| e.to_string())),
             )?;
         }
-        let (elected, _) = watch::channel(!leader_election);
+        let (elected, _) = watch::channel(false);
         Ok(Manager {
             inner: Arc::new(Inner {
                 raw_client,
@@ -746,8 +746,9 @@ impl Manager {
         }
     }
 
-    /// Completes once this replica has been elected (at once without leader election;
-    /// controller-runtime's `Elected()`).
+    /// Completes once this replica has been elected and its leader-election runnables started
+    /// (without leader election: once the manager has started them; controller-runtime's
+    /// `Elected()`). Never completes if `start` fails its preflight.
     pub async fn elected(&self) {
         let mut rx = self.inner.elected.subscribe();
         let _ = rx.wait_for(|e| *e).await;
@@ -848,16 +849,16 @@ impl Manager {
         // 3. Leader election.
         let election_cancel = CancellationToken::new();
         let (ev_tx, mut ev_rx) = tokio::sync::mpsc::unbounded_channel::<Result<(), String>>();
-        let election = inner.elector.clone().map(|e| {
+        let mut election = inner.elector.clone().map(|e| {
             let cancel = election_cancel.clone();
-            tokio::spawn(async move {
+            AbortOnDrop(tokio::spawn(async move {
                 if e.acquire(&cancel).await {
                     let _ = ev_tx.send(Ok(()));
                     if let RenewOutcome::Lost(why) = e.renew(&cancel).await {
                         let _ = ev_tx.send(Err(why));
                     }
                 }
-            })
+            }))
         });
         let le_cancel = CancellationToken::new();
         let mut leaders: JoinSet<(String, Result<(), BoxError>)> = JoinSet::new();
@@ -953,8 +954,8 @@ impl Manager {
             }
         }
         election_cancel.cancel();
-        if let Some(task) = election {
-            let _ = task.await;
+        if let Some(task) = election.as_mut() {
+            let _ = (&mut task.0).await;
         }
         if let Some(e) = &inner.elector {
             let was_leading = *inner.elected.borrow();
@@ -1003,6 +1004,15 @@ impl Manager {
             }
             _ => result,
         }
+    }
+}
+
+/// Aborts the task when dropped: the election must not outlive a dropped `start` future.
+struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
+
+impl<T> Drop for AbortOnDrop<T> {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }
 
