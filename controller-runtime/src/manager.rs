@@ -959,11 +959,11 @@ impl Manager {
         }
         if let Some(e) = &inner.elector {
             let was_leading = *inner.elected.borrow();
-            if inner.release_on_cancel
-                && was_leading
-                && !matches!(stop, Stop::Lost(_))
-                && result.is_ok()
-            {
+            // Every leader-election runnable has ended (or was aborted and joined): nothing of
+            // this replica acts as leader any more, so the Lease can go — unless it was lost.
+            let lost = matches!(stop, Stop::Lost(_))
+                || matches!(result, Err(ManagerError::LeaderElectionLost(_)));
+            if inner.release_on_cancel && was_leading && !lost {
                 match e.release().await {
                     Ok(_) => {}
                     Err(err) => tracing::error!(error = %err, "failed to release the leader lease"),

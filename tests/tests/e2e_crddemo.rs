@@ -1435,3 +1435,86 @@ async fn crddemo_leader_failover_on_sigkill_and_sigstop() {
     assert_eq!(status.and_then(|s| s.code()), Some(0));
     assert_eq!(holder().await, "", "released on a graceful stop");
 }
+
+/// Leader failover time against kube-apiserver: SIGKILL the leader, then the time until the
+/// follower's first sync; `CRDDEMO_FAILOVER_RUNS` (5) kills in a row, client-go's default
+/// timings (lease 15 s, renew 10 s, retry 2 s) unless `CRDDEMO_FAILOVER_FLAGS` gives others
+/// (space-separated). Prints a table and the median. A measurement, not a test:
+///
+/// ```text
+/// cargo test -p tests --test e2e_crddemo leader_failover_time -- --ignored --nocapture
+/// ```
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a measurement (about 20 s per run with the default timings)"]
+async fn leader_failover_time() {
+    tokio::task::spawn_blocking(crddemo_binary).await.unwrap();
+    let runs: usize = std::env::var("CRDDEMO_FAILOVER_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(5);
+    let flags_text = std::env::var("CRDDEMO_FAILOVER_FLAGS").unwrap_or_default();
+    let flags: Vec<&str> = flags_text.split_whitespace().collect();
+    let server = start_server().await;
+    let client = server.client().unwrap();
+    let ns = unique_namespace("e2e-failover-time");
+    create_namespace(&client, &ns).await;
+    let demos = Clientset::new(client.clone()).crddemo_v1().mydemos(&ns);
+    let kc = server.kubeconfig_path();
+
+    let mut leader = Crddemo::start(kc, CONTROLLER_LOG, &flags);
+    let mut leader_id = identity_of(&mut leader).await;
+    wait_leading(&mut leader, Duration::from_secs(60)).await;
+    let mut times = Vec::new();
+    for run in 0..runs {
+        let mut follower = Crddemo::start(kc, CONTROLLER_LOG, &flags);
+        let follower_id = identity_of(&mut follower).await;
+        wait_following(&mut follower, &leader_id).await;
+        // The follower's caches are warm; give the leader a couple of renewals.
+        tokio::time::sleep(Duration::from_secs(3)).await;
+        let killed_at = jiff::Timestamp::now();
+        leader.process.signal(Signal::KILL).unwrap();
+        demos
+            .create(
+                &mydemo_named(&format!("run-{run}"), 8080),
+                &PostParams::default(),
+            )
+            .await
+            .unwrap();
+        wait_leading(&mut follower, Duration::from_secs(60)).await;
+        let first = eventually(
+            "the follower's first sync",
+            Duration::from_secs(60),
+            async || {
+                first_sync_after(&windows(&follower), &follower_id, killed_at)
+                    .ok_or_else(|| "none yet".to_string())
+            },
+        )
+        .await;
+        let took = first.duration_since(killed_at);
+        eprintln!("[failover] run {}: {:.2} s", run + 1, took.as_secs_f64());
+        times.push(took.as_secs_f64());
+        wait_status(&demos, &format!("run-{run}"), "True").await;
+        (leader, leader_id) = (follower, follower_id);
+    }
+    let mut sorted = times.clone();
+    sorted.sort_by(f64::total_cmp);
+    let median = sorted[sorted.len() / 2];
+    let settings = if flags.is_empty() {
+        "lease 15 s, renew 10 s, retry 2 s (defaults)".to_string()
+    } else {
+        flags.join(" ")
+    };
+    println!("\nleader failover, SIGKILL → first sync by the follower ({settings})");
+    println!("| run | seconds |\n| --- | --- |");
+    for (i, t) in times.iter().enumerate() {
+        println!("| {} | {t:.2} |", i + 1);
+    }
+    println!(
+        "| median of {} | {median:.2} |  (min {:.2}, max {:.2})",
+        times.len(),
+        sorted[0],
+        sorted[sorted.len() - 1]
+    );
+    leader.process.signal(Signal::TERM).unwrap();
+    let _ = leader.process.wait_timeout(CONVERGE).await;
+}
