@@ -71,7 +71,7 @@ impl Embedded {
     /// the API (as `kubectl apply -f deploy/crds/mtsre.meitu.com_erus_crd.yaml` would) and
     /// writes a kubeconfig to `kubeconfig`.
     pub async fn start(port: u16, kubeconfig: &Path) -> Result<Embedded, EmbeddedError> {
-        let server = FakeApiServer::new(&[])?;
+        let server = FakeApiServer::new();
         let served = server
             .serve(SocketAddr::from(([127, 0, 0, 1], port)))
             .await?;

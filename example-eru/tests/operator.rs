@@ -28,7 +28,7 @@ use tokio::task::JoinHandle;
 
 /// A fake API server with the Eru CRD installed: a client and the handle.
 async fn server() -> (kube::Client, FakeHandle) {
-    let server = FakeApiServer::new(&[]).unwrap_or_else(|e| panic!("{e}"));
+    let server = FakeApiServer::new();
     let client = server.client().unwrap_or_else(|e| panic!("{e}"));
     Api::<CustomResourceDefinition>::all(client.clone())
         .create(&PostParams::default(), &Eru::crd())
