@@ -1,7 +1,8 @@
 //! Server-side apply with typed apply configurations: [`ApplyOptions`], the
 //! [`ApplyConfiguration`] trait that generated `<Kind>ApplyConfiguration` types implement,
-//! [`extract`] (read-modify-apply without taking other managers' fields) and the conflicts of
-//! a refused apply ([`conflicts`]).
+//! [`extract`] (read-modify-apply without taking other managers' fields), the conflicts of
+//! a refused apply ([`conflicts`]), and the apply configurations of the `meta/v1` types every
+//! object carries ([`meta`]).
 //!
 //! An apply configuration says which fields its field manager wants to own, so it must hold
 //! **only** those: every field is optional and serializes only when set. A full object (such as
@@ -39,6 +40,7 @@
 //! ```
 
 mod fields_v1;
+pub mod meta;
 
 use kube::Resource;
 use kube::api::PatchParams;
