@@ -34,13 +34,14 @@
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
+use std::str::FromStr;
 
 use proc_macro::TokenStream;
 use quote::quote;
 use syn::parse::{Parse, ParseStream};
 use syn::{Ident, LitBool, LitStr, Token};
 
-use kube_codegen::{Config, Generator, GroupVersions, PluralExceptions};
+use kube_codegen::{Config, ConfigKey, Error, Generator};
 
 enum Value {
     Str(LitStr),
@@ -85,9 +86,10 @@ impl Parse for Args {
 struct Request {
     config: Config,
     emit_source: bool,
-    crd: bool,
     group: Option<String>,
     version: Option<String>,
+    /// Where each option was written, for errors.
+    spans: Vec<(String, proc_macro2::Span)>,
 }
 
 fn string(key: &Ident, v: &Value) -> syn::Result<String> {
@@ -100,11 +102,21 @@ fn string(key: &Ident, v: &Value) -> syn::Result<String> {
     }
 }
 
-fn path(key: &Ident, v: &Value) -> syn::Result<syn::Path> {
+fn path(key: &Ident, v: &Value) -> syn::Result<String> {
     match v {
-        Value::Path(p) => Ok(p.clone()),
-        Value::Str(s) => s.parse(),
+        Value::Path(p) => Ok(quote!(#p).to_string().replace(' ', "")),
+        Value::Str(s) => Ok(s.value()),
         Value::Bool(_) => Err(syn::Error::new(key.span(), format!("`{key}` takes a path"))),
+    }
+}
+
+fn boolean(key: &Ident, v: &Value) -> syn::Result<bool> {
+    match v {
+        Value::Bool(b) => Ok(b.value),
+        _ => Err(syn::Error::new(
+            key.span(),
+            format!("`{key}` takes true or false"),
+        )),
     }
 }
 
@@ -112,47 +124,48 @@ fn request(args: Args, package: bool) -> syn::Result<Request> {
     let root = std::env::var_os("CARGO_MANIFEST_DIR")
         .map(PathBuf::from)
         .unwrap_or_default();
-    let mut config = Config {
-        apis_dir: PathBuf::new(),
-        ..Config::default()
-    };
-    if package {
-        config.generators = [Generator::Deepcopy, Generator::Register].into();
+    let generators: BTreeSet<Generator> = if package {
+        [Generator::Deepcopy, Generator::Register].into()
     } else {
-        config.generators = Generator::ALL
+        // Package-side generators (and crd, whose output is beside the types) belong to
+        // generate_package!.
+        Generator::ALL
             .into_iter()
-            // Package-side generators (and crd, whose output is beside the types) belong to
-            // generate_package!.
             .filter(|g| {
                 !matches!(
                     g,
                     Generator::Deepcopy | Generator::Register | Generator::Crd
                 )
             })
-            .collect();
-    }
+            .collect()
+    };
     let mut req = Request {
-        config,
+        config: Config::new().apis_dir("").generators(generators),
         emit_source: false,
-        crd: false,
         group: None,
         version: None,
+        spans: Vec::new(),
     };
-    let mut groups = None;
+    let mut crd = false;
     for (key, value) in &args.entries {
-        match key.to_string().as_str() {
-            "apis_dir" => req.config.apis_dir = root.join(string(key, value)?),
-            "groups" if !package => groups = Some(string(key, value)?),
-            "group" if package => req.group = Some(string(key, value)?),
-            "version" if package => req.version = Some(string(key, value)?),
-            "apis_module" => req.config.paths.apis = path(key, value)?,
-            "client_module" => req.config.paths.client = path(key, value)?,
-            "runtime_crate" => req.config.paths.runtime = path(key, value)?,
-            "plural_exceptions" => {
-                let ex = PluralExceptions::parse(&string(key, value)?)
-                    .map_err(|e| syn::Error::new(key.span(), e))?;
-                req.config.plural_exceptions.extend(ex);
+        let name = key.to_string();
+        req.spans.push((name.clone(), key.span()));
+        let c = req.config.clone();
+        req.config = match name.as_str() {
+            "apis_dir" => c.apis_dir(root.join(string(key, value)?)),
+            "groups" if !package => c.groups(&string(key, value)?),
+            "group" if package => {
+                req.group = Some(string(key, value)?);
+                c
             }
+            "version" if package => {
+                req.version = Some(string(key, value)?);
+                c
+            }
+            "apis_module" => c.apis_module(&path(key, value)?),
+            "client_module" => c.client_module(&path(key, value)?),
+            "runtime_crate" => c.runtime_crate(&path(key, value)?),
+            "plural_exceptions" => c.plural_exceptions(&string(key, value)?),
             "generators" if !package => {
                 let mut set = BTreeSet::new();
                 for name in string(key, value)?.split(',').map(str::trim) {
@@ -161,41 +174,26 @@ fn request(args: Args, package: bool) -> syn::Result<Request> {
                     })?;
                     set.insert(g);
                 }
-                req.config.generators = set;
+                c.generators(set)
             }
-            "crd" if package => match value {
-                Value::Bool(b) => req.crd = b.value,
-                _ => {
-                    return Err(syn::Error::new(key.span(), "`crd` takes true or false"));
-                }
-            },
-            "fake_clientset" if !package => match value {
-                Value::Bool(b) => req.config.fake_clientset = b.value,
-                _ => {
-                    return Err(syn::Error::new(
-                        key.span(),
-                        "`fake_clientset` takes true or false",
-                    ));
-                }
-            },
-            "emit_source" => match value {
-                Value::Bool(b) => req.emit_source = b.value,
-                _ => {
-                    return Err(syn::Error::new(
-                        key.span(),
-                        "`emit_source` takes true or false",
-                    ));
-                }
-            },
+            "crd" if package => {
+                crd = boolean(key, value)?;
+                c
+            }
+            "fake_clientset" if !package => c.fake_clientset(boolean(key, value)?),
+            "emit_source" => {
+                req.emit_source = boolean(key, value)?;
+                c
+            }
             other => {
                 return Err(syn::Error::new(
                     key.span(),
                     format!("unknown option `{other}`"),
                 ));
             }
-        }
+        };
     }
-    if req.config.apis_dir.as_os_str().is_empty() {
+    if req.config.get_apis_dir().as_os_str().is_empty() {
         return Err(syn::Error::new(
             proc_macro2::Span::call_site(),
             "missing `apis_dir: \"…\"`",
@@ -208,41 +206,46 @@ fn request(args: Args, package: bool) -> syn::Result<Request> {
                 "generate_package! needs `group: \"…\"` and `version: \"…\"`",
             ));
         };
-        let mut versions = vec![v.clone()];
-        if req.crd {
-            // A CRD holds every version of its kind: read the group's other version folders too
-            // (only this package's modules are expanded).
-            req.config.generators.insert(Generator::Crd);
-            let dir = req.config.apis_dir.join(g);
-            let mut found: Vec<String> = std::fs::read_dir(&dir)
-                .map_err(|e| {
-                    syn::Error::new(
-                        proc_macro2::Span::call_site(),
-                        format!("cannot read {}: {e}", dir.display()),
-                    )
-                })?
-                .flatten()
-                .filter(|e| e.path().is_dir())
-                .filter_map(|e| e.file_name().to_str().map(String::from))
-                .filter(|n| kube_codegen::namer::is_version(n) && n != v)
-                .collect();
-            found.sort();
-            versions.extend(found);
+        req.config = req.config.clone().groups(&format!("{g}:{v}"));
+        if crd {
+            // A CRD holds every version of its kind: the generator reads the group's other
+            // version folders too (only this package's modules are expanded).
+            let mut generators = req.config.get_generators().clone();
+            generators.insert(Generator::Crd);
+            req.config = req
+                .config
+                .clone()
+                .generators(generators)
+                .crd_every_version(true);
         }
-        req.config.groups = vec![GroupVersions {
-            group: g.clone(),
-            versions,
-        }];
-    } else if let Some(spec) = groups {
-        req.config.groups = GroupVersions::parse_list(&spec)
-            .map_err(|e| syn::Error::new(proc_macro2::Span::call_site(), e))?;
+    }
+    if let Err(e) = req.config.validate() {
+        return Err(config_error(&req, &e));
     }
     Ok(req)
 }
 
+/// An option error at the option's key (or the call site).
+fn config_error(req: &Request, e: &Error) -> syn::Error {
+    let span = match e {
+        Error::Config { key, .. } => {
+            let name = match key {
+                ConfigKey::Groups if req.group.is_some() => "group",
+                k => k.name(),
+            };
+            req.spans.iter().find(|(n, _)| n == name).map(|(_, s)| *s)
+        }
+        _ => None,
+    };
+    syn::Error::new(
+        span.unwrap_or_else(proc_macro2::Span::call_site),
+        e.to_string(),
+    )
+}
+
 /// Runs the generator with proc-macro2 in its fallback mode, so `syn` reports real line numbers
 /// for the files it reads (tags are found by line), and returns the rendered text plus inputs.
-fn run(req: &Request, package: bool) -> Result<(String, Vec<PathBuf>), String> {
+fn run(req: &Request) -> Result<(String, Vec<PathBuf>), String> {
     proc_macro2::fallback::force();
     let result = (|| {
         let generation = kube_codegen::generate(&req.config).map_err(|e| e.to_string())?;
@@ -251,16 +254,12 @@ fn run(req: &Request, package: bool) -> Result<(String, Vec<PathBuf>), String> {
         for w in generation.warnings() {
             eprintln!("{w}");
         }
-        let files = generation.inline_files().map_err(|e| e.to_string())?;
-        let want = match (&req.group, &req.version) {
-            (Some(g), Some(v)) if package => PathBuf::from("apis").join(g).join(format!("{v}.rs")),
-            _ => PathBuf::from("client.rs"),
-        };
-        let text = files
-            .into_iter()
-            .find(|f| f.path == want)
-            .map(|f| f.text)
-            .unwrap_or_default();
+        let text = match (&req.group, &req.version) {
+            (Some(g), Some(v)) => generation.package_source(g, v),
+            _ => generation.client_source(),
+        }
+        .map_err(|e| e.to_string())?
+        .unwrap_or_default();
         Ok((text, generation.inputs().to_vec()))
     })();
     proc_macro2::fallback::unforce();
@@ -276,11 +275,11 @@ fn expand(input: TokenStream, package: bool) -> TokenStream {
         Ok(r) => r,
         Err(e) => return e.to_compile_error().into(),
     };
-    let (text, inputs) = match run(&req, package) {
+    let (text, inputs) = match run(&req) {
         Ok(v) => v,
         Err(msg) => return quote!(::core::compile_error!(#msg);).into(),
     };
-    let code: TokenStream = match text.parse() {
+    let code: TokenStream = match TokenStream::from_str(&text) {
         Ok(ts) => ts,
         Err(e) => {
             let msg = format!("kube-codegen produced code that does not tokenize: {e}");

@@ -5,7 +5,9 @@
 //! The generated `informers::externalversions::SharedInformerFactory` wraps this one and adds
 //! the typed accessors (`factory.crddemo().v1().mydemos()`), each a thin call to
 //! [`SharedInformerFactory::informer_for`]; its generic lookup by group-version-resource is
-//! [`SharedInformerFactory::for_resource`], fed by [`SharedInformerFactory::register`]. Any
+//! [`SharedInformerFactory::for_resource`], fed by [`SharedInformerFactory::register`] (the
+//! generated factory matches its own kinds first, through
+//! [`SharedInformerFactory::generic_informer_for`], so nothing is registered up front). Any
 //! `kube::Resource` works, generated or not (Services, EndpointSlices, Deployments …).
 //!
 //! Informers are keyed by Rust type and namespace; a type fixes its group-version-kind, so
@@ -676,6 +678,24 @@ impl SharedInformerFactory {
             .or_insert_with(|| constructor::<K>());
     }
 
+    /// `K`'s shared informer as a [`GenericInformer`] (created on first request, like
+    /// [`SharedInformerFactory::informer_for`]). Generated factories answer `for_resource` with
+    /// it, one match arm per kind, so a kind's informer is compiled only where it is asked for.
+    ///
+    /// ```no_run
+    /// # use k8s_openapi::api::core::v1::ConfigMap;
+    /// # fn demo(f: kube_codegen_runtime::factory::SharedInformerFactory) {
+    /// let generic = f.generic_informer_for::<ConfigMap>();
+    /// assert_eq!(generic.gvr().resource, "configmaps");
+    /// # }
+    /// ```
+    pub fn generic_informer_for<K: InformerObject>(&self) -> GenericInformer {
+        GenericInformer {
+            gvr: gvr_of::<K>(),
+            informer: Arc::new(self.informer_for::<K>()),
+        }
+    }
+
     /// The informer for a resource by group-version-resource (client-go's `ForResource`);
     /// creates it if its type was registered.
     ///
@@ -820,10 +840,7 @@ impl SharedInformerFactory {
 }
 
 fn constructor<K: InformerObject>() -> Constructor {
-    Arc::new(|factory: &SharedInformerFactory| GenericInformer {
-        gvr: gvr_of::<K>(),
-        informer: Arc::new(factory.informer_for::<K>()),
-    })
+    Arc::new(|factory: &SharedInformerFactory| factory.generic_informer_for::<K>())
 }
 
 #[cfg(test)]

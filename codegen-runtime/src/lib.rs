@@ -48,6 +48,7 @@
 pub mod api_status;
 pub mod apply;
 pub mod client;
+pub mod crd;
 pub mod factory;
 pub mod informer;
 pub mod lister;

@@ -3,8 +3,12 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+use crate::config::Config;
+use crate::emit::Generator;
 use crate::error::{Error, Result};
-use crate::{Config, Generator, GroupVersions, PluralExceptions};
+use crate::output::Layout;
+use crate::pipeline;
+use crate::write::{Mode, Owned};
 
 /// Generates code into `OUT_DIR` from a `build.rs`, to be pulled in with
 /// `kube_codegen_runtime::include_client!()` and `include_package!("group", "version")`.
@@ -20,6 +24,12 @@ use crate::{Config, Generator, GroupVersions, PluralExceptions};
 ///     .unwrap_or_else(|e| panic!("{e}"));
 /// ```
 ///
+/// The files are the CLI's, byte for byte, under `$OUT_DIR/kube-codegen/` (`client/…`,
+/// `apis/<group>/<version>/zz_generated_*.rs`, `crd/*.yaml`), plus `client.rs` and
+/// `apis/<group>/<version>.rs`, which declare them with `#[path = "…"]` for the include
+/// macros. Only files whose content changed are rewritten, so an edit to one package leaves the
+/// others' files (and their mtimes) alone.
+///
 /// `cargo:rerun-if-changed` is printed for the apis dir, every input file and the header file,
 /// so the build script reruns exactly when an input changes (which also narrows Cargo's default
 /// "any file of the package" check to these files). The generator's warnings are printed as
@@ -27,12 +37,9 @@ use crate::{Config, Generator, GroupVersions, PluralExceptions};
 #[derive(Debug, Clone)]
 pub struct Builder {
     config: Config,
-    groups: Option<String>,
-    header_file: Option<PathBuf>,
     out_dir: Option<PathBuf>,
-    crd_dir: Option<PathBuf>,
+    crd_dir_set: bool,
     emit_rerun: bool,
-    error: Option<String>,
 }
 
 impl Default for Builder {
@@ -43,88 +50,84 @@ impl Default for Builder {
 
 impl Builder {
     /// A builder with the defaults: apis under `src/pkg/apis`, all generators, output to
-    /// `$OUT_DIR/kube-codegen`.
+    /// `$OUT_DIR/kube-codegen`, CRDs to `$OUT_DIR/kube-codegen/crd`.
     pub fn new() -> Self {
-        let config = Config {
-            apis_dir: PathBuf::from("src/pkg/apis"),
-            ..Config::default()
-        };
+        Builder {
+            config: Config::new().apis_dir("src/pkg/apis"),
+            out_dir: None,
+            crd_dir_set: false,
+            emit_rerun: true,
+        }
+    }
+
+    /// Starts from `config` (its output dir is replaced by `$OUT_DIR/kube-codegen`).
+    pub fn from_config(config: Config) -> Self {
         Builder {
             config,
-            groups: None,
-            header_file: None,
-            out_dir: None,
-            crd_dir: None,
-            emit_rerun: true,
-            error: None,
+            ..Builder::new()
         }
+    }
+
+    /// The options this builder describes.
+    pub fn config(&self) -> &Config {
+        &self.config
     }
 
     /// The root of the API types (relative to the package root).
     pub fn apis_dir(mut self, dir: impl AsRef<Path>) -> Self {
-        self.config.apis_dir = dir.as_ref().to_path_buf();
+        self.config = self.config.apis_dir(dir);
         self
     }
 
     /// The group-versions to generate, as `generate-groups.sh` takes them:
     /// `"crddemo:v1 example:v1beta1,v1"`. Default: every version folder found.
     pub fn groups(mut self, spec: &str) -> Self {
-        self.groups = Some(spec.to_string());
+        self.config = self.config.groups(spec);
         self
     }
 
     /// The Rust path of the apis module (default `crate::pkg::apis`).
     pub fn apis_module(mut self, path: &str) -> Self {
-        match syn::parse_str(path) {
-            Ok(p) => self.config.paths.apis = p,
-            Err(e) => self.error = Some(format!("apis_module {path:?}: {e}")),
-        }
+        self.config = self.config.apis_module(path);
         self
     }
 
     /// The Rust path of the module that includes the client (default `crate::pkg::client`).
     pub fn client_module(mut self, path: &str) -> Self {
-        match syn::parse_str(path) {
-            Ok(p) => self.config.paths.client = p,
-            Err(e) => self.error = Some(format!("client_module {path:?}: {e}")),
-        }
+        self.config = self.config.client_module(path);
         self
     }
 
     /// The path of the runtime crate in generated code (default `::kube_codegen_runtime`).
     pub fn runtime_crate(mut self, path: &str) -> Self {
-        match syn::parse_str(path) {
-            Ok(p) => self.config.paths.runtime = p,
-            Err(e) => self.error = Some(format!("runtime_crate {path:?}: {e}")),
-        }
+        self.config = self.config.runtime_crate(path);
         self
     }
 
     /// A boilerplate file put at the top of every generated file.
     pub fn header_file(mut self, path: impl AsRef<Path>) -> Self {
-        self.header_file = Some(path.as_ref().to_path_buf());
+        self.config = self.config.header_file(path);
         self
     }
 
     /// Adds a plural exception (`"Endpoints", "Endpoints"`).
     pub fn plural_exception(mut self, kind: &str, plural: &str) -> Self {
-        match PluralExceptions::parse(&format!("{kind}:{plural}")) {
-            Ok(p) => self.config.plural_exceptions.extend(p),
-            Err(e) => self.error = Some(e),
-        }
+        self.config = self.config.plural_exceptions(&format!("{kind}:{plural}"));
         self
     }
 
     /// Runs only these generators (default: all).
     pub fn generators(mut self, generators: impl IntoIterator<Item = Generator>) -> Self {
-        self.config.generators = generators.into_iter().collect::<BTreeSet<_>>();
+        self.config = self
+            .config
+            .generators(generators.into_iter().collect::<BTreeSet<_>>());
         self
     }
 
     /// Whether to generate `clientset::versioned::fake` (default: yes; needs the runtime's `fake`
     /// feature).
     pub fn fake_clientset(mut self, yes: bool) -> Self {
-        self.config.fake_clientset = yes;
+        self.config = self.config.fake_clientset(yes);
         self
     }
 
@@ -138,14 +141,15 @@ impl Builder {
     /// `<out>/kube-codegen/crd`). A relative path is relative to the package root, so
     /// `.crd_dir("crd")` keeps the manifests in the source tree.
     pub fn crd_dir(mut self, dir: impl AsRef<Path>) -> Self {
-        self.crd_dir = Some(dir.as_ref().to_path_buf());
+        self.config = self.config.crd_dir(dir);
+        self.crd_dir_set = true;
         self
     }
 
     /// The CRD file name template (default `{plural}.{group}.yaml`; `{singular}` and `{kind}`
     /// are also replaced).
     pub fn crd_file_name(mut self, template: &str) -> Self {
-        self.config.crd_file_name = template.to_string();
+        self.config = self.config.crd_file_name(template);
         self
     }
 
@@ -155,26 +159,9 @@ impl Builder {
         self
     }
 
-    /// The configuration this builder describes (for the CLI-equivalence test and tools).
-    pub fn config(&self) -> Result<Config> {
-        let mut config = self.config.clone();
-        if let Some(e) = &self.error {
-            return Err(Error::file("build.rs", e.clone()));
-        }
-        if let Some(spec) = &self.groups {
-            config.groups =
-                GroupVersions::parse_list(spec).map_err(|e| Error::file(&config.apis_dir, e))?;
-        }
-        if let Some(h) = &self.header_file {
-            config.boilerplate = std::fs::read_to_string(h)
-                .map_err(|e| Error::io(h, "cannot read header file", e))?;
-        }
-        Ok(config)
-    }
-
-    /// Generates and writes `<out>/kube-codegen/client.rs` and
-    /// `<out>/kube-codegen/apis/<group>/<version>.rs` (and, with the `crd` generator, the CRD
-    /// YAML files); returns the written paths.
+    /// Generates and writes `<out>/kube-codegen/client.rs`,
+    /// `<out>/kube-codegen/apis/<group>/<version>.rs` and the files they declare (and, with the
+    /// `crd` generator, the CRD YAML files); returns every generated path, sorted.
     pub fn compile(self) -> Result<Vec<PathBuf>> {
         self.compile_with(&mut |directive| println!("{directive}"))
     }
@@ -182,52 +169,69 @@ impl Builder {
     /// [`compile`](Self::compile), handing each Cargo directive (`cargo:rerun-if-changed=…`,
     /// `cargo:warning=…`) to `cargo` instead of printing it.
     fn compile_with(self, cargo: &mut dyn FnMut(String)) -> Result<Vec<PathBuf>> {
-        let config = self.config()?;
         let out = match &self.out_dir {
             Some(d) => d.clone(),
             None => std::env::var_os("OUT_DIR")
                 .map(PathBuf::from)
-                .ok_or_else(|| {
-                    Error::file(
-                        "build.rs",
-                        "OUT_DIR is not set: call compile() from a build script or set out_dir()",
-                    )
+                .ok_or_else(|| Error::Config {
+                    key: crate::config::ConfigKey::OutputDir,
+                    message:
+                        "OUT_DIR is not set: call compile() from a build script or set out_dir()"
+                            .into(),
                 })?,
         }
         .join("kube-codegen");
+        // `#[path]` attributes in the included roots name the files absolutely.
+        let out =
+            std::path::absolute(&out).map_err(|e| Error::io(&out, "cannot resolve path", e))?;
+        let mut config = self.config.clone().output_dir(&out);
+        if !self.crd_dir_set {
+            config = config.crd_dir(out.join("crd"));
+        }
+        let settings = config.settings()?;
         if self.emit_rerun {
             cargo(format!(
                 "cargo:rerun-if-changed={}",
-                config.apis_dir.display()
+                settings.apis_dir.display()
             ));
-            if let Some(h) = &self.header_file {
+            if let Some(h) = config.get_header_file() {
                 cargo(format!("cargo:rerun-if-changed={}", h.display()));
             }
         }
-        let generation = crate::generate(&config)?;
+        let analysis = pipeline::analyze(&settings, true)?;
         if self.emit_rerun {
-            for input in generation.inputs() {
+            for input in &analysis.inputs {
                 cargo(format!("cargo:rerun-if-changed={}", input.display()));
             }
         }
-        for w in generation.warnings() {
+        for w in &analysis.warnings {
             cargo(format!("cargo:warning={w}"));
         }
-        let crd_dir = self.crd_dir.clone().unwrap_or_else(|| out.join("crd"));
-        let files: Vec<(PathBuf, String)> = generation
-            .inline_files()?
-            .into_iter()
-            .map(|f| (out.join(f.path), f.text))
-            .chain(
-                generation
-                    .crd_files()
-                    .iter()
-                    .map(|f| (crd_dir.join(&f.file_name), f.text.clone())),
-            )
-            .collect();
-        let written = files.iter().map(|(p, _)| p.clone()).collect();
-        crate::write::Plan::new(files, &[])?.apply()?;
-        Ok(written)
+        let owned = Owned {
+            dirs: vec![out.join("client"), out.join("apis")],
+            crds: settings.generators.contains(&Generator::Crd).then(|| {
+                (
+                    settings.crd_dir.clone(),
+                    analysis
+                        .model
+                        .packages
+                        .iter()
+                        .map(|p| p.group_name.clone())
+                        .collect(),
+                )
+            }),
+        };
+        let layout = Layout::Included { out: out.clone() };
+        let report = crate::write_all(
+            &settings,
+            &analysis,
+            &layout,
+            &[],
+            Mode::Write,
+            &owned,
+            &out,
+        )?;
+        Ok(report.files)
     }
 }
 
@@ -263,6 +267,17 @@ mod tests {
                 .iter()
                 .any(|p| p.ends_with("kube-codegen/client.rs"))
         );
+        let client_rs = std::fs::read_to_string(tmp.path().join("out/kube-codegen/client.rs"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let declared = tmp.path().join("out/kube-codegen/client/clientset/mod.rs");
+        assert!(
+            client_rs.contains(&format!(
+                "#[path = \"{}\"]\npub mod clientset;",
+                declared.display()
+            )),
+            "{client_rs}"
+        );
+        assert!(declared.is_file());
 
         let rerun: Vec<&str> = directives
             .iter()

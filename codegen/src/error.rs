@@ -66,9 +66,19 @@ impl fmt::Display for Location {
     }
 }
 
-/// Everything that can go wrong in a generator run.
+/// Everything that can go wrong in a generator run. None is worth retrying as is: each needs
+/// the input, the options or the file system fixed first.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
+    /// An option is invalid (checked by [`Config::validate`](crate::Config::validate) before any
+    /// input is read).
+    #[error("{key}: {message}")]
+    Config {
+        /// The option.
+        key: crate::ConfigKey,
+        /// What is wrong with its value.
+        message: String,
+    },
     /// The input is wrong: bad Rust, a bad tag, an invalid model.
     #[error("{location}: error: {message}")]
     Input {

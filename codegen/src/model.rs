@@ -56,8 +56,6 @@ pub struct Package {
     pub kinds: Vec<Kind>,
     /// Every source file read for this package.
     pub inputs: Vec<PathBuf>,
-    /// Every type declared in the package, by name (for same-package type references).
-    pub type_names: BTreeSet<String>,
 }
 
 impl Package {
@@ -348,33 +346,36 @@ struct TypeDecl {
     tags: Vec<Tag>,
 }
 
-/// Builds and validates the model of every scanned package.
-pub fn build(sources: &[PackageSource], opts: &ModelOptions) -> Result<Model> {
-    let mut packages = Vec::with_capacity(sources.len());
-    for src in sources {
-        packages.push(build_package(src, opts)?);
-    }
-    check_groups(&packages, sources)?;
-    // Sort by group folder, keeping the given order of versions (client-gen's ordering).
-    let mut order: Vec<String> = packages.iter().map(|p| p.group_dir.clone()).collect();
+/// Checks what spans packages (a group folder's name and Go name agree across its versions,
+/// no two groups share a Go name) and orders the packages by group folder, keeping the given
+/// order of versions (client-gen's ordering). Returns the model and, for each of its packages,
+/// its index in `packages`.
+pub(crate) fn finish(packages: Vec<Package>) -> Result<(Model, Vec<usize>)> {
+    check_groups(&packages)?;
+    let mut order: Vec<&str> = packages.iter().map(|p| p.group_dir.as_str()).collect();
     order.sort();
     order.dedup();
-    packages.sort_by_key(|p| {
+    let mut index: Vec<usize> = (0..packages.len()).collect();
+    // A stable sort: versions of a group keep the order they were given in.
+    index.sort_by_key(|&i| {
         order
-            .iter()
-            .position(|g| *g == p.group_dir)
+            .binary_search(&packages[i].group_dir.as_str())
             .unwrap_or(usize::MAX)
     });
-    Ok(Model { packages })
+    let mut slots: Vec<Option<Package>> = packages.into_iter().map(Some).collect();
+    let packages = index.iter().filter_map(|&i| slots[i].take()).collect();
+    Ok((Model { packages }, index))
 }
 
-fn check_groups(packages: &[Package], sources: &[PackageSource]) -> Result<()> {
+fn check_groups(packages: &[Package]) -> Result<()> {
     let mut by_dir: BTreeMap<&str, &Package> = BTreeMap::new();
     let mut by_go: BTreeMap<&str, &Package> = BTreeMap::new();
-    for (p, src) in packages.iter().zip(sources) {
+    for p in packages {
         let here = || {
-            src.mod_file()
-                .map_or_else(|| Location::file(&src.dir), |f| Location::file(&f.path))
+            p.inputs
+                .iter()
+                .find(|f| f.file_stem().is_some_and(|s| s == "mod"))
+                .map_or_else(|| Location::file(&p.dir), Location::file)
         };
         if let Some(prev) = by_dir.get(p.group_dir.as_str()) {
             if prev.group_name != p.group_name {
@@ -498,7 +499,8 @@ fn package_tags(src: &PackageSource) -> Result<PackageTags> {
     Ok(out)
 }
 
-fn build_package(src: &PackageSource, opts: &ModelOptions) -> Result<Package> {
+/// Builds and validates the model of one scanned package.
+pub(crate) fn build_package(src: &PackageSource, opts: &ModelOptions) -> Result<Package> {
     let ptags = package_tags(src)?;
     let mod_path = src
         .mod_file()
@@ -696,7 +698,6 @@ fn build_package(src: &PackageSource, opts: &ModelOptions) -> Result<Package> {
         objects,
         kinds,
         inputs: src.files.iter().map(|f| f.path.clone()).collect(),
-        type_names,
     })
 }
 
@@ -717,77 +718,29 @@ struct TypeTags {
     singular: Option<String>,
 }
 
-/// Whether `v` is a valid resource name (lower case, digits, `-` and `.`).
-fn is_resource_name(v: &str) -> bool {
-    !v.is_empty()
-        && v.chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.')
-}
-
 impl TypeTags {
-    /// `+kubebuilder:resource:path=…,singular=…,shortName=a;b,categories=a;b,scope=…`
-    /// (controller-gen's marker): names for the CRD, scope and plural for every generator.
-    fn parse_resource_marker(
+    /// `+kubebuilder:resource:…`: names for the CRD, scope and plural for every generator.
+    fn apply_resource_marker(
         &mut self,
         tag: &Tag,
         scope: &mut Option<(Scope, Tag)>,
         path: &mut Option<(String, Tag)>,
     ) -> Result<()> {
-        let err = |msg: String| {
-            Error::at(
-                tag.location.clone(),
-                format!("+kubebuilder:resource: {msg}"),
-            )
-        };
-        let args = crate::markers::args_of(tag, "kubebuilder:resource").unwrap_or_default();
-        for (k, raw) in crate::markers::parse_args(tag, &args)? {
-            let names = |raw: &str| -> Result<Vec<String>> {
-                let list = crate::markers::list(raw).map_err(&err)?;
-                for n in &list {
-                    if !is_resource_name(n) {
-                        return Err(err(format!("{k}: {n:?} is not a valid lower-case name")));
-                    }
-                }
-                Ok(list)
-            };
-            let one = |raw: &str| crate::markers::unquote(raw).map_err(&err);
-            match k.as_str() {
-                "shortName" => self.short_names = names(&raw)?,
-                "categories" => self.categories = names(&raw)?,
-                "singular" => {
-                    let v = one(&raw)?;
-                    if !is_resource_name(&v) {
-                        return Err(err(format!(
-                            "singular={v:?} is not a valid lower-case name"
-                        )));
-                    }
-                    self.singular = Some(v);
-                }
-                "path" => {
-                    let v = one(&raw)?;
-                    if !is_resource_name(&v) {
-                        return Err(err(format!("path={v:?} is not a valid resource name")));
-                    }
-                    *path = Some((v, tag.clone()));
-                }
-                "scope" => {
-                    let s = match one(&raw)?.as_str() {
-                        "Cluster" => Scope::Cluster,
-                        "Namespaced" => Scope::Namespaced,
-                        other => {
-                            return Err(err(format!(
-                                "scope={other:?}: expected Cluster or Namespaced"
-                            )));
-                        }
-                    };
-                    *scope = Some((s, tag.clone()));
-                }
-                other => {
-                    return Err(err(format!(
-                        "unknown argument {other:?} (known: path, singular, shortName, categories, scope)"
-                    )));
-                }
-            }
+        let m = crate::crd::markers::resource(tag)?;
+        if let Some(v) = m.short_names {
+            self.short_names = v;
+        }
+        if let Some(v) = m.categories {
+            self.categories = v;
+        }
+        if let Some(v) = m.singular {
+            self.singular = Some(v);
+        }
+        if let Some(v) = m.path {
+            *path = Some((v, tag.clone()));
+        }
+        if let Some(v) = m.scope {
+            *scope = Some((v, tag.clone()));
         }
         Ok(())
     }
@@ -928,7 +881,7 @@ impl TypeTags {
                     t.resource_name = Some(v);
                 }
                 k if k.starts_with("kubebuilder:resource:") || k == "kubebuilder:resource" => {
-                    t.parse_resource_marker(tag, &mut kb_scope, &mut kb_path)?;
+                    t.apply_resource_marker(tag, &mut kb_scope, &mut kb_path)?;
                 }
                 _ => {}
             }
@@ -1205,7 +1158,7 @@ fn collect_decls(
             lifetimes,
             type_params,
             unsupported_generics,
-            tags: tags::item_tags(&file.path, &file.text, first_line, name_line),
+            tags: tags::item_tags(&file.path, &file.text, &file.lines, first_line, name_line),
         });
     }
     Ok(())

@@ -54,13 +54,15 @@ impl GroupVersions {
 
 /// A parsed Rust source file of an API package.
 #[derive(Debug)]
-pub struct SourceFile {
+pub(crate) struct SourceFile {
     /// Path of the file (the apis dir joined with group, version and file name).
     pub path: PathBuf,
     /// The file's text, as read.
     pub text: String,
     /// The parsed file.
     pub ast: syn::File,
+    /// Where each line of `text` starts, for the tags stage.
+    pub lines: crate::tags::LineIndex,
 }
 
 impl SourceFile {
@@ -73,7 +75,7 @@ impl SourceFile {
 
 /// The sources of one API package, `<apis>/<group>/<version>/`.
 #[derive(Debug)]
-pub struct PackageSource {
+pub(crate) struct PackageSource {
     /// The group's folder name (`crddemo`, `example3.io`).
     pub group_dir: String,
     /// The version folder name (`v1`).
@@ -91,16 +93,33 @@ impl PackageSource {
     }
 }
 
-/// Reads every package named in `groups` (or, when empty, every `<group>/<version>` folder
-/// whose version looks like `v1`, `v1beta1` …) under `apis_dir`.
-pub fn scan(apis_dir: &Path, groups: &[GroupVersions]) -> Result<Vec<PackageSource>> {
+/// A package to read: `<apis>/<group>/<version>/`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct PackageRef {
+    /// The group's folder name.
+    pub group_dir: String,
+    /// The version folder name.
+    pub version: String,
+    /// The package folder.
+    pub dir: PathBuf,
+}
+
+/// The packages named in `groups` (or, when empty, every `<group>/<version>` folder whose
+/// version looks like `v1`, `v1beta1` …) under `apis_dir`, checked to exist. With
+/// `every_version`, the other version folders of the one group named are added (a CRD holds
+/// every version of its kind).
+pub(crate) fn packages(
+    apis_dir: &Path,
+    groups: &[GroupVersions],
+    every_version: bool,
+) -> Result<Vec<PackageRef>> {
     if !apis_dir.is_dir() {
         return Err(Error::file(
             apis_dir,
             "apis directory does not exist or is not a directory",
         ));
     }
-    let wanted: Vec<(String, String)> = if groups.is_empty() {
+    let mut wanted: Vec<(String, String)> = if groups.is_empty() {
         discover(apis_dir)?
     } else {
         groups
@@ -108,13 +127,26 @@ pub fn scan(apis_dir: &Path, groups: &[GroupVersions]) -> Result<Vec<PackageSour
             .flat_map(|g| g.versions.iter().map(|v| (g.group.clone(), v.clone())))
             .collect()
     };
+    if every_version && let [g] = groups {
+        let mut others: Vec<String> = Vec::new();
+        for version in sorted_entries(&apis_dir.join(&g.group))? {
+            if let Some(v) = file_name(&version)
+                && version.is_dir()
+                && namer::is_version(&v)
+                && !g.versions.contains(&v)
+            {
+                others.push(v);
+            }
+        }
+        wanted.extend(others.into_iter().map(|v| (g.group.clone(), v)));
+    }
     if wanted.is_empty() {
         return Err(Error::file(
             apis_dir,
             "no API packages found: expected <group>/<version>/ folders such as crddemo/v1",
         ));
     }
-    let mut packages = Vec::with_capacity(wanted.len());
+    let mut out = Vec::with_capacity(wanted.len());
     for (group, version) in wanted {
         let dir = apis_dir.join(&group).join(&version);
         if !dir.is_dir() {
@@ -129,15 +161,23 @@ pub fn scan(apis_dir: &Path, groups: &[GroupVersions]) -> Result<Vec<PackageSour
                 format!("{version:?} is not a Kubernetes API version (v1, v1beta1, v2alpha1 …)"),
             ));
         }
-        let files = read_package(&dir)?;
-        packages.push(PackageSource {
+        out.push(PackageRef {
             group_dir: group,
             version,
             dir,
-            files,
         });
     }
-    Ok(packages)
+    Ok(out)
+}
+
+/// Reads and parses every `.rs` file of one package.
+pub(crate) fn read(package: &PackageRef) -> Result<PackageSource> {
+    Ok(PackageSource {
+        group_dir: package.group_dir.clone(),
+        version: package.version.clone(),
+        dir: package.dir.clone(),
+        files: read_package(&package.dir)?,
+    })
 }
 
 fn discover(apis_dir: &Path) -> Result<Vec<(String, String)>> {
@@ -178,7 +218,7 @@ fn sorted_entries(dir: &Path) -> Result<Vec<PathBuf>> {
 }
 
 /// Whether a file name is generator output (never read back as input).
-pub fn is_generated_name(name: &str) -> bool {
+pub(crate) fn is_generated_name(name: &str) -> bool {
     name.starts_with("zz_generated")
 }
 
@@ -197,7 +237,7 @@ fn read_package(dir: &Path) -> Result<Vec<SourceFile>> {
 }
 
 /// Reads and parses one file; the error names the file, line and column.
-pub fn read_source(path: &Path) -> Result<SourceFile> {
+pub(crate) fn read_source(path: &Path) -> Result<SourceFile> {
     let bytes = fs::read(path).map_err(|e| Error::io(path, "cannot read file", e))?;
     let text = match String::from_utf8(bytes) {
         Ok(t) => t,
@@ -219,7 +259,7 @@ pub fn read_source(path: &Path) -> Result<SourceFile> {
 }
 
 /// Parses `text` as the content of `path`.
-pub fn parse_source(path: &Path, text: String) -> Result<SourceFile> {
+pub(crate) fn parse_source(path: &Path, text: String) -> Result<SourceFile> {
     let body = text.strip_prefix('\u{feff}').unwrap_or(&text);
     let ast = syn::parse_file(body).map_err(|e| {
         Error::at(
@@ -229,6 +269,7 @@ pub fn parse_source(path: &Path, text: String) -> Result<SourceFile> {
     })?;
     Ok(SourceFile {
         path: path.to_path_buf(),
+        lines: crate::tags::LineIndex::new(&text),
         text,
         ast,
     })

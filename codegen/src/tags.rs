@@ -54,11 +54,66 @@ fn is_blank(raw: &str) -> bool {
     raw.trim().is_empty()
 }
 
+/// The lines of a source file, indexed once so that finding an item's comment block costs only
+/// the lines of that block (the tags stage runs once per type and per field).
+///
+/// Line `n` (1-based) is what `text.lines()` yields at index `n - 1`: without its `\n`, and
+/// without a `\r` before it.
+#[derive(Debug, Clone, Default)]
+pub struct LineIndex {
+    /// Byte offset of the start of each line.
+    starts: Vec<usize>,
+    /// Byte length of the text.
+    len: usize,
+}
+
+impl LineIndex {
+    /// Indexes `text`.
+    pub fn new(text: &str) -> Self {
+        let mut starts = vec![0];
+        starts.extend(memchr_newlines(text).map(|i| i + 1));
+        // `str::lines` yields no empty last line after a final newline.
+        if starts.last() == Some(&text.len()) && !text.is_empty() {
+            starts.pop();
+        }
+        if text.is_empty() {
+            starts.clear();
+        }
+        LineIndex {
+            starts,
+            len: text.len(),
+        }
+    }
+
+    /// Line `n` (1-based) of `text`, the text this index was built from.
+    pub fn line<'t>(&self, text: &'t str, n: usize) -> Option<&'t str> {
+        let i = n.checked_sub(1)?;
+        let start = *self.starts.get(i)?;
+        let rest = text.get(start..self.len)?;
+        Some(match rest.find('\n') {
+            Some(end) => rest[..end].strip_suffix('\r').unwrap_or(&rest[..end]),
+            None => rest,
+        })
+    }
+}
+
+fn memchr_newlines(text: &str) -> impl Iterator<Item = usize> + '_ {
+    text.bytes()
+        .enumerate()
+        .filter(|&(_, b)| b == b'\n')
+        .map(|(i, _)| i)
+}
+
 /// The tags that belong to the item spanning lines `first_line..=name_line` (1-based; the first
 /// line is that of its first attribute or doc comment, the name line that of its identifier).
-pub fn item_tags(path: &Path, text: &str, first_line: usize, name_line: usize) -> Vec<Tag> {
-    let lines: Vec<&str> = text.lines().collect();
-    let get = |n: usize| -> Option<&str> { n.checked_sub(1).and_then(|i| lines.get(i).copied()) };
+pub fn item_tags(
+    path: &Path,
+    text: &str,
+    index: &LineIndex,
+    first_line: usize,
+    name_line: usize,
+) -> Vec<Tag> {
+    let get = |n: usize| -> Option<&str> { index.line(text, n) };
     let mut comments: Vec<CommentLine<'_>> = Vec::new();
 
     // Closest block, part 1: the run directly above the first attribute.
@@ -209,6 +264,38 @@ mod tests {
             .collect()
     }
 
+    fn tags_at(src: &str, first_line: usize, name_line: usize) -> Vec<Tag> {
+        item_tags(
+            Path::new("t.rs"),
+            src,
+            &LineIndex::new(src),
+            first_line,
+            name_line,
+        )
+    }
+
+    #[test]
+    fn the_line_index_agrees_with_str_lines() {
+        for text in [
+            "",
+            "\n",
+            "a",
+            "a\n",
+            "a\nb",
+            "a\r\nb\r\n",
+            "\u{feff}// x\n\n\nfn f() {}\n",
+            "a\n\n",
+            "\r\n\r",
+        ] {
+            let index = LineIndex::new(text);
+            let lines: Vec<&str> = text.lines().collect();
+            for n in 0..lines.len() + 3 {
+                let want = n.checked_sub(1).and_then(|i| lines.get(i).copied());
+                assert_eq!(index.line(text, n), want, "{text:?} line {n}");
+            }
+        }
+    }
+
     #[test]
     fn closest_block_includes_plain_and_doc_comments_and_attr_interleaves() {
         let src = "\
@@ -221,7 +308,7 @@ use x;
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
 pub struct Mydemo {}
 ";
-        let tags = item_tags(Path::new("t.rs"), src, 4, 8);
+        let tags = tags_at(src, 4, 8);
         assert_eq!(
             keys(&tags),
             [
@@ -245,24 +332,18 @@ pub struct A;
 // +genclient
 pub struct B;
 ";
-        assert_eq!(
-            keys(&item_tags(Path::new("t.rs"), src, 3, 4)),
-            ["genclient"]
-        );
-        assert!(item_tags(Path::new("t.rs"), src, 8, 8).len() == 1);
+        assert_eq!(keys(&tags_at(src, 3, 4)), ["genclient"]);
+        assert!(tags_at(src, 8, 8).len() == 1);
         let far = "// +genclient\n\n\npub struct C;\n";
-        assert!(item_tags(Path::new("t.rs"), far, 4, 4).is_empty());
+        assert!(tags_at(far, 4, 4).is_empty());
         let no_doc = "// +genclient\n\npub struct D;\n";
-        assert_eq!(
-            keys(&item_tags(Path::new("t.rs"), no_doc, 3, 3)),
-            ["genclient"]
-        );
+        assert_eq!(keys(&tags_at(no_doc, 3, 3)), ["genclient"]);
     }
 
     #[test]
     fn tags_of_a_previous_item_do_not_leak() {
         let src = "// +genclient\npub struct A;\npub struct B;\n";
-        assert!(item_tags(Path::new("t.rs"), src, 3, 3).is_empty());
+        assert!(tags_at(src, 3, 3).is_empty());
     }
 
     #[test]

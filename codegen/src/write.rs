@@ -1,138 +1,267 @@
-//! Stage 6, write: put rendered files on disk so that a failed run leaves earlier output
+//! Stage 7, write: put rendered files on disk so that a failed run leaves earlier output
 //! untouched, or (`--verify-only`) compare instead of writing.
 //!
-//! Writing happens in two phases. First every changed file is written to a temporary sibling
-//! (`<name>.kube-codegen-tmp`); if any of those writes fails, the temporaries are removed and
-//! nothing else was changed. Then each temporary is renamed over its target (an atomic step per
-//! file) and stale generated files — ones carrying the generated marker that this run no longer
-//! produces — are removed. Files whose content is unchanged are not rewritten, so their mtimes
-//! (and `cargo`'s rebuild decisions) stay put. Hand-written files are never deleted.
+//! Files arrive one by one while the workers render them ([`Stager::accept`]), so a run never
+//! holds its whole output. A file whose content is already on disk is left alone, so its mtime
+//! (and `cargo`'s rebuild decisions) stays put. A changed file is written at once to a
+//! temporary sibling (`<name>.kube-codegen-tmp`). When every file has arrived,
+//! [`Stager::finish`] finds the stale generated files — ones carrying the generated marker,
+//! under a folder this run owns, that it no longer produces, and CRD YAML files of this run's
+//! groups that it no longer produces — then renames each temporary over its target (an atomic
+//! step per file) and removes the stale files. If anything fails before that, the temporaries
+//! and the folders made for them are removed: nothing else was changed. Hand-written files are
+//! never deleted.
 
 use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use crate::crd::{YAML_MARKER, written_group};
 use crate::error::{Error, Result};
 use crate::output::GENERATED_MARKER;
 
-/// What a run will change on disk.
-#[derive(Debug, Default)]
-pub struct Plan {
-    /// Files to create or overwrite, with their new content.
-    pub writes: Vec<(PathBuf, String)>,
-    /// Files whose content is already right.
-    pub unchanged: Vec<PathBuf>,
-    /// Stale generated files to remove.
-    pub deletes: Vec<PathBuf>,
+/// What a run changed on disk (or, verifying, would change).
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Report {
+    /// Every file the run generates, sorted.
+    pub files: Vec<PathBuf>,
+    /// The files whose content changed (written, or verifying: out of date), sorted.
+    pub written: Vec<PathBuf>,
+    /// Stale generated files removed (verifying: that would be removed), sorted.
+    pub removed: Vec<PathBuf>,
 }
 
 /// Whether the file at `path` starts with the generated marker.
-pub fn is_generated_file(path: &Path) -> bool {
-    fs::read_to_string(path)
-        .map(|t| t.starts_with(GENERATED_MARKER))
-        .unwrap_or(false)
+pub(crate) fn is_generated_file(path: &Path) -> bool {
+    use std::io::Read;
+    let mut head = [0u8; GENERATED_MARKER.len()];
+    fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut head))
+        .is_ok_and(|()| head == GENERATED_MARKER.as_bytes())
 }
 
-impl Plan {
-    /// Plans writing `files` (absolute or cwd-relative paths and contents). Generated files under
-    /// any of `owned_dirs` that are not in `files` are scheduled for removal.
-    pub fn new(files: Vec<(PathBuf, String)>, owned_dirs: &[PathBuf]) -> Result<Plan> {
-        let mut plan = Plan::default();
-        let wanted: BTreeSet<PathBuf> = files.iter().map(|(p, _)| p.clone()).collect();
-        for (path, text) in files {
-            match fs::read(&path) {
-                Ok(old) if old == text.as_bytes() => plan.unchanged.push(path),
-                _ => plan.writes.push((path, text)),
-            }
+/// Whether a run writes files or only compares them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Mode {
+    /// Write what changed.
+    Write,
+    /// Compare; [`Stager::finish`] fails with [`Error::Stale`] on any difference.
+    Verify,
+}
+
+/// Where stale files are looked for.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Owned {
+    /// Folders whose generated `.rs` files this run owns.
+    pub dirs: Vec<PathBuf>,
+    /// The CRD folder and the groups whose generated CRD files this run owns.
+    pub crds: Option<(PathBuf, BTreeSet<String>)>,
+}
+
+/// Receives the rendered files of a run; see the [module docs](self).
+#[derive(Debug)]
+pub(crate) struct Stager {
+    mode: Mode,
+    files: BTreeSet<PathBuf>,
+    changed: Vec<PathBuf>,
+    staged: Vec<(PathBuf, PathBuf)>,
+    created: Vec<PathBuf>,
+    diff: String,
+    diffs: usize,
+    /// Set once the staged files are committed; until then, dropping the stager undoes them.
+    committed: bool,
+}
+
+impl Drop for Stager {
+    fn drop(&mut self) {
+        if self.committed {
+            return;
         }
-        for dir in owned_dirs {
-            let mut found = Vec::new();
-            walk_rs(dir, &mut found)?;
-            for f in found {
-                if !wanted.contains(&f) && is_generated_file(&f) {
-                    plan.deletes.push(f);
-                }
-            }
+        for (tmp, _) in &self.staged {
+            let _ = fs::remove_file(tmp);
         }
-        plan.deletes.sort();
-        Ok(plan)
+        // Deepest first; `remove_dir` leaves any folder that something else filled meanwhile.
+        for dir in self.created.iter().rev() {
+            let _ = fs::remove_dir(dir);
+        }
+    }
+}
+
+/// How many differing files `--verify-only` shows.
+const MAX_DIFF_FILES: usize = 5;
+
+impl Stager {
+    /// A stager that writes or verifies.
+    pub(crate) fn new(mode: Mode) -> Self {
+        Stager {
+            mode,
+            files: BTreeSet::new(),
+            changed: Vec::new(),
+            staged: Vec::new(),
+            created: Vec::new(),
+            diff: String::new(),
+            diffs: 0,
+            committed: false,
+        }
     }
 
-    /// Whether the disk already matches.
-    pub fn is_clean(&self) -> bool {
-        self.writes.is_empty() && self.deletes.is_empty()
-    }
-
-    /// Applies the plan: all-or-nothing for the write phase (a failure removes the temporaries
-    /// and the folders it created), then renames and removals.
-    pub fn apply(&self) -> Result<()> {
-        let mut staged: Vec<(PathBuf, PathBuf)> = Vec::with_capacity(self.writes.len());
-        let mut created: Vec<PathBuf> = Vec::new();
-        let result = (|| {
-            for (path, text) in &self.writes {
+    /// Takes one generated file: leaves it if the disk has it already; else stages it
+    /// (writing) or records the difference (verifying).
+    pub(crate) fn accept(&mut self, path: PathBuf, text: String) -> Result<()> {
+        if !self.files.insert(path.clone()) {
+            return Err(Error::file(
+                &path,
+                "internal error: two generated files have this path; please report this",
+            ));
+        }
+        let old = fs::read(&path).ok();
+        if old.as_deref() == Some(text.as_bytes()) {
+            return Ok(());
+        }
+        self.changed.push(path.clone());
+        match self.mode {
+            Mode::Write => {
                 if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-                    create_dirs(parent, &mut created)?;
+                    create_dirs(parent, &mut self.created)?;
                 }
-                let tmp = tmp_path(path);
-                fs::write(&tmp, text).map_err(|e| Error::io(path, "cannot write file", e))?;
-                staged.push((tmp, path.clone()));
+                let tmp = tmp_path(&path);
+                fs::write(&tmp, &text).map_err(|e| Error::io(&path, "cannot write file", e))?;
+                self.staged.push((tmp, path));
             }
-            Ok(())
-        })();
-        if let Err(e) = result {
-            for (tmp, _) in &staged {
-                let _ = fs::remove_file(tmp);
+            Mode::Verify => {
+                self.diffs += 1;
+                if self.diffs <= MAX_DIFF_FILES {
+                    match old.map(String::from_utf8) {
+                        Some(Ok(old)) => {
+                            self.diff.push_str(&format!(
+                                "--- {0}\n+++ {0} (generated)\n",
+                                path.display()
+                            ));
+                            self.diff.push_str(&short_diff(&old, &text));
+                        }
+                        _ => self
+                            .diff
+                            .push_str(&format!("missing: {}\n", path.display())),
+                    }
+                }
             }
-            // Deepest first; `remove_dir` leaves any folder that something else filled meanwhile.
-            for dir in created.iter().rev() {
-                let _ = fs::remove_dir(dir);
-            }
-            return Err(e);
-        }
-        for (tmp, path) in &staged {
-            fs::rename(tmp, path).map_err(|e| Error::io(path, "cannot replace file", e))?;
-        }
-        for path in &self.deletes {
-            fs::remove_file(path).map_err(|e| Error::io(path, "cannot remove stale file", e))?;
-            tracing::info!(path = %path.display(), "removed stale generated file");
         }
         Ok(())
     }
 
-    /// Fails with [`Error::Stale`] and a short diff when the disk does not match.
-    pub fn verify(&self, root: &Path) -> Result<()> {
-        if self.is_clean() {
-            return Ok(());
-        }
-        let mut diff = String::new();
-        const MAX_FILES: usize = 5;
-        for (path, text) in self.writes.iter().take(MAX_FILES) {
-            match fs::read_to_string(path) {
-                Ok(old) => {
-                    diff.push_str(&format!("--- {0}\n+++ {0} (generated)\n", path.display()));
-                    diff.push_str(&short_diff(&old, text));
+    /// Undoes what was staged: removes the temporaries and the folders made for them (as
+    /// dropping an unfinished stager does).
+    pub(crate) fn abort(self) {
+        drop(self);
+    }
+
+    /// Finds the stale files of `owned`, then commits (writing) or reports (verifying, with
+    /// `root` named in the error).
+    pub(crate) fn finish(mut self, owned: &Owned, root: &Path) -> Result<Report> {
+        let stale = self.stale(owned)?;
+        let mut written = self.changed.clone();
+        written.sort();
+        let report = Report {
+            files: self.files.iter().cloned().collect(),
+            written,
+            removed: stale.clone(),
+        };
+        match self.mode {
+            Mode::Verify => {
+                if report.written.is_empty() && report.removed.is_empty() {
+                    return Ok(report);
                 }
-                Err(_) => diff.push_str(&format!("missing: {}\n", path.display())),
+                let mut diff = self.diff.clone();
+                if self.diffs > MAX_DIFF_FILES {
+                    diff.push_str(&format!(
+                        "… and {} more file(s)\n",
+                        self.diffs - MAX_DIFF_FILES
+                    ));
+                }
+                for path in &stale {
+                    diff.push_str(&format!(
+                        "stale (no longer generated): {}\n",
+                        path.display()
+                    ));
+                }
+                Err(Error::Stale {
+                    root: root.to_path_buf(),
+                    count: report.written.len() + report.removed.len(),
+                    diff: diff.trim_end().to_string(),
+                })
+            }
+            Mode::Write => {
+                self.committed = true;
+                for (tmp, path) in &self.staged {
+                    fs::rename(tmp, path).map_err(|e| Error::io(path, "cannot replace file", e))?;
+                }
+                for path in &stale {
+                    fs::remove_file(path)
+                        .map_err(|e| Error::io(path, "cannot remove stale file", e))?;
+                    tracing::info!(path = %path.display(), "removed stale generated file");
+                }
+                Ok(report)
             }
         }
-        if self.writes.len() > MAX_FILES {
-            diff.push_str(&format!(
-                "… and {} more file(s)\n",
-                self.writes.len() - MAX_FILES
-            ));
-        }
-        for path in &self.deletes {
-            diff.push_str(&format!(
-                "stale (no longer generated): {}\n",
-                path.display()
-            ));
-        }
-        Err(Error::Stale {
-            root: root.to_path_buf(),
-            count: self.writes.len() + self.deletes.len(),
-            diff: diff.trim_end().to_string(),
-        })
     }
+
+    fn stale(&self, owned: &Owned) -> Result<Vec<PathBuf>> {
+        let mut out = Vec::new();
+        for dir in &owned.dirs {
+            let mut found = Vec::new();
+            walk_rs(dir, &mut found)?;
+            out.extend(
+                found
+                    .into_iter()
+                    .filter(|f| !self.files.contains(f) && is_generated_file(f)),
+            );
+        }
+        if let Some((dir, groups)) = &owned.crds {
+            out.extend(stale_crd_files(dir, &self.files, groups)?);
+        }
+        out.sort();
+        out.dedup();
+        Ok(out)
+    }
+}
+
+/// Generated YAML files in `dir` (not its subfolders) for one of `groups` that are not in
+/// `wanted`: the CRDs a run no longer produces. Hand-written files (without the marker line) and
+/// CRDs of other groups (written by other runs into a shared folder) are never listed.
+fn stale_crd_files(
+    dir: &Path,
+    wanted: &BTreeSet<PathBuf>,
+    groups: &BTreeSet<String>,
+) -> Result<Vec<PathBuf>> {
+    let rd = match fs::read_dir(dir) {
+        Ok(rd) => rd,
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+            ) =>
+        {
+            return Ok(Vec::new());
+        }
+        Err(e) => return Err(Error::io(dir, "cannot read directory", e)),
+    };
+    let mut out = Vec::new();
+    for entry in rd {
+        let entry = entry.map_err(|e| Error::io(dir, "cannot read directory", e))?;
+        let path = entry.path();
+        let is_yaml = path.extension().is_some_and(|e| e == "yaml" || e == "yml");
+        if is_yaml
+            && path.is_file()
+            && !wanted.contains(&path)
+            && fs::read_to_string(&path).is_ok_and(|t| {
+                t.starts_with(YAML_MARKER) && written_group(&t).is_some_and(|g| groups.contains(&g))
+            })
+        {
+            out.push(path);
+        }
+    }
+    out.sort();
+    Ok(out)
 }
 
 /// `fs::create_dir_all`, recording each folder it creates (outermost first) in `created`.
@@ -190,7 +319,7 @@ fn walk_rs(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
 
 /// The first differing hunk of two texts, with up to three lines of context and at most twelve
 /// changed lines.
-pub fn short_diff(old: &str, new: &str) -> String {
+pub(crate) fn short_diff(old: &str, new: &str) -> String {
     let a: Vec<&str> = old.lines().collect();
     let b: Vec<&str> = new.lines().collect();
     let start = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
@@ -232,6 +361,14 @@ mod tests {
         format!("{GENERATED_MARKER}\n{body}")
     }
 
+    fn stage(mode: Mode, files: Vec<(PathBuf, String)>) -> Result<Stager> {
+        let mut s = Stager::new(mode);
+        for (p, t) in files {
+            s.accept(p, t)?;
+        }
+        Ok(s)
+    }
+
     #[test]
     fn writes_changes_keeps_unchanged_and_removes_only_stale_generated_files() {
         let dir = tempfile::tempdir().unwrap();
@@ -239,27 +376,57 @@ mod tests {
         fs::write(d.join("same.rs"), generated("same")).unwrap();
         fs::write(d.join("stale.rs"), generated("old")).unwrap();
         fs::write(d.join("handwritten.rs"), "// mine\n").unwrap();
-        let files = vec![
-            (d.join("same.rs"), generated("same")),
-            (d.join("sub/new.rs"), generated("new")),
-        ];
-        let plan = Plan::new(files, &[d.to_path_buf()]).unwrap();
-        assert_eq!(plan.unchanged, [d.join("same.rs")]);
-        assert_eq!(plan.deletes, [d.join("stale.rs")]);
-        let err = plan.verify(d).unwrap_err().to_string();
+        let files = || {
+            vec![
+                (d.join("same.rs"), generated("same")),
+                (d.join("sub/new.rs"), generated("new")),
+            ]
+        };
+        let owned = Owned {
+            dirs: vec![d.to_path_buf()],
+            crds: None,
+        };
+        let err = stage(Mode::Verify, files())
+            .unwrap()
+            .finish(&owned, d)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("2 file(s) differ"), "{err}");
         assert!(err.contains("missing:"), "{err}");
-        plan.apply().unwrap();
+        assert!(err.contains("stale (no longer generated):"), "{err}");
+        assert!(!d.join("sub").exists(), "verifying writes nothing");
+        let report = stage(Mode::Write, files())
+            .unwrap()
+            .finish(&owned, d)
+            .unwrap();
+        assert_eq!(report.written, [d.join("sub/new.rs")]);
+        assert_eq!(report.removed, [d.join("stale.rs")]);
+        assert_eq!(report.files, [d.join("same.rs"), d.join("sub/new.rs")]);
         assert!(!d.join("stale.rs").exists());
         assert!(d.join("handwritten.rs").exists());
         assert_eq!(
             fs::read_to_string(d.join("sub/new.rs")).unwrap(),
             generated("new")
         );
-        Plan::new(vec![(d.join("sub/new.rs"), generated("new"))], &[])
+        stage(Mode::Verify, files())
             .unwrap()
-            .verify(d)
+            .finish(&owned, d)
             .unwrap();
+    }
+
+    #[test]
+    fn unchanged_files_keep_their_mtime() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a.rs");
+        fs::write(&p, generated("a")).unwrap();
+        let before = fs::metadata(&p).unwrap().modified().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let report = stage(Mode::Write, vec![(p.clone(), generated("a"))])
+            .unwrap()
+            .finish(&Owned::default(), dir.path())
+            .unwrap();
+        assert!(report.written.is_empty());
+        assert_eq!(fs::metadata(&p).unwrap().modified().unwrap(), before);
     }
 
     #[test]
@@ -269,16 +436,16 @@ mod tests {
         fs::write(d.join("a.rs"), "old a").unwrap();
         // A regular file where a folder must go: no user, not even root, can write below it.
         fs::write(d.join("blocked"), "a file").unwrap();
-        let plan = Plan::new(
+        let err = stage(
+            Mode::Write,
             vec![
                 (d.join("a.rs"), "new a".into()),
                 (d.join("new/deeper/c.rs"), "new c".into()),
                 (d.join("blocked/b.rs"), "new b".into()),
             ],
-            &[],
         )
-        .unwrap();
-        let err = plan.apply().unwrap_err().to_string();
+        .unwrap_err()
+        .to_string();
         assert!(err.contains("cannot create output directory"), "{err}");
         assert_eq!(fs::read_to_string(d.join("a.rs")).unwrap(), "old a");
         assert_eq!(fs::read_to_string(d.join("blocked")).unwrap(), "a file");
@@ -293,6 +460,23 @@ mod tests {
             .collect();
         left.sort();
         assert_eq!(left, ["a.rs", "blocked"]);
+    }
+
+    #[test]
+    fn stale_crds_are_only_generated_files_of_this_runs_groups() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let crd = |group: &str| format!("{YAML_MARKER}\napiVersion: x\nspec:\n  group: {group}\n");
+        fs::write(d.join("keep.yaml"), crd("a.io")).unwrap();
+        fs::write(d.join("gone.yaml"), crd("a.io")).unwrap();
+        fs::write(d.join("other.yaml"), crd("b.io")).unwrap();
+        fs::write(d.join("mine.yaml"), "spec:\n  group: a.io\n").unwrap();
+        let wanted: BTreeSet<PathBuf> = [d.join("keep.yaml")].into();
+        let groups: BTreeSet<String> = ["a.io".to_string()].into();
+        assert_eq!(
+            stale_crd_files(d, &wanted, &groups).unwrap(),
+            [d.join("gone.yaml")]
+        );
     }
 
     #[test]

@@ -99,3 +99,46 @@ async fn the_included_client_informers_and_listers_work() {
     assert_eq!(informer.lister().list(&Selector::everything()).len(), 1);
     factory.shutdown().await;
 }
+
+#[tokio::test]
+async fn the_generated_factory_finds_its_kinds_by_resource_without_registering_them() {
+    use kube::core::GroupVersionResource;
+    use kube_codegen_runtime::factory::FactoryError;
+
+    let (cs, _handle) = fake::Clientset::new([]).unwrap_or_else(|e| panic!("{e}"));
+    let factory = SharedInformerFactory::new(&cs);
+    assert!(
+        factory.informer_ids().is_empty(),
+        "nothing is created (or registered) up front"
+    );
+    let gvr = GroupVersionResource::gvr("example.crd.code-generator.k8s.io", "v1", "testtypes");
+    let generic = factory.for_resource(&gvr).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(generic.gvr(), &gvr);
+    let typed = generic
+        .downcast::<TestType>()
+        .expect("the informer of TestType");
+    // The same informer the typed accessor hands out: one watch per kind.
+    assert_eq!(factory.informer_ids().len(), 1);
+    let _ = factory.example().v1().test_types();
+    assert_eq!(factory.informer_ids().len(), 1);
+    drop(typed);
+    let cluster = GroupVersionResource::gvr(
+        "example.crd.code-generator.k8s.io",
+        "v1",
+        "clustertesttypes",
+    );
+    assert!(
+        factory
+            .for_resource(&cluster)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .downcast::<ClusterTestType>()
+            .is_some()
+    );
+    let unknown = GroupVersionResource::gvr("example.com", "v1", "widgets");
+    assert_eq!(
+        factory.for_resource(&unknown).err(),
+        Some(FactoryError::NoInformerFound(
+            "example.com/v1, Resource=widgets".into()
+        ))
+    );
+}

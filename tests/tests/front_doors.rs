@@ -1,8 +1,9 @@
 //! The three front doors — the CLI, the `build.rs` builder and the proc macros — emit identical
 //! code for one input: the `crd` fixture, generated with the same module paths.
 //!
-//! The CLI writes a tree of files; the builder and the macros produce inline modules. The test
-//! folds the CLI's tree into inline modules and compares the formatted code of all three.
+//! The CLI and the builder write the same files, byte for byte (the builder adds two roots that
+//! declare them with `#[path]`); the macros expand inline modules. The test compares the files,
+//! and folds each tree into inline modules to compare the formatted code of all three.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -55,11 +56,12 @@ fn normalize(code: &str) -> String {
     prettyplease::unparse(&syn::parse_file(code).expect("generated code parses"))
 }
 
-/// Replaces `pub mod x;` declarations with `pub mod x { <contents of x> }`, recursively. The
-/// root file's own `//!` doc is dropped: an `include!`d file cannot carry inner attributes, so
-/// the inline layout leaves the root doc to the including module.
+/// Replaces `pub mod x;` declarations with `pub mod x { <contents of x> }`, recursively
+/// (following `#[path = "…"]` where given). The root file's own `//!` doc is dropped: an
+/// `include!`d file cannot carry inner attributes, so the inline layout leaves the root doc to
+/// the including module. Layout attributes (`path`, `rustfmt::skip`) are dropped too.
 fn fold_tree(dir: &Path, file: &Path, root: bool) -> String {
-    let text = fs::read_to_string(file).unwrap();
+    let text = fs::read_to_string(file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
     let parsed = syn::parse_file(&text).unwrap();
     let mut out = String::new();
     for attr in parsed.attrs.iter().filter(|_| !root) {
@@ -69,14 +71,34 @@ fn fold_tree(dir: &Path, file: &Path, root: bool) -> String {
         match item {
             syn::Item::Mod(m) if m.content.is_none() => {
                 let name = m.ident.to_string();
-                let child = if dir.join(&name).join("mod.rs").exists() {
-                    fold_tree(&dir.join(&name), &dir.join(&name).join("mod.rs"), false)
-                } else {
-                    fold_tree(dir, &dir.join(format!("{name}.rs")), false)
+                let declared = m.attrs.iter().find_map(|a| match &a.meta {
+                    syn::Meta::NameValue(nv) if nv.path.is_ident("path") => match &nv.value {
+                        syn::Expr::Lit(syn::ExprLit {
+                            lit: syn::Lit::Str(s),
+                            ..
+                        }) => Some(PathBuf::from(s.value())),
+                        _ => None,
+                    },
+                    _ => None,
+                });
+                let child = match declared {
+                    Some(p) if p.ends_with("mod.rs") => fold_tree(p.parent().unwrap(), &p, false),
+                    Some(p) => fold_tree(&p.with_extension(""), &p, false),
+                    None if dir.join(&name).join("mod.rs").exists() => {
+                        fold_tree(&dir.join(&name), &dir.join(&name).join("mod.rs"), false)
+                    }
+                    None => fold_tree(&dir.join(&name), &dir.join(format!("{name}.rs")), false),
                 };
                 let attrs: String = m
                     .attrs
                     .iter()
+                    .filter(|a| !a.path().is_ident("path") && !a.path().is_ident("rustfmt"))
+                    .filter(|a| {
+                        a.path()
+                            .segments
+                            .first()
+                            .is_none_or(|s| s.ident != "rustfmt")
+                    })
                     .map(|a| a.to_token_stream().to_string())
                     .collect();
                 out.push_str(&format!("{attrs} pub mod {name} {{ {child} }}\n"));
@@ -122,6 +144,28 @@ fn cli_bin() -> PathBuf {
         .map(PathBuf::from)
         .unwrap_or(workspace.join("target"));
     target.join("debug").join("kube-codegen")
+}
+
+/// Normalizes the proc macro's inline modules as [`fold_tree`] does the trees.
+fn unfold_layout_attrs(code: &str) -> String {
+    let mut file = syn::parse_file(code).unwrap();
+    fn strip(items: &mut [syn::Item]) {
+        for item in items {
+            if let syn::Item::Mod(m) = item {
+                m.attrs.retain(|a| {
+                    a.path()
+                        .segments
+                        .first()
+                        .is_none_or(|s| s.ident != "rustfmt")
+                });
+                if let Some((_, items)) = &mut m.content {
+                    strip(items);
+                }
+            }
+        }
+    }
+    strip(&mut file.items);
+    prettyplease::unparse(&file)
 }
 
 fn cli_client(out: &Path) -> String {
@@ -196,9 +240,27 @@ fn cli_builder_and_proc_macro_emit_identical_client_code() {
     .compile()
     .unwrap();
     let client_rs = written.iter().find(|p| p.ends_with("client.rs")).unwrap();
-    let built = normalize(&fs::read_to_string(client_rs).unwrap());
+    let built = normalize(&fold_tree(client_rs.parent().unwrap(), client_rs, true));
 
-    let from_macro = normalize(client::GENERATED_SOURCE);
+    let from_macro = normalize(&unfold_layout_attrs(client::GENERATED_SOURCE));
+
+    // Beyond the code: every file of the CLI's client tree and the builder's is the same.
+    let cli_root = tmp.path().join("cli");
+    let built_root = client_rs.parent().unwrap().join("client");
+    let mut compared = 0;
+    for f in walk(&built_root) {
+        let rel = f.strip_prefix(&built_root).unwrap();
+        assert_eq!(
+            fs::read_to_string(&f).unwrap(),
+            fs::read_to_string(cli_root.join(rel))
+                .unwrap_or_else(|e| panic!("{}: {e}", rel.display())),
+            "{}: CLI and builder files differ",
+            rel.display()
+        );
+        compared += 1;
+    }
+    assert_eq!(compared, walk(&cli_root).len(), "the same files");
+    assert!(compared > 20, "{compared}");
 
     if let Ok(dir) = std::env::var("FRONT_DOORS_DUMP") {
         fs::write(Path::new(&dir).join("cli.rs"), &cli).unwrap();
@@ -229,40 +291,27 @@ fn builder_and_proc_macro_emit_identical_package_code() {
         .iter()
         .find(|p| p.ends_with("apis/example2/v1.rs"))
         .unwrap();
-    let built = fs::read_to_string(pkg).unwrap();
+    let built = fold_tree(pkg.parent().unwrap(), pkg, true);
     assert_eq!(
         normalize(&built),
-        normalize(package_source::GENERATED_SOURCE)
+        normalize(&unfold_layout_attrs(package_source::GENERATED_SOURCE))
     );
     assert!(built.contains("pub use self::zz_generated_register::*;"));
 }
 
-/// The items of the inline module `name` in `code`, formatted.
-fn inline_module_items(code: &str, name: &str) -> String {
-    let file = syn::parse_file(code).unwrap();
-    let items = file
-        .items
-        .into_iter()
-        .find_map(|i| match i {
-            syn::Item::Mod(m) if m.ident == name => m.content.map(|(_, items)| items),
-            _ => None,
-        })
-        .unwrap_or_else(|| panic!("no inline module {name} in:\n{code}"));
-    prettyplease::unparse(&syn::File {
-        shebang: None,
-        attrs: vec![],
-        items,
-    })
-}
-
-/// The items of a generated file, formatted (its header comments and `//!` doc left out).
-fn file_items(path: &Path) -> String {
-    let file = syn::parse_file(&fs::read_to_string(path).unwrap()).unwrap();
-    prettyplease::unparse(&syn::File {
-        shebang: None,
-        attrs: vec![],
-        items: file.items,
-    })
+/// Every file under `dir`, sorted.
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out.sort();
+    out
 }
 
 #[test]
@@ -285,17 +334,16 @@ fn cli_and_builder_emit_identical_package_code() {
     .unwrap();
     let mut compared = 0;
     for (group, version) in [("example", "v1"), ("example2", "v1"), ("extensions", "v1")] {
-        let inline = written
-            .iter()
-            .find(|p| p.ends_with(format!("apis/{group}/{version}.rs")))
-            .unwrap_or_else(|| panic!("the builder wrote no {group}/{version}"));
-        let inline = fs::read_to_string(inline).unwrap();
         for module in ["zz_generated_deepcopy", "zz_generated_register"] {
-            let on_disk = apis.join(group).join(version).join(format!("{module}.rs"));
+            let file = format!("{group}/{version}/{module}.rs");
+            let built = written
+                .iter()
+                .find(|p| p.ends_with(format!("apis/{file}")))
+                .unwrap_or_else(|| panic!("the builder wrote no {file}"));
             assert_eq!(
-                file_items(&on_disk),
-                inline_module_items(&inline, module),
-                "{group}/{version} {module}: CLI file and builder module differ"
+                fs::read_to_string(apis.join(&file)).unwrap(),
+                fs::read_to_string(built).unwrap(),
+                "{file}: CLI and builder files differ"
             );
             compared += 1;
         }
@@ -341,12 +389,17 @@ fn output_is_deterministic_whatever_the_group_order() {
             .out_dir(tmp.path())
             .compile()
             .unwrap();
-        let mut all: Vec<(String, Vec<u8>)> = written
+        // The included roots name their files absolutely: compare them relative to the run.
+        let base = fs::canonicalize(tmp.path()).unwrap();
+        let mut all: Vec<(String, String)> = written
             .iter()
             .map(|p| {
                 (
                     p.strip_prefix(tmp.path()).unwrap().display().to_string(),
-                    fs::read(p).unwrap(),
+                    fs::read_to_string(p)
+                        .unwrap()
+                        .replace(&base.display().to_string(), "$OUT")
+                        .replace(&tmp.path().display().to_string(), "$OUT"),
                 )
             })
             .collect();
@@ -354,12 +407,12 @@ fn output_is_deterministic_whatever_the_group_order() {
         all
     };
     let first = run(GROUPS);
+    assert!(first.len() > 40, "{}", first.len());
     for _ in 0..5 {
-        assert_eq!(first, run(GROUPS), "same input, same bytes");
+        assert!(first == run(GROUPS), "same input, same bytes");
     }
-    assert_eq!(
-        first,
-        run("extensions:v1 example2:v1 example:v1"),
+    assert!(
+        first == run("extensions:v1 example2:v1 example:v1"),
         "groups are sorted like client-gen"
     );
 }

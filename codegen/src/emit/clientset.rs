@@ -12,8 +12,9 @@ use crate::model::{ExtMethod, ExtVerb, Kind, Package, Scope, TypeRef, Verb};
 use crate::namer::{ident, snake};
 use crate::output::Module;
 
-/// Emits the clientset tree.
-pub fn emit(ctx: &Ctx<'_>) -> Vec<Module> {
+/// Emits the clientset tree's modules that span packages: the clientset, the fake clientset and
+/// the group modules.
+pub(crate) fn global(ctx: &Ctx<'_>) -> Vec<Module> {
     let mut out = vec![
         Module::client(
             &["clientset"],
@@ -45,10 +46,15 @@ pub fn emit(ctx: &Ctx<'_>) -> Vec<Module> {
                 quote!(),
             ));
         }
-        out.push(group_version_client(ctx, pkg));
-        for kind in &pkg.kinds {
-            out.push(kind_client(ctx, pkg, kind));
-        }
+    }
+    out
+}
+
+/// Emits the group-version client of `pkg` and the typed client of each of its kinds.
+pub(crate) fn package(ctx: &Ctx<'_>, pkg: &Package) -> Vec<Module> {
+    let mut out = vec![group_version_client(ctx, pkg)];
+    for kind in &pkg.kinds {
+        out.push(kind_client(ctx, pkg, kind));
     }
     out
 }
@@ -76,6 +82,7 @@ fn fake_clientset(ctx: &Ctx<'_>) -> Module {
             // client-go's `fake.NewSimpleClientset` hands back its own clientset type; here the
             // point is to hand back the real one, so `new` deliberately returns another type.
             #[allow(clippy::new_ret_no_self)]
+            #[inline]
             pub fn new(
                 objects: impl IntoIterator<Item = #rt::serde_json::Value>,
             ) -> Result<(super::Clientset, #rt::fake::FakeHandle), #rt::fake::FakeError> {
@@ -84,6 +91,7 @@ fn fake_clientset(ctx: &Ctx<'_>) -> Module {
             }
 
             /// The resources of this clientset, as the fake API server registers them.
+            #[inline]
             pub fn resources() -> Vec<#rt::resource::ResourceInfo> {
                 [#(#registries),*].concat()
             }
@@ -114,6 +122,7 @@ fn clientset(ctx: &Ctx<'_>) -> Module {
         let doc = docs(&format!("The client of the `{}` API.", pkg.api_version()));
         quote! {
             #doc
+            #[inline]
             pub fn #method(&self) -> self::typed::#g::#v::#ty {
                 self::typed::#g::#v::#ty::new(self.client.clone())
             }
@@ -133,22 +142,26 @@ fn clientset(ctx: &Ctx<'_>) -> Module {
         impl Clientset {
             /// A clientset configured from the environment: the kubeconfig (`$KUBECONFIG` or
             /// `~/.kube/config`) or, inside a cluster, the service account.
+            #[inline]
             pub async fn try_default() -> kube::Result<Self> {
                 Ok(Self::new(kube::Client::try_default().await?))
             }
 
             /// A clientset over an existing client (a real cluster, or the fake API server).
+            #[inline]
             pub fn new(client: kube::Client) -> Self {
                 Self { client }
             }
 
             /// The underlying client, for raw requests, `kube::Api` and `kube::runtime`.
+            #[inline]
             pub fn client(&self) -> &kube::Client {
                 &self.client
             }
 
             /// A discovery client over the same connection; call `run().await` on it to learn
             /// the server's groups and resources.
+            #[inline]
             pub fn discovery(&self) -> kube::Discovery {
                 kube::Discovery::new(self.client.clone())
             }
@@ -157,18 +170,21 @@ fn clientset(ctx: &Ctx<'_>) -> Module {
         }
 
         impl From<kube::Client> for Clientset {
+            #[inline]
             fn from(client: kube::Client) -> Self {
                 Self::new(client)
             }
         }
 
         impl From<Clientset> for kube::Client {
+            #[inline]
             fn from(clientset: Clientset) -> Self {
                 clientset.client
             }
         }
 
         impl AsRef<kube::Client> for Clientset {
+            #[inline]
             fn as_ref(&self) -> &kube::Client {
                 &self.client
             }
@@ -201,6 +217,7 @@ fn group_version_client(ctx: &Ctx<'_>, pkg: &Package) -> Module {
                 ));
                 quote! {
                     #doc
+                    #[inline]
                     pub fn #method(&self, namespace: &str) -> #c {
                         #c::new(self.client.clone(), namespace)
                     }
@@ -210,6 +227,7 @@ fn group_version_client(ctx: &Ctx<'_>, pkg: &Package) -> Module {
                 let doc = docs(&format!("`{}` objects (cluster-scoped).", k.name));
                 quote! {
                     #doc
+                    #[inline]
                     pub fn #method(&self) -> #c {
                         #c::new(self.client.clone())
                     }
@@ -233,11 +251,13 @@ fn group_version_client(ctx: &Ctx<'_>, pkg: &Package) -> Module {
 
         impl #ty {
             /// A group-version client over `client`.
+            #[inline]
             pub fn new(client: kube::Client) -> Self {
                 Self { client }
             }
 
             /// The underlying client (Go's `RESTClient()`).
+            #[inline]
             pub fn client(&self) -> &kube::Client {
                 &self.client
             }
@@ -334,11 +354,13 @@ fn kind_client(ctx: &Ctx<'_>, pkg: &Package, kind: &Kind) -> Module {
 
         impl #client {
             #new_doc
+            #[inline]
             #new_sig {
                 #new_body
             }
 
             /// The same resource as a `kube::Api`, for anything this client does not offer.
+            #[inline]
             pub fn api(&self) -> kube::Api<#ty> {
                 #api_body
             }
@@ -384,6 +406,7 @@ fn verb_method(
             ));
             quote! {
                 #doc
+                #[inline]
                 pub async fn create(&self, #obj: &#ty, params: &kube::api::PostParams) -> kube::Result<#ty> {
                     self.inner.create(#obj, params).await
                 }
@@ -395,6 +418,7 @@ fn verb_method(
             ));
             quote! {
                 #doc
+                #[inline]
                 pub async fn update(&self, #obj: &#ty, params: &kube::api::PostParams) -> kube::Result<#ty> {
                     self.inner.update(#obj, params).await
                 }
@@ -406,6 +430,7 @@ fn verb_method(
             ));
             quote! {
                 #doc
+                #[inline]
                 pub async fn update_status(&self, #obj: &#ty, params: &kube::api::PostParams) -> kube::Result<#ty> {
                     self.inner.update_status(#obj, params).await
                 }
@@ -417,6 +442,7 @@ fn verb_method(
             ));
             quote! {
                 #doc
+                #[inline]
                 pub async fn delete(
                     &self,
                     name: &str,
@@ -430,6 +456,7 @@ fn verb_method(
             let doc = docs(&format!("Deletes every `{k}` that `list_params` selects."));
             quote! {
                 #doc
+                #[inline]
                 pub async fn delete_collection(
                     &self,
                     params: &kube::api::DeleteParams,
@@ -445,6 +472,7 @@ fn verb_method(
             ));
             quote! {
                 #doc
+                #[inline]
                 pub async fn get(&self, name: &str, params: &kube::api::GetParams) -> kube::Result<#ty> {
                     self.inner.get(name, params).await
                 }
@@ -456,6 +484,7 @@ fn verb_method(
             ));
             quote! {
                 #doc
+                #[inline]
                 pub async fn list(&self, params: &kube::api::ListParams) -> kube::Result<#list_ty> {
                     self.inner.list(params).await
                 }
@@ -467,6 +496,7 @@ fn verb_method(
             ));
             quote! {
                 #doc
+                #[inline]
                 pub async fn watch(
                     &self,
                     params: &kube::api::WatchParams,
@@ -482,6 +512,7 @@ fn verb_method(
             ));
             quote! {
                 #doc
+                #[inline]
                 pub async fn patch<P: #rt_serde::Serialize + ::core::fmt::Debug>(
                     &self,
                     name: &str,
@@ -498,6 +529,7 @@ fn verb_method(
             ));
             quote! {
                 #doc
+                #[inline]
                 pub async fn apply<P: #rt_serde::Serialize>(
                     &self,
                     name: &str,
@@ -514,6 +546,7 @@ fn verb_method(
             ));
             quote! {
                 #doc
+                #[inline]
                 pub async fn apply_status<P: #rt_serde::Serialize>(
                     &self,
                     name: &str,
@@ -553,6 +586,7 @@ fn ext_method(ctx: &Ctx<'_>, pkg: &Package, kind: &Kind, m: &ExtMethod) -> Token
             let doc = docs(&format!("Reads {target} {tag}."));
             quote! {
                 #doc
+                #[inline]
                 pub async fn #name(&self, name: &str, params: &kube::api::GetParams) -> kube::Result<#result> {
                     self.inner.get_as(name, #sub, params).await
                 }
@@ -563,12 +597,14 @@ fn ext_method(ctx: &Ctx<'_>, pkg: &Package, kind: &Kind, m: &ExtMethod) -> Token
             match &m.subresource {
                 None => quote! {
                     #doc
+                    #[inline]
                     pub async fn #name(&self, params: &kube::api::ListParams) -> kube::Result<kube::api::ObjectList<#result>> {
                         self.inner.list_as(None, params).await
                     }
                 },
                 Some(s) => quote! {
                     #doc
+                    #[inline]
                     pub async fn #name(&self, name: &str, params: &kube::api::ListParams) -> kube::Result<kube::api::ObjectList<#result>> {
                         self.inner.list_as(Some((name, #s)), params).await
                     }
@@ -580,12 +616,14 @@ fn ext_method(ctx: &Ctx<'_>, pkg: &Package, kind: &Kind, m: &ExtMethod) -> Token
             match &m.subresource {
                 None => quote! {
                     #doc
+                    #[inline]
                     pub async fn #name(&self, #input_id: &#input, params: &kube::api::PostParams) -> kube::Result<#result> {
                         self.inner.create_as(None, #input_id, params).await
                     }
                 },
                 Some(s) => quote! {
                     #doc
+                    #[inline]
                     pub async fn #name(&self, name: &str, #input_id: &#input, params: &kube::api::PostParams) -> kube::Result<#result> {
                         self.inner.create_as(Some((name, #s)), #input_id, params).await
                     }
@@ -597,12 +635,14 @@ fn ext_method(ctx: &Ctx<'_>, pkg: &Package, kind: &Kind, m: &ExtMethod) -> Token
             match &m.subresource {
                 None => quote! {
                     #doc
+                    #[inline]
                     pub async fn #name(&self, #input_id: &#input, params: &kube::api::PostParams) -> kube::Result<#result> {
                         self.inner.update_object_as(#input_id, params).await
                     }
                 },
                 Some(_) => quote! {
                     #doc
+                    #[inline]
                     pub async fn #name(&self, name: &str, #input_id: &#input, params: &kube::api::PostParams) -> kube::Result<#result> {
                         self.inner.update_as(name, #sub, #input_id, params).await
                     }
@@ -613,6 +653,7 @@ fn ext_method(ctx: &Ctx<'_>, pkg: &Package, kind: &Kind, m: &ExtMethod) -> Token
             let doc = docs(&format!("Patches {target} {tag}."));
             quote! {
                 #doc
+                #[inline]
                 pub async fn #name<P: #rt_serde::Serialize + ::core::fmt::Debug>(
                     &self,
                     name: &str,
@@ -627,6 +668,7 @@ fn ext_method(ctx: &Ctx<'_>, pkg: &Package, kind: &Kind, m: &ExtMethod) -> Token
             let doc = docs(&format!("Server-side applies to {target} {tag}."));
             quote! {
                 #doc
+                #[inline]
                 pub async fn #name(&self, name: &str, #input_id: &#input, params: &kube::api::PatchParams) -> kube::Result<#result> {
                     self.inner.apply_as(name, #sub, #input_id, params).await
                 }

@@ -14,11 +14,10 @@ use crate::model::{CloneType, ObjectType, Package, Scope, Shape};
 use crate::namer::ident;
 use crate::output::{Module, Root};
 
-/// Emits `zz_generated_deepcopy` for every package.
-pub fn emit(ctx: &Ctx<'_>) -> Vec<Module> {
-    ctx.model
-        .packages
-        .iter()
+/// Emits `zz_generated_deepcopy` for `pkg`.
+pub(crate) fn package(ctx: &Ctx<'_>, pkg: &Package) -> Vec<Module> {
+    [pkg]
+        .into_iter()
         .map(|pkg| {
             let clones = pkg.clones.iter().map(clone_impl);
             let objects = pkg.objects.iter().map(|o| resource_impl(ctx, pkg, o));
@@ -121,6 +120,7 @@ fn clone_impl(t: &CloneType) -> TokenStream {
     quote! {
         impl #impl_gen ::core::clone::Clone for super::#name #ty_gen {
             #doc
+            #[inline]
             fn clone(&self) -> Self {
                 #body
             }
@@ -160,10 +160,12 @@ fn resource_impl(ctx: &Ctx<'_>, pkg: &Package, o: &ObjectType) -> TokenStream {
         impl #rt::k8s_openapi::Metadata for super::#name {
             type Ty = #rt::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
+            #[inline]
             fn metadata(&self) -> &Self::Ty {
                 &self.metadata
             }
 
+            #[inline]
             fn metadata_mut(&mut self) -> &mut Self::Ty {
                 &mut self.metadata
             }

@@ -28,8 +28,9 @@ fn version_struct(pkg: &Package) -> proc_macro2::Ident {
     format_ident!("{}Informers", pkg.group_version_camel())
 }
 
-/// Emits the informers tree.
-pub fn emit(ctx: &Ctx<'_>) -> Vec<Module> {
+/// Emits the informers tree's modules that span packages: the root, the factory and the group
+/// modules.
+pub(crate) fn global(ctx: &Ctx<'_>) -> Vec<Module> {
     let rt = ctx.rt();
     let packages: Vec<&Package> = ctx
         .model
@@ -60,6 +61,7 @@ pub fn emit(ctx: &Ctx<'_>) -> Vec<Module> {
             let doc = docs(&format!("Informers of the `{}` API.", p.api_version()));
             quote! {
                 #doc
+                #[inline]
                 pub fn #m(&self) -> self::#m::#vs<'a> {
                     self::#m::#vs::new(self.factory)
                 }
@@ -81,6 +83,7 @@ pub fn emit(ctx: &Ctx<'_>) -> Vec<Module> {
 
                 impl<'a> #gs<'a> {
                     /// The group's informers on `factory`.
+                    #[inline]
                     pub fn new(factory: &'a #rt::factory::SharedInformerFactory) -> Self {
                         Self { factory }
                     }
@@ -89,12 +92,19 @@ pub fn emit(ctx: &Ctx<'_>) -> Vec<Module> {
                 }
             },
         ));
-        for pkg in versions {
-            out.push(version_module(ctx, pkg));
-            for k in informer_kinds(pkg) {
-                out.push(kind_informer(ctx, pkg, k));
-            }
-        }
+    }
+    out
+}
+
+/// Emits the informers of `pkg`'s kinds and their version module.
+pub(crate) fn package(ctx: &Ctx<'_>, pkg: &Package) -> Vec<Module> {
+    let kinds = informer_kinds(pkg);
+    if kinds.is_empty() {
+        return Vec::new();
+    }
+    let mut out = vec![version_module(ctx, pkg)];
+    for k in kinds {
+        out.push(kind_informer(ctx, pkg, k));
     }
     out
 }
@@ -115,16 +125,20 @@ fn factory(ctx: &Ctx<'_>, packages: &[&Package]) -> Module {
         let doc = docs(&format!("Informers of the `{}` API group.", group_label(p)));
         quote! {
             #doc
+            #[inline]
             pub fn #method(&self) -> self::#m::#gs<'_> {
                 self::#m::#gs::new(&self.inner)
             }
         }
     });
-    let registrations = packages.iter().flat_map(|p| {
+    let arms = packages.iter().flat_map(|p| {
         let pkg_path = ctx.package_path(p);
+        let group = p.group_name.clone();
+        let version = p.version.clone();
         informer_kinds(p).into_iter().map(move |k| {
             let kind = ident(&k.name);
-            quote!(factory.register::<#pkg_path::#kind>();)
+            let resource = &k.resource;
+            quote!((#group, #version, #resource) => Ok(self.inner.generic_informer_for::<#pkg_path::#kind>()),)
         })
     });
     let items = quote! {
@@ -141,36 +155,44 @@ fn factory(ctx: &Ctx<'_>, packages: &[&Package]) -> Module {
 
         impl SharedInformerFactory {
             /// A factory over `clientset` with the defaults: all namespaces, no resync.
+            #[inline]
             pub fn new(clientset: &#clientset) -> Self {
                 Self::builder(clientset).build()
             }
 
             /// A builder over `clientset`: `namespace(..)`, `tweak_list_params(..)`,
             /// `default_resync(..)`, `resync_for::<K>(..)`, `transform(..)` …, then `build()`.
+            #[inline]
             pub fn builder(clientset: &#clientset) -> #rt::factory::FactoryBuilder<Self> {
                 #rt::factory::SharedInformerFactory::builder(clientset.client().clone()).typed()
             }
 
             /// The runtime factory this wraps.
+            #[inline]
             pub fn factory(&self) -> &#rt::factory::SharedInformerFactory {
                 &self.inner
             }
 
             /// The informer of a resource named by group, version and resource (client-go's
-            /// `ForResource`), for every kind of this clientset.
+            /// `ForResource`), for every kind of this clientset and any other kind the factory
+            /// has an informer of. A kind costs compile time here only where this is called.
+            #[inline]
             pub fn for_resource(
                 &self,
                 gvr: &#rt::kube::core::GroupVersionResource,
             ) -> Result<#rt::factory::GenericInformer, #rt::factory::FactoryError> {
-                self.inner.for_resource(gvr)
+                match (gvr.group.as_str(), gvr.version.as_str(), gvr.resource.as_str()) {
+                    #(#arms)*
+                    _ => self.inner.for_resource(gvr),
+                }
             }
 
             #(#accessors)*
         }
 
         impl From<#rt::factory::SharedInformerFactory> for SharedInformerFactory {
+            #[inline]
             fn from(factory: #rt::factory::SharedInformerFactory) -> Self {
-                #(#registrations)*
                 Self { inner: factory }
             }
         }
@@ -178,6 +200,7 @@ fn factory(ctx: &Ctx<'_>, packages: &[&Package]) -> Module {
         impl ::core::ops::Deref for SharedInformerFactory {
             type Target = #rt::factory::SharedInformerFactory;
 
+            #[inline]
             fn deref(&self) -> &Self::Target {
                 &self.inner
             }
@@ -205,6 +228,7 @@ fn version_module(ctx: &Ctx<'_>, pkg: &Package) -> Module {
         let doc = docs(&format!("The shared informer of `{}`.", k.name));
         quote! {
             #doc
+            #[inline]
             pub fn #method(&self) -> #i {
                 #i::new(self.factory)
             }
@@ -233,6 +257,7 @@ fn version_module(ctx: &Ctx<'_>, pkg: &Package) -> Module {
 
             impl<'a> #vs<'a> {
                 /// The version's informers on `factory`.
+                #[inline]
                 pub fn new(factory: &'a #rt::factory::SharedInformerFactory) -> Self {
                     Self { factory }
                 }
@@ -261,6 +286,7 @@ fn kind_informer(ctx: &Ctx<'_>, pkg: &Package, kind: &Kind) -> Module {
         ));
         quote! {
             #doc
+            #[inline]
             pub fn lister(&self) -> #lister_path {
                 #lister_path::new(self.informer.store())
             }
@@ -294,6 +320,7 @@ fn kind_informer(ctx: &Ctx<'_>, pkg: &Package, kind: &Kind) -> Module {
 
             impl #informer {
                 /// The factory's shared informer of this kind (created on first use).
+                #[inline]
                 pub fn new(factory: &#rt::factory::SharedInformerFactory) -> Self {
                     Self {
                         informer: factory.informer_for::<#kind_id>(),
@@ -301,6 +328,7 @@ fn kind_informer(ctx: &Ctx<'_>, pkg: &Package, kind: &Kind) -> Module {
                 }
 
                 /// The informer: event handlers, indexers, sync state, cache.
+                #[inline]
                 pub fn informer(&self) -> &#rt::informer::SharedIndexInformer<#kind_id> {
                     &self.informer
                 }

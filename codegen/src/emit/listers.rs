@@ -14,12 +14,12 @@ use crate::namer::ident;
 use crate::output::Module;
 
 /// The packages that get listers, with their lister kinds.
-pub fn lister_kinds(pkg: &Package) -> Vec<&Kind> {
+pub(crate) fn lister_kinds(pkg: &Package) -> Vec<&Kind> {
     pkg.kinds.iter().filter(|k| k.wants_lister()).collect()
 }
 
-/// Emits the listers tree.
-pub fn emit(ctx: &Ctx<'_>) -> Vec<Module> {
+/// Emits the listers tree's root and group modules.
+pub(crate) fn global(ctx: &Ctx<'_>) -> Vec<Module> {
     let mut out = vec![Module::client(
         &["listers"],
         "Listers: typed, namespace-indexed reads from informer caches.",
@@ -27,8 +27,7 @@ pub fn emit(ctx: &Ctx<'_>) -> Vec<Module> {
     )];
     let mut groups_seen: Vec<&str> = Vec::new();
     for pkg in &ctx.model.packages {
-        let kinds = lister_kinds(pkg);
-        if kinds.is_empty() {
+        if lister_kinds(pkg).is_empty() {
             continue;
         }
         if !groups_seen.contains(&pkg.group_module.as_str()) {
@@ -39,31 +38,40 @@ pub fn emit(ctx: &Ctx<'_>) -> Vec<Module> {
                 quote!(),
             ));
         }
-        let reexports = kinds.iter().map(|k| {
-            let m = ident(&k.module());
-            let lister = format_ident!("{}Lister", k.name);
-            match k.scope {
-                Scope::Namespaced => {
-                    let ns = format_ident!("{}NamespaceLister", k.name);
-                    quote!(pub use self::#m::{#lister, #ns};)
-                }
-                Scope::Cluster => quote!(pub use self::#m::#lister;),
+    }
+    out
+}
+
+/// Emits the listers of `pkg`'s kinds and their version module.
+pub(crate) fn package(ctx: &Ctx<'_>, pkg: &Package) -> Vec<Module> {
+    let kinds = lister_kinds(pkg);
+    if kinds.is_empty() {
+        return Vec::new();
+    }
+    let reexports = kinds.iter().map(|k| {
+        let m = ident(&k.module());
+        let lister = format_ident!("{}Lister", k.name);
+        match k.scope {
+            Scope::Namespaced => {
+                let ns = format_ident!("{}NamespaceLister", k.name);
+                quote!(pub use self::#m::{#lister, #ns};)
             }
-        });
-        out.push(Module::client(
-            &["listers", &pkg.group_module, &pkg.version_module()],
-            format!("Listers of the `{}` API.", pkg.api_version()),
-            quote!(#(#reexports)*),
-        ));
-        for k in kinds {
-            out.push(lister(ctx, pkg, k));
+            Scope::Cluster => quote!(pub use self::#m::#lister;),
         }
+    });
+    let mut out = vec![Module::client(
+        &["listers", &pkg.group_module, &pkg.version_module()],
+        format!("Listers of the `{}` API.", pkg.api_version()),
+        quote!(#(#reexports)*),
+    )];
+    for k in kinds {
+        out.push(lister(ctx, pkg, k));
     }
     out
 }
 
 /// `crddemo.k8s.io`, or `core` for the legacy group.
-pub fn group_label(pkg: &Package) -> String {
+pub(crate) fn group_label(pkg: &Package) -> String {
     if pkg.group_name.is_empty() {
         "core".into()
     } else {
@@ -87,6 +95,7 @@ fn lister(ctx: &Ctx<'_>, pkg: &Package, kind: &Kind) -> Module {
     ));
     let common = quote! {
         #new_doc
+        #[inline]
         pub fn new(store: #rt::store::Store<#kind_id>) -> Self {
             Self {
                 inner: #rt::lister::Lister::new(store, #group, #resource),
@@ -94,6 +103,7 @@ fn lister(ctx: &Ctx<'_>, pkg: &Package, kind: &Kind) -> Module {
         }
 
         /// The generic lister this wraps (store access, custom indexes).
+        #[inline]
         pub fn generic(&self) -> &#rt::lister::Lister<#kind_id> {
             &self.inner
         }
@@ -132,11 +142,13 @@ fn lister(ctx: &Ctx<'_>, pkg: &Package, kind: &Kind) -> Module {
                     #common
 
                     #list_doc
+                    #[inline]
                     pub fn list(&self, selector: &#rt::labels::Selector) -> Vec<Arc<#kind_id>> {
                         self.inner.list(selector)
                     }
 
                     #ns_doc
+                    #[inline]
                     pub fn namespaced<'a>(&'a self, namespace: &'a str) -> #ns_lister<'a> {
                         #ns_lister {
                             inner: self.inner.namespaced(namespace),
@@ -151,11 +163,13 @@ fn lister(ctx: &Ctx<'_>, pkg: &Package, kind: &Kind) -> Module {
 
                 impl #ns_lister<'_> {
                     #get_doc
+                    #[inline]
                     pub fn get(&self, name: &str) -> Result<Arc<#kind_id>, kube::Error> {
                         self.inner.get(name)
                     }
 
                     #ns_list_doc
+                    #[inline]
                     pub fn list(&self, selector: &#rt::labels::Selector) -> Vec<Arc<#kind_id>> {
                         self.inner.list(selector)
                     }
@@ -183,11 +197,13 @@ fn lister(ctx: &Ctx<'_>, pkg: &Package, kind: &Kind) -> Module {
                     #common
 
                     #list_doc
+                    #[inline]
                     pub fn list(&self, selector: &#rt::labels::Selector) -> Vec<Arc<#kind_id>> {
                         self.inner.list(selector)
                     }
 
                     #get_doc
+                    #[inline]
                     pub fn get(&self, name: &str) -> Result<Arc<#kind_id>, kube::Error> {
                         self.inner.get(name)
                     }

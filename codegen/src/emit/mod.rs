@@ -1,5 +1,7 @@
-//! Stage 4, emit: one module per generator, each a function from the [`Model`] to [`Module`]s.
-//! `quote!` lives only here.
+//! Stage 5, emit: one module per generator, each a pair of functions from the [`Model`] to
+//! [`Module`]s — `package` for what belongs to one API package (it runs on the worker that owns
+//! the package), `global` for what spans packages (the clientset, the informer factory, group
+//! modules). `quote!` lives only here. See `docs/generator.md` for how to add a generator.
 
 use proc_macro2::TokenStream;
 use quote::{ToTokens, quote};
@@ -8,16 +10,17 @@ use crate::model::{Kind, Model, Package, TypeRef};
 use crate::namer;
 use crate::output::Module;
 
-pub mod clientset;
-pub mod crd;
-pub mod deepcopy;
-pub mod informers;
-pub mod listers;
-pub mod register;
+mod clientset;
+mod crd;
+mod deepcopy;
+mod informers;
+mod listers;
+mod register;
 
-/// Rust paths the generated code refers to.
+/// Rust paths the generated code refers to. Holds `proc_macro2` values, which are not `Send`:
+/// every worker makes its own from the run's settings.
 #[derive(Debug, Clone)]
-pub struct Paths {
+pub(crate) struct Paths {
     /// The module of the apis tree (`crate::pkg::apis`).
     pub apis: syn::Path,
     /// The module the client tree is placed in (`crate::pkg::client`).
@@ -26,36 +29,56 @@ pub struct Paths {
     pub runtime: syn::Path,
 }
 
-impl Default for Paths {
-    fn default() -> Self {
+impl Paths {
+    /// The paths of `settings` (checked Rust paths, so parsing them again cannot fail).
+    pub(crate) fn new(settings: &crate::config::Settings) -> Self {
+        let parse = |s: &str| syn::parse_str(s).unwrap_or_else(|_| syn::parse_quote!(crate));
         Paths {
-            apis: syn::parse_quote!(crate::pkg::apis),
-            client: syn::parse_quote!(crate::pkg::client),
-            runtime: syn::parse_quote!(::kube_codegen_runtime),
+            apis: parse(&settings.apis_module),
+            client: parse(&settings.client_module),
+            runtime: parse(&settings.runtime_crate),
         }
     }
 }
 
 /// What every emitter reads: the model and the paths.
-pub struct Ctx<'a> {
+pub(crate) struct Ctx<'a> {
     /// The validated model.
     pub model: &'a Model,
     /// Where things live.
     pub paths: &'a Paths,
     /// The CustomResourceDefinitions (empty unless the `crd` generator runs).
-    pub crds: &'a [crd::Crd],
+    pub crds: &'a [crate::crd::Crd],
     /// Whether the client generator writes the fake clientset.
     pub fake_clientset: bool,
+    /// The CRD YAML files (empty unless the `crd` generator runs).
+    pub crd_files: &'a [crate::crd::CrdFile],
+    /// How the Rust side reaches each CRD's YAML.
+    pub crd_source: CrdSource<'a>,
+}
+
+/// How `zz_generated_crd.rs` reaches the YAML of a CRD, so that each CRD exists once.
+pub(crate) enum CrdSource<'a> {
+    /// `include_str!` of the file written under `crd_dir`, from the package folder under
+    /// `apis_root`.
+    Files {
+        /// Where the YAML files are written.
+        crd_dir: &'a std::path::Path,
+        /// Where the package folders of the generated files are.
+        apis_root: &'a std::path::Path,
+    },
+    /// The YAML text itself (the proc macro writes no files).
+    Inline,
 }
 
 impl Ctx<'_> {
     /// The runtime crate path.
-    pub fn rt(&self) -> TokenStream {
+    pub(crate) fn rt(&self) -> TokenStream {
         self.paths.runtime.to_token_stream()
     }
 
     /// The module of one API package (`crate::pkg::apis::crddemo::v1`).
-    pub fn package_path(&self, pkg: &Package) -> TokenStream {
+    pub(crate) fn package_path(&self, pkg: &Package) -> TokenStream {
         let apis = &self.paths.apis;
         let g = namer::ident(&pkg.group_module);
         let v = namer::ident(&pkg.version_module());
@@ -63,14 +86,14 @@ impl Ctx<'_> {
     }
 
     /// A type of an API package (`crate::pkg::apis::crddemo::v1::Mydemo`).
-    pub fn api_type(&self, pkg: &Package, name: &str) -> TokenStream {
+    pub(crate) fn api_type(&self, pkg: &Package, name: &str) -> TokenStream {
         let p = self.package_path(pkg);
         let n = namer::ident(name);
         quote!(#p::#n)
     }
 
     /// A type named by an extension method's `input=`/`result=`.
-    pub fn type_ref(&self, pkg: &Package, kind: &Kind, r: &TypeRef) -> TokenStream {
+    pub(crate) fn type_ref(&self, pkg: &Package, kind: &Kind, r: &TypeRef) -> TokenStream {
         match r {
             TypeRef::Kind => self.api_type(pkg, &kind.name),
             TypeRef::Local(n) => self.api_type(pkg, n),
@@ -94,7 +117,7 @@ impl Ctx<'_> {
     }
 
     /// A path inside the client tree (`crate::pkg::client::clientset::versioned`).
-    pub fn client_path(&self, segments: &[&str]) -> TokenStream {
+    pub(crate) fn client_path(&self, segments: &[&str]) -> TokenStream {
         let base = &self.paths.client;
         let segs = segments.iter().map(|s| namer::ident(s));
         quote!(#base #(::#segs)*)
@@ -147,20 +170,40 @@ impl Generator {
         Generator::ALL.into_iter().find(|g| g.name() == s)
     }
 
-    /// Runs this generator.
-    pub fn emit(self, ctx: &Ctx<'_>) -> Vec<Module> {
+    /// This generator's modules for one package.
+    pub(crate) fn emit_package(self, ctx: &Ctx<'_>, pkg: &Package) -> Vec<Module> {
         match self {
-            Generator::Deepcopy => deepcopy::emit(ctx),
-            Generator::Register => register::emit(ctx),
-            Generator::Client => clientset::emit(ctx),
-            Generator::Lister => listers::emit(ctx),
-            Generator::Informer => informers::emit(ctx),
-            Generator::Crd => crd::emit(ctx),
+            Generator::Deepcopy => deepcopy::package(ctx, pkg),
+            Generator::Register => register::package(ctx, pkg),
+            Generator::Client => clientset::package(ctx, pkg),
+            Generator::Lister => listers::package(ctx, pkg),
+            Generator::Informer => informers::package(ctx, pkg),
+            Generator::Crd => crd::package(ctx, pkg),
+        }
+    }
+
+    /// This generator's modules that span packages.
+    pub(crate) fn emit_global(self, ctx: &Ctx<'_>) -> Vec<Module> {
+        match self {
+            Generator::Client => clientset::global(ctx),
+            Generator::Lister => listers::global(ctx),
+            Generator::Informer => informers::global(ctx),
+            Generator::Deepcopy | Generator::Register | Generator::Crd => Vec::new(),
+        }
+    }
+
+    /// The top-level client-tree folder this generator owns (its stale files are removed).
+    pub(crate) fn client_dir(self) -> Option<&'static str> {
+        match self {
+            Generator::Client => Some("clientset"),
+            Generator::Lister => Some("listers"),
+            Generator::Informer => Some("informers"),
+            Generator::Deepcopy | Generator::Register | Generator::Crd => None,
         }
     }
 }
 
 /// `#[doc = "…"]` for each line of `text`.
-pub fn docs(text: &str) -> TokenStream {
+pub(crate) fn docs(text: &str) -> TokenStream {
     crate::output::doc_lines(text, false)
 }

@@ -6,15 +6,14 @@
 use quote::quote;
 
 use super::{Ctx, docs};
-use crate::model::Scope;
+use crate::model::{Package, Scope};
 use crate::output::{Module, Root};
 
-/// Emits `zz_generated_register` for every package.
-pub fn emit(ctx: &Ctx<'_>) -> Vec<Module> {
+/// Emits `zz_generated_register` for `pkg`.
+pub(crate) fn package(ctx: &Ctx<'_>, pkg: &Package) -> Vec<Module> {
     let rt = ctx.rt();
-    ctx.model
-        .packages
-        .iter()
+    [pkg]
+        .into_iter()
         .map(|pkg| {
             let group = &pkg.group_name;
             let version = &pkg.version;

@@ -6,6 +6,7 @@
 //! Deep copy (`Clone`) and `runtime.Object` (`kube::Resource`) implementations for crddemo.k8s.io/v1.
 impl ::core::clone::Clone for super::Mydemo {
     /// A deep copy of `Mydemo`.
+    #[inline]
     fn clone(&self) -> Self {
         Self {
             metadata: ::core::clone::Clone::clone(&self.metadata),
@@ -16,6 +17,7 @@ impl ::core::clone::Clone for super::Mydemo {
 }
 impl ::core::clone::Clone for super::MydemoList {
     /// A deep copy of `MydemoList`.
+    #[inline]
     fn clone(&self) -> Self {
         Self {
             metadata: ::core::clone::Clone::clone(&self.metadata),
@@ -25,6 +27,7 @@ impl ::core::clone::Clone for super::MydemoList {
 }
 impl ::core::clone::Clone for super::MydemoSpec {
     /// A deep copy of `MydemoSpec`.
+    #[inline]
     fn clone(&self) -> Self {
         Self {
             ip: ::core::clone::Clone::clone(&self.ip),
@@ -34,6 +37,7 @@ impl ::core::clone::Clone for super::MydemoSpec {
 }
 impl ::core::clone::Clone for super::MydemoStatus {
     /// A deep copy of `MydemoStatus`.
+    #[inline]
     fn clone(&self) -> Self {
         Self {
             observed_generation: ::core::clone::Clone::clone(&self.observed_generation),
@@ -52,9 +56,11 @@ impl ::kube_codegen_runtime::k8s_openapi::Resource for super::Mydemo {
 }
 impl ::kube_codegen_runtime::k8s_openapi::Metadata for super::Mydemo {
     type Ty = ::kube_codegen_runtime::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+    #[inline]
     fn metadata(&self) -> &Self::Ty {
         &self.metadata
     }
+    #[inline]
     fn metadata_mut(&mut self) -> &mut Self::Ty {
         &mut self.metadata
     }

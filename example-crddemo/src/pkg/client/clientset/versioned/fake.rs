@@ -15,6 +15,7 @@ impl Clientset {
     /// and `kind`; `kube_codegen_runtime::fake::to_value(&obj)` adds them for typed
     /// objects). Needs a Tokio runtime.
     #[allow(clippy::new_ret_no_self)]
+    #[inline]
     pub fn new(
         objects: impl IntoIterator<Item = ::kube_codegen_runtime::serde_json::Value>,
     ) -> Result<
@@ -28,6 +29,7 @@ impl Clientset {
         Ok((super::Clientset::new(client), handle))
     }
     /// The resources of this clientset, as the fake API server registers them.
+    #[inline]
     pub fn resources() -> Vec<::kube_codegen_runtime::resource::ResourceInfo> {
         [crate::pkg::apis::crddemo::v1::RESOURCES].concat()
     }

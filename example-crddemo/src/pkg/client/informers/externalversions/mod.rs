@@ -18,11 +18,13 @@ pub struct SharedInformerFactory {
 }
 impl SharedInformerFactory {
     /// A factory over `clientset` with the defaults: all namespaces, no resync.
+    #[inline]
     pub fn new(clientset: &crate::pkg::client::clientset::versioned::Clientset) -> Self {
         Self::builder(clientset).build()
     }
     /// A builder over `clientset`: `namespace(..)`, `tweak_list_params(..)`,
     /// `default_resync(..)`, `resync_for::<K>(..)`, `transform(..)` …, then `build()`.
+    #[inline]
     pub fn builder(
         clientset: &crate::pkg::client::clientset::versioned::Clientset,
     ) -> ::kube_codegen_runtime::factory::FactoryBuilder<Self> {
@@ -32,11 +34,14 @@ impl SharedInformerFactory {
             .typed()
     }
     /// The runtime factory this wraps.
+    #[inline]
     pub fn factory(&self) -> &::kube_codegen_runtime::factory::SharedInformerFactory {
         &self.inner
     }
     /// The informer of a resource named by group, version and resource (client-go's
-    /// `ForResource`), for every kind of this clientset.
+    /// `ForResource`), for every kind of this clientset and any other kind the factory
+    /// has an informer of. A kind costs compile time here only where this is called.
+    #[inline]
     pub fn for_resource(
         &self,
         gvr: &::kube_codegen_runtime::kube::core::GroupVersionResource,
@@ -44,22 +49,33 @@ impl SharedInformerFactory {
         ::kube_codegen_runtime::factory::GenericInformer,
         ::kube_codegen_runtime::factory::FactoryError,
     > {
-        self.inner.for_resource(gvr)
+        match (gvr.group.as_str(), gvr.version.as_str(), gvr.resource.as_str()) {
+            ("crddemo.k8s.io", "v1", "mydemos") => {
+                Ok(
+                    self
+                        .inner
+                        .generic_informer_for::<crate::pkg::apis::crddemo::v1::Mydemo>(),
+                )
+            }
+            _ => self.inner.for_resource(gvr),
+        }
     }
     /// Informers of the `crddemo.k8s.io` API group.
+    #[inline]
     pub fn crddemo(&self) -> self::crddemo::CrddemoInformers<'_> {
         self::crddemo::CrddemoInformers::new(&self.inner)
     }
 }
 impl From<::kube_codegen_runtime::factory::SharedInformerFactory>
 for SharedInformerFactory {
+    #[inline]
     fn from(factory: ::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
-        factory.register::<crate::pkg::apis::crddemo::v1::Mydemo>();
         Self { inner: factory }
     }
 }
 impl ::core::ops::Deref for SharedInformerFactory {
     type Target = ::kube_codegen_runtime::factory::SharedInformerFactory;
+    #[inline]
     fn deref(&self) -> &Self::Target {
         &self.inner
     }

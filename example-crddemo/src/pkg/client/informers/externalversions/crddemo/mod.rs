@@ -13,12 +13,14 @@ pub struct CrddemoInformers<'a> {
 }
 impl<'a> CrddemoInformers<'a> {
     /// The group's informers on `factory`.
+    #[inline]
     pub fn new(
         factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory,
     ) -> Self {
         Self { factory }
     }
     /// Informers of the `crddemo.k8s.io/v1` API.
+    #[inline]
     pub fn v1(&self) -> self::v1::CrddemoV1Informers<'a> {
         self::v1::CrddemoV1Informers::new(self.factory)
     }

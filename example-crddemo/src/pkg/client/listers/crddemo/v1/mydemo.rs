@@ -16,6 +16,7 @@ pub struct MydemoLister {
 }
 impl MydemoLister {
     /// A lister over `store` (usually the one of the `Mydemo` informer: `MydemoInformer::lister()`).
+    #[inline]
     pub fn new(store: ::kube_codegen_runtime::store::Store<Mydemo>) -> Self {
         Self {
             inner: ::kube_codegen_runtime::lister::Lister::new(
@@ -26,10 +27,12 @@ impl MydemoLister {
         }
     }
     /// The generic lister this wraps (store access, custom indexes).
+    #[inline]
     pub fn generic(&self) -> &::kube_codegen_runtime::lister::Lister<Mydemo> {
         &self.inner
     }
     /// Every `Mydemo` in every namespace that `selector` matches.
+    #[inline]
     pub fn list(
         &self,
         selector: &::kube_codegen_runtime::labels::Selector,
@@ -37,6 +40,7 @@ impl MydemoLister {
         self.inner.list(selector)
     }
     /// `Mydemo` objects in `namespace`, read through the namespace index (no full scan).
+    #[inline]
     pub fn namespaced<'a>(&'a self, namespace: &'a str) -> MydemoNamespaceLister<'a> {
         MydemoNamespaceLister {
             inner: self.inner.namespaced(namespace),
@@ -49,10 +53,12 @@ pub struct MydemoNamespaceLister<'a> {
 }
 impl MydemoNamespaceLister<'_> {
     /// The `Mydemo` called `name`, or a NotFound error like the API server's.
+    #[inline]
     pub fn get(&self, name: &str) -> Result<Arc<Mydemo>, kube::Error> {
         self.inner.get(name)
     }
     /// The `Mydemo` objects of this namespace that `selector` matches.
+    #[inline]
     pub fn list(
         &self,
         selector: &::kube_codegen_runtime::labels::Selector,

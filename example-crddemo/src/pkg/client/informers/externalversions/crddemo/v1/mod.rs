@@ -14,12 +14,14 @@ pub struct CrddemoV1Informers<'a> {
 }
 impl<'a> CrddemoV1Informers<'a> {
     /// The version's informers on `factory`.
+    #[inline]
     pub fn new(
         factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory,
     ) -> Self {
         Self { factory }
     }
     /// The shared informer of `Mydemo`.
+    #[inline]
     pub fn mydemos(&self) -> MydemoInformer {
         MydemoInformer::new(self.factory)
     }

@@ -12,6 +12,7 @@ pub struct MydemoInformer {
 }
 impl MydemoInformer {
     /// The factory's shared informer of this kind (created on first use).
+    #[inline]
     pub fn new(
         factory: &::kube_codegen_runtime::factory::SharedInformerFactory,
     ) -> Self {
@@ -20,12 +21,14 @@ impl MydemoInformer {
         }
     }
     /// The informer: event handlers, indexers, sync state, cache.
+    #[inline]
     pub fn informer(
         &self,
     ) -> &::kube_codegen_runtime::informer::SharedIndexInformer<Mydemo> {
         &self.informer
     }
     /// A lister over this informer's store of `Mydemo` objects.
+    #[inline]
     pub fn lister(&self) -> crate::pkg::client::listers::crddemo::v1::MydemoLister {
         crate::pkg::client::listers::crddemo::v1::MydemoLister::new(
             self.informer.store(),

@@ -15,14 +15,17 @@ pub struct CrddemoV1Client {
 }
 impl CrddemoV1Client {
     /// A group-version client over `client`.
+    #[inline]
     pub fn new(client: kube::Client) -> Self {
         Self { client }
     }
     /// The underlying client (Go's `RESTClient()`).
+    #[inline]
     pub fn client(&self) -> &kube::Client {
         &self.client
     }
     /// `Mydemo` objects in `namespace`; `""` addresses all namespaces.
+    #[inline]
     pub fn mydemos(&self, namespace: &str) -> MydemoClient {
         MydemoClient::new(self.client.clone(), namespace)
     }

@@ -16,6 +16,7 @@ pub struct MydemoClient {
 }
 impl MydemoClient {
     /// A client for `Mydemo` objects in `namespace`; `""` addresses all namespaces.
+    #[inline]
     pub fn new(client: kube::Client, namespace: &str) -> Self {
         Self {
             inner: ::kube_codegen_runtime::client::TypedClient::new(
@@ -25,6 +26,7 @@ impl MydemoClient {
         }
     }
     /// The same resource as a `kube::Api`, for anything this client does not offer.
+    #[inline]
     pub fn api(&self) -> kube::Api<Mydemo> {
         match self.inner.namespace() {
             Some(ns) => kube::Api::namespaced(self.inner.client().clone(), ns),
@@ -32,6 +34,7 @@ impl MydemoClient {
         }
     }
     /// Creates a `Mydemo` (POST to the collection) and returns it as stored.
+    #[inline]
     pub async fn create(
         &self,
         mydemo: &Mydemo,
@@ -40,6 +43,7 @@ impl MydemoClient {
         self.inner.create(mydemo, params).await
     }
     /// Replaces a `Mydemo` (PUT); its `metadata.resourceVersion` makes the update conditional (409 Conflict when stale).
+    #[inline]
     pub async fn update(
         &self,
         mydemo: &Mydemo,
@@ -48,6 +52,7 @@ impl MydemoClient {
         self.inner.update(mydemo, params).await
     }
     /// Replaces the `status` subresource of a `Mydemo` (PUT `…/status`).
+    #[inline]
     pub async fn update_status(
         &self,
         mydemo: &Mydemo,
@@ -56,6 +61,7 @@ impl MydemoClient {
         self.inner.update_status(mydemo, params).await
     }
     /// Deletes a `Mydemo`: `Left` with the object while finalizers keep it, `Right` with the server's status once gone.
+    #[inline]
     pub async fn delete(
         &self,
         name: &str,
@@ -66,6 +72,7 @@ impl MydemoClient {
         self.inner.delete(name, params).await
     }
     /// Deletes every `Mydemo` that `list_params` selects.
+    #[inline]
     pub async fn delete_collection(
         &self,
         params: &kube::api::DeleteParams,
@@ -76,6 +83,7 @@ impl MydemoClient {
         self.inner.delete_collection(params, list_params).await
     }
     /// Reads a `Mydemo` by name (404 NotFound when absent).
+    #[inline]
     pub async fn get(
         &self,
         name: &str,
@@ -84,6 +92,7 @@ impl MydemoClient {
         self.inner.get(name, params).await
     }
     /// Lists `Mydemo` objects (label/field selectors, pagination).
+    #[inline]
     pub async fn list(
         &self,
         params: &kube::api::ListParams,
@@ -91,6 +100,7 @@ impl MydemoClient {
         self.inner.list(params).await
     }
     /// Watches `Mydemo` objects changed after `resource_version` (`"0"` for any).
+    #[inline]
     pub async fn watch(
         &self,
         params: &kube::api::WatchParams,
@@ -99,6 +109,7 @@ impl MydemoClient {
         self.inner.watch(params, resource_version).await
     }
     /// Patches a `Mydemo` (merge, JSON, strategic or apply patch).
+    #[inline]
     pub async fn patch<P: ::kube_codegen_runtime::serde::Serialize + ::core::fmt::Debug>(
         &self,
         name: &str,
@@ -108,6 +119,7 @@ impl MydemoClient {
         self.inner.patch(name, patch, params).await
     }
     /// Server-side applies `mydemo` to the `Mydemo` called `name`; `params` names the field manager (`PatchParams::apply("manager")`).
+    #[inline]
     pub async fn apply<P: ::kube_codegen_runtime::serde::Serialize>(
         &self,
         name: &str,
@@ -117,6 +129,7 @@ impl MydemoClient {
         self.inner.apply(name, mydemo, params).await
     }
     /// Server-side applies `mydemo` to the `status` subresource of the `Mydemo` called `name`.
+    #[inline]
     pub async fn apply_status<P: ::kube_codegen_runtime::serde::Serialize>(
         &self,
         name: &str,

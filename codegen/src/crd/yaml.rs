@@ -1,8 +1,8 @@
-//! A small, deterministic YAML emitter over [`serde_json::Value`], and a canonical JSON writer.
+//! A small, deterministic YAML emitter over [`serde_json::Value`].
 //!
 //! Why not a YAML crate: `serde_yaml` is unmaintained, and the generator needs exactly one thing
-//! — block-style YAML of a JSON value, byte-identical on every machine and build. Both writers
-//! here sort object keys themselves, so the output does not depend on whether some other crate
+//! — block-style YAML of a JSON value, byte-identical on every machine and build. The writer
+//! here sorts object keys itself, so the output does not depend on whether some other crate
 //! in the build enabled `serde_json`'s `preserve_order` feature.
 //!
 //! The YAML is the subset every YAML 1.1 and 1.2 parser reads the same way: block mappings and
@@ -25,46 +25,6 @@ pub fn to_yaml(value: &Value) -> String {
         }
     }
     out
-}
-
-/// Renders `value` as compact JSON with object keys sorted, so equal values give equal bytes.
-pub fn to_canonical_json(value: &Value) -> String {
-    let mut out = String::new();
-    write_json(&mut out, value);
-    out
-}
-
-fn write_json(out: &mut String, value: &Value) {
-    match value {
-        Value::Object(m) => {
-            out.push('{');
-            let mut keys: Vec<&String> = m.keys().collect();
-            keys.sort();
-            for (i, k) in keys.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                out.push_str(&json_string(k));
-                out.push(':');
-                if let Some(v) = m.get(k) {
-                    write_json(out, v);
-                }
-            }
-            out.push('}');
-        }
-        Value::Array(a) => {
-            out.push('[');
-            for (i, v) in a.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_json(out, v);
-            }
-            out.push(']');
-        }
-        Value::String(s) => out.push_str(&json_string(s)),
-        other => out.push_str(&other.to_string()),
-    }
 }
 
 fn json_string(s: &str) -> String {
@@ -361,9 +321,105 @@ spec:
     }
 
     #[test]
-    fn nested_sequences_and_canonical_json() {
+    fn nested_sequences() {
         let v = json!({"a": [[1, 2], {"z": 1, "b": [true]}]});
         assert_eq!(to_yaml(&v), "a:\n- - 1\n  - 2\n- b:\n  - true\n  z: 1\n");
-        assert_eq!(to_canonical_json(&v), r#"{"a":[[1,2],{"b":[true],"z":1}]}"#);
+    }
+
+    /// Numbers compare by value (a YAML reader may read `1e300` as a float either way).
+    fn same_json(a: &Value, b: &Value) -> bool {
+        match (a, b) {
+            (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
+            (Value::Array(x), Value::Array(y)) => {
+                x.len() == y.len() && x.iter().zip(y).all(|(x, y)| same_json(x, y))
+            }
+            (Value::Object(x), Value::Object(y)) => {
+                x.len() == y.len()
+                    && x.iter()
+                        .all(|(k, v)| y.get(k).is_some_and(|w| same_json(v, w)))
+            }
+            _ => a == b,
+        }
+    }
+
+    /// Every string a YAML parser could misread, written and read back by a real YAML parser.
+    #[test]
+    fn the_yaml_emitter_round_trips_through_a_yaml_parser() {
+        let strings = [
+            "",
+            "true",
+            "False",
+            "yes",
+            "No",
+            "on",
+            "OFF",
+            "y",
+            "n",
+            "~",
+            "null",
+            "Null",
+            "1",
+            "-1",
+            "0x1F",
+            "0o17",
+            "1e3",
+            "1_000",
+            ".5",
+            ".inf",
+            "-.Inf",
+            ".NaN",
+            "12:30",
+            "2001-12-14",
+            "1.2.3",
+            " lead",
+            "trail ",
+            "a: b",
+            "a #b",
+            "a#b",
+            "- x",
+            "-x",
+            "? x",
+            ": x",
+            "#x",
+            "*x",
+            "&x",
+            "!x",
+            "|x",
+            ">x",
+            "%x",
+            "@x",
+            "`x",
+            "'x",
+            "\"x",
+            "{x}",
+            "[x]",
+            "x:",
+            "<<",
+            "=",
+            "tab\there",
+            "cr\rhere",
+            "multi\nline",
+            "multi\n\nline\n",
+            "  indented\nblock",
+            "ünï",
+            "a, b",
+            ".status.conditions[?(@.type==\"Ready\")].status",
+            "^[a-z]+$",
+            "back\\slash",
+            "unapproved, experimental-only",
+            "https://example.com/x#y",
+            "\u{85}nel",
+            "\u{feff}bom",
+        ];
+        for s in strings {
+            let value = json!({ "k": s, "list": [s, { "nested": s }], s: 1 });
+            let yaml = to_yaml(&value);
+            let back: Value = serde_saphyr::from_str(&yaml)
+                .unwrap_or_else(|e| panic!("{s:?} gave unparsable YAML {yaml:?}: {e}"));
+            assert_eq!(back, value, "{s:?} via {yaml:?}");
+        }
+        let numbers = json!({"i": -42, "u": 18446744073709551615u64, "f": 0.25, "big": 1e300, "b": true, "n": null, "e": {}, "a": []});
+        let back: Value = serde_saphyr::from_str(&to_yaml(&numbers)).unwrap();
+        assert!(same_json(&back, &numbers), "{back}");
     }
 }

@@ -1,0 +1,468 @@
+//! The one options type of a generator run, shared by the three front doors: the CLI fills it
+//! from flags, [`Builder`](crate::Builder) from its methods, the proc macros from their
+//! `key: value` arguments. It holds what the user wrote; [`Config::validate`] checks everything
+//! once, before any file is read, and reports the first problem as a typed
+//! [`Error::Config`](crate::Error::Config) naming the option.
+
+use std::collections::BTreeSet;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use crate::emit::Generator;
+use crate::error::{Error, Result};
+use crate::namer::PluralExceptions;
+use crate::scan::GroupVersions;
+
+/// The default CRD file name template.
+pub const DEFAULT_CRD_FILE_NAME: &str = "{plural}.{group}.yaml";
+
+/// An option of [`Config`], as errors name it. `Display` gives the name the builder method and
+/// the proc-macro key share (`client_module`); [`ConfigKey::cli_flag`] the CLI's spelling.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ConfigKey {
+    /// The root of the API types.
+    ApisDir,
+    /// The group-versions to generate.
+    Groups,
+    /// The root of the client tree.
+    OutputDir,
+    /// The Rust path of the apis tree.
+    ApisModule,
+    /// The Rust path of the client tree.
+    ClientModule,
+    /// The Rust path of the runtime crate.
+    RuntimeCrate,
+    /// The boilerplate header file.
+    HeaderFile,
+    /// `Kind:plural` exceptions.
+    PluralExceptions,
+    /// The generators to run.
+    Generators,
+    /// The CRD output folder.
+    CrdDir,
+    /// The CRD file name template.
+    CrdFileName,
+}
+
+impl ConfigKey {
+    /// The builder method and proc-macro key (`client_module`).
+    pub fn name(self) -> &'static str {
+        match self {
+            ConfigKey::ApisDir => "apis_dir",
+            ConfigKey::Groups => "groups",
+            ConfigKey::OutputDir => "output_dir",
+            ConfigKey::ApisModule => "apis_module",
+            ConfigKey::ClientModule => "client_module",
+            ConfigKey::RuntimeCrate => "runtime_crate",
+            ConfigKey::HeaderFile => "header_file",
+            ConfigKey::PluralExceptions => "plural_exceptions",
+            ConfigKey::Generators => "generators",
+            ConfigKey::CrdDir => "crd_dir",
+            ConfigKey::CrdFileName => "crd_file_name",
+        }
+    }
+
+    /// The CLI flag (`--output-module`).
+    ///
+    /// ```
+    /// assert_eq!(kube_codegen::ConfigKey::ClientModule.cli_flag(), "--output-module");
+    /// ```
+    pub fn cli_flag(self) -> &'static str {
+        match self {
+            ConfigKey::ApisDir => "--apis-dir",
+            ConfigKey::Groups => "--groups",
+            ConfigKey::OutputDir => "--output-dir",
+            ConfigKey::ApisModule => "--apis-module",
+            ConfigKey::ClientModule => "--output-module",
+            ConfigKey::RuntimeCrate => "--runtime-crate",
+            ConfigKey::HeaderFile => "--header-file",
+            ConfigKey::PluralExceptions => "--plural-exceptions",
+            ConfigKey::Generators => "<generator>",
+            ConfigKey::CrdDir => "--crd-dir",
+            ConfigKey::CrdFileName => "--crd-file-name",
+        }
+    }
+}
+
+impl fmt::Display for ConfigKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Where the boilerplate header comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Header {
+    None,
+    File(PathBuf),
+    Text(String),
+}
+
+/// The options of a generator run, as written by the user (paths and Rust paths as text).
+///
+/// ```
+/// use kube_codegen::{Config, ConfigKey, Error, Generator};
+///
+/// let config = Config::new()
+///     .apis_dir("pkg/apis")
+///     .groups("crddemo:v1")
+///     .client_module("crate::pkg::client")
+///     .generators([Generator::Client]);
+/// assert!(config.validate().is_ok());
+///
+/// let bad = Config::new().groups("crddemo");
+/// match bad.validate() {
+///     Err(Error::Config { key: ConfigKey::Groups, message }) => {
+///         assert!(message.contains("expected <group>:<version>"), "{message}")
+///     }
+///     other => panic!("{other:?}"),
+/// }
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Config {
+    apis_dir: PathBuf,
+    groups: Option<String>,
+    output_dir: PathBuf,
+    apis_module: String,
+    client_module: String,
+    runtime_crate: String,
+    header: Header,
+    plural_exceptions: Vec<String>,
+    generators: BTreeSet<Generator>,
+    crd_dir: Option<PathBuf>,
+    crd_file_name: String,
+    fake_clientset: bool,
+    crd_every_version: bool,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config::new()
+    }
+}
+
+impl Config {
+    /// The defaults: types under `pkg/apis`, the client tree under `pkg/client` (as
+    /// `crate::pkg::apis` and `crate::pkg::client`), every generator, CRDs under
+    /// `<output dir>/crd` named `{plural}.{group}.yaml`, with the fake clientset.
+    pub fn new() -> Self {
+        Config {
+            apis_dir: PathBuf::from("pkg/apis"),
+            groups: None,
+            output_dir: PathBuf::from("pkg/client"),
+            apis_module: "crate::pkg::apis".into(),
+            client_module: "crate::pkg::client".into(),
+            runtime_crate: "::kube_codegen_runtime".into(),
+            header: Header::None,
+            plural_exceptions: Vec::new(),
+            generators: Generator::ALL.into_iter().collect(),
+            crd_dir: None,
+            crd_file_name: DEFAULT_CRD_FILE_NAME.into(),
+            fake_clientset: true,
+            crd_every_version: false,
+        }
+    }
+
+    /// The root of the API types: `<dir>/<group>/<version>/*.rs`.
+    #[must_use]
+    pub fn apis_dir(mut self, dir: impl AsRef<Path>) -> Self {
+        self.apis_dir = dir.as_ref().to_path_buf();
+        self
+    }
+
+    /// The group-versions to generate, as `generate-groups.sh` takes them:
+    /// `"crddemo:v1 example:v1beta1,v1"`. Default: every version folder found.
+    #[must_use]
+    pub fn groups(mut self, spec: &str) -> Self {
+        self.groups = Some(spec.to_string());
+        self
+    }
+
+    /// The root of the client tree (`clientset/`, `listers/`, `informers/`).
+    #[must_use]
+    pub fn output_dir(mut self, dir: impl AsRef<Path>) -> Self {
+        self.output_dir = dir.as_ref().to_path_buf();
+        self
+    }
+
+    /// The Rust path of the apis tree in the crate (default `crate::pkg::apis`).
+    #[must_use]
+    pub fn apis_module(mut self, path: &str) -> Self {
+        self.apis_module = path.to_string();
+        self
+    }
+
+    /// The Rust path of the client tree in the crate (default `crate::pkg::client`).
+    #[must_use]
+    pub fn client_module(mut self, path: &str) -> Self {
+        self.client_module = path.to_string();
+        self
+    }
+
+    /// The Rust path of the runtime crate in generated code (default `::kube_codegen_runtime`).
+    #[must_use]
+    pub fn runtime_crate(mut self, path: &str) -> Self {
+        self.runtime_crate = path.to_string();
+        self
+    }
+
+    /// A file whose content is put at the top of every generated file (a licence header).
+    #[must_use]
+    pub fn header_file(mut self, path: impl AsRef<Path>) -> Self {
+        self.header = Header::File(path.as_ref().to_path_buf());
+        self
+    }
+
+    /// The header text itself, instead of a file.
+    #[must_use]
+    pub fn header_text(mut self, text: &str) -> Self {
+        self.header = Header::Text(text.to_string());
+        self
+    }
+
+    /// Adds exceptions to the plural rules, `Kind:plural[,Kind:plural…]`; may be repeated.
+    #[must_use]
+    pub fn plural_exceptions(mut self, spec: &str) -> Self {
+        self.plural_exceptions.push(spec.to_string());
+        self
+    }
+
+    /// Runs only these generators (default: all).
+    #[must_use]
+    pub fn generators(mut self, generators: impl IntoIterator<Item = Generator>) -> Self {
+        self.generators = generators.into_iter().collect();
+        self
+    }
+
+    /// Where the `crd` generator writes CustomResourceDefinition YAML (default:
+    /// `<output dir>/crd`).
+    #[must_use]
+    pub fn crd_dir(mut self, dir: impl AsRef<Path>) -> Self {
+        self.crd_dir = Some(dir.as_ref().to_path_buf());
+        self
+    }
+
+    /// The CRD file name template: `{plural}`, `{group}`, `{singular}` and `{kind}` are
+    /// replaced (default `{plural}.{group}.yaml`).
+    #[must_use]
+    pub fn crd_file_name(mut self, template: &str) -> Self {
+        self.crd_file_name = template.to_string();
+        self
+    }
+
+    /// Whether the client generator also writes `clientset::versioned::fake` (client-gen's
+    /// `--fake-clientset`, default on); its code needs `kube-codegen-runtime`'s `fake` feature.
+    #[must_use]
+    pub fn fake_clientset(mut self, yes: bool) -> Self {
+        self.fake_clientset = yes;
+        self
+    }
+
+    /// For the `crd` generator with one named package: also read the group's other version
+    /// folders, since a CRD holds every version of its kind (the proc macro's `crd: true`).
+    #[must_use]
+    pub fn crd_every_version(mut self, yes: bool) -> Self {
+        self.crd_every_version = yes;
+        self
+    }
+
+    /// The apis dir as given.
+    pub fn get_apis_dir(&self) -> &Path {
+        &self.apis_dir
+    }
+
+    /// The output dir as given.
+    pub fn get_output_dir(&self) -> &Path {
+        &self.output_dir
+    }
+
+    /// The header file, if one was given.
+    pub fn get_header_file(&self) -> Option<&Path> {
+        match &self.header {
+            Header::File(p) => Some(p),
+            _ => None,
+        }
+    }
+
+    /// The generators to run.
+    pub fn get_generators(&self) -> &BTreeSet<Generator> {
+        &self.generators
+    }
+
+    /// The CRD folder: the one given, or `<output dir>/crd`.
+    pub fn get_crd_dir(&self) -> PathBuf {
+        self.crd_dir
+            .clone()
+            .unwrap_or_else(|| self.output_dir.join("crd"))
+    }
+
+    /// Checks every option (the header file is read), without reading any input.
+    pub fn validate(&self) -> Result<()> {
+        self.settings().map(drop)
+    }
+
+    /// The checked options, as the stages use them.
+    pub(crate) fn settings(&self) -> Result<Settings> {
+        let err = |key: ConfigKey, message: String| Error::Config { key, message };
+        if self.apis_dir.as_os_str().is_empty() {
+            return Err(err(ConfigKey::ApisDir, "is empty".into()));
+        }
+        let groups = match &self.groups {
+            Some(spec) => GroupVersions::parse_list(spec).map_err(|e| err(ConfigKey::Groups, e))?,
+            None => Vec::new(),
+        };
+        let mut plural_exceptions = PluralExceptions::default();
+        for spec in &self.plural_exceptions {
+            plural_exceptions.extend(
+                PluralExceptions::parse(spec).map_err(|e| err(ConfigKey::PluralExceptions, e))?,
+            );
+        }
+        let apis_module = rust_path(ConfigKey::ApisModule, &self.apis_module)?;
+        let client_module = rust_path(ConfigKey::ClientModule, &self.client_module)?;
+        let runtime_crate = rust_path(ConfigKey::RuntimeCrate, &self.runtime_crate)?;
+        if self.generators.is_empty() {
+            return Err(err(ConfigKey::Generators, "no generator selected".into()));
+        }
+        crate::crd::check_file_name_template(&self.crd_file_name)
+            .map_err(|e| err(ConfigKey::CrdFileName, e))?;
+        let boilerplate = match &self.header {
+            Header::None => String::new(),
+            Header::Text(t) => t.clone(),
+            Header::File(path) => std::fs::read_to_string(path)
+                .map_err(|e| Error::io(path, "cannot read header file", e))?,
+        };
+        if self.crd_every_version && groups.len() != 1 {
+            return Err(err(
+                ConfigKey::Groups,
+                "reading every version of a group for its CRDs needs exactly one group".into(),
+            ));
+        }
+        Ok(Settings {
+            apis_dir: self.apis_dir.clone(),
+            groups,
+            output_dir: self.output_dir.clone(),
+            apis_module,
+            client_module,
+            runtime_crate,
+            boilerplate,
+            plural_exceptions,
+            generators: self.generators.clone(),
+            crd_dir: self.get_crd_dir(),
+            crd_file_name: self.crd_file_name.clone(),
+            fake_clientset: self.fake_clientset,
+            crd_every_version: self.crd_every_version,
+        })
+    }
+}
+
+/// A Rust path written as text, checked and normalized (`crate::pkg::apis`, `::kube_codegen_runtime`).
+fn rust_path(key: ConfigKey, text: &str) -> Result<String> {
+    let path: syn::Path = syn::parse_str(text).map_err(|e| Error::Config {
+        key,
+        message: format!("{text:?} is not a Rust path: {e}"),
+    })?;
+    let mut out = String::new();
+    if path.leading_colon.is_some() {
+        out.push_str("::");
+    }
+    for (i, seg) in path.segments.iter().enumerate() {
+        if !seg.arguments.is_none() {
+            return Err(Error::Config {
+                key,
+                message: format!("{text:?} is not a module path (it has generic arguments)"),
+            });
+        }
+        if i > 0 {
+            out.push_str("::");
+        }
+        out.push_str(&seg.ident.to_string());
+    }
+    Ok(out)
+}
+
+/// The checked options: plain data, shared by every worker of a run.
+#[derive(Debug, Clone)]
+pub(crate) struct Settings {
+    pub apis_dir: PathBuf,
+    pub groups: Vec<GroupVersions>,
+    pub output_dir: PathBuf,
+    pub apis_module: String,
+    pub client_module: String,
+    pub runtime_crate: String,
+    pub boilerplate: String,
+    pub plural_exceptions: PluralExceptions,
+    pub generators: BTreeSet<Generator>,
+    pub crd_dir: PathBuf,
+    pub crd_file_name: String,
+    pub fake_clientset: bool,
+    pub crd_every_version: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key_of(c: &Config) -> ConfigKey {
+        match c.validate() {
+            Err(Error::Config { key, .. }) => key,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn every_option_is_checked_once_with_its_name() {
+        assert_eq!(key_of(&Config::new().groups("x")), ConfigKey::Groups);
+        assert_eq!(
+            key_of(&Config::new().plural_exceptions("A")),
+            ConfigKey::PluralExceptions
+        );
+        assert_eq!(
+            key_of(&Config::new().apis_module("not a path")),
+            ConfigKey::ApisModule
+        );
+        assert_eq!(
+            key_of(&Config::new().client_module("a::<b>")),
+            ConfigKey::ClientModule
+        );
+        assert_eq!(
+            key_of(&Config::new().runtime_crate("")),
+            ConfigKey::RuntimeCrate
+        );
+        assert_eq!(
+            key_of(&Config::new().crd_file_name("{nope}.yaml")),
+            ConfigKey::CrdFileName
+        );
+        assert_eq!(key_of(&Config::new().generators([])), ConfigKey::Generators);
+        let e = Config::new()
+            .groups("a")
+            .validate()
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("groups: invalid group-version \"a\""), "{e}");
+        let e = Config::new()
+            .header_file("/nonexistent/header.txt")
+            .validate()
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("/nonexistent/header.txt:1:1: error: cannot read header file"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn the_crd_dir_defaults_to_the_output_dir() {
+        let c = Config::new().output_dir("out/client");
+        assert_eq!(c.get_crd_dir(), Path::new("out/client/crd"));
+        assert_eq!(c.crd_dir("crd").get_crd_dir(), Path::new("crd"));
+        let s = Config::new()
+            .apis_module(" crate :: a ")
+            .runtime_crate("::rt")
+            .settings()
+            .unwrap();
+        assert_eq!(
+            (s.apis_module.as_str(), s.runtime_crate.as_str()),
+            ("crate::a", "::rt")
+        );
+    }
+}

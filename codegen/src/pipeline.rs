@@ -1,0 +1,328 @@
+//! The run: the stages connected, package by package, on every core.
+//!
+//! ```text
+//!             ┌─ worker ─────────────────────────────────────────┐
+//! packages ──▶│ scan ─▶ tags ─▶ model ─▶ crd inputs (schemas)    │──▶ model::finish ─▶ crd::assemble
+//!             └──────────────────────────────────────────────────┘           │  (plain data only)
+//!             ┌─ worker ─────────────────────────────────────────┐           ▼
+//!             │ emit (package) ─▶ format ─▶ file texts           │──▶ write (stage, compare)
+//!             └──────────────────────────────────────────────────┘
+//!                                  then: emit (global) ─▶ format ─▶ write ─▶ commit
+//! ```
+//!
+//! `syn` and `proc_macro2` values are not `Send`, so each worker owns its packages end to end:
+//! it parses them, builds their model and derives their CRD schemas, then drops the syntax
+//! trees; later it emits, formats and hands over their files as text. Only plain data crosses
+//! threads — the model, the CRDs, and `(path, text)` pairs on a bounded channel to the thread
+//! that writes them — so memory holds the model plus a few files, however large the tree.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc;
+
+use crate::config::Settings;
+use crate::crd::{self, Crd, CrdFile, PackageCrds};
+use crate::emit::{CrdSource, Ctx, Generator, Paths};
+use crate::error::{Error, Result};
+use crate::model::{self, Model, ModelOptions, Package};
+use crate::output::{Header, Layout, Module, Modules};
+use crate::scan::{self, PackageRef};
+
+/// The first stages of a run, done: the model and the CRDs.
+pub(crate) struct Analysis {
+    pub model: Model,
+    pub crds: Vec<Crd>,
+    /// The CRDs as YAML files (names from the template).
+    pub crd_files: Vec<CrdFile>,
+    pub warnings: Vec<String>,
+    pub inputs: Vec<PathBuf>,
+}
+
+/// What one worker learned of one package.
+struct Scanned {
+    package: Result<Package>,
+    crds: Option<PackageCrds>,
+}
+
+/// How many workers to run for `items` work items: one per core, at most one per item.
+fn workers(items: usize) -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    cores.min(items).max(1)
+}
+
+/// Runs `f` over `0..n` on `workers` threads (in this thread when one), results in order.
+/// `f` gets the index; a worker stops taking items once `stop` is set.
+fn parallel<T: Send>(
+    n: usize,
+    workers: usize,
+    stop: &AtomicBool,
+    f: &(dyn Fn(usize) -> T + Sync),
+) -> Vec<Option<T>> {
+    if workers <= 1 {
+        return (0..n)
+            .map(|i| (!stop.load(Ordering::Relaxed)).then(|| f(i)))
+            .collect();
+    }
+    let next = AtomicUsize::new(0);
+    let mut out: Vec<Option<T>> = (0..n).map(|_| None).collect();
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut mine = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        if i >= n || stop.load(Ordering::Relaxed) {
+                            break;
+                        }
+                        mine.push((i, f(i)));
+                    }
+                    mine
+                })
+            })
+            .collect();
+        for h in handles {
+            // A worker only panics on a bug; pass the panic on rather than hide it.
+            let mine = h.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+            for (i, t) in mine {
+                out[i] = Some(t);
+            }
+        }
+    });
+    out
+}
+
+/// Scans every package, builds and checks the model, and assembles the CRDs.
+pub(crate) fn analyze(settings: &Settings, parallel_ok: bool) -> Result<Analysis> {
+    let refs = scan::packages(
+        &settings.apis_dir,
+        &settings.groups,
+        settings.crd_every_version,
+    )?;
+    let want_crds = settings.generators.contains(&Generator::Crd);
+    let opts = ModelOptions {
+        plural_exceptions: settings.plural_exceptions.clone(),
+    };
+    let stop = AtomicBool::new(false);
+    let n_workers = if parallel_ok { workers(refs.len()) } else { 1 };
+    let scan_one = |i: usize| -> (Vec<PathBuf>, Result<Scanned>) {
+        let r: &PackageRef = &refs[i];
+        let src = match scan::read(r) {
+            Ok(src) => src,
+            Err(e) => {
+                stop.store(true, Ordering::Relaxed);
+                return (Vec::new(), Err(e));
+            }
+        };
+        let inputs = src.files.iter().map(|f| f.path.clone()).collect();
+        let package = model::build_package(&src, &opts);
+        if package.is_err() {
+            stop.store(true, Ordering::Relaxed);
+        }
+        let crds = match (&package, want_crds) {
+            (Ok(p), true) => crd::package_crds(&src, p),
+            _ => None,
+        };
+        (inputs, Ok(Scanned { package, crds }))
+    };
+    let results = parallel(refs.len(), n_workers, &stop, &scan_one);
+    // Report the first error in package order, as a sequential run would.
+    let mut packages = Vec::with_capacity(refs.len());
+    let mut crd_inputs = Vec::with_capacity(refs.len());
+    let mut inputs = Vec::new();
+    let mut first_err = None;
+    for r in results {
+        let Some((files, scanned)) = r else { continue };
+        inputs.extend(files);
+        match scanned.and_then(|s| Ok((s.package?, s.crds))) {
+            Ok((p, c)) => {
+                packages.push(p);
+                crd_inputs.push(c);
+            }
+            Err(e) => {
+                first_err.get_or_insert(e);
+            }
+        }
+    }
+    if let Some(e) = first_err {
+        return Err(e);
+    }
+    let (model, order) = model::finish(packages)?;
+    let mut slots: Vec<Option<Option<PackageCrds>>> = crd_inputs.into_iter().map(Some).collect();
+    let crd_inputs = order.iter().map(|&i| slots[i].take().flatten()).collect();
+    let mut warnings = Vec::new();
+    let crds = if want_crds {
+        crd::assemble(&model, crd_inputs, &mut warnings)?
+    } else {
+        Vec::new()
+    };
+    let crd_files = crd::render(&crds, &settings.crd_file_name, &settings.boilerplate)?;
+    Ok(Analysis {
+        model,
+        crds,
+        crd_files,
+        warnings,
+        inputs,
+    })
+}
+
+/// The client-tree module every run that writes the client tree has.
+fn client_root() -> Module {
+    Module::client(
+        &[],
+        "Client code generated by kube-codegen: the versioned clientset, listers and informers.",
+        proc_macro2::TokenStream::new(),
+    )
+}
+
+/// Whether this run writes the client tree at all.
+fn runs_client_tree(settings: &Settings) -> bool {
+    settings.generators.iter().any(|g| g.client_dir().is_some())
+}
+
+/// The modules of the work item spanning packages, given what the package items defined.
+fn global_modules(
+    ctx: &Ctx<'_>,
+    settings: &Settings,
+    defined: &[Vec<String>],
+    external: &[&str],
+) -> Modules {
+    let mut modules = vec![client_root()];
+    for g in &settings.generators {
+        modules.extend(g.emit_global(ctx));
+    }
+    let mut out = Modules::new(modules);
+    for path in defined {
+        out.declare_client(path);
+    }
+    for dir in external {
+        out.declare_client(&[dir.to_string()]);
+    }
+    out
+}
+
+/// Emits, formats and hands to `sink` every file of the run in `layout`, the per-package work
+/// on every core. `external` names client-tree folders of generators not in this run that an
+/// earlier run wrote (they stay declared).
+pub(crate) fn render(
+    settings: &Settings,
+    analysis: &Analysis,
+    layout: &Layout,
+    external: &[&str],
+    sink: &mut dyn FnMut(PathBuf, String) -> Result<()>,
+) -> Result<()> {
+    let model = &analysis.model;
+    let header = Header::new(&settings.boilerplate);
+    let apis_root = layout.apis_root();
+    let crd_source = || CrdSource::Files {
+        crd_dir: &settings.crd_dir,
+        apis_root: &apis_root,
+    };
+    let n = model.packages.len();
+    let stop = AtomicBool::new(false);
+    let (tx, rx) = mpsc::sync_channel::<(PathBuf, String)>(64);
+    let emit_package = |i: usize, tx: &mpsc::SyncSender<(PathBuf, String)>| {
+        let paths = Paths::new(settings);
+        let ctx = Ctx {
+            model,
+            paths: &paths,
+            crds: &analysis.crds,
+            fake_clientset: settings.fake_clientset,
+            crd_files: &analysis.crd_files,
+            crd_source: crd_source(),
+        };
+        let pkg = &model.packages[i];
+        let mut modules = Vec::new();
+        for g in &settings.generators {
+            modules.extend(g.emit_package(&ctx, pkg));
+        }
+        let modules = Modules::new(modules);
+        let result = modules.render(layout, &header, &mut |path, text| {
+            tx.send((path, text))
+                .map_err(|_| Error::file("", "internal error: the writer stopped"))
+        });
+        if result.is_err() {
+            stop.store(true, Ordering::Relaxed);
+        }
+        result.map(|()| modules.defined_client_paths())
+    };
+    let n_workers = workers(n);
+    let mut sink_err = None;
+    let results = std::thread::scope(|s| {
+        let (stop, emit_package) = (&stop, &emit_package);
+        let producer = s.spawn(move || {
+            let tx = tx;
+            parallel(n, n_workers, stop, &|i| emit_package(i, &tx))
+        });
+        for (path, text) in rx.iter() {
+            if sink_err.is_none()
+                && let Err(e) = sink(path, text)
+            {
+                stop.store(true, Ordering::Relaxed);
+                sink_err = Some(e);
+            }
+        }
+        producer
+            .join()
+            .unwrap_or_else(|p| std::panic::resume_unwind(p))
+    });
+    if let Some(e) = sink_err {
+        return Err(e);
+    }
+    let mut defined = Vec::new();
+    for r in results.into_iter().flatten() {
+        defined.extend(r?);
+    }
+    if runs_client_tree(settings) {
+        let paths = Paths::new(settings);
+        let ctx = Ctx {
+            model,
+            paths: &paths,
+            crds: &analysis.crds,
+            fake_clientset: settings.fake_clientset,
+            crd_files: &analysis.crd_files,
+            crd_source: crd_source(),
+        };
+        global_modules(&ctx, settings, &defined, external).render(layout, &header, sink)?;
+    }
+    Ok(())
+}
+
+/// Every module of the run in this thread, as one tree (for the proc macro's inline modules).
+pub(crate) fn modules(settings: &Settings, analysis: &Analysis) -> Modules {
+    let paths = Paths::new(settings);
+    let ctx = Ctx {
+        model: &analysis.model,
+        paths: &paths,
+        crds: &analysis.crds,
+        fake_clientset: settings.fake_clientset,
+        crd_files: &analysis.crd_files,
+        crd_source: CrdSource::Inline,
+    };
+    let mut all = Modules::default();
+    for pkg in &analysis.model.packages {
+        for g in &settings.generators {
+            all.extend(g.emit_package(&ctx, pkg));
+        }
+    }
+    if runs_client_tree(settings) {
+        let mut global = vec![client_root()];
+        for g in &settings.generators {
+            global.extend(g.emit_global(&ctx));
+        }
+        all.extend(global);
+    }
+    all
+}
+
+/// Renders the CRD YAML files into `crd_dir`.
+pub(crate) fn crd_files(
+    settings: &Settings,
+    analysis: &Analysis,
+    sink: &mut dyn FnMut(PathBuf, String) -> Result<()>,
+) -> Result<()> {
+    for f in &analysis.crd_files {
+        sink(settings.crd_dir.join(&f.file_name), f.text.clone())?;
+    }
+    Ok(())
+}
