@@ -601,7 +601,7 @@ function kube::codegen::gen_client() {
     fi
 
     echo "Generating client code for $((count)) targets"
-    kube::codegen::internal::run client "${common[@]}"
+    kube::codegen::internal::run client "${common[@]}" --apply-configurations "${applyconfig}"
 
     if [ "${watchable}" == "true" ]; then
         echo "Generating lister code for $((count)) targets"
@@ -629,6 +629,7 @@ function kube::codegen::gen_crd() {
     local in_dir=""
     local boilerplate="${KUBE_CODEGEN_ROOT}/scripts/boilerplate.rs.txt"
     local apis_module=""
+    local crd_dir="crd"
     local extra=()
 
     while [ "$#" -gt 0 ]; do
@@ -638,7 +639,12 @@ function kube::codegen::gen_crd() {
                 boilerplate="${FLAG_VALUE}"
                 shift "${FLAG_SHIFT}"
                 ;;
-            "--crd-dir" | "--crd-file-name" | "--runtime-crate")
+            "--crd-dir")
+                kube::codegen::internal::flag "$@"
+                crd_dir="${FLAG_VALUE}"
+                shift "${FLAG_SHIFT}"
+                ;;
+            "--crd-file-name" | "--runtime-crate")
                 kube::codegen::internal::flag "$@"
                 extra+=("${FLAG_NAME}" "${FLAG_VALUE}")
                 shift "${FLAG_SHIFT}"
@@ -674,7 +680,8 @@ function kube::codegen::gen_crd() {
     if [ -z "${apis_module}" ]; then
         apis_module="$(kube::codegen::internal::module_of "${in_dir}")" || true
     fi
-    local common=(--apis-dir "${in_dir}" --header-file "${boilerplate}" "${extra[@]+"${extra[@]}"}")
+    local common=(--apis-dir "${in_dir}" --header-file "${boilerplate}" --crd-dir "${crd_dir}"
+        "${extra[@]+"${extra[@]}"}")
     if [ -n "${apis_module}" ]; then
         kube::codegen::internal::check_module --apis-module "${apis_module}"
         common+=(--apis-module "${apis_module}")

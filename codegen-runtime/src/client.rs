@@ -212,38 +212,6 @@ where
             .await
     }
 
-    /// Server-side apply `obj` to the object `name`; `apiVersion` and `kind` are filled in when
-    /// missing. `params` must name a field manager (`PatchParams::apply("my-controller")`).
-    pub async fn apply<P: Serialize>(
-        &self,
-        name: &str,
-        obj: &P,
-        params: &PatchParams,
-    ) -> kube::Result<K> {
-        let (av, kind) = Self::type_meta();
-        let patch = Patch::Apply(encode(obj, Some((&av, &kind)))?);
-        self.client
-            .request(build(self.request.patch(name, params, &patch))?)
-            .await
-    }
-
-    /// Server-side apply `obj` to the `status` subresource of `name`.
-    pub async fn apply_status<P: Serialize>(
-        &self,
-        name: &str,
-        obj: &P,
-        params: &PatchParams,
-    ) -> kube::Result<K> {
-        let (av, kind) = Self::type_meta();
-        let patch = Patch::Apply(encode(obj, Some((&av, &kind)))?);
-        self.client
-            .request(build(
-                self.request
-                    .patch_subresource("status", name, params, &patch),
-            )?)
-            .await
-    }
-
     /// Server-side apply a typed apply configuration (client-go's `Apply`): PATCH
     /// `application/apply-patch+yaml` to the object the configuration names, with `opts`'s
     /// field manager, force and dry run. The body is the configuration as it serializes, so
@@ -252,24 +220,24 @@ where
     ///
     /// The request goes to this client's namespace; a configuration without `metadata.name`
     /// is refused before anything is sent.
-    pub async fn apply_typed<A>(&self, ac: &A, opts: &ApplyOptions) -> kube::Result<K>
+    pub async fn apply<A>(&self, ac: &A, opts: &ApplyOptions) -> kube::Result<K>
     where
         A: ApplyConfiguration<Object = K>,
     {
-        self.apply_typed_to(ac, None, opts).await
+        self.apply_to(ac, None, opts).await
     }
 
     /// Server-side apply a typed apply configuration to the `status` subresource (client-go's
     /// `ApplyStatus`): only the configuration's `status` is applied; the field manager's
     /// status fields are tracked apart from its main-resource fields.
-    pub async fn apply_status_typed<A>(&self, ac: &A, opts: &ApplyOptions) -> kube::Result<K>
+    pub async fn apply_status<A>(&self, ac: &A, opts: &ApplyOptions) -> kube::Result<K>
     where
         A: ApplyConfiguration<Object = K>,
     {
-        self.apply_typed_to(ac, Some("status"), opts).await
+        self.apply_to(ac, Some("status"), opts).await
     }
 
-    async fn apply_typed_to<A>(
+    async fn apply_to<A>(
         &self,
         ac: &A,
         subresource: Option<&str>,

@@ -133,6 +133,7 @@ pub struct Config {
     crd_file_name: String,
     fake_clientset: bool,
     crd_every_version: bool,
+    apply_configurations: Option<bool>,
 }
 
 impl Default for Config {
@@ -160,6 +161,7 @@ impl Config {
             crd_file_name: DEFAULT_CRD_FILE_NAME.into(),
             fake_clientset: true,
             crd_every_version: false,
+            apply_configurations: None,
         }
     }
 
@@ -258,6 +260,18 @@ impl Config {
         self
     }
 
+    /// Whether the typed clients get `apply(&<Kind>ApplyConfiguration, &ApplyOptions)` and
+    /// `apply_status(..)` over the apply configurations of the client tree (client-gen's
+    /// `--apply-configuration-package`). Default: whether the `applyconfiguration` generator is
+    /// part of the run; set it when the client and the apply configurations are generated in
+    /// separate runs. Without apply configurations the typed clients have no apply verbs, as in
+    /// Go (`patch` with `Patch::Apply` still applies).
+    #[must_use]
+    pub fn apply_configurations(mut self, yes: bool) -> Self {
+        self.apply_configurations = Some(yes);
+        self
+    }
+
     /// For the `crd` generator with one named package: also read the group's other version
     /// folders, since a CRD holds every version of its kind (the proc macro's `crd: true`).
     #[must_use]
@@ -351,6 +365,9 @@ impl Config {
             crd_file_name: self.crd_file_name.clone(),
             fake_clientset: self.fake_clientset,
             crd_every_version: self.crd_every_version,
+            apply_verbs: self
+                .apply_configurations
+                .unwrap_or_else(|| self.generators.contains(&Generator::ApplyConfiguration)),
         })
     }
 }
@@ -396,6 +413,8 @@ pub(crate) struct Settings {
     pub crd_file_name: String,
     pub fake_clientset: bool,
     pub crd_every_version: bool,
+    /// Typed `apply`/`apply_status` over generated apply configurations.
+    pub apply_verbs: bool,
 }
 
 #[cfg(test)]

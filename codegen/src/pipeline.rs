@@ -20,6 +20,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 
+use crate::applyconfig::{self, AcPackage, AcPackages};
 use crate::config::Settings;
 use crate::crd::{self, Crd, CrdFile, PackageCrds};
 use crate::emit::{CrdSource, Ctx, Generator, Paths};
@@ -36,12 +37,15 @@ pub(crate) struct Analysis {
     pub crd_files: Vec<CrdFile>,
     pub warnings: Vec<String>,
     pub inputs: Vec<PathBuf>,
+    /// The apply configurations of each package (when the generator runs).
+    pub apply_configs: AcPackages,
 }
 
 /// What one worker learned of one package.
 struct Scanned {
     package: Result<Package>,
     crds: Option<PackageCrds>,
+    apply: Option<Result<AcPackage>>,
 }
 
 /// How many workers to run for `items` work items: one per core, at most one per item.
@@ -100,6 +104,7 @@ pub(crate) fn analyze(settings: &Settings, parallel_ok: bool) -> Result<Analysis
         settings.crd_every_version,
     )?;
     let want_crds = settings.generators.contains(&Generator::Crd);
+    let want_apply = settings.generators.contains(&Generator::ApplyConfiguration);
     let opts = ModelOptions {
         plural_exceptions: settings.plural_exceptions.clone(),
     };
@@ -123,7 +128,21 @@ pub(crate) fn analyze(settings: &Settings, parallel_ok: bool) -> Result<Analysis
             (Ok(p), true) => crd::package_crds(&src, p),
             _ => None,
         };
-        (inputs, Ok(Scanned { package, crds }))
+        let apply = match (&package, want_apply) {
+            (Ok(p), true) => Some(applyconfig::package(&src, p)),
+            _ => None,
+        };
+        if apply.as_ref().is_some_and(Result::is_err) {
+            stop.store(true, Ordering::Relaxed);
+        }
+        (
+            inputs,
+            Ok(Scanned {
+                package,
+                crds,
+                apply,
+            }),
+        )
     };
     let results = parallel(refs.len(), n_workers, &stop, &scan_one);
     // Report the first error in package order, as a sequential run would.
@@ -131,11 +150,15 @@ pub(crate) fn analyze(settings: &Settings, parallel_ok: bool) -> Result<Analysis
     let mut crd_inputs = Vec::with_capacity(refs.len());
     let mut inputs = Vec::new();
     let mut first_err = None;
+    let mut apply_configs = AcPackages::new();
     for r in results {
         let Some((files, scanned)) = r else { continue };
         inputs.extend(files);
-        match scanned.and_then(|s| Ok((s.package?, s.crds))) {
-            Ok((p, c)) => {
+        match scanned.and_then(|s| Ok((s.package?, s.crds, s.apply.transpose()?))) {
+            Ok((p, c, a)) => {
+                if let Some(a) = a {
+                    apply_configs.insert((p.group_dir.clone(), p.version.clone()), a);
+                }
                 packages.push(p);
                 crd_inputs.push(c);
             }
@@ -163,6 +186,7 @@ pub(crate) fn analyze(settings: &Settings, parallel_ok: bool) -> Result<Analysis
         crd_files,
         warnings,
         inputs,
+        apply_configs,
     })
 }
 
@@ -230,6 +254,8 @@ pub(crate) fn render(
             fake_clientset: settings.fake_clientset,
             crd_files: &analysis.crd_files,
             crd_source: crd_source(),
+            apply_configs: &analysis.apply_configs,
+            apply_verbs: settings.apply_verbs,
         };
         let pkg = &model.packages[i];
         let mut modules = Vec::new();
@@ -282,6 +308,8 @@ pub(crate) fn render(
             fake_clientset: settings.fake_clientset,
             crd_files: &analysis.crd_files,
             crd_source: crd_source(),
+            apply_configs: &analysis.apply_configs,
+            apply_verbs: settings.apply_verbs,
         };
         global_modules(&ctx, settings, &defined, external).render(layout, &header, sink)?;
     }
@@ -298,6 +326,8 @@ pub(crate) fn modules(settings: &Settings, analysis: &Analysis) -> Modules {
         fake_clientset: settings.fake_clientset,
         crd_files: &analysis.crd_files,
         crd_source: CrdSource::Inline,
+        apply_configs: &analysis.apply_configs,
+        apply_verbs: settings.apply_verbs,
     };
     let mut all = Modules::default();
     for pkg in &analysis.model.packages {

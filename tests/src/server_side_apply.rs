@@ -36,6 +36,16 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use crate::conformance::{Failure, Outcome, ensure, ensure_eq, install_crd};
+use crate::fixtures::apply::apis::fleet::v1::{Fleet, Mode};
+use crate::fixtures::apply::client::applyconfiguration::fleet::v1::{
+    FleetApplyConfiguration, FleetSpecApplyConfiguration, FleetStatusApplyConfiguration,
+    PortApplyConfiguration, RouteApplyConfiguration, extract_fleet, extract_fleet_status,
+};
+use crate::fixtures::apply::client::clientset::versioned::Clientset as FleetClientset;
+use kube_codegen_runtime::ApplyOptions;
+use kube_codegen_runtime::apply::meta::{
+    ConditionApplyConfiguration, LabelSelectorApplyConfiguration,
+};
 
 /// The group of the suite's CRD.
 pub const GROUP: &str = "apply.kube-codegen.dev";
@@ -137,6 +147,8 @@ impl Env {
     /// Installs the Ship CRD and waits until it is served.
     pub async fn setup(client: Client) -> Result<Env, Failure> {
         install_crd(&client, ship_crd(), Duration::from_secs(60)).await?;
+        let fleet = serde_json::to_value(<Fleet as kube::CustomResourceExt>::crd())?;
+        install_crd(&client, fleet, Duration::from_secs(60)).await?;
         Ok(Env {
             client,
             ships: ApiResource::from_gvk_with_plural(
@@ -1115,6 +1127,218 @@ pub async fn builtin_configmap(env: &Env) -> Outcome {
     Ok(())
 }
 
+fn extract_failure(e: kube_codegen_runtime::apply::ExtractError) -> Failure {
+    Failure::new(format!("extract: {e}"))
+}
+
+fn port(name: &str, number: i32) -> PortApplyConfiguration {
+    PortApplyConfiguration::default()
+        .with_name(name)
+        .with_port(number)
+}
+
+/// The two-manager scenario again with generated apply configurations and the generated typed
+/// client: `apply` claims exactly what the configuration sets, `extract_fleet` gives each
+/// manager's configuration back (`==`), conflicts and `force` work through `ApplyOptions`, and an
+/// extract-modify-apply cycle leaves the other manager's fields alone.
+pub async fn typed_two_managers(env: &Env) -> Outcome {
+    let ns = env.namespace("typed").await?;
+    let fleets = FleetClientset::new(env.client.clone())
+        .fleet_v1()
+        .fleets(&ns);
+    let alice = FleetApplyConfiguration::new("f", &ns)
+        .with_labels([("app", "fleet")])
+        .with_spec(
+            FleetSpecApplyConfiguration::default()
+                .with_size(1)
+                .with_image("a:1")
+                .with_tags(["x", "y"])
+                .with_args(["--a"])
+                .with_ports([port("http", 80)])
+                .with_routes([RouteApplyConfiguration::default()
+                    .with_host("h")
+                    .with_port(80)
+                    .with_weight(1)])
+                .with_selector(
+                    LabelSelectorApplyConfiguration::default()
+                        .with_match_labels([("app", "fleet")]),
+                )
+                .with_params([("a", "1")])
+                .with_mode(Mode::Fast),
+        );
+    let bob = FleetApplyConfiguration::new("f", &ns).with_spec(
+        FleetSpecApplyConfiguration::default()
+            .with_tags(["z"])
+            .with_ports([port("metrics", 9090)])
+            .with_routes([RouteApplyConfiguration::default()
+                .with_host("h")
+                .with_port(81)
+                .with_weight(2)])
+            .with_params([("b", "2")]),
+    );
+    let f = fleets.apply(&alice, &ApplyOptions::new("alice")).await?;
+    ensure_eq!(f.spec.size, Some(1), "created by apply");
+    let f = fleets.apply(&bob, &ApplyOptions::new("bob")).await?;
+    let mut ports: Vec<&str> = f.spec.ports.iter().map(|p| p.name.as_str()).collect();
+    ports.sort();
+    ensure_eq!(ports, vec!["http", "metrics"], "ports merged by name");
+    ensure_eq!(f.spec.routes.len(), 2, "routes merged by (host, port)");
+    ensure_eq!(f.spec.params.len(), 2, "params merged");
+    ensure_eq!(f.spec.mode, Some(Mode::Fast), "the enum");
+    ensure_eq!(
+        extract_fleet(&f, "alice").map_err(extract_failure)?,
+        alice,
+        "alice's configuration comes back"
+    );
+    ensure_eq!(
+        extract_fleet(&f, "bob").map_err(extract_failure)?,
+        bob,
+        "bob's configuration comes back"
+    );
+    // The typed object serializes without apiVersion and kind; the API server's JSON has them.
+    let mut served = serde_json::to_value(&f)?;
+    served["apiVersion"] = json!(Fleet::api_version(&()));
+    served["kind"] = json!(Fleet::kind(&()));
+    env.check_extractions(
+        "typed_two_managers/both",
+        &served,
+        &[
+            ("alice", "", body(&serde_json::to_value(&alice)?)),
+            ("bob", "", body(&serde_json::to_value(&bob)?)),
+        ],
+    )?;
+
+    // Bob asks for another size: a conflict naming alice, unless forced.
+    let mut bob_sized = bob.clone();
+    if let Some(spec) = bob_sized.spec.as_mut() {
+        spec.size = Some(5);
+    }
+    expect_conflicts(
+        fleets.apply(&bob_sized, &ApplyOptions::new("bob")).await,
+        &[("alice", ".spec.size")],
+        "bob resizes alice's fleet",
+    )?;
+    let f = fleets
+        .apply(&bob_sized, &ApplyOptions::new("bob").force())
+        .await?;
+    ensure_eq!(f.spec.size, Some(5), "forced");
+    let mut alice_left = alice.clone();
+    if let Some(spec) = alice_left.spec.as_mut() {
+        spec.size = None;
+    }
+    ensure_eq!(
+        extract_fleet(&f, "alice").map_err(extract_failure)?,
+        alice_left,
+        "alice no longer owns size"
+    );
+
+    // Extract, modify, apply: alice changes her port and adds one; bob keeps everything.
+    let mut mine = extract_fleet(&f, "alice").map_err(extract_failure)?;
+    if let Some(spec) = mine.spec.as_mut() {
+        spec.ports = Some(vec![port("http", 8080), port("https", 443)]);
+        spec.image = Some("a:2".into());
+    }
+    let f = fleets.apply(&mine, &ApplyOptions::new("alice")).await?;
+    ensure_eq!(f.spec.image.as_deref(), Some("a:2"), "alice's change");
+    ensure_eq!(f.spec.size, Some(5), "bob's size kept");
+    let mut ports: Vec<(String, Option<i32>)> = f
+        .spec
+        .ports
+        .iter()
+        .map(|p| (p.name.clone(), p.port))
+        .collect();
+    ports.sort();
+    ensure_eq!(
+        ports,
+        vec![
+            ("http".to_string(), Some(8080)),
+            ("https".to_string(), Some(443)),
+            ("metrics".to_string(), Some(9090)),
+        ],
+        "bob's port kept"
+    );
+    ensure_eq!(
+        extract_fleet(&f, "alice").map_err(extract_failure)?,
+        mine,
+        "the next extraction is the changed configuration"
+    );
+    ensure_eq!(
+        extract_fleet(&f, "bob").map_err(extract_failure)?,
+        bob_sized,
+        "bob's configuration is untouched"
+    );
+    Ok(())
+}
+
+/// `apply_status` with generated configurations: two managers' conditions merge by type, each
+/// manager's status comes back from `extract_fleet_status`, and its main-resource extraction is
+/// empty.
+pub async fn typed_status(env: &Env) -> Outcome {
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+    let ns = env.namespace("typed-status").await?;
+    let fleets = FleetClientset::new(env.client.clone())
+        .fleet_v1()
+        .fleets(&ns);
+    fleets
+        .apply(
+            &FleetApplyConfiguration::new("f", &ns)
+                .with_spec(FleetSpecApplyConfiguration::default().with_size(1)),
+            &ApplyOptions::new("owner"),
+        )
+        .await?;
+    let at = Time(
+        "2026-01-02T03:04:05Z"
+            .parse()
+            .map_err(|e| Failure::new(format!("time: {e}")))?,
+    );
+    let condition = |t: &str, status: &str| {
+        ConditionApplyConfiguration::default()
+            .with_type(t)
+            .with_status(status)
+            .with_reason("Checked")
+            .with_message("by the test")
+            .with_last_transition_time(at.clone())
+    };
+    let ctrl = FleetApplyConfiguration::new("f", &ns).with_status(
+        FleetStatusApplyConfiguration::default()
+            .with_phase("Sailing")
+            .with_observed_generation(1_i64)
+            .with_conditions([condition("Ready", "True")]),
+    );
+    let syncer = FleetApplyConfiguration::new("f", &ns).with_status(
+        FleetStatusApplyConfiguration::default().with_conditions([condition("Synced", "False")]),
+    );
+    fleets
+        .apply_status(&ctrl, &ApplyOptions::new("ctrl"))
+        .await?;
+    let f = fleets
+        .apply_status(&syncer, &ApplyOptions::new("syncer"))
+        .await?;
+    let types: Vec<&str> = f
+        .status
+        .iter()
+        .flat_map(|s| s.conditions.iter().map(|c| c.type_.as_str()))
+        .collect();
+    ensure_eq!(types, vec!["Ready", "Synced"], "conditions merged by type");
+    ensure_eq!(f.spec.size, Some(1), "spec untouched");
+    ensure_eq!(
+        extract_fleet_status(&f, "ctrl").map_err(extract_failure)?,
+        ctrl,
+        "ctrl's status"
+    );
+    ensure_eq!(
+        extract_fleet_status(&f, "syncer").map_err(extract_failure)?,
+        syncer,
+        "syncer's status"
+    );
+    ensure_eq!(
+        extract_fleet(&f, "ctrl").map_err(extract_failure)?,
+        FleetApplyConfiguration::new("f", &ns),
+        "ctrl owns nothing of the main resource"
+    );
+    Ok(())
+}
+
 type ScenarioFn = for<'a> fn(&'a Env) -> BoxFuture<'a, Outcome>;
 
 /// One scenario.
@@ -1153,6 +1377,8 @@ pub fn scenarios() -> Vec<Scenario> {
         scenario!(extract_modify_apply),
         scenario!(builtin_deployment),
         scenario!(builtin_configmap),
+        scenario!(typed_two_managers),
+        scenario!(typed_status),
     ]
 }
 

@@ -67,6 +67,16 @@ async fn builtin_configmap() {
     run("builtin_configmap").await;
 }
 
+#[tokio::test]
+async fn typed_two_managers() {
+    run("typed_two_managers").await;
+}
+
+#[tokio::test]
+async fn typed_status() {
+    run("typed_status").await;
+}
+
 #[test]
 fn every_scenario_has_a_test() {
     let names: Vec<&str> = tests::server_side_apply::scenarios()

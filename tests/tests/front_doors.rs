@@ -172,9 +172,10 @@ fn cli_client(out: &Path) -> String {
     let bin = cli_bin();
     let apis = tempfile::tempdir().unwrap();
     copy_dir(&manifest_dir().join(FIXTURE), apis.path());
-    // Separate runs of the client-tree generators, as `generate-groups.sh client,lister,informer`
-    // makes them; each run keeps the folders of the others declared.
-    for generator in ["client", "lister", "informer"] {
+    // Separate runs of the client-tree generators, as `generate-groups.sh
+    // applyconfiguration,client,lister,informer` makes them; each run keeps the folders of the
+    // others declared, and the client run is told the apply configurations exist.
+    for generator in ["applyconfiguration", "client", "lister", "informer"] {
         run_cli(&bin, generator, apis.path(), out);
     }
     fold_tree(out, &out.join("mod.rs"), true)
@@ -191,6 +192,8 @@ fn run_cli(bin: &Path, generator: &str, apis: &Path, out: &Path) {
             "crate::apis",
             "--output-module",
             "crate::client",
+            "--apply-configurations",
+            "true",
         ])
         .arg("--apis-dir")
         .arg(apis)
@@ -232,6 +235,7 @@ fn cli_builder_and_proc_macro_emit_identical_client_code() {
     let written = builder(
         &tmp.path().join("build"),
         &[
+            kube_codegen::Generator::ApplyConfiguration,
             kube_codegen::Generator::Client,
             kube_codegen::Generator::Lister,
             kube_codegen::Generator::Informer,

@@ -110,7 +110,7 @@ fn generates_the_example_exactly_as_generate_groups_does() {
         &format!(
             "kube::codegen::gen_helpers --boilerplate {h} src/pkg/apis\n\
              kube::codegen::gen_crd --boilerplate {h} --crd-dir crd --crd-file-name '{{singular}}.yaml' src/pkg/apis\n\
-             kube::codegen::gen_client --with-watch --output-dir src/pkg/client \
+             kube::codegen::gen_client --with-watch --with-applyconfig --output-dir src/pkg/client \
                --output-pkg crate::pkg::client --boilerplate {h} src/pkg/apis\n",
             h = header.display()
         ),
@@ -121,6 +121,7 @@ fn generates_the_example_exactly_as_generate_groups_does() {
         "Generating deepcopy code for 1 targets\n\
          Generating register code for 1 targets\n\
          Generating CRDs for 1 targets\n\
+         Generating applyconfig code for 1 targets\n\
          Generating client code for 1 targets\n\
          Generating lister code for 1 targets\n\
          Generating informer code for 1 targets\n"
@@ -168,6 +169,32 @@ fn without_with_watch_only_the_clientset_is_generated() {
     // --output-pkg was derived from where --output-dir sits in the crate.
     let root = fs::read_to_string(client.join("mod.rs")).unwrap();
     assert!(root.contains("pub mod clientset;"), "{root}");
+    // No apply configurations: no apply verbs, as client-gen without an apply-configuration
+    // package.
+    let typed = client.join("clientset/versioned/typed/crddemo/v1/mydemo.rs");
+    let code = fs::read_to_string(&typed).unwrap();
+    assert!(!code.contains("pub async fn apply"), "{code}");
+    assert!(!client.join("applyconfiguration").exists());
+
+    let run = sourced(
+        dir.path(),
+        "kube::codegen::gen_client --with-applyconfig --output-dir src/pkg/client src/pkg/apis",
+    );
+    assert!(run.ok, "{}", run.stderr);
+    assert_eq!(
+        run.stdout,
+        "Generating applyconfig code for 1 targets\nGenerating client code for 1 targets\n"
+    );
+    let code = fs::read_to_string(&typed).unwrap();
+    assert!(
+        code.contains("pub async fn apply(") && code.contains("MydemoApplyConfiguration"),
+        "{code}"
+    );
+    assert!(
+        client
+            .join("applyconfiguration/crddemo/v1/mydemo.rs")
+            .is_file()
+    );
 }
 
 #[test]

@@ -409,7 +409,7 @@ async fn typed_apply_sends_only_what_was_set() {
     let (client, seen) = mock();
     let cms = TypedClient::<ConfigMap>::new(client, Some("prod"));
     let stored = cms
-        .apply_typed(
+        .apply(
             &cm("web", &[("mode", "fast")]),
             &ApplyOptions::new("ctrl").force(),
         )
@@ -434,7 +434,7 @@ async fn typed_apply_sends_only_what_was_set() {
         "only what was set, with apiVersion and kind filled in"
     );
 
-    cms.apply_status_typed(&cm("web", &[]), &ApplyOptions::new("ctrl").dry_run())
+    cms.apply_status(&cm("web", &[]), &ApplyOptions::new("ctrl").dry_run())
         .await
         .unwrap();
     let s = seen.lock().unwrap().last().cloned().unwrap();
@@ -447,7 +447,7 @@ async fn typed_apply_needs_a_name() {
     let (client, seen) = mock();
     let cms = TypedClient::<ConfigMap>::new(client, Some("prod"));
     let err = cms
-        .apply_typed(&ConfigMapAc::default(), &ApplyOptions::new("ctrl"))
+        .apply(&ConfigMapAc::default(), &ApplyOptions::new("ctrl"))
         .await
         .unwrap_err();
     assert!(

@@ -326,12 +326,23 @@ fn kind_client(ctx: &Ctx<'_>, pkg: &Package, kind: &Kind) -> Module {
         Scope::Cluster => format!("A client for `{kname}` objects."),
     });
 
-    let verbs = kind
+    // Apply verbs exist over generated apply configurations only, as in client-gen.
+    let kept: Vec<Verb> = kind
         .verbs
         .iter()
-        .map(|v| verb_method(&rt, *v, kind, &ty, &list_ty, &obj));
-    let methods = kind.methods.iter().map(|m| ext_method(ctx, pkg, kind, m));
-    let verb_names: Vec<&str> = kind.verbs.iter().map(|v| v.rust_name()).collect();
+        .copied()
+        .filter(|v| ctx.apply_verbs || !matches!(v, Verb::Apply | Verb::ApplyStatus))
+        .collect();
+    let ac_ty = apply_configuration(ctx, pkg, &kind.name);
+    let verbs = kept
+        .iter()
+        .map(|v| verb_method(&rt, *v, kind, &ty, &list_ty, &obj, &ac_ty));
+    let methods = kind
+        .methods
+        .iter()
+        .filter(|m| ctx.apply_verbs || m.verb != ExtVerb::Apply)
+        .map(|m| ext_method(ctx, pkg, kind, m));
+    let verb_names: Vec<&str> = kept.iter().map(|v| v.rust_name()).collect();
     let struct_doc = format!(
         "The typed client of `{resource}` {scope_doc}.\n\nVerbs: {}.",
         if verb_names.is_empty() {
@@ -387,6 +398,17 @@ fn kind_client(ctx: &Ctx<'_>, pkg: &Package, kind: &Kind) -> Module {
     )
 }
 
+/// The apply configuration of the package type `name` (`…::applyconfiguration::crddemo::v1::MydemoApplyConfiguration`).
+fn apply_configuration(ctx: &Ctx<'_>, pkg: &Package, name: &str) -> TokenStream {
+    let module = ctx.client_path(&[
+        super::applyconfiguration::DIR,
+        &pkg.group_module,
+        &pkg.version_module(),
+    ]);
+    let id = format_ident!("{name}ApplyConfiguration");
+    quote!(#module::#id)
+}
+
 fn verb_method(
     rt: &TokenStream,
     verb: Verb,
@@ -394,6 +416,7 @@ fn verb_method(
     ty: &TokenStream,
     list_ty: &TokenStream,
     obj: &proc_macro2::Ident,
+    ac_ty: &TokenStream,
 ) -> TokenStream {
     let k = &kind.name;
     let rt_either = quote!(#rt::either::Either);
@@ -525,35 +548,33 @@ fn verb_method(
         }
         Verb::Apply => {
             let doc = docs(&format!(
-                "Server-side applies `{obj}` to the `{k}` called `name`; `params` names the field manager (`PatchParams::apply(\"manager\")`)."
+                "Server-side applies `{obj}` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `{k}` as stored."
             ));
             quote! {
                 #doc
                 #[inline]
-                pub async fn apply<P: #rt_serde::Serialize>(
+                pub async fn apply(
                     &self,
-                    name: &str,
-                    #obj: &P,
-                    params: &kube::api::PatchParams,
+                    #obj: &#ac_ty,
+                    opts: &#rt::apply::ApplyOptions,
                 ) -> kube::Result<#ty> {
-                    self.inner.apply(name, #obj, params).await
+                    self.inner.apply(#obj, opts).await
                 }
             }
         }
         Verb::ApplyStatus => {
             let doc = docs(&format!(
-                "Server-side applies `{obj}` to the `status` subresource of the `{k}` called `name`."
+                "Server-side applies the `status` of `{obj}` to the `status` subresource (client-go's `ApplyStatus`); status fields are owned apart from the main resource's. Returns the `{k}` as stored."
             ));
             quote! {
                 #doc
                 #[inline]
-                pub async fn apply_status<P: #rt_serde::Serialize>(
+                pub async fn apply_status(
                     &self,
-                    name: &str,
-                    #obj: &P,
-                    params: &kube::api::PatchParams,
+                    #obj: &#ac_ty,
+                    opts: &#rt::apply::ApplyOptions,
                 ) -> kube::Result<#ty> {
-                    self.inner.apply_status(name, #obj, params).await
+                    self.inner.apply_status(#obj, opts).await
                 }
             }
         }
@@ -666,12 +687,42 @@ fn ext_method(ctx: &Ctx<'_>, pkg: &Package, kind: &Kind, m: &ExtMethod) -> Token
         }
         ExtVerb::Apply => {
             let doc = docs(&format!("Server-side applies to {target} {tag}."));
-            quote! {
-                #doc
-                #[inline]
-                pub async fn #name(&self, name: &str, #input_id: &#input, params: &kube::api::PatchParams) -> kube::Result<#result> {
-                    self.inner.apply_as(name, #sub, #input_id, params).await
+            let rt_apply = quote!(#rt::apply);
+            match (&m.input, &m.subresource) {
+                // The kind's own configuration names the object.
+                (TypeRef::Kind, None) => {
+                    let ac = apply_configuration(ctx, pkg, &kind.name);
+                    quote! {
+                        #doc
+                        #[inline]
+                        pub async fn #name(&self, #input_id: &#ac, opts: &#rt_apply::ApplyOptions) -> kube::Result<#result> {
+                            let name = #rt_apply::ApplyConfiguration::name(#input_id).unwrap_or_default();
+                            self.inner.apply_as(name, None, #input_id, &opts.patch_params()).await
+                        }
+                    }
                 }
+                // A package type's configuration; a type of another crate has none and is sent
+                // as it is.
+                (TypeRef::Kind | TypeRef::Local(_), _) => {
+                    let ac = match &m.input {
+                        TypeRef::Local(n) => apply_configuration(ctx, pkg, n),
+                        _ => apply_configuration(ctx, pkg, &kind.name),
+                    };
+                    quote! {
+                        #doc
+                        #[inline]
+                        pub async fn #name(&self, name: &str, #input_id: &#ac, opts: &#rt_apply::ApplyOptions) -> kube::Result<#result> {
+                            self.inner.apply_as(name, #sub, #input_id, &opts.patch_params()).await
+                        }
+                    }
+                }
+                (TypeRef::Path(_), _) => quote! {
+                    #doc
+                    #[inline]
+                    pub async fn #name(&self, name: &str, #input_id: &#input, opts: &#rt_apply::ApplyOptions) -> kube::Result<#result> {
+                        self.inner.apply_as(name, #sub, #input_id, &opts.patch_params()).await
+                    }
+                },
             }
         }
     }
