@@ -74,10 +74,24 @@ pub(crate) fn package(ctx: &Ctx<'_>, pkg: &Package) -> Vec<Module> {
         format!("Apply configurations of the `{}` API.", pkg.api_version()),
         quote!(#(#reexports)*),
     )];
-    for t in &acs.types {
+    // The kinds' own modules are emitted with the kinds (`kind`), spread over the workers.
+    for t in acs.types.iter().filter(|t| t.kind.is_none()) {
         out.push(type_module(ctx, pkg, t));
     }
     out
+}
+
+/// The apply configuration module of `kind`, when it has one.
+pub(crate) fn kind(ctx: &Ctx<'_>, pkg: &Package, kind: &crate::model::Kind) -> Vec<Module> {
+    configs(ctx, pkg)
+        .and_then(|acs| {
+            acs.types
+                .iter()
+                .find(|t| t.kind.is_some() && t.name == kind.name)
+        })
+        .map(|t| type_module(ctx, pkg, t))
+        .into_iter()
+        .collect()
 }
 
 fn ac_ident(name: &str) -> proc_macro2::Ident {
