@@ -246,6 +246,22 @@ where
     where
         A: ApplyConfiguration<Object = K>,
     {
+        self.apply_configuration_as(ac, subresource, opts).await
+    }
+
+    /// Server-side apply a configuration of this kind to the object it names (or to that
+    /// object's `subresource`), decoding the answer as `R`: the typed `apply` verbs, and
+    /// `+genclient:method=…,verb=apply` extensions whose input is the kind itself.
+    pub async fn apply_configuration_as<A, R>(
+        &self,
+        ac: &A,
+        subresource: Option<&str>,
+        opts: &ApplyOptions,
+    ) -> kube::Result<R>
+    where
+        A: ApplyConfiguration<Object = K>,
+        R: DeserializeOwned,
+    {
         let name = match ac.name() {
             Some(n) if !n.is_empty() => n.to_string(),
             _ => {

@@ -780,6 +780,19 @@ async fn mydemo_server_side_apply_with_field_managers() {
     assert_eq!(preview.spec.port, 1234);
     let got = demos.get("ssa", &GetParams::default()).await.unwrap();
     assert_eq!(got.spec.port, 9090);
+
+    // Read-modify-apply: a extracts what it owns, changes it and applies it back; b's port is
+    // neither claimed nor dropped.
+    let current = demos.get("ssa", &GetParams::default()).await.unwrap();
+    let mine = extract_mydemo(&current, "e2e-manager-a")
+        .unwrap()
+        .with_labels([("tier", "web")]);
+    let after = demos
+        .apply(&mine, &ApplyOptions::new("e2e-manager-a"))
+        .await
+        .unwrap();
+    assert_eq!(after.spec.port, 9090, "b's port untouched");
+    assert_eq!(extract_mydemo(&after, "e2e-manager-a").unwrap(), mine);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

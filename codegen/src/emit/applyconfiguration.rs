@@ -502,6 +502,7 @@ fn kind_parts(ctx: &Ctx<'_>, pkg: &Package, t: &AcType, k: &AcKind) -> (TokenStr
         ));
         quote! {
             #d
+            #[inline]
             pub fn #es(#arg: &#obj, field_manager: &str) -> ::core::result::Result<#ac, #rt::apply::ExtractError> {
                 #rt::apply::extract(#arg, field_manager, "status")
             }
@@ -557,6 +558,7 @@ fn kind_parts(ctx: &Ctx<'_>, pkg: &Package, t: &AcType, k: &AcKind) -> (TokenStr
         }
 
         #extract_doc
+        #[inline]
         pub fn #e(#arg: &#obj, field_manager: &str) -> ::core::result::Result<#ac, #rt::apply::ExtractError> {
             #rt::apply::extract(#arg, field_manager, "")
         }
@@ -564,6 +566,7 @@ fn kind_parts(ctx: &Ctx<'_>, pkg: &Package, t: &AcType, k: &AcKind) -> (TokenStr
         #status
 
         #from_doc
+        #[inline]
         pub fn #ef(#arg: &#obj, field_manager: &str, subresource: &str) -> ::core::result::Result<#ac, #rt::apply::ExtractError> {
             #rt::apply::extract(#arg, field_manager, subresource)
         }

@@ -697,8 +697,7 @@ fn ext_method(ctx: &Ctx<'_>, pkg: &Package, kind: &Kind, m: &ExtMethod) -> Token
                         #doc
                         #[inline]
                         pub async fn #name(&self, #input_id: &#ac, opts: &#rt_apply::ApplyOptions) -> kube::Result<#result> {
-                            let name = #rt_apply::ApplyConfiguration::name(#input_id).unwrap_or_default();
-                            self.inner.apply_as(name, None, #input_id, &opts.patch_params()).await
+                            self.inner.apply_configuration_as(#input_id, None, opts).await
                         }
                     }
                 }

@@ -256,6 +256,7 @@ impl ::kube_codegen_runtime::apply::ApplyConfiguration for MydemoApplyConfigurat
 /// client-go's `ExtractMydemo`: the apply configuration holding exactly the fields of `mydemo` that `field_manager` owns through apply on the main resource, with their current values (plus apiVersion, kind, name and namespace), read from `metadata.managedFields`.
 ///
 /// Use it to read-modify-apply without taking or dropping other managers' fields. `mydemo` must be as the API server returned it (with its managed fields); one without any is an error rather than an empty configuration.
+#[inline]
 pub fn extract_mydemo(
     mydemo: &crate::pkg::apis::crddemo::v1::Mydemo,
     field_manager: &str,
@@ -266,6 +267,7 @@ pub fn extract_mydemo(
     ::kube_codegen_runtime::apply::extract(mydemo, field_manager, "")
 }
 /// client-go's `ExtractMydemoStatus`: as [`extract_mydemo`], for the fields `field_manager` owns through apply on the `status` subresource.
+#[inline]
 pub fn extract_mydemo_status(
     mydemo: &crate::pkg::apis::crddemo::v1::Mydemo,
     field_manager: &str,
@@ -276,6 +278,7 @@ pub fn extract_mydemo_status(
     ::kube_codegen_runtime::apply::extract(mydemo, field_manager, "status")
 }
 /// client-go's `ExtractMydemoFrom`: as [`extract_mydemo`], for the fields applied through `subresource` (`""` for the main resource, `"status"` …).
+#[inline]
 pub fn extract_mydemo_from(
     mydemo: &crate::pkg::apis::crddemo::v1::Mydemo,
     field_manager: &str,
