@@ -429,6 +429,22 @@ mod tests {
     }
 
     #[test]
+    fn apply_verbs_follow_the_generator_unless_told() {
+        let verbs = |c: Config| c.settings().map(|s| s.apply_verbs).unwrap();
+        assert!(
+            verbs(Config::new()),
+            "all generators: apply configurations too"
+        );
+        assert!(!verbs(Config::new().generators([Generator::Client])));
+        assert!(verbs(
+            Config::new()
+                .generators([Generator::Client])
+                .apply_configurations(true)
+        ));
+        assert!(!verbs(Config::new().apply_configurations(false)));
+    }
+
+    #[test]
     fn every_option_is_checked_once_with_its_name() {
         assert_eq!(key_of(&Config::new().groups("x")), ConfigKey::Groups);
         assert_eq!(
