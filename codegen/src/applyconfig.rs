@@ -453,7 +453,9 @@ impl<'a> Walk<'_, 'a> {
             .iter()
             .map(|s| s.ident.unraw().to_string())
             .collect();
-        let (root, full) = self.resolve(&names, path.leading_colon.is_some(), file)?;
+        let (root, full) = self
+            .resolve(&names, path.leading_colon.is_some(), file)
+            .map_err(err)?;
         let last = full.last().cloned().unwrap_or_default();
         let arity = |n: usize, args: &[AcTy]| -> Result<()> {
             if args.len() == n {
@@ -539,7 +541,7 @@ impl<'a> Walk<'_, 'a> {
         names: &[String],
         leading_colon: bool,
         file: &SourceFile,
-    ) -> Result<(PathRoot, Vec<String>)> {
+    ) -> std::result::Result<(PathRoot, Vec<String>), String> {
         if leading_colon {
             return Ok(self.absolute(names.to_vec(), file));
         }
@@ -560,11 +562,8 @@ impl<'a> Walk<'_, 'a> {
                 full.push(first.to_string());
                 return Ok(self.absolute(full, file));
             }
-            return Err(Error::file(
-                &file.path,
-                format!(
-                    "apply configuration: cannot resolve type `{first}`: it is neither declared in this package nor imported by name"
-                ),
+            return Err(format!(
+                "cannot resolve type `{first}`: it is neither declared in this package nor imported by name"
             ));
         }
         let full: Vec<String> = match imports.and_then(|i| i.names.get(first)) {

@@ -563,3 +563,37 @@ fn crd_manifests_are_written_verified_and_renamed() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown placeholder"));
 }
+
+/// The apply-configuration stage reports what it cannot follow at the field, with the cause.
+#[test]
+fn apply_configuration_of_a_field_it_cannot_follow() {
+    for (field, cause) in [
+        (
+            "    /// Status.\n    #[serde(with = \"x\")]\n    pub status: Option<String>,",
+            "#[serde(with)] changes the serialized form",
+        ),
+        (
+            "    /// Status.\n    pub status: Option<Unknown>,",
+            "cannot resolve type `Unknown`",
+        ),
+        (
+            "    /// Status.\n    pub status: Option<&'static str>,",
+            "is not supported (use a named type)",
+        ),
+    ] {
+        let p = Project::new();
+        p.write(
+            "apis/demo/v1/types.rs",
+            &TYPES_RS.replace("    /// Status.\n    pub status: Option<String>,", field),
+        );
+        let out = p.run_cmd("applyconfiguration", &[]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{stderr}");
+        assert!(
+            stderr.starts_with("apis/demo/v1/types.rs:")
+                && stderr.contains(": error: apply configuration of field `Demo.status`: "),
+            "{stderr}"
+        );
+        assert!(stderr.contains(cause), "{cause}: {stderr}");
+    }
+}
