@@ -222,6 +222,10 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             if result.is_ok() {
                 result = wait_controller_idle(&lister, &queue, &namespace, DEMO_NAME).await;
             }
+            if result.is_ok() {
+                // Only once the controller has handled the deletion, so the log reads in order.
+                tracing::info!(step = 3, "demo: Mydemo deleted; walkthrough complete");
+            }
             let _ = done_tx.send(());
             result
         });
