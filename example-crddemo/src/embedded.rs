@@ -142,7 +142,7 @@ pub async fn wait_controller_idle(
         let gone = lister.namespaced(namespace).get(name).is_err();
         let idle = queue.is_empty() && queue.processing() == 0 && queue.waiting() == 0;
         idle_polls = if gone && idle { idle_polls + 1 } else { 0 };
-        std::future::ready(Ok((idle_polls >= 4).then_some(())))
+        std::future::ready(Ok((idle_polls >= 10).then_some(())))
     })
     .await
 }

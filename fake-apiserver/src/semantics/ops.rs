@@ -697,7 +697,13 @@ pub(crate) fn update(
     if res.tracks_generation() && scope == Scope::Main {
         let changed =
             object::spec_part(&old, res.has_status()) != object::spec_part(&new, res.has_status());
-        if changed {
+        // Deployments also count annotation changes (apps/deployment's PrepareForUpdate keeps
+        // the rollback annotation of extensions/v1beta1 meaningful).
+        let annotations_changed = res.group == "apps"
+            && res.plural == "deployments"
+            && object::meta(&old).and_then(|m| m.get("annotations"))
+                != object::meta(&new).and_then(|m| m.get("annotations"));
+        if changed || annotations_changed {
             let g = object::generation(&old).unwrap_or(0) + 1;
             object::set_meta(&mut new, "generation", Some(json!(g)));
         }

@@ -489,6 +489,10 @@ pub fn scenarios() -> Vec<Scenario> {
             "generation bumps on spec changes only"
         ),
         scenario!(
+            crud::deployment_generation_counts_annotations,
+            "a Deployment's generation also counts annotation changes"
+        ),
+        scenario!(
             crud::update_without_resource_version,
             "custom resources need a resourceVersion (422); ConfigMaps update unconditionally"
         ),
