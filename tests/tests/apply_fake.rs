@@ -1,6 +1,6 @@
 //! The server-side apply scenarios (`tests/src/server_side_apply.rs`) against the in-memory
 //! fake, one test per scenario; `apply_real.rs` runs the same bodies against kube-apiserver.
-//! Scenarios the fake does not pass yet are ignored with the reason.
+//! Every scenario passes on both.
 
 use kube_codegen_runtime::fake::FakeApiServer;
 use tests::server_side_apply::run_one;
@@ -24,19 +24,16 @@ async fn crd_conflicts_and_force() {
 }
 
 #[tokio::test]
-#[ignore = "needs fake-apiserver schema-aware apply (branch fake): a conflict with an updater is worded `conflict with \"editor\" using <apiVersion> at <time>`; kube-apiserver leaves the time out"]
 async fn conflict_messages() {
     run("conflict_messages").await;
 }
 
 #[tokio::test]
-#[ignore = "needs fake-apiserver schema-aware apply (branch fake): a keyed item its only manager stops applying leaves an empty item behind (422 spec.ports[1].name: Required value)"]
 async fn crd_list_map_merge() {
     run("crd_list_map_merge").await;
 }
 
 #[tokio::test]
-#[ignore = "needs fake-apiserver schema-aware apply (branch fake): keyed items are appended, not interleaved in the applied order"]
 async fn crd_list_map_order() {
     run("crd_list_map_order").await;
 }
