@@ -62,12 +62,47 @@ pub(crate) fn kind(ctx: &Ctx<'_>, pkg: &Package, kind: &Kind) -> Vec<Module> {
 
 /// `clientset::versioned::fake`: the real `Clientset` over the runtime's in-memory API server,
 /// with every resource of this clientset registered (client-go's `fake.NewSimpleClientset`).
+/// When the run also generates CRDs, the fake installs them, schemas included, so that it
+/// validates, prunes, defaults and merges server-side apply by the schema's list and map types
+/// (client-go's fake, registering types only, merges every list atomically: kubernetes#126850).
 fn fake_clientset(ctx: &Ctx<'_>) -> Module {
     let rt = ctx.rt();
     let registries = ctx.model.packages.iter().map(|p| {
         let path = ctx.package_path(p);
         quote!(#path::RESOURCES)
     });
+    // One kind type per CRD, from a package of this run that implements `CustomResourceExt`.
+    let crd_kinds: Vec<_> = ctx
+        .crds
+        .iter()
+        .filter_map(|crd| {
+            let pkg = ctx.model.packages.iter().find(|p| {
+                crd.versions
+                    .iter()
+                    .any(|v| v.group_dir == p.group_dir && v.name == p.version)
+            })?;
+            let path = ctx.package_path(pkg);
+            let ty = ident(&crd.kind);
+            Some(quote!(#path::#ty))
+        })
+        .collect();
+    let (seed, crds_fn) = if crd_kinds.is_empty() {
+        (quote!(objects), quote!())
+    } else {
+        (
+            quote!(Self::crds()?.into_iter().chain(objects)),
+            quote! {
+                /// The CustomResourceDefinitions of this clientset's kinds, as objects to seed:
+                /// [`new`](Self::new) installs them, so the fake validates, prunes and defaults
+                /// by their schemas and server-side apply merges lists and maps as they say.
+                pub fn crds() -> Result<Vec<#rt::serde_json::Value>, #rt::fake::FakeError> {
+                    [#(#rt::fake::to_value(&<#crd_kinds as #rt::kube::CustomResourceExt>::crd())),*]
+                        .into_iter()
+                        .collect()
+                }
+            },
+        )
+    };
     let items = quote! {
         /// Builds fake clientsets: the real [`Clientset`](super::Clientset) type, backed by an
         /// in-memory API server with Kubernetes semantics (resourceVersions, conflicts, status
@@ -77,9 +112,10 @@ fn fake_clientset(ctx: &Ctx<'_>) -> Module {
 
         impl Clientset {
             /// A clientset over a new in-memory API server that serves every resource of this
-            /// clientset and the common built-ins, seeded with `objects` (each with `apiVersion`
-            /// and `kind`; `kube_codegen_runtime::fake::to_value(&obj)` adds them for typed
-            /// objects). Needs a Tokio runtime.
+            /// clientset (with its CRD, when one was generated) and the common built-ins,
+            /// seeded with `objects` (each with `apiVersion` and `kind`;
+            /// `kube_codegen_runtime::fake::to_value(&obj)` adds them for typed objects).
+            /// Needs a Tokio runtime.
             // client-go's `fake.NewSimpleClientset` hands back its own clientset type; here the
             // point is to hand back the real one, so `new` deliberately returns another type.
             #[allow(clippy::new_ret_no_self)]
@@ -87,7 +123,7 @@ fn fake_clientset(ctx: &Ctx<'_>) -> Module {
             pub fn new(
                 objects: impl IntoIterator<Item = #rt::serde_json::Value>,
             ) -> Result<(super::Clientset, #rt::fake::FakeHandle), #rt::fake::FakeError> {
-                let (client, handle) = #rt::fake::new_client(&Self::resources(), objects)?;
+                let (client, handle) = #rt::fake::new_client(&Self::resources(), #seed)?;
                 Ok((super::Clientset::new(client), handle))
             }
 
@@ -96,6 +132,8 @@ fn fake_clientset(ctx: &Ctx<'_>) -> Module {
             pub fn resources() -> Vec<#rt::resource::ResourceInfo> {
                 [#(#registries),*].concat()
             }
+
+            #crds_fn
         }
     };
     Module::client(
