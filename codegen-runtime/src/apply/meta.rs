@@ -296,6 +296,44 @@ setters!(ConditionApplyConfiguration {
     with_message(message): String => "message",
 });
 
+/// Every field of `condition`, to apply as it is (`observedGeneration` only when set): what a
+/// controller that computed a whole condition applies.
+///
+/// ```
+/// use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+/// use kube_codegen_runtime::apply::meta::ConditionApplyConfiguration;
+///
+/// let ready = Condition {
+///     type_: "Ready".into(),
+///     status: "True".into(),
+///     reason: "Synced".into(),
+///     message: "ok".into(),
+///     observed_generation: None,
+///     last_transition_time: Time(k8s_openapi::jiff::Timestamp::UNIX_EPOCH),
+/// };
+/// let ac = ConditionApplyConfiguration::from(&ready);
+/// assert_eq!(
+///     serde_json::to_value(&ac)?,
+///     serde_json::json!({"type": "Ready", "status": "True", "reason": "Synced", "message": "ok",
+///         "lastTransitionTime": "1970-01-01T00:00:00Z"})
+/// );
+/// # Ok::<(), serde_json::Error>(())
+/// ```
+impl From<&k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition>
+    for ConditionApplyConfiguration
+{
+    fn from(c: &k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition) -> Self {
+        ConditionApplyConfiguration {
+            type_: Some(c.type_.clone()),
+            status: Some(c.status.clone()),
+            observed_generation: c.observed_generation,
+            last_transition_time: Some(c.last_transition_time.clone()),
+            reason: Some(c.reason.clone()),
+            message: Some(c.message.clone()),
+        }
+    }
+}
+
 /// The apply configuration of a `LabelSelector` (an atomic map: whoever sets it owns all of it).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

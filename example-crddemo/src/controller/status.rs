@@ -82,18 +82,7 @@ pub fn status_apply_configuration(
         next.conditions
             .iter()
             .filter(|c| c.type_ == READY)
-            .map(|c| {
-                let mut ac = ConditionApplyConfiguration::default()
-                    .with_type(c.type_.clone())
-                    .with_status(c.status.clone())
-                    .with_reason(c.reason.clone())
-                    .with_message(c.message.clone())
-                    .with_last_transition_time(c.last_transition_time.clone());
-                if let Some(g) = c.observed_generation {
-                    ac = ac.with_observed_generation(g);
-                }
-                ac
-            }),
+            .map(ConditionApplyConfiguration::from),
     );
     if let Some(g) = next.observed_generation {
         status = status.with_observed_generation(g);
