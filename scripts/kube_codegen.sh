@@ -367,7 +367,9 @@ function kube::codegen::gen_register() {
 }
 
 # Generate client code: the versioned clientset and its fake, and optionally apply
-# configurations, listers and informers, for the packages with +genclient types.
+# configurations, listers and informers, for the packages with +genclient types. When
+# kube::codegen::gen_crd has written zz_generated_crd.rs under <input-dir>, the fake clientset
+# installs the kinds' CRDs (schemas included).
 #
 # USAGE: kube::codegen::gen_client [FLAGS] <input-dir>
 #
@@ -600,8 +602,16 @@ function kube::codegen::gen_client() {
         kube::codegen::internal::run applyconfiguration "${common[@]}"
     fi
 
+    # The fake clientset installs the kinds' CRDs (so the in-memory server merges apply by their
+    # schemas) when kube::codegen::gen_crd wrote their CustomResourceExt impls beside the types.
+    local crd_impls=false
+    if [ -n "$(find "${in_dir}${one_input_api}" -name zz_generated_crd.rs -print -quit)" ]; then
+        crd_impls=true
+    fi
+
     echo "Generating client code for $((count)) targets"
-    kube::codegen::internal::run client "${common[@]}" --apply-configurations "${applyconfig}"
+    kube::codegen::internal::run client "${common[@]}" --apply-configurations "${applyconfig}" \
+        --crd-impls "${crd_impls}"
 
     if [ "${watchable}" == "true" ]; then
         echo "Generating lister code for $((count)) targets"

@@ -139,6 +139,13 @@ impl Builder {
         self
     }
 
+    /// Whether the fake clientset installs the kinds' CRDs (default: whether the `crd`
+    /// generator runs); see [`Config::crd_impls`].
+    pub fn crd_impls(mut self, yes: bool) -> Self {
+        self.config = self.config.crd_impls(yes);
+        self
+    }
+
     /// Writes to `dir` instead of `$OUT_DIR` (files go to `<dir>/kube-codegen/`).
     pub fn out_dir(mut self, dir: impl AsRef<Path>) -> Self {
         self.out_dir = Some(dir.as_ref().to_path_buf());

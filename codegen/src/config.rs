@@ -134,6 +134,7 @@ pub struct Config {
     fake_clientset: bool,
     crd_every_version: bool,
     apply_configurations: Option<bool>,
+    crd_impls: Option<bool>,
 }
 
 impl Default for Config {
@@ -162,6 +163,7 @@ impl Config {
             fake_clientset: true,
             crd_every_version: false,
             apply_configurations: None,
+            crd_impls: None,
         }
     }
 
@@ -272,6 +274,18 @@ impl Config {
         self
     }
 
+    /// Whether the API packages implement `kube::CustomResourceExt` (the `crd` generator's
+    /// `zz_generated_crd.rs`), so that the fake clientset installs each kind's CRD and the
+    /// in-memory server validates, defaults and merges server-side apply by its schema. Default:
+    /// whether the `crd` generator is part of the run; set it when the client and the CRDs are
+    /// generated in separate runs. Without it the fake serves the kinds without schemas (every
+    /// custom list then merges atomically, as in client-go's fake).
+    #[must_use]
+    pub fn crd_impls(mut self, yes: bool) -> Self {
+        self.crd_impls = Some(yes);
+        self
+    }
+
     /// For the `crd` generator with one named package: also read the group's other version
     /// folders, since a CRD holds every version of its kind (the proc macro's `crd: true`).
     #[must_use]
@@ -368,6 +382,9 @@ impl Config {
             apply_verbs: self
                 .apply_configurations
                 .unwrap_or_else(|| self.generators.contains(&Generator::ApplyConfiguration)),
+            fake_crds: self
+                .crd_impls
+                .unwrap_or_else(|| self.generators.contains(&Generator::Crd)),
         })
     }
 }
@@ -415,6 +432,8 @@ pub(crate) struct Settings {
     pub crd_every_version: bool,
     /// Typed `apply`/`apply_status` over generated apply configurations.
     pub apply_verbs: bool,
+    /// The fake clientset installs the kinds' CRDs (their `CustomResourceExt` impls exist).
+    pub fake_crds: bool,
 }
 
 #[cfg(test)]
@@ -442,6 +461,16 @@ mod tests {
                 .apply_configurations(true)
         ));
         assert!(!verbs(Config::new().apply_configurations(false)));
+    }
+
+    #[test]
+    fn fake_crds_follow_the_crd_generator_unless_told() {
+        let crds = |c: Config| c.settings().map(|s| s.fake_crds).unwrap();
+        assert!(crds(Config::new()));
+        let client_only = || Config::new().generators([Generator::Client]);
+        assert!(!crds(client_only()));
+        assert!(crds(client_only().crd_impls(true)));
+        assert!(!crds(Config::new().crd_impls(false)));
     }
 
     #[test]

@@ -105,6 +105,12 @@ struct Opts {
     #[arg(long, value_name = "BOOL", action = clap::ArgAction::Set)]
     apply_configurations: Option<bool>,
 
+    /// Whether the API packages implement kube::CustomResourceExt (the crd generator's
+    /// zz_generated_crd.rs), so the fake clientset installs each kind's CRD. Default: whether
+    /// the crd generator runs too; pass true when generating the client in a separate run.
+    #[arg(long, value_name = "BOOL", action = clap::ArgAction::Set)]
+    crd_impls: Option<bool>,
+
     /// Only check that the generated files are up to date: exit 1 with a short diff if not.
     #[arg(long)]
     verify_only: bool,
@@ -138,6 +144,9 @@ fn config(opts: &Opts, generators: BTreeSet<Generator>) -> Config {
     }
     if let Some(yes) = opts.apply_configurations {
         c = c.apply_configurations(yes);
+    }
+    if let Some(yes) = opts.crd_impls {
+        c = c.crd_impls(yes);
     }
     c
 }
@@ -230,7 +239,7 @@ mod tests {
                     sub.get_name()
                 );
             }
-            assert_eq!(flags, 14, "{}: the flags of Opts", sub.get_name());
+            assert_eq!(flags, 15, "{}: the flags of Opts", sub.get_name());
         }
         assert_eq!(
             subcommands, 8,

@@ -103,7 +103,8 @@ pub(crate) fn analyze(settings: &Settings, parallel_ok: bool) -> Result<Analysis
         &settings.groups,
         settings.crd_every_version,
     )?;
-    let want_crds = settings.generators.contains(&Generator::Crd);
+    // The fake clientset needs to know which kinds have CRDs even when another run writes them.
+    let want_crds = settings.generators.contains(&Generator::Crd) || settings.fake_crds;
     let want_apply = settings.generators.contains(&Generator::ApplyConfiguration);
     let opts = ModelOptions {
         plural_exceptions: settings.plural_exceptions.clone(),
@@ -275,6 +276,7 @@ fn run_items<'a>(
             crd_source,
             apply_configs: &analysis.apply_configs,
             apply_verbs: settings.apply_verbs,
+            fake_crds: settings.fake_crds,
         };
         let item = &items[i];
         let pkg = &model.packages[item.package()];
@@ -402,6 +404,7 @@ pub(crate) fn render(
             crd_source,
             apply_configs: &analysis.apply_configs,
             apply_verbs: settings.apply_verbs,
+            fake_crds: settings.fake_crds,
         };
         global_modules(&ctx, settings, &defined, external).render(layout, &header, sink)?;
     }
@@ -420,6 +423,7 @@ pub(crate) fn modules(settings: &Settings, analysis: &Analysis) -> Modules {
         crd_source: CrdSource::Inline,
         apply_configs: &analysis.apply_configs,
         apply_verbs: settings.apply_verbs,
+        fake_crds: settings.fake_crds,
     };
     let mut all = Modules::default();
     for pkg in &analysis.model.packages {
@@ -440,12 +444,16 @@ pub(crate) fn modules(settings: &Settings, analysis: &Analysis) -> Modules {
     all
 }
 
-/// Renders the CRD YAML files into `crd_dir`.
+/// Renders the CRD YAML files into `crd_dir` (when the `crd` generator runs: a client run
+/// assembles the CRDs only to know which kinds the fake clientset installs).
 pub(crate) fn crd_files(
     settings: &Settings,
     analysis: &Analysis,
     sink: &mut dyn FnMut(PathBuf, String) -> Result<()>,
 ) -> Result<()> {
+    if !settings.generators.contains(&Generator::Crd) {
+        return Ok(());
+    }
     for f in &analysis.crd_files {
         sink(settings.crd_dir.join(&f.file_name), f.text.clone())?;
     }

@@ -419,6 +419,8 @@ fn help_documents_every_flag() {
         "--crd-dir",
         "--crd-file-name",
         "--fake-clientset",
+        "--apply-configurations",
+        "--crd-impls",
         "--verify-only",
         "--verbose",
     ] {
@@ -596,4 +598,47 @@ fn apply_configuration_of_a_field_it_cannot_follow() {
         );
         assert!(stderr.contains(cause), "{cause}: {stderr}");
     }
+}
+
+#[test]
+fn the_fake_clientset_installs_the_crds_when_their_impls_exist() {
+    let fake = "client/clientset/versioned/fake.rs";
+    // One run with the crd generator: the fake seeds each kind's CRD.
+    let p = Project::new();
+    let out = p.run(&["--groups", "demo:v1"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = fs::read_to_string(p.path(fake)).unwrap();
+    assert!(text.contains("pub fn crds()"), "{text}");
+    assert!(
+        text.contains("Self::crds()?.into_iter().chain(objects)"),
+        "{text}"
+    );
+
+    // The client alone: no CRD impls to call, so none are installed …
+    let q = Project::new();
+    let out = q.run_cmd("client", &["--groups", "demo:v1"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = fs::read_to_string(q.path(fake)).unwrap();
+    assert!(!text.contains("crds()"), "{text}");
+    // … unless told that another run writes them; the client run writes no CRD file itself.
+    let out = q.run_cmd("client", &["--groups", "demo:v1", "--crd-impls", "true"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = fs::read_to_string(q.path(fake)).unwrap();
+    assert!(text.contains("pub fn crds()"), "{text}");
+    assert!(
+        !q.path("client/crd").exists(),
+        "the client run wrote CRD files"
+    );
 }

@@ -62,7 +62,7 @@ pub(crate) fn kind(ctx: &Ctx<'_>, pkg: &Package, kind: &Kind) -> Vec<Module> {
 
 /// `clientset::versioned::fake`: the real `Clientset` over the runtime's in-memory API server,
 /// with every resource of this clientset registered (client-go's `fake.NewSimpleClientset`).
-/// When the run also generates CRDs, the fake installs them, schemas included, so that it
+/// When the kinds have generated CRDs ([`crate::Config::crd_impls`]), the fake installs them, schemas included, so that it
 /// validates, prunes, defaults and merges server-side apply by the schema's list and map types
 /// (client-go's fake, registering types only, merges every list atomically: kubernetes#126850).
 fn fake_clientset(ctx: &Ctx<'_>) -> Module {
@@ -75,6 +75,7 @@ fn fake_clientset(ctx: &Ctx<'_>) -> Module {
     let crd_kinds: Vec<_> = ctx
         .crds
         .iter()
+        .filter(|_| ctx.fake_crds)
         .filter_map(|crd| {
             let pkg = ctx.model.packages.iter().find(|p| {
                 crd.versions

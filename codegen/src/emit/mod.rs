@@ -62,6 +62,9 @@ pub(crate) struct Ctx<'a> {
     /// Whether the typed clients get `apply`/`apply_status` over generated apply
     /// configurations (client-gen's `--apply-configuration-package`).
     pub apply_verbs: bool,
+    /// Whether the fake clientset installs the CRDs of [`Ctx::crds`] (their
+    /// `CustomResourceExt` impls exist, from this run or another).
+    pub fake_crds: bool,
 }
 
 /// How `zz_generated_crd.rs` reaches the YAML of a CRD, so that each CRD exists once.
