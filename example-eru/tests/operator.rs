@@ -1,5 +1,5 @@
 //! The operator against the in-memory API server (the CRD installed through the API, so the
-//! server prunes and defaults Erus by its schema): the full story, the hand-made Eru rule,
+//! server validates, prunes and defaults Erus by its schema and CEL rules): the full story, the hand-made Eru rule,
 //! suspend, a missing Deployment, bad input, CronJob's missed-slot rule, no polling between
 //! slots, at most one rollout per slot when the operator restarts in the middle of one, and the
 //! status written by typed server-side apply.
@@ -534,16 +534,30 @@ async fn bad_input_sets_clear_conditions_and_events_and_rolls_nothing() {
         .unwrap_or_else(|e| panic!("{e}"));
     let op = Operator::start(&client, "0 3 * * *");
 
-    // (name, spec, reason, words the message must have). The in-memory server does not run the
-    // CRD's CEL rule or pattern, so these reach the operator (a real server refuses the first
-    // and the last at admission: tests/tests/e2e_eru.rs).
-    let cases = [
+    // What the schema refuses at admission, the in-memory server refuses as kube-apiserver does
+    // (its CEL rule on the schedule, its pattern on deployment: tests/tests/e2e_eru.rs).
+    for (name, spec, field) in [
         (
             "three-fields",
             json!({"deployment": "web", "schedule": "* * *"}),
-            "InvalidSchedule",
-            "5 or 6 fields",
+            "spec.schedule",
         ),
+        (
+            "elsewhere",
+            json!({"deployment": "other/web", "schedule": "* * * * * *"}),
+            "spec.deployment",
+        ),
+    ] {
+        match erus.create(&eru(name, spec), &PostParams::default()).await {
+            Err(kube::Error::Api(s)) if s.code == 422 => {
+                assert!(s.message.contains(field), "{name}: {}", s.message);
+            }
+            other => panic!("{name}: expected 422 naming {field}, got {other:?}"),
+        }
+    }
+    // (name, spec, reason, words the message must have): what needs a parser or the time-zone
+    // database reaches the operator.
+    let cases = [
         (
             "minute-61",
             json!({"deployment": "web", "schedule": "61 * * * *"}),
@@ -561,12 +575,6 @@ async fn bad_input_sets_clear_conditions_and_events_and_rolls_nothing() {
             json!({"deployment": "web", "schedule": "* * * * * *", "timeZone": "Mars/Olympus_Mons"}),
             "UnknownTimeZone",
             "\"Mars/Olympus_Mons\"",
-        ),
-        (
-            "elsewhere",
-            json!({"deployment": "other/web", "schedule": "* * * * * *"}),
-            "InvalidDeployment",
-            "namespace \"other\"",
         ),
     ];
     for (name, spec, _, _) in &cases {
@@ -599,27 +607,27 @@ async fn bad_input_sets_clear_conditions_and_events_and_rolls_nothing() {
     );
     assert_eq!(restarted_at(&get_deployment(&client, "web").await), None);
     // One Warning Event per problem, not one per reconcile.
-    let repeats = events(&client, "Eru", "three-fields").await.len();
+    let repeats = events(&client, "Eru", "minute-61").await.len();
     assert_eq!(
         repeats,
         1,
         "{:?}",
-        events(&client, "Eru", "three-fields").await
+        events(&client, "Eru", "minute-61").await
     );
     op.assert_running();
 
     // Fixing the schedule fixes the Eru.
     merge_eru(
         &client,
-        "three-fields",
+        "minute-61",
         json!({"spec": {"schedule": "* * * * * *"}}),
     )
     .await;
-    wait_rollouts(&client, "three-fields", 1).await;
-    wait_reason(&client, "three-fields", "Scheduled").await;
+    wait_rollouts(&client, "minute-61", 1).await;
+    wait_reason(&client, "minute-61", "Scheduled").await;
 
-    // An annotation schedule the operator cannot use: the Eru is made (the fake does not run
-    // the CRD's rule) and reports it.
+    // An annotation schedule the CRD's rule refuses: no Eru, a Warning Event on the
+    // Deployment (as on kube-apiserver: tests/tests/e2e_eru.rs).
     deployments
         .create(
             &PostParams::default(),
@@ -630,7 +638,12 @@ async fn bad_input_sets_clear_conditions_and_events_and_rolls_nothing() {
         )
         .await
         .unwrap_or_else(|e| panic!("{e}"));
-    wait_reason(&client, "bad-annotation", "InvalidSchedule").await;
+    let note = wait_event(&client, "Deployment", "bad-annotation", "InvalidEru").await;
+    assert!(
+        note.contains("must be a cron expression of 5 fields"),
+        "{note}"
+    );
+    assert!(get_eru(&client, "bad-annotation").await.is_none());
     op.assert_running();
     op.stop().await;
 }
