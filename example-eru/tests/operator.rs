@@ -1,8 +1,8 @@
-//! The operator against the in-memory API server (the CRD installed through the API, so the
-//! server validates, prunes and defaults Erus by its schema and CEL rules): the full story, the hand-made Eru rule,
-//! suspend, a missing Deployment, bad input, CronJob's missed-slot rule, no polling between
-//! slots, at most one rollout per slot when the operator restarts in the middle of one, and the
-//! status written by typed server-side apply.
+//! The operator against the in-memory API server (the CRD installed through the API, so the server
+//! validates, prunes and defaults Erus by its schema and CEL rules): the full story, the hand-made
+//! Eru rule, suspend, a missing Deployment, bad input, CronJob's missed-slot rule, no polling
+//! between slots, at most one rollout per slot when the operator restarts in the middle of one, and
+//! the status written by typed server-side apply.
 
 use std::collections::BTreeSet;
 use std::future::Future;
