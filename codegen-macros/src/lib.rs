@@ -13,7 +13,7 @@
 //!     version: "v1",
 //! }
 //!
-//! // src/client.rs: the clientset, listers and informers
+//! // src/client.rs: apply configurations, the clientset, listers and informers
 //! kube_codegen_macros::generate_client! {
 //!     apis_dir: "src/pkg/apis",
 //!     groups: "crddemo:v1",
@@ -25,7 +25,11 @@
 //! Options (all but `apis_dir` optional): `groups: "g:v1,v2 g2:v1"`, `apis_module: path`,
 //! `client_module: path`, `runtime_crate: path`, `plural_exceptions: "Kind:plural,…"`,
 //! `fake_clientset: false` (`generate_client!`; default true, needs the runtime's `fake` feature),
-//! `generators: "client,…"` (`generate_client!` only), `crd: true` (`generate_package!` only:
+//! `generators: "applyconfiguration,client,lister,informer"` (`generate_client!` only; the
+//! default is all four), `apply_configurations: bool` (`generate_client!`: whether the typed
+//! clients get `apply` verbs; default: whether `applyconfiguration` is generated),
+//! `crd_impls: true` (`generate_client!`: the package has `crd: true`, so the fake clientset
+//! installs the kinds' CRDs), `crd: true` (`generate_package!` only:
 //! also implement `kube::CustomResourceExt` for the package's kinds, with the CRD built from
 //! every version folder of the group, as the CLI's `crd` generator writes it), and
 //! `emit_source: true`, which adds `pub const GENERATED_SOURCE: &str` holding the generated
@@ -181,6 +185,8 @@ fn request(args: Args, package: bool) -> syn::Result<Request> {
                 c
             }
             "fake_clientset" if !package => c.fake_clientset(boolean(key, value)?),
+            "apply_configurations" if !package => c.apply_configurations(boolean(key, value)?),
+            "crd_impls" if !package => c.crd_impls(boolean(key, value)?),
             "emit_source" => {
                 req.emit_source = boolean(key, value)?;
                 c

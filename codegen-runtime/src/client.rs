@@ -32,6 +32,8 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use crate::apply::{ApplyConfiguration, ApplyOptions};
+
 /// A stream of watch events, as returned by the `watch` verb.
 pub type WatchStream<K> = BoxStream<'static, kube::Result<WatchEvent<K>>>;
 
@@ -210,36 +212,75 @@ where
             .await
     }
 
-    /// Server-side apply `obj` to the object `name`; `apiVersion` and `kind` are filled in when
-    /// missing. `params` must name a field manager (`PatchParams::apply("my-controller")`).
-    pub async fn apply<P: Serialize>(
-        &self,
-        name: &str,
-        obj: &P,
-        params: &PatchParams,
-    ) -> kube::Result<K> {
-        let (av, kind) = Self::type_meta();
-        let patch = Patch::Apply(encode(obj, Some((&av, &kind)))?);
-        self.client
-            .request(build(self.request.patch(name, params, &patch))?)
-            .await
+    /// Server-side apply a typed apply configuration (client-go's `Apply`): PATCH
+    /// `application/apply-patch+yaml` to the object the configuration names, with `opts`'s
+    /// field manager, force and dry run. The body is the configuration as it serializes, so
+    /// only the fields that were set are claimed; `apiVersion` and `kind` are filled in when
+    /// the configuration lacks them. Returns the object as stored.
+    ///
+    /// The request goes to this client's namespace; a configuration without `metadata.name`
+    /// is refused before anything is sent.
+    pub async fn apply<A>(&self, ac: &A, opts: &ApplyOptions) -> kube::Result<K>
+    where
+        A: ApplyConfiguration<Object = K>,
+    {
+        self.apply_to(ac, None, opts).await
     }
 
-    /// Server-side apply `obj` to the `status` subresource of `name`.
-    pub async fn apply_status<P: Serialize>(
+    /// Server-side apply a typed apply configuration to the `status` subresource (client-go's
+    /// `ApplyStatus`): only the configuration's `status` is applied; the field manager's
+    /// status fields are tracked apart from its main-resource fields.
+    pub async fn apply_status<A>(&self, ac: &A, opts: &ApplyOptions) -> kube::Result<K>
+    where
+        A: ApplyConfiguration<Object = K>,
+    {
+        self.apply_to(ac, Some("status"), opts).await
+    }
+
+    async fn apply_to<A>(
         &self,
-        name: &str,
-        obj: &P,
-        params: &PatchParams,
-    ) -> kube::Result<K> {
+        ac: &A,
+        subresource: Option<&str>,
+        opts: &ApplyOptions,
+    ) -> kube::Result<K>
+    where
+        A: ApplyConfiguration<Object = K>,
+    {
+        self.apply_configuration_as(ac, subresource, opts).await
+    }
+
+    /// Server-side apply a configuration of this kind to the object it names (or to that
+    /// object's `subresource`), decoding the answer as `R`: the typed `apply` verbs, and
+    /// `+genclient:method=…,verb=apply` extensions whose input is the kind itself.
+    pub async fn apply_configuration_as<A, R>(
+        &self,
+        ac: &A,
+        subresource: Option<&str>,
+        opts: &ApplyOptions,
+    ) -> kube::Result<R>
+    where
+        A: ApplyConfiguration<Object = K>,
+        R: DeserializeOwned,
+    {
+        let name = match ac.name() {
+            Some(n) if !n.is_empty() => n.to_string(),
+            _ => {
+                return Err(kube::Error::BuildRequest(
+                    kube::core::request::Error::Validation(format!(
+                        "the {} apply configuration has no metadata.name",
+                        K::kind(&())
+                    )),
+                ));
+            }
+        };
         let (av, kind) = Self::type_meta();
-        let patch = Patch::Apply(encode(obj, Some((&av, &kind)))?);
-        self.client
-            .request(build(
-                self.request
-                    .patch_subresource("status", name, params, &patch),
-            )?)
-            .await
+        let patch = Patch::Apply(encode(ac, Some((&av, &kind)))?);
+        let params = opts.patch_params();
+        let req = match subresource {
+            None => self.request.patch(&name, &params, &patch),
+            Some(sub) => self.request.patch_subresource(sub, &name, &params, &patch),
+        };
+        self.client.request(build(req)?).await
     }
 
     /// DELETE an object: `Left` with the object while finalizers keep it, `Right` with the

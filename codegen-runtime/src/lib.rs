@@ -5,6 +5,8 @@
 //! concept per module:
 //!
 //! * [`client`] — the typed REST client every generated kind client wraps;
+//! * [`apply`] — server-side apply: [`ApplyOptions`], the [`ApplyConfiguration`] trait of
+//!   generated apply configurations, and `extract` (what one field manager owns);
 //! * [`informer`] — shared informers: list/watch, event handlers with old objects and
 //!   tombstones, indexers;
 //! * [`store`] — the informer's indexed object store, read-only for everyone but the informer;
@@ -44,6 +46,7 @@
 #![deny(missing_docs)]
 
 pub mod api_status;
+pub mod apply;
 pub mod client;
 pub mod crd;
 pub mod factory;
@@ -57,6 +60,7 @@ pub use kube_codegen_apimachinery::{labels, resource, validation};
 #[cfg(feature = "fake")]
 pub use kube_fake_apiserver as fake;
 
+pub use apply::{ApplyConfiguration, ApplyOptions};
 pub use client::TypedClient;
 pub use factory::SharedInformerFactory;
 pub use informer::{EventHandler, EventHandlerFuncs, InformerOptions, SharedIndexInformer};

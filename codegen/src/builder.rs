@@ -131,6 +131,21 @@ impl Builder {
         self
     }
 
+    /// Whether the typed clients get `apply`/`apply_status` over generated apply configurations
+    /// (default: whether the `applyconfiguration` generator runs); see
+    /// [`Config::apply_configurations`].
+    pub fn apply_configurations(mut self, yes: bool) -> Self {
+        self.config = self.config.apply_configurations(yes);
+        self
+    }
+
+    /// Whether the fake clientset installs the kinds' CRDs (default: whether the `crd`
+    /// generator runs); see [`Config::crd_impls`].
+    pub fn crd_impls(mut self, yes: bool) -> Self {
+        self.config = self.config.crd_impls(yes);
+        self
+    }
+
     /// Writes to `dir` instead of `$OUT_DIR` (files go to `<dir>/kube-codegen/`).
     pub fn out_dir(mut self, dir: impl AsRef<Path>) -> Self {
         self.out_dir = Some(dir.as_ref().to_path_buf());

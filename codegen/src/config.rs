@@ -133,6 +133,8 @@ pub struct Config {
     crd_file_name: String,
     fake_clientset: bool,
     crd_every_version: bool,
+    apply_configurations: Option<bool>,
+    crd_impls: Option<bool>,
 }
 
 impl Default for Config {
@@ -160,6 +162,8 @@ impl Config {
             crd_file_name: DEFAULT_CRD_FILE_NAME.into(),
             fake_clientset: true,
             crd_every_version: false,
+            apply_configurations: None,
+            crd_impls: None,
         }
     }
 
@@ -258,6 +262,30 @@ impl Config {
         self
     }
 
+    /// Whether the typed clients get `apply(&<Kind>ApplyConfiguration, &ApplyOptions)` and
+    /// `apply_status(..)` over the apply configurations of the client tree (client-gen's
+    /// `--apply-configuration-package`). Default: whether the `applyconfiguration` generator is
+    /// part of the run; set it when the client and the apply configurations are generated in
+    /// separate runs. Without apply configurations the typed clients have no apply verbs, as in
+    /// Go (`patch` with `Patch::Apply` still applies).
+    #[must_use]
+    pub fn apply_configurations(mut self, yes: bool) -> Self {
+        self.apply_configurations = Some(yes);
+        self
+    }
+
+    /// Whether the API packages implement `kube::CustomResourceExt` (the `crd` generator's
+    /// `zz_generated_crd.rs`), so that the fake clientset installs each kind's CRD and the
+    /// in-memory server validates, defaults and merges server-side apply by its schema. Default:
+    /// whether the `crd` generator is part of the run; set it when the client and the CRDs are
+    /// generated in separate runs. Without it the fake serves the kinds without schemas (every
+    /// custom list then merges atomically, as in client-go's fake).
+    #[must_use]
+    pub fn crd_impls(mut self, yes: bool) -> Self {
+        self.crd_impls = Some(yes);
+        self
+    }
+
     /// For the `crd` generator with one named package: also read the group's other version
     /// folders, since a CRD holds every version of its kind (the proc macro's `crd: true`).
     #[must_use]
@@ -351,6 +379,12 @@ impl Config {
             crd_file_name: self.crd_file_name.clone(),
             fake_clientset: self.fake_clientset,
             crd_every_version: self.crd_every_version,
+            apply_verbs: self
+                .apply_configurations
+                .unwrap_or_else(|| self.generators.contains(&Generator::ApplyConfiguration)),
+            fake_crds: self
+                .crd_impls
+                .unwrap_or_else(|| self.generators.contains(&Generator::Crd)),
         })
     }
 }
@@ -396,6 +430,10 @@ pub(crate) struct Settings {
     pub crd_file_name: String,
     pub fake_clientset: bool,
     pub crd_every_version: bool,
+    /// Typed `apply`/`apply_status` over generated apply configurations.
+    pub apply_verbs: bool,
+    /// The fake clientset installs the kinds' CRDs (their `CustomResourceExt` impls exist).
+    pub fake_crds: bool,
 }
 
 #[cfg(test)]
@@ -407,6 +445,32 @@ mod tests {
             Err(Error::Config { key, .. }) => key,
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn apply_verbs_follow_the_generator_unless_told() {
+        let verbs = |c: Config| c.settings().map(|s| s.apply_verbs).unwrap();
+        assert!(
+            verbs(Config::new()),
+            "all generators: apply configurations too"
+        );
+        assert!(!verbs(Config::new().generators([Generator::Client])));
+        assert!(verbs(
+            Config::new()
+                .generators([Generator::Client])
+                .apply_configurations(true)
+        ));
+        assert!(!verbs(Config::new().apply_configurations(false)));
+    }
+
+    #[test]
+    fn fake_crds_follow_the_crd_generator_unless_told() {
+        let crds = |c: Config| c.settings().map(|s| s.fake_crds).unwrap();
+        assert!(crds(Config::new()));
+        let client_only = || Config::new().generators([Generator::Client]);
+        assert!(!crds(client_only()));
+        assert!(crds(client_only().crd_impls(true)));
+        assert!(!crds(Config::new().crd_impls(false)));
     }
 
     #[test]

@@ -54,6 +54,7 @@
 
 use std::path::{Path, PathBuf};
 
+mod applyconfig;
 mod builder;
 mod config;
 mod crd;

@@ -28,12 +28,16 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Run every generator (deepcopy, register, client, lister, informer, crd).
+    /// Run every generator (deepcopy, register, applyconfiguration, client, lister, informer,
+    /// crd).
     All(Opts),
     /// Clone and kube::Resource impls beside the types (zz_generated_deepcopy.rs).
     Deepcopy(Opts),
     /// Group/version constants and the resource registry (zz_generated_register.rs).
     Register(Opts),
+    /// Apply configurations for server-side apply, with extract_<kind> functions
+    /// (<output-dir>/applyconfiguration).
+    Applyconfiguration(Opts),
     /// The versioned clientset and one typed client per kind (<output-dir>/clientset).
     Client(Opts),
     /// Namespace-indexed listers over informer caches (<output-dir>/listers).
@@ -95,6 +99,18 @@ struct Opts {
     #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set)]
     fake_clientset: bool,
 
+    /// Whether the typed clients get apply/apply_status over generated apply configurations
+    /// (client-gen's --apply-configuration-package). Default: whether the applyconfiguration
+    /// generator runs too; pass true when generating the client in a separate run.
+    #[arg(long, value_name = "BOOL", action = clap::ArgAction::Set)]
+    apply_configurations: Option<bool>,
+
+    /// Whether the API packages implement kube::CustomResourceExt (the crd generator's
+    /// zz_generated_crd.rs), so the fake clientset installs each kind's CRD. Default: whether
+    /// the crd generator runs too; pass true when generating the client in a separate run.
+    #[arg(long, value_name = "BOOL", action = clap::ArgAction::Set)]
+    crd_impls: Option<bool>,
+
     /// Only check that the generated files are up to date: exit 1 with a short diff if not.
     #[arg(long)]
     verify_only: bool,
@@ -126,6 +142,12 @@ fn config(opts: &Opts, generators: BTreeSet<Generator>) -> Config {
     if let Some(d) = &opts.crd_dir {
         c = c.crd_dir(d);
     }
+    if let Some(yes) = opts.apply_configurations {
+        c = c.apply_configurations(yes);
+    }
+    if let Some(yes) = opts.crd_impls {
+        c = c.crd_impls(yes);
+    }
     c
 }
 
@@ -143,6 +165,7 @@ fn main() -> ExitCode {
         Command::All(o) => (o, Generator::ALL.into_iter().collect()),
         Command::Deepcopy(o) => (o, [Generator::Deepcopy].into()),
         Command::Register(o) => (o, [Generator::Register].into()),
+        Command::Applyconfiguration(o) => (o, [Generator::ApplyConfiguration].into()),
         Command::Client(o) => (o, [Generator::Client].into()),
         Command::Lister(o) => (o, [Generator::Lister].into()),
         Command::Informer(o) => (o, [Generator::Informer].into()),
@@ -216,11 +239,11 @@ mod tests {
                     sub.get_name()
                 );
             }
-            assert_eq!(flags, 13, "{}: the flags of Opts", sub.get_name());
+            assert_eq!(flags, 15, "{}: the flags of Opts", sub.get_name());
         }
         assert_eq!(
-            subcommands, 7,
-            "all, deepcopy, register, client, lister, informer, crd"
+            subcommands, 8,
+            "all, deepcopy, register, applyconfiguration, client, lister, informer, crd"
         );
     }
 }

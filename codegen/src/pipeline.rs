@@ -20,6 +20,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 
+use crate::applyconfig::{self, AcPackage, AcPackages};
 use crate::config::Settings;
 use crate::crd::{self, Crd, CrdFile, PackageCrds};
 use crate::emit::{CrdSource, Ctx, Generator, Paths};
@@ -36,12 +37,15 @@ pub(crate) struct Analysis {
     pub crd_files: Vec<CrdFile>,
     pub warnings: Vec<String>,
     pub inputs: Vec<PathBuf>,
+    /// The apply configurations of each package (when the generator runs).
+    pub apply_configs: AcPackages,
 }
 
 /// What one worker learned of one package.
 struct Scanned {
     package: Result<Package>,
     crds: Option<PackageCrds>,
+    apply: Option<Result<AcPackage>>,
 }
 
 /// How many workers to run for `items` work items: one per core, at most one per item.
@@ -99,7 +103,9 @@ pub(crate) fn analyze(settings: &Settings, parallel_ok: bool) -> Result<Analysis
         &settings.groups,
         settings.crd_every_version,
     )?;
-    let want_crds = settings.generators.contains(&Generator::Crd);
+    // The fake clientset needs to know which kinds have CRDs even when another run writes them.
+    let want_crds = settings.generators.contains(&Generator::Crd) || settings.fake_crds;
+    let want_apply = settings.generators.contains(&Generator::ApplyConfiguration);
     let opts = ModelOptions {
         plural_exceptions: settings.plural_exceptions.clone(),
     };
@@ -123,7 +129,21 @@ pub(crate) fn analyze(settings: &Settings, parallel_ok: bool) -> Result<Analysis
             (Ok(p), true) => crd::package_crds(&src, p),
             _ => None,
         };
-        (inputs, Ok(Scanned { package, crds }))
+        let apply = match (&package, want_apply) {
+            (Ok(p), true) => Some(applyconfig::package(&src, p)),
+            _ => None,
+        };
+        if apply.as_ref().is_some_and(Result::is_err) {
+            stop.store(true, Ordering::Relaxed);
+        }
+        (
+            inputs,
+            Ok(Scanned {
+                package,
+                crds,
+                apply,
+            }),
+        )
     };
     let results = parallel(refs.len(), n_workers, &stop, &scan_one);
     // Report the first error in package order, as a sequential run would.
@@ -131,11 +151,15 @@ pub(crate) fn analyze(settings: &Settings, parallel_ok: bool) -> Result<Analysis
     let mut crd_inputs = Vec::with_capacity(refs.len());
     let mut inputs = Vec::new();
     let mut first_err = None;
+    let mut apply_configs = AcPackages::new();
     for r in results {
         let Some((files, scanned)) = r else { continue };
         inputs.extend(files);
-        match scanned.and_then(|s| Ok((s.package?, s.crds))) {
-            Ok((p, c)) => {
+        match scanned.and_then(|s| Ok((s.package?, s.crds, s.apply.transpose()?))) {
+            Ok((p, c, a)) => {
+                if let Some(a) = a {
+                    apply_configs.insert((p.group_dir.clone(), p.version.clone()), a);
+                }
                 packages.push(p);
                 crd_inputs.push(c);
             }
@@ -163,6 +187,7 @@ pub(crate) fn analyze(settings: &Settings, parallel_ok: bool) -> Result<Analysis
         crd_files,
         warnings,
         inputs,
+        apply_configs,
     })
 }
 
@@ -249,6 +274,9 @@ fn run_items<'a>(
             fake_clientset: settings.fake_clientset,
             crd_files: &analysis.crd_files,
             crd_source,
+            apply_configs: &analysis.apply_configs,
+            apply_verbs: settings.apply_verbs,
+            fake_crds: settings.fake_crds,
         };
         let item = &items[i];
         let pkg = &model.packages[item.package()];
@@ -374,6 +402,9 @@ pub(crate) fn render(
             fake_clientset: settings.fake_clientset,
             crd_files: &analysis.crd_files,
             crd_source,
+            apply_configs: &analysis.apply_configs,
+            apply_verbs: settings.apply_verbs,
+            fake_crds: settings.fake_crds,
         };
         global_modules(&ctx, settings, &defined, external).render(layout, &header, sink)?;
     }
@@ -390,6 +421,9 @@ pub(crate) fn modules(settings: &Settings, analysis: &Analysis) -> Modules {
         fake_clientset: settings.fake_clientset,
         crd_files: &analysis.crd_files,
         crd_source: CrdSource::Inline,
+        apply_configs: &analysis.apply_configs,
+        apply_verbs: settings.apply_verbs,
+        fake_crds: settings.fake_crds,
     };
     let mut all = Modules::default();
     for pkg in &analysis.model.packages {
@@ -410,12 +444,16 @@ pub(crate) fn modules(settings: &Settings, analysis: &Analysis) -> Modules {
     all
 }
 
-/// Renders the CRD YAML files into `crd_dir`.
+/// Renders the CRD YAML files into `crd_dir` (when the `crd` generator runs: a client run
+/// assembles the CRDs only to know which kinds the fake clientset installs).
 pub(crate) fn crd_files(
     settings: &Settings,
     analysis: &Analysis,
     sink: &mut dyn FnMut(PathBuf, String) -> Result<()>,
 ) -> Result<()> {
+    if !settings.generators.contains(&Generator::Crd) {
+        return Ok(());
+    }
     for f in &analysis.crd_files {
         sink(settings.crd_dir.join(&f.file_name), f.text.clone())?;
     }

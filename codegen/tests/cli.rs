@@ -419,6 +419,8 @@ fn help_documents_every_flag() {
         "--crd-dir",
         "--crd-file-name",
         "--fake-clientset",
+        "--apply-configurations",
+        "--crd-impls",
         "--verify-only",
         "--verbose",
     ] {
@@ -562,4 +564,81 @@ fn crd_manifests_are_written_verified_and_renamed() {
     let out = p.run_cmd("crd", &["--crd-file-name", "{plural}/{nope}.yaml"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown placeholder"));
+}
+
+/// The apply-configuration stage reports what it cannot follow at the field, with the cause.
+#[test]
+fn apply_configuration_of_a_field_it_cannot_follow() {
+    for (field, cause) in [
+        (
+            "    /// Status.\n    #[serde(with = \"x\")]\n    pub status: Option<String>,",
+            "#[serde(with)] changes the serialized form",
+        ),
+        (
+            "    /// Status.\n    pub status: Option<Unknown>,",
+            "cannot resolve type `Unknown`",
+        ),
+        (
+            "    /// Status.\n    pub status: Option<&'static str>,",
+            "is not supported (use a named type)",
+        ),
+    ] {
+        let p = Project::new();
+        p.write(
+            "apis/demo/v1/types.rs",
+            &TYPES_RS.replace("    /// Status.\n    pub status: Option<String>,", field),
+        );
+        let out = p.run_cmd("applyconfiguration", &[]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{stderr}");
+        assert!(
+            stderr.starts_with("apis/demo/v1/types.rs:")
+                && stderr.contains(": error: apply configuration of field `Demo.status`: "),
+            "{stderr}"
+        );
+        assert!(stderr.contains(cause), "{cause}: {stderr}");
+    }
+}
+
+#[test]
+fn the_fake_clientset_installs_the_crds_when_their_impls_exist() {
+    let fake = "client/clientset/versioned/fake.rs";
+    // One run with the crd generator: the fake seeds each kind's CRD.
+    let p = Project::new();
+    let out = p.run(&["--groups", "demo:v1"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = fs::read_to_string(p.path(fake)).unwrap();
+    assert!(text.contains("pub fn crds()"), "{text}");
+    assert!(
+        text.contains("Self::crds()?.into_iter().chain(objects)"),
+        "{text}"
+    );
+
+    // The client alone: no CRD impls to call, so none are installed …
+    let q = Project::new();
+    let out = q.run_cmd("client", &["--groups", "demo:v1"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = fs::read_to_string(q.path(fake)).unwrap();
+    assert!(!text.contains("crds()"), "{text}");
+    // … unless told that another run writes them; the client run writes no CRD file itself.
+    let out = q.run_cmd("client", &["--groups", "demo:v1", "--crd-impls", "true"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = fs::read_to_string(q.path(fake)).unwrap();
+    assert!(text.contains("pub fn crds()"), "{text}");
+    assert!(
+        !q.path("client/crd").exists(),
+        "the client run wrote CRD files"
+    );
 }

@@ -5,16 +5,22 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use example_crddemo::controller::status::ready_condition;
-use example_crddemo::controller::{Controller, Options, informer_options};
+use example_crddemo::controller::status::{ready_condition, status_apply_configuration};
+use example_crddemo::controller::{CONTROLLER_NAME, Controller, Options, informer_options};
 use example_crddemo::pkg::apis::crddemo::v1::{Mydemo, MydemoSpec};
+use example_crddemo::pkg::client::applyconfiguration::crddemo::v1::{
+    MydemoApplyConfiguration, MydemoStatusApplyConfiguration, extract_mydemo_status,
+};
 use example_crddemo::pkg::client::clientset::versioned::{Clientset, fake};
 use k8s_openapi::api::core::v1::{Namespace, Service};
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 use k8s_openapi::api::events::v1::Event;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
+use k8s_openapi::jiff::Timestamp;
 use kube::api::{DeleteParams, GetParams, Patch, PatchParams, PostParams};
 use kube::{Api, Resource};
+use kube_codegen_runtime::ApplyOptions;
+use kube_codegen_runtime::apply::meta::ConditionApplyConfiguration;
 use kube_codegen_runtime::fake::{FakeHandle, Reaction, to_value};
 use kube_controller_runtime::{Manager, ManagerError, Request};
 
@@ -310,7 +316,7 @@ async fn a_port_change_updates_the_endpoint_slice_and_observed_generation(v: Var
 
 async fn an_invalid_ip_is_reported_without_a_service_and_without_requeues(v: Variant) {
     let r = Running::start(v, 2, &["default"]).await;
-    r.create("default", "bad", "10.0.0.300", 8080).await;
+    r.create("default", "bad", "1::2::3", 8080).await;
     let m = eventually("Ready=False", || {
         r.mydemo("default", "bad")
             .filter(|m| ready_condition(m).is_some_and(|c| c.status == "False"))
@@ -318,7 +324,7 @@ async fn an_invalid_ip_is_reported_without_a_service_and_without_requeues(v: Var
     .await;
     let cond = ready_condition(&m).unwrap();
     assert_eq!(cond.reason, "InvalidSpec");
-    assert!(cond.message.contains("10.0.0.300"), "{}", cond.message);
+    assert!(cond.message.contains("1::2::3"), "{}", cond.message);
     let warnings = eventually("an InvalidSpec event", || {
         Some(r.events("default", "InvalidSpec")).filter(|e| !e.is_empty())
     })
@@ -540,37 +546,139 @@ async fn a_deleted_mydemo_is_handled_and_the_controller_keeps_working(v: Variant
     r.stop().await;
 }
 
-async fn a_conflict_on_the_status_update_is_retried_and_converges(v: Variant) {
+async fn the_status_is_applied_as_the_controller_and_other_managers_conditions_stay(v: Variant) {
     let r = Running::start(v, 2, &["default"]).await;
-    let conflicts = Arc::new(AtomicUsize::new(0));
-    let seen = conflicts.clone();
-    r.handle.prepend_reactor("update", "mydemos/status", move |_| {
-        if seen.fetch_add(1, Ordering::SeqCst) < 3 {
-            Reaction::Error(Box::new(kube_codegen_runtime::api_status::status_failure(
-                409,
-                "Conflict",
-                "Operation cannot be fulfilled on mydemos.crddemo.k8s.io \"demo\": the object has been modified; please apply your changes to the latest version and try again",
-            )))
-        } else {
-            Reaction::PassThrough
-        }
-    });
     r.create("default", "demo", "10.1.2.3", 8080).await;
-    eventually("Ready despite conflicts", || {
+    let ready = eventually("Ready", || r.mydemo("default", "demo").filter(is_ready)).await;
+    let status_owners: Vec<_> = ready
+        .metadata
+        .managed_fields
+        .iter()
+        .flatten()
+        .filter(|e| e.subresource.as_deref() == Some("status"))
+        .map(|e| (e.manager.clone(), e.operation.clone()))
+        .collect();
+    assert_eq!(
+        status_owners,
+        [(Some(CONTROLLER_NAME.to_string()), Some("Apply".to_string()))],
+        "the status is written by apply, as the controller"
+    );
+    // What the controller owns is exactly what it applies (an extract round trip).
+    let extracted =
+        extract_mydemo_status(&ready, CONTROLLER_NAME).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        extracted,
+        status_apply_configuration(&ready, ready.status.as_ref().unwrap())
+    );
+
+    // Another manager adds its own condition to the same keyed list.
+    let audited = MydemoApplyConfiguration::new("demo", "default").with_status(
+        MydemoStatusApplyConfiguration::default().with_conditions([
+            ConditionApplyConfiguration::default()
+                .with_type("Audited")
+                .with_status("True")
+                .with_reason("Checked")
+                .with_message("checked by the auditor")
+                .with_last_transition_time(Time(Timestamp::now())),
+        ]),
+    );
+    let mydemos = r.clientset.crddemo_v1().mydemos("default");
+    mydemos
+        .apply_status(&audited, &ApplyOptions::new("auditor"))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+
+    // A new generation the controller cannot expose: its status changes (Ready=False, and the
+    // serviceName it no longer applies is gone); the auditor's condition stays the auditor's.
+    mydemos
+        .patch(
+            "demo",
+            &Patch::Merge(serde_json::json!({"spec": {"ip": "1::2::3"}})),
+            &PatchParams::default(),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let invalid = eventually("Ready=False for generation 2", || {
+        r.mydemo("default", "demo").filter(|m| {
+            m.status.as_ref().and_then(|s| s.observed_generation) == Some(2)
+                && ready_condition(m).is_some_and(|c| c.status == "False")
+        })
+    })
+    .await;
+    let status = invalid.status.as_ref().unwrap();
+    assert_eq!(status.service_name, None, "{status:?}");
+    let types: Vec<&str> = status.conditions.iter().map(|c| c.type_.as_str()).collect();
+    assert_eq!(types, ["Ready", "Audited"], "{status:?}");
+    let auditor = extract_mydemo_status(&invalid, "auditor").unwrap_or_else(|e| panic!("{e}"));
+    let auditor_conditions = auditor
+        .status
+        .and_then(|s| s.conditions)
+        .unwrap_or_default();
+    assert_eq!(auditor_conditions.len(), 1);
+    assert_eq!(auditor_conditions[0].type_.as_deref(), Some("Audited"));
+
+    // Someone edits the controller's condition by hand: the next sync takes it back (force).
+    mydemos
+        .apply_status(
+            &MydemoApplyConfiguration::new("demo", "default").with_status(
+                MydemoStatusApplyConfiguration::default().with_conditions([
+                    ConditionApplyConfiguration::default()
+                        .with_type("Ready")
+                        .with_status("True")
+                        .with_reason("HandEdited")
+                        .with_message("edited")
+                        .with_last_transition_time(Time(Timestamp::now())),
+                ]),
+            ),
+            &ApplyOptions::new("someone").force(),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    mydemos
+        .patch(
+            "demo",
+            &Patch::Merge(serde_json::json!({"spec": {"ip": "10.0.0.30"}})),
+            &PatchParams::default(),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let fixed = eventually("Ready again", || {
+        r.mydemo("default", "demo").filter(is_ready)
+    })
+    .await;
+    assert_eq!(ready_condition(&fixed).unwrap().reason, "Synced");
+    assert_eq!(
+        fixed.status.as_ref().unwrap().service_name.as_deref(),
+        Some("demo")
+    );
+    r.stop().await;
+}
+
+async fn a_failed_status_apply_is_retried_and_converges(v: Variant) {
+    let r = Running::start(v, 2, &["default"]).await;
+    let failures = Arc::new(AtomicUsize::new(0));
+    let seen = failures.clone();
+    r.handle
+        .prepend_reactor("patch", "mydemos/status", move |_| {
+            if seen.fetch_add(1, Ordering::SeqCst) < 3 {
+                Reaction::Error(Box::new(kube_codegen_runtime::api_status::status_failure(
+                    500,
+                    "InternalError",
+                    "Internal error occurred: injected",
+                )))
+            } else {
+                Reaction::PassThrough
+            }
+        });
+    r.create("default", "demo", "10.1.2.3", 8080).await;
+    eventually("Ready despite failed writes", || {
         r.mydemo("default", "demo").filter(is_ready)
     })
     .await;
     assert!(
-        conflicts.load(Ordering::SeqCst) >= 4,
-        "the injected conflicts were hit and retried"
+        failures.load(Ordering::SeqCst) >= 4,
+        "the injected failures were hit and the write retried"
     );
-    let gets = r
-        .handle
-        .actions()
-        .into_iter()
-        .filter(|a| a.verb == "get" && a.resource == "mydemos")
-        .count();
-    assert!(gets >= 1, "a conflict re-reads the object");
     r.stop().await;
 }
 
@@ -705,7 +813,8 @@ scenarios!(
     an_endpoint_slice_the_server_refuses_is_reported_as_an_invalid_spec,
     a_deleted_service_is_recreated_and_an_edited_one_corrected,
     a_deleted_mydemo_is_handled_and_the_controller_keeps_working,
-    a_conflict_on_the_status_update_is_retried_and_converges,
+    the_status_is_applied_as_the_controller_and_other_managers_conditions_stay,
+    a_failed_status_apply_is_retried_and_converges,
     a_hundred_mydemos_across_ten_namespaces_all_become_ready,
     an_unowned_service_of_the_same_name_is_not_taken_over,
     resyncs_of_unchanged_objects_do_not_run_the_sync_handler,

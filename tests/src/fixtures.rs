@@ -3,6 +3,8 @@
 
 #[path = "../fixtures/apiserver/pkg/mod.rs"]
 pub mod apiserver;
+#[path = "../fixtures/apply/pkg/mod.rs"]
+pub mod apply;
 #[path = "../fixtures/crd/pkg/mod.rs"]
 pub mod crd;
 #[path = "../fixtures/crd_schema/pkg/mod.rs"]

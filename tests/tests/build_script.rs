@@ -228,12 +228,13 @@ fn an_edit_to_one_types_file_rewrites_only_the_files_it_changes() {
         .filter(|(p, t)| after.get(*p) != Some(t))
         .map(|(p, _)| p.strip_prefix(&out).unwrap().display().to_string())
         .collect();
-    // The new field changes the deep copy of example2's spec and its CRD (the schema), nothing
-    // else: no other package, no client, lister or informer file.
+    // The new field changes the deep copy of example2's spec, its apply configuration and its
+    // CRD (the schema), nothing else: no other package, no client, lister or informer file.
     assert_eq!(
         changed,
         [
             "kube-codegen/apis/example2/v1/zz_generated_deepcopy.rs",
+            "kube-codegen/client/applyconfiguration/example2/v1/test_type_spec.rs",
             "kube-codegen/crd/testtypes.example.test.crd.code-generator.k8s.io.yaml",
         ],
         "{changed:#?}"

@@ -452,6 +452,7 @@ fn all_kinds() -> Vec<(CrdFns, String)> {
         mixed_case::apis::example::v1::TestType => "v1",
         mixed_case::apis::example::v1::ClusterTestType => "v1",
         apiserver::apis::example3_io::v1::TestType => "v1",
+        apply::apis::fleet::v1::Fleet => "v1",
         crd::apis::example::v1::TestType => "v1",
         crd::apis::example::v1::ClusterTestType => "v1",
         crd::apis::example2::v1::TestType => "v1",

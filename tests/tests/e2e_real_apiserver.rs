@@ -24,6 +24,10 @@ use std::time::{Duration, Instant};
 
 use either::Either;
 use example_crddemo::pkg::apis::crddemo::v1::{Mydemo, MydemoSpec, MydemoStatus};
+use example_crddemo::pkg::client::applyconfiguration::crddemo::v1::{
+    MydemoApplyConfiguration, MydemoSpecApplyConfiguration, MydemoStatusApplyConfiguration,
+    extract_mydemo,
+};
 use example_crddemo::pkg::client::clientset::versioned::Clientset as DemoClientset;
 use example_crddemo::pkg::client::clientset::versioned::typed::crddemo::v1::mydemo::MydemoClient;
 use futures::StreamExt;
@@ -36,6 +40,7 @@ use kube::api::{
     Api, DeleteParams, GetParams, ListParams, Patch, PatchParams, PostParams, WatchEvent,
     WatchParams,
 };
+use kube_codegen_runtime::ApplyOptions;
 use kube_codegen_runtime::api_status::{code, is_already_exists, is_conflict, is_not_found};
 use serde_json::json;
 use tests::apiserver::{
@@ -44,6 +49,9 @@ use tests::apiserver::{
 use tests::e2e::{Timer, init_tracing, run_id};
 use tests::fixtures::crd::apis::example::v1::{
     ClusterTestType, ClusterTestTypeSpec, ClusterTestTypeStatus,
+};
+use tests::fixtures::crd::client::applyconfiguration::example::v1::{
+    ClusterTestTypeApplyConfiguration, ClusterTestTypeSpecApplyConfiguration,
 };
 use tests::fixtures::crd::client::clientset::versioned::Clientset as CrdClientset;
 use tokio::sync::OnceCell;
@@ -576,12 +584,10 @@ async fn mydemo_status_changes_only_through_the_status_subresource() {
     assert!(is_conflict(&err), "{err:?}");
 
     // apply_status: server-side apply to the status subresource only.
-    let patch = json!({
-        "metadata": {"name": "s"},
-        "status": {"serviceName": "svc-applied"},
-    });
+    let status = MydemoApplyConfiguration::new("s", &env.ns)
+        .with_status(MydemoStatusApplyConfiguration::default().with_service_name("svc-applied"));
     let applied = demos
-        .apply_status("s", &patch, &PatchParams::apply("e2e-status").force())
+        .apply_status(&status, &ApplyOptions::new("e2e-status").force())
         .await
         .unwrap();
     assert_eq!(
@@ -687,10 +693,22 @@ async fn mydemo_server_side_apply_with_field_managers() {
     let env = env("apply").await;
     let demos = env.mydemos();
 
-    // Manager a applies a typed object: apply creates it.
-    let config_a = mydemo("ssa", 8080, &[("owner", "a")]);
+    // Manager a applies a typed configuration: apply creates it.
+    let spec = |ip: Option<&str>, port: Option<i32>| {
+        let mut s = MydemoSpecApplyConfiguration::default();
+        if let Some(ip) = ip {
+            s = s.with_ip(ip);
+        }
+        if let Some(port) = port {
+            s = s.with_port(port);
+        }
+        s
+    };
+    let config_a = MydemoApplyConfiguration::new("ssa", &env.ns)
+        .with_labels([("owner", "a")])
+        .with_spec(spec(Some("10.0.0.1"), Some(8080)));
     let created = demos
-        .apply("ssa", &config_a, &PatchParams::apply("e2e-manager-a"))
+        .apply(&config_a, &ApplyOptions::new("e2e-manager-a"))
         .await
         .unwrap();
     assert_eq!(created.spec.port, 8080);
@@ -707,35 +725,37 @@ async fn mydemo_server_side_apply_with_field_managers() {
     );
 
     // Manager b wants another port: a conflict unless forced.
-    let config_b = json!({
-        "apiVersion": "crddemo.k8s.io/v1",
-        "kind": "Mydemo",
-        "metadata": {"name": "ssa"},
-        "spec": {"port": 9090},
-    });
+    let config_b = MydemoApplyConfiguration::new("ssa", &env.ns).with_spec(spec(None, Some(9090)));
     let err = demos
-        .apply("ssa", &config_b, &PatchParams::apply("e2e-manager-b"))
+        .apply(&config_b, &ApplyOptions::new("e2e-manager-b"))
         .await
         .unwrap_err();
     assert!(is_conflict(&err), "{err:?}");
+    let conflicts = kube_codegen_runtime::apply::conflicts(&err);
+    assert_eq!(
+        conflicts
+            .iter()
+            .map(|c| (c.manager.as_str(), c.field.as_str()))
+            .collect::<Vec<_>>(),
+        [("e2e-manager-a", ".spec.port")]
+    );
     let forced = demos
-        .apply(
-            "ssa",
-            &config_b,
-            &PatchParams::apply("e2e-manager-b").force(),
-        )
+        .apply(&config_b, &ApplyOptions::new("e2e-manager-b").force())
         .await
         .unwrap();
     assert_eq!(forced.spec.port, 9090);
     assert_eq!(forced.spec.ip, "10.0.0.1", "a still owns ip");
+    assert_eq!(
+        extract_mydemo(&forced, "e2e-manager-b").unwrap(),
+        config_b,
+        "b owns exactly what it applied"
+    );
 
     // a drops its label and changes ip; b's port stays.
-    let config_a2 = json!({
-        "metadata": {"name": "ssa"},
-        "spec": {"ip": "10.0.0.2"},
-    });
+    let config_a2 =
+        MydemoApplyConfiguration::new("ssa", &env.ns).with_spec(spec(Some("10.0.0.2"), None));
     let reapplied = demos
-        .apply("ssa", &config_a2, &PatchParams::apply("e2e-manager-a"))
+        .apply(&config_a2, &ApplyOptions::new("e2e-manager-a"))
         .await
         .unwrap();
     assert_eq!(reapplied.spec.ip, "10.0.0.2");
@@ -750,21 +770,29 @@ async fn mydemo_server_side_apply_with_field_managers() {
     );
 
     // A dry-run apply changes nothing.
-    let dry = PatchParams {
-        dry_run: true,
-        ..PatchParams::apply("e2e-manager-b").force()
-    };
     let preview = demos
         .apply(
-            "ssa",
-            &json!({"metadata": {"name": "ssa"}, "spec": {"port": 1234}}),
-            &dry,
+            &MydemoApplyConfiguration::new("ssa", &env.ns).with_spec(spec(None, Some(1234))),
+            &ApplyOptions::new("e2e-manager-b").force().dry_run(),
         )
         .await
         .unwrap();
     assert_eq!(preview.spec.port, 1234);
     let got = demos.get("ssa", &GetParams::default()).await.unwrap();
     assert_eq!(got.spec.port, 9090);
+
+    // Read-modify-apply: a extracts what it owns, changes it and applies it back; b's port is
+    // neither claimed nor dropped.
+    let current = demos.get("ssa", &GetParams::default()).await.unwrap();
+    let mine = extract_mydemo(&current, "e2e-manager-a")
+        .unwrap()
+        .with_labels([("tier", "web")]);
+    let after = demos
+        .apply(&mine, &ApplyOptions::new("e2e-manager-a"))
+        .await
+        .unwrap();
+    assert_eq!(after.spec.port, 9090, "b's port untouched");
+    assert_eq!(extract_mydemo(&after, "e2e-manager-a").unwrap(), mine);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -932,9 +960,9 @@ async fn cluster_test_type_every_verb_and_the_scale_subresource() {
     assert_eq!(jp.spec.replicas, 8);
     let applied = ctts
         .apply(
-            &name,
-            &json!({"metadata": {"name": name}, "spec": {"replicas": 9}}),
-            &PatchParams::apply("e2e-ctt").force(),
+            &ClusterTestTypeApplyConfiguration::new(&name)
+                .with_spec(ClusterTestTypeSpecApplyConfiguration::default().with_replicas(9)),
+            &ApplyOptions::new("e2e-ctt").force(),
         )
         .await
         .unwrap();

@@ -13,6 +13,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{
     DeleteParams, GetParams, ListParams, Patch, PatchParams, PostParams, WatchEvent, WatchParams,
 };
+use kube_codegen_runtime::ApplyOptions;
 use serde_json::{Value, json};
 
 use tests::fixtures::{apiserver, crd, multiversion, verbs};
@@ -283,10 +284,14 @@ async fn namespaced_verbs_send_client_go_requests() {
     );
     assert_eq!(query(&s), [("dryRun", "All"), ("fieldManager", "p")]);
 
+    use tests::fixtures::crd::client::applyconfiguration::example::v1::{
+        TestTypeApplyConfiguration, TestTypeSpecApplyConfiguration,
+        TestTypeStatusApplyConfiguration,
+    };
     tt.apply(
-        "x",
-        &json!({"spec": {"replicas": 5}}),
-        &PatchParams::apply("mgr").force(),
+        &TestTypeApplyConfiguration::new("x", "ns1")
+            .with_spec(TestTypeSpecApplyConfiguration::default().with_replicas(5)),
+        &ApplyOptions::new("mgr").force(),
     )
     .await
     .unwrap();
@@ -300,16 +305,17 @@ async fn namespaced_verbs_send_client_go_requests() {
         Some("application/apply-patch+yaml")
     );
     assert_eq!(query(&s), [("fieldManager", "mgr"), ("force", "true")]);
-    let body = s.body.unwrap();
     assert_eq!(
-        (body["apiVersion"].as_str(), body["kind"].as_str()),
-        (Some(EX_AV), Some("TestType"))
+        s.body.unwrap(),
+        json!({"apiVersion": EX_AV, "kind": "TestType",
+               "metadata": {"name": "x", "namespace": "ns1"}, "spec": {"replicas": 5}}),
+        "only what was set"
     );
 
     tt.apply_status(
-        "x",
-        &json!({"status": {"ready": true}}),
-        &PatchParams::apply("mgr"),
+        &TestTypeApplyConfiguration::new("x", "ns1")
+            .with_status(TestTypeStatusApplyConfiguration::default().with_ready(true)),
+        &ApplyOptions::new("mgr"),
     )
     .await
     .unwrap();
@@ -520,9 +526,16 @@ async fn every_extension_form() {
         ("PUT", format!("{EXT}/x/subresource").as_str())
     );
 
-    c.apply_subresource("x", &sub, &PatchParams::apply("m"))
-        .await
-        .unwrap();
+    use tests::fixtures::crd::client::applyconfiguration::extensions::v1::{
+        TestSubresourceApplyConfiguration, TestTypeApplyConfiguration,
+    };
+    c.apply_subresource(
+        "x",
+        &TestSubresourceApplyConfiguration::default().with_name("n"),
+        &ApplyOptions::new("m"),
+    )
+    .await
+    .unwrap();
     let s = last(&seen);
     assert_eq!(
         (s.method.as_str(), s.path.as_str()),
@@ -532,6 +545,7 @@ async fn every_extension_form() {
         s.content_type.as_deref(),
         Some("application/apply-patch+yaml")
     );
+    assert_eq!(s.body, Some(json!({"name": "n"})), "only what was set");
 
     c.get_extended("x", &GetParams::default()).await.unwrap();
     assert_eq!(last(&seen).path, format!("{EXT}/x"));
@@ -574,14 +588,18 @@ async fn every_extension_form() {
         ("PATCH", format!("{EXT}/x").as_str())
     );
 
-    c.apply_extended("x", &obj, &PatchParams::apply("m"))
-        .await
-        .unwrap();
+    c.apply_extended(
+        &TestTypeApplyConfiguration::new("x", "ns1"),
+        &ApplyOptions::new("m").force(),
+    )
+    .await
+    .unwrap();
     let s = last(&seen);
     assert_eq!(
         (s.method.as_str(), s.path.as_str()),
         ("PATCH", format!("{EXT}/x").as_str())
     );
+    assert_eq!(query(&s), [("fieldManager", "m"), ("force", "true")]);
 }
 
 #[tokio::test]

@@ -489,7 +489,7 @@ fn external_schema(full: &[String]) -> Option<Schema> {
 
 /// Rewrites re-exports to the k8s-openapi path: `kube::core::ObjectMeta`,
 /// `kube_codegen_runtime::k8s_openapi::…`.
-fn normalize(mut full: Vec<String>) -> Vec<String> {
+pub(crate) fn normalize(mut full: Vec<String>) -> Vec<String> {
     if full.first().is_some_and(|f| f == "kube_codegen_runtime")
         && full
             .get(1)
@@ -615,22 +615,22 @@ impl RenameRule {
 }
 
 #[derive(Debug, Default)]
-struct SerdeAttrs {
-    rename: Option<String>,
-    rename_all: Option<RenameRule>,
-    rename_all_fields: Option<RenameRule>,
-    skip: bool,
-    skip_serializing: bool,
-    skip_deserializing: bool,
-    skip_serializing_if: bool,
-    default: bool,
-    flatten: bool,
-    transparent: bool,
-    tag: Option<String>,
-    content: Option<String>,
-    untagged: bool,
+pub(crate) struct SerdeAttrs {
+    pub(crate) rename: Option<String>,
+    pub(crate) rename_all: Option<RenameRule>,
+    pub(crate) rename_all_fields: Option<RenameRule>,
+    pub(crate) skip: bool,
+    pub(crate) skip_serializing: bool,
+    pub(crate) skip_deserializing: bool,
+    pub(crate) skip_serializing_if: bool,
+    pub(crate) default: bool,
+    pub(crate) flatten: bool,
+    pub(crate) transparent: bool,
+    pub(crate) tag: Option<String>,
+    pub(crate) content: Option<String>,
+    pub(crate) untagged: bool,
     /// A serde attribute that changes the representation in a way the schema cannot follow.
-    unsupported: Option<String>,
+    pub(crate) unsupported: Option<String>,
 }
 
 fn skip_meta(meta: &syn::meta::ParseNestedMeta<'_>) -> syn::Result<()> {
@@ -670,7 +670,7 @@ fn rule(meta: &syn::meta::ParseNestedMeta<'_>) -> syn::Result<Option<RenameRule>
     }
 }
 
-fn serde_attrs(attrs: &[syn::Attribute], path: &Path) -> Result<SerdeAttrs> {
+pub(crate) fn serde_attrs(attrs: &[syn::Attribute], path: &Path) -> Result<SerdeAttrs> {
     let mut out = SerdeAttrs::default();
     for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
         attr.parse_nested_meta(|meta| {
@@ -793,15 +793,15 @@ fn tags_of(
 // ---------------------------------------------------------------------------------------------
 // The package index and the walk.
 
-enum ItemRef<'a> {
+pub(crate) enum ItemRef<'a> {
     Struct(&'a syn::ItemStruct),
     Enum(&'a syn::ItemEnum),
 }
 
-struct TypeItem<'a> {
-    item: ItemRef<'a>,
-    file: &'a SourceFile,
-    tags: Vec<Tag>,
+pub(crate) struct TypeItem<'a> {
+    pub(crate) item: ItemRef<'a>,
+    pub(crate) file: &'a SourceFile,
+    pub(crate) tags: Vec<Tag>,
 }
 
 impl TypeItem<'_> {
@@ -821,11 +821,11 @@ impl TypeItem<'_> {
 }
 
 #[derive(Default)]
-struct Imports {
+pub(crate) struct Imports {
     /// `use a::b::C;` → `C` ↦ `[a, b, C]`; `use a::b as c;` → `c` ↦ `[a, b]`.
-    names: BTreeMap<String, Vec<String>>,
+    pub(crate) names: BTreeMap<String, Vec<String>>,
     /// `use a::b::*;` → `[a, b]`.
-    globs: Vec<Vec<String>>,
+    pub(crate) globs: Vec<Vec<String>>,
 }
 
 fn collect_use(tree: &syn::UseTree, prefix: &mut Vec<String>, out: &mut Imports) {
@@ -866,8 +866,8 @@ fn collect_use(tree: &syn::UseTree, prefix: &mut Vec<String>, out: &mut Imports)
 
 /// The types of one package, indexed for schema derivation.
 pub struct PackageTypes<'a> {
-    types: BTreeMap<String, TypeItem<'a>>,
-    imports: BTreeMap<&'a Path, Imports>,
+    pub(crate) types: BTreeMap<String, TypeItem<'a>>,
+    pub(crate) imports: BTreeMap<&'a Path, Imports>,
     /// Package-level `+kubebuilder:validation:Optional`.
     fields_optional: bool,
 }
@@ -1021,7 +1021,7 @@ struct Walk<'p, 'a> {
     stack: Vec<String>,
 }
 
-fn type_text(ty: &impl ToTokens) -> String {
+pub(crate) fn type_text(ty: &impl ToTokens) -> String {
     ty.to_token_stream()
         .to_string()
         .replace(" :: ", "::")

@@ -62,12 +62,48 @@ pub(crate) fn kind(ctx: &Ctx<'_>, pkg: &Package, kind: &Kind) -> Vec<Module> {
 
 /// `clientset::versioned::fake`: the real `Clientset` over the runtime's in-memory API server,
 /// with every resource of this clientset registered (client-go's `fake.NewSimpleClientset`).
+/// When the kinds have generated CRDs ([`crate::Config::crd_impls`]), the fake installs them, schemas included, so that it
+/// validates, prunes, defaults and merges server-side apply by the schema's list and map types
+/// (client-go's fake, registering types only, merges every list atomically: kubernetes#126850).
 fn fake_clientset(ctx: &Ctx<'_>) -> Module {
     let rt = ctx.rt();
     let registries = ctx.model.packages.iter().map(|p| {
         let path = ctx.package_path(p);
         quote!(#path::RESOURCES)
     });
+    // One kind type per CRD, from a package of this run that implements `CustomResourceExt`.
+    let crd_kinds: Vec<_> = ctx
+        .crds
+        .iter()
+        .filter(|_| ctx.fake_crds)
+        .filter_map(|crd| {
+            let pkg = ctx.model.packages.iter().find(|p| {
+                crd.versions
+                    .iter()
+                    .any(|v| v.group_dir == p.group_dir && v.name == p.version)
+            })?;
+            let path = ctx.package_path(pkg);
+            let ty = ident(&crd.kind);
+            Some(quote!(#path::#ty))
+        })
+        .collect();
+    let (seed, crds_fn) = if crd_kinds.is_empty() {
+        (quote!(objects), quote!())
+    } else {
+        (
+            quote!(Self::crds()?.into_iter().chain(objects)),
+            quote! {
+                /// The CustomResourceDefinitions of this clientset's kinds, as objects to seed:
+                /// [`new`](Self::new) installs them, so the fake validates, prunes and defaults
+                /// by their schemas and server-side apply merges lists and maps as they say.
+                pub fn crds() -> Result<Vec<#rt::serde_json::Value>, #rt::fake::FakeError> {
+                    [#(#rt::fake::to_value(&<#crd_kinds as #rt::kube::CustomResourceExt>::crd())),*]
+                        .into_iter()
+                        .collect()
+                }
+            },
+        )
+    };
     let items = quote! {
         /// Builds fake clientsets: the real [`Clientset`](super::Clientset) type, backed by an
         /// in-memory API server with Kubernetes semantics (resourceVersions, conflicts, status
@@ -77,9 +113,10 @@ fn fake_clientset(ctx: &Ctx<'_>) -> Module {
 
         impl Clientset {
             /// A clientset over a new in-memory API server that serves every resource of this
-            /// clientset and the common built-ins, seeded with `objects` (each with `apiVersion`
-            /// and `kind`; `kube_codegen_runtime::fake::to_value(&obj)` adds them for typed
-            /// objects). Needs a Tokio runtime.
+            /// clientset (with its CRD, when one was generated) and the common built-ins,
+            /// seeded with `objects` (each with `apiVersion` and `kind`;
+            /// `kube_codegen_runtime::fake::to_value(&obj)` adds them for typed objects).
+            /// Needs a Tokio runtime.
             // client-go's `fake.NewSimpleClientset` hands back its own clientset type; here the
             // point is to hand back the real one, so `new` deliberately returns another type.
             #[allow(clippy::new_ret_no_self)]
@@ -87,7 +124,7 @@ fn fake_clientset(ctx: &Ctx<'_>) -> Module {
             pub fn new(
                 objects: impl IntoIterator<Item = #rt::serde_json::Value>,
             ) -> Result<(super::Clientset, #rt::fake::FakeHandle), #rt::fake::FakeError> {
-                let (client, handle) = #rt::fake::new_client(&Self::resources(), objects)?;
+                let (client, handle) = #rt::fake::new_client(&Self::resources(), #seed)?;
                 Ok((super::Clientset::new(client), handle))
             }
 
@@ -96,6 +133,8 @@ fn fake_clientset(ctx: &Ctx<'_>) -> Module {
             pub fn resources() -> Vec<#rt::resource::ResourceInfo> {
                 [#(#registries),*].concat()
             }
+
+            #crds_fn
         }
     };
     Module::client(
@@ -327,12 +366,23 @@ fn kind_client(ctx: &Ctx<'_>, pkg: &Package, kind: &Kind) -> Module {
         Scope::Cluster => format!("A client for `{kname}` objects."),
     });
 
-    let verbs = kind
+    // Apply verbs exist over generated apply configurations only, as in client-gen.
+    let kept: Vec<Verb> = kind
         .verbs
         .iter()
-        .map(|v| verb_method(&rt, *v, kind, &ty, &list_ty, &obj));
-    let methods = kind.methods.iter().map(|m| ext_method(ctx, pkg, kind, m));
-    let verb_names: Vec<&str> = kind.verbs.iter().map(|v| v.rust_name()).collect();
+        .copied()
+        .filter(|v| ctx.apply_verbs || !matches!(v, Verb::Apply | Verb::ApplyStatus))
+        .collect();
+    let ac_ty = apply_configuration(ctx, pkg, &kind.name);
+    let verbs = kept
+        .iter()
+        .map(|v| verb_method(&rt, *v, kind, &ty, &list_ty, &obj, &ac_ty));
+    let methods = kind
+        .methods
+        .iter()
+        .filter(|m| ctx.apply_verbs || m.verb != ExtVerb::Apply)
+        .map(|m| ext_method(ctx, pkg, kind, m));
+    let verb_names: Vec<&str> = kept.iter().map(|v| v.rust_name()).collect();
     let struct_doc = format!(
         "The typed client of `{resource}` {scope_doc}.\n\nVerbs: {}.",
         if verb_names.is_empty() {
@@ -388,6 +438,17 @@ fn kind_client(ctx: &Ctx<'_>, pkg: &Package, kind: &Kind) -> Module {
     )
 }
 
+/// The apply configuration of the package type `name` (`…::applyconfiguration::crddemo::v1::MydemoApplyConfiguration`).
+fn apply_configuration(ctx: &Ctx<'_>, pkg: &Package, name: &str) -> TokenStream {
+    let module = ctx.client_path(&[
+        super::applyconfiguration::DIR,
+        &pkg.group_module,
+        &pkg.version_module(),
+    ]);
+    let id = format_ident!("{name}ApplyConfiguration");
+    quote!(#module::#id)
+}
+
 fn verb_method(
     rt: &TokenStream,
     verb: Verb,
@@ -395,6 +456,7 @@ fn verb_method(
     ty: &TokenStream,
     list_ty: &TokenStream,
     obj: &proc_macro2::Ident,
+    ac_ty: &TokenStream,
 ) -> TokenStream {
     let k = &kind.name;
     let rt_either = quote!(#rt::either::Either);
@@ -526,35 +588,33 @@ fn verb_method(
         }
         Verb::Apply => {
             let doc = docs(&format!(
-                "Server-side applies `{obj}` to the `{k}` called `name`; `params` names the field manager (`PatchParams::apply(\"manager\")`)."
+                "Server-side applies `{obj}` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `{k}` as stored."
             ));
             quote! {
                 #doc
                 #[inline]
-                pub async fn apply<P: #rt_serde::Serialize>(
+                pub async fn apply(
                     &self,
-                    name: &str,
-                    #obj: &P,
-                    params: &kube::api::PatchParams,
+                    #obj: &#ac_ty,
+                    opts: &#rt::apply::ApplyOptions,
                 ) -> kube::Result<#ty> {
-                    self.inner.apply(name, #obj, params).await
+                    self.inner.apply(#obj, opts).await
                 }
             }
         }
         Verb::ApplyStatus => {
             let doc = docs(&format!(
-                "Server-side applies `{obj}` to the `status` subresource of the `{k}` called `name`."
+                "Server-side applies the `status` of `{obj}` to the `status` subresource (client-go's `ApplyStatus`); status fields are owned apart from the main resource's. Returns the `{k}` as stored."
             ));
             quote! {
                 #doc
                 #[inline]
-                pub async fn apply_status<P: #rt_serde::Serialize>(
+                pub async fn apply_status(
                     &self,
-                    name: &str,
-                    #obj: &P,
-                    params: &kube::api::PatchParams,
+                    #obj: &#ac_ty,
+                    opts: &#rt::apply::ApplyOptions,
                 ) -> kube::Result<#ty> {
-                    self.inner.apply_status(name, #obj, params).await
+                    self.inner.apply_status(#obj, opts).await
                 }
             }
         }
@@ -667,12 +727,41 @@ fn ext_method(ctx: &Ctx<'_>, pkg: &Package, kind: &Kind, m: &ExtMethod) -> Token
         }
         ExtVerb::Apply => {
             let doc = docs(&format!("Server-side applies to {target} {tag}."));
-            quote! {
-                #doc
-                #[inline]
-                pub async fn #name(&self, name: &str, #input_id: &#input, params: &kube::api::PatchParams) -> kube::Result<#result> {
-                    self.inner.apply_as(name, #sub, #input_id, params).await
+            let rt_apply = quote!(#rt::apply);
+            match (&m.input, &m.subresource) {
+                // The kind's own configuration names the object.
+                (TypeRef::Kind, None) => {
+                    let ac = apply_configuration(ctx, pkg, &kind.name);
+                    quote! {
+                        #doc
+                        #[inline]
+                        pub async fn #name(&self, #input_id: &#ac, opts: &#rt_apply::ApplyOptions) -> kube::Result<#result> {
+                            self.inner.apply_configuration_as(#input_id, None, opts).await
+                        }
+                    }
                 }
+                // A package type's configuration; a type of another crate has none and is sent
+                // as it is.
+                (TypeRef::Kind | TypeRef::Local(_), _) => {
+                    let ac = match &m.input {
+                        TypeRef::Local(n) => apply_configuration(ctx, pkg, n),
+                        _ => apply_configuration(ctx, pkg, &kind.name),
+                    };
+                    quote! {
+                        #doc
+                        #[inline]
+                        pub async fn #name(&self, name: &str, #input_id: &#ac, opts: &#rt_apply::ApplyOptions) -> kube::Result<#result> {
+                            self.inner.apply_as(name, #sub, #input_id, &opts.patch_params()).await
+                        }
+                    }
+                }
+                (TypeRef::Path(_), _) => quote! {
+                    #doc
+                    #[inline]
+                    pub async fn #name(&self, name: &str, #input_id: &#input, opts: &#rt_apply::ApplyOptions) -> kube::Result<#result> {
+                        self.inner.apply_as(name, #sub, #input_id, &opts.patch_params()).await
+                    }
+                },
             }
         }
     }

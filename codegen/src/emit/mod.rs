@@ -10,6 +10,7 @@ use crate::model::{Kind, Model, Package, TypeRef};
 use crate::namer;
 use crate::output::Module;
 
+mod applyconfiguration;
 mod clientset;
 mod crd;
 mod deepcopy;
@@ -55,6 +56,15 @@ pub(crate) struct Ctx<'a> {
     pub crd_files: &'a [crate::crd::CrdFile],
     /// How the Rust side reaches each CRD's YAML.
     pub crd_source: CrdSource<'a>,
+    /// The apply configurations of each package, by `(group folder, version)` (empty unless
+    /// the `applyconfiguration` generator runs).
+    pub apply_configs: &'a crate::applyconfig::AcPackages,
+    /// Whether the typed clients get `apply`/`apply_status` over generated apply
+    /// configurations (client-gen's `--apply-configuration-package`).
+    pub apply_verbs: bool,
+    /// Whether the fake clientset installs the CRDs of [`Ctx::crds`] (their
+    /// `CustomResourceExt` impls exist, from this run or another).
+    pub fake_crds: bool,
 }
 
 /// How `zz_generated_crd.rs` reaches the YAML of a CRD, so that each CRD exists once.
@@ -132,6 +142,9 @@ pub enum Generator {
     Deepcopy,
     /// Group/version constants and the resource registry (`zz_generated_register.rs`).
     Register,
+    /// Apply configurations for server-side apply (applyconfiguration-gen): one per kind and
+    /// per type it reaches, with `extract_<kind>` functions.
+    ApplyConfiguration,
     /// The versioned clientset and one typed client per kind.
     Client,
     /// Namespace-indexed listers over informer caches.
@@ -145,9 +158,10 @@ pub enum Generator {
 
 impl Generator {
     /// Every generator, in the order `all` runs them.
-    pub const ALL: [Generator; 6] = [
+    pub const ALL: [Generator; 7] = [
         Generator::Deepcopy,
         Generator::Register,
+        Generator::ApplyConfiguration,
         Generator::Client,
         Generator::Lister,
         Generator::Informer,
@@ -159,6 +173,7 @@ impl Generator {
         match self {
             Generator::Deepcopy => "deepcopy",
             Generator::Register => "register",
+            Generator::ApplyConfiguration => "applyconfiguration",
             Generator::Client => "client",
             Generator::Lister => "lister",
             Generator::Informer => "informer",
@@ -175,6 +190,7 @@ impl Generator {
     /// kinds are spread over the workers).
     pub(crate) fn emit_kind(self, ctx: &Ctx<'_>, pkg: &Package, kind: &Kind) -> Vec<Module> {
         match self {
+            Generator::ApplyConfiguration => applyconfiguration::kind(ctx, pkg, kind),
             Generator::Client => clientset::kind(ctx, pkg, kind),
             Generator::Lister => listers::kind(ctx, pkg, kind),
             Generator::Informer => informers::kind(ctx, pkg, kind),
@@ -188,6 +204,7 @@ impl Generator {
         match self {
             Generator::Deepcopy => deepcopy::package(ctx, pkg),
             Generator::Register => register::package(ctx, pkg),
+            Generator::ApplyConfiguration => applyconfiguration::package(ctx, pkg),
             Generator::Client => clientset::package(ctx, pkg),
             Generator::Lister => listers::package(ctx, pkg),
             Generator::Informer => informers::package(ctx, pkg),
@@ -198,6 +215,7 @@ impl Generator {
     /// This generator's modules that span packages.
     pub(crate) fn emit_global(self, ctx: &Ctx<'_>) -> Vec<Module> {
         match self {
+            Generator::ApplyConfiguration => applyconfiguration::global(ctx),
             Generator::Client => clientset::global(ctx),
             Generator::Lister => listers::global(ctx),
             Generator::Informer => informers::global(ctx),
@@ -208,6 +226,7 @@ impl Generator {
     /// The top-level client-tree folder this generator owns (its stale files are removed).
     pub(crate) fn client_dir(self) -> Option<&'static str> {
         match self {
+            Generator::ApplyConfiguration => Some("applyconfiguration"),
             Generator::Client => Some("clientset"),
             Generator::Lister => Some("listers"),
             Generator::Informer => Some("informers"),

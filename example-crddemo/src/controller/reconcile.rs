@@ -8,18 +8,19 @@ use k8s_openapi::api::discovery::v1::EndpointSlice;
 use kube::api::{DeleteParams, GetParams, PostParams};
 use kube::runtime::events::{Event, EventType};
 use kube::{Api, Resource};
+use kube_codegen_runtime::ApplyOptions;
 use kube_codegen_runtime::api_status::{is_already_exists, is_conflict, is_invalid, is_not_found};
 
-use super::Context;
 use super::resources::{
     corrected_endpoint_slice, corrected_service, desired_endpoint_slice, desired_service,
     endpoint_slice_matches, is_owned_by, service_matches, service_name,
 };
 use super::status::{
     Desired, REASON_INVALID, REASON_RESOURCE_EXISTS, REASON_SYNCED, differs, next_status,
-    ready_condition,
+    ready_condition, status_apply_configuration,
 };
 use super::validate::{Endpoint, validate};
+use super::{CONTROLLER_NAME, Context};
 use crate::pkg::apis::crddemo::v1::Mydemo;
 
 /// Why a sync failed; the key is requeued with backoff.
@@ -376,54 +377,36 @@ fn api_err(action: &str, source: kube::Error) -> SyncError {
     }
 }
 
-/// How often a status write is retried after a conflict before the key is requeued.
-const STATUS_CONFLICT_RETRIES: usize = 5;
-
-/// Writes the status through `update_status` when it would change; on a conflict re-reads the
-/// object and retries, unless the spec moved on meanwhile (then the informer brings a new sync).
+/// Writes the status when it would change, by server-side apply to the status subresource as
+/// the field manager [`CONTROLLER_NAME`] with `force` (client-go's `ApplyStatus`; the controller
+/// is the only author of its fields, so it takes them back from anyone who edited them). Only
+/// the controller's fields are applied ([`status_apply_configuration`]): other managers'
+/// conditions stay. Apply needs no `resourceVersion`, so there are no conflicts to retry; a
+/// Mydemo deleted meanwhile is nothing to write.
 async fn write_status(
     ctx: &Context,
     mydemo: &Arc<Mydemo>,
     desired: &Desired,
 ) -> Result<bool, SyncError> {
+    let next = next_status(mydemo, desired);
+    if !differs(mydemo, &next) {
+        return Ok(false);
+    }
     let namespace = mydemo.metadata.namespace.clone().unwrap_or_default();
     let name = mydemo.metadata.name.clone().unwrap_or_default();
-    let client = ctx.clientset.crddemo_v1().mydemos(&namespace);
-    let mut current: Mydemo = (**mydemo).clone();
-    for attempt in 0..=STATUS_CONFLICT_RETRIES {
-        let next = next_status(&current, desired);
-        if !differs(&current, &next) {
-            return Ok(attempt > 0);
+    let config = status_apply_configuration(mydemo, &next);
+    match ctx
+        .clientset
+        .crddemo_v1()
+        .mydemos(&namespace)
+        .apply_status(&config, &ApplyOptions::new(CONTROLLER_NAME).force())
+        .await
+    {
+        Ok(_) => {
+            tracing::debug!(mydemo = %format!("{namespace}/{name}"), ready = desired.ready, "status applied");
+            Ok(true)
         }
-        current.status = Some(next);
-        match client.update_status(&current, &PostParams::default()).await {
-            Ok(_) => {
-                tracing::debug!(mydemo = %format!("{namespace}/{name}"), ready = desired.ready, "status updated");
-                return Ok(true);
-            }
-            Err(e) if is_conflict(&e) => {
-                tracing::info!(mydemo = %format!("{namespace}/{name}"), attempt, "status conflict: re-reading");
-                let fresh = client
-                    .get(&name, &GetParams::default())
-                    .await
-                    .map_err(|e| api_err("re-reading Mydemo after a conflict", e))?;
-                if fresh.metadata.generation != mydemo.metadata.generation {
-                    return Ok(false);
-                }
-                current = fresh;
-            }
-            Err(e) => return Err(api_err("updating Mydemo status", e)),
-        }
+        Err(e) if is_not_found(&e) => Ok(false),
+        Err(e) => Err(api_err("applying Mydemo status", e)),
     }
-    Err(api_err(
-        "updating Mydemo status",
-        kube::Error::Api(
-            kube_codegen_runtime::api_status::status_failure(
-                409,
-                "Conflict",
-                "status conflict retries exhausted",
-            )
-            .boxed(),
-        ),
-    ))
 }

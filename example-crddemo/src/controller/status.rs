@@ -1,9 +1,13 @@
-//! The `Ready` condition and the status the controller writes.
+//! The `Ready` condition and the status the controller writes, as a typed apply configuration.
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use k8s_openapi::jiff::Timestamp;
+use kube_codegen_runtime::apply::meta::ConditionApplyConfiguration;
 
 use crate::pkg::apis::crddemo::v1::{Mydemo, MydemoStatus};
+use crate::pkg::client::applyconfiguration::crddemo::v1::{
+    MydemoApplyConfiguration, MydemoStatusApplyConfiguration,
+};
 
 /// The condition type the controller maintains.
 pub const READY: &str = "Ready";
@@ -65,6 +69,34 @@ pub fn differs(mydemo: &Mydemo, next: &MydemoStatus) -> bool {
     mydemo.status.as_ref() != Some(next)
 }
 
+/// The part of `next` the controller owns, as the apply configuration it server-side applies to
+/// the status subresource: `observedGeneration`, the `Ready` condition and `serviceName` when
+/// there is one. Nothing else: conditions of other types stay their managers' (the list is
+/// keyed by `type`), and a `serviceName` left out (not ready) is removed by the server, since
+/// the controller owned it.
+pub fn status_apply_configuration(
+    mydemo: &Mydemo,
+    next: &MydemoStatus,
+) -> MydemoApplyConfiguration {
+    let mut status = MydemoStatusApplyConfiguration::default().with_conditions(
+        next.conditions
+            .iter()
+            .filter(|c| c.type_ == READY)
+            .map(ConditionApplyConfiguration::from),
+    );
+    if let Some(g) = next.observed_generation {
+        status = status.with_observed_generation(g);
+    }
+    if let Some(service) = &next.service_name {
+        status = status.with_service_name(service.clone());
+    }
+    MydemoApplyConfiguration::new(
+        mydemo.metadata.name.clone().unwrap_or_default(),
+        mydemo.metadata.namespace.clone().unwrap_or_default(),
+    )
+    .with_status(status)
+}
+
 /// The Ready condition of `mydemo`, if any.
 pub fn ready_condition(mydemo: &Mydemo) -> Option<&Condition> {
     mydemo
@@ -119,5 +151,59 @@ mod tests {
         let s = next_status(&m, &bad);
         assert_eq!(s.conditions[0].status, "False");
         assert_eq!(s.conditions[0].reason, "InvalidSpec");
+    }
+
+    #[test]
+    fn the_apply_configuration_holds_only_the_controllers_fields() {
+        let mut m = Mydemo {
+            metadata: ObjectMeta {
+                name: Some("demo".into()),
+                namespace: Some("ns".into()),
+                generation: Some(2),
+                ..ObjectMeta::default()
+            },
+            ..Mydemo::default()
+        };
+        m.status = Some(MydemoStatus {
+            observed_generation: Some(1),
+            conditions: vec![Condition {
+                type_: "Audited".into(),
+                status: "True".into(),
+                reason: "Checked".into(),
+                message: "by the auditor".into(),
+                observed_generation: None,
+                last_transition_time: Time(Timestamp::UNIX_EPOCH),
+            }],
+            service_name: Some("demo".into()),
+        });
+        let bad = Desired {
+            ready: false,
+            reason: REASON_INVALID,
+            message: "bad ip".into(),
+            service_name: None,
+        };
+        let next = next_status(&m, &bad);
+        let time = next.conditions[1].last_transition_time.clone();
+        let ac = status_apply_configuration(&m, &next);
+        assert_eq!(
+            serde_json::to_value(&ac).unwrap_or_else(|e| panic!("{e}")),
+            serde_json::json!({
+                "apiVersion": "crddemo.k8s.io/v1",
+                "kind": "Mydemo",
+                "metadata": {"name": "demo", "namespace": "ns"},
+                "status": {
+                    "observedGeneration": 2,
+                    "conditions": [{
+                        "type": "Ready",
+                        "status": "False",
+                        "reason": "InvalidSpec",
+                        "message": "bad ip",
+                        "observedGeneration": 2,
+                        "lastTransitionTime": serde_json::to_value(&time).unwrap_or_else(|e| panic!("{e}")),
+                    }],
+                }
+            }),
+            "the auditor's condition and the old serviceName are not claimed"
+        );
     }
 }

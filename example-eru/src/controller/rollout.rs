@@ -8,8 +8,8 @@
 //!    one) is not patched again, so a repeat is a no-op;
 //! 2. the patch carries the Deployment's `resourceVersion`, so it applies only to the version
 //!    that was read (409 otherwise, and the next attempt reads again);
-//! 3. the status is written with the Eru's `resourceVersion` as a precondition, so two
-//!    writers can never both record a slot or both count a rollout.
+//! 3. the status is applied (server-side apply) with the Eru's `resourceVersion` as a
+//!    precondition, so two writers can never both record a slot or both count a rollout.
 //!
 //! A rollout that was patched but not recorded (the process died in between) is found on the
 //! Deployment by the next attempt and recorded then, counted once.
@@ -20,17 +20,18 @@ use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::Resource as _;
-use kube::api::{Api, Patch, PatchParams, PostParams};
+use kube::api::{Api, Patch, PatchParams};
 use kube::runtime::events::EventType;
+use kube_codegen_runtime::ApplyOptions;
 use kube_codegen_runtime::api_status::{is_conflict, is_not_found};
 use kube_codegen_runtime::validation::is_dns1123_subdomain;
 use serde_json::json;
 
 use super::status::{
     REASON_DEPLOYMENT_NOT_FOUND, REASON_INVALID_DEPLOYMENT, REASON_SCHEDULED, REASON_SUSPENDED,
-    Readiness, already_reported, with_readiness,
+    Readiness, already_reported, status_apply_configuration, with_readiness,
 };
-use super::{EruReconciler, ReconcileError};
+use super::{CONTROLLER_NAME, EruReconciler, ReconcileError};
 use crate::RESTARTED_AT_ANNOTATION;
 use crate::pkg::apis::mtsre::v1::{Eru, EruStatus};
 use crate::schedule::{Decision, Schedule, SlotState, decide, format_slot, parse_slot, wait_until};
@@ -402,8 +403,10 @@ impl EruReconciler {
         Ok(())
     }
 
-    /// Writes `status` with `readiness` through the status subresource, with the Eru's
-    /// `resourceVersion` as a precondition; skips the write when nothing changes.
+    /// Writes `status` with `readiness` by server-side apply to the status subresource, as the
+    /// field manager [`CONTROLLER_NAME`] with `force` (client-go's `ApplyStatus`), with the
+    /// Eru's `resourceVersion` as a precondition ([`status_apply_configuration`]); skips the
+    /// write when nothing changes.
     async fn write_status(
         &self,
         eru: &Eru,
@@ -415,15 +418,14 @@ impl EruReconciler {
         if eru.status.as_ref() == Some(&status) {
             return Ok(());
         }
-        let mut updated = eru.clone();
-        updated.status = Some(status);
+        let config = status_apply_configuration(eru, &status);
         let namespace = eru.metadata.namespace.as_deref().unwrap_or_default();
         let name = eru.metadata.name.as_deref().unwrap_or_default();
         match self
             .clientset
             .mtsre_v1()
             .erus(namespace)
-            .update_status(&updated, &PostParams::default())
+            .apply_status(&config, &ApplyOptions::new(CONTROLLER_NAME).force())
             .await
         {
             Ok(_) => Ok(()),

@@ -2,8 +2,12 @@
 
 use jiff::Timestamp;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+use kube_codegen_runtime::apply::meta::ConditionApplyConfiguration;
 
 use crate::pkg::apis::mtsre::v1::{Eru, EruStatus};
+use crate::pkg::client::applyconfiguration::mtsre::v1::{
+    EruApplyConfiguration, EruStatusApplyConfiguration,
+};
 
 /// The condition type the operator maintains.
 pub const READY: &str = "Ready";
@@ -77,6 +81,48 @@ pub fn with_readiness(
     });
     status.observed_generation = generation;
     status
+}
+
+/// `status` as the apply configuration the operator server-side applies to the status
+/// subresource: every status field it set, and of the conditions only `Ready` (conditions of
+/// other types stay their managers'; the list is keyed by `type`). A field left unset (no next
+/// slot, say) is removed by the server, since the operator owned it. The Eru's
+/// `resourceVersion` rides along as a precondition: an apply over a newer Eru is a 409, so two
+/// writers can never both record a slot.
+pub fn status_apply_configuration(eru: &Eru, status: &EruStatus) -> EruApplyConfiguration {
+    let mut ac = EruStatusApplyConfiguration::default()
+        .with_rollouts(status.rollouts)
+        .with_conditions(
+            status
+                .conditions
+                .iter()
+                .filter(|c| c.type_ == READY)
+                .map(ConditionApplyConfiguration::from),
+        );
+    if let Some(t) = &status.last_schedule_time {
+        ac = ac.with_last_schedule_time(t.clone());
+    }
+    if let Some(t) = &status.next_schedule_time {
+        ac = ac.with_next_schedule_time(t.clone());
+    }
+    if let Some(t) = &status.last_rollout_time {
+        ac = ac.with_last_rollout_time(t.clone());
+    }
+    if let Some(t) = &status.last_missed_time {
+        ac = ac.with_last_missed_time(t.clone());
+    }
+    if let Some(g) = status.observed_generation {
+        ac = ac.with_observed_generation(g);
+    }
+    let mut config = EruApplyConfiguration::new(
+        eru.metadata.name.clone().unwrap_or_default(),
+        eru.metadata.namespace.clone().unwrap_or_default(),
+    )
+    .with_status(ac);
+    if let Some(rv) = &eru.metadata.resource_version {
+        config = config.with_resource_version(rv.clone());
+    }
+    config
 }
 
 /// The `Ready` condition of `eru`, if any.

@@ -510,34 +510,97 @@ fn apply_merge(
             let name_refs: Vec<&str> = names.iter().map(String::as_str).collect();
             match list_type(resource, &name_refs) {
                 ListType::Atomic => config.clone(),
-                ListType::Set => {
-                    let mut out = l.clone();
-                    for v in c {
-                        if !out.contains(v) {
-                            out.push(v.clone());
-                        }
-                    }
-                    Value::Array(out)
-                }
-                ListType::Map(keys) => {
-                    let mut out = l.clone();
-                    for item in c {
-                        let pos = item_key(item, &keys)
-                            .and_then(|k| out.iter().position(|o| item_matches(o, &k)));
-                        match pos {
-                            Some(i) => {
-                                let merged = apply_merge(resource, &out[i], item, names);
-                                out[i] = merged;
-                            }
-                            None => out.push(item.clone()),
-                        }
-                    }
-                    Value::Array(out)
-                }
+                ListType::Set => Value::Array(merge_items(
+                    l,
+                    c,
+                    |live, applied| live == applied,
+                    |_, applied| applied.clone(),
+                )),
+                ListType::Map(keys) => Value::Array(merge_items(
+                    l,
+                    c,
+                    |live, applied| {
+                        item_key(applied, &keys).is_some_and(|k| item_matches(live, &k))
+                    },
+                    |live, applied| match live {
+                        Some(live) => apply_merge(resource, live, applied, names),
+                        None => applied.clone(),
+                    },
+                )),
             }
         }
         _ => config.clone(),
     }
+}
+
+/// Merges the items of a set or keyed list as structured-merge-diff orders them: a live item
+/// the configuration does not name keeps its place; the configuration's items come in the
+/// configuration's order, each merged with its live namesake, and new ones are placed before the
+/// next live item the configuration also names (`[metrics, http]` applied over `[http, https]`
+/// gives `[metrics, http, https]`). `same(live, applied)` says whether two items are one.
+fn merge_items(
+    live: &[Value],
+    applied: &[Value],
+    same: impl Fn(&Value, &Value) -> bool,
+    mut merge: impl FnMut(Option<&Value>, &Value) -> Value,
+) -> Vec<Value> {
+    // For each live item, the configuration item it is (if any); for each configuration item,
+    // the live item it is (if any).
+    let live_match: Vec<Option<usize>> = live
+        .iter()
+        .map(|l| applied.iter().position(|a| same(l, a)))
+        .collect();
+    let applied_match: Vec<Option<usize>> = applied
+        .iter()
+        .map(|a| live.iter().position(|l| same(l, a)))
+        .collect();
+    // The configuration items that are also live, in the configuration's order.
+    let mut shared = applied_match
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| m.is_some())
+        .map(|(a, _)| a);
+    let mut next_shared = shared.next();
+    let mut placed = vec![false; applied.len()];
+    let mut out = Vec::with_capacity(live.len().max(applied.len()));
+    let (mut li, mut ai) = (0, 0);
+    while li < live.len() || ai < applied.len() {
+        if li < live.len() && ai < applied.len() {
+            if live_match[li] == Some(ai) {
+                out.push(merge(Some(&live[li]), &applied[ai]));
+                placed[ai] = true;
+                li += 1;
+                ai += 1;
+                next_shared = shared.next();
+                continue;
+            }
+            // A live item the configuration names later: it is placed when its turn comes.
+            if live_match[li].is_some() && next_shared.is_some_and(|n| live_match[li] != Some(n)) {
+                li += 1;
+                continue;
+            }
+        }
+        if li < live.len() {
+            match live_match[li] {
+                None => {
+                    out.push(live[li].clone());
+                    li += 1;
+                    continue;
+                }
+                Some(a) if placed[a] => li += 1,
+                Some(_) => {}
+            }
+        }
+        if ai < applied.len() {
+            out.push(merge(applied_match[ai].map(|l| &live[l]), &applied[ai]));
+            placed[ai] = true;
+            if next_shared == Some(ai) {
+                next_shared = shared.next();
+            }
+            ai += 1;
+        }
+    }
+    out
 }
 
 /// One field another manager owns with a different value.
@@ -546,15 +609,14 @@ pub(crate) struct Conflict {
     pub(crate) manager: String,
     pub(crate) operation: String,
     pub(crate) api_version: String,
-    pub(crate) time: String,
     pub(crate) subresource: String,
     pub(crate) path: FieldPath,
 }
 
 impl Conflict {
     /// The manager as conflict messages name it: `"alice"`, `"bob" with subresource
-    /// "status"`, `"kubectl" using v1 at 2024-01-02T03:04:05Z` (updates name their version
-    /// and time).
+    /// "status"`, `"kubectl" using v1` (updates name their version; kube-apiserver's manager
+    /// identifiers carry no time, so no time is printed).
     fn who(&self) -> String {
         let mut s = go_quote(&self.manager);
         if !self.subresource.is_empty() {
@@ -565,9 +627,6 @@ impl Conflict {
         }
         if self.operation == "Update" {
             s.push_str(&format!(" using {}", self.api_version));
-            if !self.time.is_empty() {
-                s.push_str(&format!(" at {}", self.time));
-            }
         }
         s
     }
@@ -673,7 +732,6 @@ pub(crate) fn apply(
                     manager: e.manager.clone(),
                     operation: e.operation.clone(),
                     api_version: e.api_version.clone(),
-                    time: e.time.clone(),
                     subresource: e.subresource.clone(),
                     path: p.clone(),
                 });
@@ -708,9 +766,11 @@ pub(crate) fn apply(
             .filter(|e| !e.same_id(manager, "Apply", sub))
             .any(|e| e.fields.iter().any(|q| q.starts_with(p)))
     };
-    // Deepest first, so that a removed keyed item does not hide its fields.
+    // Shallowest first: a keyed item nobody else owns goes as a whole (removing its key fields
+    // first would leave an unfindable `{}` behind); the fields of an item another manager keeps
+    // are removed one by one, and its key fields stay, since that manager owns them too.
     let mut dropped: Vec<&FieldPath> = previous.difference(&config_set).collect();
-    dropped.sort_by_key(|p| std::cmp::Reverse(p.len()));
+    dropped.sort_by_key(|p| p.len());
     for p in dropped {
         if !owned_by_others(p) {
             remove_at(&mut merged, p);
@@ -846,5 +906,96 @@ mod tests {
         );
         assert_eq!(entries.len(), 1);
         assert_eq!(entries[0].manager, "kubectl-edit");
+        // A conflict with an updater names its version but no time, as kube-apiserver does.
+        write_entries(&mut edited, &entries);
+        let b = json!({"metadata": {"name": "c"}, "data": {"a": "3"}});
+        let Err(c) = apply(&r, Some(&edited), &b, "bob", false, Scope::Main, "t") else {
+            panic!("expected a conflict")
+        };
+        assert_eq!(
+            conflict_error("", "configmaps", "c", &c).message,
+            "Apply failed with 1 conflict: conflict with \"kubectl-edit\" using v1: .data.a"
+        );
+    }
+
+    fn containers(obj: &Value) -> Value {
+        obj["spec"]["template"]["spec"]["containers"].clone()
+    }
+
+    #[test]
+    fn keyed_items_follow_the_applied_order_and_go_whole() {
+        let r = deploy();
+        let with = |c: Value| {
+            json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
+                "spec": {"template": {"spec": {"containers": c}}}})
+        };
+        let http = json!({"name": "http", "image": "a"});
+        let https = json!({"name": "https", "image": "b"});
+        let metrics = json!({"name": "metrics", "image": "m"});
+        let live = ok(apply(
+            &r,
+            None,
+            &with(json!([http, https])),
+            "alice",
+            false,
+            Scope::Main,
+            "t",
+        ));
+        // bob applies a new item before one alice also has: it is placed in bob's order.
+        let live = ok(apply(
+            &r,
+            Some(&live),
+            &with(json!([metrics, http])),
+            "bob",
+            false,
+            Scope::Main,
+            "t",
+        ));
+        assert_eq!(containers(&live), json!([metrics, http, https]));
+        // alice stops applying `https`, which only she owned: the item goes, not just its fields.
+        let live = ok(apply(
+            &r,
+            Some(&live),
+            &with(json!([http])),
+            "alice",
+            false,
+            Scope::Main,
+            "t",
+        ));
+        assert_eq!(containers(&live), json!([metrics, http]));
+        // alice stops applying `http`, which bob also applied: it stays, with bob's fields.
+        let live = ok(apply(
+            &r,
+            Some(&live),
+            &with(json!([])),
+            "alice",
+            false,
+            Scope::Main,
+            "t",
+        ));
+        assert_eq!(containers(&live), json!([metrics, http]));
+    }
+
+    #[test]
+    fn set_items_follow_the_applied_order() {
+        assert_eq!(
+            merge_items(
+                &[json!("b"), json!("c")],
+                &[json!("a"), json!("b"), json!("d")],
+                |l, a| l == a,
+                |_, a| a.clone()
+            ),
+            [json!("a"), json!("b"), json!("c"), json!("d")]
+        );
+        // Shared items in another order: the live order of the rest is kept around them.
+        assert_eq!(
+            merge_items(
+                &[json!("x"), json!("b"), json!("a")],
+                &[json!("a"), json!("b")],
+                |l, a| l == a,
+                |_, a| a.clone()
+            ),
+            [json!("x"), json!("a"), json!("b")]
+        );
     }
 }

@@ -11,9 +11,10 @@
 pub enum Clientset {}
 impl Clientset {
     /// A clientset over a new in-memory API server that serves every resource of this
-    /// clientset and the common built-ins, seeded with `objects` (each with `apiVersion`
-    /// and `kind`; `kube_codegen_runtime::fake::to_value(&obj)` adds them for typed
-    /// objects). Needs a Tokio runtime.
+    /// clientset (with its CRD, when one was generated) and the common built-ins,
+    /// seeded with `objects` (each with `apiVersion` and `kind`;
+    /// `kube_codegen_runtime::fake::to_value(&obj)` adds them for typed objects).
+    /// Needs a Tokio runtime.
     #[allow(clippy::new_ret_no_self)]
     #[inline]
     pub fn new(
@@ -24,7 +25,7 @@ impl Clientset {
     > {
         let (client, handle) = ::kube_codegen_runtime::fake::new_client(
             &Self::resources(),
-            objects,
+            Self::crds()?.into_iter().chain(objects),
         )?;
         Ok((super::Clientset::new(client), handle))
     }
@@ -32,5 +33,20 @@ impl Clientset {
     #[inline]
     pub fn resources() -> Vec<::kube_codegen_runtime::resource::ResourceInfo> {
         [crate::pkg::apis::crddemo::v1::RESOURCES].concat()
+    }
+    /// The CustomResourceDefinitions of this clientset's kinds, as objects to seed:
+    /// [`new`](Self::new) installs them, so the fake validates, prunes and defaults
+    /// by their schemas and server-side apply merges lists and maps as they say.
+    pub fn crds() -> Result<
+        Vec<::kube_codegen_runtime::serde_json::Value>,
+        ::kube_codegen_runtime::fake::FakeError,
+    > {
+        [
+            ::kube_codegen_runtime::fake::to_value(
+                &<crate::pkg::apis::crddemo::v1::Mydemo as ::kube_codegen_runtime::kube::CustomResourceExt>::crd(),
+            ),
+        ]
+            .into_iter()
+            .collect()
     }
 }

@@ -118,24 +118,22 @@ impl MydemoClient {
     ) -> kube::Result<Mydemo> {
         self.inner.patch(name, patch, params).await
     }
-    /// Server-side applies `mydemo` to the `Mydemo` called `name`; `params` names the field manager (`PatchParams::apply("manager")`).
+    /// Server-side applies `mydemo` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `Mydemo` as stored.
     #[inline]
-    pub async fn apply<P: ::kube_codegen_runtime::serde::Serialize>(
+    pub async fn apply(
         &self,
-        name: &str,
-        mydemo: &P,
-        params: &kube::api::PatchParams,
+        mydemo: &crate::pkg::client::applyconfiguration::crddemo::v1::MydemoApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
     ) -> kube::Result<Mydemo> {
-        self.inner.apply(name, mydemo, params).await
+        self.inner.apply(mydemo, opts).await
     }
-    /// Server-side applies `mydemo` to the `status` subresource of the `Mydemo` called `name`.
+    /// Server-side applies the `status` of `mydemo` to the `status` subresource (client-go's `ApplyStatus`); status fields are owned apart from the main resource's. Returns the `Mydemo` as stored.
     #[inline]
-    pub async fn apply_status<P: ::kube_codegen_runtime::serde::Serialize>(
+    pub async fn apply_status(
         &self,
-        name: &str,
-        mydemo: &P,
-        params: &kube::api::PatchParams,
+        mydemo: &crate::pkg::client::applyconfiguration::crddemo::v1::MydemoApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
     ) -> kube::Result<Mydemo> {
-        self.inner.apply_status(name, mydemo, params).await
+        self.inner.apply_status(mydemo, opts).await
     }
 }
