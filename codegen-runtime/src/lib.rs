@@ -12,6 +12,10 @@
 //! * [`factory`] — the factory that shares one informer (one watch) per type;
 //! * [`workqueue`] — client-go's de-duplicating, delaying, rate-limiting work queues;
 //! * [`api_status`] — the `metav1.Status` of a failed request: `is_not_found`, `is_conflict` …;
+//! * [`discovery`] — what the server serves (groups, versions, resources, its version), a
+//!   memory-cached variant and a REST mapper (kind ↔ resource, short names, scope);
+//! * [`dynamic`] — the dynamic client (any resource by group-version-resource, as
+//!   `DynamicObject`s) and its shared informer factory and listers;
 //! * [`labels`], [`resource`], [`validation`] — label selectors, group/version/resource
 //!   types and name rules, shared with the generator and the in-memory API server
 //!   ([`kube_codegen_apimachinery`]);
@@ -45,6 +49,8 @@
 
 pub mod api_status;
 pub mod client;
+pub mod discovery;
+pub mod dynamic;
 pub mod factory;
 pub mod informer;
 pub mod lister;
