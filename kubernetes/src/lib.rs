@@ -1,0 +1,4 @@
+//! client-go's `kubernetes` clientset for Rust.
+#![deny(missing_docs)]
+
+pub mod apis;
