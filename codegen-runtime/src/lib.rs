@@ -7,6 +7,8 @@
 //! * [`client`] — the typed REST client every generated kind client wraps;
 //! * [`informer`] — shared informers: list/watch, event handlers with old objects and
 //!   tombstones, indexers;
+//! * [`rest`] — the REST client of one group-version (client-go's `RESTClient`), for requests
+//!   the typed clients do not cover;
 //! * [`store`] — the informer's indexed object store, read-only for everyone but the informer;
 //! * [`lister`] — namespace-aware listers over a store;
 //! * [`factory`] — the factory that shares one informer (one watch) per type;
@@ -54,6 +56,7 @@ pub mod dynamic;
 pub mod factory;
 pub mod informer;
 pub mod lister;
+pub mod rest;
 pub mod store;
 mod time;
 pub mod workqueue;

@@ -18,3 +18,6 @@ pub mod apiserver;
 
 #[deny(missing_docs)]
 pub mod e2e;
+
+#[deny(missing_docs)]
+pub mod request_mock;
