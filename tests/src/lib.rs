@@ -21,3 +21,6 @@ pub mod e2e;
 
 #[deny(missing_docs)]
 pub mod request_mock;
+
+#[deny(missing_docs)]
+pub mod builtin_objects;
