@@ -20,4 +20,11 @@ for dir in tests/fixtures/*/; do
     --apis-dir "$dir/pkg/apis" --output-dir "$dir/pkg/client" --crd-dir "$dir/crd" --header-file "$header" \
     "${args[@]}" "$@" || status=1
 done
+# --- built-in clientset (issue 15; kept apart from the generator's own steps) ---------------
+# The input tree kubernetes/src/apis (k8s-openapi kinds under k8s.io/api's +genclient tags) and
+# kubernetes/Cargo.toml's per-group features, from the Go sources: scripts/update-builtin-input.sh.
+builtin_args=()
+for a in "$@"; do [[ $a == --verify-only ]] && builtin_args+=(--verify-only); done
+scripts/update-builtin-input.sh "${builtin_args[@]}" || status=1
+# --- end of the built-in clientset block -------------------------------------------------------
 exit $status

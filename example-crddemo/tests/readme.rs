@@ -1,5 +1,6 @@
-//! The README's "Informers, listers and the work queue" and "Testing with the fake clientset"
-//! snippets, compiled and run as written there (keep the two in step).
+//! The README's client, informer and fake-clientset examples, run against the fake clientset.
+//! The README quotes these functions line for line (`tests/tests/readme_examples.rs` checks
+//! that every README excerpt is in a compiled file), so edit them here and copy them there.
 
 use std::time::Duration;
 
@@ -7,19 +8,22 @@ use example_crddemo::pkg::apis::crddemo::v1::{Mydemo, MydemoSpec};
 use example_crddemo::pkg::client::clientset::versioned::{Clientset, fake};
 use example_crddemo::pkg::client::informers::externalversions::SharedInformerFactory;
 use k8s_openapi::api::core::v1::Service;
-use kube::api::{ObjectMeta, PostParams};
+use kube::api::{ListParams, ObjectMeta, PostParams};
 use kube_codegen_runtime::api_status::{is_conflict, is_not_found, status_failure};
 use kube_codegen_runtime::fake::Reaction;
-use kube_codegen_runtime::informer::{EventHandlerFuncs, InformerOptions};
-use kube_codegen_runtime::labels::Selector;
 use kube_codegen_runtime::store::object_key;
-use kube_codegen_runtime::workqueue::RateLimitingQueue;
+use kube_codegen_runtime::{
+    EventHandlerFuncs, InformerOptions, RateLimitingQueue, Selector, api_status,
+};
+
+type Result<T, E = Box<dyn std::error::Error + Send + Sync>> = std::result::Result<T, E>;
 
 fn demo(name: &str) -> Mydemo {
     Mydemo {
         metadata: ObjectMeta {
             name: Some(name.into()),
             namespace: Some("default".into()),
+            labels: Some([("app".to_string(), "demo".to_string())].into()),
             ..ObjectMeta::default()
         },
         spec: MydemoSpec {
@@ -30,8 +34,22 @@ fn demo(name: &str) -> Mydemo {
     }
 }
 
+/// README: "Using the client".
+async fn using_the_client(cs: &Clientset, my_demo: &Mydemo) -> Result<usize> {
+    let demos = cs.crddemo_v1().mydemos("default");
+    let created = demos.create(my_demo, &PostParams::default()).await?;
+    let list = demos
+        .list(&ListParams::default().labels("app=demo"))
+        .await?;
+    if let Err(e) = demos.get("missing", &Default::default()).await {
+        assert!(api_status::is_not_found(&e));
+    }
+    assert_eq!(created.metadata.generation, Some(1));
+    Ok(list.items.len())
+}
+
 /// README: "Informers, listers and the work queue".
-async fn informers_listers_and_a_work_queue(cs: &Clientset) -> Vec<String> {
+async fn informers_listers_and_a_work_queue(cs: &Clientset) -> Result<Vec<String>> {
     let factory = SharedInformerFactory::builder(cs)
         .options(
             InformerOptions::default()
@@ -45,13 +63,10 @@ async fn informers_listers_and_a_work_queue(cs: &Clientset) -> Vec<String> {
 
     let queue = RateLimitingQueue::<String>::new();
     let q = queue.clone();
-    mydemos
-        .informer()
-        .add_event_handler(
-            EventHandlerFuncs::<Mydemo>::new()
-                .add_func(move |obj, _initial| q.add(object_key(obj.as_ref()).unwrap_or_default())),
-        )
-        .expect("handler");
+    mydemos.informer().add_event_handler(
+        EventHandlerFuncs::<Mydemo>::new()
+            .add_func(move |obj, _initial| q.add(object_key(obj.as_ref()).unwrap_or_default())),
+    )?;
     factory.start();
     assert!(factory.wait_for_cache_sync().await.all_synced());
 
@@ -64,7 +79,7 @@ async fn informers_listers_and_a_work_queue(cs: &Clientset) -> Vec<String> {
             while let Some(key) = queue.get().await {
                 let (ns, name) = key.split_once('/').unwrap_or(("", &key));
                 match lister.namespaced(ns).get(name) {
-                    // an Arc<Mydemo> straight from the cache
+                    // an Arc<Mydemo> straight from the store
                     Ok(demo) => {
                         let _ = tx.send(format!("{key} -> {}:{}", demo.spec.ip, demo.spec.port));
                     }
@@ -81,57 +96,63 @@ async fn informers_listers_and_a_work_queue(cs: &Clientset) -> Vec<String> {
         })
     };
 
-    let mut synced = vec![
-        rx.recv().await.unwrap_or_default(),
-        rx.recv().await.unwrap_or_default(),
-    ];
+    let mut synced = Vec::new();
+    while synced.len() < 2 {
+        synced.extend(rx.recv().await);
+    }
     synced.sort();
-    let selected = mydemos
-        .lister()
-        .list(&Selector::parse("app!=legacy").expect("selector"));
+    let selected = mydemos.lister().list(&Selector::parse("app!=legacy")?);
     assert_eq!(selected.len(), 2);
     assert!(services.lister().list(&Selector::everything()).is_empty());
     queue.shut_down_with_drain().await; // workers finish the item in hand
-    worker.await.expect("worker");
+    worker.await?;
     factory.shutdown().await; // stops every watch and waits for it
-    synced
-}
-
-#[tokio::test]
-async fn readme_informers_listers_and_work_queue() {
-    let seeded = [
-        kube_codegen_runtime::fake::to_value(&demo("a")).expect("json"),
-        kube_codegen_runtime::fake::to_value(&demo("b")).expect("json"),
-    ];
-    let (cs, _handle) = fake::Clientset::new(seeded).expect("fake");
-    let synced = informers_listers_and_a_work_queue(&cs).await;
-    assert_eq!(
-        synced,
-        ["default/a -> 10.0.0.1:8080", "default/b -> 10.0.0.1:8080"]
-    );
+    Ok(synced)
 }
 
 /// README: "Testing with the fake clientset".
-#[tokio::test]
-async fn readme_fake_clientset() {
-    let (cs, handle) = fake::Clientset::new([]).expect("fake");
+async fn testing_with_the_fake_clientset() -> Result<()> {
+    let (cs, handle) = fake::Clientset::new([])?;
     handle.prepend_reactor("create", "mydemos", |_action| {
         Reaction::Error(Box::new(status_failure(409, "Conflict", "injected")))
     });
     let demos = cs.crddemo_v1().mydemos("default");
-    let err = demos
-        .create(&demo("x"), &PostParams::default())
-        .await
-        .unwrap_err();
-    assert!(is_conflict(&err));
+    let err = demos.create(&demo("x"), &PostParams::default()).await;
+    assert!(err.is_err_and(|e| is_conflict(&e)));
 
     handle.clear_reactors();
-    demos
-        .create(&demo("x"), &PostParams::default())
-        .await
-        .expect("create");
-    let stored: Mydemo = handle.get("default", "x").expect("typed").expect("stored");
-    assert_eq!(stored.metadata.generation, Some(1));
+    demos.create(&demo("x"), &PostParams::default()).await?;
+    let stored: Option<Mydemo> = handle.get("default", "x")?;
+    assert_eq!(stored.and_then(|d| d.metadata.generation), Some(1));
     let verbs: Vec<String> = handle.actions().into_iter().map(|a| a.verb).collect();
     assert_eq!(verbs, ["create", "create"]);
+    Ok(())
+}
+
+#[tokio::test]
+async fn readme_using_the_client() -> Result<()> {
+    let (cs, _handle) = fake::Clientset::new([])?;
+    assert_eq!(using_the_client(&cs, &demo("first")).await?, 1);
+    assert_eq!(using_the_client(&cs, &demo("second")).await?, 2);
+    Ok(())
+}
+
+#[tokio::test]
+async fn readme_informers_listers_and_work_queue() -> Result<()> {
+    let seeded = [
+        kube_codegen_runtime::fake::to_value(&demo("a"))?,
+        kube_codegen_runtime::fake::to_value(&demo("b"))?,
+    ];
+    let (cs, _handle) = fake::Clientset::new(seeded)?;
+    let synced = informers_listers_and_a_work_queue(&cs).await?;
+    assert_eq!(
+        synced,
+        ["default/a -> 10.0.0.1:8080", "default/b -> 10.0.0.1:8080"]
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn readme_fake_clientset() -> Result<()> {
+    testing_with_the_fake_clientset().await
 }

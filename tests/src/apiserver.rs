@@ -18,7 +18,7 @@
 //!
 //! # Teardown
 //!
-//! Each server runs under a small `sh` supervisor (see [`SUPERVISOR`]) whose stdin is a pipe
+//! Each server runs under a small `sh` supervisor (`SUPERVISOR`) whose stdin is a pipe
 //! held by the harness. When that pipe closes, the supervisor sends SIGTERM to its server,
 //! SIGKILL 10 s later if it is still running, and exits once the server is gone. Dropping a
 //! [`RealApiServer`] (also while a test panics) closes kube-apiserver's pipe and waits for it,
@@ -893,7 +893,7 @@ impl Drop for Supervised {
     }
 }
 
-/// Any program (a controller under test, say) run under the same stdin-pipe [`SUPERVISOR`] as
+/// Any program (a controller under test, say) run under the same stdin-pipe supervisor as
 /// the servers, with its stdout and stderr appended to a log file. It cannot outlive the test:
 /// dropping it (also while a test panics) sends it SIGTERM and waits, SIGKILL after 10 s, and if
 /// the test process dies, even by SIGKILL, the kernel closes the pipe and the supervisor stops it
@@ -1223,7 +1223,7 @@ pub fn process_alive(pid: u32) -> bool {
     }
 }
 
-/// The last [`LOG_TAIL_LINES`] lines of a log file.
+/// The last lines of a log file (`LOG_TAIL_LINES` of them).
 pub fn log_tail(path: &Path) -> String {
     match fs::read(path) {
         Ok(bytes) => {
