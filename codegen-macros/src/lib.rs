@@ -181,6 +181,7 @@ fn request(args: Args, package: bool) -> syn::Result<Request> {
                 c
             }
             "fake_clientset" if !package => c.fake_clientset(boolean(key, value)?),
+            "group_features" if !package => c.group_features(boolean(key, value)?),
             "emit_source" => {
                 req.emit_source = boolean(key, value)?;
                 c

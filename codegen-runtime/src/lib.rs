@@ -13,6 +13,8 @@
 //! * [`lister`] — namespace-aware listers over a store;
 //! * [`factory`] — the factory that shares one informer (one watch) per type;
 //! * [`workqueue`] — client-go's de-duplicating, delaying, rate-limiting work queues;
+//! * [`check`] — compile-time checks generated code makes (a re-exported kind's tags against
+//!   its type);
 //! * [`api_status`] — the `metav1.Status` of a failed request: `is_not_found`, `is_conflict` …;
 //! * [`discovery`] — what the server serves (groups, versions, resources, its version), a
 //!   memory-cached variant and a REST mapper (kind ↔ resource, short names, scope);
@@ -50,6 +52,7 @@
 #![deny(missing_docs)]
 
 pub mod api_status;
+pub mod check;
 pub mod client;
 pub mod crd;
 pub mod discovery;

@@ -133,6 +133,7 @@ pub struct Config {
     crd_file_name: String,
     fake_clientset: bool,
     crd_every_version: bool,
+    group_features: bool,
 }
 
 impl Default for Config {
@@ -160,6 +161,7 @@ impl Config {
             crd_file_name: DEFAULT_CRD_FILE_NAME.into(),
             fake_clientset: true,
             crd_every_version: false,
+            group_features: false,
         }
     }
 
@@ -258,6 +260,17 @@ impl Config {
         self
     }
 
+    /// Whether every API group of the client tree (its modules, the clientset's and the
+    /// informer factory's accessors, the fake's registrations) is behind a Cargo feature named
+    /// like the group's module (`#[cfg(feature = "apps")]`), so that a crate with many groups
+    /// compiles only those its users enable; the fake clientset is then behind a feature `fake`
+    /// (default off; the crate must declare the features).
+    #[must_use]
+    pub fn group_features(mut self, yes: bool) -> Self {
+        self.group_features = yes;
+        self
+    }
+
     /// For the `crd` generator with one named package: also read the group's other version
     /// folders, since a CRD holds every version of its kind (the proc macro's `crd: true`).
     #[must_use]
@@ -351,6 +364,7 @@ impl Config {
             crd_file_name: self.crd_file_name.clone(),
             fake_clientset: self.fake_clientset,
             crd_every_version: self.crd_every_version,
+            group_features: self.group_features,
         })
     }
 }
@@ -396,6 +410,7 @@ pub(crate) struct Settings {
     pub crd_file_name: String,
     pub fake_clientset: bool,
     pub crd_every_version: bool,
+    pub group_features: bool,
 }
 
 #[cfg(test)]

@@ -95,6 +95,11 @@ struct Opts {
     #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set)]
     fake_clientset: bool,
 
+    /// Put every API group of the client tree behind a Cargo feature named like the group's
+    /// module (#[cfg(feature = "apps")]), so a crate with many groups compiles only those enabled.
+    #[arg(long)]
+    group_features: bool,
+
     /// Only check that the generated files are up to date: exit 1 with a short diff if not.
     #[arg(long)]
     verify_only: bool,
@@ -113,6 +118,7 @@ fn config(opts: &Opts, generators: BTreeSet<Generator>) -> Config {
         .runtime_crate(&opts.runtime_crate)
         .crd_file_name(&opts.crd_file_name)
         .fake_clientset(opts.fake_clientset)
+        .group_features(opts.group_features)
         .generators(generators);
     if let Some(spec) = &opts.groups {
         c = c.groups(spec);

@@ -228,6 +228,7 @@ pub(crate) fn render(
             paths: &paths,
             crds: &analysis.crds,
             fake_clientset: settings.fake_clientset,
+            group_features: settings.group_features,
             crd_files: &analysis.crd_files,
             crd_source: crd_source(),
         };
@@ -280,6 +281,7 @@ pub(crate) fn render(
             paths: &paths,
             crds: &analysis.crds,
             fake_clientset: settings.fake_clientset,
+            group_features: settings.group_features,
             crd_files: &analysis.crd_files,
             crd_source: crd_source(),
         };
@@ -296,6 +298,7 @@ pub(crate) fn modules(settings: &Settings, analysis: &Analysis) -> Modules {
         paths: &paths,
         crds: &analysis.crds,
         fake_clientset: settings.fake_clientset,
+        group_features: settings.group_features,
         crd_files: &analysis.crd_files,
         crd_source: CrdSource::Inline,
     };

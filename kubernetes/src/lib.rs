@@ -7,4 +7,10 @@
 #![deny(missing_docs)]
 
 pub mod apis;
+#[rustfmt::skip]
+pub mod client;
 pub mod expansion;
+
+pub use client::clientset::versioned::Clientset;
+pub use client::informers::externalversions::{InformerGroups, SharedInformerFactory};
+pub use client::listers;

@@ -455,7 +455,7 @@ func run(openapi, out, version string, modules moduleFlag) error {
 			fmt.Fprintf(&m, "// %s\n", t)
 		}
 		fmt.Fprintf(&m, "\n//! Version `%s` of the `%s` input: kinds re-exported from `%s`.\n\n", s.version, s.groupFolder, s.rustModule)
-		fmt.Fprintf(&m, "mod types;\n\npub use types::*;\n")
+		fmt.Fprintf(&m, "mod types;\n#[rustfmt::skip]\nmod zz_generated_register;\n\npub use types::*;\npub use zz_generated_register::*;\n")
 		if err := os.WriteFile(filepath.Join(dir, "mod.rs"), []byte(m.String()), 0o644); err != nil {
 			return err
 		}

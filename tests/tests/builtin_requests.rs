@@ -1,14 +1,18 @@
-//! Request shapes of the built-in clientset's hand-written parts: every expansion (pod logs
-//! and log streams, eviction, binding, service-account tokens) and the per-group-version REST
-//! client send the HTTP method, path, query and body client-go's would, checked against a
-//! recording mock under `kube::Client` (`tests::request_mock`).
+//! Request shapes of the built-in clientset (`kube_codegen_kubernetes`): every hand-written
+//! expansion (pod logs and log streams, eviction, binding), the tag-generated ones
+//! (service-account tokens, scale), a sample of generated verbs across groups and scopes, and
+//! the per-group-version REST client send the HTTP method, path, query and body client-go's
+//! would, checked against a recording mock under `kube::Client` (`tests::request_mock`).
 
 use futures::{AsyncBufReadExt, StreamExt};
 use k8s_openapi::api::authentication::v1::{TokenRequest, TokenRequestSpec};
 use k8s_openapi::api::core::v1::{Binding, ObjectReference, Pod};
 use k8s_openapi::api::policy::v1::Eviction;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{DeleteOptions, ObjectMeta};
-use kube::api::{ListParams, LogParams, ObjectList, Patch, PostParams, WatchEvent, WatchParams};
+use kube::api::{
+    ListParams, LogParams, ObjectList, Patch, PatchParams, PostParams, WatchEvent, WatchParams,
+};
+use kube_codegen_kubernetes::Clientset;
 use kube_codegen_kubernetes::expansion::core_v1;
 use kube_codegen_runtime::rest::RestClient;
 use serde_json::{Value, json};
@@ -186,7 +190,7 @@ async fn bind_posts_a_binding() {
 }
 
 #[tokio::test]
-async fn create_token_posts_a_token_request() {
+async fn create_token_from_the_tags_posts_a_token_request() {
     let (client, seen) = mock(|_| {
         json!({
             "apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
@@ -204,7 +208,10 @@ async fn create_token_posts_a_token_request() {
         }),
         ..TokenRequest::default()
     };
-    let got = core_v1::create_token(&client, "ns1", "builder", &request, &PostParams::default())
+    let got = Clientset::new(client)
+        .core_v1()
+        .service_accounts("ns1")
+        .create_token("builder", &request, &PostParams::default())
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(got.status.and_then(|s| s.token).as_deref(), Some("abc"));
@@ -394,4 +401,316 @@ async fn rest_client_builds_client_go_requests() {
         assert!(err.to_string().contains(message), "{err}");
     }
     assert_eq!(seen.all().len(), before);
+}
+
+#[tokio::test]
+async fn pod_client_methods_are_the_expansions_in_its_namespace() {
+    let (client, seen) = mock(|s| {
+        if s.path.ends_with("/log") {
+            "hello\n".into()
+        } else {
+            status_ok()
+        }
+    });
+    let cs = Clientset::new(client);
+    let pods = cs.core_v1().pods("ns2");
+    let logs = pods
+        .get_logs(
+            "web-0",
+            &LogParams {
+                tail_lines: Some(1),
+                ..LogParams::default()
+            },
+        )
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(logs, "hello\n");
+    let s = seen.last();
+    assert_eq!(s.path, "/api/v1/namespaces/ns2/pods/web-0/log");
+    assert_eq!(s.query(), [("tailLines", "1")]);
+
+    let eviction = Eviction {
+        metadata: ObjectMeta {
+            name: Some("web-0".into()),
+            ..ObjectMeta::default()
+        },
+        ..Eviction::default()
+    };
+    pods.evict(&eviction, &PostParams::default())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        seen.last().path,
+        "/api/v1/namespaces/ns2/pods/web-0/eviction"
+    );
+    let binding = Binding {
+        metadata: ObjectMeta {
+            name: Some("web-0".into()),
+            ..ObjectMeta::default()
+        },
+        target: ObjectReference {
+            kind: Some("Node".into()),
+            name: Some("n1".into()),
+            ..ObjectReference::default()
+        },
+    };
+    pods.bind(&binding, &PostParams::default())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        seen.last().path,
+        "/api/v1/namespaces/ns2/pods/web-0/binding"
+    );
+
+    // policy/v1 Evictions take the namespace from the eviction (client-go's EvictionExpansion).
+    let in_ns3 = Eviction {
+        metadata: ObjectMeta {
+            name: Some("api-1".into()),
+            namespace: Some("ns3".into()),
+            ..ObjectMeta::default()
+        },
+        ..Eviction::default()
+    };
+    cs.policy_v1()
+        .evictions("ignored")
+        .evict(&in_ns3, &PostParams::default())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let s = seen.last();
+    assert_eq!(
+        (s.method.as_str(), s.path.as_str()),
+        ("POST", "/api/v1/namespaces/ns3/pods/api-1/eviction")
+    );
+
+    // Across all namespaces a pod expansion has no namespace to go to: refused before sending.
+    let before = seen.all().len();
+    let err = cs
+        .core_v1()
+        .pods("")
+        .get_logs("web-0", &LogParams::default())
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("needs a namespace"), "{err}");
+    assert_eq!(seen.all().len(), before);
+}
+
+/// A sample of generated verbs: namespaced and cluster-scoped kinds of several groups, the
+/// status and scale subresources, server-side apply, deletecollection, and `rest_client()`.
+#[tokio::test]
+async fn generated_verbs_send_client_go_requests() {
+    use k8s_openapi::api::apps::v1::Deployment;
+    use k8s_openapi::api::autoscaling::v1::{Scale, ScaleSpec};
+    use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
+    use k8s_openapi::api::core::v1::{ConfigMap, Node};
+    use kube::api::{DeleteParams, GetParams};
+
+    let (client, seen) = mock(|s| {
+        let kind = if s.path.contains("/scale") {
+            "Scale"
+        } else if s.path.contains("deployments") {
+            "Deployment"
+        } else if s.path.contains("leases") {
+            "Lease"
+        } else if s.path.contains("nodes") {
+            "Node"
+        } else if s.path.contains("namespaces/") && s.path.contains("configmaps") {
+            "ConfigMap"
+        } else {
+            "Namespace"
+        };
+        let av = match kind {
+            "Scale" => "autoscaling/v1",
+            "Deployment" => "apps/v1",
+            "Lease" => "coordination.k8s.io/v1",
+            _ => "v1",
+        };
+        if s.method == "GET" && (s.path.ends_with("configmaps") || s.path.ends_with("deployments"))
+            || s.method == "DELETE" && s.path.ends_with("configmaps")
+        {
+            json!({"apiVersion": av, "kind": format!("{kind}List"), "metadata": {"resourceVersion": "5"}, "items": []})
+                .to_string()
+        } else {
+            json!({"apiVersion": av, "kind": kind, "metadata": {"name": "x", "resourceVersion": "5"}})
+                .to_string()
+        }
+    });
+    let cs = Clientset::new(client);
+
+    // core/v1 config maps: create with dry run, list across namespaces, deletecollection.
+    let cm = ConfigMap {
+        metadata: ObjectMeta {
+            name: Some("x".into()),
+            ..ObjectMeta::default()
+        },
+        ..ConfigMap::default()
+    };
+    cs.core_v1()
+        .config_maps("ns1")
+        .create(
+            &cm,
+            &PostParams {
+                dry_run: true,
+                field_manager: Some("me".into()),
+            },
+        )
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let s = seen.last();
+    assert_eq!(
+        (s.method.as_str(), s.path.as_str()),
+        ("POST", "/api/v1/namespaces/ns1/configmaps")
+    );
+    assert_eq!(s.query(), [("dryRun", "All"), ("fieldManager", "me")]);
+    assert_eq!(
+        s.body,
+        Some(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}}))
+    );
+    let list = cs
+        .core_v1()
+        .config_maps("")
+        .list(&ListParams::default().labels("app=web").limit(10))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(list.items.is_empty());
+    let s = seen.last();
+    assert_eq!(
+        (s.method.as_str(), s.path.as_str()),
+        ("GET", "/api/v1/configmaps")
+    );
+    assert_eq!(s.query(), [("labelSelector", "app=web"), ("limit", "10")]);
+    cs.core_v1()
+        .config_maps("ns1")
+        .delete_collection(
+            &DeleteParams::default(),
+            &ListParams::default().labels("app=web"),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let s = seen.last();
+    assert_eq!(
+        (s.method.as_str(), s.path.as_str()),
+        ("DELETE", "/api/v1/namespaces/ns1/configmaps")
+    );
+    assert_eq!(s.query(), [("labelSelector", "app=web")]);
+
+    // core/v1 namespaces: cluster-scoped, no deletecollection (skipVerbs); delete.
+    cs.core_v1()
+        .namespaces()
+        .delete("ns1", &DeleteParams::foreground())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let s = seen.last();
+    assert_eq!(
+        (s.method.as_str(), s.path.as_str()),
+        ("DELETE", "/api/v1/namespaces/ns1")
+    );
+    assert_eq!(s.body, Some(json!({"propagationPolicy": "Foreground"})));
+
+    // core/v1 nodes: update_status (PUT …/status).
+    let node = Node {
+        metadata: ObjectMeta {
+            name: Some("n1".into()),
+            resource_version: Some("4".into()),
+            ..ObjectMeta::default()
+        },
+        ..Node::default()
+    };
+    cs.core_v1()
+        .nodes()
+        .update_status(&node, &PostParams::default())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let s = seen.last();
+    assert_eq!(
+        (s.method.as_str(), s.path.as_str()),
+        ("PUT", "/api/v1/nodes/n1/status")
+    );
+    assert_eq!(s.body.as_ref().map(|b| &b["kind"]), Some(&json!("Node")));
+
+    // apps/v1 deployments: get, get_scale, update_scale.
+    let deployments = cs.apps_v1().deployments("ns1");
+    let _: Deployment = deployments
+        .get("web", &GetParams::default())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        seen.last().path,
+        "/apis/apps/v1/namespaces/ns1/deployments/web"
+    );
+    let _: Scale = deployments
+        .get_scale("web", &GetParams::default())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let s = seen.last();
+    assert_eq!(
+        (s.method.as_str(), s.path.as_str()),
+        ("GET", "/apis/apps/v1/namespaces/ns1/deployments/web/scale")
+    );
+    let scale = Scale {
+        metadata: ObjectMeta {
+            name: Some("web".into()),
+            ..ObjectMeta::default()
+        },
+        spec: Some(ScaleSpec { replicas: Some(3) }),
+        status: None,
+    };
+    let _: Scale = deployments
+        .update_scale("web", &scale, &PostParams::default())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let s = seen.last();
+    assert_eq!(
+        (s.method.as_str(), s.path.as_str()),
+        ("PUT", "/apis/apps/v1/namespaces/ns1/deployments/web/scale")
+    );
+    assert_eq!(
+        s.body,
+        Some(
+            json!({"apiVersion": "autoscaling/v1", "kind": "Scale", "metadata": {"name": "web"}, "spec": {"replicas": 3}})
+        )
+    );
+
+    // coordination.k8s.io/v1 leases: server-side apply.
+    let lease = Lease {
+        metadata: ObjectMeta {
+            name: Some("leader".into()),
+            ..ObjectMeta::default()
+        },
+        spec: Some(LeaseSpec {
+            holder_identity: Some("me".into()),
+            ..LeaseSpec::default()
+        }),
+    };
+    cs.coordination_v1()
+        .leases("ns1")
+        .apply("leader", &lease, &PatchParams::apply("me").force())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let s = seen.last();
+    assert_eq!(
+        (s.method.as_str(), s.path.as_str()),
+        (
+            "PATCH",
+            "/apis/coordination.k8s.io/v1/namespaces/ns1/leases/leader"
+        )
+    );
+    assert_eq!(s.query(), [("fieldManager", "me"), ("force", "true")]);
+    assert_eq!(
+        s.content_type.as_deref(),
+        Some("application/apply-patch+yaml")
+    );
+    assert_eq!(
+        s.body,
+        Some(
+            json!({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {"name": "leader"}, "spec": {"holderIdentity": "me"}})
+        )
+    );
+
+    // rest_client() of a group-version is rooted at its path.
+    assert_eq!(cs.core_v1().rest_client().base_path(), "/api/v1");
+    assert_eq!(cs.apps_v1().rest_client().base_path(), "/apis/apps/v1");
+    assert_eq!(
+        cs.flowcontrol_v1().rest_client().base_path(),
+        "/apis/flowcontrol.apiserver.k8s.io/v1"
+    );
 }

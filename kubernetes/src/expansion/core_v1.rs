@@ -1,8 +1,9 @@
-//! client-go's `PodExpansion` and `ServiceAccount.CreateToken`, as functions over a client and
-//! a namespace.
+//! client-go's `PodExpansion` (`core/v1/pod_expansion.go`): functions over a client and a
+//! namespace (always compiled: they need only k8s-openapi), and the same as methods of the
+//! generated `PodClient` (feature `core`).
 //!
 //! ```no_run
-//! use futures::AsyncBufReadExt;
+//! use futures::{AsyncBufReadExt, StreamExt};
 //! use kube::api::LogParams;
 //! use kube_codegen_kubernetes::expansion::core_v1;
 //!
@@ -17,7 +18,6 @@
 //!     since_seconds: Some(60),
 //!     ..LogParams::default()
 //! }).await?.lines();
-//! # use futures::StreamExt;
 //! while let Some(line) = lines.next().await {
 //!     println!("{}", line.map_err(kube::Error::ReadEvents)?);
 //! }
@@ -25,8 +25,7 @@
 //! ```
 
 use futures::AsyncBufRead;
-use k8s_openapi::api::authentication::v1::TokenRequest;
-use k8s_openapi::api::core::v1::{Binding, Pod, ServiceAccount};
+use k8s_openapi::api::core::v1::{Binding, Pod};
 use k8s_openapi::api::policy::v1::Eviction;
 use kube::Resource;
 use kube::api::{LogParams, PostParams};
@@ -38,8 +37,15 @@ fn build(
     r.map_err(kube::Error::BuildRequest)
 }
 
-fn pods(namespace: &str) -> Request {
-    Request::new(Pod::url_path(&(), Some(namespace)))
+fn pods(namespace: &str) -> kube::Result<Request> {
+    if namespace.is_empty() {
+        return Err(kube::Error::BuildRequest(
+            kube::core::request::Error::Validation(
+                "pods are namespaced: this request needs a namespace".into(),
+            ),
+        ));
+    }
+    Ok(Request::new(Pod::url_path(&(), Some(namespace))))
 }
 
 fn named<'a>(what: &str, name: Option<&'a str>) -> kube::Result<&'a str> {
@@ -64,7 +70,7 @@ pub async fn get_logs(
     params: &LogParams,
 ) -> kube::Result<String> {
     client
-        .request_text(build(pods(namespace).logs(name, params))?)
+        .request_text(build(pods(namespace)?.logs(name, params))?)
         .await
 }
 
@@ -78,7 +84,7 @@ pub async fn stream_logs(
     params: &LogParams,
 ) -> kube::Result<impl AsyncBufRead + Send + use<>> {
     client
-        .request_stream(build(pods(namespace).logs(name, params))?)
+        .request_stream(build(pods(namespace)?.logs(name, params))?)
         .await
 }
 
@@ -91,7 +97,7 @@ pub async fn evict(
     params: &PostParams,
 ) -> kube::Result<Status> {
     let name = named("eviction", eviction.metadata.name.as_deref())?;
-    let req = pods(namespace).create_subresource("eviction", name, params, body(eviction)?);
+    let req = pods(namespace)?.create_subresource("eviction", name, params, body(eviction)?);
     client.request(build(req)?).await
 }
 
@@ -104,25 +110,38 @@ pub async fn bind(
     params: &PostParams,
 ) -> kube::Result<Status> {
     let name = named("binding", binding.metadata.name.as_deref())?;
-    let req = pods(namespace).create_subresource("binding", name, params, body(binding)?);
+    let req = pods(namespace)?.create_subresource("binding", name, params, body(binding)?);
     client.request(build(req)?).await
 }
 
-/// A token for the service account `name` (client-go's `CreateToken`): POST the
-/// TokenRequest to `…/serviceaccounts/<name>/token`; the answer carries the token in
-/// `status.token`.
-pub async fn create_token(
-    client: &kube::Client,
-    namespace: &str,
-    name: &str,
-    token_request: &TokenRequest,
-    params: &PostParams,
-) -> kube::Result<TokenRequest> {
-    let req = Request::new(ServiceAccount::url_path(&(), Some(namespace))).create_subresource(
-        "token",
-        name,
-        params,
-        body(token_request)?,
-    );
-    client.request(build(req)?).await
+/// client-go's `PodExpansion`: logs, eviction and binding, in this client's namespace.
+#[cfg(feature = "core")]
+impl crate::client::clientset::versioned::typed::core::v1::PodClient {
+    fn expansion_namespace(&self) -> &str {
+        self.namespace().unwrap_or_default()
+    }
+
+    /// The log of the pod `name`'s container as text; see [`get_logs`].
+    pub async fn get_logs(&self, name: &str, params: &LogParams) -> kube::Result<String> {
+        get_logs(self.client(), self.expansion_namespace(), name, params).await
+    }
+
+    /// The log of the pod `name`'s container as a stream; see [`stream_logs`].
+    pub async fn stream_logs(
+        &self,
+        name: &str,
+        params: &LogParams,
+    ) -> kube::Result<impl AsyncBufRead + Send + use<>> {
+        stream_logs(self.client(), self.expansion_namespace(), name, params).await
+    }
+
+    /// Evicts the pod `eviction.metadata.name` (client-go's `EvictV1`); see [`evict`].
+    pub async fn evict(&self, eviction: &Eviction, params: &PostParams) -> kube::Result<Status> {
+        evict(self.client(), self.expansion_namespace(), eviction, params).await
+    }
+
+    /// Binds the pod `binding.metadata.name` to its target (client-go's `Bind`); see [`bind`].
+    pub async fn bind(&self, binding: &Binding, params: &PostParams) -> kube::Result<Status> {
+        bind(self.client(), self.expansion_namespace(), binding, params).await
+    }
 }

@@ -1,14 +1,17 @@
 //! The hand-written methods client-go adds to its generated clients (its `*_expansion.go`
-//! files), as functions over a client and a namespace: what the generated `PodClient` and
-//! `ServiceAccountClient` call, and what any `kube::Client` can use directly.
+//! files): inherent methods of the generated clients, and the same as functions over any
+//! `kube::Client` and a namespace.
 //!
-//! * [`core_v1::get_logs`] / [`core_v1::stream_logs`] — a container's log (`follow`, `container`,
+//! * `PodClient::get_logs` / `stream_logs` — a container's log (`follow`, `container`,
 //!   `tail_lines`, `since_seconds` … as kube's [`LogParams`](kube::api::LogParams));
-//! * [`core_v1::evict`] — a `policy/v1` Eviction (honours PodDisruptionBudgets);
-//! * [`core_v1::bind`] — a Binding (what a scheduler does);
-//! * [`core_v1::create_token`] — a service account token (TokenRequest).
+//! * `PodClient::evict` and `EvictionClient::evict` — a `policy/v1` Eviction (honours
+//!   PodDisruptionBudgets);
+//! * `PodClient::bind` — a Binding (what a scheduler does).
 //!
-//! Every group-version's `rest_client()` is [`kube_codegen_runtime::rest::RestClient`].
+//! `ServiceAccountClient::create_token` (TokenRequest) and `get_scale`/`update_scale` come from
+//! the kinds' `+genclient:method` tags; every group-version client's `rest_client()` is
+//! [`kube_codegen_runtime::rest::RestClient`].
 
-#[cfg(feature = "core")]
 pub mod core_v1;
+#[cfg(feature = "policy")]
+pub mod policy_v1;

@@ -6,5 +6,8 @@
 //! Version `v1alpha1` of the `admissionregistration` input: kinds re-exported from `k8s_openapi::api::admissionregistration::v1alpha1`.
 
 mod types;
+#[rustfmt::skip]
+mod zz_generated_register;
 
 pub use types::*;
+pub use zz_generated_register::*;

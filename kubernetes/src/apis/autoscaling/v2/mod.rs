@@ -7,5 +7,8 @@
 //! Version `v2` of the `autoscaling` input: kinds re-exported from `k8s_openapi::api::autoscaling::v2`.
 
 mod types;
+#[rustfmt::skip]
+mod zz_generated_register;
 
 pub use types::*;
+pub use zz_generated_register::*;

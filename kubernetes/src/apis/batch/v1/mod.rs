@@ -7,5 +7,8 @@
 //! Version `v1` of the `batch` input: kinds re-exported from `k8s_openapi::api::batch::v1`.
 
 mod types;
+#[rustfmt::skip]
+mod zz_generated_register;
 
 pub use types::*;
+pub use zz_generated_register::*;

@@ -6,5 +6,8 @@
 //! Version `v1alpha2` of the `coordination` input: kinds re-exported from `k8s_openapi::api::coordination::v1alpha2`.
 
 mod types;
+#[rustfmt::skip]
+mod zz_generated_register;
 
 pub use types::*;
+pub use zz_generated_register::*;

@@ -6,5 +6,8 @@
 //! Version `v1` of the `networking` input: kinds re-exported from `k8s_openapi::api::networking::v1`.
 
 mod types;
+#[rustfmt::skip]
+mod zz_generated_register;
 
 pub use types::*;
+pub use zz_generated_register::*;

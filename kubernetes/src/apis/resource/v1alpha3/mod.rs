@@ -6,5 +6,8 @@
 //! Version `v1alpha3` of the `resource` input: kinds re-exported from `k8s_openapi::api::resource::v1alpha3`.
 
 mod types;
+#[rustfmt::skip]
+mod zz_generated_register;
 
 pub use types::*;
+pub use zz_generated_register::*;

@@ -6,5 +6,8 @@
 //! Version `v1beta1` of the `resource` input: kinds re-exported from `k8s_openapi::api::resource::v1beta1`.
 
 mod types;
+#[rustfmt::skip]
+mod zz_generated_register;
 
 pub use types::*;
+pub use zz_generated_register::*;
