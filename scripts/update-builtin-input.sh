@@ -3,7 +3,8 @@
 # kubernetes/src/apis/<group>/<version>/{mod,types}.rs, and the per-group features of
 # kubernetes/Cargo.toml: for every group-version k8s-openapi ships (the workspace's k8s-openapi
 # version feature), the kinds k8s.io/api, k8s.io/apiextensions-apiserver and
-# k8s.io/kube-aggregator tag +genclient, re-exported from k8s-openapi under the very same tags.
+# k8s.io/kube-aggregator tag +genclient, re-exported from k8s-openapi under the very same tags,
+# with the short names kube-apiserver's REST storage (k8s.io/kubernetes pkg/registry) declares.
 # The Go sources are the versions tests/kube-apiserver/go.mod pins (already in the module cache
 # after scripts/build-kube-apiserver.sh; otherwise fetched from the Go module proxy).
 # The work is done by scripts/builtin-input (Go, standard library only). See
@@ -31,9 +32,13 @@ command -v go >/dev/null || die "no Go toolchain: run scripts/build-kube-apiserv
 export GOTOOLCHAIN=local GOWORK=off GOFLAGS=-mod=mod
 export GOPROXY=${KUBE_CODEGEN_GOPROXY:-https://proxy.golang.org}
 
-# The Go module versions: the replace lines of the pinned kube-apiserver module.
+# The Go module versions the pinned kube-apiserver module uses: its replace line, else its
+# require line.
 gomod=tests/kube-apiserver/go.mod
-modver() { awk -v m="$1" '$1 == m && $2 == "=>" { print $4; exit }' "$gomod"; }
+modver() {
+    awk -v m="$1" '$1 == m && $2 == "=>" { r = $4 } $1 == m && $2 ~ /^v/ { q = $2 }
+        END { print (r != "" ? r : q) }' "$gomod"
+}
 moddir() {
     local v
     v=$(modver "$1")
@@ -44,6 +49,7 @@ moddir() {
 api=$(moddir k8s.io/api) || die "cannot locate k8s.io/api"
 apiext=$(moddir k8s.io/apiextensions-apiserver) || die "cannot locate k8s.io/apiextensions-apiserver"
 aggregator=$(moddir k8s.io/kube-aggregator) || die "cannot locate k8s.io/kube-aggregator"
+kubernetes=$(moddir k8s.io/kubernetes) || die "cannot locate k8s.io/kubernetes"
 
 # k8s-openapi's sources and the version feature the workspace selects.
 feature=$(sed -n 's/^k8s-openapi = .*features = \["\(v1_[0-9]*\)"\].*/\1/p' Cargo.toml)
@@ -59,7 +65,7 @@ trap 'rm -rf "$tmp"' EXIT
 (cd scripts/builtin-input && go run . -openapi "$openapi/src/$feature" -out "$tmp/apis" \
     -version "k8s.io/api@$api_version" \
     -module "k8s.io/api=$api" -module "k8s.io/apiextensions-apiserver=$apiext" \
-    -module "k8s.io/kube-aggregator=$aggregator")
+    -module "k8s.io/kube-aggregator=$aggregator" -module "k8s.io/kubernetes=$kubernetes")
 
 # The per-group features of kubernetes/Cargo.toml, between the markers.
 groups=$(cd "$tmp/apis" && find . -mindepth 1 -maxdepth 1 -type d -printf '%f\n' | LC_ALL=C sort)

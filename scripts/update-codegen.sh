@@ -26,5 +26,13 @@ done
 builtin_args=()
 for a in "$@"; do [[ $a == --verify-only ]] && builtin_args+=(--verify-only); done
 scripts/update-builtin-input.sh "${builtin_args[@]}" || status=1
+# The clientset, listers and informers over that input (kubernetes/src/client), one feature per
+# group; Kubernetes' own hack/update-codegen.sh passes the same plural exception to client-gen.
+for gen in register client lister informer; do
+  "${CARGO_TARGET_DIR:-$root/target}/debug/kube-codegen" "$gen" \
+    --apis-dir kubernetes/src/apis --output-dir kubernetes/src/client \
+    --apis-module crate::apis --output-module crate::client --header-file "$header" \
+    --plural-exceptions Endpoints:Endpoints --group-features "$@" || status=1
+done
 # --- end of the built-in clientset block -------------------------------------------------------
 exit $status

@@ -1372,13 +1372,12 @@ fn collect_externals(file: &SourceFile, out: &mut Vec<TypeDecl>) {
             }
             syn::Item::Type(t) if t.generics.params.is_empty() => {
                 let target = match &*t.ty {
-                    syn::Type::Path(p) if p.qself.is_none() => Ok(p
-                        .path
-                        .segments
-                        .iter()
-                        .map(|s| s.ident.to_string())
-                        .collect::<Vec<_>>()
-                        .join("::")),
+                    syn::Type::Path(p) if p.qself.is_none() => {
+                        let segments: Vec<String> =
+                            p.path.segments.iter().map(|s| s.ident.to_string()).collect();
+                        let lead = if p.path.leading_colon.is_some() { "::" } else { "" };
+                        Ok(format!("{lead}{}", segments.join("::")))
+                    }
                     _ => Err("the alias is not a plain type path".to_string()),
                 };
                 (
@@ -1656,5 +1655,63 @@ mod tests {
         .unwrap();
         let names: Vec<&str> = p.clones.iter().map(|c| c.name.as_str()).collect();
         assert_eq!(names, ["In"], "only the opted-in type gets a deep copy");
+    }
+
+    #[test]
+    fn re_exports_and_aliases_are_external_kinds() {
+        let p = pkg(
+            "//! +groupName=\npub use types::*;\nmod types;\n",
+            "// +genclient\n// +genclient:method=GetScale,verb=get,subresource=scale,result=k8s_openapi::api::autoscaling::v1::Scale\n// +kube-codegen:external:status=true\npub use k8s_openapi::api::core::v1::ReplicationController;\n\n// +genclient\n// +genclient:nonNamespaced\n// +genclient:skipVerbs=deleteCollection\n// +kube-codegen:external:status=false\npub type Thing = ::other::v1::Thing;\n\n// not a kind: no tags\npub use k8s_openapi::api::core::v1::Pod;\npub struct Local;\n",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert!(p.clones.iter().all(|c| c.name == "Local"), "no deep copy of re-exports");
+        assert!(p.objects.is_empty());
+        let rc = &p.kinds[0];
+        assert_eq!(rc.name, "ReplicationController");
+        assert_eq!(
+            rc.external.as_deref(),
+            Some("k8s_openapi::api::core::v1::ReplicationController")
+        );
+        assert_eq!(rc.resource, "replicationcontrollers");
+        assert!(rc.has_status && rc.has(Verb::UpdateStatus) && rc.has(Verb::List));
+        assert_eq!(rc.list_type, None, "the list type is kube's ObjectList");
+        assert_eq!(rc.methods[0].rust_name, "get_scale");
+        let thing = &p.kinds[1];
+        assert_eq!(thing.external.as_deref(), Some("::other::v1::Thing"));
+        assert_eq!(thing.scope, Scope::Cluster);
+        assert!(!thing.has_status && !thing.has(Verb::DeleteCollection));
+    }
+
+    #[test]
+    fn external_kinds_are_checked() {
+        let err = |types: &str| {
+            pkg("//! +groupName=\nmod types;\n", types)
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default()
+        };
+        let e = err("// +genclient\npub use k8s_openapi::api::core::v1::Pod;\n");
+        assert!(
+            e.contains("apis/g/v1/types.rs:2:") && e.contains("needs +kube-codegen:external:status=true or =false"),
+            "{e}"
+        );
+        let e = err("// +genclient\n// +kube-codegen:external:status=true\npub use k8s_openapi::api::core::v1::*;\n");
+        assert!(e.contains("must name one type: `k8s_openapi::api::core::v1::*` is a glob"), "{e}");
+        let e = err("// +genclient\n// +kube-codegen:external:status=true\npub use k8s_openapi::api::core::v1::{Pod, Node};\n");
+        assert!(e.contains("names several items"), "{e}");
+        let e = err("// +genclient\n// +kube-codegen:external:status=maybe\npub use a::Pod;\n");
+        assert!(e.contains("expected true or false"), "{e}");
+        let e = err("// +genclient\n// +kube-codegen:external:status=true\n// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object\npub use a::Pod;\n");
+        assert!(e.contains("gets no deep copy or runtime.Object impls"), "{e}");
+        let e = err("// +genclient\n// +kube-codegen:external:status=true\nuse a::Pod;\n");
+        assert!(e.contains("must be `pub`"), "{e}");
+        let e = err("// +genclient\n// +kube-codegen:external:status=true\npub struct Foo { pub metadata: ObjectMeta }\n");
+        assert!(e.contains("is for re-exported kinds"), "{e}");
+        let e = err("// +genclient\n// +kube-codegen:external:state=true\npub use a::Pod;\n");
+        assert!(e.contains("unknown tag +kube-codegen:external:state"), "{e}");
+        let e = err("// +genclient\n// +kube-codegen:external:status=true\npub use a::Pod;\n// +genclient\n// +kube-codegen:external:status=true\npub type Pod2 = b::Pod;\n// +resourceName=pods\n");
+        assert!(e.is_empty(), "{e}");
+        let e = err("// +genclient\n// +kube-codegen:external:status=true\npub use a::Pod;\n\n// +genclient\n// +resourceName=pods\n// +kube-codegen:external:status=true\npub type Other = b::Pod;\n");
+        assert!(e.contains("have the same plural resource \"pods\""), "{e}");
     }
 }

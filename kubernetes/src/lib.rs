@@ -7,7 +7,9 @@
 #![deny(missing_docs)]
 
 pub mod apis;
+// Generated code: formatted by prettyplease, and held to no warnings at all.
 #[rustfmt::skip]
+#[deny(warnings)]
 pub mod client;
 pub mod expansion;
 

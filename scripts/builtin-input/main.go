@@ -168,6 +168,92 @@ func openapiHasStatus(dir, kind string) (bool, error) {
 	return false, fmt.Errorf("k8s-openapi declares no struct %s in %s", kind, dir)
 }
 
+var shortNamesFunc = regexp.MustCompile(`func \(r \*REST\) ShortNames\(\) \[\]string \{\s*return \[\]string\{([^}]*)\}`)
+
+// The storage's object: a generic store's NewFunc, or a hand-written REST's New().
+var newFunc = regexp.MustCompile(`(?:NewFunc:\s*func\(\) runtime\.Object|\) New\(\) runtime\.Object) \{\s*return &\w+\.(\w+)\{\}`)
+
+var registryImport = regexp.MustCompile(`"k8s.io/kubernetes/pkg/registry/([\w/]+/storage)"`)
+
+// A REST storage that declares short names: its kind and the names.
+type storageShortNames struct {
+	kind  string
+	names []string
+}
+
+// registryShortNames reads the short names kube-apiserver's REST storage declares
+// (`func (r *REST) ShortNames() []string { return []string{"po"} }`) under dir, keyed by
+// "<group folder>/<Kind>" (the kind from the storage's NewFunc or New()). group names the
+// folder for every file; "" takes it from the first folder below dir (pkg/registry/<group>/…),
+// and then a group that serves another group's storage (events.k8s.io serves core's events)
+// gets its names too, from the storage packages its rest/ folder imports.
+func registryShortNames(dir, group string, out map[string][]string) error {
+	byPackage := map[string]storageShortNames{} // "core/event/storage" → …
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		sn := shortNamesFunc.FindSubmatch(b)
+		if sn == nil {
+			return nil
+		}
+		kind := newFunc.FindSubmatch(b)
+		if kind == nil {
+			return fmt.Errorf("%s declares ShortNames but no NewFunc or New() naming its kind", path)
+		}
+		rel, err := filepath.Rel(dir, path)
+		if err != nil {
+			return err
+		}
+		rel = filepath.ToSlash(rel)
+		g := group
+		if g == "" {
+			g = strings.Split(rel, "/")[0]
+		}
+		var names []string
+		for _, n := range strings.Split(string(sn[1]), ",") {
+			if n = strings.Trim(strings.TrimSpace(n), `"`); n != "" {
+				names = append(names, n)
+			}
+		}
+		out[g+"/"+string(kind[1])] = names
+		byPackage[filepath.ToSlash(filepath.Dir(rel))] = storageShortNames{string(kind[1]), names}
+		return nil
+	})
+	if err != nil || group != "" {
+		return err
+	}
+	groups, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, g := range groups {
+		files, _ := filepath.Glob(filepath.Join(dir, g.Name(), "rest", "*.go"))
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				return err
+			}
+			for _, m := range registryImport.FindAllSubmatch(b, -1) {
+				if st, ok := byPackage[string(m[1])]; ok {
+					key := g.Name() + "/" + st.kind
+					if _, set := out[key]; !set {
+						out[key] = st.names
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
 // A +genclient kind as the Go package declares it.
 type goKind struct {
 	name string
@@ -336,7 +422,7 @@ func main() {
 	openapi := flag.String("openapi", "", "k8s-openapi's src/<version feature> folder")
 	out := flag.String("out", "", "where to write the input tree (kubernetes/src/apis)")
 	version := flag.String("version", "", "what the Go sources are, for the header (k8s.io/api@v0.37.1)")
-	flag.Var(modules, "module", "<Go module path>=<its folder>, repeatable")
+	flag.Var(modules, "module", "<Go module path>=<its folder>, repeatable (k8s.io/kubernetes for the REST storage's short names)")
 	flag.Parse()
 	if *openapi == "" || *out == "" || *version == "" {
 		flag.Usage()
@@ -352,6 +438,21 @@ func run(openapi, out, version string, modules moduleFlag) error {
 	sources, err := openapiSources(openapi, modules)
 	if err != nil {
 		return err
+	}
+	// Short names: kube-apiserver's REST storage, not k8s.io/api, declares them.
+	shortNames := map[string][]string{}
+	for _, r := range []struct{ module, dir, group string }{
+		{"k8s.io/kubernetes", "pkg/registry", ""},
+		{"k8s.io/apiextensions-apiserver", "pkg/registry", "apiextensions"},
+		{"k8s.io/kube-aggregator", "pkg/registry", "apiregistration"},
+	} {
+		root, ok := modules[r.module]
+		if !ok {
+			return fmt.Errorf("no -module %s given", r.module)
+		}
+		if err := registryShortNames(filepath.Join(root, r.dir), r.group, shortNames); err != nil {
+			return err
+		}
 	}
 	// Go import path → Rust module, for type references across packages.
 	known := map[string]string{}
@@ -419,6 +520,10 @@ func run(openapi, out, version string, modules moduleFlag) error {
 			}
 			// What client-gen reads from the Go struct and a re-export cannot show.
 			fmt.Fprintf(&b, "// +kube-codegen:external:status=%t\n", status)
+			// What discovery serves and kube-apiserver's REST storage declares.
+			if names := shortNames[s.groupFolder+"/"+k.name]; len(names) > 0 {
+				fmt.Fprintf(&b, "// +kubebuilder:resource:shortName=%s\n", strings.Join(names, ";"))
+			}
 			fmt.Fprintf(&b, "pub use %s::%s;\n\n", s.rustModule, k.name)
 		}
 		if len(unshipped) > 0 {

@@ -7,4 +7,5 @@
 // +genclient
 // +genclient:nonNamespaced
 // +kube-codegen:external:status=true
+// +kubebuilder:resource:shortName=crd;crds
 pub use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;

@@ -30,6 +30,6 @@ pub const RESOURCES: &[::kube_codegen_runtime::resource::ResourceInfo] = &[
         singular: "customresourcedefinition",
         namespaced: false,
         subresources: &["status"],
-        short_names: &[],
+        short_names: &["crd", "crds"],
     },
 ];

@@ -11,6 +11,7 @@ pub use k8s_openapi::api::apps::v1::ControllerRevision;
 // k8s.io/api/apps/v1/types.go:816
 // +genclient
 // +kube-codegen:external:status=true
+// +kubebuilder:resource:shortName=ds
 pub use k8s_openapi::api::apps::v1::DaemonSet;
 
 // k8s.io/api/apps/v1/types.go:399
@@ -19,6 +20,7 @@ pub use k8s_openapi::api::apps::v1::DaemonSet;
 // +genclient:method=UpdateScale,verb=update,subresource=scale,input=k8s_openapi::api::autoscaling::v1::Scale,result=k8s_openapi::api::autoscaling::v1::Scale
 // +genclient:method=ApplyScale,verb=apply,subresource=scale,input=k8s_openapi::api::autoscaling::v1::Scale,result=k8s_openapi::api::autoscaling::v1::Scale
 // +kube-codegen:external:status=true
+// +kubebuilder:resource:shortName=deploy
 pub use k8s_openapi::api::apps::v1::Deployment;
 
 // k8s.io/api/apps/v1/types.go:869
@@ -27,6 +29,7 @@ pub use k8s_openapi::api::apps::v1::Deployment;
 // +genclient:method=UpdateScale,verb=update,subresource=scale,input=k8s_openapi::api::autoscaling::v1::Scale,result=k8s_openapi::api::autoscaling::v1::Scale
 // +genclient:method=ApplyScale,verb=apply,subresource=scale,input=k8s_openapi::api::autoscaling::v1::Scale,result=k8s_openapi::api::autoscaling::v1::Scale
 // +kube-codegen:external:status=true
+// +kubebuilder:resource:shortName=rs
 pub use k8s_openapi::api::apps::v1::ReplicaSet;
 
 // k8s.io/api/apps/v1/types.go:51
@@ -35,4 +38,5 @@ pub use k8s_openapi::api::apps::v1::ReplicaSet;
 // +genclient:method=UpdateScale,verb=update,subresource=scale,input=k8s_openapi::api::autoscaling::v1::Scale,result=k8s_openapi::api::autoscaling::v1::Scale
 // +genclient:method=ApplyScale,verb=apply,subresource=scale,input=k8s_openapi::api::autoscaling::v1::Scale,result=k8s_openapi::api::autoscaling::v1::Scale
 // +kube-codegen:external:status=true
+// +kubebuilder:resource:shortName=sts
 pub use k8s_openapi::api::apps::v1::StatefulSet;

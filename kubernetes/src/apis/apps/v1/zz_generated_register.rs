@@ -41,7 +41,7 @@ pub const RESOURCES: &[::kube_codegen_runtime::resource::ResourceInfo] = &[
         singular: "daemonset",
         namespaced: true,
         subresources: &["status"],
-        short_names: &[],
+        short_names: &["ds"],
     },
     ::kube_codegen_runtime::resource::ResourceInfo {
         group: GROUP_NAME,
@@ -52,7 +52,7 @@ pub const RESOURCES: &[::kube_codegen_runtime::resource::ResourceInfo] = &[
         singular: "deployment",
         namespaced: true,
         subresources: &["status", "scale"],
-        short_names: &[],
+        short_names: &["deploy"],
     },
     ::kube_codegen_runtime::resource::ResourceInfo {
         group: GROUP_NAME,
@@ -63,7 +63,7 @@ pub const RESOURCES: &[::kube_codegen_runtime::resource::ResourceInfo] = &[
         singular: "replicaset",
         namespaced: true,
         subresources: &["status", "scale"],
-        short_names: &[],
+        short_names: &["rs"],
     },
     ::kube_codegen_runtime::resource::ResourceInfo {
         group: GROUP_NAME,
@@ -74,6 +74,6 @@ pub const RESOURCES: &[::kube_codegen_runtime::resource::ResourceInfo] = &[
         singular: "statefulset",
         namespaced: true,
         subresources: &["status", "scale"],
-        short_names: &[],
+        short_names: &["sts"],
     },
 ];

@@ -6,6 +6,7 @@
 // k8s.io/api/autoscaling/v1/types.go:98
 // +genclient
 // +kube-codegen:external:status=true
+// +kubebuilder:resource:shortName=hpa
 pub use k8s_openapi::api::autoscaling::v1::HorizontalPodAutoscaler;
 
 // k8s-openapi objects of this version without +genclient in Go (no typed client): Scale.

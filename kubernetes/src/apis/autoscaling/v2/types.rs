@@ -6,4 +6,5 @@
 // k8s.io/api/autoscaling/v2/types.go:35
 // +genclient
 // +kube-codegen:external:status=true
+// +kubebuilder:resource:shortName=hpa
 pub use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;

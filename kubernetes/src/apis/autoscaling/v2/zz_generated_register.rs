@@ -30,6 +30,6 @@ pub const RESOURCES: &[::kube_codegen_runtime::resource::ResourceInfo] = &[
         singular: "horizontalpodautoscaler",
         namespaced: true,
         subresources: &["status"],
-        short_names: &[],
+        short_names: &["hpa"],
     },
 ];

@@ -6,6 +6,7 @@
 // k8s.io/api/batch/v1/types.go:754
 // +genclient
 // +kube-codegen:external:status=true
+// +kubebuilder:resource:shortName=cj
 pub use k8s_openapi::api::batch::v1::CronJob;
 
 // k8s.io/api/batch/v1/types.go:71

@@ -30,7 +30,7 @@ pub const RESOURCES: &[::kube_codegen_runtime::resource::ResourceInfo] = &[
         singular: "cronjob",
         namespaced: true,
         subresources: &["status"],
-        short_names: &[],
+        short_names: &["cj"],
     },
     ::kube_codegen_runtime::resource::ResourceInfo {
         group: GROUP_NAME,

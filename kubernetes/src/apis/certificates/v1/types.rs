@@ -8,6 +8,7 @@
 // +genclient:nonNamespaced
 // +genclient:method=UpdateApproval,verb=update,subresource=approval,input=k8s_openapi::api::certificates::v1::CertificateSigningRequest,result=k8s_openapi::api::certificates::v1::CertificateSigningRequest
 // +kube-codegen:external:status=true
+// +kubebuilder:resource:shortName=csr
 pub use k8s_openapi::api::certificates::v1::CertificateSigningRequest;
 
 // k8s.io/api/certificates/v1/types.go:341

@@ -30,7 +30,7 @@ pub const RESOURCES: &[::kube_codegen_runtime::resource::ResourceInfo] = &[
         singular: "certificatesigningrequest",
         namespaced: false,
         subresources: &["status", "approval"],
-        short_names: &[],
+        short_names: &["csr"],
     },
     ::kube_codegen_runtime::resource::ResourceInfo {
         group: GROUP_NAME,

@@ -7,26 +7,31 @@
 // +genclient
 // +genclient:nonNamespaced
 // +kube-codegen:external:status=false
+// +kubebuilder:resource:shortName=cs
 pub use k8s_openapi::api::core::v1::ComponentStatus;
 
 // k8s.io/api/core/v1/types.go:8434
 // +genclient
 // +kube-codegen:external:status=false
+// +kubebuilder:resource:shortName=cm
 pub use k8s_openapi::api::core::v1::ConfigMap;
 
 // k8s.io/api/core/v1/types.go:6708
 // +genclient
 // +kube-codegen:external:status=false
+// +kubebuilder:resource:shortName=ep
 pub use k8s_openapi::api::core::v1::Endpoints;
 
 // k8s.io/api/core/v1/types.go:7932
 // +genclient
 // +kube-codegen:external:status=false
+// +kubebuilder:resource:shortName=ev
 pub use k8s_openapi::api::core::v1::Event;
 
 // k8s.io/api/core/v1/types.go:8075
 // +genclient
 // +kube-codegen:external:status=false
+// +kubebuilder:resource:shortName=limits
 pub use k8s_openapi::api::core::v1::LimitRange;
 
 // k8s.io/api/core/v1/types.go:7512
@@ -34,23 +39,27 @@ pub use k8s_openapi::api::core::v1::LimitRange;
 // +genclient:nonNamespaced
 // +genclient:skipVerbs=deleteCollection
 // +kube-codegen:external:status=true
+// +kubebuilder:resource:shortName=ns
 pub use k8s_openapi::api::core::v1::Namespace;
 
 // k8s.io/api/core/v1/types.go:7383
 // +genclient
 // +genclient:nonNamespaced
 // +kube-codegen:external:status=true
+// +kubebuilder:resource:shortName=no
 pub use k8s_openapi::api::core::v1::Node;
 
 // k8s.io/api/core/v1/types.go:364
 // +genclient
 // +genclient:nonNamespaced
 // +kube-codegen:external:status=true
+// +kubebuilder:resource:shortName=pv
 pub use k8s_openapi::api::core::v1::PersistentVolume;
 
 // k8s.io/api/core/v1/types.go:515
 // +genclient
 // +kube-codegen:external:status=true
+// +kubebuilder:resource:shortName=pvc
 pub use k8s_openapi::api::core::v1::PersistentVolumeClaim;
 
 // k8s.io/api/core/v1/types.go:5791
@@ -58,6 +67,7 @@ pub use k8s_openapi::api::core::v1::PersistentVolumeClaim;
 // +genclient:method=UpdateEphemeralContainers,verb=update,subresource=ephemeralcontainers
 // +genclient:method=UpdateResize,verb=update,subresource=resize
 // +kube-codegen:external:status=true
+// +kubebuilder:resource:shortName=po
 pub use k8s_openapi::api::core::v1::Pod;
 
 // k8s.io/api/core/v1/types.go:5847
@@ -70,11 +80,13 @@ pub use k8s_openapi::api::core::v1::PodTemplate;
 // +genclient:method=GetScale,verb=get,subresource=scale,result=k8s_openapi::api::autoscaling::v1::Scale
 // +genclient:method=UpdateScale,verb=update,subresource=scale,input=k8s_openapi::api::autoscaling::v1::Scale,result=k8s_openapi::api::autoscaling::v1::Scale
 // +kube-codegen:external:status=true
+// +kubebuilder:resource:shortName=rc
 pub use k8s_openapi::api::core::v1::ReplicationController;
 
 // k8s.io/api/core/v1/types.go:8249
 // +genclient
 // +kube-codegen:external:status=true
+// +kubebuilder:resource:shortName=quota
 pub use k8s_openapi::api::core::v1::ResourceQuota;
 
 // k8s.io/api/core/v1/types.go:8289
@@ -86,12 +98,14 @@ pub use k8s_openapi::api::core::v1::Secret;
 // +genclient
 // +genclient:skipVerbs=deleteCollection
 // +kube-codegen:external:status=true
+// +kubebuilder:resource:shortName=svc
 pub use k8s_openapi::api::core::v1::Service;
 
 // k8s.io/api/core/v1/types.go:6635
 // +genclient
 // +genclient:method=CreateToken,verb=create,subresource=token,input=k8s_openapi::api::authentication::v1::TokenRequest,result=k8s_openapi::api::authentication::v1::TokenRequest
 // +kube-codegen:external:status=false
+// +kubebuilder:resource:shortName=sa
 pub use k8s_openapi::api::core::v1::ServiceAccount;
 
 // k8s-openapi objects of this version without +genclient in Go (no typed client): Binding.

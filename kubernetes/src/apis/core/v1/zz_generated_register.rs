@@ -30,7 +30,7 @@ pub const RESOURCES: &[::kube_codegen_runtime::resource::ResourceInfo] = &[
         singular: "componentstatus",
         namespaced: false,
         subresources: &[],
-        short_names: &[],
+        short_names: &["cs"],
     },
     ::kube_codegen_runtime::resource::ResourceInfo {
         group: GROUP_NAME,
@@ -41,7 +41,7 @@ pub const RESOURCES: &[::kube_codegen_runtime::resource::ResourceInfo] = &[
         singular: "configmap",
         namespaced: true,
         subresources: &[],
-        short_names: &[],
+        short_names: &["cm"],
     },
     ::kube_codegen_runtime::resource::ResourceInfo {
         group: GROUP_NAME,
@@ -52,7 +52,7 @@ pub const RESOURCES: &[::kube_codegen_runtime::resource::ResourceInfo] = &[
         singular: "endpoints",
         namespaced: true,
         subresources: &[],
-        short_names: &[],
+        short_names: &["ep"],
     },
     ::kube_codegen_runtime::resource::ResourceInfo {
         group: GROUP_NAME,
@@ -63,7 +63,7 @@ pub const RESOURCES: &[::kube_codegen_runtime::resource::ResourceInfo] = &[
         singular: "event",
         namespaced: true,
         subresources: &[],
-        short_names: &[],
+        short_names: &["ev"],
     },
     ::kube_codegen_runtime::resource::ResourceInfo {
         group: GROUP_NAME,
@@ -74,7 +74,7 @@ pub const RESOURCES: &[::kube_codegen_runtime::resource::ResourceInfo] = &[
         singular: "limitrange",
         namespaced: true,
         subresources: &[],
-        short_names: &[],
+        short_names: &["limits"],
     },
     ::kube_codegen_runtime::resource::ResourceInfo {
         group: GROUP_NAME,
@@ -85,7 +85,7 @@ pub const RESOURCES: &[::kube_codegen_runtime::resource::ResourceInfo] = &[
         singular: "namespace",
         namespaced: false,
         subresources: &["status"],
-        short_names: &[],
+        short_names: &["ns"],
     },
     ::kube_codegen_runtime::resource::ResourceInfo {
         group: GROUP_NAME,
@@ -96,7 +96,7 @@ pub const RESOURCES: &[::kube_codegen_runtime::resource::ResourceInfo] = &[
         singular: "node",
         namespaced: false,
         subresources: &["status"],
-        short_names: &[],
+        short_names: &["no"],
     },
     ::kube_codegen_runtime::resource::ResourceInfo {
         group: GROUP_NAME,
@@ -107,7 +107,7 @@ pub const RESOURCES: &[::kube_codegen_runtime::resource::ResourceInfo] = &[
         singular: "persistentvolume",
         namespaced: false,
         subresources: &["status"],
-        short_names: &[],
+        short_names: &["pv"],
     },
     ::kube_codegen_runtime::resource::ResourceInfo {
         group: GROUP_NAME,
@@ -118,7 +118,7 @@ pub const RESOURCES: &[::kube_codegen_runtime::resource::ResourceInfo] = &[
         singular: "persistentvolumeclaim",
         namespaced: true,
         subresources: &["status"],
-        short_names: &[],
+        short_names: &["pvc"],
     },
     ::kube_codegen_runtime::resource::ResourceInfo {
         group: GROUP_NAME,
@@ -129,7 +129,7 @@ pub const RESOURCES: &[::kube_codegen_runtime::resource::ResourceInfo] = &[
         singular: "pod",
         namespaced: true,
         subresources: &["status", "ephemeralcontainers", "resize"],
-        short_names: &[],
+        short_names: &["po"],
     },
     ::kube_codegen_runtime::resource::ResourceInfo {
         group: GROUP_NAME,
@@ -151,7 +151,7 @@ pub const RESOURCES: &[::kube_codegen_runtime::resource::ResourceInfo] = &[
         singular: "replicationcontroller",
         namespaced: true,
         subresources: &["status", "scale"],
-        short_names: &[],
+        short_names: &["rc"],
     },
     ::kube_codegen_runtime::resource::ResourceInfo {
         group: GROUP_NAME,
@@ -162,7 +162,7 @@ pub const RESOURCES: &[::kube_codegen_runtime::resource::ResourceInfo] = &[
         singular: "resourcequota",
         namespaced: true,
         subresources: &["status"],
-        short_names: &[],
+        short_names: &["quota"],
     },
     ::kube_codegen_runtime::resource::ResourceInfo {
         group: GROUP_NAME,
@@ -184,7 +184,7 @@ pub const RESOURCES: &[::kube_codegen_runtime::resource::ResourceInfo] = &[
         singular: "service",
         namespaced: true,
         subresources: &["status"],
-        short_names: &[],
+        short_names: &["svc"],
     },
     ::kube_codegen_runtime::resource::ResourceInfo {
         group: GROUP_NAME,
@@ -195,6 +195,6 @@ pub const RESOURCES: &[::kube_codegen_runtime::resource::ResourceInfo] = &[
         singular: "serviceaccount",
         namespaced: true,
         subresources: &["token"],
-        short_names: &[],
+        short_names: &["sa"],
     },
 ];

@@ -6,4 +6,5 @@
 // k8s.io/api/events/v1/types.go:34
 // +genclient
 // +kube-codegen:external:status=false
+// +kubebuilder:resource:shortName=ev
 pub use k8s_openapi::api::events::v1::Event;

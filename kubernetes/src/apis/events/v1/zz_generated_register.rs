@@ -30,6 +30,6 @@ pub const RESOURCES: &[::kube_codegen_runtime::resource::ResourceInfo] = &[
         singular: "event",
         namespaced: true,
         subresources: &[],
-        short_names: &[],
+        short_names: &["ev"],
     },
 ];

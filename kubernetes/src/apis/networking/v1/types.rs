@@ -7,11 +7,13 @@
 // +genclient
 // +genclient:nonNamespaced
 // +kube-codegen:external:status=false
+// +kubebuilder:resource:shortName=ip
 pub use k8s_openapi::api::networking::v1::IPAddress;
 
 // k8s.io/api/networking/v1/types.go:250
 // +genclient
 // +kube-codegen:external:status=true
+// +kubebuilder:resource:shortName=ing
 pub use k8s_openapi::api::networking::v1::Ingress;
 
 // k8s.io/api/networking/v1/types.go:567
@@ -23,6 +25,7 @@ pub use k8s_openapi::api::networking::v1::IngressClass;
 // k8s.io/api/networking/v1/types.go:30
 // +genclient
 // +kube-codegen:external:status=false
+// +kubebuilder:resource:shortName=netpol
 pub use k8s_openapi::api::networking::v1::NetworkPolicy;
 
 // k8s.io/api/networking/v1/types.go:728

@@ -30,7 +30,7 @@ pub const RESOURCES: &[::kube_codegen_runtime::resource::ResourceInfo] = &[
         singular: "ipaddress",
         namespaced: false,
         subresources: &[],
-        short_names: &[],
+        short_names: &["ip"],
     },
     ::kube_codegen_runtime::resource::ResourceInfo {
         group: GROUP_NAME,
@@ -41,7 +41,7 @@ pub const RESOURCES: &[::kube_codegen_runtime::resource::ResourceInfo] = &[
         singular: "ingress",
         namespaced: true,
         subresources: &["status"],
-        short_names: &[],
+        short_names: &["ing"],
     },
     ::kube_codegen_runtime::resource::ResourceInfo {
         group: GROUP_NAME,
@@ -63,7 +63,7 @@ pub const RESOURCES: &[::kube_codegen_runtime::resource::ResourceInfo] = &[
         singular: "networkpolicy",
         namespaced: true,
         subresources: &[],
-        short_names: &[],
+        short_names: &["netpol"],
     },
     ::kube_codegen_runtime::resource::ResourceInfo {
         group: GROUP_NAME,

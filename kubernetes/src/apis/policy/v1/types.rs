@@ -12,4 +12,5 @@ pub use k8s_openapi::api::policy::v1::Eviction;
 // k8s.io/api/policy/v1/types.go:181
 // +genclient
 // +kube-codegen:external:status=true
+// +kubebuilder:resource:shortName=pdb
 pub use k8s_openapi::api::policy::v1::PodDisruptionBudget;

@@ -41,6 +41,6 @@ pub const RESOURCES: &[::kube_codegen_runtime::resource::ResourceInfo] = &[
         singular: "poddisruptionbudget",
         namespaced: true,
         subresources: &["status"],
-        short_names: &[],
+        short_names: &["pdb"],
     },
 ];

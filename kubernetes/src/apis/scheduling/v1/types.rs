@@ -7,4 +7,5 @@
 // +genclient
 // +genclient:nonNamespaced
 // +kube-codegen:external:status=false
+// +kubebuilder:resource:shortName=pc
 pub use k8s_openapi::api::scheduling::v1::PriorityClass;

@@ -24,6 +24,7 @@ pub use k8s_openapi::api::storage::v1::CSIStorageCapacity;
 // +genclient
 // +genclient:nonNamespaced
 // +kube-codegen:external:status=false
+// +kubebuilder:resource:shortName=sc
 pub use k8s_openapi::api::storage::v1::StorageClass;
 
 // k8s.io/api/storage/v1/types.go:133
@@ -36,4 +37,5 @@ pub use k8s_openapi::api::storage::v1::VolumeAttachment;
 // +genclient
 // +genclient:nonNamespaced
 // +kube-codegen:external:status=false
+// +kubebuilder:resource:shortName=vac
 pub use k8s_openapi::api::storage::v1::VolumeAttributesClass;

@@ -63,7 +63,7 @@ pub const RESOURCES: &[::kube_codegen_runtime::resource::ResourceInfo] = &[
         singular: "storageclass",
         namespaced: false,
         subresources: &[],
-        short_names: &[],
+        short_names: &["sc"],
     },
     ::kube_codegen_runtime::resource::ResourceInfo {
         group: GROUP_NAME,
@@ -85,6 +85,6 @@ pub const RESOURCES: &[::kube_codegen_runtime::resource::ResourceInfo] = &[
         singular: "volumeattributesclass",
         namespaced: false,
         subresources: &[],
-        short_names: &[],
+        short_names: &["vac"],
     },
 ];
