@@ -313,8 +313,15 @@ impl Kind {
         namer::snake(&self.name)
     }
 
-    /// The group client's accessor (`cluster_test_types`).
+    /// The group client's accessor (`cluster_test_types`). A plural that is the kind plus `s`
+    /// or `es` keeps the kind's words whole, so an acronym stays one word: `ServiceCIDRs` →
+    /// `service_cidrs`, not `service_cid_rs`.
     pub fn accessor(&self) -> String {
+        for suffix in ["s", "es"] {
+            if self.plural.strip_suffix(suffix) == Some(self.name.as_str()) {
+                return format!("{}{suffix}", namer::snake(&self.name));
+            }
+        }
         namer::snake(&self.plural)
     }
 
@@ -1373,9 +1380,17 @@ fn collect_externals(file: &SourceFile, out: &mut Vec<TypeDecl>) {
             syn::Item::Type(t) if t.generics.params.is_empty() => {
                 let target = match &*t.ty {
                     syn::Type::Path(p) if p.qself.is_none() => {
-                        let segments: Vec<String> =
-                            p.path.segments.iter().map(|s| s.ident.to_string()).collect();
-                        let lead = if p.path.leading_colon.is_some() { "::" } else { "" };
+                        let segments: Vec<String> = p
+                            .path
+                            .segments
+                            .iter()
+                            .map(|s| s.ident.to_string())
+                            .collect();
+                        let lead = if p.path.leading_colon.is_some() {
+                            "::"
+                        } else {
+                            ""
+                        };
                         Ok(format!("{lead}{}", segments.join("::")))
                     }
                     _ => Err("the alias is not a plain type path".to_string()),
@@ -1664,7 +1679,10 @@ mod tests {
             "// +genclient\n// +genclient:method=GetScale,verb=get,subresource=scale,result=k8s_openapi::api::autoscaling::v1::Scale\n// +kube-codegen:external:status=true\npub use k8s_openapi::api::core::v1::ReplicationController;\n\n// +genclient\n// +genclient:nonNamespaced\n// +genclient:skipVerbs=deleteCollection\n// +kube-codegen:external:status=false\npub type Thing = ::other::v1::Thing;\n\n// not a kind: no tags\npub use k8s_openapi::api::core::v1::Pod;\npub struct Local;\n",
         )
         .unwrap_or_else(|e| panic!("{e}"));
-        assert!(p.clones.iter().all(|c| c.name == "Local"), "no deep copy of re-exports");
+        assert!(
+            p.clones.iter().all(|c| c.name == "Local"),
+            "no deep copy of re-exports"
+        );
         assert!(p.objects.is_empty());
         let rc = &p.kinds[0];
         assert_eq!(rc.name, "ReplicationController");
@@ -1692,26 +1710,48 @@ mod tests {
         };
         let e = err("// +genclient\npub use k8s_openapi::api::core::v1::Pod;\n");
         assert!(
-            e.contains("apis/g/v1/types.rs:2:") && e.contains("needs +kube-codegen:external:status=true or =false"),
+            e.contains("apis/g/v1/types.rs:2:")
+                && e.contains("needs +kube-codegen:external:status=true or =false"),
             "{e}"
         );
-        let e = err("// +genclient\n// +kube-codegen:external:status=true\npub use k8s_openapi::api::core::v1::*;\n");
-        assert!(e.contains("must name one type: `k8s_openapi::api::core::v1::*` is a glob"), "{e}");
-        let e = err("// +genclient\n// +kube-codegen:external:status=true\npub use k8s_openapi::api::core::v1::{Pod, Node};\n");
+        let e = err(
+            "// +genclient\n// +kube-codegen:external:status=true\npub use k8s_openapi::api::core::v1::*;\n",
+        );
+        assert!(
+            e.contains("must name one type: `k8s_openapi::api::core::v1::*` is a glob"),
+            "{e}"
+        );
+        let e = err(
+            "// +genclient\n// +kube-codegen:external:status=true\npub use k8s_openapi::api::core::v1::{Pod, Node};\n",
+        );
         assert!(e.contains("names several items"), "{e}");
         let e = err("// +genclient\n// +kube-codegen:external:status=maybe\npub use a::Pod;\n");
         assert!(e.contains("expected true or false"), "{e}");
-        let e = err("// +genclient\n// +kube-codegen:external:status=true\n// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object\npub use a::Pod;\n");
-        assert!(e.contains("gets no deep copy or runtime.Object impls"), "{e}");
+        let e = err(
+            "// +genclient\n// +kube-codegen:external:status=true\n// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object\npub use a::Pod;\n",
+        );
+        assert!(
+            e.contains("gets no deep copy or runtime.Object impls"),
+            "{e}"
+        );
         let e = err("// +genclient\n// +kube-codegen:external:status=true\nuse a::Pod;\n");
         assert!(e.contains("must be `pub`"), "{e}");
-        let e = err("// +genclient\n// +kube-codegen:external:status=true\npub struct Foo { pub metadata: ObjectMeta }\n");
+        let e = err(
+            "// +genclient\n// +kube-codegen:external:status=true\npub struct Foo { pub metadata: ObjectMeta }\n",
+        );
         assert!(e.contains("is for re-exported kinds"), "{e}");
         let e = err("// +genclient\n// +kube-codegen:external:state=true\npub use a::Pod;\n");
-        assert!(e.contains("unknown tag +kube-codegen:external:state"), "{e}");
-        let e = err("// +genclient\n// +kube-codegen:external:status=true\npub use a::Pod;\n// +genclient\n// +kube-codegen:external:status=true\npub type Pod2 = b::Pod;\n// +resourceName=pods\n");
+        assert!(
+            e.contains("unknown tag +kube-codegen:external:state"),
+            "{e}"
+        );
+        let e = err(
+            "// +genclient\n// +kube-codegen:external:status=true\npub use a::Pod;\n// +genclient\n// +kube-codegen:external:status=true\npub type Pod2 = b::Pod;\n// +resourceName=pods\n",
+        );
         assert!(e.is_empty(), "{e}");
-        let e = err("// +genclient\n// +kube-codegen:external:status=true\npub use a::Pod;\n\n// +genclient\n// +resourceName=pods\n// +kube-codegen:external:status=true\npub type Other = b::Pod;\n");
+        let e = err(
+            "// +genclient\n// +kube-codegen:external:status=true\npub use a::Pod;\n\n// +genclient\n// +resourceName=pods\n// +kube-codegen:external:status=true\npub type Other = b::Pod;\n",
+        );
         assert!(e.contains("have the same plural resource \"pods\""), "{e}");
     }
 }

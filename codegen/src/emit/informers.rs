@@ -338,7 +338,7 @@ fn kind_informer(ctx: &Ctx<'_>, pkg: &Package, kind: &Kind) -> Module {
     });
     let struct_doc = docs(&format!(
         "The shared informer of `{k}` and its lister. Cheap to clone; every clone and every other caller of the factory's `{}()` shares one watch.",
-        snake(&kind.plural)
+        kind.accessor()
     ));
     Module::client(
         &[

@@ -54,7 +54,7 @@ impl<'a> NetworkingV1Informers<'a> {
     }
     /// The shared informer of `ServiceCIDR`.
     #[inline]
-    pub fn service_cid_rs(&self) -> ServiceCIDRInformer {
+    pub fn service_cidrs(&self) -> ServiceCIDRInformer {
         ServiceCIDRInformer::new(self.factory)
     }
 }

@@ -5,7 +5,7 @@
 
 //! The informer of `ServiceCIDR` (`servicecidrs.networking.k8s.io`).
 use crate::apis::networking::v1::ServiceCIDR;
-/// The shared informer of `ServiceCIDR` and its lister. Cheap to clone; every clone and every other caller of the factory's `service_cid_rs()` shares one watch.
+/// The shared informer of `ServiceCIDR` and its lister. Cheap to clone; every clone and every other caller of the factory's `service_cidrs()` shares one watch.
 #[derive(Clone)]
 pub struct ServiceCIDRInformer {
     informer: ::kube_codegen_runtime::informer::SharedIndexInformer<ServiceCIDR>,

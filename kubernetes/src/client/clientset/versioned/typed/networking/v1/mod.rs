@@ -68,7 +68,7 @@ impl NetworkingV1Client {
     }
     /// `ServiceCIDR` objects (cluster-scoped).
     #[inline]
-    pub fn service_cid_rs(&self) -> ServiceCIDRClient {
+    pub fn service_cidrs(&self) -> ServiceCIDRClient {
         ServiceCIDRClient::new(self.client.clone())
     }
 }
