@@ -222,7 +222,7 @@ mod tests {
                     sub.get_name()
                 );
             }
-            assert_eq!(flags, 13, "{}: the flags of Opts", sub.get_name());
+            assert_eq!(flags, 14, "{}: the flags of Opts", sub.get_name());
         }
         assert_eq!(
             subcommands, 7,

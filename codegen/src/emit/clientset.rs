@@ -370,9 +370,9 @@ fn kind_client(ctx: &Ctx<'_>, pkg: &Package, kind: &Kind) -> Module {
             }
         }
     });
-    // A `noVerbs` kind has no collection of its own (policy/v1 `Eviction` is a subresource
-    // type): no `kube::Api` either.
-    let api_method = (!kind.no_verbs).then(|| {
+    // A re-exported `noVerbs` kind may have no collection of its own (policy/v1 `Eviction` is
+    // a subresource type, which `kube::Api` refuses): no `kube::Api` for it.
+    let api_method = (!(kind.no_verbs && kind.external.is_some())).then(|| {
         quote! {
             /// The same resource as a `kube::Api`, for anything this client does not offer.
             #[inline]
