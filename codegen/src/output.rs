@@ -533,4 +533,57 @@ mod tests {
             "module files are the same in both layouts"
         );
     }
+
+    #[test]
+    fn a_module_behind_a_feature_is_gated_in_every_layout() {
+        let mods = Modules::new(vec![
+            Module::client(&["listers"], "Listers.", quote!()),
+            Module::client(
+                &["listers", "apps"],
+                "Apps.",
+                quote!(
+                    pub struct A;
+                ),
+            )
+            .behind(Some("apps".into())),
+            Module::client(
+                &["listers", "core"],
+                "Core.",
+                quote!(
+                    pub struct C;
+                ),
+            ),
+        ]);
+        let header = Header::new("");
+        let mut tree = Vec::new();
+        let layout = Layout::Tree {
+            apis_dir: "apis".into(),
+            output_dir: "out".into(),
+        };
+        mods.render(&layout, &header, &mut |p, t| {
+            tree.push((p.display().to_string(), t));
+            Ok(())
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
+        let apps = tree
+            .iter()
+            .find(|(p, _)| p == "out/listers/apps.rs")
+            .map(|(_, t)| t.as_str())
+            .unwrap_or_default();
+        assert!(apps.contains("#![cfg(feature = \"apps\")]"), "{apps}");
+        let core = tree
+            .iter()
+            .find(|(p, _)| p == "out/listers/core.rs")
+            .map(|(_, t)| t.as_str())
+            .unwrap_or_default();
+        assert!(!core.contains("cfg("), "{core}");
+        let inline = mods
+            .inline_client(&header)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .unwrap_or_default();
+        assert!(
+            inline.contains("#[cfg(feature = \"apps\")]\n    #[rustfmt::skip]\n    pub mod apps {"),
+            "{inline}"
+        );
+    }
 }
