@@ -2,10 +2,16 @@
 # Benchmark kube-codegen against Go's k8s.io/code-generator, measured in the same run, and print
 # a markdown table on stdout (progress goes to stderr).
 #
-#   scripts/bench-codegen.sh [--kinds N] [--per-group K] [--reps R] [--skip-go] [--check-build]
-#                            [--wait-load L] [--rev REV | --kube-codegen BIN] [--keep-temp]
+#   scripts/bench-codegen.sh [--sizes N:K,…] [--reps R] [--skip-go] [--check-build]
+#                            [--compile-cost N,…] [--wait-load L] [--rev REV | --kube-codegen BIN]
+#                            [--keep-temp]
 #
-#   --kinds N       kinds in the synthetic API tree (default 1000), K per group (default 100)
+#   --sizes N:K,…   synthetic API trees of N kinds, K per group (default
+#                   100:100,1000:100,1000:1000,3000:100: 100 kinds, 1,000 in ten groups and in one
+#                   group, 3,000); --kinds N [--per-group K] is the same for one size
+#   --compile-cost N,…  also time `cargo build` of a crate with N generated kinds beside the same
+#                   types with kube-derive + kube::Api + a reflector per kind
+#                   (scripts/bench/compile_cost.py; slow: 10,100 takes about 15 min)
 #   --reps R        timed repetitions per tool (default 3); the median is reported. One untimed
 #                   warm-up run of every tool comes first.
 #   --skip-go       measure kube-codegen only (no Go toolchain needed)
@@ -17,16 +23,20 @@
 #   --kube-codegen BIN  measure this kube-codegen binary (no build)
 #   --keep-temp     keep the temporary directory and print its path
 #
-# Inputs: (a) example-crddemo's API (1 kind) and its Go equivalent; (b) a synthetic tree of N
+# Inputs: (a) example-crddemo's API (1 kind) and its Go equivalent; (b) synthetic trees of N
 # kinds written by scripts/bench/synth.py, in Rust and as a Go module. Each kind has Spec, Status
 # and List types, +genclient and +k8s:deepcopy-gen:interfaces=…runtime.Object.
+#
+# Every timed run works in a directory of its own that no run used before (a copy of the input
+# made before the clock starts), so no run pays for deleting or reusing another's files.
 #
 # Tools: the release build of kube-codegen, as `kube-codegen all` (one process, every generator
 # it has) and as one process per generator (deepcopy, register, client, then lister, informer if
 # it has them); Go's deepcopy-gen, register-gen, client-gen, then lister-gen, informer-gen, one
 # process each as kube_codegen.sh runs them, installed once from the Go module proxy into
 # ${KUBE_CODEGEN_CACHE:-~/.cache/kube-codegen}/code-generator-<version>/bin.
-# Wall time: bash's EPOCHREALTIME around `/usr/bin/time -v` (which gives CPU time and max RSS).
+# Wall time: bash's EPOCHREALTIME around `/usr/bin/time -v` (which gives user and system CPU
+# time and max RSS).
 #
 # Environment: CARGO_TARGET_DIR (default <repo>/target), KUBE_CODEGEN_CACHE,
 # KUBE_CODEGEN_GO_VERSION (default v0.37.1, matching the Kubernetes v1.37.1 the project builds).
@@ -34,7 +44,7 @@ set -euo pipefail
 export LC_ALL=C
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-kinds=1000 per_group=100 reps=3 skip_go=0 check_build=0 keep_temp=0 wait_load="" rev="" kc=""
+size_spec="100:100,1000:100,1000:1000,3000:100" kinds="" per_group=100 reps=3 skip_go=0 compile_cost="" check_build=0 keep_temp=0 wait_load="" rev="" kc=""
 go_version=${KUBE_CODEGEN_GO_VERSION:-v0.37.1}
 cache=${KUBE_CODEGEN_CACHE:-$HOME/.cache/kube-codegen}
 gobin=$cache/code-generator-$go_version/bin
@@ -46,7 +56,7 @@ die() {
   exit 1
 }
 usage() {
-  sed -n '2,32p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,42p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 posint() { [[ $2 =~ ^[1-9][0-9]*$ ]] || die "$1 wants a positive integer, got '$2'"; }
@@ -57,6 +67,10 @@ while (($#)); do
   --kinds=*) posint --kinds "${1#*=}"; kinds=${1#*=}; shift ;;
   --per-group) (($# >= 2)) || usage; posint "$1" "$2"; per_group=$2; shift 2 ;;
   --per-group=*) posint --per-group "${1#*=}"; per_group=${1#*=}; shift ;;
+  --sizes) (($# >= 2)) || usage; size_spec=$2; shift 2 ;;
+  --sizes=*) size_spec=${1#*=}; shift ;;
+  --compile-cost) (($# >= 2)) || usage; compile_cost=$2; shift 2 ;;
+  --compile-cost=*) compile_cost=${1#*=}; shift ;;
   --reps) (($# >= 2)) || usage; posint "$1" "$2"; reps=$2; shift 2 ;;
   --reps=*) posint --reps "${1#*=}"; reps=${1#*=}; shift ;;
   --skip-go) skip_go=1; shift ;;
@@ -73,6 +87,11 @@ while (($#)); do
   esac
 done
 
+[[ -z $kinds ]] || size_spec="$kinds:$per_group"
+[[ $size_spec =~ ^[1-9][0-9]*:[1-9][0-9]*(,[1-9][0-9]*:[1-9][0-9]*)*$ ]] ||
+  die "--sizes wants N:K[,N:K…], got '$size_spec'"
+[[ -z $compile_cost || $compile_cost =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ ]] ||
+  die "--compile-cost wants N[,N…], got '$compile_cost'"
 [[ -z $wait_load || $wait_load =~ ^[0-9]+(\.[0-9]+)?$ ]] ||
   die "--wait-load wants a number, got '$wait_load'"
 [[ -z $rev || -z $kc ]] || die "--rev and --kube-codegen exclude each other"
@@ -156,17 +175,27 @@ fi
 # 2. Inputs: pristine trees under $tmp/in/<case>/{rust,go}; each run gets a fresh copy in $tmp/work
 
 in=$tmp/in work=$tmp/work
-mkdir -p "$in/crddemo/rust" "$in/synthetic/rust" "$work"
+mkdir -p "$in/crddemo/rust" "$work"
 cp -R "$src/example-crddemo/src/pkg/apis" "$in/crddemo/rust/apis"
 find "$in/crddemo/rust/apis" -name 'zz_generated_*.rs' -delete
 groups_crddemo="crddemo:v1"
-groups_synthetic=$(python3 "$root/scripts/bench/synth.py" synthetic --kinds "$kinds" \
-  --per-group "$per_group" --rust-dir "$in/synthetic/rust/apis" --go-dir "$in/synthetic/go" \
-  --go-module example.com/bench) || die "scripts/bench/synth.py failed"
-n_groups=$(wc -w <<<"$groups_synthetic")
+cases=(crddemo)
+case_meta="case_crddemo=crddemo (1 kind)"
+IFS=, read -ra size_list <<<"$size_spec"
+for size in "${size_list[@]}"; do
+  n=${size%%:*} k=${size#*:}
+  case=synthetic_${n}_$k
+  printf -v "groups_$case" '%s' "$(python3 "$root/scripts/bench/synth.py" synthetic --kinds "$n" \
+    --per-group "$k" --rust-dir "$in/$case/rust/apis" --go-dir "$in/$case/go" \
+    --go-module example.com/bench)" || die "scripts/bench/synth.py failed"
+  groups_var=groups_$case
+  n_groups=$(wc -w <<<"${!groups_var}")
+  cases+=("$case")
+  case_meta+=$'\n'"case_$case=$(printf "%'d" "$n") kinds in $n_groups group(s)"
+  log "synthetic tree: $n kinds in $n_groups groups"
+done
 python3 "$root/scripts/bench/synth.py" crddemo --go-dir "$in/crddemo/go" \
   --go-module example.com/crddemo >/dev/null || die "scripts/bench/synth.py crddemo failed"
-log "synthetic tree: $kinds kinds in $n_groups groups"
 
 printf '/*\nCopyright The kube-codegen Authors.\nSPDX-License-Identifier: Apache-2.0\n*/\n\n' \
   >"$tmp/boilerplate.go.txt"
@@ -195,7 +224,7 @@ if ((!skip_go)); then
   [[ $got == "$go_version" ]] || die "$gobin/client-gen is code-generator '$got', not $go_version: delete $gobin"
   go_toolchain=$(go env GOVERSION)
 
-  for case in crddemo synthetic; do
+  for case in "${cases[@]}"; do
     log "go mod tidy + go build ./pkg/apis/... ($case)"
     (cd "$in/$case/go" &&
       GOPROXY=https://proxy.golang.org GOFLAGS=-mod=mod go get \
@@ -248,14 +277,19 @@ timed() {
     /User time \(seconds\)/ { u = $2 }
     /System time \(seconds\)/ { s = $2 }
     /Maximum resident set size/ { m = $2 }
-    END { printf "%s\t%s\t%s\t%d\t%d\t%d\n", c, t, r, us, m, (u + s) * 1000 + 0.5 }
+    END { printf "%s\t%s\t%s\t%d\t%d\t%d\t%d\n", c, t, r, us, m, u * 1000 + 0.5, s * 1000 + 0.5 }
   ' "$tmp/time.txt" >>"$results"
 }
 
-fresh() { # fresh CASE LANG NAME: a clean copy of $in/CASE/LANG at a fixed path, $work/CASE/NAME
-  rm -rf "${work:?}/$1/$3"
+run_id=0
+# fresh CASE LANG NAME: a copy of $in/CASE/LANG in a directory no run used before, named in $dir.
+# Nothing is deleted while timing: ext4 is slower at creating thousands of files right where
+# thousands were just removed, which would slow every tool's later runs.
+fresh() {
+  run_id=$((run_id + 1))
+  dir=$work/$1/$3-$run_id
   mkdir -p "$work/$1"
-  cp -R "$in/$1/$2" "$work/$1/$3"
+  cp -R "$in/$1/$2" "$dir"
 }
 
 run_rust() { # CASE REP
@@ -264,17 +298,18 @@ run_rust() { # CASE REP
     --apis-module crate::pkg::apis --output-module crate::pkg::client
     --header-file "$root/scripts/boilerplate.rs.txt")
   fresh "$case" rust rust-all
-  timed "$case" "kc:all" "$rep" "$work/$case/rust-all" "$kc" all "${args[@]}"
-  ((rep != reps)) || measure_size "$case" rust-all "$in/$case/rust" "$work/$case/rust-all"
+  printf -v "all_dir_$case" '%s' "$dir"
+  timed "$case" "kc:all" "$rep" "$dir" "$kc" all "${args[@]}"
+  ((rep != reps)) || measure_size "$case" rust-all "$in/$case/rust" "$dir"
   fresh "$case" rust rust
   for g in "${kc_gens[@]}"; do
-    timed "$case" "kc:$g" "$rep" "$work/$case/rust" "$kc" "$g" "${args[@]}"
+    timed "$case" "kc:$g" "$rep" "$dir" "$kc" "$g" "${args[@]}"
     if ((rep == reps)) && [[ $g == client ]]; then
-      measure_size "$case" rust-core "$in/$case/rust" "$work/$case/rust"
+      measure_size "$case" rust-core "$in/$case/rust" "$dir"
     fi
   done
   if ((rep == reps && kc_watch)); then
-    measure_size "$case" rust-watch "$in/$case/rust" "$work/$case/rust"
+    measure_size "$case" rust-watch "$in/$case/rust" "$dir"
   fi
 }
 
@@ -287,7 +322,6 @@ run_go() { # CASE REP
     inputs+=(--input "${gv%%:*}/${gv#*:}")
   done
   fresh "$case" go go
-  dir=$work/$case/go
   local hdr=(--go-header-file "$tmp/boilerplate.go.txt") out=$mod/pkg/generated
   timed "$case" deepcopy-gen "$rep" "$dir" "$gobin/deepcopy-gen" "${hdr[@]}" \
     --output-file zz_generated.deepcopy.go "${pkgs[@]}"
@@ -304,6 +338,7 @@ run_go() { # CASE REP
     --versioned-clientset-package "$out/clientset/versioned" --listers-package "$out/listers" \
     "${pkgs[@]}"
   ((rep != reps)) || measure_size "$case" go-watch "$in/$case/go" "$dir"
+  go_dir=$dir
 }
 
 # measure_size CASE SET INPUT OUTPUT: files, lines and bytes in OUTPUT (a copy of INPUT that the
@@ -348,7 +383,7 @@ rust_generators() { # which generators `all` ran, from its output
   echo "${g[*]}"
 }
 
-for case in crddemo synthetic; do
+for case in "${cases[@]}"; do
   for rep in $(seq 0 "$reps"); do
     if ((rep == 0)); then log "$case: warm-up run"; else log "$case: run $rep/$reps"; fi
     await_load "$case" "$rep"
@@ -357,18 +392,32 @@ for case in crddemo synthetic; do
     if ((rep == 0 && !skip_go)); then
       # The Go output must type-check: the API packages with deepcopy + register, and (with
       # --check-build) the whole generated tree.
-      (cd "$work/$case/go" && go build ./pkg/apis/... 2>&1) >"$tmp/check.log" ||
+      (cd "$go_dir" && go build ./pkg/apis/... 2>&1) >"$tmp/check.log" ||
         { cat "$tmp/check.log" >&2; die "Go $case: generated deepcopy/register do not build"; }
       if ((check_build)); then
         log "$case: go build ./... of the Go output"
-        (cd "$work/$case/go" && go build ./... 2>&1) >"$tmp/check.log" ||
+        (cd "$go_dir" && go build ./... 2>&1) >"$tmp/check.log" ||
           { cat "$tmp/check.log" >&2; die "Go $case: generated code does not build"; }
         go_built+=" $case"
       fi
     fi
   done
-  printf -v "gens_$case" '%s' "$(rust_generators "$work/$case/rust-all")"
+  all_dir=all_dir_$case
+  printf -v "gens_$case" '%s' "$(rust_generators "${!all_dir}")"
+  # The case's files are measured: free the disk before the next, larger case.
+  rm -rf "${work:?}/$case"
 done
+
+# ---------------------------------------------------------------------------------------------
+# 4b. Compile cost (optional)
+
+: >"$tmp/compile.tsv"
+if [[ -n $compile_cost ]]; then
+  log "compile cost: $compile_cost kinds (scripts/bench/compile_cost.py)"
+  python3 "$root/scripts/bench/compile_cost.py" --kinds "$compile_cost" --kube-codegen "$kc" \
+    --repo "$src" --work "$tmp/compile" >"$tmp/compile.tsv" ||
+    die "scripts/bench/compile_cost.py failed"
+fi
 
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
@@ -380,9 +429,8 @@ nproc=$(nproc)
 cpu=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)
 load_before=$load_before
 load_after=$load_after
-kinds=$kinds
-groups=$n_groups
-per_group=$per_group
+cases=${cases[*]}
+$case_meta
 reps=$reps
 skip_go=$skip_go
 kube_codegen=$kc_version
@@ -393,8 +441,10 @@ go_codegen=$go_version
 go_toolchain=${go_toolchain:-}
 go_built=${go_built:-}
 wait_load=$wait_load
-gens_crddemo=$gens_crddemo
-gens_synthetic=$gens_synthetic
 EOF
+for case in "${cases[@]}"; do
+  gens=gens_$case
+  echo "gens_$case=${!gens}" >>"$tmp/meta"
+done
 python3 "$root/scripts/bench/report.py" "$tmp/meta" "$results" "$sizes" "$tmp/commands.tsv" \
-  "$tmp/loads.tsv"
+  "$tmp/loads.tsv" "$tmp/compile.tsv"

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Build (or reuse) a real kube-apiserver, kubectl and etcd for the integration tests.
+# Build (or reuse) a real kube-apiserver, kube-controller-manager, kubectl and etcd for the
+# integration tests.
 #
 # Usage: scripts/build-kube-apiserver.sh [--force] [--no-build] [--regenerate-module vX.Y.Z]
 #
@@ -26,7 +27,7 @@
 set -euo pipefail
 
 # Bump when the way binaries are built changes, to invalidate existing caches.
-RECIPE="3"
+RECIPE="4" # 4: kube-controller-manager added
 K8S_TAGS="selinux,notest,grpcnotrace"
 
 trap 'echo "build-kube-apiserver: error: line $LINENO: \`$BASH_COMMAND\` failed" >&2' ERR
@@ -125,9 +126,9 @@ CACHE=${KUBE_CODEGEN_CACHE:-$HOME/.cache/kube-codegen}
 OUT=$CACHE/k8s-$K8S-$GOOS-$GOARCH
 BIN=$OUT/bin
 STAMP=$OUT/BUILDINFO
-BINARIES=(kube-apiserver kubectl etcd)
+BINARIES=(kube-apiserver kube-controller-manager kubectl etcd)
 
-BUILD_FLAGS="CGO_ENABLED=0 GOFLAGS='$GOFLAGS' go build -trimpath; kube-apiserver,kubectl: -tags=$K8S_TAGS -ldflags='-s -w -X {k8s.io/component-base/version,k8s.io/client-go/pkg/version}.{gitVersion=$K8S,gitMajor=1,gitMinor=$K8S_MINOR,gitTreeState=clean,buildDate=<tag commit time>}'; etcd: -ldflags='-s -w'"
+BUILD_FLAGS="CGO_ENABLED=0 GOFLAGS='$GOFLAGS' go build -trimpath; kube-apiserver,kube-controller-manager,kubectl: -tags=$K8S_TAGS -ldflags='-s -w -X {k8s.io/component-base/version,k8s.io/client-go/pkg/version}.{gitVersion=$K8S,gitMajor=1,gitMinor=$K8S_MINOR,gitTreeState=clean,buildDate=<tag commit time>}'; etcd: -ldflags='-s -w'"
 KEY="recipe=$RECIPE
 k8s_version=$K8S
 etcd_version=$ETCD
@@ -181,7 +182,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-log "building Kubernetes $K8S (kube-apiserver, kubectl) and etcd $ETCD with $GO_VERSION"
+log "building Kubernetes $K8S (kube-apiserver, kube-controller-manager, kubectl) and etcd $ETCD with $GO_VERSION"
 log "output: $BIN (the first build takes 6-10 minutes on 2 cores)"
 rm -f "$STAMP" # the binaries are about to change
 
@@ -218,6 +219,7 @@ build() { # name package [go build flags...]
     log "  $name built in $((SECONDS - t0))s"
 }
 build kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver -tags="$K8S_TAGS" -ldflags="$LDFLAGS"
+build kube-controller-manager k8s.io/kubernetes/cmd/kube-controller-manager -tags="$K8S_TAGS" -ldflags="$LDFLAGS"
 build kubectl k8s.io/kubernetes/cmd/kubectl -tags="$K8S_TAGS" -ldflags="$LDFLAGS"
 build etcd go.etcd.io/etcd/server/v3 -ldflags="-s -w" # module root is package main
 
@@ -229,6 +231,8 @@ fi
 # Sanity checks on the fresh binaries before they replace anything.
 v=$("$BIN/kube-apiserver.tmp" --version) || die "kube-apiserver --version failed"
 [[ $v == "Kubernetes $K8S" ]] || die "kube-apiserver reports '$v', expected 'Kubernetes $K8S'"
+v=$("$BIN/kube-controller-manager.tmp" --version) || die "kube-controller-manager --version failed"
+[[ $v == "Kubernetes $K8S" ]] || die "kube-controller-manager reports '$v', expected 'Kubernetes $K8S'"
 v=$("$BIN/kubectl.tmp" version --client -o yaml) || die "kubectl version --client failed"
 grep -q "gitVersion: $K8S\$" <<<"$v" || die "kubectl reports an unexpected version: $v"
 v=$("$BIN/etcd.tmp" --version) || die "etcd --version failed"
@@ -242,7 +246,7 @@ for b in "${BINARIES[@]}"; do mv -f "$BIN/$b.tmp" "$BIN/$b"; done
     echo "built_at=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
     echo "build_seconds=$((SECONDS - START))"
     echo "build_date=$BUILD_DATE"
-    echo "ldflags(kube-apiserver,kubectl)=$LDFLAGS"
+    echo "ldflags(kube-apiserver,kube-controller-manager,kubectl)=$LDFLAGS"
     echo "goproxy=$GOPROXY"
     for b in "${BINARIES[@]}"; do
         echo "$b=$(wc -c <"$BIN/$b") bytes sha256:$(sha256 <"$BIN/$b")"

@@ -174,9 +174,12 @@ pub fn run(config: &Config, verify_only: bool) -> Result<Report> {
         Mode::Write
     };
     let root = common_root(&settings.apis_dir, &settings.output_dir).to_path_buf();
-    write_all(
+    let started = std::time::Instant::now();
+    let report = write_all(
         &settings, &analysis, &layout, &external, mode, &owned, &root,
-    )
+    );
+    tracing::info!(elapsed = ?started.elapsed(), "emitted, formatted and written");
+    report
 }
 
 /// Renders every file of `analysis` into `layout` through one [`Stager`]: the one place where a

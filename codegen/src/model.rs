@@ -1,5 +1,6 @@
 //! Stage 3, model: turn scanned sources and their tags into plain data — packages, kinds, verbs,
-//! extension methods — and validate everything Go leaves to the compiler (code-generator.md §8).
+//! extension methods — and validate everything Go leaves to the compiler (`docs/generator.md`,
+//! "What the model checks").
 //!
 //! Nothing here holds `syn` types; emitters work from this model alone.
 

@@ -1,7 +1,7 @@
 //! Names: gengo's plural rules and the Rust identifiers derived from kinds, groups and versions.
 //!
 //! One module owns every name so that client, lister, informer, fake and CRD output never
-//! disagree about a path or a resource (code-generator.md §5).
+//! disagree about a path or a resource (`docs/generator.md`, "Names").
 
 use std::collections::BTreeMap;
 

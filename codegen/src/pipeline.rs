@@ -201,27 +201,46 @@ fn global_modules(
     out
 }
 
-/// Emits, formats and hands to `sink` every file of the run in `layout`, the per-package work
-/// on every core. `external` names client-tree folders of generators not in this run that an
-/// earlier run wrote (they stay declared).
-pub(crate) fn render(
-    settings: &Settings,
-    analysis: &Analysis,
+/// How many kinds one work item emits.
+const KINDS_PER_ITEM: usize = 8;
+
+/// A unit of emission work: plain data, so that any worker can take it.
+enum Item {
+    /// The files beside the types of a package (deep copy, register, CRD impls).
+    Apis(usize),
+    /// The client, lister and informer files of some kinds of a package.
+    Kinds(usize, std::ops::Range<usize>),
+    /// The version modules of a package (they declare its kinds' modules).
+    Versions(usize),
+}
+
+impl Item {
+    fn package(&self) -> usize {
+        match self {
+            Item::Apis(p) | Item::Kinds(p, _) | Item::Versions(p) => *p,
+        }
+    }
+}
+
+/// Runs `items` on every core; each worker emits and formats an item's modules and sends the
+/// files to this thread, which hands them to `sink`. `declared` holds, per package, client
+/// modules rendered by earlier items that an item's modules declare as children. Returns, per
+/// item, its package and the client modules it defined.
+#[allow(clippy::too_many_arguments)]
+fn run_items<'a>(
+    settings: &'a Settings,
+    analysis: &'a Analysis,
     layout: &Layout,
-    external: &[&str],
+    header: &Header,
+    crd_source: CrdSource<'a>,
+    items: &[Item],
+    declared: &[(usize, Vec<Vec<String>>)],
     sink: &mut dyn FnMut(PathBuf, String) -> Result<()>,
-) -> Result<()> {
+) -> Result<Vec<(usize, Vec<Vec<String>>)>> {
     let model = &analysis.model;
-    let header = Header::new(&settings.boilerplate);
-    let apis_root = layout.apis_root();
-    let crd_source = || CrdSource::Files {
-        crd_dir: &settings.crd_dir,
-        apis_root: &apis_root,
-    };
-    let n = model.packages.len();
     let stop = AtomicBool::new(false);
     let (tx, rx) = mpsc::sync_channel::<(PathBuf, String)>(64);
-    let emit_package = |i: usize, tx: &mpsc::SyncSender<(PathBuf, String)>| {
+    let emit = |i: usize, tx: &mpsc::SyncSender<(PathBuf, String)>| {
         let paths = Paths::new(settings);
         let ctx = Ctx {
             model,
@@ -230,30 +249,52 @@ pub(crate) fn render(
             fake_clientset: settings.fake_clientset,
             group_features: settings.group_features,
             crd_files: &analysis.crd_files,
-            crd_source: crd_source(),
+            crd_source,
         };
-        let pkg = &model.packages[i];
+        let item = &items[i];
+        let pkg = &model.packages[item.package()];
         let mut modules = Vec::new();
         for g in &settings.generators {
-            modules.extend(g.emit_package(&ctx, pkg));
+            match item {
+                Item::Apis(_) if g.client_dir().is_none() => {
+                    modules.extend(g.emit_package(&ctx, pkg));
+                }
+                Item::Versions(_) if g.client_dir().is_some() => {
+                    modules.extend(g.emit_package(&ctx, pkg));
+                }
+                Item::Kinds(_, range) => {
+                    for kind in &pkg.kinds[range.clone()] {
+                        modules.extend(g.emit_kind(&ctx, pkg, kind));
+                    }
+                }
+                _ => {}
+            }
         }
-        let modules = Modules::new(modules);
-        let result = modules.render(layout, &header, &mut |path, text| {
+        let mut modules = Modules::new(modules);
+        for (p, defined) in declared {
+            if *p == item.package() {
+                for path in defined {
+                    modules.declare_client(path);
+                }
+            }
+        }
+        let result = modules.render(layout, header, &mut |path, text| {
             tx.send((path, text))
                 .map_err(|_| Error::file("", "internal error: the writer stopped"))
         });
         if result.is_err() {
             stop.store(true, Ordering::Relaxed);
         }
-        result.map(|()| modules.defined_client_paths())
+        result.map(|()| (item.package(), modules.defined_client_paths()))
     };
-    let n_workers = workers(n);
+    let n_workers = workers(items.len());
     let mut sink_err = None;
     let results = std::thread::scope(|s| {
-        let (stop, emit_package) = (&stop, &emit_package);
+        let (stop, emit) = (&stop, &emit);
+        let n = items.len();
         let producer = s.spawn(move || {
             let tx = tx;
-            parallel(n, n_workers, stop, &|i| emit_package(i, &tx))
+            parallel(n, n_workers, stop, &|i| emit(i, &tx))
         });
         for (path, text) in rx.iter() {
             if sink_err.is_none()
@@ -270,10 +311,61 @@ pub(crate) fn render(
     if let Some(e) = sink_err {
         return Err(e);
     }
-    let mut defined = Vec::new();
-    for r in results.into_iter().flatten() {
-        defined.extend(r?);
+    results.into_iter().flatten().collect()
+}
+
+/// Emits, formats and hands to `sink` every file of the run in `layout`, the per-package work
+/// on every core. `external` names client-tree folders of generators not in this run that an
+/// earlier run wrote (they stay declared).
+pub(crate) fn render(
+    settings: &Settings,
+    analysis: &Analysis,
+    layout: &Layout,
+    external: &[&str],
+    sink: &mut dyn FnMut(PathBuf, String) -> Result<()>,
+) -> Result<()> {
+    let model = &analysis.model;
+    let header = Header::new(&settings.boilerplate);
+    let apis_root = layout.apis_root();
+    let crd_source = CrdSource::Files {
+        crd_dir: &settings.crd_dir,
+        apis_root: &apis_root,
+    };
+    // Phase 1: every kind's own files (a package's kinds spread over the workers, so one large
+    // group is no slower than many small ones) and the files beside the types. Phase 2: the
+    // version modules, which declare the kinds' modules. Phase 3 (below): what spans packages.
+    let mut items = Vec::new();
+    for (p, pkg) in model.packages.iter().enumerate() {
+        items.push(Item::Apis(p));
+        let mut start = 0;
+        while start < pkg.kinds.len() {
+            let end = (start + KINDS_PER_ITEM).min(pkg.kinds.len());
+            items.push(Item::Kinds(p, start..end));
+            start = end;
+        }
     }
+    let kind_paths = run_items(
+        settings,
+        analysis,
+        layout,
+        &header,
+        crd_source,
+        &items,
+        &[],
+        sink,
+    )?;
+    let versions: Vec<Item> = (0..model.packages.len()).map(Item::Versions).collect();
+    let version_paths = run_items(
+        settings,
+        analysis,
+        layout,
+        &header,
+        crd_source,
+        &versions,
+        &kind_paths,
+        sink,
+    )?;
+    let defined: Vec<Vec<String>> = version_paths.into_iter().flat_map(|(_, p)| p).collect();
     if runs_client_tree(settings) {
         let paths = Paths::new(settings);
         let ctx = Ctx {
@@ -283,7 +375,7 @@ pub(crate) fn render(
             fake_clientset: settings.fake_clientset,
             group_features: settings.group_features,
             crd_files: &analysis.crd_files,
-            crd_source: crd_source(),
+            crd_source,
         };
         global_modules(&ctx, settings, &defined, external).render(layout, &header, sink)?;
     }
@@ -306,6 +398,9 @@ pub(crate) fn modules(settings: &Settings, analysis: &Analysis) -> Modules {
     for pkg in &analysis.model.packages {
         for g in &settings.generators {
             all.extend(g.emit_package(&ctx, pkg));
+            for kind in &pkg.kinds {
+                all.extend(g.emit_kind(&ctx, pkg, kind));
+            }
         }
     }
     if runs_client_tree(settings) {

@@ -1,7 +1,8 @@
 //! Stage 2, tags: find the comment lines that belong to an item or a package and parse the
 //! `+key`, `+key=value` and `+key:sub=value,k=v` tags in them.
 //!
-//! Which comments belong to a type follows gengo (code-generator.md §1.1), translated to Rust:
+//! Which comments belong to a type follows gengo (`docs/generator.md`, "Which comments belong to
+//! a type"), translated to Rust:
 //!
 //! * the *closest* block: every comment line (`//` or `///`) among the item's attributes, plus
 //!   the run of comment lines directly above its first attribute or doc line;

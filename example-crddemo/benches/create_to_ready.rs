@@ -1,7 +1,13 @@
-//! Issue 5: time from create to Ready for N Mydemos against the fake API server, for our
-//! controller (generated informers + listers + rate-limited work queue, `Options { workers }`)
-//! beside a peer measured in the same run: the same reconcile behaviour on kube-rs's own
-//! `kube::runtime::Controller` (`.owns(..)`, `Config::concurrency(workers)`).
+//! Issues 5 and 13: time from create to Ready for N Mydemos against the fake API server, for
+//! three stacks running the same reconcile in the same run:
+//!
+//! * `ours` — the hand-written loop (generated informers + listers + rate-limited work queue,
+//!   `Options { workers }`), on its own;
+//! * `builder` — `examples/builder.rs`: the same sync handler assembled by the
+//!   kube-controller-runtime Builder (`for_`/`owns`, `max_concurrent_reconciles(workers)`) under
+//!   a Manager (leader election off, metrics registry on);
+//! * `kube-runtime` — kube-rs's own `kube::runtime::Controller` (`.owns(..)`,
+//!   `Config::concurrency(workers)`).
 //!
 //! Per cell (stack × N × workers), on a fresh Tokio runtime and a fresh fake clientset seeded
 //! with 10 namespaces:
@@ -63,6 +69,10 @@ use tokio::task::JoinHandle;
 
 const NAMESPACES: usize = 10;
 
+#[allow(dead_code)] // its `main` is the example's
+#[path = "../examples/builder.rs"]
+mod builder_example;
+
 // ---------------------------------------------------------------------------------------------
 // Configuration
 // ---------------------------------------------------------------------------------------------
@@ -71,6 +81,8 @@ const NAMESPACES: usize = 10;
 enum Stack {
     /// `example_crddemo::controller::Controller`: generated informers, listers, work queue.
     Ours,
+    /// `examples/builder.rs` under a Manager.
+    Builder,
     /// `kube::runtime::Controller` with the same reconcile, through `kube::Api`.
     KubeRuntime,
 }
@@ -79,6 +91,7 @@ impl Stack {
     fn name(self) -> &'static str {
         match self {
             Stack::Ours => "ours (informers + workqueue)",
+            Stack::Builder => "ours (Builder + Manager)",
             Stack::KubeRuntime => "kube-runtime Controller",
         }
     }
@@ -86,6 +99,7 @@ impl Stack {
     fn parse(s: &str) -> Option<Stack> {
         match s.trim() {
             "ours" => Some(Stack::Ours),
+            "builder" => Some(Stack::Builder),
             "kube-runtime" | "kube" | "peer" => Some(Stack::KubeRuntime),
             _ => None,
         }
@@ -126,7 +140,7 @@ impl Config {
             .ok()
             .map(|v| v.split(',').filter_map(Stack::parse).collect::<Vec<_>>())
             .filter(|s| !s.is_empty())
-            .unwrap_or_else(|| vec![Stack::Ours, Stack::KubeRuntime]);
+            .unwrap_or_else(|| vec![Stack::Ours, Stack::Builder, Stack::KubeRuntime]);
         Config {
             mode,
             sizes: env_list("CTRLBENCH_N").unwrap_or(sizes),
@@ -343,6 +357,10 @@ enum Running {
         stop: oneshot::Sender<()>,
         task: JoinHandle<Result<(), ControllerError>>,
     },
+    Builder {
+        stop: oneshot::Sender<()>,
+        task: JoinHandle<Result<(), kube_controller_runtime::ManagerError>>,
+    },
     Peer {
         stop: oneshot::Sender<()>,
         task: JoinHandle<()>,
@@ -367,6 +385,28 @@ fn start_ours(clientset: Clientset, workers: usize) -> Running {
         let _ = rx.await;
     }));
     Running::Ours { stop, task }
+}
+
+fn start_builder(clientset: Clientset, workers: usize) -> Running {
+    let opts = Options {
+        workers,
+        namespace: None,
+        resync: None,
+        instance: "bench".into(),
+    };
+    let mgr = kube_controller_runtime::Manager::builder(clientset.client().clone())
+        .informer_options(example_crddemo::controller::informer_options(&opts))
+        .build()
+        .unwrap_or_else(|e| panic!("manager: {e}"));
+    let controller =
+        builder_example::controller(&mgr, workers).unwrap_or_else(|e| panic!("controller: {e}"));
+    mgr.add(controller)
+        .unwrap_or_else(|e| panic!("manager: {e}"));
+    let (stop, rx) = oneshot::channel::<()>();
+    let task = tokio::spawn(mgr.start(async move {
+        let _ = rx.await;
+    }));
+    Running::Builder { stop, task }
 }
 
 fn start_peer(client: kube::Client, workers: usize) -> Running {
@@ -453,6 +493,16 @@ async fn stop(running: Running) -> usize {
                 Ok(Ok(Err(e))) => eprintln!("  our controller stopped with an error: {e}"),
                 Ok(Err(e)) => eprintln!("  our controller task failed: {e}"),
                 Err(_) => eprintln!("  our controller did not stop within {limit:?}"),
+            }
+            0
+        }
+        Running::Builder { stop, task } => {
+            let _ = stop.send(());
+            match tokio::time::timeout(limit, task).await {
+                Ok(Ok(Ok(()))) => {}
+                Ok(Ok(Err(e))) => eprintln!("  the manager stopped with an error: {e}"),
+                Ok(Err(e)) => eprintln!("  the manager task failed: {e}"),
+                Err(_) => eprintln!("  the manager did not stop within {limit:?}"),
             }
             0
         }
@@ -657,6 +707,7 @@ async fn cell(stack: Stack, n: usize, workers: usize, cfg: &Config) -> CellResul
         fake::Clientset::new(seed).unwrap_or_else(|e| panic!("fake clientset: {e}"));
     let running = match stack {
         Stack::Ours => start_ours(clientset.clone(), workers),
+        Stack::Builder => start_builder(clientset.clone(), workers),
         Stack::KubeRuntime => start_peer(clientset.client().clone(), workers),
     };
     wait_for_sync(&handle, &running).await;

@@ -57,7 +57,7 @@ impl Embedded {
     /// the API (as `kubectl apply -f crd/mydemo.yaml` would) and writes a kubeconfig to
     /// `kubeconfig`.
     pub async fn start(port: u16, kubeconfig: &Path) -> Result<Embedded, EmbeddedError> {
-        let server = FakeApiServer::new(&[])?;
+        let server = FakeApiServer::new();
         let served = server
             .serve(SocketAddr::from(([127, 0, 0, 1], port)))
             .await?;
@@ -88,7 +88,7 @@ impl Embedded {
     /// How to use kubectl against the server, for the user.
     pub fn usage(&self) -> String {
         format!(
-            "In-memory Kubernetes API server at {url}. Use it with kubectl:\n\n    export KUBECONFIG={kc}\n    kubectl get mydemos\n    kubectl apply -f example-crddemo/example/example-mydemo.yaml\n    kubectl get services,endpointslices\n    kubectl edit mydemo example-mydemo --validate=false\n",
+            "In-memory Kubernetes API server at {url}. Use it with kubectl:\n\n    export KUBECONFIG={kc}\n    kubectl get mydemos\n    kubectl apply -f example-crddemo/example/example-mydemo.yaml\n    kubectl get services,endpointslices\n    kubectl edit mydemo example-mydemo\n",
             url = self.served.url(),
             kc = self.kubeconfig.display(),
         )
@@ -142,7 +142,7 @@ pub async fn wait_controller_idle(
         let gone = lister.namespaced(namespace).get(name).is_err();
         let idle = queue.is_empty() && queue.processing() == 0 && queue.waiting() == 0;
         idle_polls = if gone && idle { idle_polls + 1 } else { 0 };
-        std::future::ready(Ok((idle_polls >= 4).then_some(())))
+        std::future::ready(Ok((idle_polls >= 10).then_some(())))
     })
     .await
 }
@@ -269,6 +269,6 @@ pub async fn run_demo(clientset: &Clientset, namespace: &str) -> Result<(), Embe
         }
     })
     .await?;
-    tracing::info!(step = 3, "demo: Mydemo deleted; walkthrough complete");
+    tracing::info!(step = 3, "demo: Mydemo deleted");
     Ok(())
 }

@@ -4,6 +4,10 @@
 //! crddemo --kubeconfig ~/.kube/config          # against a cluster
 //! crddemo --embedded --demo                    # against an in-memory API server, with the walkthrough
 //! ```
+//!
+//! It runs under a `kube_controller_runtime::Manager`: Lease leader election (on by default),
+//! `/healthz` and `/readyz` on `--health-probe-bind-address`, `/metrics` on
+//! `--metrics-bind-address`, graceful shutdown on SIGTERM/SIGINT.
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -12,10 +16,11 @@ use std::time::Duration;
 
 use anyhow::{Context as _, anyhow};
 use clap::{Parser, ValueEnum};
-use example_crddemo::controller::{Controller, Options};
+use example_crddemo::controller::{Controller, Options, informer_options};
 use example_crddemo::embedded::{DEMO_NAME, Embedded, run_demo, wait_controller_idle};
 use example_crddemo::pkg::client::clientset::versioned::Clientset;
 use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube_controller_runtime::{Manager, ManagerError};
 
 /// The Mydemo controller: for each Mydemo (crddemo.k8s.io/v1) it keeps a selector-less Service
 /// and an EndpointSlice exposing spec.ip:spec.port, and reports a Ready condition and Events.
@@ -61,6 +66,45 @@ struct Cli {
     /// Log format.
     #[arg(long, value_enum, default_value_t = LogFormat::Text)]
     log_format: LogFormat,
+
+    /// Enable leader election: only the replica holding the Lease runs the controller
+    /// (--leader-elect=false to turn it off).
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1,
+          default_missing_value = "true", value_name = "BOOL")]
+    leader_elect: bool,
+
+    /// The name of the Lease used for leader election.
+    #[arg(long, default_value = "crddemo-controller", value_name = "NAME")]
+    leader_election_id: String,
+
+    /// The namespace of the Lease (default: the in-cluster namespace, else the kubeconfig
+    /// context's, else "default").
+    #[arg(long, value_name = "NS")]
+    leader_election_namespace: Option<String>,
+
+    /// How long followers wait on an unchanged Lease before taking over.
+    #[arg(long, default_value = "15s", value_name = "DURATION", value_parser = parse_duration)]
+    leader_elect_lease_duration: Duration,
+
+    /// How long the leader tries to renew the Lease before it gives up.
+    #[arg(long, default_value = "10s", value_name = "DURATION", value_parser = parse_duration)]
+    leader_elect_renew_deadline: Duration,
+
+    /// Time between leader election attempts.
+    #[arg(long, default_value = "2s", value_name = "DURATION", value_parser = parse_duration)]
+    leader_elect_retry_period: Duration,
+
+    /// The address the probe endpoints (/healthz, /readyz) bind to ("0" disables).
+    #[arg(long, default_value = ":8081", value_name = "ADDR")]
+    health_probe_bind_address: String,
+
+    /// The address the metrics endpoint (/metrics) binds to ("0" disables).
+    #[arg(long, default_value = ":8080", value_name = "ADDR")]
+    metrics_bind_address: String,
+
+    /// How long a graceful stop waits for syncs in progress.
+    #[arg(long, default_value = "30s", value_name = "DURATION", value_parser = parse_duration)]
+    graceful_shutdown_timeout: Duration,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -90,7 +134,9 @@ fn parse_duration(s: &str) -> Result<Duration, String> {
 
 fn init_logging(format: LogFormat) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| {
-        tracing_subscriber::EnvFilter::new("info,kube=warn,tower=warn,hyper=warn")
+        tracing_subscriber::EnvFilter::new(
+            "info,kube_client=warn,kube_runtime=warn,tower=warn,hyper=warn",
+        )
     });
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
@@ -102,43 +148,7 @@ fn init_logging(format: LogFormat) {
     }
 }
 
-/// Completes on the first SIGINT or SIGTERM; a second one exits the process at once.
-async fn shutdown_signal() {
-    let first = wait_signal().await;
-    tracing::info!(
-        signal = first,
-        "shutting down gracefully (send it again to exit at once)"
-    );
-    tokio::spawn(async {
-        let second = wait_signal().await;
-        tracing::warn!(signal = second, "second signal: exiting now");
-        std::process::exit(130);
-    });
-}
-
-#[cfg(unix)]
-async fn wait_signal() -> &'static str {
-    use tokio::signal::unix::{SignalKind, signal};
-    match (
-        signal(SignalKind::interrupt()),
-        signal(SignalKind::terminate()),
-    ) {
-        (Ok(mut int), Ok(mut term)) => tokio::select! {
-            _ = int.recv() => "SIGINT",
-            _ = term.recv() => "SIGTERM",
-        },
-        _ => {
-            let _ = tokio::signal::ctrl_c().await;
-            "SIGINT"
-        }
-    }
-}
-
-#[cfg(not(unix))]
-async fn wait_signal() -> &'static str {
-    let _ = tokio::signal::ctrl_c().await;
-    "Ctrl-C"
-}
+use kube_controller_runtime::shutdown_signal;
 
 async fn client_config(cli: &Cli) -> anyhow::Result<kube::Config> {
     let hint = "pass --kubeconfig (or set $KUBECONFIG), run inside a cluster, or try --embedded to use an in-memory API server";
@@ -184,6 +194,70 @@ fn refuse_foreign_kubeconfig(path: &std::path::Path) -> anyhow::Result<()> {
     }
 }
 
+/// The manager the controller runs under, configured by the flags.
+fn manager(cli: &Cli, client: kube::Client, opts: &Options) -> anyhow::Result<Manager> {
+    let mut b = Manager::builder(client)
+        .leader_election(cli.leader_elect)
+        .leader_election_id(&cli.leader_election_id)
+        .lease_duration(cli.leader_elect_lease_duration)
+        .renew_deadline(cli.leader_elect_renew_deadline)
+        .retry_period(cli.leader_elect_retry_period)
+        .health_probe_bind_address(&cli.health_probe_bind_address)
+        .metrics_bind_address(&cli.metrics_bind_address)
+        .graceful_shutdown_timeout(cli.graceful_shutdown_timeout)
+        .informer_options(informer_options(opts));
+    if let Some(ns) = &cli.leader_election_namespace {
+        b = b.leader_election_namespace(ns);
+    }
+    let mgr = b.build().map_err(flag_error)?;
+    mgr.add_healthz_check("ping", kube_controller_runtime::healthz::ping)?;
+    Ok(mgr)
+}
+
+/// A manager error, naming the flag to change where one is to blame.
+fn flag_error(e: ManagerError) -> anyhow::Error {
+    match e {
+        ManagerError::InvalidOption { option, message } => {
+            let flag = match option {
+                "metrics bind address" => "--metrics-bind-address",
+                "health probe bind address" => "--health-probe-bind-address",
+                _ => option,
+            };
+            anyhow!("{flag}: {message}")
+        }
+        ManagerError::Bind { what, addr, source } => {
+            let flag = if what == "metrics" {
+                "--metrics-bind-address"
+            } else {
+                "--health-probe-bind-address"
+            };
+            anyhow!("{flag} {addr}: cannot listen for {what}: {source}")
+        }
+        ManagerError::LeaderElection(
+            le @ kube_controller_runtime::LeaderElectionError::InvalidConfig(_),
+        ) => anyhow!(
+            "--leader-elect-lease-duration, --leader-elect-renew-deadline, --leader-elect-retry-period: {le}"
+        ),
+        ManagerError::LeaderElection(
+            le @ kube_controller_runtime::LeaderElectionError::NamespaceNotFound { .. },
+        ) => anyhow!("--leader-election-namespace: {le}"),
+        other => anyhow::Error::from(other),
+    }
+}
+
+/// Runs the controller under `mgr` until `stop`; a lost election or a failure is an error.
+async fn run_managed(
+    mgr: Manager,
+    opts: Options,
+    stop: impl std::future::Future<Output = ()>,
+) -> anyhow::Result<()> {
+    let controller = Controller::with_manager(&mgr, opts)?;
+    mgr.add(controller)?;
+    let identity = mgr.identity().to_string();
+    tracing::info!(%identity, "starting manager");
+    mgr.start(stop).await.map_err(flag_error)
+}
+
 async fn run(cli: Cli) -> anyhow::Result<()> {
     let opts = Options {
         workers: usize::from(cli.workers),
@@ -194,9 +268,8 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     if !cli.embedded {
         let config = client_config(&cli).await?;
         let client = kube::Client::try_from(config).context("cannot build a Kubernetes client")?;
-        let controller = Controller::new(Clientset::new(client), opts)?;
-        controller.run(shutdown_signal()).await?;
-        return Ok(());
+        let mgr = manager(&cli, client, &opts)?;
+        return run_managed(mgr, opts, shutdown_signal()).await;
     }
 
     let kubeconfig = match &cli.kubeconfig {
@@ -211,16 +284,37 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     };
     let embedded = Embedded::start(cli.port, &kubeconfig).await?;
     eprintln!("{}", embedded.usage());
-    let clientset = Clientset::new(embedded.client().await?);
-    let controller = Controller::new(clientset.clone(), opts)?;
+    // Whatever happens, the embedded server stops and its temporary kubeconfig goes.
+    let result = run_embedded(&cli, &embedded, opts).await;
+    embedded.shutdown().await;
+    if cli.kubeconfig.is_none() {
+        let _ = std::fs::remove_file(&kubeconfig);
+    }
+    result
+}
+
+/// `--embedded`: the controller (and with `--demo` the walkthrough) against the in-memory
+/// server.
+async fn run_embedded(cli: &Cli, embedded: &Embedded, opts: Options) -> anyhow::Result<()> {
+    let client = embedded.client().await?;
+    let clientset = Clientset::new(client.clone());
+    let mgr = manager(cli, client, &opts)?;
     if cli.demo {
+        let controller = Controller::with_manager(&mgr, opts)?;
         let (done_tx, done_rx) = tokio::sync::oneshot::channel::<()>();
         let namespace = cli.namespace.clone().unwrap_or_else(|| "default".into());
         let (lister, queue) = (controller.mydemos().clone(), controller.queue().clone());
+        let elected = mgr.clone();
         let demo = tokio::spawn(async move {
+            // Nothing before the manager has passed its preflight and started the controller.
+            elected.elected().await;
             let mut result = run_demo(&clientset, &namespace).await;
             if result.is_ok() {
                 result = wait_controller_idle(&lister, &queue, &namespace, DEMO_NAME).await;
+            }
+            if result.is_ok() {
+                // Only once the controller has handled the deletion, so the log reads in order.
+                tracing::info!(step = 3, "demo: Mydemo deleted; walkthrough complete");
             }
             let _ = done_tx.send(());
             result
@@ -231,14 +325,11 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 () = shutdown_signal() => {}
             }
         };
-        controller.run(stop).await?;
+        mgr.add(controller)?;
+        mgr.start(stop).await.map_err(flag_error)?;
         demo.await.context("demo task failed")??;
     } else {
-        controller.run(shutdown_signal()).await?;
-    }
-    embedded.shutdown().await;
-    if cli.kubeconfig.is_none() {
-        let _ = std::fs::remove_file(&kubeconfig);
+        run_managed(mgr, opts, shutdown_signal()).await?;
     }
     Ok(())
 }

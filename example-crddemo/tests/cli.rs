@@ -1,5 +1,7 @@
-//! The `crddemo` binary as a user runs it: the walkthrough of `--embedded --demo`, the error
-//! without any configuration, and `--embedded` keeping its hands off a user's kubeconfig.
+//! The `crddemo` binary as a user runs it: the walkthrough of `--embedded --demo` (under the
+//! Manager, with leader election, probes and metrics on), the error without any configuration,
+//! `--embedded` keeping its hands off a user's kubeconfig, and bad Manager flags failing with
+//! exit 1 before anything starts.
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
@@ -69,11 +71,19 @@ fn embedded_demo_walks_through_the_seed_and_exits() {
             &kc,
             "--log-format",
             "json",
+            "--metrics-bind-address",
+            "127.0.0.1:0",
+            "--health-probe-bind-address",
+            "127.0.0.1:0",
         ],
         Duration::from_secs(120),
     );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("successfully acquired lease"),
+        "leader election is on by default:\n{stderr}"
+    );
     assert!(
         stderr.contains(&format!("export KUBECONFIG={kc}")),
         "the kubectl instructions are printed:\n{stderr}"
@@ -137,4 +147,173 @@ fn embedded_never_overwrites_a_foreign_kubeconfig() {
         original,
         "the user's kubeconfig is untouched"
     );
+}
+
+#[test]
+fn a_metrics_address_in_use_fails_before_anything_starts() {
+    let home = tempdir();
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("{e}"));
+    let addr = taken
+        .local_addr()
+        .unwrap_or_else(|e| panic!("{e}"))
+        .to_string();
+    let out = crddemo(
+        home.path(),
+        &[
+            "--embedded",
+            "--demo",
+            "--metrics-bind-address",
+            &addr,
+            "--health-probe-bind-address",
+            "0",
+        ],
+        Duration::from_secs(60),
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let last = stderr.lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with(&format!(
+            "error: --metrics-bind-address {addr}: cannot listen for metrics: "
+        )),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("attempting to acquire leader lease"),
+        "nothing started:\n{stderr}"
+    );
+    assert!(
+        !stderr.contains("demo: creating"),
+        "nothing started:\n{stderr}"
+    );
+}
+
+#[test]
+fn a_missing_leader_election_namespace_fails_before_anything_starts() {
+    let home = tempdir();
+    let out = crddemo(
+        home.path(),
+        &[
+            "--embedded",
+            "--demo",
+            "--leader-election-namespace",
+            "nowhere",
+            "--metrics-bind-address",
+            "0",
+            "--health-probe-bind-address",
+            "0",
+        ],
+        Duration::from_secs(60),
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(
+        stderr.lines().last().unwrap_or_default(),
+        "error: --leader-election-namespace: leader election namespace \"nowhere\" does not exist (Lease nowhere/crddemo-controller)",
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("demo: creating"),
+        "nothing started:\n{stderr}"
+    );
+}
+
+#[test]
+fn leader_election_can_be_turned_off_and_bad_timings_are_refused() {
+    let home = tempdir();
+    let out = crddemo(
+        home.path(),
+        &[
+            "--embedded",
+            "--leader-elect-lease-duration",
+            "5s",
+            "--leader-elect-renew-deadline",
+            "5s",
+        ],
+        Duration::from_secs(60),
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr
+            .lines()
+            .last()
+            .unwrap_or_default()
+            .ends_with("leaseDuration must be greater than renewDeadline"),
+        "{stderr}"
+    );
+    let out = crddemo(
+        home.path(),
+        &[
+            "--embedded",
+            "--demo",
+            "--leader-elect=false",
+            "--metrics-bind-address",
+            "0",
+            "--health-probe-bind-address",
+            "0",
+        ],
+        Duration::from_secs(120),
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(!stderr.contains("leader lease"), "{stderr}");
+    assert!(stderr.contains("walkthrough complete"), "{stderr}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lease_held_by_another_identity_with_a_garbage_renew_time_fails_with_exit_1() {
+    // An API server (the in-memory one, served on loopback) whose Lease cannot be decoded: the
+    // renewTime is no time. kube-apiserver itself would refuse to store it; a corrupt backup
+    // restore or another tool's bug can still leave one behind.
+    let server = kube_codegen_runtime::fake::FakeApiServer::builder()
+        .object(serde_json::json!({
+            "apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+            "metadata": {"name": "crddemo-controller", "namespace": "default"},
+            "spec": {"holderIdentity": "someone-else", "leaseDurationSeconds": 15,
+                     "renewTime": "not a time"}
+        }))
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let served = server
+        .serve(([127, 0, 0, 1], 0).into())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let home = tempdir();
+    let kubeconfig = home.path().join("kubeconfig");
+    served
+        .write_kubeconfig(&kubeconfig)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let kc = kubeconfig.to_string_lossy().into_owned();
+    let home_path = home.path().to_path_buf();
+    let out = tokio::task::spawn_blocking(move || {
+        crddemo(
+            &home_path,
+            &[
+                "--kubeconfig",
+                &kc,
+                "--metrics-bind-address",
+                "0",
+                "--health-probe-bind-address",
+                "0",
+            ],
+            Duration::from_secs(60),
+        )
+    })
+    .await
+    .unwrap_or_else(|e| panic!("{e}"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let last = stderr.lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with(
+            "error: leader election: Lease default/crddemo-controller cannot be decoded: spec.renewTime: \"not a time\" is no MicroTime"
+        ),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("Starting Mydemo control loop"),
+        "nothing started:\n{stderr}"
+    );
+    served.shutdown().await;
 }

@@ -2,11 +2,11 @@
 //! walkthrough and the ways the world can drift from it.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use example_crddemo::controller::status::ready_condition;
-use example_crddemo::controller::{Controller, ControllerError, Options};
+use example_crddemo::controller::{Controller, Options, informer_options};
 use example_crddemo::pkg::apis::crddemo::v1::{Mydemo, MydemoSpec};
 use example_crddemo::pkg::client::clientset::versioned::{Clientset, fake};
 use k8s_openapi::api::core::v1::{Namespace, Service};
@@ -16,23 +16,67 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{DeleteParams, GetParams, Patch, PatchParams, PostParams};
 use kube::{Api, Resource};
 use kube_codegen_runtime::fake::{FakeHandle, Reaction, to_value};
-use kube_codegen_runtime::workqueue::RateLimitingQueue;
+use kube_controller_runtime::{Manager, ManagerError, Request};
+
+#[allow(dead_code)] // its `main` is the example's
+#[path = "../examples/builder.rs"]
+mod builder_example;
+
+/// The two implementations every scenario runs against: the hand-written informer → queue →
+/// worker controller (as the `crddemo` binary runs it, under a Manager), and the Builder
+/// variant of `examples/builder.rs`.
+#[derive(Debug, Clone, Copy)]
+enum Variant {
+    HandWritten,
+    Builder,
+}
+
+type Probe<T> = Box<dyn Fn() -> T + Send + Sync>;
+type KeyProbe = Box<dyn Fn(&str) -> u32 + Send + Sync>;
 
 struct Running {
     clientset: Clientset,
     handle: FakeHandle,
-    queue: RateLimitingQueue<String>,
-    syncs: Arc<AtomicU64>,
+    /// Nothing queued, waiting or in hand.
+    idle: Probe<bool>,
+    /// How often a key was requeued with backoff.
+    requeues: KeyProbe,
+    /// How many times the sync handler ran.
+    syncs: Probe<u64>,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
-    task: Option<tokio::task::JoinHandle<Result<(), ControllerError>>>,
+    task: Option<tokio::task::JoinHandle<Result<(), ManagerError>>>,
+}
+
+/// `controller_runtime_reconcile_total` of the `mydemo` controller, all results.
+fn reconciles(metrics: &kube_controller_runtime::Metrics) -> u64 {
+    let text = metrics.encode();
+    let scrape = prometheus_parse::Scrape::parse(text.lines().map(|l| Ok(l.to_string())))
+        .unwrap_or_else(|e| panic!("{e}"));
+    scrape
+        .samples
+        .iter()
+        .filter(|s| {
+            s.metric == "controller_runtime_reconcile_total"
+                && s.labels.get("controller") == Some("mydemo")
+        })
+        .map(|s| match s.value {
+            prometheus_parse::Value::Counter(v) | prometheus_parse::Value::Untyped(v) => v as u64,
+            ref other => panic!("controller_runtime_reconcile_total is no counter: {other:?}"),
+        })
+        .sum()
 }
 
 impl Running {
-    async fn start(workers: usize, namespaces: &[&str]) -> Running {
-        Self::start_with(workers, namespaces, None).await
+    async fn start(v: Variant, workers: usize, namespaces: &[&str]) -> Running {
+        Self::start_with(v, workers, namespaces, None).await
     }
 
-    async fn start_with(workers: usize, namespaces: &[&str], resync: Option<Duration>) -> Running {
+    async fn start_with(
+        v: Variant,
+        workers: usize,
+        namespaces: &[&str],
+        resync: Option<Duration>,
+    ) -> Running {
         // The fake, like kube-apiserver, starts with `default`, `kube-system` … in place.
         let objects = namespaces.iter().filter(|ns| **ns != "default").map(|ns| {
             to_value(&Namespace {
@@ -45,25 +89,50 @@ impl Running {
             .unwrap()
         });
         let (clientset, handle) = fake::Clientset::new(objects.collect::<Vec<_>>()).unwrap();
-        let controller = Controller::new(
-            clientset.clone(),
-            Options {
-                workers,
-                namespace: None,
-                resync,
-                instance: "test".into(),
-            },
-        )
-        .unwrap();
-        let (queue, syncs) = (controller.queue().clone(), controller.sync_count());
+        let opts = Options {
+            workers,
+            namespace: None,
+            resync,
+            instance: "test".into(),
+        };
+        let mgr = Manager::builder(clientset.client().clone())
+            .informer_options(informer_options(&opts))
+            .build()
+            .unwrap();
+        let (idle, requeues, syncs): (Probe<bool>, KeyProbe, Probe<u64>) = match v {
+            Variant::HandWritten => {
+                let controller = Controller::with_manager(&mgr, opts).unwrap();
+                let (q, counter) = (controller.queue().clone(), controller.sync_count());
+                let q2 = q.clone();
+                mgr.add(controller).unwrap();
+                (
+                    Box::new(move || q.is_empty() && q.processing() == 0 && q.waiting() == 0),
+                    Box::new(move |key: &str| q2.num_requeues(&key.to_string())),
+                    Box::new(move || counter.load(Ordering::SeqCst)),
+                )
+            }
+            Variant::Builder => {
+                let controller = builder_example::controller(&mgr, workers).unwrap();
+                let q = controller.queue().clone();
+                let q2 = q.clone();
+                mgr.add(controller).unwrap();
+                let metrics = mgr.metrics().clone();
+                (
+                    Box::new(move || q.is_empty() && q.processing() == 0 && q.waiting() == 0),
+                    Box::new(move |key: &str| q2.num_requeues(&Request::from_key(key))),
+                    Box::new(move || reconciles(&metrics)),
+                )
+            }
+        };
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-        let task = tokio::spawn(controller.run(async move {
+        let task = tokio::spawn(mgr.start(async move {
             let _ = rx.await;
         }));
         Running {
             clientset,
             handle,
-            queue,
+            idle,
+            requeues,
             syncs,
             stop: Some(tx),
             task: Some(task),
@@ -134,13 +203,8 @@ async fn eventually<T>(what: &str, mut check: impl FnMut() -> Option<T>) -> T {
 async fn settle(r: &Running) -> u64 {
     let mut idle = 0;
     eventually("the queue idle", || {
-        let q = &r.queue;
-        idle = if q.is_empty() && q.processing() == 0 && q.waiting() == 0 {
-            idle + 1
-        } else {
-            0
-        };
-        (idle >= 10).then(|| r.syncs.load(Ordering::SeqCst))
+        idle = if (r.idle)() { idle + 1 } else { 0 };
+        (idle >= 10).then(|| (r.syncs)())
     })
     .await
 }
@@ -154,9 +218,8 @@ fn slice_port(s: &EndpointSlice) -> Option<i32> {
     s.ports.iter().flatten().find_map(|p| p.port)
 }
 
-#[tokio::test]
-async fn create_makes_service_endpoint_slice_status_and_event() {
-    let r = Running::start(2, &["default"]).await;
+async fn create_makes_service_endpoint_slice_status_and_event(v: Variant) {
+    let r = Running::start(v, 2, &["default"]).await;
     let created = r.create("default", "demo", "10.1.2.3", 8080).await;
 
     let m = eventually("Ready", || r.mydemo("default", "demo").filter(is_ready)).await;
@@ -212,9 +275,8 @@ async fn create_makes_service_endpoint_slice_status_and_event() {
     r.stop().await;
 }
 
-#[tokio::test]
-async fn a_port_change_updates_the_endpoint_slice_and_observed_generation() {
-    let r = Running::start(2, &["default"]).await;
+async fn a_port_change_updates_the_endpoint_slice_and_observed_generation(v: Variant) {
+    let r = Running::start(v, 2, &["default"]).await;
     r.create("default", "demo", "127.0.0.1", 8080).await;
     eventually("Ready", || r.mydemo("default", "demo").filter(is_ready)).await;
     r.clientset
@@ -246,9 +308,8 @@ async fn a_port_change_updates_the_endpoint_slice_and_observed_generation() {
     r.stop().await;
 }
 
-#[tokio::test]
-async fn an_invalid_ip_is_reported_without_a_service_and_without_requeues() {
-    let r = Running::start(2, &["default"]).await;
+async fn an_invalid_ip_is_reported_without_a_service_and_without_requeues(v: Variant) {
+    let r = Running::start(v, 2, &["default"]).await;
     r.create("default", "bad", "10.0.0.300", 8080).await;
     let m = eventually("Ready=False", || {
         r.mydemo("default", "bad")
@@ -308,11 +369,10 @@ async fn an_invalid_ip_is_reported_without_a_service_and_without_requeues() {
     r.stop().await;
 }
 
-#[tokio::test]
-async fn an_endpoint_slice_the_server_refuses_is_reported_as_an_invalid_spec() {
+async fn an_endpoint_slice_the_server_refuses_is_reported_as_an_invalid_spec(v: Variant) {
     // kube-apiserver refuses loopback and link-local endpoint addresses with 422 Invalid; the
     // fake does not validate them, so a reactor plays the real server's part here.
-    let r = Running::start(2, &["default"]).await;
+    let r = Running::start(v, 2, &["default"]).await;
     let refused = Arc::new(AtomicUsize::new(0));
     let seen = refused.clone();
     r.handle.prepend_reactor("create", "endpointslices", move |_| {
@@ -361,9 +421,8 @@ async fn an_endpoint_slice_the_server_refuses_is_reported_as_an_invalid_spec() {
     r.stop().await;
 }
 
-#[tokio::test]
-async fn a_deleted_service_is_recreated_and_an_edited_one_corrected() {
-    let r = Running::start(2, &["default"]).await;
+async fn a_deleted_service_is_recreated_and_an_edited_one_corrected(v: Variant) {
+    let r = Running::start(v, 2, &["default"]).await;
     r.create("default", "demo", "10.1.2.3", 8080).await;
     eventually("Ready", || r.mydemo("default", "demo").filter(is_ready)).await;
     let services: Api<Service> = Api::namespaced(r.clientset.client().clone(), "default");
@@ -436,9 +495,8 @@ async fn a_deleted_service_is_recreated_and_an_edited_one_corrected() {
     r.stop().await;
 }
 
-#[tokio::test]
-async fn a_deleted_mydemo_is_handled_and_the_controller_keeps_working() {
-    let r = Running::start(1, &["default"]).await;
+async fn a_deleted_mydemo_is_handled_and_the_controller_keeps_working(v: Variant) {
+    let r = Running::start(v, 1, &["default"]).await;
     r.create("default", "gone", "10.1.2.3", 8080).await;
     eventually("Ready", || r.mydemo("default", "gone").filter(is_ready)).await;
     r.clientset
@@ -453,7 +511,7 @@ async fn a_deleted_mydemo_is_handled_and_the_controller_keeps_working() {
     .await;
     // The sync of the deleted key succeeded (no error, so no backoff requeue) ...
     settle(&r).await;
-    assert_eq!(r.queue.num_requeues(&"default/gone".to_string()), 0);
+    assert_eq!((r.requeues)("default/gone"), 0);
     // ... and the owned objects, which only a garbage collector removes (the fake has none, like
     // a bare kube-apiserver), point at the deleted owner as their controller.
     for owners in [
@@ -482,9 +540,8 @@ async fn a_deleted_mydemo_is_handled_and_the_controller_keeps_working() {
     r.stop().await;
 }
 
-#[tokio::test]
-async fn a_conflict_on_the_status_update_is_retried_and_converges() {
-    let r = Running::start(2, &["default"]).await;
+async fn a_conflict_on_the_status_update_is_retried_and_converges(v: Variant) {
+    let r = Running::start(v, 2, &["default"]).await;
     let conflicts = Arc::new(AtomicUsize::new(0));
     let seen = conflicts.clone();
     r.handle.prepend_reactor("update", "mydemos/status", move |_| {
@@ -517,11 +574,10 @@ async fn a_conflict_on_the_status_update_is_retried_and_converges() {
     r.stop().await;
 }
 
-#[tokio::test]
-async fn a_hundred_mydemos_across_ten_namespaces_all_become_ready() {
+async fn a_hundred_mydemos_across_ten_namespaces_all_become_ready(v: Variant) {
     let namespaces: Vec<String> = (0..10).map(|i| format!("ns-{i}")).collect();
     let ns_refs: Vec<&str> = namespaces.iter().map(String::as_str).collect();
-    let r = Running::start(4, &ns_refs).await;
+    let r = Running::start(v, 4, &ns_refs).await;
     for (i, ns) in namespaces.iter().cycle().take(100).enumerate() {
         r.create(
             ns,
@@ -541,9 +597,8 @@ async fn a_hundred_mydemos_across_ten_namespaces_all_become_ready() {
     r.stop().await;
 }
 
-#[tokio::test]
-async fn an_unowned_service_of_the_same_name_is_not_taken_over() {
-    let r = Running::start(1, &["default"]).await;
+async fn an_unowned_service_of_the_same_name_is_not_taken_over(v: Variant) {
+    let r = Running::start(v, 1, &["default"]).await;
     let services: Api<Service> = Api::namespaced(r.clientset.client().clone(), "default");
     let theirs = Service {
         metadata: ObjectMeta {
@@ -598,16 +653,15 @@ async fn an_unowned_service_of_the_same_name_is_not_taken_over() {
     r.stop().await;
 }
 
-#[tokio::test]
-async fn resyncs_of_unchanged_objects_do_not_run_the_sync_handler() {
-    let r = Running::start_with(2, &["default"], Some(Duration::from_millis(50))).await;
+async fn resyncs_of_unchanged_objects_do_not_run_the_sync_handler(v: Variant) {
+    let r = Running::start_with(v, 2, &["default"], Some(Duration::from_millis(50))).await;
     r.create("default", "demo", "10.1.2.3", 8080).await;
     eventually("Ready", || r.mydemo("default", "demo").filter(is_ready)).await;
     let quiet = settle(&r).await;
     // Ten resync periods re-deliver the Mydemo, its Service and its EndpointSlice unchanged.
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert_eq!(
-        r.syncs.load(Ordering::SeqCst),
+        (r.syncs)(),
         quiet,
         "an update with an unchanged resourceVersion is ignored"
     );
@@ -622,9 +676,37 @@ async fn resyncs_of_unchanged_objects_do_not_run_the_sync_handler() {
         )
         .await
         .unwrap();
-    eventually("the change synced", || {
-        (r.syncs.load(Ordering::SeqCst) > quiet).then_some(())
-    })
-    .await;
+    eventually("the change synced", || ((r.syncs)() > quiet).then_some(())).await;
     r.stop().await;
 }
+
+/// Each scenario against each implementation.
+macro_rules! scenarios {
+    ($($name:ident),* $(,)?) => {
+        mod hand_written {
+            $(#[tokio::test]
+            async fn $name() {
+                super::$name(super::Variant::HandWritten).await
+            })*
+        }
+        mod builder {
+            $(#[tokio::test]
+            async fn $name() {
+                super::$name(super::Variant::Builder).await
+            })*
+        }
+    };
+}
+
+scenarios!(
+    create_makes_service_endpoint_slice_status_and_event,
+    a_port_change_updates_the_endpoint_slice_and_observed_generation,
+    an_invalid_ip_is_reported_without_a_service_and_without_requeues,
+    an_endpoint_slice_the_server_refuses_is_reported_as_an_invalid_spec,
+    a_deleted_service_is_recreated_and_an_edited_one_corrected,
+    a_deleted_mydemo_is_handled_and_the_controller_keeps_working,
+    a_conflict_on_the_status_update_is_retried_and_converges,
+    a_hundred_mydemos_across_ten_namespaces_all_become_ready,
+    an_unowned_service_of_the_same_name_is_not_taken_over,
+    resyncs_of_unchanged_objects_do_not_run_the_sync_handler,
+);

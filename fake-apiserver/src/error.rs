@@ -7,6 +7,9 @@ use serde_json::{Map, Value, json};
 
 /// An error from the Rust-side API of the fake server (building it, seeding objects, serving).
 /// Requests made through a client get `metav1.Status` errors instead, as from a real server.
+///
+/// None of these is worth retrying as is: they name input to fix (an object, a file, an
+/// address) or an environment problem (no Tokio runtime, a port in use).
 #[derive(Debug, thiserror::Error)]
 pub enum FakeError {
     /// A constructor that spawns tasks was called outside a Tokio runtime.
@@ -51,6 +54,23 @@ pub enum FakeError {
     /// An I/O error (binding, writing a kubeconfig).
     #[error("I/O: {0}")]
     Io(#[from] std::io::Error),
+    /// Making the serving certificate or the TLS configuration failed.
+    #[error("TLS: {0}")]
+    Tls(String),
+    /// A bearer token that is empty or has whitespace or control characters.
+    #[error("the bearer token must be non-empty and free of whitespace and control characters")]
+    InvalidToken,
+    /// Building a client for the served server failed.
+    #[error("client for the served fake API server: {0}")]
+    Client(String),
+    /// A file of objects or CRDs could not be read or parsed (retrying does not help).
+    #[error("{path}: {message}")]
+    Load {
+        /// The file.
+        path: String,
+        /// What is wrong, with the document number where it applies.
+        message: String,
+    },
 }
 
 /// The kind of a field validation error, as `field.ErrorType` in Go.
@@ -63,6 +83,14 @@ pub(crate) enum FieldErrorKind {
     /// The offending value and the supported values.
     NotSupported(String, Vec<String>),
     TooLong(usize),
+    /// A value of the wrong type (or format): the rendered value.
+    TypeInvalid(String),
+    /// Too many items: how many there are and the limit.
+    TooMany(usize, usize),
+    /// A duplicate item: the rendered value.
+    Duplicate(String),
+    /// `Invalid value` without the value (objects and arrays in CEL errors).
+    InvalidOmitted,
 }
 
 /// One field validation error (`field.Error`).
@@ -130,6 +158,34 @@ impl FieldError {
         }
     }
 
+    pub(crate) fn type_invalid(
+        field: impl Into<String>,
+        value: impl Into<String>,
+        detail: impl Into<String>,
+    ) -> Self {
+        FieldError {
+            field: field.into(),
+            kind: FieldErrorKind::TypeInvalid(value.into()),
+            detail: detail.into(),
+        }
+    }
+
+    pub(crate) fn too_many(field: impl Into<String>, actual: usize, max: usize) -> Self {
+        FieldError {
+            field: field.into(),
+            kind: FieldErrorKind::TooMany(actual, max),
+            detail: String::new(),
+        }
+    }
+
+    pub(crate) fn duplicate(field: impl Into<String>, value: impl Into<String>) -> Self {
+        FieldError {
+            field: field.into(),
+            kind: FieldErrorKind::Duplicate(value.into()),
+            detail: String::new(),
+        }
+    }
+
     fn reason(&self) -> &'static str {
         match self.kind {
             FieldErrorKind::Required => "FieldValueRequired",
@@ -137,6 +193,10 @@ impl FieldError {
             FieldErrorKind::Forbidden => "FieldValueForbidden",
             FieldErrorKind::NotSupported(..) => "FieldValueNotSupported",
             FieldErrorKind::TooLong(_) => "FieldValueTooLong",
+            FieldErrorKind::TypeInvalid(_) => "FieldValueTypeInvalid",
+            FieldErrorKind::TooMany(..) => "FieldValueTooMany",
+            FieldErrorKind::Duplicate(_) => "FieldValueDuplicate",
+            FieldErrorKind::InvalidOmitted => "FieldValueInvalid",
         }
     }
 
@@ -153,6 +213,12 @@ impl FieldError {
                 )
             }
             FieldErrorKind::TooLong(max) => format!("Too long: may not be more than {max} bytes"),
+            FieldErrorKind::TypeInvalid(v) => format!("Invalid value: {v}"),
+            FieldErrorKind::TooMany(n, max) => {
+                format!("Too many: {n}: must have at most {max} items")
+            }
+            FieldErrorKind::Duplicate(v) => format!("Duplicate value: {v}"),
+            FieldErrorKind::InvalidOmitted => "Invalid value".to_string(),
         };
         if !self.detail.is_empty() {
             s.push_str(": ");

@@ -1,63 +1,102 @@
-//! An in-memory Kubernetes API server with the semantics of the real one, for tests: what the
-//! generated fake clientsets run on, and what `kubectl` can talk to.
+//! An in-memory Kubernetes API server with the semantics of kube-apiserver, for tests: a
+//! [`kube::Client`] talks to it in process, and `kubectl` or any other language's client talks to
+//! it over HTTPS — a stand-in for envtest's kube-apiserver + etcd that starts in milliseconds.
 //!
-//! [`FakeApiServer`] is a [`tower::Service`](tower_service::Service) that a [`kube::Client`]
-//! sends its requests to, so every client — generated clientsets, `kube::Api`, `watcher`,
-//! controllers — works against it unchanged. It serves built-in resources (namespaces, pods,
-//! services, endpoints, endpoint slices, config maps, secrets, events in `v1` and
-//! `events.k8s.io/v1`, service accounts, nodes, deployments and other workloads, leases and
-//! CustomResourceDefinitions), the generated kinds it is given as
-//! [`ResourceInfo`]s, and every custom resource whose CRD is
-//! created through the API.
+//! # With a plain `kube::Client`
 //!
-//! What a real API server does, this one does:
+//! No generated code is needed: [`FakeApiServer::new`] serves the built-in kinds, and custom
+//! resources appear as soon as their CRD is created through the API (or seeded).
 //!
-//! * one global `resourceVersion` counter; `uid`, `creationTimestamp`, `generation` (bumped
-//!   only when something outside `metadata`/`status` changes), `generateName`;
-//! * optimistic concurrency (409 Conflict on a stale `resourceVersion`), no-op updates that do
-//!   not bump the version, the status subresource (the main endpoint ignores `status`,
-//!   `/status` changes nothing else);
-//! * finalizers and `deletionTimestamp`, delete preconditions, propagation-policy finalizers,
-//!   graceful deletion of bound pods, deletecollection;
-//! * label selectors (every operator) and field selectors (with the real server's supported
-//!   fields and error messages), pagination with opaque continue tokens over a consistent
-//!   snapshot (410 when it expired), `resourceVersion`/`resourceVersionMatch`;
-//! * watches from a resourceVersion out of a bounded history (410 Gone as an `ERROR` event
-//!   when too old), initial events, bookmarks, `sendInitialEvents`, `timeoutSeconds`, objects
-//!   leaving a selector reported as `DELETED`;
-//! * JSON merge patch, JSON patch, strategic merge patch (built-ins), and server-side apply with
-//!   field managers, conflicts, `force` and `managedFields`;
-//! * `metav1.Status` errors worded as the real server words them; CRD validation including the
-//!   protected-group approval annotation; structural-schema pruning, defaulting and validation
-//!   of custom resources; `dryRun=All`; `Table` and `PartialObjectMetadata` responses.
-//!
-//! Tests get a [`FakeHandle`]: the recorded [`Action`]s, reactors that answer or fail requests
-//! ([`Reaction`], with `"*"` wildcards), watch reactors for fault injection
-//! ([`WatchReaction`]), typed access to stored objects, and seeding that bypasses the API.
-//!
-//! ```no_run
-//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! ```
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! use k8s_openapi::api::core::v1::ConfigMap;
-//! use kube::Api;
-//! use kube_fake_apiserver as fake;
+//! use kube::api::{Api, Patch, PatchParams, PostParams};
+//! use kube_fake_apiserver::FakeApiServer;
 //!
+//! let server = FakeApiServer::new();
+//! let client = server.client()?; // a kube::Client; needs a Tokio runtime
+//! let cms: Api<ConfigMap> = Api::default_namespaced(client);
 //! let cm: ConfigMap = serde_json::from_value(serde_json::json!({
-//!     "metadata": {"name": "settings", "namespace": "default"},
-//!     "data": {"mode": "fast"}
+//!     "metadata": {"name": "settings"}, "data": {"mode": "fast"}
 //! }))?;
-//! let (client, handle) = fake::new_client(&[], [fake::to_value(&cm)?])?;
-//! let api: Api<ConfigMap> = Api::default_namespaced(client);
-//! let got = api.get("settings").await?;
-//! assert_eq!(got.metadata.resource_version.is_some(), true);
-//! assert_eq!(handle.actions()[0].verb, "get");
+//! let created = cms.create(&PostParams::default(), &cm).await?;
+//! assert!(created.metadata.uid.is_some());
+//!
+//! // Server-side apply with field managers and conflicts, as kube-apiserver does it: the
+//! // creator owns `data.mode`, so taking it over needs `force`.
+//! let config = Patch::Apply(serde_json::json!({
+//!     "apiVersion": "v1", "kind": "ConfigMap",
+//!     "metadata": {"name": "settings"}, "data": {"mode": "slow"}
+//! }));
+//! let conflict = cms.patch("settings", &PatchParams::apply("my-controller"), &config).await;
+//! assert!(matches!(conflict, Err(kube::Error::Api(s)) if s.code == 409));
+//! let applied = cms
+//!     .patch("settings", &PatchParams::apply("my-controller").force(), &config)
+//!     .await?;
+//! assert_eq!(applied.data.unwrap_or_default()["mode"], "slow");
+//!
+//! // The test side: recorded requests, fault-injecting reactors, direct store access.
+//! let handle = server.handle();
+//! assert_eq!(handle.actions().len(), 3);
+//! let stored: Option<ConfigMap> = handle.get("default", "settings")?;
+//! assert!(stored.is_some());
 //! # Ok(()) }
 //! ```
 //!
-//! [`FakeApiServer::serve`] puts the same server on a loopback port with bearer-token
-//! authentication and discovery, and writes a kubeconfig, so `kubectl` works against it.
+//! # Over HTTPS, for kubectl and other languages
+//!
+//! [`FakeApiServer::serve`] listens on loopback with a fresh self-signed CA and a bearer token
+//! (taken only from the `Authorization` header; anonymous requests get kube-apiserver's 403
+//! except on `/healthz`, `/livez`, `/readyz` and `/version`), and writes a kubeconfig:
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! use kube_fake_apiserver::FakeApiServer;
+//!
+//! let server = FakeApiServer::builder()
+//!     .manifests("crds/")? // CRDs (and any other objects) to start with
+//!     .build()?;
+//! let served = server.serve(([127, 0, 0, 1], 0).into()).await?;
+//! served.write_kubeconfig("/tmp/fake.kubeconfig")?; // KUBECONFIG for kubectl
+//! let client = served.client().await?; // or a kube::Client over HTTPS
+//! # Ok(()) }
+//! ```
+//!
+//! The `kube-fake-apiserver` binary (feature `cli`, on by default) does the same from the
+//! command line: `kube-fake-apiserver --port 0 --kubeconfig kc.yaml --crd crds/ --objects
+//! seed.yaml`.
+//!
+//! # What it implements
+//!
+//! * one global `resourceVersion`; `uid`, `creationTimestamp`, `generation`, `generateName`;
+//!   optimistic concurrency, no-op updates, the status and scale subresources (custom
+//!   resources, Deployments, ReplicaSets, StatefulSets, ReplicationControllers);
+//! * finalizers, `deletionTimestamp`, delete preconditions, propagation policies, graceful pod
+//!   deletion, deletecollection, namespace and CRD lifecycles;
+//! * label and field selectors, pagination with continue tokens over a consistent snapshot,
+//!   `resourceVersion`/`resourceVersionMatch`, list options validated as kube-apiserver does;
+//! * watches from a bounded history (410 Gone), initial events, bookmarks,
+//!   `sendInitialEvents`, timeouts;
+//! * JSON merge, JSON and strategic merge patches, and server-side apply with managed fields,
+//!   conflicts and `force`, following a CRD's `x-kubernetes-list-type`,
+//!   `x-kubernetes-list-map-keys` and `x-kubernetes-map-type`;
+//! * CRDs: structural-schema checks, pruning, defaulting (also on read), validation of types,
+//!   formats, patterns, bounds, enums and list types with kube-apiserver's field paths and
+//!   reasons, CEL `x-kubernetes-validations` (transition rules, cost checks) through the kube-rs
+//!   project's `kube-cel`, printer columns;
+//! * `fieldValidation` (Ignore/Warn/Strict) with `Warning` headers, for built-ins too;
+//! * legacy and aggregated discovery, OpenAPI v2 and v3 documents (so `kubectl apply`
+//!   validates server-side and `kubectl explain` works), JSON and YAML bodies and responses,
+//!   `Table` and `PartialObjectMetadata`, kube-apiserver's `Status` errors, its 3 MiB body
+//!   limit.
+//!
+//! `tests/CONFORMANCE.md` in the repository lists what differs from kube-apiserver v1.37, and
+//! why; the conformance suite runs the same scenarios against both.
 
 mod endpoints;
 mod error;
+mod manifests;
 mod semantics;
 mod storage;
 mod testing;
@@ -81,9 +120,10 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 pub use endpoints::body::ResponseBody;
-pub use endpoints::serve::ServedApiServer;
+pub use endpoints::serve::{MAX_REQUEST_BODY_BYTES, ServeOptions, ServedApiServer};
 pub use error::FakeError;
 pub use kube_codegen_apimachinery::resource::ResourceInfo;
+pub use manifests::{parse_manifests, read_manifests};
 pub use semantics::patch::PatchType;
 pub use testing::reactor::{Action, Reaction, ReactionFn, WatchReaction, WatchReactionFn};
 
@@ -117,6 +157,13 @@ pub(crate) struct Shared {
     pub(crate) actions: Mutex<ActionLog>,
     pub(crate) reactors: RwLock<Vec<Reactor>>,
     pub(crate) watch_reactors: RwLock<Vec<WatchReactor>>,
+    /// Watches being served now.
+    pub(crate) active_watches: std::sync::atomic::AtomicUsize,
+    /// Watches cut because their client did not keep up.
+    pub(crate) slow_watchers_cut: std::sync::atomic::AtomicU64,
+    /// The OpenAPI documents, with the registry generation they were built for.
+    #[allow(clippy::type_complexity)]
+    pub(crate) openapi: Mutex<Option<(u64, Arc<endpoints::openapi::Documents>)>>,
 }
 
 /// The in-memory API server. Cheap to clone: clones share state.
@@ -167,6 +214,14 @@ impl FakeApiServerBuilder {
         self
     }
 
+    /// Seeds every object of a manifest file or of the manifest files of a directory (YAML or
+    /// JSON, several documents per file, `kind: List` expanded); CRDs among them are installed
+    /// before anything else is seeded.
+    pub fn manifests(mut self, path: impl AsRef<std::path::Path>) -> Result<Self, FakeError> {
+        self.objects.extend(manifests::read_manifests(path)?);
+        Ok(self)
+    }
+
     /// Seeds objects.
     pub fn objects(mut self, objs: impl IntoIterator<Item = Value>) -> Self {
         self.objects.extend(objs);
@@ -183,6 +238,14 @@ impl FakeApiServerBuilder {
     /// How often watches that allow bookmarks get one (default 60 s, as the real server).
     pub fn bookmark_interval(mut self, d: Duration) -> Self {
         self.config.bookmark_interval = d;
+        self
+    }
+
+    /// How long a watch may wait for a client that does not read before it is cut with a 410
+    /// Gone `ERROR` event (default 10 s), so that slow watchers cannot make the server buffer
+    /// without bound.
+    pub fn slow_watcher_timeout(mut self, d: Duration) -> Self {
+        self.config.slow_watcher_timeout = d;
         self
     }
 
@@ -225,13 +288,25 @@ impl FakeApiServerBuilder {
                 }),
                 reactors: RwLock::new(Vec::new()),
                 watch_reactors: RwLock::new(Vec::new()),
+                openapi: Mutex::new(None),
+                active_watches: Default::default(),
+                slow_watchers_cut: Default::default(),
             }),
         };
         let handle = server.handle();
         for ns in ["default", "kube-system", "kube-public", "kube-node-lease"] {
             handle.add_value(serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}))?;
         }
-        for obj in self.objects {
+        // CRDs first, then namespaces, so that custom resources and namespaced objects given
+        // in any order find what they need.
+        let rank = |o: &Value| match o.get("kind").and_then(Value::as_str) {
+            Some("CustomResourceDefinition") => 0,
+            Some("Namespace") => 1,
+            _ => 2,
+        };
+        let mut objects = self.objects;
+        objects.sort_by_key(rank);
+        for obj in objects {
             handle.add_value(obj)?;
         }
         Ok(server)
@@ -244,8 +319,17 @@ impl FakeApiServer {
         FakeApiServerBuilder::default()
     }
 
-    /// A server for the built-ins and these generated resources, with default settings.
-    pub fn new(resources: &[ResourceInfo]) -> Result<Self, FakeError> {
+    /// A server for the built-in resources, with default settings. Custom resources appear
+    /// when their CRDs are created through the API (or seeded, or given to the builder).
+    pub fn new() -> Self {
+        Self::builder()
+            .build()
+            .unwrap_or_else(|e| unreachable!("the built-in namespaces are always accepted: {e}"))
+    }
+
+    /// A server for the built-ins and these generated resources (as if their CRDs were
+    /// installed, without schemas), with default settings.
+    pub fn with_resources(resources: &[ResourceInfo]) -> Result<Self, FakeError> {
         Self::builder().resources(resources).build()
     }
 
@@ -263,15 +347,14 @@ impl FakeApiServer {
         Ok(kube::Client::new(self.clone(), "default"))
     }
 
-    /// Serves over HTTP on a loopback address (`127.0.0.1:0` picks a free port) with a random
-    /// bearer token.
+    /// Serves over HTTPS on a loopback address (`127.0.0.1:0` picks a free port) with a random
+    /// bearer token and a fresh self-signed CA; [`ServedApiServer::kubeconfig`] has both.
     pub async fn serve(&self, addr: SocketAddr) -> Result<ServedApiServer, FakeError> {
-        let token = format!(
-            "{}{}",
-            uuid::Uuid::new_v4().simple(),
-            uuid::Uuid::new_v4().simple()
-        );
-        self.serve_with_token(addr, token).await
+        self.serve_with(ServeOptions {
+            addr,
+            ..ServeOptions::default()
+        })
+        .await
     }
 
     /// [`serve`](Self::serve) with a chosen token.
@@ -280,14 +363,31 @@ impl FakeApiServer {
         addr: SocketAddr,
         token: impl Into<String>,
     ) -> Result<ServedApiServer, FakeError> {
-        endpoints::serve::serve(self.shared.clone(), addr, token.into()).await
+        self.serve_with(ServeOptions {
+            addr,
+            token: Some(token.into()),
+            ..ServeOptions::default()
+        })
+        .await
+    }
+
+    /// Serves with explicit [`ServeOptions`] (for example on a non-loopback address, which
+    /// must be allowed explicitly).
+    pub async fn serve_with(&self, opts: ServeOptions) -> Result<ServedApiServer, FakeError> {
+        endpoints::serve::serve(self.shared.clone(), opts).await
+    }
+}
+
+impl Default for FakeApiServer {
+    fn default() -> Self {
+        Self::new()
     }
 }
 
 impl<B> tower_service::Service<http::Request<B>> for FakeApiServer
 where
     B: http_body::Body<Data = Bytes> + Send + 'static,
-    B::Error: std::fmt::Display,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
     type Response = http::Response<ResponseBody>;
     type Error = Infallible;
@@ -301,13 +401,9 @@ where
         let shared = self.shared.clone();
         Box::pin(async move {
             let (parts, body) = req.into_parts();
-            let bytes = match endpoints::serve::collect(body).await {
+            let bytes = match endpoints::serve::collect_limited(body).await {
                 Ok(b) => b,
-                Err(e) => {
-                    return Ok(endpoints::handler::error_response(
-                        &error::ApiError::bad_request(format!("reading the request body: {e}")),
-                    ));
-                }
+                Err(e) => return Ok(endpoints::handler::error_response(&e)),
             };
             Ok(endpoints::handler::handle(shared, http::Request::from_parts(parts, bytes)).await)
         })
@@ -564,6 +660,20 @@ impl FakeHandle {
         let r = Resource::from_info(info)?;
         self.shared.state.lock().register(r);
         Ok(())
+    }
+
+    /// How many watches the server is streaming now.
+    pub fn active_watches(&self) -> usize {
+        self.shared
+            .active_watches
+            .load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// How many watches were cut (410) because their client did not read fast enough.
+    pub fn slow_watchers_cut(&self) -> u64 {
+        self.shared
+            .slow_watchers_cut
+            .load(std::sync::atomic::Ordering::SeqCst)
     }
 
     /// The current (global) resourceVersion.

@@ -249,7 +249,7 @@ async fn a_watch_delay_reactor_holds_the_watch_back_then_passes_through() {
 
 #[tokio::test]
 async fn a_huge_watch_timeout_means_no_timeout() {
-    let server = ok(FakeApiServer::new(&[MYDEMO]));
+    let server = ok(FakeApiServer::with_resources(&[MYDEMO]));
     ok(server
         .handle()
         .add_value(json!({"apiVersion": "crddemo.k8s.io/v1", "kind": "Mydemo",
@@ -506,7 +506,7 @@ async fn bound_pods_are_deleted_gracefully() {
 
 #[tokio::test]
 async fn tables_for_kubectl() {
-    let server = ok(FakeApiServer::new(&[MYDEMO]));
+    let server = ok(FakeApiServer::with_resources(&[MYDEMO]));
     let handle = server.handle();
     ok(
         handle.add_value(json!({"apiVersion": "crddemo.k8s.io/v1", "kind": "Mydemo",
@@ -531,63 +531,70 @@ async fn tables_for_kubectl() {
 }
 
 #[tokio::test]
-async fn serving_needs_loopback_and_a_token() {
-    let server = ok(FakeApiServer::new(&[]));
+async fn serving_needs_loopback_and_a_token_in_the_header() {
+    let server = FakeApiServer::new();
     assert!(matches!(
         server.serve(([0, 0, 0, 0], 0).into()).await,
         Err(FakeError::NotLoopback(_))
     ));
+    assert!(matches!(
+        server
+            .serve_with_token(([127, 0, 0, 1], 0).into(), "has space")
+            .await,
+        Err(FakeError::InvalidToken)
+    ));
     let served = ok(server
         .serve_with_token(([127, 0, 0, 1], 0).into(), "secret")
         .await);
-    assert!(
-        served
-            .kubeconfig()
-            .contains(&format!("server: \"{}/t/secret\"", served.url()))
-    );
-    assert!(served.kubeconfig().contains("token: \"secret\""));
+    let kubeconfig = served.kubeconfig();
+    // The URL carries no token; the user entry does, and the CA is trusted.
+    assert!(kubeconfig.contains(&format!("server: \"https://{}\"", served.addr())));
+    assert!(!kubeconfig.contains("/t/"));
+    assert!(kubeconfig.contains("token: \"secret\""));
+    assert!(kubeconfig.contains("certificate-authority-data: "));
     let client = ok(served.client().await);
     let cms: Api<ConfigMap> = Api::default_namespaced(client);
     ok(cms
         .create(&PostParams::default(), &cm("default", "c"))
         .await);
-    // The token path prefix alone authenticates (that is what kubectl uses over HTTP) ...
-    let mut kc = ok(kube::config::Kubeconfig::from_yaml(&served.kubeconfig()));
-    for u in &mut kc.auth_infos {
-        if let Some(a) = u.auth_info.as_mut() {
-            a.token = None;
-        }
-    }
-    let config = ok(kube::Config::from_custom_kubeconfig(kc.clone(), &Default::default()).await);
-    let by_path: Api<ConfigMap> = Api::default_namespaced(ok(kube::Client::try_from(config)));
-    ok(by_path.get("c").await);
-    // ... so does the bearer token alone, at the bare URL; a wrong token does not ...
-    for c in &mut kc.clusters {
-        if let Some(cl) = c.cluster.as_mut() {
-            cl.server = Some(served.url());
-        }
-    }
-    for (token, want) in [("secret", None), ("wrong", Some(401))] {
-        let mut with_token = kc.clone();
-        for u in &mut with_token.auth_infos {
+    let kc = ok(kube::config::Kubeconfig::from_yaml(&kubeconfig));
+    let with_token = |token: Option<&str>| {
+        let mut kc = kc.clone();
+        for u in &mut kc.auth_infos {
             if let Some(a) = u.auth_info.as_mut() {
-                a.token = Some(token.to_string().into());
+                a.token = token.map(|t| t.to_string().into());
             }
         }
-        let config =
-            ok(kube::Config::from_custom_kubeconfig(with_token, &Default::default()).await);
-        let by_header: Api<ConfigMap> = Api::default_namespaced(ok(kube::Client::try_from(config)));
-        match want {
-            None => assert_eq!(
-                ok(by_header.get("c").await).metadata.name.as_deref(),
-                Some("c")
-            ),
-            Some(status) => assert_eq!(code(by_header.get("c").await), Some(status)),
+        kc
+    };
+    // A wrong token is 401; no token is the anonymous user, whom RBAC forbids all but the
+    // public paths (403, worded as kube-apiserver words it).
+    let config = ok(kube::Config::from_custom_kubeconfig(
+        with_token(Some("wrong")),
+        &Default::default(),
+    )
+    .await);
+    let wrong: Api<ConfigMap> = Api::default_namespaced(ok(kube::Client::try_from(config)));
+    assert_eq!(code(wrong.get("c").await), Some(401));
+    let config =
+        ok(kube::Config::from_custom_kubeconfig(with_token(None), &Default::default()).await);
+    let anonymous_client = ok(kube::Client::try_from(config));
+    let anonymous: Api<ConfigMap> = Api::default_namespaced(anonymous_client.clone());
+    match anonymous.get("c").await {
+        Err(kube::Error::Api(s)) => {
+            assert_eq!((s.code, s.reason.as_str()), (403, "Forbidden"));
+            assert_eq!(
+                s.message,
+                r#"configmaps "c" is forbidden: User "system:anonymous" cannot get resource "configmaps" in API group "" in the namespace "default""#
+            );
         }
+        other => panic!("anonymous get: {other:?}"),
     }
-    // ... and without either: 401.
-    let config = ok(kube::Config::from_custom_kubeconfig(kc, &Default::default()).await);
-    let anonymous: Api<ConfigMap> = Api::default_namespaced(ok(kube::Client::try_from(config)));
-    assert_eq!(code(anonymous.get("c").await), Some(401));
+    let version = ok(anonymous_client.apiserver_version().await);
+    assert_eq!(version.major, "1");
+    // The token is never read from the path.
+    let raw =
+        ok(http::Request::get("/t/secret/api/v1/namespaces/default/configmaps/c").body(Vec::new()));
+    assert!(anonymous_client.request::<Value>(raw).await.is_err());
     served.shutdown().await;
 }

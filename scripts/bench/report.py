@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
 """Print scripts/bench-codegen.sh's markdown report.
 
-    report.py META RESULTS SIZES COMMANDS LOADS
+    report.py META RESULTS SIZES COMMANDS LOADS [COMPILE]
 
-META: key=value lines. RESULTS: case, tool, rep, wall_us, max_rss_kb, cpu_ms; tool is `kc:all`,
+META: key=value lines (`cases=` lists the cases, `case_<case>=` labels each). RESULTS: case,
+tool, rep, wall_us, max_rss_kb, user_ms, sys_ms; tool is `kc:all`,
 `kc:<generator>` or a Go binary; rep 0 is the warm-up and is left out. SIZES: case, set
 (rust-all, rust-core, rust-watch, go-core, go-watch; core = deepcopy + register + client, watch =
 core + lister + informer), files, lines, bytes. COMMANDS: case, tool, command line (as run for
 rep 1). LOADS: case, rep, 1-minute load average at the start of the rep, seconds waited for it.
+COMPILE (optional, scripts/bench/compile_cost.py): variant, kinds, build wall s, build CPU s,
+rebuild-after-an-edit wall s.
 """
 
 from __future__ import annotations
@@ -20,7 +23,6 @@ GO_CORE = ["deepcopy-gen", "register-gen", "client-gen"]
 GO_WATCH = GO_CORE + ["lister-gen", "informer-gen"]
 KC_CORE = ["kc:deepcopy", "kc:register", "kc:client"]
 KC_WATCH = KC_CORE + ["kc:lister", "kc:informer"]
-CASES = ("crddemo", "synthetic")
 
 
 def read_tsv(path: str) -> list[list[str]]:
@@ -48,15 +50,19 @@ def fmt_ratio(x: float) -> str:
 
 def main() -> None:
     meta_path, results_path, sizes_path, commands_path, loads_path = sys.argv[1:6]
+    compile_path = sys.argv[6] if len(sys.argv) > 6 else None
     meta = dict(line.split("=", 1) for line in open(meta_path).read().splitlines() if "=" in line)
+    cases = meta["cases"].split()
 
-    # runs[case][tool][rep] = (wall_us, rss_kb, cpu_ms)
-    runs: dict[str, dict[str, dict[int, tuple[int, int, int]]]] = defaultdict(
+    # runs[case][tool][rep] = (wall_us, rss_kb, cpu_ms, user_ms, sys_ms)
+    runs: dict[str, dict[str, dict[int, tuple[int, int, int, int, int]]]] = defaultdict(
         lambda: defaultdict(dict)
     )
-    for case, tool, rep, wall, rss, cpu in read_tsv(results_path):
+    for case, tool, rep, wall, rss, user, sys_ms in read_tsv(results_path):
         if int(rep) > 0:
-            runs[case][tool][int(rep)] = (int(wall), int(rss), int(cpu))
+            runs[case][tool][int(rep)] = (
+                int(wall), int(rss), int(user) + int(sys_ms), int(user), int(sys_ms)
+            )
     sizes = {(c, s): (int(f), int(l), int(b)) for c, s, f, l, b in read_tsv(sizes_path)}
     commands = read_tsv(commands_path)
     loads = [(float(l), int(w)) for c, r, l, w in read_tsv(loads_path) if int(r) > 0]
@@ -84,12 +90,18 @@ def main() -> None:
         files, lines, size = sizes[(case, set_)]
         return f"{files:,} | {lines:,} ({size / 1024:,.0f} KiB)"
 
+    def user_sys(case: str, tools: list[str]) -> tuple[float, float]:
+        """Median over reps of user and of system CPU, summed over the processes (ms)."""
+        reps = sorted(runs[case][tools[0]])
+        user = [sum(runs[case][t][r][3] for t in tools) for r in reps]
+        sys_ = [sum(runs[case][t][r][4] for t in tools) for r in reps]
+        return statistics.median(user), statistics.median(sys_)
+
     skip_go = meta.get("skip_go") == "1"
-    kinds, groups, per_group = meta["kinds"], meta["groups"], meta["per_group"]
-    labels = {"crddemo": "crddemo (1 kind)", "synthetic": f"synthetic ({kinds} kinds)"}
+    labels = {c: meta.get(f"case_{c}", c) for c in cases}
     out: list[str] = []
     p = out.append
-    p(f"## kube-codegen vs Go code-generator — N = {kinds} kinds\n")
+    p("## kube-codegen vs Go code-generator\n")
     load_line = (
         f"- Machine: `nproc` = {meta['nproc']} ({meta['cpu']}); load average (1/5/15 min) "
         f"before {meta['load_before']}, after {meta['load_after']}"
@@ -111,16 +123,36 @@ def main() -> None:
         p(f"- Go: k8s.io/code-generator {meta['go_codegen']} built with {meta['go_toolchain']}; "
           f"input modules require k8s.io/apimachinery and k8s.io/client-go {meta['go_codegen']}; "
           "one process per generator, as `kube_codegen.sh` runs them.")
-    p(f"- Inputs: the crddemo example (1 kind, `Mydemo`) and a synthetic tree of {kinds} kinds "
-      f"({groups} group(s) of up to {per_group}, version v1; each kind with Spec, Status and "
-      "List types, `+genclient`, runtime.Object; every 10th cluster-scoped), written alike in "
-      "Rust and Go by `scripts/bench/synth.py`.")
+    p("- Inputs: the crddemo example (1 kind, `Mydemo`) and synthetic trees ("
+      + "; ".join(labels[c] for c in cases if c != "crddemo")
+      + "; version v1; each kind with Spec, Status and List types, `+genclient`, runtime.Object; "
+      "every 10th cluster-scoped), written alike in Rust and Go by `scripts/bench/synth.py`.")
     p(f"- Median of {meta['reps']} timed run(s) (min–max in brackets) after one untimed warm-up "
-      "run of each tool; every run starts from a fresh copy of the input. Wall: bash "
-      "`EPOCHREALTIME` around `/usr/bin/time -v`; CPU (user+sys, 10 ms resolution) and max RSS: "
-      "`/usr/bin/time -v`. For several processes, wall and CPU are the sums per run and RSS "
-      "the largest. Output: the files a run added (files, lines).")
+      "run of each tool; every run works in a directory of its own, a copy of the input that no "
+      "run used before. Wall: bash `EPOCHREALTIME` around `/usr/bin/time -v`; user and system "
+      "CPU (10 ms resolution) and max RSS: `/usr/bin/time -v`. For several processes, wall and "
+      "CPU are the sums per run and RSS the largest. Output: the files a run added.")
     p("")
+    p("### Summary: `kube-codegen all` beside Go's five generators\n")
+    p("| input | tool | files | bytes | wall | user | sys | max RSS | Go ÷ kube-codegen (wall) |")
+    p("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for case in cases:
+        if "kc:all" not in runs[case]:
+            continue
+        kw, krss, _ = combined(case, ["kc:all"])
+        ku, ks = user_sys(case, ["kc:all"])
+        files, _, size = sizes.get((case, "rust-all"), (0, 0, 0))
+        p(f"| {labels[case]} | kube-codegen `all` | {files:,} | {size / 1e6:.1f} MB | "
+          f"{fmt_time(statistics.median(kw))} | {fmt_cpu(ku)} | {fmt_cpu(ks)} | {fmt_rss(krss)} | |")
+        if not skip_go and have(case, GO_WATCH):
+            gw, grss, _ = combined(case, GO_WATCH)
+            gu, gs = user_sys(case, GO_WATCH)
+            files, _, size = sizes.get((case, "go-watch"), (0, 0, 0))
+            p(f"| {labels[case]} | Go, 5 generators | {files:,} | {size / 1e6:.1f} MB | "
+              f"{fmt_time(statistics.median(gw))} | {fmt_cpu(gu)} | {fmt_cpu(gs)} | "
+              f"{fmt_rss(grss)} | {fmt_ratio(statistics.median(gw) / statistics.median(kw))} |")
+    p("")
+    p("### Details\n")
     p("| input | tool | generators | processes | wall | CPU | max RSS | files | lines | "
       "wall ÷ kube-codegen `all` | Go ÷ kube-codegen, same generators (wall / CPU) |")
     p("| --- | --- | --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
@@ -131,7 +163,7 @@ def main() -> None:
             for t in tools
         )
 
-    for case in CASES:
+    for case in cases:
         if case not in runs:
             continue
         label = labels[case]
@@ -173,7 +205,7 @@ def main() -> None:
         p("| input | generator | kube-codegen wall | CPU | max RSS | Go wall | CPU | max RSS | "
           "Go ÷ kube-codegen (wall) |")
         p("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
-    for case in CASES:
+    for case in cases:
         for kt, gt in zip(KC_WATCH, GO_WATCH):
             cells = []
             kw = None
@@ -205,6 +237,21 @@ def main() -> None:
         p("")
         p("This kube-codegen has no lister/informer subcommands: those rows are Go only.")
 
+    compile_rows = read_tsv(compile_path) if compile_path else []
+    if compile_rows:
+        p("")
+        p("### Compile cost: `cargo build` (debug) of the crate alone, dependencies built\n")
+        p("`ours`: the types plus everything `kube-codegen all` generates (no fake clientset); "
+          "`ours+use`: that plus, per kind, a function that gets an object with the typed client "
+          "and lists from the shared informer; `kube`: the same types with kube-derive's "
+          "`#[derive(CustomResource, JsonSchema)]`, plus, per kind, a function that gets an "
+          "object through `kube::Api` and runs a reflector over a watcher. Rebuild: after adding "
+          "one field to one kind's spec (ours: generator rerun first). `scripts/bench/compile_cost.py`.\n")
+        p("| kinds | variant | build (wall) | build CPU | per kind (wall) | rebuild after an edit (wall) |")
+        p("| ---: | --- | ---: | ---: | ---: | ---: |")
+        for variant, n, wall, cpu, rewall in compile_rows:
+            p(f"| {int(n):,} | {variant} | {float(wall):.1f} s | {float(cpu):.1f} s | "
+              f"{float(wall) / int(n) * 1000:.0f} ms | {float(rewall):.1f} s |")
     p("")
     p("<details><summary>Commands (first timed run; <code>$TMP</code> is the temporary "
       "directory)</summary>\n")

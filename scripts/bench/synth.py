@@ -144,6 +144,8 @@ mod types;
 mod zz_generated_deepcopy;
 #[rustfmt::skip]
 mod zz_generated_register;
+#[rustfmt::skip]
+mod zz_generated_crd;
 
 pub use types::*;
 pub use zz_generated_register::*;

@@ -5,7 +5,10 @@
 //! directory, starts etcd and kube-apiserver on free loopback ports, waits until `/readyz`
 //! answers 200 and writes a kubeconfig. Authentication is a static bearer token for `admin` in
 //! `system:masters`; authorization is RBAC; the serving certificate is the self-signed one
-//! kube-apiserver writes into its `--cert-dir`.
+//! kube-apiserver writes into its `--cert-dir`. On request
+//! ([`RealApiServer::start_controller_manager`], or [`Options::controller_manager`]) a
+//! kube-controller-manager of the same release runs beside them, with the Deployment,
+//! ReplicaSet and garbage-collector controllers by default.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), tests::apiserver::HarnessError> {
@@ -255,6 +258,44 @@ pub struct Options {
     pub keep_data_dir: bool,
     /// Extra kube-apiserver flags, appended to the harness's own.
     pub extra_apiserver_args: Vec<String>,
+    /// Also start kube-controller-manager once kube-apiserver is ready (default: no; see
+    /// [`RealApiServer::start_controller_manager`], which tests that first install CRDs call
+    /// themselves, so that the garbage collector watches their kinds from the start).
+    pub controller_manager: Option<ControllerManagerOptions>,
+}
+
+/// The controllers [`ControllerManagerOptions::default`] runs: Deployments roll out through
+/// ReplicaSets (and those create Pods, which stay Pending: there is no scheduler or kubelet), and
+/// the garbage collector deletes dependents whose owners are gone.
+pub const DEFAULT_CONTROLLERS: &[&str] = &[
+    "deployment-controller",
+    "replicaset-controller",
+    "garbage-collector-controller",
+];
+
+/// How [`RealApiServer::start_controller_manager`] runs kube-controller-manager.
+#[derive(Debug, Clone)]
+pub struct ControllerManagerOptions {
+    /// The `--controllers` to run (kube-controller-manager's names, such as
+    /// `deployment-controller`); default [`DEFAULT_CONTROLLERS`].
+    pub controllers: Vec<String>,
+    /// Extra flags, appended to the harness's own.
+    pub extra_args: Vec<String>,
+    /// How long to wait for `/healthz`.
+    pub ready_timeout: Duration,
+}
+
+impl Default for ControllerManagerOptions {
+    fn default() -> Self {
+        ControllerManagerOptions {
+            controllers: DEFAULT_CONTROLLERS
+                .iter()
+                .map(|c| (*c).to_string())
+                .collect(),
+            extra_args: Vec::new(),
+            ready_timeout: DEFAULT_READY_TIMEOUT,
+        }
+    }
 }
 
 impl Default for Options {
@@ -265,6 +306,7 @@ impl Default for Options {
             ready_timeout: DEFAULT_READY_TIMEOUT,
             keep_data_dir: keep,
             extra_apiserver_args: Vec::new(),
+            controller_manager: None,
         }
     }
 }
@@ -315,6 +357,7 @@ pub struct RealApiServer {
     config: Config,
     ready_timeout: Duration,
     started_in: Duration,
+    controller_manager: Option<Supervised>,
 }
 
 impl std::fmt::Debug for RealApiServer {
@@ -465,9 +508,13 @@ impl RealApiServer {
             ca_pem: String::new(),
             ready_timeout: opts.ready_timeout,
             started_in: Duration::ZERO,
+            controller_manager: None,
         };
         server.wait_apiserver_ready().await?;
         server.write_kubeconfig().await?;
+        if let Some(kcm) = &opts.controller_manager {
+            server.start_controller_manager(kcm).await?;
+        }
         server.started_in = t0.elapsed();
         if let Some(tmp) = tmp {
             // The server now owns the directory (removed in `Drop`).
@@ -725,6 +772,86 @@ impl RealApiServer {
         self.stop_apiserver().await?;
         self.start_apiserver().await
     }
+
+    /// Starts kube-controller-manager (from the bin dir, built by
+    /// `scripts/build-kube-apiserver.sh`) against this server with `opts.controllers`, and waits
+    /// until its `/healthz` answers `ok`. It authenticates with the admin kubeconfig, does not
+    /// elect a leader, and gets the service-account signing key (`sa.key`) that kube-apiserver
+    /// verifies tokens with, for the token controller if it is asked for. Its log is
+    /// [`controller_manager_log`](Self::controller_manager_log); it stops with the server, or
+    /// with [`stop_controller_manager`](Self::stop_controller_manager).
+    ///
+    /// The garbage collector discovers kinds added later (CRDs) only every 30 s: install CRDs
+    /// first when it must collect custom resources at once.
+    pub async fn start_controller_manager(
+        &mut self,
+        opts: &ControllerManagerOptions,
+    ) -> Result<(), HarnessError> {
+        if self.controller_manager.is_some() {
+            return Ok(());
+        }
+        let binary = self.bin_dir.join("kube-controller-manager");
+        if !is_executable(&binary) {
+            return Err(HarnessError::MissingBinary(binary));
+        }
+        let t0 = Instant::now();
+        let pki = self.dir.join("kcm-pki");
+        fs::create_dir_all(&pki).map_err(HarnessError::io(format!("mkdir {}", pki.display())))?;
+        let [port] = free_ports()?;
+        let mut args: Vec<OsString> = vec![
+            arg("--kubeconfig=", &self.kubeconfig_path),
+            format!("--controllers={}", opts.controllers.join(",")).into(),
+            "--leader-elect=false".into(),
+            "--bind-address=127.0.0.1".into(),
+            format!("--secure-port={port}").into(),
+            arg("--cert-dir=", &pki),
+            arg(
+                "--service-account-private-key-file=",
+                self.dir.join("sa.key"),
+            ),
+            "--use-service-account-credentials=false".into(),
+            "--v=1".into(),
+        ];
+        args.extend(opts.extra_args.iter().map(OsString::from));
+        let log = self.controller_manager_log();
+        let mut sup = Supervised::spawn(
+            "kube-controller-manager",
+            &binary,
+            &args,
+            &log,
+            SupervisorFiles::default(),
+        )?;
+        wait_https_ok(&mut sup, port, "/healthz", opts.ready_timeout).await?;
+        info!(elapsed = ?t0.elapsed(), port, controllers = %opts.controllers.join(","), "kube-controller-manager ready");
+        self.controller_manager = Some(sup);
+        Ok(())
+    }
+
+    /// Stops kube-controller-manager (SIGTERM, SIGKILL after 10 s), if it runs.
+    pub async fn stop_controller_manager(&mut self) {
+        if let Some(mut sup) = self.controller_manager.take() {
+            sup.begin_stop();
+            let deadline = Supervised::stop_deadline();
+            while !sup.poll_stopped() {
+                if Instant::now() > deadline {
+                    sup.force_kill();
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            info!("kube-controller-manager stopped");
+        }
+    }
+
+    /// kube-controller-manager's PID, while it runs.
+    pub fn controller_manager_pid(&self) -> Option<u32> {
+        self.controller_manager.as_ref().map(|s| s.pid)
+    }
+
+    /// kube-controller-manager's log file.
+    pub fn controller_manager_log(&self) -> PathBuf {
+        self.dir.join("kube-controller-manager.log")
+    }
 }
 
 impl Drop for RealApiServer {
@@ -732,9 +859,13 @@ impl Drop for RealApiServer {
         let t0 = Instant::now();
         // kube-apiserver first: its shutdown needs etcd (with etcd gone it hangs until SIGKILL,
         // and etcd's own shutdown waits for kube-apiserver's connections).
-        for mut sup in [self.apiserver.take(), self.etcd.take()]
-            .into_iter()
-            .flatten()
+        for mut sup in [
+            self.controller_manager.take(),
+            self.apiserver.take(),
+            self.etcd.take(),
+        ]
+        .into_iter()
+        .flatten()
         {
             sup.stop_blocking();
         }
@@ -1010,6 +1141,49 @@ impl SupervisedProcess {
             .child
             .try_wait()
             .map_err(HarnessError::io(format!("waiting for {}", self.inner.name)))
+    }
+}
+
+/// Polls `https://127.0.0.1:<port><path>` (TLS unverified: a self-signed serving certificate)
+/// until it answers `ok`, failing early if the supervised process exits.
+async fn wait_https_ok(
+    sup: &mut Supervised,
+    port: u16,
+    path: &str,
+    timeout: Duration,
+) -> Result<(), HarnessError> {
+    let uri: http::Uri = format!("https://127.0.0.1:{port}")
+        .parse()
+        .map_err(|e: http::uri::InvalidUri| HarnessError::Task(format!("bad URL: {e}")))?;
+    let mut config = Config::new(uri);
+    config.accept_invalid_certs = true;
+    config.connect_timeout = Some(Duration::from_secs(2));
+    config.read_timeout = Some(Duration::from_secs(5));
+    let probe = Client::try_from(config)?;
+    let t0 = Instant::now();
+    let mut last: String;
+    loop {
+        if let Some(status) = sup.exited()? {
+            return Err(sup.exited_error(status));
+        }
+        let req = http::Request::get(path)
+            .body(Vec::new())
+            .map_err(|e| HarnessError::Task(format!("building {path}: {e}")))?;
+        match probe.request_text(req).await {
+            Ok(body) if body.trim() == "ok" => return Ok(()),
+            Ok(body) => last = format!("answered {body:?}"),
+            Err(e) => last = e.to_string(),
+        }
+        if t0.elapsed() > timeout {
+            return Err(HarnessError::NotReady {
+                name: sup.name,
+                timeout,
+                last,
+                log: sup.log.clone(),
+                tail: log_tail(&sup.log),
+            });
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
     }
 }
 

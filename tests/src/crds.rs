@@ -1,5 +1,5 @@
 //! The CustomResourceDefinition manifests kube-codegen's `crd` generator wrote: the crddemo
-//! example's and every golden fixture's. The schema tests read them, and the real-apiserver
+//! example's, ERU's (from its `build.rs`) and every golden fixture's. The schema tests read them, and the real-apiserver
 //! tests apply them.
 
 use std::path::{Path, PathBuf};
@@ -29,11 +29,12 @@ fn generated_yaml(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// Every generated CRD file: `example-crddemo/crd/*.yaml`, then `tests/fixtures/<case>/crd/*.yaml`
-/// for every fixture, in sorted order.
+/// Every generated CRD file: `example-crddemo/crd/*.yaml`, `example-eru/deploy/crds/*.yaml`, then
+/// `tests/fixtures/<case>/crd/*.yaml` for every fixture, in sorted order.
 pub fn crd_files() -> Vec<PathBuf> {
     let root = workspace_root();
     let mut files = generated_yaml(&root.join("example-crddemo/crd"));
+    files.extend(generated_yaml(&root.join("example-eru/deploy/crds")));
     let mut cases: Vec<PathBuf> = std::fs::read_dir(root.join("tests/fixtures"))
         .map(|rd| rd.filter_map(Result::ok).map(|e| e.path()).collect())
         .unwrap_or_default();

@@ -142,3 +142,173 @@ async fn the_generated_factory_finds_its_kinds_by_resource_without_registering_t
         ))
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// Reruns: the build.rs front door writes only what changed, and Cargo reruns it only when an
+// input changed.
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap_or_else(|e| panic!("{e}"));
+    for e in std::fs::read_dir(from)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .flatten()
+    {
+        let p = e.path();
+        if p.is_dir() {
+            copy_dir(&p, &to.join(e.file_name()));
+        } else if !e.file_name().to_string_lossy().starts_with("zz_generated") {
+            std::fs::copy(&p, to.join(e.file_name())).unwrap_or_else(|e| panic!("{e}"));
+        }
+    }
+}
+
+/// Every file under `dir` with its modification time.
+fn mtimes(dir: &Path) -> std::collections::BTreeMap<std::path::PathBuf, std::time::SystemTime> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .flatten()
+        {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                let m = e.metadata().and_then(|m| m.modified());
+                out.insert(p, m.unwrap_or_else(|e| panic!("{e}")));
+            }
+        }
+    }
+    out
+}
+
+const SPEC_FIELD: &str = "    pub replicas: i32,\n";
+const NEW_FIELD: &str = "    pub replicas: i32,\n    /// Added by the test.\n    #[serde(default)]\n    pub paused: bool,\n";
+
+#[test]
+fn an_edit_to_one_types_file_rewrites_only_the_files_it_changes() {
+    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let apis = tmp.path().join("apis");
+    copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/crd/pkg/apis"),
+        &apis,
+    );
+    let compile = || {
+        kube_codegen::Builder::new()
+            .apis_dir(&apis)
+            .groups("example:v1 example2:v1 extensions:v1")
+            .apis_module("crate::apis")
+            .client_module("crate::client")
+            .emit_rerun_if_changed(false)
+            .out_dir(tmp.path().join("out"))
+            .compile()
+            .unwrap_or_else(|e| panic!("{e}"))
+    };
+    let files = compile();
+    let out = tmp.path().join("out");
+    let before = mtimes(&out);
+    assert_eq!(before.len(), files.len(), "{files:?}");
+    assert_eq!(compile(), files, "the same files");
+    assert_eq!(
+        mtimes(&out),
+        before,
+        "a run with no change rewrites nothing"
+    );
+
+    let types = apis.join("example2/v1/types.rs");
+    let text = std::fs::read_to_string(&types).unwrap_or_else(|e| panic!("{e}"));
+    assert!(text.contains(SPEC_FIELD));
+    std::fs::write(&types, text.replacen(SPEC_FIELD, NEW_FIELD, 1))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(compile(), files);
+    let after = mtimes(&out);
+    let changed: Vec<String> = before
+        .iter()
+        .filter(|(p, t)| after.get(*p) != Some(t))
+        .map(|(p, _)| p.strip_prefix(&out).unwrap().display().to_string())
+        .collect();
+    // The new field changes the deep copy of example2's spec and its CRD (the schema), nothing
+    // else: no other package, no client, lister or informer file.
+    assert_eq!(
+        changed,
+        [
+            "kube-codegen/apis/example2/v1/zz_generated_deepcopy.rs",
+            "kube-codegen/crd/testtypes.example.test.crd.code-generator.k8s.io.yaml",
+        ],
+        "{changed:#?}"
+    );
+}
+
+/// A crate whose `build.rs` runs the builder (and counts its runs), built with Cargo: the build
+/// script runs again only when an input of the generator changes.
+#[test]
+fn cargo_reruns_the_build_script_only_when_an_input_changes() {
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let krate = tmp.path().join("demo");
+    copy_dir(
+        &workspace.join("tests/fixtures/single/pkg/apis"),
+        &krate.join("apis"),
+    );
+    let runs = tmp.path().join("runs.log");
+    std::fs::write(
+        krate.join("Cargo.toml"),
+        format!(
+            "[package]\nname = \"rerun-demo\"\nversion = \"0.1.0\"\nedition = \"2024\"\npublish = false\n\n[build-dependencies]\nkube-codegen = {{ path = {:?}, default-features = false }}\n\n[workspace]\n",
+            workspace.join("codegen")
+        ),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(
+        krate.join("build.rs"),
+        format!(
+            "use std::io::Write;\nfn main() {{\n    let mut log = std::fs::OpenOptions::new().create(true).append(true).open({runs:?}).unwrap();\n    writeln!(log, \"run\").unwrap();\n    kube_codegen::Builder::new().apis_dir(\"apis\").groups(\"api:v1\").compile().unwrap_or_else(|e| panic!(\"{{e}}\"));\n}}\n"
+        ),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(krate.join("src")).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(krate.join("src/lib.rs"), "//! Demo.\n").unwrap_or_else(|e| panic!("{e}"));
+    // The workspace's lock and a target dir kept between runs: the generator is built once.
+    std::fs::copy(workspace.join("Cargo.lock"), krate.join("Cargo.lock"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| workspace.join("target"))
+        .join("rerun-demo");
+    let build = || {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let out = std::process::Command::new(cargo)
+            .args(["build", "--quiet", "--offline", "--manifest-path"])
+            .arg(krate.join("Cargo.toml"))
+            .env("CARGO_TARGET_DIR", &target)
+            .output()
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(
+            out.status.success(),
+            "cargo build: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        std::fs::read_to_string(&runs)
+            .unwrap_or_default()
+            .lines()
+            .count()
+    };
+    assert_eq!(build(), 1, "the first build runs the build script");
+    assert_eq!(build(), 1, "nothing changed: no rerun");
+    std::fs::write(krate.join("src/lib.rs"), "//! Demo, edited.\n")
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(build(), 1, "a source file that is no input: no rerun");
+    let types = krate.join("apis/api/v1/types.rs");
+    let text = std::fs::read_to_string(&types).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(
+        &types,
+        format!("{text}\n/// Added by the test.\npub struct Extra;\n"),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(build(), 2, "an input changed: the build script reran");
+    assert_eq!(build(), 2, "and not again");
+}

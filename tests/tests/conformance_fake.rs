@@ -13,7 +13,7 @@ fn ctx() -> Ctx {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_scenario_passes_against_the_fake() {
-    let server = FakeApiServer::new(&[]).unwrap_or_else(|e| panic!("fake server: {e}"));
+    let server = FakeApiServer::new();
     let client = server.client().unwrap_or_else(|e| panic!("client: {e}"));
     let report = run_all(client, &ctx()).await;
     println!("{report}");
@@ -23,7 +23,7 @@ async fn every_scenario_passes_against_the_fake() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_scenario_passes_against_the_served_fake() {
-    let server = FakeApiServer::new(&[]).unwrap_or_else(|e| panic!("fake server: {e}"));
+    let server = FakeApiServer::new();
     let served = server
         .serve(([127, 0, 0, 1], 0).into())
         .await

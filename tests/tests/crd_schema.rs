@@ -448,6 +448,7 @@ fn all_kinds() -> Vec<(CrdFns, String)> {
     use tests::fixtures::*;
     let kinds: Vec<CrdFns> = kinds![
         example_crddemo::pkg::apis::crddemo::v1::Mydemo => "v1",
+        example_eru::pkg::apis::mtsre::v1::Eru => "v1",
         mixed_case::apis::example::v1::TestType => "v1",
         mixed_case::apis::example::v1::ClusterTestType => "v1",
         apiserver::apis::example3_io::v1::TestType => "v1",

@@ -63,7 +63,7 @@ struct Env {
 }
 
 fn fake_env() -> Env {
-    let server = FakeApiServer::new(&[]).unwrap_or_else(|e| panic!("{e}"));
+    let server = FakeApiServer::new();
     let requests = Requests::default();
     let recorder = requests.clone();
     let counted = kube::Client::new(

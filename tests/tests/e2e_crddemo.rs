@@ -54,7 +54,7 @@ const CRD: &str = "mydemos.crddemo.k8s.io";
 /// How long a step may take to converge.
 const CONVERGE: Duration = Duration::from_secs(30);
 /// The `RUST_LOG` the controller runs with (the binary's default), whatever the test's is.
-const CONTROLLER_LOG: &str = "info,kube=warn,tower=warn,hyper=warn";
+const CONTROLLER_LOG: &str = "info,kube_client=warn,kube_runtime=warn,tower=warn,hyper=warn";
 
 // ---------------------------------------------------------------------------------------------
 // Building and running the binary
@@ -126,20 +126,26 @@ struct Crddemo {
 }
 
 impl Crddemo {
-    fn start(kubeconfig: &Path, rust_log: &str) -> Crddemo {
+    /// Starts `crddemo` with probes and metrics on free loopback ports, and `extra` flags.
+    fn start(kubeconfig: &Path, rust_log: &str, extra: &[&str]) -> Crddemo {
         let dir = tempfile::Builder::new()
             .prefix("crddemo-e2e.")
             .tempdir()
             .unwrap();
         let log = dir.path().join("crddemo.log");
-        let args: Vec<OsString> = vec![
+        let mut args: Vec<OsString> = vec![
             "--kubeconfig".into(),
             kubeconfig.into(),
             "--workers".into(),
             "2".into(),
             "--log-format".into(),
             "json".into(),
+            "--metrics-bind-address".into(),
+            "127.0.0.1:0".into(),
+            "--health-probe-bind-address".into(),
+            "127.0.0.1:0".into(),
         ];
+        args.extend(extra.iter().map(OsString::from));
         let env = [
             (OsString::from("RUST_LOG"), OsString::from(rust_log)),
             ("NO_COLOR".into(), "1".into()),
@@ -454,7 +460,15 @@ async fn crddemo_binary_walkthrough_and_apiserver_restart() {
     let pp = PatchParams::default();
 
     let t = Instant::now();
-    let mut demo = Crddemo::start(server.kubeconfig_path(), CONTROLLER_LOG);
+    // Leader election stays on; its deadlines are long enough to ride out the restart below.
+    let mut demo = Crddemo::start(
+        server.kubeconfig_path(),
+        CONTROLLER_LOG,
+        &[
+            "--leader-elect-lease-duration=90s",
+            "--leader-elect-renew-deadline=60s",
+        ],
+    );
     demo.wait_log("Started workers", CONVERGE, |e| {
         e["message"] == "Started workers"
     })
@@ -854,7 +868,8 @@ async fn crddemo_second_signal_exits_at_once() {
         .unwrap();
     let mut demo = Crddemo::start(
         server.kubeconfig_path(),
-        "info,example_crddemo=debug,kube=warn,tower=warn,hyper=warn",
+        "info,example_crddemo=debug,kube_client=warn,kube_runtime=warn,tower=warn,hyper=warn",
+        &[],
     );
     demo.wait_log("Started workers", CONVERGE, |e| {
         e["message"] == "Started workers"
@@ -960,7 +975,8 @@ async fn crddemo_converges_with_its_least_privilege_rbac() {
     .await;
     let admin = server.client().unwrap();
 
-    // rbac.yaml: namespace crddemo-system, ServiceAccount crddemo, ClusterRole and binding
+    // rbac.yaml: namespace crddemo-system, ServiceAccount crddemo, ClusterRole and binding,
+    // the leader-election Role and binding
     let rbac = repo_root().join("example-crddemo/deploy/rbac.yaml");
     let applied = server.kubectl_apply(&rbac).await.unwrap();
     assert_eq!(
@@ -970,6 +986,8 @@ async fn crddemo_converges_with_its_least_privilege_rbac() {
             "serviceaccount/crddemo",
             "clusterrole.rbac.authorization.k8s.io/crddemo-controller",
             "clusterrolebinding.rbac.authorization.k8s.io/crddemo-controller",
+            "role.rbac.authorization.k8s.io/crddemo-leader-election",
+            "rolebinding.rbac.authorization.k8s.io/crddemo-leader-election",
         ]
     );
 
@@ -1031,10 +1049,27 @@ async fn crddemo_converges_with_its_least_privilege_rbac() {
         .unwrap_err();
     assert_eq!(code(&err), Some(403), "no secrets: {err:?}");
 
-    // The controller with only that token
+    // No permission on Leases outside crddemo-system: a clear error and exit 1, before the
+    // controller starts.
+    let mut denied = Crddemo::start(
+        &kubeconfig,
+        CONTROLLER_LOG,
+        &["--leader-election-namespace=default"],
+    );
+    let status = denied.process.wait_timeout(CONVERGE).await.unwrap();
+    assert_eq!(status.and_then(|s| s.code()), Some(1));
+    let errors = denied.messages("no permission to get Lease default/crddemo-controller");
+    assert_eq!(errors.len(), 1, "{:#?}", denied.entries());
+    assert!(denied.messages("Starting Mydemo control loop").is_empty());
+
+    // The controller with only that token, its Lease in its own namespace
     let ns = unique_namespace("e2e-rbac");
     create_namespace(&admin, &ns).await;
-    let mut demo = Crddemo::start(&kubeconfig, CONTROLLER_LOG);
+    let mut demo = Crddemo::start(
+        &kubeconfig,
+        CONTROLLER_LOG,
+        &["--leader-election-namespace=crddemo-system"],
+    );
     demo.wait_log("Started workers", CONVERGE, |e| {
         e["message"] == "Started workers"
     })
@@ -1118,4 +1153,494 @@ async fn crddemo_converges_with_its_least_privilege_rbac() {
     assert_eq!(status.and_then(|s| s.code()), Some(0));
     let err = demos.get("missing", &Default::default()).await.unwrap_err();
     assert!(is_not_found(&err));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Leader election between crddemo processes
+// ---------------------------------------------------------------------------------------------
+
+/// Lease timings of the failover test: short, so that it stays quick.
+const FAILOVER_FLAGS: [&str; 3] = [
+    "--leader-elect-lease-duration=4s",
+    "--leader-elect-renew-deadline=3s",
+    "--leader-elect-retry-period=500ms",
+];
+
+fn timestamp(e: &Value) -> jiff::Timestamp {
+    e["timestamp"]
+        .as_str()
+        .and_then(|t| t.parse().ok())
+        .unwrap_or_else(|| panic!("no timestamp in {e}"))
+}
+
+/// One sync as a process logged it: identity, key, start and (if it ended) end.
+#[derive(Debug, Clone)]
+struct Window {
+    identity: String,
+    key: String,
+    start: jiff::Timestamp,
+    end: Option<jiff::Timestamp>,
+}
+
+/// The sync windows of a process: each `reconcile start` paired with the next end
+/// (`Successfully synced` / `sync failed; requeued with backoff`) of the same worker.
+fn windows(demo: &Crddemo) -> Vec<Window> {
+    let mut open: BTreeMap<u64, Window> = BTreeMap::new();
+    let mut done = Vec::new();
+    for e in demo.entries() {
+        let Some(worker) = e["worker"].as_u64() else {
+            continue;
+        };
+        let msg = e["message"].as_str().unwrap_or_default();
+        if msg == "reconcile start" {
+            if let Some(w) = open.insert(
+                worker,
+                Window {
+                    identity: e["identity"].as_str().unwrap_or_default().to_string(),
+                    key: e["key"].as_str().unwrap_or_default().to_string(),
+                    start: timestamp(&e),
+                    end: None,
+                },
+            ) {
+                panic!("worker {worker} started a sync before ending {w:?}");
+            }
+        } else if (msg == "Successfully synced" || msg == "sync failed; requeued with backoff")
+            && let Some(mut w) = open.remove(&worker)
+        {
+            w.end = Some(timestamp(&e));
+            done.push(w);
+        }
+    }
+    done.extend(open.into_values());
+    done
+}
+
+/// The identity a process runs as (from its `starting manager` line).
+async fn identity_of(demo: &mut Crddemo) -> String {
+    demo.wait_log("the manager starting", CONVERGE, |e| {
+        e["message"] == "starting manager"
+    })
+    .await;
+    demo.messages("starting manager")[0]["identity"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+async fn wait_leading(demo: &mut Crddemo, timeout: Duration) {
+    demo.wait_log("the lease acquired", timeout, |e| {
+        e["message"] == "successfully acquired lease"
+    })
+    .await;
+}
+
+async fn wait_following(demo: &mut Crddemo, leader: &str) {
+    let leader = leader.to_string();
+    demo.wait_log("the leader observed", CONVERGE, move |e| {
+        e["message"] == "new leader elected" && e["leader"] == leader.as_str()
+    })
+    .await;
+}
+
+fn mydemo_named(name: &str, port: i32) -> Mydemo {
+    Mydemo {
+        metadata: ObjectMeta {
+            name: Some(name.into()),
+            ..ObjectMeta::default()
+        },
+        spec: MydemoSpec {
+            ip: "192.0.2.30".into(),
+            port,
+        },
+        status: None,
+    }
+}
+
+/// The first sync any window of `identity` started after `after`.
+fn first_sync_after(
+    ws: &[Window],
+    identity: &str,
+    after: jiff::Timestamp,
+) -> Option<jiff::Timestamp> {
+    ws.iter()
+        .filter(|w| w.identity == identity && w.start >= after)
+        .map(|w| w.start)
+        .min()
+}
+
+/// No two identities' sync windows overlap; an unfinished window of a killed process ends at
+/// its kill.
+fn assert_no_overlap(all: &[Window], killed: &BTreeMap<String, jiff::Timestamp>) {
+    let end = |w: &Window| {
+        w.end
+            .or_else(|| killed.get(&w.identity).copied())
+            .unwrap_or_else(|| panic!("a sync that never ended: {w:?}"))
+    };
+    for a in all {
+        for b in all.iter().filter(|b| b.identity != a.identity) {
+            let separate = end(a) <= b.start || end(b) <= a.start;
+            assert!(separate, "two leaders synced at once: {a:?} and {b:?}");
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn crddemo_leader_failover_on_sigkill_and_sigstop() {
+    let _timer = Timer::new("crddemo_leader_failover");
+    tokio::task::spawn_blocking(crddemo_binary).await.unwrap();
+    let server = start_server().await;
+    let client = server.client().unwrap();
+    let ns = unique_namespace("e2e-failover");
+    create_namespace(&client, &ns).await;
+    let demos = Clientset::new(client.clone()).crddemo_v1().mydemos(&ns);
+    let leases: Api<k8s_openapi::api::coordination::v1::Lease> =
+        Api::namespaced(client.clone(), "default");
+    let holder = async || {
+        leases
+            .get_opt("crddemo-controller")
+            .await
+            .unwrap()
+            .and_then(|l| l.spec)
+            .and_then(|s| s.holder_identity)
+            .unwrap_or_default()
+    };
+    let kc = server.kubeconfig_path();
+
+    // a leads, b follows.
+    let mut a = Crddemo::start(kc, CONTROLLER_LOG, &FAILOVER_FLAGS);
+    let id_a = identity_of(&mut a).await;
+    wait_leading(&mut a, CONVERGE).await;
+    let mut b = Crddemo::start(kc, CONTROLLER_LOG, &FAILOVER_FLAGS);
+    let id_b = identity_of(&mut b).await;
+    wait_following(&mut b, &id_a).await;
+    assert_eq!(holder().await, id_a);
+    demos
+        .create(&mydemo_named("one", 8080), &PostParams::default())
+        .await
+        .unwrap();
+    wait_status(&demos, "one", "True").await;
+    assert!(windows(&a).iter().any(|w| w.key.ends_with("/one")));
+    assert!(
+        windows(&b).is_empty(),
+        "the follower synced: {:?}",
+        windows(&b)
+    );
+
+    // SIGKILL the leader: b takes over (after the lease duration) and syncs what changed.
+    let killed_at = jiff::Timestamp::now();
+    a.process.signal(Signal::KILL).unwrap();
+    demos
+        .create(&mydemo_named("two", 8080), &PostParams::default())
+        .await
+        .unwrap();
+    wait_leading(&mut b, CONVERGE).await;
+    wait_status(&demos, "two", "True").await;
+    let took = first_sync_after(&windows(&b), &id_b, killed_at)
+        .map(|t| t.duration_since(killed_at))
+        .unwrap();
+    eprintln!("[e2e] SIGKILL of the leader → first sync by the follower: {took:#}");
+    assert_eq!(holder().await, id_b);
+
+    // c follows b; SIGSTOP b for longer than the lease: c takes over.
+    let mut c = Crddemo::start(kc, CONTROLLER_LOG, &FAILOVER_FLAGS);
+    let id_c = identity_of(&mut c).await;
+    wait_following(&mut c, &id_b).await;
+    // b is idle (nothing in hand) when it is stopped.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let b_pid = rustix::process::Pid::from_raw(b.process.pid() as i32).unwrap();
+    rustix::process::kill_process(b_pid, Signal::STOP).unwrap();
+    let _thaw = Thaw(Some(b_pid));
+    let stopped_at = Instant::now();
+    demos
+        .create(&mydemo_named("three", 8080), &PostParams::default())
+        .await
+        .unwrap();
+    wait_leading(&mut c, CONVERGE).await;
+    wait_status(&demos, "three", "True").await;
+    assert_eq!(holder().await, id_c);
+    // While b is stopped, more changes it would react to: a new Mydemo and a port change.
+    demos
+        .create(&mydemo_named("four", 8080), &PostParams::default())
+        .await
+        .unwrap();
+    demos
+        .patch(
+            "one",
+            &merge(json!({"spec": {"port": 9090}})),
+            &PatchParams::default(),
+        )
+        .await
+        .unwrap();
+    wait_status(&demos, "four", "True").await;
+    eventually("c synced the port change", CONVERGE, async || {
+        let m = demos
+            .get("one", &Default::default())
+            .await
+            .map_err(|e| e.to_string())?;
+        let st = status_of(&m);
+        (st.observed_generation == Some(2))
+            .then_some(())
+            .ok_or(format!("{st:?}"))
+    })
+    .await;
+    // Well past b's lease (4 s) and renew deadline (3 s).
+    let stopped_for = Duration::from_secs(8);
+    tokio::time::sleep(stopped_for.saturating_sub(stopped_at.elapsed())).await;
+
+    // Resume b: it finds its deadline gone, stops its controller without syncing, exits 1.
+    let resumed_at = jiff::Timestamp::now();
+    rustix::process::kill_process(b_pid, Signal::CONT).unwrap();
+    let status = b.process.wait_timeout(CONVERGE).await.unwrap();
+    assert_eq!(status.and_then(|s| s.code()), Some(1), "b's exit status");
+    let lost = b.messages("leader election lost");
+    assert!(
+        lost.iter()
+            .any(|e| e["level"] == "ERROR" && e["target"] == "crddemo"),
+        "the process reports the lost election as its error: {lost:#?}"
+    );
+    let after: Vec<Window> = windows(&b)
+        .into_iter()
+        .filter(|w| w.start >= resumed_at)
+        .collect();
+    assert!(after.is_empty(), "b synced after it was resumed: {after:?}");
+    let writes: Vec<Value> = b
+        .entries()
+        .into_iter()
+        .filter(|e| timestamp(e) >= resumed_at)
+        .filter(|e| {
+            let m = e["message"].as_str().unwrap_or_default();
+            m.starts_with("created ")
+                || m.starts_with("updated ")
+                || m.starts_with("corrected ")
+                || m.contains("write refused")
+        })
+        .collect();
+    assert!(
+        writes.is_empty(),
+        "b tried to write after it was resumed: {writes:#?}"
+    );
+    assert_eq!(holder().await, id_c, "c still holds the lease");
+
+    // Nobody synced at the same time as somebody else.
+    let mut all = windows(&a);
+    all.extend(windows(&b));
+    all.extend(windows(&c));
+    assert!(all.iter().any(|w| w.identity == id_c));
+    let killed = BTreeMap::from([(id_a.clone(), killed_at)]);
+    assert_no_overlap(&all, &killed);
+
+    // A graceful stop of c releases the lease and exits 0.
+    c.process.signal(Signal::TERM).unwrap();
+    let status = c.process.wait_timeout(CONVERGE).await.unwrap();
+    assert_eq!(status.and_then(|s| s.code()), Some(0));
+    assert_eq!(holder().await, "", "released on a graceful stop");
+}
+
+/// Leader failover time against kube-apiserver: SIGKILL the leader, then the time until the
+/// follower's first sync; `CRDDEMO_FAILOVER_RUNS` (5) kills in a row, client-go's default
+/// timings (lease 15 s, renew 10 s, retry 2 s) unless `CRDDEMO_FAILOVER_FLAGS` gives others
+/// (space-separated). Prints a table and the median. A measurement, not a test:
+///
+/// ```text
+/// cargo test -p tests --test e2e_crddemo leader_failover_time -- --ignored --nocapture
+/// ```
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a measurement (about 20 s per run with the default timings)"]
+async fn leader_failover_time() {
+    tokio::task::spawn_blocking(crddemo_binary).await.unwrap();
+    let runs: usize = std::env::var("CRDDEMO_FAILOVER_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(5);
+    let flags_text = std::env::var("CRDDEMO_FAILOVER_FLAGS").unwrap_or_default();
+    let flags: Vec<&str> = flags_text.split_whitespace().collect();
+    let server = start_server().await;
+    let client = server.client().unwrap();
+    let ns = unique_namespace("e2e-failover-time");
+    create_namespace(&client, &ns).await;
+    let demos = Clientset::new(client.clone()).crddemo_v1().mydemos(&ns);
+    let kc = server.kubeconfig_path();
+
+    let mut leader = Crddemo::start(kc, CONTROLLER_LOG, &flags);
+    let mut leader_id = identity_of(&mut leader).await;
+    wait_leading(&mut leader, Duration::from_secs(60)).await;
+    let mut times = Vec::new();
+    for run in 0..runs {
+        let mut follower = Crddemo::start(kc, CONTROLLER_LOG, &flags);
+        let follower_id = identity_of(&mut follower).await;
+        wait_following(&mut follower, &leader_id).await;
+        // The follower's caches are warm; give the leader a couple of renewals.
+        tokio::time::sleep(Duration::from_secs(3)).await;
+        let killed_at = jiff::Timestamp::now();
+        leader.process.signal(Signal::KILL).unwrap();
+        demos
+            .create(
+                &mydemo_named(&format!("run-{run}"), 8080),
+                &PostParams::default(),
+            )
+            .await
+            .unwrap();
+        wait_leading(&mut follower, Duration::from_secs(60)).await;
+        let first = eventually(
+            "the follower's first sync",
+            Duration::from_secs(60),
+            async || {
+                first_sync_after(&windows(&follower), &follower_id, killed_at)
+                    .ok_or_else(|| "none yet".to_string())
+            },
+        )
+        .await;
+        let took = first.duration_since(killed_at);
+        eprintln!("[failover] run {}: {:.2} s", run + 1, took.as_secs_f64());
+        times.push(took.as_secs_f64());
+        wait_status(&demos, &format!("run-{run}"), "True").await;
+        (leader, leader_id) = (follower, follower_id);
+    }
+    let mut sorted = times.clone();
+    sorted.sort_by(f64::total_cmp);
+    let median = sorted[sorted.len() / 2];
+    let settings = if flags.is_empty() {
+        "lease 15 s, renew 10 s, retry 2 s (defaults)".to_string()
+    } else {
+        flags.join(" ")
+    };
+    println!("\nleader failover, SIGKILL → first sync by the follower ({settings})");
+    println!("| run | seconds |\n| --- | --- |");
+    for (i, t) in times.iter().enumerate() {
+        println!("| {} | {t:.2} |", i + 1);
+    }
+    println!(
+        "| median of {} | {median:.2} |  (min {:.2}, max {:.2})",
+        times.len(),
+        sorted[0],
+        sorted[sorted.len() - 1]
+    );
+    leader.process.signal(Signal::TERM).unwrap();
+    let _ = leader.process.wait_timeout(CONVERGE).await;
+}
+
+/// The Manager in-process against kube-apiserver (the fake's `leader_election.rs` scenario on
+/// the real server): two managers, exactly one reconciles; the leader dropped without a goodbye
+/// is replaced after the lease duration; a graceful stop releases the Lease and the other takes
+/// over in under 2 s.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn managers_elect_one_leader_on_kube_apiserver() {
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use kube_controller_runtime::{Action, Context, Controller, Manager, Request};
+
+    let _timer = Timer::new("managers_elect_one_leader");
+    let server = start_server().await;
+    let client = server.client().unwrap();
+    let ns = unique_namespace("e2e-managers");
+    create_namespace(&client, &ns).await;
+    let log: std::sync::Arc<std::sync::Mutex<Vec<(String, String)>>> = Default::default();
+    let (lease, renew, retry) = (
+        Duration::from_secs(3),
+        Duration::from_secs(2),
+        Duration::from_millis(500),
+    );
+    let replica = |identity: &str| {
+        let mgr = Manager::builder(client.clone())
+            .leader_election_id("e2e-managers")
+            .leader_election_namespace(&ns)
+            .leader_election_identity(identity)
+            .lease_duration(lease)
+            .renew_deadline(renew)
+            .retry_period(retry)
+            .build()
+            .unwrap();
+        let log = log.clone();
+        Controller::builder(&mgr)
+            .for_::<ConfigMap>()
+            .complete(move |req: Request, ctx: Context| {
+                let log = log.clone();
+                async move {
+                    log.lock()
+                        .unwrap()
+                        .push((ctx.identity().to_string(), req.name.clone()));
+                    Ok::<_, std::io::Error>(Action::done())
+                }
+            })
+            .unwrap();
+        mgr
+    };
+    let by = |name: &str| -> Vec<String> {
+        log.lock()
+            .unwrap()
+            .iter()
+            .filter(|(_, n)| n == name)
+            .map(|(i, _)| i.clone())
+            .collect()
+    };
+    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), &ns);
+    let cm = |name: &str| -> ConfigMap {
+        serde_json::from_value(json!({"metadata": {"name": name}})).unwrap()
+    };
+    let leading = async |m: &Manager| {
+        eventually("a leader", CONVERGE, async || {
+            m.is_leader()
+                .then_some(())
+                .ok_or_else(|| "not yet".to_string())
+        })
+        .await
+    };
+
+    let (a, b) = (replica("manager-a"), replica("manager-b"));
+    let stop_b = tokio_util::sync::CancellationToken::new();
+    let tb = stop_b.clone();
+    let task_a = tokio::spawn(a.clone().start(std::future::pending()));
+    leading(&a).await;
+    let task_b = tokio::spawn(b.clone().start(async move { tb.cancelled().await }));
+    cms.create(&PostParams::default(), &cm("one"))
+        .await
+        .unwrap();
+    eventually("one reconciled", CONVERGE, async || {
+        (!by("one").is_empty())
+            .then_some(())
+            .ok_or_else(|| "no".to_string())
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(by("one"), ["manager-a"], "only the leader reconciles");
+
+    // Drop the leader.
+    let dropped = Instant::now();
+    task_a.abort();
+    let _ = task_a.await;
+    leading(&b).await;
+    let took = dropped.elapsed();
+    eprintln!(
+        "[e2e] a dropped leader replaced after {took:.2?} (lease {lease:?}, retry {retry:?})"
+    );
+    assert!(
+        took <= lease + retry.mul_f64(2.2) * 2 + Duration::from_millis(500),
+        "{took:?}"
+    );
+    cms.create(&PostParams::default(), &cm("two"))
+        .await
+        .unwrap();
+    eventually("two reconciled", CONVERGE, async || {
+        (by("two") == ["manager-b"])
+            .then_some(())
+            .ok_or_else(|| format!("{:?}", by("two")))
+    })
+    .await;
+
+    // A graceful stop releases the Lease: a third replica takes over in under 2 s.
+    let c = replica("manager-c");
+    let task_c = tokio::spawn(c.clone().start(std::future::pending()));
+    eventually("c follows b", CONVERGE, async || {
+        (c.elector().and_then(|e| e.leader()).as_deref() == Some("manager-b"))
+            .then_some(())
+            .ok_or_else(|| "no".to_string())
+    })
+    .await;
+    stop_b.cancel();
+    task_b.await.unwrap().unwrap();
+    let released = Instant::now();
+    leading(&c).await;
+    let took = released.elapsed();
+    eprintln!("[e2e] takeover after a release: {took:.2?}");
+    assert!(took < Duration::from_secs(2), "{took:?}");
+    task_c.abort();
 }

@@ -141,7 +141,7 @@ const MYDEMO_APPLIED: &str = "apiVersion: crddemo.k8s.io/v1\nkind: Mydemo\nmetad
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kubectl_round_trip() {
     let bin = blocking(kubectl_path).await;
-    let server = FakeApiServer::new(&[]).unwrap_or_else(|e| panic!("{e}"));
+    let server = FakeApiServer::new();
     let handle = server.handle();
     let served = server
         .serve(([127, 0, 0, 1], 0).into())
@@ -162,7 +162,7 @@ async fn kubectl_round_trip() {
     let kc = k.clone();
     let out = blocking(move || {
         let f = kc.file("cm.yaml", CM);
-        kc.run(&["create", "--validate=false", "-f", &f])
+        kc.run(&["create", "-f", &f])
     })
     .await;
     assert!(out.contains("configmap/demo created"), "{out}");
@@ -179,7 +179,7 @@ async fn kubectl_round_trip() {
     let kc = k.clone();
     let out = blocking(move || {
         let f = kc.file("cm2.yaml", CM_APPLIED);
-        kc.run(&["apply", "--validate=false", "-f", &f])
+        kc.run(&["apply", "-f", &f])
     })
     .await;
     assert!(out.contains("configmap/demo configured"), "{out}");
@@ -194,10 +194,7 @@ async fn kubectl_round_trip() {
             "#!/bin/sh\nsed -i 's/value-applied/value-edited/' \"$1\"\n",
         );
         let _ = Command::new("chmod").args(["+x", &editor]).status();
-        kc.run_env(
-            &["edit", "--validate=false", "configmap", "demo"],
-            &[("KUBE_EDITOR", &editor)],
-        )
+        kc.run_env(&["edit", "configmap", "demo"], &[("KUBE_EDITOR", &editor)])
     })
     .await;
     assert!(out.contains("configmap/demo edited"), "{out}");
@@ -210,14 +207,7 @@ async fn kubectl_round_trip() {
             "cm3.yaml",
             "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: demo\ndata:\n  mode: value-ssa\n",
         );
-        kc.run(&[
-            "apply",
-            "--server-side",
-            "--force-conflicts",
-            "--validate=false",
-            "-f",
-            &f,
-        ])
+        kc.run(&["apply", "--server-side", "--force-conflicts", "-f", &f])
     })
     .await;
     assert!(out.contains("serverside-applied"), "{out}");
@@ -233,7 +223,7 @@ async fn kubectl_round_trip() {
     let kc = k.clone();
     let out = blocking(move || {
         let f = kc.file("crd.yaml", CRD);
-        let created = kc.run(&["create", "--validate=false", "-f", &f]);
+        let created = kc.run(&["create", "-f", &f]);
         let waited = kc.run(&[
             "wait",
             "--for=condition=Established",
@@ -253,7 +243,7 @@ async fn kubectl_round_trip() {
     let kc = k.clone();
     let out = blocking(move || {
         let f = kc.file("md.yaml", MYDEMO);
-        kc.run(&["apply", "--validate=false", "-f", &f])
+        kc.run(&["apply", "-f", &f])
     })
     .await;
     assert!(
@@ -263,7 +253,7 @@ async fn kubectl_round_trip() {
     let kc = k.clone();
     let out = blocking(move || {
         let f = kc.file("md2.yaml", MYDEMO_APPLIED);
-        kc.run(&["apply", "--validate=false", "-f", &f])
+        kc.run(&["apply", "-f", &f])
     })
     .await;
     assert!(
@@ -291,7 +281,7 @@ async fn kubectl_round_trip() {
             "apiVersion: crddemo.k8s.io/v1\nkind: Mydemo\nmetadata:\n  name: bad\nspec:\n  ip: x\n  port: 70000\n",
         );
         let out = Command::new(&kc.bin)
-            .args(["create", "--validate=false", "-f", &invalid])
+            .args(["create", "-f", &invalid])
             .env("KUBECONFIG", &kc.kubeconfig)
             .env("HOME", kc.home.path())
             .output()
@@ -311,5 +301,131 @@ async fn kubectl_round_trip() {
     let kc = k.clone();
     let out = blocking(move || kc.run(&["get", "namespaces"])).await;
     assert!(out.contains("kube-system"), "{out}");
+    served.shutdown().await;
+}
+
+/// Runs kubectl with a kubeconfig; returns (success, stdout, stderr).
+fn kubectl_out(
+    bin: &Path,
+    kubeconfig: &Path,
+    home: &Path,
+    args: &[&str],
+) -> (bool, String, String) {
+    let out = Command::new(bin)
+        .args(args)
+        .env("KUBECONFIG", kubeconfig)
+        .env("HOME", home)
+        .output()
+        .unwrap_or_else(|e| panic!("running kubectl {args:?}: {e}"));
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The same kubectl commands against the fake and a real kube-apiserver: `explain` prints the
+/// same documentation, and invalid manifests fail with the same server-side validation errors
+/// (kubectl validates through `fieldValidation=Strict` when the OpenAPI says the server can).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_explain_and_validation_match_a_real_kube_apiserver() {
+    let bin = blocking(kubectl_path).await;
+    let real = tests::apiserver::RealApiServer::start()
+        .await
+        .unwrap_or_else(|e| panic!("cannot start kube-apiserver: {e}"));
+    let server = FakeApiServer::new();
+    let served = server
+        .serve(([127, 0, 0, 1], 0).into())
+        .await
+        .unwrap_or_else(|e| panic!("serve: {e}"));
+    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let fake_kc = home.path().join("fake-kubeconfig");
+    served
+        .write_kubeconfig(&fake_kc)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let real_kc = real.kubeconfig_path().to_path_buf();
+    let crd = home.path().join("crd.yaml");
+    std::fs::write(&crd, CRD).unwrap_or_else(|e| panic!("{e}"));
+    let bad_cm = home.path().join("bad-cm.yaml");
+    std::fs::write(
+        &bad_cm,
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: strict\n  bogus: 1\ndata:\n  a: b\nextra: true\n",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let bad_md = home.path().join("bad-md.yaml");
+    std::fs::write(
+        &bad_md,
+        "apiVersion: crddemo.k8s.io/v1\nkind: Mydemo\nmetadata:\n  name: strict\nspec:\n  ip: 10.0.0.1\n  port: 8080\n  colour: red\n",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let home_path = home.path().to_path_buf();
+    let results = blocking(move || {
+        let mut outputs = Vec::new();
+        for kc in [&real_kc, &fake_kc] {
+            let run = |args: &[&str]| kubectl_out(&bin, kc, &home_path, args);
+            let crd_s = crd.to_string_lossy().into_owned();
+            let (ok, _, err) = run(&["apply", "-f", &crd_s]);
+            assert!(ok, "applying the CRD: {err}");
+            let (ok, _, err) = run(&[
+                "wait",
+                "--for=condition=Established",
+                "crd/mydemos.crddemo.k8s.io",
+                "--timeout=30s",
+            ]);
+            assert!(ok, "waiting for the CRD: {err}");
+            let mut per_server = Vec::new();
+            for what in [
+                "deployment.spec",
+                "pod.spec.containers.ports",
+                "configmap",
+                "crd.spec.versions.schema",
+            ] {
+                per_server.push(run(&["explain", what]));
+            }
+            // The CRD's documentation is published a moment after it is established.
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+            let explained = loop {
+                let r = run(&["explain", "mydemo.spec"]);
+                if r.0 || std::time::Instant::now() > deadline {
+                    break r;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(300));
+            };
+            per_server.push(explained);
+            for f in [&bad_cm, &bad_md] {
+                let f = f.to_string_lossy().into_owned();
+                let (ok, out, err) = run(&["create", "-f", &f]);
+                per_server.push((ok, out, err.replace(&f, "<file>")));
+            }
+            outputs.push(per_server);
+        }
+        outputs
+    })
+    .await;
+    let (real_out, fake_out) = (&results[0], &results[1]);
+    for (i, (r, f)) in real_out.iter().zip(fake_out).enumerate() {
+        if i == 1 {
+            // k8s-openapi's definitions carry no enum values: the real server's explain lists
+            // the protocol's `enum:` and "Possible enum values" (an intended difference).
+            assert!(
+                f.0,
+                "explain pod.spec.containers.ports on the fake: {}",
+                f.2
+            );
+            continue;
+        }
+        assert_eq!(
+            r, f,
+            "command {i} differs between kube-apiserver and the fake"
+        );
+    }
+    assert!(
+        !fake_out[5].0
+            && fake_out[5]
+                .2
+                .contains("strict decoding error: unknown field"),
+        "kubectl create of an unknown field: {}",
+        fake_out[5].2
+    );
     served.shutdown().await;
 }

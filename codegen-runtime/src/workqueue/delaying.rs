@@ -5,7 +5,7 @@ use std::hash::Hash;
 use std::ops::Deref;
 use std::time::Duration;
 
-use super::Queue;
+use super::{Queue, QueueConfig};
 
 /// A [`Queue`] with [`DelayingQueue::add_after`] (client-go's `DelayingInterface`). Every
 /// [`Queue`] method is available through `Deref`.
@@ -70,6 +70,18 @@ where
     pub fn new() -> Self {
         DelayingQueue {
             queue: Queue::new(),
+        }
+    }
+
+    /// A queue with a name and metrics (see [`QueueConfig`]).
+    ///
+    /// ```
+    /// use kube_codegen_runtime::workqueue::{DelayingQueue, QueueConfig};
+    /// let q = DelayingQueue::<String>::with_config(QueueConfig::named("retries"));
+    /// ```
+    pub fn with_config(config: QueueConfig) -> Self {
+        DelayingQueue {
+            queue: Queue::with_config(config),
         }
     }
 

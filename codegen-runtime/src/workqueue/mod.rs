@@ -12,6 +12,10 @@
 //!   ([`default_controller_rate_limiter`]): per-item exponential backoff 5 ms → 1000 s, and an
 //!   overall 10 qps / burst 100 token bucket, whichever asks for the longer wait.
 //!
+//! A queue made with a name ([`QueueConfig`]) reports depth, adds, latencies, unfinished work
+//! and retries to a [`MetricsProvider`] (client-go's metrics hook, module [`metrics`]); the
+//! Prometheus implementation lives in `kube-controller-runtime`, any other can be plugged in.
+//!
 //! All three are cheap to clone (an `Arc` inside): give each worker its own clone. Delayed items
 //! need no background task — whichever worker is waiting in [`Queue::get`] also waits for the
 //! next deadline — so a queue can be created outside a Tokio runtime.
@@ -47,11 +51,16 @@
 //! ```
 
 mod delaying;
+pub mod metrics;
 mod queue;
 mod rate_limiter;
 mod rate_limiting;
 
 pub use delaying::DelayingQueue;
+pub use metrics::{
+    CounterMetric, GaugeMetric, HistogramMetric, MetricsProvider, QueueConfig, SettableGaugeMetric,
+    set_provider,
+};
 pub use queue::Queue;
 pub use rate_limiter::{
     BucketRateLimiter, ItemExponentialFailureRateLimiter, ItemFastSlowRateLimiter,

@@ -4,13 +4,16 @@ use std::cmp::Ordering;
 use std::collections::{BinaryHeap, VecDeque};
 use std::fmt;
 use std::hash::Hash;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use ahash::{AHashMap, AHashSet};
 use parking_lot::Mutex;
 use tokio::sync::Notify;
 use tokio::time::Instant;
+
+use super::metrics::{QueueConfig, QueueMetrics, UNFINISHED_WORK_PERIOD};
 
 /// An item that joins the queue at `at`. Entries are never removed from the heap early; an entry
 /// whose `seq` no longer matches `State::waiting` is stale and skipped.
@@ -49,6 +52,8 @@ struct State<T> {
     waiting: AHashMap<T, (Instant, u64)>,
     seq: u64,
     shutting_down: bool,
+    /// Present for a named queue with a metrics provider.
+    metrics: Option<QueueMetrics<T>>,
 }
 
 pub(crate) struct Core<T> {
@@ -57,6 +62,9 @@ pub(crate) struct Core<T> {
     ready: Notify,
     /// Wakes `shut_down_with_drain` when the processing set empties.
     drained: Notify,
+    name: Option<String>,
+    /// Whether the task recomputing unfinished work runs (metrics only).
+    updater_started: AtomicBool,
 }
 
 /// A de-duplicating work queue: an item is queued at most once, and never handed to two
@@ -96,6 +104,7 @@ impl<T> fmt::Debug for Queue<T> {
             .field("processing", &s.processing.len())
             .field("waiting", &s.waiting.len())
             .field("shutting_down", &s.shutting_down)
+            .field("name", &self.core.name)
             .finish()
     }
 }
@@ -117,6 +126,9 @@ where
     fn add(&mut self, item: T) -> bool {
         if self.shutting_down || self.dirty.contains(&item) {
             return false;
+        }
+        if let Some(m) = &mut self.metrics {
+            m.add(&item, Instant::now());
         }
         self.dirty.insert(item.clone());
         if self.processing.contains(&item) {
@@ -148,6 +160,17 @@ where
     fn next_deadline(&self) -> Option<Instant> {
         self.heap.peek().map(|w| w.at)
     }
+
+    /// Hands out the first queued item.
+    fn pop(&mut self) -> Option<T> {
+        let item = self.queue.pop_front()?;
+        self.dirty.remove(&item);
+        if let Some(m) = &mut self.metrics {
+            m.get(&item, Instant::now());
+        }
+        self.processing.insert(item.clone());
+        Some(item)
+    }
 }
 
 impl<T> Queue<T>
@@ -161,7 +184,21 @@ where
     /// assert!(q.is_empty());
     /// ```
     pub fn new() -> Self {
-        Queue {
+        Self::with_config(QueueConfig::default())
+    }
+
+    /// A queue with a name and, through it, metrics (see [`QueueConfig`] and the
+    /// [metrics hook](super::MetricsProvider)).
+    ///
+    /// ```
+    /// use kube_codegen_runtime::workqueue::{Queue, QueueConfig};
+    /// let q = Queue::<u32>::with_config(QueueConfig::named("numbers"));
+    /// assert_eq!(q.name(), Some("numbers"));
+    /// ```
+    pub fn with_config(config: QueueConfig) -> Self {
+        let (name, metrics) = config.into_metrics();
+        let has_metrics = metrics.is_some();
+        let queue = Queue {
             core: Arc::new(Core {
                 state: Mutex::new(State {
                     queue: VecDeque::new(),
@@ -171,11 +208,55 @@ where
                     waiting: AHashMap::new(),
                     seq: 0,
                     shutting_down: false,
+                    metrics,
                 }),
                 ready: Notify::new(),
                 drained: Notify::new(),
+                name,
+                updater_started: AtomicBool::new(!has_metrics),
             }),
+        };
+        queue.start_unfinished_work_updater();
+        queue
+    }
+
+    /// The queue's name, if it has one.
+    ///
+    /// ```
+    /// assert_eq!(kube_codegen_runtime::workqueue::Queue::<u8>::new().name(), None);
+    /// ```
+    pub fn name(&self) -> Option<&str> {
+        self.core.name.as_deref()
+    }
+
+    /// Starts the task that recomputes the unfinished-work gauges every 500 ms (client-go's
+    /// `updateUnfinishedWorkLoop`), once, when there are metrics and a Tokio runtime.
+    fn start_unfinished_work_updater(&self) {
+        if self.core.updater_started.load(AtomicOrdering::Relaxed) {
+            return;
         }
+        let Ok(rt) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        if self.core.updater_started.swap(true, AtomicOrdering::AcqRel) {
+            return;
+        }
+        let weak: Weak<Core<T>> = Arc::downgrade(&self.core);
+        rt.spawn(async move {
+            loop {
+                tokio::time::sleep(UNFINISHED_WORK_PERIOD).await;
+                let Some(core) = weak.upgrade() else { return };
+                let mut s = core.state.lock();
+                let now = Instant::now();
+                let in_hand = match &mut s.metrics {
+                    Some(m) => m.update_unfinished_work(now),
+                    None => return,
+                };
+                if s.shutting_down && !in_hand {
+                    return;
+                }
+            }
+        });
     }
 
     /// Marks `item` as needing processing. It is queued unless it is already queued, or is
@@ -197,6 +278,15 @@ where
     /// Queues `item` after `delay` (at once if `delay` is zero). If the item is already waiting,
     /// the earlier deadline wins.
     pub(crate) fn add_after(&self, item: T, delay: Duration) {
+        {
+            let mut s = self.core.state.lock();
+            if s.shutting_down {
+                return;
+            }
+            if let Some(m) = &mut s.metrics {
+                m.retry();
+            }
+        }
         if delay.is_zero() {
             return self.add(item);
         }
@@ -232,6 +322,7 @@ where
     /// # }
     /// ```
     pub async fn get(&self) -> Option<T> {
+        self.start_unfinished_work_updater();
         loop {
             let notified = self.core.ready.notified();
             tokio::pin!(notified);
@@ -243,9 +334,7 @@ where
                     return None;
                 }
                 let promoted = s.promote_due(Instant::now());
-                if let Some(item) = s.queue.pop_front() {
-                    s.dirty.remove(&item);
-                    s.processing.insert(item.clone());
+                if let Some(item) = s.pop() {
                     // Other workers may be waiting for the rest of what this call promoted.
                     let others = promoted.min(s.queue.len());
                     drop(s);
@@ -286,11 +375,7 @@ where
             return None;
         }
         let promoted = s.promote_due(Instant::now());
-        let item = s.queue.pop_front();
-        if let Some(item) = &item {
-            s.dirty.remove(item);
-            s.processing.insert(item.clone());
-        }
+        let item = s.pop();
         let others = promoted.min(s.queue.len());
         drop(s);
         self.wake(others);
@@ -310,6 +395,9 @@ where
         let (wake, drained) = {
             let mut s = self.core.state.lock();
             s.processing.remove(item);
+            if let Some(m) = &mut s.metrics {
+                m.done(item, Instant::now());
+            }
             let mut wake = false;
             if !s.shutting_down && s.dirty.contains(item) {
                 s.queue.push_back(item.clone());
@@ -391,6 +479,9 @@ where
             s.dirty.clear();
             s.heap.clear();
             s.waiting.clear();
+            if let Some(m) = &mut s.metrics {
+                m.cleared();
+            }
         }
         self.core.ready.notify_waiters();
         self.core.drained.notify_waiters();

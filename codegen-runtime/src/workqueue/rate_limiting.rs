@@ -5,7 +5,7 @@ use std::hash::Hash;
 use std::ops::Deref;
 use std::sync::Arc;
 
-use super::{DelayingQueue, RateLimiter, default_controller_rate_limiter};
+use super::{DelayingQueue, QueueConfig, RateLimiter, default_controller_rate_limiter};
 
 /// A [`DelayingQueue`] that asks a [`RateLimiter`] how long to hold an item back
 /// (client-go's `RateLimitingInterface`). Every [`DelayingQueue`] and [`Queue`](super::Queue)
@@ -93,9 +93,54 @@ where
     /// let q = RateLimitingQueue::<u32>::with_rate_limiter(limiter);
     /// ```
     pub fn with_rate_limiter(limiter: impl RateLimiter<T> + 'static) -> Self {
+        Self::with_rate_limiter_and_config(limiter, QueueConfig::default())
+    }
+
+    /// A named queue (with metrics, see [`QueueConfig`]) and [`default_controller_rate_limiter`].
+    ///
+    /// ```
+    /// use kube_codegen_runtime::workqueue::{QueueConfig, RateLimitingQueue};
+    /// let q = RateLimitingQueue::<String>::with_config(QueueConfig::named("mydemo"));
+    /// assert_eq!(q.name(), Some("mydemo"));
+    /// ```
+    pub fn with_config(config: QueueConfig) -> Self {
+        Self::with_rate_limiter_and_config(default_controller_rate_limiter(), config)
+    }
+
+    /// A queue with the given rate limiter, name and metrics (client-go's
+    /// `NewTypedRateLimitingQueueWithConfig`).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use kube_codegen_runtime::workqueue::{ItemExponentialFailureRateLimiter, QueueConfig, RateLimitingQueue};
+    /// let q = RateLimitingQueue::<u32>::with_rate_limiter_and_config(
+    ///     ItemExponentialFailureRateLimiter::new(Duration::from_millis(1), Duration::from_secs(1)),
+    ///     QueueConfig::named("numbers"),
+    /// );
+    /// ```
+    pub fn with_rate_limiter_and_config(
+        limiter: impl RateLimiter<T> + 'static,
+        config: QueueConfig,
+    ) -> Self {
+        Self::with_shared_rate_limiter_and_config(Arc::new(limiter), config)
+    }
+
+    /// As [`RateLimitingQueue::with_rate_limiter_and_config`], with a limiter already behind an
+    /// `Arc` (a boxed or shared limiter).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use kube_codegen_runtime::workqueue::{default_controller_rate_limiter, QueueConfig, RateLimiter, RateLimitingQueue};
+    /// let limiter: Arc<dyn RateLimiter<String>> = Arc::new(default_controller_rate_limiter());
+    /// let q = RateLimitingQueue::with_shared_rate_limiter_and_config(limiter, QueueConfig::default());
+    /// ```
+    pub fn with_shared_rate_limiter_and_config(
+        limiter: Arc<dyn RateLimiter<T>>,
+        config: QueueConfig,
+    ) -> Self {
         RateLimitingQueue {
-            queue: DelayingQueue::new(),
-            limiter: Arc::new(limiter),
+            queue: DelayingQueue::with_config(config),
+            limiter,
         }
     }
 

@@ -55,13 +55,14 @@ pub(crate) fn global(ctx: &Ctx<'_>) -> Vec<Module> {
     out
 }
 
-/// Emits the group-version client of `pkg` and the typed client of each of its kinds.
+/// Emits the group-version client of `pkg`.
 pub(crate) fn package(ctx: &Ctx<'_>, pkg: &Package) -> Vec<Module> {
-    let mut out = vec![group_version_client(ctx, pkg)];
-    for kind in &pkg.kinds {
-        out.push(kind_client(ctx, pkg, kind));
-    }
-    out
+    vec![group_version_client(ctx, pkg)]
+}
+
+/// Emits the typed client of `kind`.
+pub(crate) fn kind(ctx: &Ctx<'_>, pkg: &Package, kind: &Kind) -> Vec<Module> {
+    vec![kind_client(ctx, pkg, kind)]
 }
 
 /// `clientset::versioned::fake`: the real `Clientset` over the runtime's in-memory API server,

@@ -99,17 +99,22 @@ pub(crate) fn global(ctx: &Ctx<'_>) -> Vec<Module> {
     out
 }
 
-/// Emits the informers of `pkg`'s kinds and their version module.
+/// Emits the version module of `pkg`'s informers.
 pub(crate) fn package(ctx: &Ctx<'_>, pkg: &Package) -> Vec<Module> {
     let kinds = informer_kinds(pkg);
     if kinds.is_empty() {
         return Vec::new();
     }
-    let mut out = vec![version_module(ctx, pkg)];
-    for k in kinds {
-        out.push(kind_informer(ctx, pkg, k));
+    vec![version_module(ctx, pkg)]
+}
+
+/// Emits the informer of `kind`, if it gets one.
+pub(crate) fn kind(ctx: &Ctx<'_>, pkg: &Package, kind: &Kind) -> Vec<Module> {
+    if kind.wants_informer() {
+        vec![kind_informer(ctx, pkg, kind)]
+    } else {
+        Vec::new()
     }
-    out
 }
 
 fn factory(ctx: &Ctx<'_>, packages: &[&Package]) -> Module {

@@ -45,8 +45,8 @@ pub(crate) fn global(ctx: &Ctx<'_>) -> Vec<Module> {
     out
 }
 
-/// Emits the listers of `pkg`'s kinds and their version module.
-pub(crate) fn package(ctx: &Ctx<'_>, pkg: &Package) -> Vec<Module> {
+/// Emits the version module of `pkg`'s listers.
+pub(crate) fn package(_ctx: &Ctx<'_>, pkg: &Package) -> Vec<Module> {
     let kinds = lister_kinds(pkg);
     if kinds.is_empty() {
         return Vec::new();
@@ -62,15 +62,20 @@ pub(crate) fn package(ctx: &Ctx<'_>, pkg: &Package) -> Vec<Module> {
             Scope::Cluster => quote!(pub use self::#m::#lister;),
         }
     });
-    let mut out = vec![Module::client(
+    vec![Module::client(
         &["listers", &pkg.group_module, &pkg.version_module()],
         format!("Listers of the `{}` API.", pkg.api_version()),
         quote!(#(#reexports)*),
-    )];
-    for k in kinds {
-        out.push(lister(ctx, pkg, k));
+    )]
+}
+
+/// Emits the lister of `kind`, if it gets one.
+pub(crate) fn kind(ctx: &Ctx<'_>, pkg: &Package, kind: &Kind) -> Vec<Module> {
+    if kind.wants_lister() {
+        vec![lister(ctx, pkg, kind)]
+    } else {
+        Vec::new()
     }
-    out
 }
 
 /// `crddemo.k8s.io`, or `core` for the legacy group.

@@ -1,7 +1,7 @@
-//! Stage 5, emit: one module per generator, each a pair of functions from the [`Model`] to
-//! [`Module`]s — `package` for what belongs to one API package (it runs on the worker that owns
-//! the package), `global` for what spans packages (the clientset, the informer factory, group
-//! modules). `quote!` lives only here. See `docs/generator.md` for how to add a generator.
+//! Stage 5, emit: one module per generator, each a set of functions from the [`Model`] to
+//! [`Module`]s — `kind` for what belongs to one kind (typed client, lister, informer), `package`
+//! for the rest of an API package (files beside the types, version modules), `global` for what
+//! spans packages (the clientset, the informer factory, group modules). `quote!` lives only here. See `docs/generator.md` for how to add a generator.
 
 use proc_macro2::TokenStream;
 use quote::{ToTokens, quote};
@@ -60,6 +60,7 @@ pub(crate) struct Ctx<'a> {
 }
 
 /// How `zz_generated_crd.rs` reaches the YAML of a CRD, so that each CRD exists once.
+#[derive(Clone, Copy)]
 pub(crate) enum CrdSource<'a> {
     /// `include_str!` of the file written under `crd_dir`, from the package folder under
     /// `apis_root`.
@@ -188,7 +189,19 @@ impl Generator {
         Generator::ALL.into_iter().find(|g| g.name() == s)
     }
 
-    /// This generator's modules for one package.
+    /// This generator's modules for one kind of a package (the bulk of the output: a package's
+    /// kinds are spread over the workers).
+    pub(crate) fn emit_kind(self, ctx: &Ctx<'_>, pkg: &Package, kind: &Kind) -> Vec<Module> {
+        match self {
+            Generator::Client => clientset::kind(ctx, pkg, kind),
+            Generator::Lister => listers::kind(ctx, pkg, kind),
+            Generator::Informer => informers::kind(ctx, pkg, kind),
+            Generator::Deepcopy | Generator::Register | Generator::Crd => Vec::new(),
+        }
+    }
+
+    /// This generator's modules for one package, besides its kinds' (files beside the types,
+    /// version modules).
     pub(crate) fn emit_package(self, ctx: &Ctx<'_>, pkg: &Package) -> Vec<Module> {
         match self {
             Generator::Deepcopy => deepcopy::package(ctx, pkg),

@@ -7,6 +7,11 @@
 //! exposing `spec.ip:spec.port`, both owned by the Mydemo, and reports a `Ready` condition,
 //! `observedGeneration` and `serviceName` in the status, plus Events (`Synced`, `InvalidSpec`).
 //!
+//! It runs on its own ([`Controller::run`]) or as a [`Runnable`] under a
+//! [`Manager`](kube_controller_runtime::Manager) ([`Controller::with_manager`]): then it shares
+//! the manager's informer factory and leader-fenced client, its queue reports the `workqueue_*`
+//! metrics, and it runs only on the elected leader.
+//!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 //! use example_crddemo::controller::{Controller, Options};
@@ -37,7 +42,8 @@ use kube_codegen_runtime::informer::{
 };
 use kube_codegen_runtime::lister::Lister;
 use kube_codegen_runtime::store::object_key;
-use kube_codegen_runtime::workqueue::RateLimitingQueue;
+use kube_codegen_runtime::workqueue::{QueueConfig, RateLimitingQueue};
+use kube_controller_runtime::{BoxError, CancellationToken, LeaderElector, Manager, Runnable};
 
 use crate::pkg::apis::crddemo::v1::Mydemo;
 use crate::pkg::client::clientset::versioned::Clientset;
@@ -102,9 +108,13 @@ pub struct Context {
 pub struct Controller {
     ctx: Arc<Context>,
     factory: SharedInformerFactory,
+    /// Whether `run` starts and stops the factory (not when it is the manager's).
+    owns_factory: bool,
     queue: RateLimitingQueue<String>,
     workers: usize,
     syncs: Arc<AtomicU64>,
+    identity: Arc<str>,
+    leader: Option<LeaderElector>,
 }
 
 /// The label owned objects carry; the Service and EndpointSlice informers watch only those.
@@ -116,18 +126,43 @@ impl Controller {
     /// Builds the informers and registers the event handlers; nothing runs until
     /// [`Controller::run`].
     pub fn new(clientset: Clientset, opts: Options) -> Result<Self, ControllerError> {
-        let mut options = InformerOptions::default().strip_managed_fields();
-        if let Some(ns) = &opts.namespace {
-            options = options.namespace(ns.clone());
-        }
-        if let Some(resync) = opts.resync {
-            options = options.resync(resync);
-        }
         let factory = SharedInformerFactory::builder(&clientset)
-            .options(options)
+            .options(informer_options(&opts))
             .build();
         let queue = RateLimitingQueue::<String>::new();
+        Self::assemble(clientset, factory, true, queue, opts, String::new(), None)
+    }
 
+    /// The controller as a [`Runnable`] of `mgr`: the manager's informer factory (its
+    /// [`informer_options`] apply, not `opts.namespace`/`opts.resync`), its client (leader-
+    /// fenced), a queue named `mydemo` reporting to the manager's metrics, and the manager's
+    /// identity in logs. Add it with `mgr.add(controller)`.
+    pub fn with_manager(mgr: &Manager, opts: Options) -> Result<Self, ControllerError> {
+        let clientset = Clientset::new(mgr.client());
+        let factory = SharedInformerFactory::from(mgr.factory().clone());
+        let queue = RateLimitingQueue::<String>::with_config(
+            QueueConfig::named(QUEUE_NAME).metrics_provider(mgr.metrics().workqueue_provider()),
+        );
+        Self::assemble(
+            clientset,
+            factory,
+            false,
+            queue,
+            opts,
+            mgr.identity().to_string(),
+            mgr.elector().cloned(),
+        )
+    }
+
+    fn assemble(
+        clientset: Clientset,
+        factory: SharedInformerFactory,
+        owns_factory: bool,
+        queue: RateLimitingQueue<String>,
+        opts: Options,
+        identity: String,
+        leader: Option<LeaderElector>,
+    ) -> Result<Self, ControllerError> {
         let mydemos = factory.crddemo().v1().mydemos();
         let enqueue = queue.clone();
         let on_update = queue.clone();
@@ -175,9 +210,12 @@ impl Controller {
         Ok(Controller {
             ctx: Arc::new(ctx),
             factory,
+            owns_factory,
             queue,
             workers: opts.workers.max(1),
             syncs: Arc::default(),
+            identity: Arc::from(identity.as_str()),
+            leader,
         })
     }
 
@@ -201,7 +239,7 @@ impl Controller {
     /// workers; then stops taking new work, lets every worker finish the item in hand, and stops
     /// the informers.
     pub async fn run(self, shutdown: impl Future<Output = ()>) -> Result<(), ControllerError> {
-        tracing::info!("Starting Mydemo control loop");
+        tracing::info!(identity = %self.identity, "Starting Mydemo control loop");
         self.factory.start();
         tracing::info!("Waiting for informer caches to sync");
         tokio::pin!(shutdown);
@@ -211,37 +249,74 @@ impl Controller {
             synced = self.factory.wait_for_cache_sync() => synced,
             () = &mut shutdown => {
                 tracing::info!("Shutdown requested before the caches synced");
-                self.factory.shutdown().await;
+                self.stop_factory().await;
                 return Ok(());
             }
         };
         if !synced.all_synced() {
             let failed: Vec<String> = synced.failed().iter().map(|id| id.to_string()).collect();
-            self.factory.shutdown().await;
+            self.stop_factory().await;
             return Err(ControllerError::CacheSync(failed.join(", ")));
         }
         tracing::info!(workers = self.workers, "Starting workers");
-        let mut tasks = Vec::with_capacity(self.workers);
+        // Dropped (a lost election aborts this future): the workers go with it.
+        let mut tasks = tokio::task::JoinSet::new();
         for id in 0..self.workers {
-            tasks.push(tokio::spawn(worker(
+            tasks.spawn(worker(
                 self.ctx.clone(),
                 self.queue.clone(),
                 self.syncs.clone(),
                 id,
-            )));
+                self.identity.clone(),
+                self.leader.clone(),
+            ));
         }
         tracing::info!("Started workers");
         shutdown.await;
         tracing::info!("Shutting down workers: finishing the items in hand");
         self.queue.shut_down_with_drain().await;
-        for t in tasks {
-            if let Err(e) = t.await {
+        while let Some(t) = tasks.join_next().await {
+            if let Err(e) = t {
                 tracing::error!(error = %e, "worker task failed");
             }
         }
-        self.factory.shutdown().await;
+        self.stop_factory().await;
         tracing::info!("Controller stopped");
         Ok(())
+    }
+
+    /// Stops the informers if they are this controller's own (a manager stops its own).
+    async fn stop_factory(&self) {
+        if self.owns_factory {
+            self.factory.shutdown().await;
+        }
+    }
+}
+
+/// The name of the work queue (and its `workqueue_*` metrics) under a manager.
+pub const QUEUE_NAME: &str = "mydemo";
+
+/// The informer options `opts` ask for: `managedFields` stripped, the namespace, the resync.
+pub fn informer_options(opts: &Options) -> InformerOptions {
+    let mut options = InformerOptions::default().strip_managed_fields();
+    if let Some(ns) = &opts.namespace {
+        options = options.namespace(ns.clone());
+    }
+    if let Some(resync) = opts.resync {
+        options = options.resync(resync);
+    }
+    options
+}
+
+impl Runnable for Controller {
+    async fn start(self, shutdown: CancellationToken) -> Result<(), BoxError> {
+        self.run(async move { shutdown.cancelled().await })
+            .await
+            .map_err(|e| Box::new(e) as BoxError)
+    }
+
+    fn name(&self) -> String {
+        "controller mydemo".into()
     }
 }
 
@@ -293,23 +368,38 @@ fn enqueue_owner(queue: &RateLimitingQueue<String>, meta: &kube::api::ObjectMeta
 
 /// One worker: takes keys until the queue shuts down; successes are forgotten by the rate
 /// limiter, failures come back with per-key exponential backoff.
+///
+/// Under a manager with leader election, a worker checks before each sync that this replica
+/// still holds the Lease (within its renew deadline); if not, it stops without syncing (the
+/// manager stops the controller). Each sync logs `reconcile start` and its end with the
+/// identity.
 async fn worker(
     ctx: Arc<Context>,
     queue: RateLimitingQueue<String>,
     syncs: Arc<AtomicU64>,
     id: usize,
+    identity: Arc<str>,
+    leader: Option<LeaderElector>,
 ) {
     while let Some(key) = queue.get().await {
+        if let Some(l) = &leader
+            && !l.is_leader()
+        {
+            tracing::warn!(worker = id, key = %key, identity = %identity, "not the leader any more: not syncing");
+            queue.done(&key);
+            return;
+        }
+        tracing::info!(worker = id, key = %key, identity = %identity, "reconcile start");
         let result = reconcile::sync(&ctx, &key).await;
         syncs.fetch_add(1, Ordering::Relaxed);
         match result {
             Ok(outcome) => {
                 queue.forget(&key);
-                tracing::info!(worker = id, key = %key, ?outcome, "Successfully synced");
+                tracing::info!(worker = id, key = %key, identity = %identity, ?outcome, "Successfully synced");
             }
             Err(e) => {
                 let requeues = queue.num_requeues(&key);
-                tracing::warn!(worker = id, key = %key, error = %e, requeues, "sync failed; requeued with backoff");
+                tracing::warn!(worker = id, key = %key, identity = %identity, error = %e, requeues, "sync failed; requeued with backoff");
                 queue.add_rate_limited(key.clone());
             }
         }

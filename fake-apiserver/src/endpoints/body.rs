@@ -35,6 +35,11 @@ impl ResponseBody {
         }
     }
 
+    /// Whether the whole body is in memory (not a stream).
+    pub(crate) fn is_complete(&self) -> bool {
+        matches!(self.inner, Inner::Full(_))
+    }
+
     pub(crate) fn stream(rx: mpsc::Receiver<Bytes>) -> Self {
         ResponseBody {
             inner: Inner::Stream(rx),

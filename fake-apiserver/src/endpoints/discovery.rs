@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use crate::semantics::resources::Registry;
+use crate::semantics::resources::{Registry, Resource};
 
 const VERBS: &[&str] = &[
     "create",
@@ -17,7 +17,7 @@ const VERBS: &[&str] = &[
 ];
 
 /// The Kubernetes minor version of the k8s-openapi feature in use.
-fn minor() -> u32 {
+pub(crate) fn minor() -> u32 {
     #[allow(unused_mut)]
     let mut m = 33;
     k8s_openapi::k8s_if_ge_1_34! { m = m.max(34); }
@@ -105,6 +105,14 @@ pub(crate) fn api_resource_list(reg: &Registry, group: &str, version: &str) -> O
         }
         out.push(e);
         for sub in &r.subresources {
+            if sub == "scale" {
+                out.push(
+                    json!({"name": format!("{}/{sub}", r.plural), "singularName": "",
+                                "namespaced": r.namespaced, "group": "autoscaling", "version": "v1",
+                                "kind": "Scale", "verbs": ["get", "patch", "update"]}),
+                );
+                continue;
+            }
             out.push(json!({"name": format!("{}/{sub}", r.plural), "singularName": "",
                             "namespaced": r.namespaced, "kind": r.kind, "verbs": ["get", "patch", "update"]}));
         }
@@ -117,6 +125,104 @@ pub(crate) fn api_resource_list(reg: &Registry, group: &str, version: &str) -> O
     Some(
         json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": out}),
     )
+}
+
+/// The `Accept` alternative and `Content-Type` of aggregated discovery.
+pub(crate) const AGGREGATED: &str =
+    "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
+
+/// Whether an `Accept` header asks for aggregated discovery (v2) before anything else.
+pub(crate) fn wants_aggregated(accept: &str) -> bool {
+    accept.split(',').next().is_some_and(|first| {
+        let params: Vec<&str> = first.split(';').map(str::trim).collect();
+        params.contains(&"g=apidiscovery.k8s.io")
+            && params.contains(&"v=v2")
+            && params.contains(&"as=APIGroupDiscoveryList")
+    })
+}
+
+fn aggregated_resource(r: &Resource) -> Value {
+    let core = r.group.is_empty();
+    let kind_of = |group: &str, version: &str, kind: &str| {
+        if core && group.is_empty() {
+            json!({"group": "", "version": "", "kind": kind})
+        } else {
+            json!({"group": group, "version": version, "kind": kind})
+        }
+    };
+    let verbs: Vec<&str> = if r.is_custom() {
+        vec![
+            "delete",
+            "deletecollection",
+            "get",
+            "list",
+            "patch",
+            "create",
+            "update",
+            "watch",
+        ]
+    } else {
+        VERBS.to_vec()
+    };
+    let mut e = json!({
+        "resource": r.plural,
+        "responseKind": kind_of(&r.group, &r.version, &r.kind),
+        "scope": if r.namespaced { "Namespaced" } else { "Cluster" },
+        "singularResource": r.singular,
+        "verbs": verbs,
+    });
+    if let Value::Object(m) = &mut e {
+        if !r.short_names.is_empty() {
+            m.insert("shortNames".into(), json!(r.short_names));
+        }
+        if !r.categories.is_empty() {
+            m.insert("categories".into(), json!(r.categories));
+        }
+        let mut subs: Vec<&String> = r.subresources.iter().collect();
+        if !r.is_custom() {
+            subs.sort();
+        }
+        let subs: Vec<Value> = subs
+            .into_iter()
+            .map(|sub| {
+                let kind = if sub == "scale" {
+                    kind_of("autoscaling", "v1", "Scale")
+                } else {
+                    kind_of(&r.group, &r.version, &r.kind)
+                };
+                json!({"subresource": sub, "responseKind": kind, "verbs": ["get", "patch", "update"]})
+            })
+            .collect();
+        if !subs.is_empty() {
+            m.insert("subresources".into(), Value::Array(subs));
+        }
+    }
+    e
+}
+
+/// Aggregated discovery (`apidiscovery.k8s.io/v2` `APIGroupDiscoveryList`): of the core group
+/// for `/api`, of the others for `/apis`.
+pub(crate) fn aggregated(reg: &Registry, core: bool) -> Value {
+    let items: Vec<Value> = reg
+        .groups()
+        .into_iter()
+        .filter(|(g, _)| g.is_empty() == core)
+        .map(|(g, versions)| {
+            let versions: Vec<Value> = versions
+                .iter()
+                .map(|v| {
+                    let mut rs = reg.in_group_version(&g, v);
+                    rs.sort_by(|a, b| a.plural.cmp(&b.plural));
+                    let resources: Vec<Value> = rs.iter().map(|r| aggregated_resource(r)).collect();
+                    json!({"version": v, "resources": resources, "freshness": "Current"})
+                })
+                .collect();
+            let metadata = if core { json!({}) } else { json!({"name": g}) };
+            json!({"metadata": metadata, "versions": versions})
+        })
+        .collect();
+    json!({"kind": "APIGroupDiscoveryList", "apiVersion": "apidiscovery.k8s.io/v2",
+           "metadata": {}, "items": items})
 }
 
 #[cfg(test)]
@@ -147,5 +253,19 @@ mod tests {
         assert_eq!(groups["groups"][0]["name"], "apps");
         assert!(api_group(&reg, "nope").is_none());
         assert_eq!(version()["major"], "1");
+        let agg = aggregated(&reg, false);
+        assert_eq!(agg["items"][0]["metadata"]["name"], "apps");
+        let deploy = agg["items"][0]["versions"][0]["resources"]
+            .as_array()
+            .and_then(|rs| rs.iter().find(|r| r["resource"] == "deployments").cloned())
+            .unwrap_or_default();
+        assert_eq!(
+            deploy["subresources"][0],
+            json!({"subresource": "scale", "responseKind": {"group": "autoscaling", "version": "v1", "kind": "Scale"}, "verbs": ["get", "patch", "update"]})
+        );
+        assert!(wants_aggregated(
+            "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json"
+        ));
+        assert!(!wants_aggregated("application/json"));
     }
 }

@@ -45,6 +45,9 @@ pub(crate) enum Route {
     Group(String),
     GroupVersion(String, String),
     Resource(ResourcePath),
+    OpenApiV2,
+    OpenApiV3Index,
+    OpenApiV3(String),
     NotFound,
 }
 
@@ -83,6 +86,9 @@ pub(crate) fn route(path: &str) -> Route {
         [] => Route::Root,
         ["version"] => Route::Version,
         ["healthz" | "livez" | "readyz", ..] => Route::Health,
+        ["openapi", "v2"] => Route::OpenApiV2,
+        ["openapi", "v3"] => Route::OpenApiV3Index,
+        ["openapi", "v3", rest @ ..] => Route::OpenApiV3(rest.join("/")),
         ["api"] => Route::Api,
         ["api", v] => Route::GroupVersion(String::new(), v.to_string()),
         ["api", v, rest @ ..] => resource_route("", v, rest),
@@ -163,6 +169,56 @@ fn not_served(group: &str) -> ApiError {
     }
 }
 
+/// The 403 kube-apiserver's RBAC gives an anonymous request outside the public paths.
+pub(crate) fn anonymous_forbidden(method: &Method, path: &str, query: Option<&str>) -> ApiError {
+    const USER: &str = "\"system:anonymous\"";
+    let method_verb = method.as_str().to_ascii_lowercase();
+    match route(path) {
+        Route::Resource(p) => {
+            let q = Query::parse(query);
+            let verb = verb_of(method, &p, &q, false).map_or(method_verb, str::to_string);
+            let resource = match &p.subresource {
+                Some(s) => format!("{}/{s}", p.plural),
+                None => p.plural.clone(),
+            };
+            let scope = match &p.namespace {
+                Some(ns) => format!("in the namespace {}", crate::error::go_quote(ns)),
+                None => "at the cluster scope".to_string(),
+            };
+            let why = format!(
+                "User {USER} cannot {verb} resource {} in API group {} {scope}",
+                crate::error::go_quote(&resource),
+                crate::error::go_quote(&p.group)
+            );
+            let name = p.name.clone().unwrap_or_default();
+            let gr = crate::error::qualified(&p.group, &p.plural);
+            let message = if name.is_empty() {
+                format!("{gr} is forbidden: {why}")
+            } else {
+                format!("{gr} {} is forbidden: {why}", crate::error::go_quote(&name))
+            };
+            let mut details = serde_json::Map::new();
+            if !name.is_empty() {
+                details.insert("name".into(), json!(name));
+            }
+            if !p.group.is_empty() {
+                details.insert("group".into(), json!(p.group));
+            }
+            details.insert("kind".into(), json!(p.plural));
+            ApiError::new(403, "Forbidden", message).with_details(Value::Object(details))
+        }
+        _ => ApiError::new(
+            403,
+            "Forbidden",
+            format!(
+                "forbidden: User {USER} cannot {method_verb} path {}",
+                crate::error::go_quote(path)
+            ),
+        )
+        .with_details(json!({})),
+    }
+}
+
 /// Query parameters.
 #[derive(Debug, Default, Clone)]
 pub(crate) struct Query {
@@ -206,7 +262,7 @@ impl Query {
             None | Some("") => Ok(None),
             Some(v) => v.parse::<i64>().map(Some).map_err(|_| {
                 ApiError::bad_request(format!(
-                    "invalid value {} for integer parameter {k}",
+                    "strconv.ParseInt: parsing {}: invalid syntax",
                     crate::error::go_quote(v)
                 ))
             }),
@@ -254,23 +310,56 @@ fn filter(res: &Resource, namespace: Option<&str>, q: &Query) -> ApiResult<Filte
     })
 }
 
-fn parse_body(body: &Bytes, kind: &str) -> ApiResult<Option<Value>> {
-    if body.is_empty() {
-        return Ok(None);
-    }
-    serde_json::from_slice(body).map(Some).map_err(|e| {
-        ApiError::bad_request(format!(
-            "the object provided is unrecognized (must be of type {kind}): couldn't get version/kind; json parse error: {e}"
-        ))
-    })
-}
-
 fn content_type(req: &Request<Bytes>) -> String {
     req.headers()
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .unwrap_or("")
         .to_string()
+}
+
+/// Re-encodes a complete JSON response as YAML (watch streams and other types pass).
+async fn to_yaml_response(resp: Response<ResponseBody>) -> Response<ResponseBody> {
+    let is_json = resp
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|v| v == "application/json");
+    if !is_json || !resp.body().is_complete() {
+        return resp;
+    }
+    let (mut parts, body) = resp.into_parts();
+    let bytes = http_body_util::BodyExt::collect(body)
+        .await
+        .map(|c| c.to_bytes())
+        .unwrap_or_default();
+    match crate::endpoints::negotiation::to_yaml(&bytes) {
+        Some(y) => {
+            parts.headers.insert(
+                header::CONTENT_TYPE,
+                header::HeaderValue::from_static("application/yaml"),
+            );
+            parts.headers.remove(header::CONTENT_LENGTH);
+            Response::from_parts(parts, ResponseBody::full(y))
+        }
+        None => Response::from_parts(parts, ResponseBody::full(bytes)),
+    }
+}
+
+/// The OpenAPI documents of the registry as it is now (rebuilt when a CRD changed it).
+fn openapi_documents(shared: &Shared) -> Arc<crate::endpoints::openapi::Documents> {
+    let (generation, cached) = {
+        let st = shared.state.lock();
+        (st.registry.generation(), shared.openapi.lock().clone())
+    };
+    if let Some((g, docs)) = cached
+        && g == generation
+    {
+        return docs;
+    }
+    let registry = shared.state.lock().registry.clone();
+    let docs = Arc::new(crate::endpoints::openapi::build(&registry));
+    *shared.openapi.lock() = Some((registry.generation(), docs.clone()));
+    docs
 }
 
 /// Handles any request to the fake server.
@@ -284,6 +373,24 @@ pub(crate) async fn handle(shared: Arc<Shared>, req: Request<Bytes>) -> Response
         ),
         Route::Version => json_response(200, &discovery::version()),
         Route::Health => respond(200, "text/plain; charset=utf-8", b"ok".to_vec()),
+        Route::Api | Route::Apis
+            if discovery::wants_aggregated(
+                req.headers()
+                    .get(header::ACCEPT)
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or(""),
+            ) =>
+        {
+            let doc = discovery::aggregated(
+                &shared.state.lock().registry,
+                matches!(route(&path), Route::Api),
+            );
+            respond(
+                200,
+                discovery::AGGREGATED,
+                serde_json::to_vec(&doc).unwrap_or_default(),
+            )
+        }
         Route::Api => {
             let host = req
                 .headers()
@@ -311,10 +418,53 @@ pub(crate) async fn handle(shared: Arc<Shared>, req: Request<Bytes>) -> Response
                 None => error_response(&not_served(&g)),
             }
         }
-        Route::Resource(p) => match resource_request(shared, req, p).await {
-            Ok(r) => r,
-            Err(e) => error_response(&e),
-        },
+        Route::OpenApiV2 => {
+            let docs = openapi_documents(&shared);
+            respond(200, "application/json", docs.v2.clone())
+        }
+        Route::OpenApiV3Index => {
+            let docs = openapi_documents(&shared);
+            respond(200, "application/json", docs.v3_index.clone())
+        }
+        Route::OpenApiV3(gv) => {
+            let docs = openapi_documents(&shared);
+            match docs.v3.get(&gv) {
+                Some(d) => respond(200, "application/json", d.clone()),
+                None => {
+                    let mut r = Response::new(ResponseBody::empty());
+                    *r.status_mut() = StatusCode::NOT_FOUND;
+                    r
+                }
+            }
+        }
+        Route::Resource(p) => {
+            let accept = req
+                .headers()
+                .get(header::ACCEPT)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("")
+                .to_string();
+            let custom = shared
+                .state
+                .lock()
+                .registry
+                .get(&p.group, &p.version, &p.plural)
+                .is_some_and(|r| r.is_custom());
+            match crate::endpoints::negotiation::negotiate(&accept, custom) {
+                Err(e) => error_response(&e),
+                Ok(media) => {
+                    let resp = match resource_request(shared, req, p).await {
+                        Ok(r) => r,
+                        Err(e) => error_response(&e),
+                    };
+                    if media == crate::endpoints::negotiation::Media::Yaml {
+                        to_yaml_response(resp).await
+                    } else {
+                        resp
+                    }
+                }
+            }
+        }
         Route::NotFound => error_response(&not_served(if path.starts_with("/api/") {
             ""
         } else {
@@ -352,7 +502,65 @@ fn verb_of(method: &Method, p: &ResourcePath, q: &Query, custom: bool) -> ApiRes
     })
 }
 
-fn write_options(req: &Request<Bytes>, q: &Query) -> ApiResult<WriteOptions> {
+/// The options of a write: `verb` is `create`, `update` or `patch`; the body's duplicate
+/// fields (and, for built-ins, unknown fields) are found here, from the raw bytes.
+fn write_options(
+    req: &Request<Bytes>,
+    q: &Query,
+    verb: &str,
+    res: &Resource,
+    patch_type: Option<PatchType>,
+) -> ApiResult<WriteOptions> {
+    let options_kind = match verb {
+        "create" => "CreateOptions",
+        "update" => "UpdateOptions",
+        _ => "PatchOptions",
+    };
+    let field_validation =
+        crate::semantics::fields::Directive::parse(q.get("fieldValidation"), options_kind)?;
+    if let Some(m) = q.get("fieldManager") {
+        let mut errs = Vec::new();
+        if m.len() > 128 {
+            errs.push(crate::error::FieldError::too_long("fieldManager", 128));
+        }
+        for (i, c) in m.chars().enumerate() {
+            if c.is_control() {
+                errs.push(crate::error::FieldError::invalid_str(
+                    "fieldManager",
+                    m,
+                    format!("invalid character U+{:04X} (at position {i})", c as u32),
+                ));
+            }
+        }
+        if !errs.is_empty() {
+            return Err(ApiError::invalid("meta.k8s.io", options_kind, "", errs));
+        }
+    }
+    let is_apply = patch_type == Some(PatchType::Apply);
+    let body_problems =
+        if field_validation == crate::semantics::fields::Directive::Ignore || is_apply {
+            crate::semantics::fields::Problems::default()
+        } else if verb == "patch" {
+            crate::semantics::fields::scan(req.body(), None)
+        } else {
+            let root = match res
+                .builtin
+                .and_then(crate::semantics::builtin_schema::definition_of)
+            {
+                Some(def) => crate::semantics::fields::builtin_root(def),
+                None => crate::semantics::fields::custom_root(),
+            };
+            crate::semantics::fields::scan(req.body(), Some(&root))
+        };
+    if res.builtin.is_some()
+        && let Some(e) = &body_problems.type_error
+    {
+        return Err(ApiError::bad_request(format!(
+            "{kind} in version {} cannot be handled as a {kind}: {e}",
+            crate::error::go_quote(&res.version),
+            kind = res.kind
+        )));
+    }
     let explicit = q.get("fieldManager").filter(|m| !m.is_empty());
     let manager = match explicit {
         Some(m) => m.to_string(),
@@ -370,7 +578,103 @@ fn write_options(req: &Request<Bytes>, q: &Query) -> ApiResult<WriteOptions> {
         manager,
         explicit_manager: explicit.is_some(),
         force: q.flag("force")?,
+        field_validation,
+        body_problems,
+        patch: verb == "patch" && !is_apply,
+        warnings: Default::default(),
     })
+}
+
+/// `ValidateListOptions` of kube-apiserver, for a list or a watch.
+fn validate_list_options(q: &Query, watch: bool) -> ApiResult<()> {
+    use crate::error::FieldError;
+    let rv = q.get("resourceVersion").unwrap_or("");
+    let rvm = q.get("resourceVersionMatch").unwrap_or("");
+    let cont = q.get("continue").unwrap_or("");
+    let send_initial = q.get("sendInitialEvents").is_some();
+    let mut errs = Vec::new();
+    if watch {
+        if send_initial && rvm != "NotOlderThan" {
+            errs.push(FieldError::forbidden(
+                "resourceVersionMatch",
+                "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+            ));
+        }
+        if !rvm.is_empty() {
+            if !send_initial {
+                errs.push(FieldError::forbidden(
+                    "resourceVersionMatch",
+                    "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
+                ));
+            }
+            if rvm != "NotOlderThan" {
+                errs.push(FieldError::not_supported(
+                    "resourceVersionMatch",
+                    rvm,
+                    &["NotOlderThan"],
+                ));
+            }
+            if !cont.is_empty() {
+                errs.push(FieldError::forbidden(
+                    "resourceVersionMatch",
+                    "resourceVersionMatch is forbidden when continue is provided",
+                ));
+            }
+        }
+    } else {
+        if !rvm.is_empty() {
+            if rv.is_empty() {
+                errs.push(FieldError::forbidden(
+                    "resourceVersionMatch",
+                    "resourceVersionMatch is forbidden unless resourceVersion is provided",
+                ));
+            }
+            if !cont.is_empty() {
+                errs.push(FieldError::forbidden(
+                    "resourceVersionMatch",
+                    "resourceVersionMatch is forbidden when continue is provided",
+                ));
+            }
+            if rvm != "Exact" && rvm != "NotOlderThan" {
+                errs.push(FieldError::not_supported(
+                    "resourceVersionMatch",
+                    rvm,
+                    &["Exact", "NotOlderThan", ""],
+                ));
+            }
+            if rvm == "Exact" && rv == "0" {
+                errs.push(FieldError::forbidden(
+                    "resourceVersionMatch",
+                    "resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"",
+                ));
+            }
+        }
+        if send_initial {
+            errs.push(FieldError::forbidden(
+                "sendInitialEvents",
+                "sendInitialEvents is forbidden for list",
+            ));
+        }
+    }
+    if errs.is_empty() {
+        Ok(())
+    } else {
+        Err(ApiError::invalid("meta.k8s.io", "ListOptions", "", errs))
+    }
+}
+
+/// Adds a `Warning: 299 - "<message>"` header per warning.
+fn with_warnings(
+    mut resp: Response<ResponseBody>,
+    warnings: &parking_lot::Mutex<Vec<String>>,
+) -> Response<ResponseBody> {
+    for w in warnings.lock().iter() {
+        let value = format!("299 - {}", crate::error::go_quote(w));
+        if let Ok(v) = header::HeaderValue::from_str(&value) {
+            resp.headers_mut().append(header::WARNING, v);
+        }
+    }
+    resp
 }
 
 fn delete_options(q: &Query, body: Option<&Value>) -> ApiResult<DeleteOptions> {
@@ -447,13 +751,23 @@ async fn resource_request(
             if matches!(verb, "create" | "update")
                 && !ct.is_empty()
                 && !ct.starts_with("application/json")
+                && !ct.starts_with("application/yaml")
                 && !ct.starts_with("*/*")
             {
-                return Err(ApiError::unsupported_media_type(format!(
-                    "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf (this fake server accepts application/json only; got {ct})"
-                )));
+                let mut message = "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf".to_string();
+                if ct.starts_with("application/vnd.kubernetes.protobuf") {
+                    message.push_str(" (this in-memory server decodes JSON and YAML only: set the client's content type to application/json)");
+                }
+                return Err(ApiError::unsupported_media_type(message));
             }
-            parse_body(req.body(), &kind_name)?
+            let decoded = crate::endpoints::negotiation::decode_body(req.body(), &ct, &kind_name)?;
+            // Duplicate objects merge in Go's typed decoding (built-ins, not patches).
+            let typed = res.as_ref().is_some_and(|r| r.builtin.is_some());
+            if typed && matches!(verb, "create" | "update") && ct.starts_with("application/json") {
+                crate::endpoints::negotiation::decode_typed(req.body()).or(decoded)
+            } else {
+                decoded
+            }
         }
         _ => None,
     };
@@ -546,6 +860,11 @@ async fn resource_request(
             }
             Scope::Status
         }
+        Some("scale") if res.subresources.iter().any(|s| s == "scale") => {
+            let ns = p.namespace.clone().unwrap_or_default();
+            let name = p.name.clone().unwrap_or_default();
+            return scale_request(&shared, &req, &q, &res, verb, &ns, &name, body, patch_type);
+        }
         // The custom resource handler looks the object up first.
         Some(_) if res.is_custom() => {
             let st = shared.state.lock();
@@ -584,6 +903,7 @@ async fn resource_request(
             }
         }
         "list" => {
+            validate_list_options(&q, false)?;
             let opts = ListOptions {
                 filter: filter(&res, p.namespace.as_deref(), &q)?,
                 limit: q
@@ -614,16 +934,23 @@ async fn resource_request(
         }
         "create" => {
             let body = body.ok_or_else(|| ApiError::bad_request("the request body is empty"))?;
-            let opts = write_options(&req, &q)?;
+            if !object::resource_version(&body).is_empty() {
+                return Err(ApiError::new(
+                    500,
+                    "",
+                    "resourceVersion should not be set on objects to be created",
+                ));
+            }
+            let opts = write_options(&req, &q, verb, &res, None)?;
             let obj = {
                 let mut st = shared.state.lock();
                 ops::create(&mut st, &res, &ns, body, &opts, ops::CreateFlags::default())?
             };
-            Ok(one(201, &obj))
+            Ok(with_warnings(one(201, &obj), &opts.warnings))
         }
         "update" => {
             let body = body.ok_or_else(|| ApiError::bad_request("the request body is empty"))?;
-            let opts = write_options(&req, &q)?;
+            let opts = write_options(&req, &q, verb, &res, None)?;
             let (obj, created) = {
                 let mut st = shared.state.lock();
                 ops::update(
@@ -640,19 +967,25 @@ async fn resource_request(
                     &opts,
                 )?
             };
-            Ok(one(if created { 201 } else { 200 }, &obj))
+            Ok(with_warnings(
+                one(if created { 201 } else { 200 }, &obj),
+                &opts.warnings,
+            ))
         }
         "patch" => {
             let Some(Some(ptype)) = patch_type else {
                 return Err(crate::semantics::patch::unsupported_patch(&res));
             };
             let body = body.ok_or_else(|| ApiError::bad_request("the request body is empty"))?;
-            let opts = write_options(&req, &q)?;
+            let opts = write_options(&req, &q, verb, &res, Some(ptype))?;
             let (obj, created) = {
                 let mut st = shared.state.lock();
                 ops::patch(&mut st, &res, &ns, &name, ptype, &body, scope, &opts)?
             };
-            Ok(one(if created { 201 } else { 200 }, &obj))
+            Ok(with_warnings(
+                one(if created { 201 } else { 200 }, &obj),
+                &opts.warnings,
+            ))
         }
         "delete" => {
             let opts = delete_options(&q, body.as_ref())?;
@@ -702,6 +1035,67 @@ async fn resource_request(
     }
 }
 
+/// `GET`, `PUT` and `PATCH` of `<object>/scale`: an `autoscaling/v1` `Scale` read from and
+/// written to the object's replicas.
+#[allow(clippy::too_many_arguments)] // the request's parts
+fn scale_request(
+    shared: &Shared,
+    req: &Request<Bytes>,
+    q: &Query,
+    res: &Arc<Resource>,
+    verb: &str,
+    ns: &str,
+    name: &str,
+    body: Option<Value>,
+    patch_type: Option<Option<PatchType>>,
+) -> ApiResult<Response<ResponseBody>> {
+    use crate::semantics::scale;
+    let key_ns = if res.namespaced { ns } else { "" };
+    let scale_body = |obj: &Value| {
+        respond(
+            200,
+            "application/json",
+            serde_json::to_vec(&scale::to_scale(res, obj)).unwrap_or_default(),
+        )
+    };
+    let mut st = shared.state.lock();
+    let Some(current) = st.get(res, key_ns, name) else {
+        return Err(ApiError::not_found(&res.group, &res.plural, name));
+    };
+    let wanted = match verb {
+        "get" => return Ok(scale_body(&current)),
+        "update" => body.ok_or_else(|| ApiError::bad_request("the request body is empty"))?,
+        "patch" => {
+            let patch = body.ok_or_else(|| ApiError::bad_request("the request body is empty"))?;
+            let doc = scale::to_scale(res, &current);
+            match patch_type.flatten() {
+                Some(PatchType::Json) => crate::semantics::patch::json_patch(&doc, &patch)?,
+                Some(_) => crate::semantics::patch::merge_patch(&doc, &patch)?,
+                None => return Err(crate::semantics::patch::unsupported_patch(res)),
+            }
+        }
+        _ => return Err(ApiError::method_not_allowed()),
+    };
+    let new = scale::with_replicas(res, &current, &wanted)?;
+    let mut opts = write_options(req, q, "update", res, None)?;
+    // The body is a Scale, not the object: nothing in it is unknown to the object.
+    opts.body_problems = Default::default();
+    let (obj, _) = ops::update(
+        &mut st,
+        res,
+        ns,
+        name,
+        UpdateInput {
+            body: new,
+            scope: Scope::Main,
+            managed_done: false,
+            is_put: false,
+        },
+        &opts,
+    )?;
+    Ok(with_warnings(scale_body(&obj), &opts.warnings))
+}
+
 /// Namespaced resources need a namespace for object requests; cluster-scoped ones refuse one.
 fn check_scope(res: &Resource, p: &ResourcePath, verb: &str) -> ApiResult<()> {
     if res.namespaced {
@@ -739,6 +1133,7 @@ fn watch_request(
     p: &ResourcePath,
     fault: WatchFault,
 ) -> ApiResult<Response<ResponseBody>> {
+    validate_list_options(q, true)?;
     let mut f = filter(&res, p.namespace.as_deref(), q)?;
     if let Some(name) = &p.name {
         // `/watch/.../<name>`: a watch of one object.
@@ -769,10 +1164,6 @@ fn watch_request(
         res,
         filter: f,
         resource_version: q.get("resourceVersion").map(str::to_string),
-        resource_version_match: q
-            .get("resourceVersionMatch")
-            .filter(|m| !m.is_empty())
-            .map(str::to_string),
         allow_bookmarks: q.flag("allowWatchBookmarks")?.unwrap_or(false),
         send_initial_events: q.flag("sendInitialEvents")?,
         timeout,
@@ -823,7 +1214,11 @@ mod tests {
             route("/api/v1"),
             Route::GroupVersion(String::new(), "v1".into())
         );
-        assert_eq!(route("/openapi/v2"), Route::NotFound);
+        assert_eq!(route("/openapi/v2"), Route::OpenApiV2);
+        assert_eq!(
+            route("/openapi/v3/apis/apps/v1"),
+            Route::OpenApiV3("apis/apps/v1".into())
+        );
         assert_eq!(route("/api/v1/a/b/c/d"), Route::NotFound);
         assert_eq!(percent_decode("a%3Ab"), "a:b");
     }

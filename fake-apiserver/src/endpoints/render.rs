@@ -111,6 +111,7 @@ pub(crate) fn partial_metadata(obj: &Value) -> Value {
 
 /// One object in the requested format.
 pub(crate) fn object_body(res: &Resource, obj: &Value, format: &Format) -> Vec<u8> {
+    let obj = &*res.read_view(obj);
     let av = res.api_version();
     let v = match format {
         Format::Full => {
@@ -172,11 +173,13 @@ pub(crate) fn list_body(
     match format {
         Format::Full => {
             let custom = res.is_custom();
+            let views: Vec<std::borrow::Cow<'_, Value>> =
+                items.iter().map(|o| res.read_view(o)).collect();
             let body = ListBody {
                 kind: &res.list_kind,
                 api_version: &av,
                 metadata: meta.to_value(),
-                items: items
+                items: views
                     .iter()
                     .map(|o| View {
                         obj: o,
@@ -224,6 +227,13 @@ pub(crate) fn json_path<'a>(obj: &'a Value, path: &str) -> Option<&'a Value> {
                     .as_array()?
                     .iter()
                     .find(|i| i.get(k.trim()).and_then(Value::as_str) == Some(v))?;
+            } else if inner == "*" {
+                // Printer columns show the first of several results.
+                cur = match cur {
+                    Value::Array(a) => a.first()?,
+                    Value::Object(m) => m.values().next()?,
+                    _ => return None,
+                };
             } else {
                 let i: usize = inner.parse().ok()?;
                 cur = cur.get(i)?;
@@ -240,6 +250,77 @@ fn cell(v: Option<&Value>) -> Value {
             v.cloned().unwrap_or(Value::Null)
         }
         Some(other) => json!(other.to_string()),
+    }
+}
+
+/// Go's `duration.HumanDuration`, as kubectl shows ages.
+pub(crate) fn human_duration(secs: i64) -> String {
+    if secs < -1 {
+        return "<invalid>".into();
+    }
+    if secs < 0 {
+        return "0s".into();
+    }
+    if secs < 120 {
+        return format!("{secs}s");
+    }
+    let minutes = secs / 60;
+    if minutes < 10 {
+        let s = secs % 60;
+        return if s == 0 {
+            format!("{minutes}m")
+        } else {
+            format!("{minutes}m{s}s")
+        };
+    }
+    if minutes < 180 {
+        return format!("{minutes}m");
+    }
+    let hours = secs / 3600;
+    if hours < 8 {
+        let m = minutes % 60;
+        return if m == 0 {
+            format!("{hours}h")
+        } else {
+            format!("{hours}h{m}m")
+        };
+    }
+    if hours < 48 {
+        return format!("{hours}h");
+    }
+    if hours < 24 * 8 {
+        let h = hours % 24;
+        return if h == 0 {
+            format!("{}d", hours / 24)
+        } else {
+            format!("{}d{h}h", hours / 24)
+        };
+    }
+    if hours < 24 * 365 * 2 {
+        return format!("{}d", hours / 24);
+    }
+    if hours < 24 * 365 * 8 {
+        let dy = (hours / 24) % 365;
+        return if dy == 0 {
+            format!("{}y", hours / 24 / 365)
+        } else {
+            format!("{}y{dy}d", hours / 24 / 365)
+        };
+    }
+    format!("{}y", hours / 24 / 365)
+}
+
+/// A timestamp cell as its age (`5m`), `<unknown>` when missing.
+fn age(v: Option<&Value>) -> Value {
+    match v.and_then(Value::as_str) {
+        None => json!("<unknown>"),
+        Some(s) => match s.parse::<jiff::Timestamp>() {
+            Ok(t) => {
+                let secs = jiff::Timestamp::now().duration_since(t).as_secs();
+                json!(human_duration(secs))
+            }
+            Err(_) => json!(s),
+        },
     }
 }
 
@@ -260,16 +341,25 @@ pub(crate) fn table(
         "description": "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names",
         "priority": 0})];
     if printer.is_empty() {
-        columns.push(json!({"name": "Age", "type": "date", "format": "",
+        columns.push(json!({"name": "Age", "type": if res.is_custom() { "date" } else { "string" }, "format": "",
             "description": "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
             "priority": 0}));
     } else {
         for c in &printer {
+            let path = c.get("jsonPath").and_then(Value::as_str).unwrap_or("");
+            let description = c
+                .get("description")
+                .and_then(Value::as_str)
+                .filter(|d| !d.is_empty())
+                .map(str::to_string)
+                .unwrap_or_else(|| {
+                    format!("Custom resource definition column (in JSONPath format): {path}")
+                });
             columns.push(json!({
                 "name": c.get("name").cloned().unwrap_or(json!("")),
                 "type": c.get("type").cloned().unwrap_or(json!("string")),
                 "format": c.get("format").cloned().unwrap_or(json!("")),
-                "description": c.get("description").cloned().unwrap_or(json!("")),
+                "description": description,
                 "priority": c.get("priority").cloned().unwrap_or(json!(0)),
             }));
         }
@@ -279,11 +369,16 @@ pub(crate) fn table(
         .map(|o| {
             let mut cells = vec![json!(object::name(o))];
             if printer.is_empty() {
-                cells.push(cell(o.pointer("/metadata/creationTimestamp")));
+                cells.push(age(o.pointer("/metadata/creationTimestamp")));
             } else {
                 for c in &printer {
                     let path = c.get("jsonPath").and_then(Value::as_str).unwrap_or("");
-                    cells.push(cell(json_path(o, path)));
+                    let v = json_path(o, path);
+                    if c.get("type").and_then(Value::as_str) == Some("date") && v.is_some() {
+                        cells.push(age(v));
+                    } else {
+                        cells.push(cell(v));
+                    }
                 }
             }
             let mut row = Map::new();
@@ -371,5 +466,18 @@ mod tests {
             Some(&json!("True"))
         );
         assert_eq!(json_path(&o, ".spec.missing"), None);
+        assert_eq!(json_path(&o, ".spec.l[*]"), Some(&json!(1)));
+        for (secs, want) in [
+            (5, "5s"),
+            (125, "2m5s"),
+            (600, "10m"),
+            (3 * 3600 + 60, "3h1m"),
+            (30 * 3600, "30h"),
+            (3 * 86400 + 3600, "3d1h"),
+            (400 * 86400, "400d"),
+            (3 * 365 * 86400, "3y"),
+        ] {
+            assert_eq!(human_duration(secs), want);
+        }
     }
 }

@@ -1,14 +1,16 @@
-//! Serving the fake over HTTP on loopback, with bearer-token authentication, and a kubeconfig
-//! for `kubectl` and other clients.
+//! Serving the fake over HTTPS, with bearer-token authentication as kube-apiserver does it
+//! (`--token-auth-file`, anonymous requests allowed only where RBAC's
+//! `system:public-info-viewer` allows them), and a kubeconfig for `kubectl` and other clients.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
 
+use base64::Engine;
 use bytes::Bytes;
 use http::{Request, Response, header};
-use http_body_util::BodyExt;
+use http_body_util::{BodyExt, Limited};
 use hyper::server::conn::http1;
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
@@ -17,14 +19,43 @@ use tokio::task::{JoinHandle, JoinSet};
 
 use crate::Shared;
 use crate::endpoints::body::ResponseBody;
-use crate::endpoints::handler::{error_response, handle};
+use crate::endpoints::handler::{anonymous_forbidden, error_response, handle};
+use crate::endpoints::tls;
 use crate::error::{ApiError, FakeError};
 
-/// A fake API server listening on a loopback address. Dropping it stops the server.
+/// kube-apiserver's limit on a request body (`MaxRequestBodyBytes`, 3 MiB): larger bodies get
+/// 413 RequestEntityTooLarge.
+pub const MAX_REQUEST_BODY_BYTES: usize = 3 * 1024 * 1024;
+
+/// How to serve a [`FakeApiServer`](crate::FakeApiServer) over the network.
+#[derive(Debug, Clone)]
+pub struct ServeOptions {
+    /// The address to bind (`127.0.0.1:0` picks a free loopback port).
+    pub addr: SocketAddr,
+    /// The bearer token clients must send (`None`: a random one).
+    pub token: Option<String>,
+    /// Bind addresses that are not loopback too (default `false`: only loopback, so nothing
+    /// outside the machine can reach the server).
+    pub allow_non_loopback: bool,
+}
+
+impl Default for ServeOptions {
+    fn default() -> Self {
+        ServeOptions {
+            addr: SocketAddr::from(([127, 0, 0, 1], 0)),
+            token: None,
+            allow_non_loopback: false,
+        }
+    }
+}
+
+/// A fake API server listening on an address, over HTTPS with a self-signed CA. Dropping it
+/// stops the server.
 #[derive(Debug)]
 pub struct ServedApiServer {
     addr: SocketAddr,
     token: String,
+    ca_pem: String,
     shutdown: Option<oneshot::Sender<()>>,
     task: JoinHandle<()>,
 }
@@ -33,31 +64,58 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-/// The path prefix that authenticates like the bearer token: `kubectl` (client-go) sends no
-/// credentials to a plain-HTTP server, so its kubeconfig points at `http://…/t/<token>`.
-fn token_prefix(token: &str) -> String {
-    format!("/t/{token}")
+/// The non-resource paths RBAC's `system:public-info-viewer` opens to anonymous requests.
+fn is_public(path: &str) -> bool {
+    matches!(
+        path,
+        "/healthz" | "/livez" | "/readyz" | "/version" | "/version/"
+    )
 }
 
-/// Strips the token prefix from a request URI; `None` when the path does not carry it.
-fn strip_token_prefix(uri: &http::Uri, token: &str) -> Option<http::Uri> {
-    let prefix = token_prefix(token);
-    let path = uri.path();
-    if path.len() < prefix.len()
-        || !constant_time_eq(&path.as_bytes()[..prefix.len()], prefix.as_bytes())
-    {
-        return None;
-    }
-    let rest = &path[prefix.len()..];
-    if !(rest.is_empty() || rest.starts_with('/')) {
-        return None;
-    }
-    let rest = if rest.is_empty() { "/" } else { rest };
-    let pq = match uri.query() {
-        Some(q) => format!("{rest}?{q}"),
-        None => rest.to_string(),
+/// Who a request is, from its `Authorization` header only.
+enum Caller {
+    Authenticated,
+    Anonymous,
+    /// A header that names no valid token: 401.
+    Rejected,
+}
+
+fn authenticate(headers: &http::HeaderMap, token: &str) -> Caller {
+    let Some(value) = headers.get(header::AUTHORIZATION) else {
+        return Caller::Anonymous;
     };
-    http::Uri::builder().path_and_query(pq).build().ok()
+    let given = value
+        .to_str()
+        .ok()
+        .and_then(|v| {
+            let (scheme, rest) = v.split_once(' ')?;
+            scheme.eq_ignore_ascii_case("bearer").then(|| rest.trim())
+        })
+        .unwrap_or("");
+    if !given.is_empty() && constant_time_eq(given.as_bytes(), token.as_bytes()) {
+        Caller::Authenticated
+    } else {
+        Caller::Rejected
+    }
+}
+
+/// Reads a request body up to kube-apiserver's limit.
+pub(crate) async fn collect_limited<B>(body: B) -> Result<Bytes, ApiError>
+where
+    B: http_body::Body<Data = Bytes>,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    match Limited::new(body, MAX_REQUEST_BODY_BYTES).collect().await {
+        Ok(c) => Ok(c.to_bytes()),
+        Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(ApiError::new(
+            413,
+            "RequestEntityTooLarge",
+            format!("Request entity too large: limit is {MAX_REQUEST_BODY_BYTES}"),
+        )),
+        Err(e) => Err(ApiError::bad_request(format!(
+            "reading the request body: {e}"
+        ))),
+    }
 }
 
 async fn served(
@@ -65,44 +123,53 @@ async fn served(
     token: Arc<str>,
     req: Request<hyper::body::Incoming>,
 ) -> Response<ResponseBody> {
-    let (mut parts, body) = req.into_parts();
-    let public = matches!(parts.uri.path(), "/healthz" | "/livez" | "/readyz");
-    let by_header = parts
-        .headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .is_some_and(|t| constant_time_eq(t.trim().as_bytes(), token.as_bytes()));
-    let by_path = match strip_token_prefix(&parts.uri, &token) {
-        Some(uri) => {
-            parts.uri = uri;
-            true
+    let (parts, body) = req.into_parts();
+    match authenticate(&parts.headers, &token) {
+        Caller::Authenticated => {}
+        Caller::Anonymous if is_public(parts.uri.path()) => {}
+        Caller::Anonymous => {
+            return error_response(&anonymous_forbidden(
+                &parts.method,
+                parts.uri.path(),
+                parts.uri.query(),
+            ));
         }
-        None => false,
-    };
-    if !(by_header || by_path || public) {
-        return error_response(&ApiError::new(401, "Unauthorized", "Unauthorized"));
+        Caller::Rejected => {
+            return error_response(&ApiError::new(401, "Unauthorized", "Unauthorized"));
+        }
     }
-    let bytes = match body.collect().await {
-        Ok(c) => c.to_bytes(),
-        Err(e) => {
-            return error_response(&ApiError::bad_request(format!(
-                "reading the request body: {e}"
-            )));
-        }
+    let bytes = match collect_limited(body).await {
+        Ok(b) => b,
+        Err(e) => return error_response(&e),
     };
     handle(shared, Request::from_parts(parts, bytes)).await
 }
 
+fn random_token() -> String {
+    format!(
+        "{}{}",
+        uuid::Uuid::new_v4().simple(),
+        uuid::Uuid::new_v4().simple()
+    )
+}
+
 pub(crate) async fn serve(
     shared: Arc<Shared>,
-    addr: SocketAddr,
-    token: String,
+    opts: ServeOptions,
 ) -> Result<ServedApiServer, FakeError> {
-    if !addr.ip().is_loopback() {
-        return Err(FakeError::NotLoopback(addr));
+    if !opts.addr.ip().is_loopback() && !opts.allow_non_loopback {
+        return Err(FakeError::NotLoopback(opts.addr));
     }
-    let listener = TcpListener::bind(addr).await?;
+    let token = match opts.token {
+        Some(t) if t.is_empty() || t.chars().any(|c| c.is_whitespace() || c.is_control()) => {
+            return Err(FakeError::InvalidToken);
+        }
+        Some(t) => t,
+        None => random_token(),
+    };
+    let cert = tls::generate(opts.addr.ip())?;
+    let acceptor = tokio_rustls::TlsAcceptor::from(cert.config.clone());
+    let listener = TcpListener::bind(opts.addr).await?;
     let local = listener.local_addr()?;
     let (tx, mut rx) = oneshot::channel::<()>();
     let shared_token: Arc<str> = Arc::from(token.as_str());
@@ -115,13 +182,32 @@ pub(crate) async fn serve(
                     Ok((stream, peer)) => {
                         let shared = shared.clone();
                         let token = shared_token.clone();
+                        let acceptor = acceptor.clone();
                         conns.spawn(async move {
+                            let handshake = tokio::time::timeout(
+                                std::time::Duration::from_secs(10),
+                                acceptor.accept(stream),
+                            )
+                            .await;
+                            let stream = match handshake {
+                                Ok(Ok(s)) => s,
+                                Ok(Err(e)) => {
+                                    tracing::debug!(%peer, error = %e, "TLS handshake failed");
+                                    return;
+                                }
+                                Err(_) => {
+                                    tracing::debug!(%peer, "TLS handshake timed out");
+                                    return;
+                                }
+                            };
                             let svc = hyper::service::service_fn(move |req| {
                                 let shared = shared.clone();
                                 let token = token.clone();
                                 async move { Ok::<_, Infallible>(served(shared, token, req).await) }
                             });
                             if let Err(e) = http1::Builder::new()
+                                .timer(hyper_util::rt::TokioTimer::new())
+                                .header_read_timeout(std::time::Duration::from_secs(30))
                                 .serve_connection(TokioIo::new(stream), svc)
                                 .await
                             {
@@ -143,6 +229,7 @@ pub(crate) async fn serve(
     Ok(ServedApiServer {
         addr: local,
         token,
+        ca_pem: cert.ca_pem,
         shutdown: Some(tx),
         task,
     })
@@ -158,51 +245,67 @@ impl ServedApiServer {
         self.addr
     }
 
-    /// `http://127.0.0.1:<port>` (requests need the bearer token).
+    /// `https://127.0.0.1:<port>` (`https://[::1]:<port>` for IPv6).
     pub fn url(&self) -> String {
-        format!("http://{}", self.addr)
+        format!("https://{}", self.addr)
     }
 
-    /// The bearer token clients must send.
+    /// The bearer token clients must send in `Authorization: Bearer <token>`.
     pub fn token(&self) -> &str {
         &self.token
     }
 
+    /// The PEM certificate of the CA that signed the serving certificate.
+    pub fn ca_pem(&self) -> &str {
+        &self.ca_pem
+    }
+
     /// A kubeconfig (YAML) with one cluster, user and context named `kube-codegen-fake`,
-    /// default namespace `default`. The server URL carries the token as a path prefix
-    /// (`http://127.0.0.1:<port>/t/<token>`), because client-go (`kubectl`) sends no
-    /// credentials over plain HTTP; the user entry has the bearer token for clients that do.
+    /// default namespace `default`: the server URL, the CA to trust and the bearer token.
     pub fn kubeconfig(&self) -> String {
         let name = "kube-codegen-fake";
+        let ca = base64::engine::general_purpose::STANDARD.encode(self.ca_pem.as_bytes());
         format!(
-            "apiVersion: v1\nkind: Config\nclusters:\n- name: {name}\n  cluster:\n    server: {server}\ncontexts:\n- name: {name}\n  context:\n    cluster: {name}\n    user: {name}\n    namespace: default\ncurrent-context: {name}\nusers:\n- name: {name}\n  user:\n    token: {token}\npreferences: {{}}\n",
-            server = yaml_str(&format!("{}{}", self.url(), token_prefix(&self.token))),
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: {name}\n  cluster:\n    server: {server}\n    certificate-authority-data: {ca}\ncontexts:\n- name: {name}\n  context:\n    cluster: {name}\n    user: {name}\n    namespace: default\ncurrent-context: {name}\nusers:\n- name: {name}\n  user:\n    token: {token}\npreferences: {{}}\n",
+            server = yaml_str(&self.url()),
             token = yaml_str(&self.token),
         )
     }
 
-    /// Writes [`kubeconfig`](Self::kubeconfig) to `path` (mode 0600 on Unix).
+    /// Writes [`kubeconfig`](Self::kubeconfig) to `path` (mode 0600 on Unix, written to a
+    /// temporary file beside it and renamed, so a reader never sees half a file).
     pub fn write_kubeconfig(&self, path: impl AsRef<Path>) -> Result<(), FakeError> {
         let path = path.as_ref();
-        std::fs::write(path, self.kubeconfig())?;
+        let dir = path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let file_name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "kubeconfig".into());
+        let tmp = dir.join(format!(".{file_name}.{}.tmp", std::process::id()));
+        std::fs::write(&tmp, self.kubeconfig())?;
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
-            std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
+            std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o600))?;
         }
+        std::fs::rename(&tmp, path).inspect_err(|_| {
+            let _ = std::fs::remove_file(&tmp);
+        })?;
         Ok(())
     }
 
-    /// A `kube::Client` talking HTTP to this server with the token.
+    /// A `kube::Client` talking HTTPS to this server with the token.
     pub async fn client(&self) -> Result<kube::Client, FakeError> {
         let kc = kube::config::Kubeconfig::from_yaml(&self.kubeconfig())
-            .map_err(|e| FakeError::InvalidResource(format!("kubeconfig: {e}")))?;
+            .map_err(|e| FakeError::Client(format!("kubeconfig: {e}")))?;
         let config =
             kube::Config::from_custom_kubeconfig(kc, &kube::config::KubeConfigOptions::default())
                 .await
-                .map_err(|e| FakeError::InvalidResource(format!("kubeconfig: {e}")))?;
-        kube::Client::try_from(config)
-            .map_err(|e| FakeError::InvalidResource(format!("client: {e}")))
+                .map_err(|e| FakeError::Client(format!("kubeconfig: {e}")))?;
+        kube::Client::try_from(config).map_err(|e| FakeError::Client(e.to_string()))
     }
 
     /// Stops accepting connections and closes open ones.
@@ -222,16 +325,4 @@ impl Drop for ServedApiServer {
         }
         self.task.abort();
     }
-}
-
-/// Collects any request body into bytes (the `tower::Service` path).
-pub(crate) async fn collect<B>(body: B) -> Result<Bytes, String>
-where
-    B: http_body::Body<Data = Bytes>,
-    B::Error: std::fmt::Display,
-{
-    body.collect()
-        .await
-        .map(|c| c.to_bytes())
-        .map_err(|e| e.to_string())
 }

@@ -229,33 +229,59 @@ fn deployment_like_defaults(obj: &mut Value, kind: Builtin) {
     );
     if matches!(
         kind,
-        Builtin::Deployment | Builtin::ReplicaSet | Builtin::StatefulSet
+        Builtin::Deployment
+            | Builtin::ReplicaSet
+            | Builtin::StatefulSet
+            | Builtin::ReplicationController
     ) {
         set_default(spec, "replicas", json!(1));
     }
-    set_default(spec, "revisionHistoryLimit", json!(10));
+    if kind == Builtin::ReplicationController {
+        // An RC's selector and template labels default to each other.
+        let template_labels = spec
+            .get("template")
+            .and_then(|t| t.pointer("/metadata/labels"))
+            .cloned();
+        if spec.get("selector").is_none_or(Value::is_null)
+            && let Some(l) = template_labels
+        {
+            spec.insert("selector".into(), l);
+        }
+        set_default(spec, "minReadySeconds", json!(0));
+    } else {
+        set_default(spec, "revisionHistoryLimit", json!(10));
+    }
+    // A strategy given without a type (Go clients send `strategy: {}`) is defaulted inside.
+    let strategy = |spec: &mut Map<String, Value>, key: &str, rolling: Value| {
+        let st = ensure_object(spec.entry(key).or_insert_with(|| json!({})));
+        set_default(st, "type", json!("RollingUpdate"));
+        if st.get("type") == Some(&json!("RollingUpdate")) {
+            let ru = ensure_object(st.entry("rollingUpdate").or_insert_with(|| json!({})));
+            if let Value::Object(d) = rolling {
+                for (k, v) in d {
+                    set_default(ru, &k, v);
+                }
+            }
+        }
+    };
     match kind {
         Builtin::Deployment => {
             set_default(spec, "progressDeadlineSeconds", json!(600));
-            set_default(
+            strategy(
                 spec,
                 "strategy",
-                json!({"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "25%", "maxSurge": "25%"}}),
+                json!({"maxUnavailable": "25%", "maxSurge": "25%"}),
             );
         }
         Builtin::StatefulSet => {
             set_default(spec, "podManagementPolicy", json!("OrderedReady"));
-            set_default(
-                spec,
-                "updateStrategy",
-                json!({"type": "RollingUpdate", "rollingUpdate": {"partition": 0}}),
-            );
+            strategy(spec, "updateStrategy", json!({"partition": 0}));
         }
         Builtin::DaemonSet => {
-            set_default(
+            strategy(
                 spec,
                 "updateStrategy",
-                json!({"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1, "maxSurge": 0}}),
+                json!({"maxUnavailable": 1, "maxSurge": 0}),
             );
         }
         _ => {}
@@ -265,13 +291,17 @@ fn deployment_like_defaults(obj: &mut Value, kind: Builtin) {
     }
 }
 
-fn workload_errors(obj: &Value) -> Vec<FieldError> {
+fn workload_errors(obj: &Value, kind: Builtin) -> Vec<FieldError> {
     let mut errs = Vec::new();
     let selector = obj.pointer("/spec/selector");
     match selector {
         None => errs.push(FieldError::required("spec.selector", "")),
         Some(sel) => {
-            let want = object::string_map(sel.get("matchLabels"));
+            let want = if kind == Builtin::ReplicationController {
+                object::string_map(Some(sel))
+            } else {
+                object::string_map(sel.get("matchLabels"))
+            };
             let have = object::string_map(obj.pointer("/spec/template/metadata/labels"));
             if want.iter().any(|(k, v)| have.get(k) != Some(v)) {
                 errs.push(FieldError::invalid(
@@ -340,8 +370,13 @@ pub(crate) fn prepare_create(st: &mut State, res: &Resource, obj: &mut Value) ->
         Builtin::Secret => secret_string_data(res, obj)?,
         Builtin::Deployment | Builtin::ReplicaSet | Builtin::StatefulSet | Builtin::DaemonSet => {
             deployment_like_defaults(obj, kind);
-            invalid(res, obj, workload_errors(obj))?;
+            invalid(res, obj, workload_errors(obj, kind))?;
             ensure_object(obj).insert("status".into(), json!({}));
+        }
+        Builtin::ReplicationController => {
+            deployment_like_defaults(obj, kind);
+            invalid(res, obj, workload_errors(obj, kind))?;
+            ensure_object(obj).insert("status".into(), json!({"replicas": 0}));
         }
         Builtin::Job => {
             if let Some(ts) = obj.pointer_mut("/spec/template/spec") {
@@ -458,9 +493,13 @@ pub(crate) fn prepare_update(
             }
         }
         Builtin::Secret => secret_string_data(res, new)?,
-        Builtin::Deployment | Builtin::ReplicaSet | Builtin::StatefulSet | Builtin::DaemonSet => {
+        Builtin::Deployment
+        | Builtin::ReplicaSet
+        | Builtin::StatefulSet
+        | Builtin::DaemonSet
+        | Builtin::ReplicationController => {
             deployment_like_defaults(new, kind);
-            invalid(res, new, workload_errors(new))?;
+            invalid(res, new, workload_errors(new, kind))?;
         }
         Builtin::Crd => {
             crate::semantics::crd::default(new);

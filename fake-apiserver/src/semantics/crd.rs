@@ -7,7 +7,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use crate::error::{FieldError, go_quote};
-use crate::semantics::resources::{CustomInfo, Resource};
+use crate::semantics::resources::{CustomInfo, Resource, ScalePaths};
 use crate::storage::object;
 
 /// The annotation protected groups need.
@@ -175,6 +175,33 @@ pub(crate) fn validate(crd: &Value) -> Vec<FieldError> {
                 ));
             }
         }
+        // Identical schemas are reported once, at the path of the internal API's single
+        // `spec.validation`; different ones per version.
+        let schemas: Vec<&Value> = versions
+            .iter()
+            .filter_map(|v| v.pointer("/schema/openAPIV3Schema"))
+            .collect();
+        let all_same = schemas.windows(2).all(|w| w[0] == w[1]);
+        for (i, v) in versions.iter().enumerate() {
+            let Some(schema) = v.pointer("/schema/openAPIV3Schema") else {
+                continue;
+            };
+            if all_same && i > 0 {
+                break;
+            }
+            let path = if all_same {
+                "spec.validation.openAPIV3Schema".to_string()
+            } else {
+                format!("spec.versions[{i}].schema.openAPIV3Schema")
+            };
+            let structural = structural_errors(schema, &path);
+            if structural.is_empty() {
+                errs.extend(default_errors(schema, &path));
+                errs.extend(crate::semantics::cel::check_crd_schema(schema, &path));
+            } else {
+                errs.extend(structural);
+            }
+        }
     }
     if let Some((false, "MissingAnnotation", message)) = approval(crd) {
         let detail = message;
@@ -195,6 +222,158 @@ pub(crate) fn validate(crd: &Value) -> Vec<FieldError> {
         ));
     }
     errs
+}
+
+fn is_true(v: &Value, key: &str) -> bool {
+    v.get(key).and_then(Value::as_bool).unwrap_or(false)
+}
+
+/// The structural-schema rules (and the value checks that come with them) for a schema node.
+fn structural_node(node: &Value, path: &str, specified: bool, errs: &mut Vec<FieldError>) {
+    let Some(m) = node.as_object() else {
+        return;
+    };
+    let ty = m.get("type").and_then(Value::as_str).unwrap_or("");
+    let int_or_string = is_true(node, "x-kubernetes-int-or-string");
+    let preserve = is_true(node, "x-kubernetes-preserve-unknown-fields");
+    if ty.is_empty() && !int_or_string && !preserve {
+        if path.ends_with("openAPIV3Schema") {
+            errs.push(FieldError::required(
+                format!("{path}.type"),
+                "must not be empty at the root",
+            ));
+        } else if specified {
+            errs.push(FieldError::required(
+                format!("{path}.type"),
+                "must not be empty for specified object fields",
+            ));
+        }
+    }
+    if let Some(p) = m.get("pattern").and_then(Value::as_str)
+        && let Err(e) = regex::Regex::new(p)
+    {
+        let why = e.to_string();
+        let why = why.lines().last().unwrap_or("").trim().to_string();
+        errs.push(FieldError::invalid_str(
+            format!("{path}.pattern"),
+            p,
+            format!("must be a valid regular expression, but isn't: {why}"),
+        ));
+    }
+    if is_true(node, "uniqueItems") {
+        errs.push(FieldError::forbidden(
+            format!("{path}.uniqueItems"),
+            "uniqueItems cannot be set to true since the runtime complexity becomes quadratic",
+        ));
+    }
+    if m.get("additionalProperties").is_some_and(Value::is_object) && m.get("properties").is_some()
+    {
+        errs.push(FieldError::forbidden(
+            format!("{path}.additionalProperties"),
+            "additionalProperties and properties are mutual exclusive",
+        ));
+    }
+    match m.get("x-kubernetes-list-type").and_then(Value::as_str) {
+        Some("map") => {
+            let keys = m
+                .get("x-kubernetes-list-map-keys")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default();
+            if keys.is_empty() {
+                errs.push(FieldError::required(
+                    format!("{path}.x-kubernetes-list-map-keys"),
+                    "must not be empty if x-kubernetes-list-type is map",
+                ));
+            }
+            let item_type = m
+                .get("items")
+                .and_then(|i| i.get("type"))
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            if !item_type.is_empty() && item_type != "object" {
+                errs.push(FieldError::invalid_str(
+                    format!("{path}.items.type"),
+                    item_type,
+                    "must be object if parent array's x-kubernetes-list-type is map",
+                ));
+            }
+        }
+        Some("set") => {
+            let item_type = m
+                .get("items")
+                .and_then(|i| i.get("type"))
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            let atomic = m
+                .get("items")
+                .and_then(|i| i.get("x-kubernetes-map-type"))
+                .and_then(Value::as_str)
+                == Some("atomic");
+            if item_type == "object" && !atomic {
+                errs.push(FieldError::invalid_str(
+                    format!("{path}.items.x-kubernetes-map-type"),
+                    "",
+                    "must be atomic as item of a list with x-kubernetes-list-type=set",
+                ));
+            }
+        }
+        Some("atomic") | None => {}
+        Some(other) => errs.push(FieldError::not_supported(
+            format!("{path}.x-kubernetes-list-type"),
+            other,
+            &["atomic", "set", "map"],
+        )),
+    }
+    if let Some(props) = m.get("properties").and_then(Value::as_object) {
+        for (k, child) in props {
+            structural_node(child, &format!("{path}.properties[{k}]"), true, errs);
+        }
+    }
+    if let Some(items) = m.get("items") {
+        structural_node(items, &format!("{path}.items"), true, errs);
+    }
+    if let Some(ap) = m.get("additionalProperties").filter(|a| a.is_object()) {
+        structural_node(ap, &format!("{path}.additionalProperties"), true, errs);
+    }
+}
+
+/// Why a schema is not structural (empty when it is).
+pub(crate) fn structural_errors(schema: &Value, path: &str) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    structural_node(schema, path, false, &mut errs);
+    errs
+}
+
+/// Defaults must be valid for their schema.
+fn default_errors(schema: &Value, path: &str) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    default_walk(schema, path, &mut errs);
+    errs
+}
+
+fn default_walk(node: &Value, path: &str, errs: &mut Vec<FieldError>) {
+    let Some(m) = node.as_object() else {
+        return;
+    };
+    if let Some(d) = m.get("default") {
+        let field = format!("{path}.default");
+        for mut e in crate::semantics::schema::validate_value(d, node) {
+            e.field = field.clone();
+            errs.push(e);
+        }
+    }
+    if let Some(props) = m.get("properties").and_then(Value::as_object) {
+        for (k, child) in props {
+            default_walk(child, &format!("{path}.properties[{k}]"), errs);
+        }
+    }
+    if let Some(items) = m.get("items") {
+        default_walk(items, &format!("{path}.items"), errs);
+    }
+    if let Some(ap) = m.get("additionalProperties").filter(|a| a.is_object()) {
+        default_walk(ap, &format!("{path}.additionalProperties"), errs);
+    }
 }
 
 /// The status a freshly created CRD has in the create response (controllers fill it in a
@@ -308,6 +487,18 @@ pub(crate) fn resources(crd: &Value) -> Vec<Resource> {
                     if v.pointer("/subresources/status").is_some() {
                         subresources.push("status".to_string());
                     }
+                    let scale = v.pointer("/subresources/scale").map(|sc| ScalePaths {
+                        spec_replicas: str_at(sc, "/specReplicasPath").to_string(),
+                        status_replicas: str_at(sc, "/statusReplicasPath").to_string(),
+                        label_selector: str_at(sc, "/labelSelectorPath").to_string(),
+                    });
+                    if scale.is_some() {
+                        subresources.push("scale".to_string());
+                    }
+                    let schema = v.pointer("/schema/openAPIV3Schema").cloned();
+                    let cel = schema
+                        .as_ref()
+                        .and_then(crate::semantics::cel::Rules::compile);
                     let selectable_fields = v
                         .get("selectableFields")
                         .and_then(Value::as_array)
@@ -332,7 +523,12 @@ pub(crate) fn resources(crd: &Value) -> Vec<Resource> {
                         builtin: None,
                         custom: Some(Arc::new(CustomInfo {
                             crd_name: crd_name.clone(),
-                            schema: v.pointer("/schema/openAPIV3Schema").cloned(),
+                            has_defaults: schema
+                                .as_ref()
+                                .is_some_and(crate::semantics::schema::has_defaults),
+                            schema,
+                            cel,
+                            scale,
                             printer_columns: v
                                 .get("additionalPrinterColumns")
                                 .and_then(Value::as_array)

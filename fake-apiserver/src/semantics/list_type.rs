@@ -72,6 +72,38 @@ fn builtin_list_type(b: Builtin, path: &[&str], last: &str) -> ListType {
     }
 }
 
+/// Whether the object field at `path` is atomic (`x-kubernetes-map-type: atomic`): replaced
+/// and owned as a whole by server-side apply. Custom resources read their schema; built-in
+/// objects merge field by field.
+pub(crate) fn is_atomic_map(resource: &Resource, path: &[&str]) -> bool {
+    if resource.builtin.is_some() || path.is_empty() {
+        return false;
+    }
+    resource
+        .custom
+        .as_ref()
+        .and_then(|c| c.schema.as_ref())
+        .and_then(|schema| schema_at(schema, path))
+        .and_then(|s| s.get("x-kubernetes-map-type"))
+        .and_then(Value::as_str)
+        == Some("atomic")
+}
+
+/// The schema node at `path` (list items add no segment).
+fn schema_at<'a>(schema: &'a Value, path: &[&str]) -> Option<&'a Value> {
+    let mut cur = schema;
+    for seg in path {
+        while cur.get("type").and_then(Value::as_str) == Some("array") {
+            cur = cur.get("items")?;
+        }
+        cur = match cur.get("properties").and_then(|p| p.get(*seg)) {
+            Some(next) => next,
+            None => cur.get("additionalProperties").filter(|a| a.is_object())?,
+        };
+    }
+    Some(cur)
+}
+
 /// Follows `path` through an OpenAPI v3 schema (`properties`, `items`,
 /// `additionalProperties`) and reads the list extensions at the end.
 fn schema_list_type(schema: &Value, path: &[&str]) -> ListType {

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::{Map, Value, json};
 
 use crate::error::{ApiError, go_quote};
-use crate::semantics::list_type::{ListType, item_key, item_matches, list_type};
+use crate::semantics::list_type::{ListType, is_atomic_map, item_key, item_matches, list_type};
 use crate::semantics::resources::Resource;
 
 /// One step of a field path.
@@ -100,8 +100,10 @@ fn walk(
     path: &mut FieldPath,
     out: &mut FieldSet,
 ) {
+    let name_refs: Vec<&str> = names.iter().map(String::as_str).collect();
+    let atomic = v.is_object() && is_atomic_map(resource, &name_refs);
     match v {
-        Value::Object(m) if !m.is_empty() => {
+        Value::Object(m) if !m.is_empty() && !atomic => {
             for (k, child) in m {
                 names.push(k.clone());
                 path.push(Seg::Field(k.clone()));
@@ -366,8 +368,27 @@ pub(crate) fn read_entries(obj: &Value) -> Vec<Entry> {
 
 /// Writes `metadata.managedFields` (removed when there are no entries).
 pub(crate) fn write_entries(obj: &mut Value, entries: &[Entry]) {
-    let list: Vec<Value> = entries
-        .iter()
+    // kube-apiserver's order: operation (Apply before Update), time, manager, version,
+    // subresource.
+    let mut sorted: Vec<&Entry> = entries.iter().collect();
+    sorted.sort_by(|a, b| {
+        (
+            &a.operation,
+            &a.time,
+            &a.manager,
+            &a.api_version,
+            &a.subresource,
+        )
+            .cmp(&(
+                &b.operation,
+                &b.time,
+                &b.manager,
+                &b.api_version,
+                &b.subresource,
+            ))
+    });
+    let list: Vec<Value> = sorted
+        .into_iter()
         .filter(|e| !e.fields.is_empty())
         .map(|e| {
             let mut m = Map::new();
@@ -463,6 +484,10 @@ fn apply_merge(
     config: &Value,
     names: &mut Vec<String>,
 ) -> Value {
+    let name_refs: Vec<&str> = names.iter().map(String::as_str).collect();
+    if config.is_object() && is_atomic_map(resource, &name_refs) {
+        return config.clone();
+    }
     match (live, config) {
         (Value::Object(l), Value::Object(c)) => {
             let mut out = l.clone();
@@ -519,8 +544,51 @@ fn apply_merge(
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Conflict {
     pub(crate) manager: String,
+    pub(crate) operation: String,
     pub(crate) api_version: String,
+    pub(crate) time: String,
+    pub(crate) subresource: String,
     pub(crate) path: FieldPath,
+}
+
+impl Conflict {
+    /// The manager as conflict messages name it: `"alice"`, `"bob" with subresource
+    /// "status"`, `"kubectl" using v1 at 2024-01-02T03:04:05Z` (updates name their version
+    /// and time).
+    fn who(&self) -> String {
+        let mut s = go_quote(&self.manager);
+        if !self.subresource.is_empty() {
+            s.push_str(&format!(
+                " with subresource {}",
+                go_quote(&self.subresource)
+            ));
+        }
+        if self.operation == "Update" {
+            s.push_str(&format!(" using {}", self.api_version));
+            if !self.time.is_empty() {
+                s.push_str(&format!(" at {}", self.time));
+            }
+        }
+        s
+    }
+}
+
+/// The order structured-merge-diff iterates a field set in: at each level the fields that end
+/// there first, then the deeper ones, each group sorted.
+fn smd_order(a: &FieldPath, b: &FieldPath) -> std::cmp::Ordering {
+    let n = a.len().min(b.len());
+    for i in 0..n {
+        let a_member = a.len() == i + 1;
+        let b_member = b.len() == i + 1;
+        if a[i] != b[i] || a_member != b_member {
+            return match (a_member, b_member) {
+                (true, false) => std::cmp::Ordering::Less,
+                (false, true) => std::cmp::Ordering::Greater,
+                _ => a[i].cmp(&b[i]),
+            };
+        }
+    }
+    a.len().cmp(&b.len())
 }
 
 /// The 409 for apply conflicts, worded as the API server words it.
@@ -530,18 +598,23 @@ pub(crate) fn conflict_error(
     name: &str,
     conflicts: &[Conflict],
 ) -> ApiError {
-    let who = |c: &Conflict| format!("{} using {}", go_quote(&c.manager), c.api_version);
-    let text = match conflicts {
-        [one] => format!("conflict with {}: {}", who(one), render_path(&one.path)),
+    let mut conflicts: Vec<&Conflict> = conflicts.iter().collect();
+    conflicts.sort_by(|a, b| a.who().cmp(&b.who()).then(smd_order(&a.path, &b.path)));
+    let text = match conflicts.as_slice() {
+        [one] => format!("conflict with {}: {}", one.who(), render_path(&one.path)),
         many => {
             let mut by: BTreeMap<String, Vec<String>> = BTreeMap::new();
             for c in many {
-                by.entry(who(c)).or_default().push(render_path(&c.path));
+                by.entry(c.who()).or_default().push(render_path(&c.path));
             }
             by.iter()
                 .map(|(w, paths)| {
-                    let list: Vec<String> = paths.iter().map(|p| format!("- {p}")).collect();
-                    format!("conflicts with {w}:\n{}", list.join("\n"))
+                    if paths.len() == 1 {
+                        format!("conflict with {w}: {}", paths[0])
+                    } else {
+                        let list: Vec<String> = paths.iter().map(|p| format!("- {p}")).collect();
+                        format!("conflicts with {w}:\n{}", list.join("\n"))
+                    }
                 })
                 .collect::<Vec<_>>()
                 .join("\n")
@@ -551,15 +624,11 @@ pub(crate) fn conflict_error(
     let causes: Vec<Value> = conflicts
         .iter()
         .map(|c| {
-            json!({"reason": "FieldManagerConflict", "message": format!("conflict with {}", who(c)), "field": render_path(&c.path)})
+            json!({"reason": "FieldManagerConflict", "message": format!("conflict with {}", c.who()), "field": render_path(&c.path)})
         })
         .collect();
+    let _ = (group, plural, name);
     let mut details = Map::new();
-    details.insert("name".into(), json!(name));
-    if !group.is_empty() {
-        details.insert("group".into(), json!(group));
-    }
-    details.insert("kind".into(), json!(plural));
     details.insert("causes".into(), Value::Array(causes));
     ApiError::new(
         409,
@@ -602,7 +671,10 @@ pub(crate) fn apply(
             if get_at(live_v, p) != get_at(config, p) {
                 conflicts.push(Conflict {
                     manager: e.manager.clone(),
+                    operation: e.operation.clone(),
                     api_version: e.api_version.clone(),
+                    time: e.time.clone(),
+                    subresource: e.subresource.clone(),
                     path: p.clone(),
                 });
             }
@@ -745,7 +817,7 @@ mod tests {
         let e = conflict_error("", "configmaps", "c", &c);
         assert_eq!(
             e.message,
-            "Apply failed with 1 conflict: conflict with \"alice\" using v1: .data.a"
+            "Apply failed with 1 conflict: conflict with \"alice\": .data.a"
         );
         // with force bob takes it over
         let live = ok(apply(&r, Some(&live), &b2, "bob", true, Scope::Main, "t"));

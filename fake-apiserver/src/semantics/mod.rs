@@ -3,12 +3,18 @@
 //! patches, server-side apply and field ownership, field selectors, built-in strategies.
 
 pub(crate) mod builtin;
+pub(crate) mod builtin_schema;
+pub(crate) mod cel;
 pub(crate) mod crd;
 pub(crate) mod field_selector;
+pub(crate) mod fields;
+pub(crate) mod formats;
 pub(crate) mod list_type;
 pub(crate) mod managed;
 pub(crate) mod ops;
 pub(crate) mod patch;
+pub(crate) mod patterns;
 pub(crate) mod resources;
+pub(crate) mod scale;
 pub(crate) mod schema;
 pub(crate) mod validation;

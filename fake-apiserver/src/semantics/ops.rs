@@ -10,6 +10,7 @@ use crate::error::{ApiError, ApiResult, FieldError, go_quote};
 use crate::semantics::builtin;
 use crate::semantics::crd;
 use crate::semantics::field_selector::Filter;
+use crate::semantics::fields;
 use crate::semantics::managed::{self, Scope};
 use crate::semantics::patch::{self, PatchType};
 use crate::semantics::resources::{Builtin, Resource};
@@ -33,6 +34,15 @@ pub(crate) struct WriteOptions {
     /// Whether `fieldManager` was given explicitly.
     pub(crate) explicit_manager: bool,
     pub(crate) force: Option<bool>,
+    /// `fieldValidation`.
+    pub(crate) field_validation: fields::Directive,
+    /// Duplicate fields of the request body, and its unknown fields where the handler could
+    /// tell them from the raw body (built-ins; custom resources' metadata).
+    pub(crate) body_problems: fields::Problems,
+    /// Set for non-apply patches: field problems are reported in the patch's shape.
+    pub(crate) patch: bool,
+    /// Warnings for the response's `Warning` headers.
+    pub(crate) warnings: Arc<parking_lot::Mutex<Vec<String>>>,
 }
 
 /// Options of a delete request (query parameters and `DeleteOptions` body merged).
@@ -84,8 +94,7 @@ fn check_type_meta(res: &Resource, body: &Value) -> ApiResult<()> {
         if kind.is_empty() {
             return Err(missing_field_err(res, "Kind", body));
         }
-        let (group, _) = crate::semantics::resources::split_api_version(api_version);
-        if api_version.is_empty() || group != res.group {
+        if api_version != res.api_version() {
             return Err(ApiError::bad_request(format!(
                 "the API version in the data ({api_version}) does not match the expected API version ({})",
                 res.api_version()
@@ -184,16 +193,134 @@ fn crd_of(st: &State, res: &Resource) -> Option<(Arc<Resource>, Arc<Value>)> {
     Some((crd_res, obj))
 }
 
-/// Custom resources: prune, default and validate against the CRD schema.
-fn apply_schema(res: &Resource, obj: &mut Value) -> ApiResult<()> {
-    let Some(schema_v) = res.custom.as_ref().and_then(|c| c.schema.as_ref()) else {
-        if let Some(meta) = obj.get_mut("metadata") {
-            schema::prune_meta(meta);
-        }
+/// Reports the unknown and duplicate fields of a write as `fieldValidation` asks: a 400 (a 422
+/// in a patch's shape for patches) for `Strict`, warnings for `Warn`.
+fn field_problems(
+    res: &Resource,
+    opts: &WriteOptions,
+    obj: &Value,
+    unknown: Vec<String>,
+) -> ApiResult<()> {
+    let p = &opts.body_problems;
+    let unknown = unknown
+        .into_iter()
+        .map(|u| format!("unknown field {}", go_quote(&u)));
+    let messages: Vec<String> = if opts.patch || res.is_custom() {
+        p.duplicate
+            .iter()
+            .cloned()
+            .chain(p.unknown.iter().cloned())
+            .chain(unknown)
+            .collect()
+    } else {
+        p.unknown
+            .iter()
+            .cloned()
+            .chain(unknown)
+            .chain(p.duplicate.iter().cloned())
+            .collect()
+    };
+    if opts.patch && opts.field_validation == fields::Directive::Strict && !messages.is_empty() {
+        let shown = serde_json::to_string(obj).unwrap_or_default();
+        return Err(ApiError::invalid(
+            "",
+            "",
+            "",
+            vec![FieldError::invalid_str(
+                "patch",
+                &shown,
+                format!("strict decoding error: {}", messages.join(", ")),
+            )],
+        ));
+    }
+    let warnings = fields::enforce(opts.field_validation, &res.kind, &res.version, messages)?;
+    opts.warnings.lock().extend(warnings);
+    Ok(())
+}
+
+/// Built-ins: drops what the type does not declare; returns those paths when the handler
+/// could not see them in the body (patches).
+fn prune_builtin(res: &Resource, obj: &mut Value, report: bool) -> Vec<String> {
+    let Some(def) = res
+        .builtin
+        .and_then(crate::semantics::builtin_schema::definition_of)
+    else {
+        return Vec::new();
+    };
+    let root = fields::builtin_root(def);
+    let unknown = if report {
+        let bytes = serde_json::to_vec(obj).unwrap_or_default();
+        fields::scan(&bytes, Some(&root))
+            .unknown
+            .into_iter()
+            .map(|m| {
+                m.trim_start_matches("unknown field ")
+                    .trim_matches('"')
+                    .to_string()
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    fields::prune(obj, &root);
+    unknown
+}
+
+/// Custom resources: prune and default by the CRD schema (as decoding does, before anything
+/// is validated); returns the pruned paths.
+fn prune_custom(res: &Resource, obj: &mut Value) -> Vec<String> {
+    if let Some(meta) = obj.get_mut("metadata") {
+        schema::prune_meta(meta);
+    }
+    match res.custom.as_ref().and_then(|c| c.schema.as_ref()) {
+        Some(schema_v) => schema::prune_and_default(obj, schema_v),
+        None => Vec::new(),
+    }
+}
+
+/// Custom resources: validate against the CRD schema (OpenAPI value validations, scale
+/// paths, list-type invariants, then CEL rules unless an earlier error blocks them), as the
+/// custom resource strategy does.
+fn validate_custom(
+    res: &Resource,
+    obj: &Value,
+    old: Option<&Value>,
+    opts: &WriteOptions,
+) -> ApiResult<()> {
+    let Some(custom) = res.custom.as_ref() else {
         return Ok(());
     };
-    schema::prune_and_default(obj, schema_v);
-    let errs = schema::validate(obj, schema_v);
+    let Some(schema_v) = custom.schema.as_ref() else {
+        return Ok(());
+    };
+    let mut errs = schema::validate_values(obj, schema_v);
+    if let Some(scale) = &custom.scale {
+        errs.extend(crate::semantics::scale::path_errors(obj, scale));
+    }
+    errs.extend(schema::list_errors(obj, schema_v));
+    if let Some(rules) = &custom.cel {
+        let blocking = errs.iter().any(|e| {
+            matches!(
+                e.kind,
+                crate::error::FieldErrorKind::NotSupported(..)
+                    | crate::error::FieldErrorKind::Required
+                    | crate::error::FieldErrorKind::TooLong(_)
+                    | crate::error::FieldErrorKind::TooMany(..)
+                    | crate::error::FieldErrorKind::TypeInvalid(_)
+            )
+        });
+        if blocking {
+            errs.push(FieldError::invalid(
+                "<nil>",
+                "null",
+                "some validation rules were not checked because the object was invalid; correct the existing errors to complete validation",
+            ));
+        } else {
+            let (cel_errs, warnings) = crate::semantics::cel::validate(rules, obj, old);
+            errs.extend(cel_errs);
+            opts.warnings.lock().extend(warnings);
+        }
+    }
     if errs.is_empty() {
         Ok(())
     } else {
@@ -284,12 +411,21 @@ pub(crate) fn create(
     if res.is_custom() && res.has_status() {
         ensure_object(&mut obj).remove("status");
     }
+    // Decoding first (pruning, strict-decoding errors), validation after.
+    let unknown = if res.is_custom() {
+        prune_custom(res, &mut obj)
+    } else {
+        prune_builtin(res, &mut obj, opts.patch)
+    };
+    if !preset_managed_fields {
+        field_problems(res, opts, &obj, unknown)?;
+    }
     builtin::prepare_create(st, res, &mut obj)?;
     if let Some(s) = given_status {
         ensure_object(&mut obj).insert("status".into(), s);
     }
     if res.is_custom() {
-        apply_schema(res, &mut obj)?;
+        validate_custom(res, &obj, None, opts)?;
     }
     meta_invalid(
         res,
@@ -523,11 +659,21 @@ pub(crate) fn update(
             json!(object::resource_version(&old)),
         );
     }
+    // A patch's strict error shows the patched object before anything is dropped.
+    let as_patched = if opts.patch { Some(new.clone()) } else { None };
+    let unknown = if res.is_custom() {
+        prune_custom(res, &mut new)
+    } else {
+        prune_builtin(res, &mut new, opts.patch)
+    };
+    if !managed_done {
+        field_problems(res, opts, as_patched.as_ref().unwrap_or(&new), unknown)?;
+    }
     if scope == Scope::Main {
         builtin::prepare_update(st, res, &old, &mut new)?;
     }
     if res.is_custom() {
-        apply_schema(res, &mut new)?;
+        validate_custom(res, &new, Some(&old), opts)?;
     }
     let mut errs = validation::object_meta_errors(&new, res.name_rule(), res.namespaced);
     errs.extend(validation::object_meta_update_errors(&new, &old));
@@ -551,7 +697,13 @@ pub(crate) fn update(
     if res.tracks_generation() && scope == Scope::Main {
         let changed =
             object::spec_part(&old, res.has_status()) != object::spec_part(&new, res.has_status());
-        if changed {
+        // Deployments also count annotation changes (apps/deployment's PrepareForUpdate keeps
+        // the rollback annotation of extensions/v1beta1 meaningful).
+        let annotations_changed = res.group == "apps"
+            && res.plural == "deployments"
+            && object::meta(&old).and_then(|m| m.get("annotations"))
+                != object::meta(&new).and_then(|m| m.get("annotations"));
+        if changed || annotations_changed {
             let g = object::generation(&old).unwrap_or(0) + 1;
             object::set_meta(&mut new, "generation", Some(json!(g)));
         }
@@ -685,15 +837,57 @@ fn apply(
         .get("apiVersion")
         .and_then(Value::as_str)
         .unwrap_or("");
-    if kind.is_empty() {
-        return Err(missing_field_err(res, "Kind", config));
-    }
-    if api_version.is_empty() {
-        return Err(missing_field_err(res, "apiVersion", config));
+    if kind.is_empty() || api_version.is_empty() {
+        let (g, v) = crate::semantics::resources::split_api_version(api_version);
+        return Err(ApiError::bad_request(format!(
+            "invalid object type: {g}/{v}, Kind={kind}"
+        )));
     }
     check_type_meta(res, config)?;
     if object::meta(config).is_some_and(|m| m.get("managedFields").is_some_and(|v| !v.is_null())) {
         return Err(ApiError::bad_request("metadata.managedFields must be nil"));
+    }
+    // The typed patch is built from the schema: a field it does not declare fails the apply,
+    // whatever fieldValidation says.
+    let unknown = if res.is_custom() {
+        let mut probe = config.clone();
+        match res.custom.as_ref().and_then(|c| c.schema.as_ref()) {
+            Some(schema_v) => schema::prune_and_default(&mut probe, schema_v),
+            None => Vec::new(),
+        }
+    } else {
+        match res
+            .builtin
+            .and_then(crate::semantics::builtin_schema::definition_of)
+        {
+            Some(def) => {
+                let bytes = serde_json::to_vec(config).unwrap_or_default();
+                fields::scan(&bytes, Some(&fields::builtin_root(def)))
+                    .unknown
+                    .into_iter()
+                    .map(|m| {
+                        m.trim_start_matches("unknown field ")
+                            .trim_matches('"')
+                            .to_string()
+                    })
+                    .collect()
+            }
+            None => Vec::new(),
+        }
+    };
+    if let Some(first) = unknown.first() {
+        return Err(ApiError::new(
+            500,
+            "",
+            format!(
+                "failed to create typed patch object ({}/{}; {}/{}, Kind={}): .{first}: field not declared in schema",
+                object::namespace(config),
+                object::name(config),
+                res.group,
+                res.version,
+                res.kind
+            ),
+        ));
     }
     let mut config = config.clone();
     match object::name(&config) {

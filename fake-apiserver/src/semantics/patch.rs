@@ -1,7 +1,7 @@
 //! The non-apply patch types: JSON merge patch (RFC 7386), JSON patch (RFC 6902) and
 //! strategic merge patch (built-in types only).
 
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use crate::error::{ApiError, ApiResult};
 use crate::semantics::list_type::{ListType, item_key, item_matches, list_type};
@@ -63,11 +63,24 @@ pub(crate) fn unsupported_patch(resource: &Resource) -> ApiError {
 }
 
 /// JSON merge patch.
+/// The JSON kind of a value as Go's decoder names it in unmarshal errors.
+fn go_json_kind(v: &Value) -> &'static str {
+    match v {
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+        Value::String(_) => "string",
+        Value::Number(_) => "number",
+        Value::Bool(_) => "bool",
+        Value::Null => "null",
+    }
+}
+
 pub(crate) fn merge_patch(original: &Value, patch: &Value) -> ApiResult<Value> {
     if !patch.is_object() {
-        return Err(ApiError::bad_request(
-            "json: cannot unmarshal non-object into Go value of type map[string]interface {}",
-        ));
+        return Err(ApiError::bad_request(format!(
+            "error decoding patch: json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
+            go_json_kind(patch)
+        )));
     }
     let mut doc = original.clone();
     json_patch::merge(&mut doc, patch);
@@ -76,18 +89,29 @@ pub(crate) fn merge_patch(original: &Value, patch: &Value) -> ApiResult<Value> {
 
 /// JSON patch: a bad document is a 400, an operation that fails is a 422.
 pub(crate) fn json_patch(original: &Value, patch: &Value) -> ApiResult<Value> {
-    let ops: json_patch::Patch = serde_json::from_value(patch.clone())
-        .map_err(|e| ApiError::bad_request(format!("invalid JSON patch: {e}")))?;
-    let mut doc = original.clone();
-    json_patch::patch(&mut doc, &ops).map_err(|e| {
+    if !patch.is_array() {
+        return Err(ApiError::bad_request(format!(
+            "error decoding patch: json: cannot unmarshal {} into Go value of type []handlers.jsonPatchOp",
+            go_json_kind(patch)
+        )));
+    }
+    // An operation the patch library cannot read or apply is a 422 without causes, as
+    // kube-apiserver answers it.
+    let rejected = || {
         ApiError::new(
             422,
             "Invalid",
             "the server rejected our request due to an error in our request",
         )
-        .with_details(
-            json!({"causes": [{"reason": "UnexpectedServerResponse", "message": e.to_string()}]}),
-        )
+    };
+    let ops: json_patch::Patch = serde_json::from_value(patch.clone()).map_err(|e| {
+        tracing::debug!(error = %e, "unreadable JSON patch operation");
+        rejected()
+    })?;
+    let mut doc = original.clone();
+    json_patch::patch(&mut doc, &ops).map_err(|e| {
+        tracing::debug!(error = %e, "JSON patch failed");
+        rejected()
     })?;
     Ok(doc)
 }
@@ -394,6 +418,7 @@ fn merge_list(
 mod tests {
     use super::*;
     use crate::semantics::resources::builtins;
+    use serde_json::json;
 
     fn deployment() -> Resource {
         builtins()

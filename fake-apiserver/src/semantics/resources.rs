@@ -26,6 +26,7 @@ pub(crate) enum Builtin {
     Node,
     Deployment,
     ReplicaSet,
+    ReplicationController,
     StatefulSet,
     DaemonSet,
     Job,
@@ -46,6 +47,20 @@ pub(crate) struct CustomInfo {
     pub(crate) printer_columns: Vec<Value>,
     /// Field selector labels from `selectableFields` (`spec.color`).
     pub(crate) selectable_fields: Vec<String>,
+    /// The compiled `x-kubernetes-validations` of the schema, if it has any.
+    pub(crate) cel: Option<crate::semantics::cel::Rules>,
+    /// Whether the schema declares defaults (applied again when objects are read).
+    pub(crate) has_defaults: bool,
+    /// The scale subresource's paths, if it has one.
+    pub(crate) scale: Option<ScalePaths>,
+}
+
+/// The JSON paths of a custom resource's scale subresource (`.spec.replicas`, …).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ScalePaths {
+    pub(crate) spec_replicas: String,
+    pub(crate) status_replicas: String,
+    pub(crate) label_selector: String,
 }
 
 /// One served resource at one version.
@@ -66,6 +81,20 @@ pub(crate) struct Resource {
 }
 
 impl Resource {
+    /// An object as read: with the schema's defaults applied when the CRD declares any.
+    pub(crate) fn read_view<'a>(&self, obj: &'a Value) -> std::borrow::Cow<'a, Value> {
+        match self.custom.as_ref() {
+            Some(c) if c.has_defaults => {
+                let mut v = obj.clone();
+                if let Some(schema) = c.schema.as_ref() {
+                    crate::semantics::schema::default_on_read(&mut v, schema);
+                }
+                std::borrow::Cow::Owned(v)
+            }
+            _ => std::borrow::Cow::Borrowed(obj),
+        }
+    }
+
     /// `group/version`, or `version` for the core group.
     pub(crate) fn api_version(&self) -> String {
         if self.group.is_empty() {
@@ -123,6 +152,7 @@ impl Resource {
                 Builtin::Crd
                     | Builtin::Deployment
                     | Builtin::ReplicaSet
+                    | Builtin::ReplicationController
                     | Builtin::StatefulSet
                     | Builtin::DaemonSet
                     | Builtin::Job
@@ -311,9 +341,34 @@ pub(crate) fn builtins() -> Vec<Resource> {
         builtin::<core::v1::Event>(Builtin::CoreEvent, true, &[], &["ev"], false),
         builtin::<core::v1::ServiceAccount>(Builtin::ServiceAccount, true, &[], &["sa"], false),
         builtin::<core::v1::Node>(Builtin::Node, false, &["status"], &["no"], false),
-        builtin::<apps::v1::Deployment>(Builtin::Deployment, true, &["status"], &["deploy"], true),
-        builtin::<apps::v1::ReplicaSet>(Builtin::ReplicaSet, true, &["status"], &["rs"], true),
-        builtin::<apps::v1::StatefulSet>(Builtin::StatefulSet, true, &["status"], &["sts"], true),
+        builtin::<core::v1::ReplicationController>(
+            Builtin::ReplicationController,
+            true,
+            &["status", "scale"],
+            &["rc"],
+            true,
+        ),
+        builtin::<apps::v1::Deployment>(
+            Builtin::Deployment,
+            true,
+            &["status", "scale"],
+            &["deploy"],
+            true,
+        ),
+        builtin::<apps::v1::ReplicaSet>(
+            Builtin::ReplicaSet,
+            true,
+            &["status", "scale"],
+            &["rs"],
+            true,
+        ),
+        builtin::<apps::v1::StatefulSet>(
+            Builtin::StatefulSet,
+            true,
+            &["status", "scale"],
+            &["sts"],
+            true,
+        ),
         builtin::<apps::v1::DaemonSet>(Builtin::DaemonSet, true, &["status"], &["ds"], true),
         builtin::<batch::v1::Job>(Builtin::Job, true, &["status"], &[], true),
         builtin::<discovery::v1::EndpointSlice>(Builtin::EndpointSlice, true, &[], &[], false),
@@ -409,10 +464,18 @@ pub(crate) fn version_priority(a: &str, b: &str) -> Ordering {
 #[derive(Debug, Default, Clone)]
 pub(crate) struct Registry {
     by_path: BTreeMap<(String, String, String), Arc<Resource>>,
+    /// Bumped on every change, for caches of documents derived from the registry.
+    generation: u64,
 }
 
 impl Registry {
+    /// A number that changes whenever the served resources do.
+    pub(crate) fn generation(&self) -> u64 {
+        self.generation
+    }
+
     pub(crate) fn insert(&mut self, r: Resource) {
+        self.generation += 1;
         self.by_path.insert(
             (r.group.clone(), r.version.clone(), r.plural.clone()),
             Arc::new(r),
@@ -453,6 +516,7 @@ impl Registry {
 
     /// Removes every version of `plural.group`.
     pub(crate) fn remove_all_versions(&mut self, group: &str, plural: &str) {
+        self.generation += 1;
         self.by_path
             .retain(|(g, _, p), _| !(g == group && p == plural));
     }

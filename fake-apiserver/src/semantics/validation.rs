@@ -76,6 +76,9 @@ pub(crate) fn object_meta_errors(obj: &Value, rule: NameRule, namespaced: bool) 
                 errs.push(FieldError::too_long("metadata.annotations", 256 * 1024));
             }
         }
+        if let Some(refs) = meta.get("ownerReferences").and_then(Value::as_array) {
+            errs.extend(owner_reference_errors(refs));
+        }
         if let Some(finalizers) = meta.get("finalizers").and_then(Value::as_array) {
             for (i, f) in finalizers.iter().enumerate() {
                 match f.as_str() {
@@ -96,6 +99,79 @@ pub(crate) fn object_meta_errors(obj: &Value, rule: NameRule, namespaced: bool) 
                 }
             }
         }
+    }
+    errs
+}
+
+/// An owner reference as Go's `%v` of the struct prints it in errors (JSON, field order).
+fn owner_reference_json(r: &Value) -> String {
+    let mut m = serde_json::Map::new();
+    for k in [
+        "apiVersion",
+        "kind",
+        "name",
+        "uid",
+        "controller",
+        "blockOwnerDeletion",
+    ] {
+        if let Some(v) = r.get(k) {
+            m.insert(k.to_string(), v.clone());
+        }
+    }
+    // serde_json sorts keys: write them in the struct's order instead.
+    let parts: Vec<String> = [
+        "apiVersion",
+        "kind",
+        "name",
+        "uid",
+        "controller",
+        "blockOwnerDeletion",
+    ]
+    .iter()
+    .filter_map(|k| m.get(*k).map(|v| format!("{}:{v}", go_quote(k))))
+    .collect();
+    format!("{{{}}}", parts.join(","))
+}
+
+/// `ValidateOwnerReferences`.
+fn owner_reference_errors(refs: &[Value]) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    let mut controllers = Vec::new();
+    for (i, r) in refs.iter().enumerate() {
+        let field = |f: &str| format!("metadata.ownerReferences[{i}].{f}");
+        let s = |k: &str| r.get(k).and_then(Value::as_str).unwrap_or("");
+        let api_version = s("apiVersion");
+        let version = api_version.rsplit('/').next().unwrap_or("");
+        if api_version.is_empty() || version.is_empty() {
+            errs.push(FieldError::invalid_str(
+                field("apiVersion"),
+                api_version,
+                "version must not be empty",
+            ));
+        }
+        if s("kind").is_empty() {
+            errs.push(FieldError::required(field("kind"), "must not be empty"));
+        }
+        if s("name").is_empty() {
+            errs.push(FieldError::required(field("name"), "must not be empty"));
+        }
+        if s("uid").is_empty() {
+            errs.push(FieldError::required(field("uid"), "must not be empty"));
+        }
+        if r.get("controller").and_then(Value::as_bool) == Some(true) {
+            controllers.push(format!("{}/{}", s("kind"), s("name")));
+        }
+    }
+    if controllers.len() > 1 {
+        let all: Vec<String> = refs.iter().map(owner_reference_json).collect();
+        errs.push(FieldError::invalid(
+            "metadata.ownerReferences",
+            format!("[{}]", all.join(",")),
+            format!(
+                "Only one reference can have Controller set to true. Found \"true\" in references for {}",
+                controllers.join(" and ")
+            ),
+        ));
     }
     errs
 }

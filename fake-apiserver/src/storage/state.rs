@@ -22,6 +22,9 @@ pub(crate) struct Config {
     pub(crate) history_capacity: usize,
     /// Interval of BOOKMARK events on watches that allow them.
     pub(crate) bookmark_interval: Duration,
+    /// How long a watcher whose client does not read may hold up its stream before it is
+    /// cut with a 410 (the watch cache's protection against slow watchers).
+    pub(crate) slow_watcher_timeout: Duration,
     /// NamespaceLifecycle admission: creates need an existing, non-terminating namespace.
     pub(crate) namespace_lifecycle: bool,
     /// Emulate the namespace controller: deleting a namespace deletes its contents and then
@@ -34,6 +37,7 @@ impl Default for Config {
         Config {
             history_capacity: 10_000,
             bookmark_interval: Duration::from_secs(60),
+            slow_watcher_timeout: Duration::from_secs(10),
             namespace_lifecycle: true,
             namespace_controller: true,
         }
@@ -149,11 +153,22 @@ pub(crate) fn encode_continue(rv: u64, start: &str, offset: u64) -> String {
 }
 
 pub(crate) fn decode_continue(token: &str) -> Result<(u64, String, u64), String> {
-    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
-        .decode(token.trim_end_matches('='))
+    // Go's RawURLEncoding: no padding, and stray bits at the end are tolerated.
+    let engine = base64::engine::GeneralPurpose::new(
+        &base64::alphabet::URL_SAFE,
+        base64::engine::GeneralPurposeConfig::new()
+            .with_decode_allow_trailing_bits(true)
+            .with_decode_padding_mode(base64::engine::DecodePaddingMode::RequireNone),
+    );
+    let bytes = engine
+        .decode(token)
         .map_err(|e| format!("continue key is not valid: {e}"))?;
-    let v: Value =
-        serde_json::from_slice(&bytes).map_err(|e| format!("continue key is not valid: {e}"))?;
+    let v: Value = serde_json::from_slice(&bytes).map_err(|e| {
+        format!(
+            "continue key is not valid: {}",
+            crate::endpoints::negotiation::go_json_error(&e, &bytes)
+        )
+    })?;
     if v.get("v").and_then(Value::as_str) != Some("meta.k8s.io/v1") {
         return Err("continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)".into());
     }
@@ -173,14 +188,24 @@ pub(crate) fn decode_continue(token: &str) -> Result<(u64, String, u64), String>
     Ok((rv, start, offset))
 }
 
-/// Parses a resourceVersion parameter.
+/// `resourceVersion: Invalid value: "abc": strconv.ParseUint: parsing "abc": invalid syntax`.
+pub(crate) fn rv_parse_message(s: &str) -> String {
+    let q = crate::error::go_quote(s);
+    format!("resourceVersion: Invalid value: {q}: strconv.ParseUint: parsing {q}: invalid syntax")
+}
+
+/// Parses a resourceVersion parameter of a list (400 as the storage layer words it).
 pub(crate) fn parse_rv(s: &str) -> ApiResult<u64> {
     s.parse::<u64>().map_err(|_| {
-        ApiError::bad_request(format!(
-            "invalid resource version {}: must be an unsigned integer",
-            crate::error::go_quote(s)
-        ))
+        ApiError::bad_request(format!("invalid resource version: {}", rv_parse_message(s)))
     })
+}
+
+/// Parses a resourceVersion parameter of a watch: the watch cache answers a bad one with a
+/// 500 without a reason.
+pub(crate) fn parse_watch_rv(s: &str) -> ApiResult<u64> {
+    s.parse::<u64>()
+        .map_err(|_| ApiError::new(500, "", rv_parse_message(s)))
 }
 
 impl State {
@@ -391,19 +416,7 @@ impl State {
     pub(crate) fn list(&self, res: &Resource, opts: &ListOptions) -> ApiResult<Page> {
         let rv_param = opts.resource_version.as_deref().unwrap_or("");
         let rv_match = opts.resource_version_match.as_deref().unwrap_or("");
-        if !rv_match.is_empty() && rv_param.is_empty() {
-            return Err(list_options_invalid(vec![FieldError::forbidden(
-                "resourceVersionMatch",
-                "resourceVersionMatch is forbidden unless resourceVersion is provided",
-            )]));
-        }
-        if !matches!(rv_match, "" | "Exact" | "NotOlderThan") {
-            return Err(list_options_invalid(vec![FieldError::not_supported(
-                "resourceVersionMatch",
-                rv_match,
-                &["Exact", "NotOlderThan", ""],
-            )]));
-        }
+        // The request handler validated the combination (`validate_list_options`).
         let prefix = match &opts.filter.namespace {
             Some(ns) if res.namespaced => format!("{ns}/"),
             _ => String::new(),

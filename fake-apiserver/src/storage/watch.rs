@@ -11,11 +11,11 @@ use tokio::sync::mpsc;
 
 use crate::Shared;
 use crate::endpoints::render::{Format, View, partial_metadata};
-use crate::error::{ApiError, ApiResult, FieldError};
+use crate::error::{ApiError, ApiResult};
 use crate::semantics::field_selector::Filter;
 use crate::semantics::resources::Resource;
 use crate::storage::object;
-use crate::storage::state::{EventType, HistEvent, parse_rv};
+use crate::storage::state::{EventType, HistEvent, parse_watch_rv};
 
 /// Faults a watch reactor asked for.
 #[derive(Debug, Clone, Default)]
@@ -30,7 +30,6 @@ pub(crate) struct WatchRequest {
     pub(crate) res: Arc<Resource>,
     pub(crate) filter: Filter,
     pub(crate) resource_version: Option<String>,
-    pub(crate) resource_version_match: Option<String>,
     pub(crate) allow_bookmarks: bool,
     pub(crate) send_initial_events: Option<bool>,
     pub(crate) timeout: Option<Duration>,
@@ -42,6 +41,7 @@ const BATCH: usize = 512;
 
 /// Encodes one watch event line.
 fn line(kind: &str, res: &Resource, obj: &Value, format: &Format) -> Bytes {
+    let obj = &*res.read_view(obj);
     let av = res.api_version();
     let mut out = match format {
         Format::Metadata => {
@@ -127,35 +127,7 @@ struct Start {
 fn plan(shared: &Shared, req: &WatchRequest) -> ApiResult<Start> {
     let st = shared.state.lock();
     let rv_param = req.resource_version.as_deref().unwrap_or("");
-    let rv_match = req.resource_version_match.as_deref().unwrap_or("");
-    if let Some(true) = req.send_initial_events {
-        let mut errs = Vec::new();
-        if rv_match != "NotOlderThan" {
-            errs.push(FieldError::forbidden(
-                "resourceVersionMatch",
-                "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
-            ));
-        }
-        if !req.allow_bookmarks {
-            errs.push(FieldError::forbidden(
-                "allowWatchBookmarks",
-                "sendInitialEvents requires setting allowWatchBookmarks to true",
-            ));
-        }
-        if !errs.is_empty() {
-            return Err(ApiError::invalid("meta.k8s.io", "ListOptions", "", errs));
-        }
-    } else if !rv_match.is_empty() {
-        return Err(ApiError::invalid(
-            "meta.k8s.io",
-            "ListOptions",
-            "",
-            vec![FieldError::forbidden(
-                "resourceVersionMatch",
-                "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
-            )],
-        ));
-    }
+    // The request handler validated the options (`validate_list_options`).
     let key = req.res.store_key();
     let rx = st.stores.get(&key).map(|s| s.tx.subscribe());
     let snapshot = || -> Vec<Arc<Value>> {
@@ -174,7 +146,7 @@ fn plan(shared: &Shared, req: &WatchRequest) -> ApiResult<Start> {
     match (req.send_initial_events, rv_param) {
         (Some(true), v) => {
             if !v.is_empty() && v != "0" {
-                let n = parse_rv(v)?;
+                let n = parse_watch_rv(v)?;
                 if n > st.rv {
                     return Err(ApiError::new(
                         504,
@@ -192,7 +164,7 @@ fn plan(shared: &Shared, req: &WatchRequest) -> ApiResult<Start> {
         (Some(false), "" | "0") => {}
         (None, "" | "0") => start.initial = snapshot(),
         (_, v) => {
-            let n = parse_rv(v)?;
+            let n = parse_watch_rv(v)?;
             let floor = st.watch_floor(&key);
             if n < floor {
                 start.immediate_error = Some(ApiError::expired(format!(
@@ -218,20 +190,68 @@ pub(crate) fn start(shared: Arc<Shared>, req: WatchRequest) -> ApiResult<mpsc::R
         initial = plan.initial.len(),
         "watch started"
     );
-    let (tx, rx) = mpsc::channel::<Bytes>(256);
-    tokio::spawn(run(shared, req, plan, tx));
+    // One slot more than a watcher may fill: kept for the 410 that cuts a slow watcher.
+    let (tx, rx) = mpsc::channel::<Bytes>(WATCH_BUFFER + 1);
+    let slow_timeout = shared.state.lock().config.slow_watcher_timeout;
+    shared
+        .active_watches
+        .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    tokio::spawn(async move {
+        let counters = shared.clone();
+        run(shared, req, plan, tx, slow_timeout).await;
+        counters
+            .active_watches
+            .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    });
     Ok(rx)
 }
+
+/// How many encoded events a watch buffers for a client that reads slowly.
+const WATCH_BUFFER: usize = 256;
 
 struct Emitter {
     tx: mpsc::Sender<Bytes>,
     sent: usize,
     fault: WatchFault,
+    slow_timeout: Duration,
+    /// The resourceVersion of the last event sent.
+    last_rv: u64,
+    shared: Arc<Shared>,
 }
 
 impl Emitter {
-    /// Sends an event; `false` when the stream must end (client gone or a fault fired).
+    /// Waits for room for one event while keeping the reserved slot free; a client that does
+    /// not make room within the timeout gets a 410 in that slot and its watch ends.
+    async fn room(&mut self) -> bool {
+        match tokio::time::timeout(self.slow_timeout, self.tx.reserve_many(2)).await {
+            Ok(Ok(_permits)) => true,
+            Ok(Err(_)) => false,
+            Err(_) => {
+                let current = self.shared.state.lock().rv;
+                tracing::debug!(
+                    last_rv = self.last_rv,
+                    current,
+                    "watcher too slow: cut with 410"
+                );
+                let e = ApiError::expired(format!(
+                    "too old resource version: {} ({current})",
+                    self.last_rv
+                ));
+                let _ = self.tx.try_send(error_line(&e));
+                self.shared
+                    .slow_watchers_cut
+                    .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                false
+            }
+        }
+    }
+
+    /// Sends an event; `false` when the stream must end (client gone or too slow, or a fault
+    /// fired).
     async fn event(&mut self, bytes: Bytes) -> bool {
+        if !self.room().await {
+            return false;
+        }
         if self.tx.send(bytes).await.is_err() {
             return false;
         }
@@ -251,15 +271,27 @@ impl Emitter {
     }
 
     async fn raw(&mut self, bytes: Bytes) -> bool {
+        if !self.room().await {
+            return false;
+        }
         self.tx.send(bytes).await.is_ok()
     }
 }
 
-async fn run(shared: Arc<Shared>, req: WatchRequest, plan: Start, tx: mpsc::Sender<Bytes>) {
+async fn run(
+    shared: Arc<Shared>,
+    req: WatchRequest,
+    plan: Start,
+    tx: mpsc::Sender<Bytes>,
+    slow_timeout: Duration,
+) {
     let mut out = Emitter {
         tx,
         sent: 0,
         fault: req.fault.clone(),
+        slow_timeout,
+        last_rv: plan.cursor,
+        shared: shared.clone(),
     };
     if let Some((0, e)) = &out.fault.error_after {
         let _ = out.raw(error_line(e)).await;
@@ -318,6 +350,7 @@ async fn run(shared: Arc<Shared>, req: WatchRequest, plan: Start, tx: mpsc::Send
         let full = batch.len() == BATCH;
         for ev in &batch {
             cursor = ev.rv;
+            out.last_rv = ev.rv;
             if let Some((kind, obj)) = convert(ev, &req.filter)
                 && !out
                     .event(line(kind.as_str(), &res, &obj, &req.format))

@@ -2,6 +2,7 @@
 
 use either::Either;
 use futures::{StreamExt, TryStreamExt};
+use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{ConfigMap, Service};
 use kube::api::{
@@ -96,6 +97,73 @@ pub(super) async fn update_generation_semantics(env: &Env) -> Outcome {
         w.metadata.generation,
         Some(2),
         "status change keeps generation"
+    );
+    Ok(())
+}
+
+pub(super) async fn deployment_generation_counts_annotations(env: &Env) -> Outcome {
+    let ns = env.namespace("depgen").await?;
+    let api: Api<Deployment> = Api::namespaced(env.client.clone(), &ns);
+    let d: Deployment = serde_json::from_value(json!({
+        "metadata": {"name": "web"},
+        "spec": {
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {
+                "metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": [{"name": "c", "image": "nginx"}]}
+            }
+        }
+    }))?;
+    let d = api.create(&PostParams::default(), &d).await?;
+    ensure_eq!(d.metadata.generation, Some(1), "initial generation");
+    let patch = |v: serde_json::Value| Patch::Merge(v);
+    let d = api
+        .patch(
+            "web",
+            &PatchParams::default(),
+            &patch(json!({"metadata": {"labels": {"tier": "front"}}})),
+        )
+        .await?;
+    ensure_eq!(d.metadata.generation, Some(1), "a label change keeps it");
+    let d = api
+        .patch(
+            "web",
+            &PatchParams::default(),
+            &patch(json!({"metadata": {"annotations": {"note": "x"}}})),
+        )
+        .await?;
+    ensure_eq!(
+        d.metadata.generation,
+        Some(2),
+        "an annotation change bumps a Deployment's generation"
+    );
+    let d = api
+        .patch(
+            "web",
+            &PatchParams::default(),
+            &patch(
+                json!({"spec": {"template": {"metadata": {"annotations": {"restartedAt": "t"}}}}}),
+            ),
+        )
+        .await?;
+    ensure_eq!(
+        d.metadata.generation,
+        Some(3),
+        "a pod-template change bumps it"
+    );
+    let cms: Api<ConfigMap> = Api::namespaced(env.client.clone(), &ns);
+    let cm: ConfigMap = serde_json::from_value(json!({"metadata": {"name": "c"}}))?;
+    cms.create(&PostParams::default(), &cm).await?;
+    let cm = cms
+        .patch(
+            "c",
+            &PatchParams::default(),
+            &patch(json!({"metadata": {"annotations": {"note": "x"}}})),
+        )
+        .await?;
+    ensure!(
+        cm.metadata.generation.is_none(),
+        "ConfigMaps have no generation"
     );
     Ok(())
 }

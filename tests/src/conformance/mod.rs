@@ -16,12 +16,14 @@
 //! # }
 //! ```
 
+mod crd;
 mod create;
 mod crud;
 mod misc;
 mod patch;
 mod read;
 mod watch;
+mod wire;
 
 use std::fmt;
 use std::time::{Duration, Instant};
@@ -142,6 +144,144 @@ pub struct Env {
     pub widgets: ApiResource,
     /// `gizmos.conformance.kube-codegen.dev/v1` (cluster-scoped, no status subresource).
     pub gizmos: ApiResource,
+    /// `checks.conformance.kube-codegen.dev/v1`: every schema feature (formats, patterns,
+    /// list and map types, CEL rules), the scale subresource and printer columns.
+    pub checks: ApiResource,
+}
+
+/// A raw HTTP response: status, headers, body.
+#[derive(Debug)]
+pub struct Raw {
+    /// The HTTP status code.
+    pub status: u16,
+    /// The response headers.
+    pub headers: http::HeaderMap,
+    /// The body.
+    pub body: Vec<u8>,
+}
+
+impl Raw {
+    /// The body as JSON (`Null` when it is not JSON).
+    pub fn json(&self) -> Value {
+        serde_json::from_slice(&self.body).unwrap_or(Value::Null)
+    }
+
+    /// `(code, reason, message)` of a `Status` body.
+    pub fn status(&self) -> (u16, String, String) {
+        let v = self.json();
+        (
+            self.status,
+            v["reason"].as_str().unwrap_or("").to_string(),
+            v["message"].as_str().unwrap_or("").to_string(),
+        )
+    }
+
+    /// The `Status` causes as `(reason, field, message)`, sorted (kube-apiserver orders some
+    /// by Go map iteration).
+    pub fn causes(&self) -> Vec<(String, String, String)> {
+        let v = self.json();
+        let mut out: Vec<(String, String, String)> = v["details"]["causes"]
+            .as_array()
+            .map(|cs| {
+                cs.iter()
+                    .map(|c| {
+                        let s = |k: &str| c[k].as_str().unwrap_or("").to_string();
+                        (s("reason"), s("field"), s("message"))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        out.sort();
+        out
+    }
+
+    /// The `Warning` headers' texts.
+    pub fn warnings(&self) -> Vec<String> {
+        self.headers
+            .get_all("warning")
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .map(|w| {
+                let text = w.splitn(3, ' ').nth(2).unwrap_or(w);
+                serde_json::from_str::<String>(text).unwrap_or_else(|_| text.to_string())
+            })
+            .collect()
+    }
+
+    /// The `Content-Type` header.
+    pub fn content_type(&self) -> String {
+        self.headers
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_string()
+    }
+}
+
+/// Sends a raw request through the client (its auth, TLS and base URL).
+pub async fn raw(
+    client: &Client,
+    method: &str,
+    path: &str,
+    content_type: Option<&str>,
+    accept: Option<&str>,
+    body: Option<Vec<u8>>,
+) -> Result<Raw, Failure> {
+    use http_body_util::BodyExt;
+    let mut b = http::Request::builder().method(method).uri(path);
+    if let Some(ct) = content_type {
+        b = b.header("content-type", ct);
+    }
+    if let Some(a) = accept {
+        b = b.header("accept", a);
+    }
+    let req = b
+        .body(kube::client::Body::from(body.unwrap_or_default()))
+        .map_err(|e| Failure::new(e.to_string()))?;
+    let resp = client
+        .send(req)
+        .await
+        .map_err(|e| Failure::new(format!("{method} {path}: {e}")))?;
+    let (parts, body) = resp.into_parts();
+    let body = body
+        .collect()
+        .await
+        .map_err(|e| Failure::new(format!("{method} {path}: reading the body: {e}")))?
+        .to_bytes()
+        .to_vec();
+    Ok(Raw {
+        status: parts.status.as_u16(),
+        headers: parts.headers,
+        body,
+    })
+}
+
+/// `ensure_status!(raw, code, reason, message)`: the response is a `Status` with exactly these.
+macro_rules! ensure_status {
+    ($raw:expr, $code:expr, $reason:expr, $message:expr, $($what:tt)+) => {{
+        let got = $raw.status();
+        let want = ($code as u16, $reason.to_string(), $message.to_string());
+        if got != want {
+            return Err($crate::conformance::Failure::new(format!(
+                "{}: got {:?}, want {:?}",
+                format!($($what)+),
+                got,
+                want
+            )));
+        }
+    }};
+}
+
+pub(crate) use ensure_status;
+
+/// Causes as `(reason, field, message)` triples, sorted, for comparing with [`Raw::causes`].
+pub fn causes(list: &[(&str, &str, &str)]) -> Vec<(String, String, String)> {
+    let mut v: Vec<(String, String, String)> = list
+        .iter()
+        .map(|(r, f, m)| (r.to_string(), f.to_string(), m.to_string()))
+        .collect();
+    v.sort();
+    v
 }
 
 impl Env {
@@ -349,6 +489,10 @@ pub fn scenarios() -> Vec<Scenario> {
             "generation bumps on spec changes only"
         ),
         scenario!(
+            crud::deployment_generation_counts_annotations,
+            "a Deployment's generation also counts annotation changes"
+        ),
+        scenario!(
             crud::update_without_resource_version,
             "custom resources need a resourceVersion (422); ConfigMaps update unconditionally"
         ),
@@ -459,6 +603,66 @@ pub fn scenarios() -> Vec<Scenario> {
         scenario!(
             misc::builtin_validation,
             "service cluster IPs are immutable, pods need containers and keep their spec, secrets need base64"
+        ),
+        scenario!(
+            crd::schema_validation_reasons,
+            "types, formats, patterns, bounds, enums, item and property counts, list-type duplicates: paths and reasons"
+        ),
+        scenario!(
+            crd::cel_rules,
+            "x-kubernetes-validations with reason and fieldPath; transition rules see oldSelf"
+        ),
+        scenario!(
+            crd::crd_structural_schema_checks,
+            "CRDs with non-structural schemas, bad defaults or rules that do not compile are 422"
+        ),
+        scenario!(
+            crd::crd_defaults_on_read,
+            "a default added to the CRD appears on objects stored before it"
+        ),
+        scenario!(
+            crd::scale_subresource,
+            "scale of custom resources, Deployments and ReplicationControllers"
+        ),
+        scenario!(
+            crd::printer_columns,
+            "Table columns of CRD printer columns: types, priorities, ages, first JSONPath result"
+        ),
+        scenario!(
+            wire::field_validation_directives,
+            "fieldValidation Strict, Warn (Warning headers) and Ignore, for built-ins and custom resources"
+        ),
+        scenario!(
+            wire::content_negotiation,
+            "YAML bodies and responses, 406, 415, truncated JSON"
+        ),
+        scenario!(
+            wire::list_and_watch_parameters,
+            "limit, resourceVersion, continue and resourceVersionMatch errors"
+        ),
+        scenario!(
+            wire::patch_error_shapes,
+            "JSON patch and merge patch errors"
+        ),
+        scenario!(
+            wire::apply_shapes_and_conflicts,
+            "apply request errors, conflicts with causes, force, ownership by the CRD's list and map types"
+        ),
+        scenario!(
+            wire::metadata_validation,
+            "owner references, field manager length, subdomain names, type errors, apiVersion vs URL"
+        ),
+        scenario!(
+            wire::malformed_requests,
+            "a body over 3 MiB is 413; deeply nested JSON and invalid UTF-8 paths get a Status"
+        ),
+        scenario!(
+            wire::aggregated_discovery,
+            "apidiscovery.k8s.io/v2 documents for /api and /apis"
+        ),
+        scenario!(
+            wire::openapi_documents,
+            "/openapi/v3 index and group-version documents, /openapi/v2"
         ),
     ]
 }
@@ -639,10 +843,58 @@ pub async fn install_crd(client: &Client, crd: Value, timeout: Duration) -> Resu
     }
 }
 
+/// The `Check` CRD: a schema with every validation kube-apiserver applies to custom resources.
+pub fn check_crd() -> Value {
+    let spec = json!({
+        "type": "object",
+        "x-kubernetes-validations": [
+            {"rule": "self.minReplicas <= self.replicas", "message": "replicas must be at least minReplicas", "fieldPath": ".replicas", "reason": "FieldValueForbidden"},
+            {"rule": "!has(oldSelf.mode) || self.mode == oldSelf.mode", "message": "mode is immutable"}
+        ],
+        "properties": {
+            "replicas": {"type": "integer", "format": "int32", "minimum": 0, "maximum": 10, "default": 1},
+            "minReplicas": {"type": "integer", "default": 0},
+            "mode": {"type": "string", "enum": ["fast", "slow"]},
+            "email": {"type": "string", "format": "email"},
+            "when": {"type": "string", "format": "date-time"},
+            "code": {"type": "string", "pattern": "^[a-z]{3}$", "maxLength": 5},
+            "ratio": {"type": "number", "multipleOf": 0.5},
+            "tags": {"type": "array", "maxItems": 3, "items": {"type": "string"}, "x-kubernetes-list-type": "set"},
+            "items": {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"],
+                      "items": {"type": "object", "required": ["name"], "properties": {"name": {"type": "string"}, "value": {"type": "integer"}}}},
+            "labels": {"type": "object", "maxProperties": 2, "additionalProperties": {"type": "string"}, "x-kubernetes-map-type": "granular"},
+            "settings": {"type": "object", "x-kubernetes-map-type": "atomic", "properties": {"a": {"type": "string"}, "b": {"type": "string"}}},
+            "name": {"type": "string", "x-kubernetes-validations": [{"rule": "self.startsWith('n-')", "message": "must start with n-"}]},
+            "size": {"type": "integer", "x-kubernetes-validations": [{"rule": "self >= oldSelf", "message": "size may only grow"}]}
+        }
+    });
+    let status = json!({"type": "object", "properties": {"replicas": {"type": "integer"}, "selector": {"type": "string"}}});
+    json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": format!("checks.{GROUP}")},
+        "spec": {
+            "group": GROUP, "scope": "Namespaced",
+            "names": {"kind": "Check", "plural": "checks", "listKind": "CheckList", "singular": "check"},
+            "versions": [{
+                "name": VERSION, "served": true, "storage": true,
+                "subresources": {"status": {}, "scale": {"specReplicasPath": ".spec.replicas", "statusReplicasPath": ".status.replicas", "labelSelectorPath": ".status.selector"}},
+                "additionalPrinterColumns": [
+                    {"name": "Replicas", "type": "integer", "jsonPath": ".spec.replicas"},
+                    {"name": "Names", "type": "string", "jsonPath": ".spec.items[*].name"},
+                    {"name": "Created", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
+                    {"name": "Mode", "type": "string", "jsonPath": ".spec.mode", "priority": 1}
+                ],
+                "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": spec, "status": status}}}
+            }]
+        }
+    })
+}
+
 /// Installs the suite's CRDs.
 pub async fn setup(client: Client, ctx: &Ctx) -> Result<Env, Failure> {
     install_crd(&client, widget_crd(), ctx.timeout).await?;
     install_crd(&client, gizmo_crd(), ctx.timeout).await?;
+    install_crd(&client, check_crd(), ctx.timeout).await?;
     let ar = |kind: &str, plural: &str| {
         ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(GROUP, VERSION, kind), plural)
     };
@@ -651,13 +903,18 @@ pub async fn setup(client: Client, ctx: &Ctx) -> Result<Env, Failure> {
         ctx: ctx.clone(),
         widgets: ar("Widget", "widgets"),
         gizmos: ar("Gizmo", "gizmos"),
+        checks: ar("Check", "checks"),
     })
 }
 
 /// Deletes the suite's CRDs (and with them every widget and gizmo).
 pub async fn teardown(env: &Env) -> Outcome {
     let api: Api<CustomResourceDefinition> = Api::all(env.client.clone());
-    for name in [format!("widgets.{GROUP}"), format!("gizmos.{GROUP}")] {
+    for name in [
+        format!("widgets.{GROUP}"),
+        format!("gizmos.{GROUP}"),
+        format!("checks.{GROUP}"),
+    ] {
         match api.delete(&name, &DeleteParams::default()).await {
             Ok(_) => {}
             Err(e) if status_of(&e).is_some_and(|s| s.code == 404) => {}

@@ -1,0 +1,469 @@
+//! The controller a [`Builder`](crate::Builder) assembles (controller-runtime's
+//! `pkg/controller` and `pkg/internal/controller`): watches that feed a rate-limited work queue
+//! of [`Request`]s, and `max_concurrent_reconciles` workers that run the [`Reconciler`].
+//!
+//! A controller is a [`Runnable`](crate::Runnable) that needs leader election (unless told
+//! otherwise). When it starts it adds its event handlers to the manager's shared informers (a
+//! handler added to a running informer first receives its cache as creates), waits for those
+//! informers to sync (at most `cache_sync_timeout`), then starts its workers. When it is
+//! stopped it stops taking work, lets every reconcile in hand finish, and removes its handlers.
+//!
+//! Each worker, per key:
+//!
+//! 1. with leader election, checks that this replica still holds the lease (else it stops);
+//! 2. runs the reconcile with a [`Context`] (catching panics, bounded by `reconcile_timeout`);
+//! 3. acts on the outcome as the [`reconcile`](crate::reconcile) module's table says, and
+//!    counts it in the `controller_runtime_*` metrics.
+//!
+//! A key is never reconciled by two workers at once (the work queue's guarantee).
+
+use std::any::Any;
+use std::fmt;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::FutureExt;
+use futures::future::BoxFuture;
+use kube_codegen_runtime::SharedInformerFactory;
+use kube_codegen_runtime::informer::{
+    DeletedObject, EventHandler as InformerEventHandler, HandlerRegistration, InformerError,
+    InformerObject, SharedIndexInformer,
+};
+use kube_codegen_runtime::workqueue::RateLimitingQueue;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use crate::handler::EventHandler;
+use crate::leaderelection::LeaderElector;
+use crate::metrics::ControllerMetrics;
+use crate::predicate::Predicate;
+use crate::reconcile::{Action, Context, Reconciler, Request};
+use crate::{BoxError, Runnable};
+
+/// Why a controller stopped with an error.
+///
+/// [`CacheSyncTimeout`](Self::CacheSyncTimeout) may pass on a later start (the API server was
+/// slow, a CRD was not installed yet); [`Handler`](Self::Handler) means the informers were shut
+/// down under the controller and is not retryable.
+#[derive(Debug, thiserror::Error)]
+pub enum ControllerError {
+    /// The informers did not sync within the cache sync timeout.
+    #[error(
+        "controller {controller}: timed out after {timeout:?} waiting for caches to sync: {informers}"
+    )]
+    CacheSyncTimeout {
+        /// The controller.
+        controller: String,
+        /// The timeout.
+        timeout: Duration,
+        /// The informers still not synced.
+        informers: String,
+    },
+    /// An informer refused the event handler, or stopped before it synced.
+    #[error("controller {controller}: {source}")]
+    Handler {
+        /// The controller.
+        controller: String,
+        /// Why.
+        #[source]
+        source: InformerError,
+    },
+}
+
+/// A type-erased reconciler.
+pub(crate) trait ErasedReconciler: Send + Sync {
+    fn reconcile(&self, req: Request, ctx: Context) -> BoxFuture<'_, Result<Action, BoxError>>;
+}
+
+pub(crate) struct Erased<R>(pub(crate) R);
+
+impl<R: Reconciler> ErasedReconciler for Erased<R> {
+    fn reconcile(&self, req: Request, ctx: Context) -> BoxFuture<'_, Result<Action, BoxError>> {
+        Box::pin(async move {
+            self.0
+                .reconcile(req, ctx)
+                .await
+                .map_err(|e| Box::new(e) as BoxError)
+        })
+    }
+}
+
+/// A watched kind: an informer, the handler that maps its events to requests, and the
+/// predicates that filter them.
+pub(crate) trait Source: Send + Sync {
+    /// Adds the event handler; returns what removes it.
+    fn start(
+        &self,
+        queue: &RateLimitingQueue<Request>,
+    ) -> Result<Box<dyn FnOnce() + Send>, InformerError>;
+    fn wait_for_sync(&self) -> BoxFuture<'static, Result<(), InformerError>>;
+    fn has_synced(&self) -> bool;
+    fn describe(&self) -> String;
+}
+
+pub(crate) struct KindSource<K: InformerObject> {
+    pub(crate) informer: SharedIndexInformer<K>,
+    pub(crate) handler: Arc<dyn EventHandler<K>>,
+    pub(crate) predicates: Vec<Arc<dyn Predicate<K>>>,
+}
+
+struct Adapter<K> {
+    handler: Arc<dyn EventHandler<K>>,
+    predicates: Vec<Arc<dyn Predicate<K>>>,
+    queue: RateLimitingQueue<Request>,
+}
+
+impl<K: InformerObject> InformerEventHandler<K> for Adapter<K> {
+    fn on_add(&self, obj: Arc<K>, _is_in_initial_list: bool) {
+        if self.predicates.iter().all(|p| p.create(&obj)) {
+            self.handler.create(&obj, &self.queue);
+        }
+    }
+
+    fn on_update(&self, old: Arc<K>, new: Arc<K>) {
+        if self.predicates.iter().all(|p| p.update(&old, &new)) {
+            self.handler.update(&old, &new, &self.queue);
+        }
+    }
+
+    fn on_delete(&self, obj: DeletedObject<K>) {
+        let Some(o) = obj.object() else {
+            tracing::debug!(key = ?obj.key(), "delete without a last known state; ignored");
+            return;
+        };
+        if self.predicates.iter().all(|p| p.delete(o)) {
+            self.handler.delete(o, obj.is_tombstone(), &self.queue);
+        }
+    }
+}
+
+impl<K: InformerObject> Source for KindSource<K> {
+    fn start(
+        &self,
+        queue: &RateLimitingQueue<Request>,
+    ) -> Result<Box<dyn FnOnce() + Send>, InformerError> {
+        let reg: HandlerRegistration = self.informer.add_event_handler(Adapter {
+            handler: self.handler.clone(),
+            predicates: self.predicates.clone(),
+            queue: queue.clone(),
+        })?;
+        let informer = self.informer.clone();
+        Ok(Box::new(move || {
+            informer.remove_event_handler(&reg);
+        }))
+    }
+
+    fn wait_for_sync(&self) -> BoxFuture<'static, Result<(), InformerError>> {
+        let informer = self.informer.clone();
+        Box::pin(async move { informer.wait_for_sync().await })
+    }
+
+    fn has_synced(&self) -> bool {
+        self.informer.has_synced()
+    }
+
+    fn describe(&self) -> String {
+        self.informer.name().to_string()
+    }
+}
+
+/// The settings of a controller (controller-runtime's `controller.Options`).
+#[derive(Debug, Clone)]
+pub struct ControllerOptions {
+    /// Workers reconciling concurrently (default 1).
+    pub max_concurrent_reconciles: usize,
+    /// A reconcile running longer is stopped and counted as an error (default: none).
+    pub reconcile_timeout: Option<Duration>,
+    /// How long to wait for the informers to sync when starting (default 2 min).
+    pub cache_sync_timeout: Duration,
+    /// Whether the controller runs only on the leader (default true).
+    pub need_leader_election: bool,
+}
+
+impl Default for ControllerOptions {
+    fn default() -> Self {
+        ControllerOptions {
+            max_concurrent_reconciles: 1,
+            reconcile_timeout: None,
+            cache_sync_timeout: Duration::from_secs(120),
+            need_leader_election: true,
+        }
+    }
+}
+
+/// A controller: watches, a work queue and workers. Made by a [`Builder`](crate::Builder);
+/// run by the manager (or by [`Runnable::start`] yourself). See the [module docs](self).
+pub struct Controller {
+    pub(crate) name: Arc<str>,
+    pub(crate) identity: Arc<str>,
+    pub(crate) queue: RateLimitingQueue<Request>,
+    pub(crate) reconciler: Arc<dyn ErasedReconciler>,
+    pub(crate) sources: Vec<Box<dyn Source>>,
+    pub(crate) options: ControllerOptions,
+    pub(crate) metrics: ControllerMetrics,
+    pub(crate) fence: Option<LeaderElector>,
+    pub(crate) factory: SharedInformerFactory,
+}
+
+impl fmt::Debug for Controller {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Controller")
+            .field("name", &self.name)
+            .field(
+                "watches",
+                &self
+                    .sources
+                    .iter()
+                    .map(|s| s.describe())
+                    .collect::<Vec<_>>(),
+            )
+            .field("options", &self.options)
+            .finish()
+    }
+}
+
+impl Controller {
+    /// A builder for a controller run by `mgr` (controller-runtime's
+    /// `ctrl.NewControllerManagedBy(mgr)`).
+    ///
+    /// ```no_run
+    /// # use k8s_openapi::api::core::v1::ConfigMap;
+    /// # use kube_controller_runtime::{Action, Context, Controller, Manager, Request};
+    /// # fn demo(mgr: &Manager) -> Result<(), kube_controller_runtime::BuilderError> {
+    /// Controller::builder(mgr)
+    ///     .for_::<ConfigMap>()
+    ///     .complete(|_req: Request, _ctx: Context| async { Ok::<_, kube::Error>(Action::done()) })
+    /// # }
+    /// ```
+    pub fn builder(mgr: &crate::Manager) -> crate::Builder {
+        crate::Builder::new(mgr)
+    }
+
+    /// The controller's name (its metrics label and queue name).
+    ///
+    /// ```no_run
+    /// # fn demo(c: kube_controller_runtime::Controller) { println!("{}", c.name()); }
+    /// ```
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The work queue, for tests and for enqueueing requests from outside the cluster
+    /// (controller-runtime's generic events, the channel source).
+    ///
+    /// ```no_run
+    /// # fn demo(c: kube_controller_runtime::Controller) {
+    /// c.queue().add(kube_controller_runtime::Request::namespaced("default", "demo"));
+    /// # }
+    /// ```
+    pub fn queue(&self) -> &RateLimitingQueue<Request> {
+        &self.queue
+    }
+
+    /// Runs until `shutdown`: see the [module docs](self).
+    async fn run(self, shutdown: CancellationToken) -> Result<(), ControllerError> {
+        let name = self.name.to_string();
+        tracing::info!(controller = %name, "Starting EventSource");
+        // Handlers come off again however this future ends (dropped on a lost election too).
+        let mut guard = Cleanup {
+            removers: Vec::new(),
+            queue: self.queue.clone(),
+        };
+        for s in &self.sources {
+            let remove = s
+                .start(&self.queue)
+                .map_err(|source| ControllerError::Handler {
+                    controller: name.clone(),
+                    source,
+                })?;
+            guard.removers.push(remove);
+        }
+        self.factory.start();
+        tracing::info!(controller = %name, "Waiting for caches to sync");
+        let waits = futures::future::try_join_all(self.sources.iter().map(|s| s.wait_for_sync()));
+        tokio::select! {
+            () = shutdown.cancelled() => return Ok(()),
+            r = tokio::time::timeout(self.options.cache_sync_timeout, waits) => match r {
+                Ok(Ok(_)) => {}
+                Ok(Err(source)) => return Err(ControllerError::Handler { controller: name, source }),
+                Err(_) => {
+                    let informers = self.sources.iter().filter(|s| !s.has_synced()).map(|s| s.describe()).collect::<Vec<_>>().join(", ");
+                    return Err(ControllerError::CacheSyncTimeout { controller: name, timeout: self.options.cache_sync_timeout, informers });
+                }
+            }
+        }
+        let workers = self.options.max_concurrent_reconciles.max(1);
+        self.metrics.max_concurrent.set(workers as i64);
+        tracing::info!(controller = %name, worker_count = workers, "Starting workers");
+        let hard_stop = CancellationToken::new();
+        let mut tasks = tokio::task::JoinSet::new();
+        let shared = Arc::new(Worker {
+            name: self.name.clone(),
+            identity: self.identity.clone(),
+            queue: self.queue.clone(),
+            reconciler: self.reconciler.clone(),
+            timeout: self.options.reconcile_timeout,
+            metrics: self.metrics.clone(),
+            fence: self.fence.clone(),
+            hard_stop: hard_stop.clone(),
+        });
+        for _ in 0..workers {
+            let w = shared.clone();
+            tasks.spawn(async move { w.run().await });
+        }
+        // A worker that finds the lease gone stops early; the manager stops the rest.
+        tokio::select! {
+            () = shutdown.cancelled() => {}
+            () = async { while tasks.join_next().await.is_some() {} } => {}
+        }
+        tracing::info!(controller = %name, "Shutdown signal received, waiting for all workers to finish");
+        self.queue.shut_down_with_drain().await;
+        while let Some(r) = tasks.join_next().await {
+            if let Err(e) = r {
+                tracing::error!(controller = %name, error = %e, "worker task failed");
+            }
+        }
+        hard_stop.cancel();
+        tracing::info!(controller = %name, "All workers finished");
+        Ok(())
+    }
+}
+
+/// Removes the event handlers and shuts the queue down when the controller's future ends or
+/// is dropped.
+struct Cleanup {
+    removers: Vec<Box<dyn FnOnce() + Send>>,
+    queue: RateLimitingQueue<Request>,
+}
+
+impl Drop for Cleanup {
+    fn drop(&mut self) {
+        for r in self.removers.drain(..) {
+            r();
+        }
+        self.queue.shut_down();
+    }
+}
+
+impl Runnable for Controller {
+    async fn start(self, shutdown: CancellationToken) -> Result<(), BoxError> {
+        self.run(shutdown)
+            .await
+            .map_err(|e| Box::new(e) as BoxError)
+    }
+
+    fn needs_leader_election(&self) -> bool {
+        self.options.need_leader_election
+    }
+
+    fn name(&self) -> String {
+        format!("controller {}", self.name)
+    }
+}
+
+struct Worker {
+    name: Arc<str>,
+    identity: Arc<str>,
+    queue: RateLimitingQueue<Request>,
+    reconciler: Arc<dyn ErasedReconciler>,
+    timeout: Option<Duration>,
+    metrics: ControllerMetrics,
+    fence: Option<LeaderElector>,
+    hard_stop: CancellationToken,
+}
+
+enum Outcome {
+    Ok(Action),
+    Err(BoxError),
+    Panic(String),
+    Timeout(Duration),
+}
+
+fn panic_message(p: &Box<dyn Any + Send>) -> String {
+    if let Some(s) = p.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = p.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "non-string panic payload".to_string()
+    }
+}
+
+impl Worker {
+    async fn run(&self) {
+        while let Some(req) = self.queue.get().await {
+            if let Some(f) = &self.fence
+                && !f.is_leader()
+            {
+                // The lease is gone (or its deadline passed): no reconcile may start.
+                tracing::warn!(controller = %self.name, request = %req, "not the leader any more; not reconciling");
+                self.queue.done(&req);
+                return;
+            }
+            self.reconcile_one(req).await;
+        }
+    }
+
+    /// An error, panic or timeout: counted, logged, requeued with the key's backoff.
+    fn failed(&self, req: &Request, retries: u32, error: String) {
+        self.metrics.errors.inc();
+        self.metrics.error.inc();
+        tracing::error!(controller = %self.name, request = %req, retries, %error, "Reconciler error");
+        self.queue.add_rate_limited(req.clone());
+    }
+
+    async fn reconcile_one(&self, req: Request) {
+        let retries = self.queue.num_requeues(&req);
+        let token = self.hard_stop.child_token();
+        let ctx = Context::new(self.name.clone(), self.identity.clone(), retries)
+            .with_token(token.clone());
+        tracing::debug!(controller = %self.name, request = %req, identity = %self.identity, retries, "Reconciling");
+        self.metrics.active_workers.inc();
+        let start = Instant::now();
+        let fut = AssertUnwindSafe(self.reconciler.reconcile(req.clone(), ctx)).catch_unwind();
+        let outcome = match self.timeout {
+            Some(d) => match tokio::time::timeout(d, fut).await {
+                Ok(r) => r.map_or_else(
+                    |p| Outcome::Panic(panic_message(&p)),
+                    |r| r.map_or_else(Outcome::Err, Outcome::Ok),
+                ),
+                Err(_) => Outcome::Timeout(d),
+            },
+            None => fut.await.map_or_else(
+                |p| Outcome::Panic(panic_message(&p)),
+                |r| r.map_or_else(Outcome::Err, Outcome::Ok),
+            ),
+        };
+        token.cancel();
+        self.metrics.time.observe(start.elapsed().as_secs_f64());
+        self.metrics.active_workers.dec();
+        let m = &self.metrics;
+        match outcome {
+            Outcome::Ok(action) => {
+                if let Some(d) = action.requeue_after_duration() {
+                    self.queue.forget(&req);
+                    self.queue.add_after(req.clone(), d);
+                    m.requeue_after.inc();
+                } else if action.is_requeue() {
+                    self.queue.add_rate_limited(req.clone());
+                    m.requeue.inc();
+                } else {
+                    self.queue.forget(&req);
+                    m.success.inc();
+                }
+                tracing::debug!(controller = %self.name, request = %req, ?action, "Reconcile successful");
+            }
+            Outcome::Err(e) => self.failed(&req, retries, e.to_string()),
+            Outcome::Panic(msg) => {
+                m.panics.inc();
+                self.failed(&req, retries, format!("panic: {msg} [recovered]"));
+            }
+            Outcome::Timeout(d) => {
+                m.timeouts.inc();
+                self.failed(&req, retries, format!("reconcile timed out after {d:?}"));
+            }
+        }
+        self.queue.done(&req);
+    }
+}

@@ -1,0 +1,476 @@
+//! Prometheus metrics with controller-runtime's and client-go's names, so existing dashboards
+//! and alerts work (controller-runtime's `pkg/metrics`).
+//!
+//! A [`Metrics`] is one [`prometheus_client`] registry (each manager has its own, so several
+//! managers in one process do not mix) holding:
+//!
+//! | family | labels | what |
+//! | --- | --- | --- |
+//! | `controller_runtime_reconcile_total` | `controller`, `result` | reconciles by outcome: `success`, `error`, `requeue`, `requeue_after` |
+//! | `controller_runtime_reconcile_errors_total` | `controller` | reconciles that failed (errors, panics, timeouts) |
+//! | `controller_runtime_reconcile_panics_total` | `controller` | reconciles that panicked |
+//! | `controller_runtime_reconcile_timeouts_total` | `controller` | reconciles stopped by the reconcile timeout |
+//! | `controller_runtime_reconcile_time_seconds` | `controller` | how long reconciles take |
+//! | `controller_runtime_active_workers` | `controller` | workers reconciling right now |
+//! | `controller_runtime_max_concurrent_reconciles` | `controller` | the configured worker count |
+//! | `workqueue_depth` … `workqueue_retries_total` | `name`, `controller` | the work queue ([`Metrics::workqueue_provider`]) |
+//! | `leader_election_master_status` | `name` | 1 while this replica leads the named lease |
+//! | `leader_election_slowpath_total` | `name` | renewals that had to re-read the lease |
+//!
+//! [`Metrics::encode`] renders the OpenMetrics text format that `/metrics` serves; register
+//! your own metrics with [`Metrics::register`].
+//!
+//! ```
+//! use prometheus_client::metrics::counter::Counter;
+//! use kube_controller_runtime::Metrics;
+//!
+//! let metrics = Metrics::new();
+//! let widgets: Counter = Counter::default();
+//! metrics.register("widgets_made", "Widgets made", widgets.clone());
+//! widgets.inc();
+//! assert!(metrics.encode().contains("widgets_made_total 1"));
+//! ```
+
+use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
+
+use kube_codegen_runtime::workqueue::{
+    CounterMetric, GaugeMetric, HistogramMetric, MetricsProvider, SettableGaugeMetric,
+};
+use parking_lot::Mutex;
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::Histogram;
+use prometheus_client::registry::{Metric, Registry};
+
+pub use prometheus_client;
+
+/// Why metrics could not be served. Not retryable: the configuration must change.
+#[derive(Debug, thiserror::Error)]
+pub enum MetricsError {
+    /// The metrics address could not be bound (in use, or not a local address).
+    #[error("cannot serve metrics on {addr}: {source}")]
+    Bind {
+        /// The address.
+        addr: std::net::SocketAddr,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ControllerLabels {
+    controller: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ResultLabels {
+    controller: String,
+    result: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct QueueLabels {
+    name: String,
+    controller: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct NameLabels {
+    name: String,
+}
+
+type FloatGauge = Gauge<f64, AtomicU64>;
+type HistogramFamily<L> = Family<L, Histogram, fn() -> Histogram>;
+
+/// controller-runtime's `controller_runtime_reconcile_time_seconds` buckets.
+const RECONCILE_BUCKETS: [f64; 40] = [
+    0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9,
+    1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 15.0, 20.0,
+    25.0, 30.0, 40.0, 50.0, 60.0,
+];
+
+fn reconcile_histogram() -> Histogram {
+    Histogram::new(RECONCILE_BUCKETS)
+}
+
+/// controller-runtime's workqueue latency buckets: 10 ns × 10ⁱ, twelve of them.
+fn queue_histogram() -> Histogram {
+    Histogram::new(prometheus_client::metrics::histogram::exponential_buckets(
+        10e-9, 10.0, 12,
+    ))
+}
+
+struct Families {
+    reconcile_total: Family<ResultLabels, Counter>,
+    reconcile_errors: Family<ControllerLabels, Counter>,
+    reconcile_panics: Family<ControllerLabels, Counter>,
+    reconcile_timeouts: Family<ControllerLabels, Counter>,
+    reconcile_time: HistogramFamily<ControllerLabels>,
+    active_workers: Family<ControllerLabels, Gauge>,
+    max_concurrent: Family<ControllerLabels, Gauge>,
+    depth: Family<QueueLabels, Gauge>,
+    adds: Family<QueueLabels, Counter>,
+    queue_latency: HistogramFamily<QueueLabels>,
+    work_duration: HistogramFamily<QueueLabels>,
+    unfinished: Family<QueueLabels, FloatGauge>,
+    longest: Family<QueueLabels, FloatGauge>,
+    retries: Family<QueueLabels, Counter>,
+    leader_status: Family<NameLabels, Gauge>,
+    leader_slowpath: Family<NameLabels, Counter>,
+}
+
+struct Inner {
+    registry: Mutex<Registry>,
+    families: Families,
+}
+
+/// A Prometheus registry with controller-runtime's metric families. Cheap to clone (a handle).
+/// See the [module docs](self).
+#[derive(Clone)]
+pub struct Metrics {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Metrics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Metrics").finish_non_exhaustive()
+    }
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Metrics {
+    /// A registry with every controller-runtime family registered (and empty).
+    ///
+    /// ```
+    /// let m = kube_controller_runtime::Metrics::new();
+    /// assert!(m.encode().ends_with("# EOF\n"));
+    /// ```
+    pub fn new() -> Self {
+        let families = Families {
+            reconcile_total: Family::default(),
+            reconcile_errors: Family::default(),
+            reconcile_panics: Family::default(),
+            reconcile_timeouts: Family::default(),
+            reconcile_time: Family::new_with_constructor(reconcile_histogram),
+            active_workers: Family::default(),
+            max_concurrent: Family::default(),
+            depth: Family::default(),
+            adds: Family::default(),
+            queue_latency: Family::new_with_constructor(queue_histogram),
+            work_duration: Family::new_with_constructor(queue_histogram),
+            unfinished: Family::default(),
+            longest: Family::default(),
+            retries: Family::default(),
+            leader_status: Family::default(),
+            leader_slowpath: Family::default(),
+        };
+        let mut r = Registry::default();
+        let f = &families;
+        // Counters get their `_total` suffix from the OpenMetrics encoder.
+        r.register(
+            "controller_runtime_reconcile",
+            "Total number of reconciliations per controller",
+            f.reconcile_total.clone(),
+        );
+        r.register(
+            "controller_runtime_reconcile_errors",
+            "Total number of reconciliation errors per controller",
+            f.reconcile_errors.clone(),
+        );
+        r.register(
+            "controller_runtime_reconcile_panics",
+            "Total number of reconciliation panics per controller",
+            f.reconcile_panics.clone(),
+        );
+        r.register(
+            "controller_runtime_reconcile_timeouts",
+            "Total number of reconciliation timeouts per controller",
+            f.reconcile_timeouts.clone(),
+        );
+        r.register(
+            "controller_runtime_reconcile_time_seconds",
+            "Length of time per reconciliation per controller",
+            f.reconcile_time.clone(),
+        );
+        r.register(
+            "controller_runtime_active_workers",
+            "Number of currently used workers per controller",
+            f.active_workers.clone(),
+        );
+        r.register(
+            "controller_runtime_max_concurrent_reconciles",
+            "Maximum number of concurrent reconciles per controller",
+            f.max_concurrent.clone(),
+        );
+        r.register(
+            "workqueue_depth",
+            "Current depth of workqueue",
+            f.depth.clone(),
+        );
+        r.register(
+            "workqueue_adds",
+            "Total number of adds handled by workqueue",
+            f.adds.clone(),
+        );
+        r.register(
+            "workqueue_queue_duration_seconds",
+            "How long in seconds an item stays in workqueue before being requested",
+            f.queue_latency.clone(),
+        );
+        r.register(
+            "workqueue_work_duration_seconds",
+            "How long in seconds processing an item from workqueue takes",
+            f.work_duration.clone(),
+        );
+        r.register(
+            "workqueue_unfinished_work_seconds",
+            "How many seconds of work has been done that is in progress and hasn't been observed by work_duration. Large values indicate stuck threads. One can deduce the number of stuck threads by observing the rate at which this increases.",
+            f.unfinished.clone(),
+        );
+        r.register(
+            "workqueue_longest_running_processor_seconds",
+            "How many seconds has the longest running processor for workqueue been running",
+            f.longest.clone(),
+        );
+        r.register(
+            "workqueue_retries",
+            "Total number of retries handled by workqueue",
+            f.retries.clone(),
+        );
+        r.register(
+            "leader_election_master_status",
+            "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. 'name' is the string used to identify the lease. Please make sure to group by name.",
+            f.leader_status.clone(),
+        );
+        r.register(
+            "leader_election_slowpath",
+            "Total number of slow path exercised in renewing leader leases. 'name' is the string used to identify the lease. Please make sure to group by name.",
+            f.leader_slowpath.clone(),
+        );
+        Metrics {
+            inner: Arc::new(Inner {
+                registry: Mutex::new(r),
+                families,
+            }),
+        }
+    }
+
+    /// Registers one of your own metrics (see [`prometheus_client::registry::Registry::register`];
+    /// counters get a `_total` suffix).
+    ///
+    /// ```
+    /// use prometheus_client::metrics::gauge::Gauge;
+    /// let m = kube_controller_runtime::Metrics::new();
+    /// let g: Gauge = Gauge::default();
+    /// m.register("things", "Things", g.clone());
+    /// g.set(3);
+    /// assert!(m.encode().contains("things 3"));
+    /// ```
+    pub fn register(&self, name: &str, help: &str, metric: impl Metric) {
+        self.inner.registry.lock().register(name, help, metric);
+    }
+
+    /// Runs `f` on the registry (sub-registries, collectors, units).
+    ///
+    /// ```
+    /// let m = kube_controller_runtime::Metrics::new();
+    /// m.with_registry(|r| { let _sub = r.sub_registry_with_prefix("mine"); });
+    /// ```
+    pub fn with_registry<T>(&self, f: impl FnOnce(&mut Registry) -> T) -> T {
+        f(&mut self.inner.registry.lock())
+    }
+
+    /// The registry in the OpenMetrics text format (what `/metrics` serves).
+    ///
+    /// ```
+    /// let text = kube_controller_runtime::Metrics::new().encode();
+    /// assert!(text.ends_with("# EOF\n"));
+    /// ```
+    pub fn encode(&self) -> String {
+        let mut out = String::new();
+        let registry = self.inner.registry.lock();
+        if let Err(e) = prometheus_client::encoding::text::encode(&mut out, &registry) {
+            tracing::error!(error = %e, "cannot encode metrics");
+        }
+        out
+    }
+
+    /// A work queue metrics provider that reports into this registry's `workqueue_*` families
+    /// with `name` and `controller` set to the queue's name (as controller-runtime does).
+    ///
+    /// ```
+    /// use kube_codegen_runtime::workqueue::{QueueConfig, RateLimitingQueue};
+    /// let m = kube_controller_runtime::Metrics::new();
+    /// let q = RateLimitingQueue::<String>::with_config(QueueConfig::named("demo").metrics_provider(m.workqueue_provider()));
+    /// q.add("a".into());
+    /// assert!(m.encode().contains(r#"workqueue_depth{name="demo",controller="demo"} 1"#));
+    /// ```
+    pub fn workqueue_provider(&self) -> Arc<dyn MetricsProvider> {
+        Arc::new(Provider(self.clone()))
+    }
+
+    pub(crate) fn controller(&self, name: &str) -> ControllerMetrics {
+        let f = &self.inner.families;
+        let c = ControllerLabels {
+            controller: name.to_string(),
+        };
+        let result = |r: &str| {
+            f.reconcile_total.get_or_create_owned(&ResultLabels {
+                controller: name.to_string(),
+                result: r.to_string(),
+            })
+        };
+        ControllerMetrics {
+            success: result("success"),
+            error: result("error"),
+            requeue: result("requeue"),
+            requeue_after: result("requeue_after"),
+            errors: f.reconcile_errors.get_or_create_owned(&c),
+            panics: f.reconcile_panics.get_or_create_owned(&c),
+            timeouts: f.reconcile_timeouts.get_or_create_owned(&c),
+            time: f.reconcile_time.get_or_create_owned(&c),
+            active_workers: f.active_workers.get_or_create_owned(&c),
+            max_concurrent: f.max_concurrent.get_or_create_owned(&c),
+        }
+    }
+
+    pub(crate) fn leader(&self, name: &str) -> LeaderMetrics {
+        let l = NameLabels {
+            name: name.to_string(),
+        };
+        LeaderMetrics {
+            status: self.inner.families.leader_status.get_or_create_owned(&l),
+            slowpath: self.inner.families.leader_slowpath.get_or_create_owned(&l),
+        }
+    }
+}
+
+/// The metrics of one controller, resolved once (no label look-ups on the hot path).
+#[derive(Clone, Debug)]
+pub(crate) struct ControllerMetrics {
+    pub(crate) success: Counter,
+    pub(crate) error: Counter,
+    pub(crate) requeue: Counter,
+    pub(crate) requeue_after: Counter,
+    pub(crate) errors: Counter,
+    pub(crate) panics: Counter,
+    pub(crate) timeouts: Counter,
+    pub(crate) time: Histogram,
+    pub(crate) active_workers: Gauge,
+    pub(crate) max_concurrent: Gauge,
+}
+
+/// The leader-election metrics of one lease.
+#[derive(Clone, Debug)]
+pub(crate) struct LeaderMetrics {
+    pub(crate) status: Gauge,
+    pub(crate) slowpath: Counter,
+}
+
+struct Provider(Metrics);
+
+struct C(Counter);
+impl CounterMetric for C {
+    fn inc(&self) {
+        self.0.inc();
+    }
+}
+struct G(Gauge);
+impl GaugeMetric for G {
+    fn inc(&self) {
+        self.0.inc();
+    }
+    fn dec(&self) {
+        self.0.dec();
+    }
+}
+struct S(FloatGauge);
+impl SettableGaugeMetric for S {
+    fn set(&self, value: f64) {
+        self.0.set(value);
+    }
+}
+struct H(Histogram);
+impl HistogramMetric for H {
+    fn observe(&self, value: f64) {
+        self.0.observe(value);
+    }
+}
+
+fn queue_labels(name: &str) -> QueueLabels {
+    QueueLabels {
+        name: name.to_string(),
+        controller: name.to_string(),
+    }
+}
+
+impl MetricsProvider for Provider {
+    fn new_depth_metric(&self, name: &str) -> Box<dyn GaugeMetric> {
+        Box::new(G(self
+            .0
+            .inner
+            .families
+            .depth
+            .get_or_create_owned(&queue_labels(name))))
+    }
+    fn new_adds_metric(&self, name: &str) -> Box<dyn CounterMetric> {
+        Box::new(C(self
+            .0
+            .inner
+            .families
+            .adds
+            .get_or_create_owned(&queue_labels(name))))
+    }
+    fn new_latency_metric(&self, name: &str) -> Box<dyn HistogramMetric> {
+        Box::new(H(self
+            .0
+            .inner
+            .families
+            .queue_latency
+            .get_or_create_owned(&queue_labels(name))))
+    }
+    fn new_work_duration_metric(&self, name: &str) -> Box<dyn HistogramMetric> {
+        Box::new(H(self
+            .0
+            .inner
+            .families
+            .work_duration
+            .get_or_create_owned(&queue_labels(name))))
+    }
+    fn new_unfinished_work_seconds_metric(&self, name: &str) -> Box<dyn SettableGaugeMetric> {
+        Box::new(S(self
+            .0
+            .inner
+            .families
+            .unfinished
+            .get_or_create_owned(&queue_labels(name))))
+    }
+    fn new_longest_running_processor_seconds_metric(
+        &self,
+        name: &str,
+    ) -> Box<dyn SettableGaugeMetric> {
+        Box::new(S(self
+            .0
+            .inner
+            .families
+            .longest
+            .get_or_create_owned(&queue_labels(name))))
+    }
+    fn new_retries_metric(&self, name: &str) -> Box<dyn CounterMetric> {
+        Box::new(C(self
+            .0
+            .inner
+            .families
+            .retries
+            .get_or_create_owned(&queue_labels(name))))
+    }
+}

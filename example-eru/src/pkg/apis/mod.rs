@@ -1,0 +1,3 @@
+//! API types, one module per group folder.
+
+pub mod mtsre;

@@ -1,0 +1,3 @@
+//! The `mtsre.meitu.com` API group.
+
+pub mod v1;

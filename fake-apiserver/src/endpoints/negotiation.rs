@@ -1,0 +1,301 @@
+//! Content negotiation: request bodies in JSON or YAML (by `Content-Type`), responses in JSON
+//! or YAML (by `Accept`), 406 for media types the server cannot produce, and the decode
+//! errors worded as Go's decoders word them.
+
+use bytes::Bytes;
+use serde_json::Value;
+
+use crate::error::ApiError;
+
+/// A response encoding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Media {
+    Json,
+    Yaml,
+}
+
+fn base(media_range: &str) -> &str {
+    media_range.split(';').next().unwrap_or("").trim()
+}
+
+/// The encoding an `Accept` header asks for: the first alternative the server produces.
+/// `custom` resources cannot be served as protobuf (a 406, as from kube-apiserver); built-in
+/// ones are answered in JSON, which clients that asked for protobuf decode by the response's
+/// `Content-Type`.
+pub(crate) fn negotiate(accept: &str, custom: bool) -> Result<Media, ApiError> {
+    if accept.trim().is_empty() {
+        return Ok(Media::Json);
+    }
+    let mut protobuf = false;
+    for alt in accept.split(',') {
+        match base(alt) {
+            "application/json" | "*/*" | "application/*" | "" => return Ok(Media::Json),
+            "application/yaml" => return Ok(Media::Yaml),
+            "application/vnd.kubernetes.protobuf" => protobuf = true,
+            _ => {}
+        }
+    }
+    if protobuf && !custom {
+        return Ok(Media::Json);
+    }
+    Err(not_acceptable(custom))
+}
+
+/// kube-apiserver's 406 (worded differently by the custom resource handler).
+pub(crate) fn not_acceptable(custom: bool) -> ApiError {
+    if custom {
+        ApiError::new(
+            406,
+            "NotAcceptable",
+            "only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf",
+        )
+    } else {
+        ApiError::new(
+            406,
+            "NotAcceptable",
+            "406: Not Acceptable\n\nAvailable representations: application/json, application/yaml, application/vnd.kubernetes.protobuf, application/json;stream=watch, application/vnd.kubernetes.protobuf;stream=watch",
+        )
+    }
+}
+
+/// JSON bytes re-encoded as YAML (keys sorted, as kube-apiserver's YAML serializer writes them).
+pub(crate) fn to_yaml(json: &[u8]) -> Option<Vec<u8>> {
+    let v: Value = serde_json::from_slice(json).ok()?;
+    serde_saphyr::to_string(&v).ok().map(String::into_bytes)
+}
+
+/// `summarizeData`: a body quoted in an error, its first 30 bytes, as text when it starts
+/// with `{` and in hex otherwise.
+fn summarize(body: &[u8]) -> String {
+    let head = &body[..body.len().min(30)];
+    let more = if body.len() > 30 { " ..." } else { "" };
+    if body.first() == Some(&b'{') {
+        format!("{}{more}", String::from_utf8_lossy(head))
+    } else {
+        let hex: String = head.iter().map(|b| format!("{b:02x}")).collect();
+        format!("{hex}{more}")
+    }
+}
+
+/// Whether brackets and braces outside strings are left open at the end of the input.
+fn unbalanced(body: &[u8]) -> bool {
+    let (mut depth, mut in_str, mut escaped) = (0i64, false, false);
+    for b in body {
+        if in_str {
+            match (escaped, b) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_str = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_str = true,
+            b'[' | b'{' => depth += 1,
+            b']' | b'}' => depth -= 1,
+            _ => {}
+        }
+    }
+    depth > 0 || in_str
+}
+
+/// A serde_json error as Go's `encoding/json` would word it, where the two can be told apart.
+pub(crate) fn go_json_error(e: &serde_json::Error, body: &[u8]) -> String {
+    match e.classify() {
+        serde_json::error::Category::Eof => "unexpected end of JSON input".to_string(),
+        // Go reads 10 000 levels deep before giving up; an unclosed document ends first.
+        _ if e.to_string().starts_with("recursion limit exceeded") && unbalanced(body) => {
+            "unexpected end of JSON input".to_string()
+        }
+        serde_json::error::Category::Syntax => {
+            // The byte at the error position, as Go quotes it.
+            let offset = body
+                .split(|b| *b == b'\n')
+                .take(e.line().saturating_sub(1))
+                .map(|l| l.len() + 1)
+                .sum::<usize>()
+                + e.column().saturating_sub(1);
+            match body.get(offset) {
+                Some(b) if b.is_ascii_graphic() => {
+                    format!(
+                        "invalid character '{}' looking for beginning of value",
+                        *b as char
+                    )
+                }
+                Some(b) => format!(
+                    "invalid character '\\u{:04x}' looking for beginning of value",
+                    b
+                ),
+                None => "unexpected end of JSON input".to_string(),
+            }
+        }
+        _ => e.to_string(),
+    }
+}
+
+/// A JSON value decoded as Go decodes into typed structs and maps: a duplicate key whose
+/// values are both objects merges them (the second decode fills the same struct or map); any
+/// other duplicate replaces.
+struct GoTyped;
+
+impl<'de> serde::de::DeserializeSeed<'de> for GoTyped {
+    type Value = Value;
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(GoTypedVisitor)
+    }
+}
+
+struct GoTypedVisitor;
+
+impl<'de> serde::de::Visitor<'de> for GoTypedVisitor {
+    type Value = Value;
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_string()))
+    }
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_none<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut out = Vec::new();
+        while let Some(v) = seq.next_element_seed(GoTyped)? {
+            out.push(v);
+        }
+        Ok(Value::Array(out))
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut out = serde_json::Map::new();
+        while let Some(k) = map.next_key::<String>()? {
+            let v = map.next_value_seed(GoTyped)?;
+            match (out.get_mut(&k), v) {
+                (Some(Value::Object(old)), Value::Object(new)) => merge_into(old, new),
+                (_, v) => {
+                    out.insert(k, v);
+                }
+            }
+        }
+        Ok(Value::Object(out))
+    }
+}
+
+fn merge_into(old: &mut serde_json::Map<String, Value>, new: serde_json::Map<String, Value>) {
+    for (k, v) in new {
+        match (old.get_mut(&k), v) {
+            (Some(Value::Object(o)), Value::Object(n)) => merge_into(o, n),
+            (_, v) => {
+                old.insert(k, v);
+            }
+        }
+    }
+}
+
+/// Re-decodes a JSON body with duplicate objects merged, as decoding into a built-in's Go
+/// type does (custom resources decode into plain maps, where the last duplicate wins).
+pub(crate) fn decode_typed(body: &[u8]) -> Option<Value> {
+    use serde::de::DeserializeSeed;
+    let mut de = serde_json::Deserializer::from_slice(body);
+    GoTyped.deserialize(&mut de).ok()
+}
+
+/// Decodes a request body by its `Content-Type`: YAML for `application/yaml` and apply
+/// patches, JSON otherwise. `kind` names the expected type in errors.
+pub(crate) fn decode_body(
+    body: &Bytes,
+    content_type: &str,
+    kind: &str,
+) -> Result<Option<Value>, ApiError> {
+    if body.is_empty() {
+        return Ok(None);
+    }
+    let media = base(content_type);
+    if media == "application/yaml" || media == "application/apply-patch+yaml" {
+        let text = std::str::from_utf8(body).map_err(|e| {
+            ApiError::bad_request(format!("the request body is not valid UTF-8: {e}"))
+        })?;
+        return serde_saphyr::from_str::<Value>(text).map(Some).map_err(|e| {
+            let first = e.to_string();
+            let first = first.lines().next().unwrap_or("").to_string();
+            if media == "application/apply-patch+yaml" {
+                ApiError::bad_request(format!("error encoding patch: yaml: {first}"))
+            } else {
+                ApiError::bad_request(format!(
+                    "the object provided is unrecognized (must be of type {kind}): couldn't get version/kind; yaml: {first}"
+                ))
+            }
+        });
+    }
+    serde_json::from_slice(body).map(Some).map_err(|e| {
+        ApiError::bad_request(format!(
+            "the object provided is unrecognized (must be of type {kind}): couldn't get version/kind; json parse error: {} ({})",
+            go_json_error(&e, body),
+            summarize(body)
+        ))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accept_headers() {
+        assert_eq!(negotiate("", false), Ok(Media::Json));
+        assert_eq!(negotiate("application/yaml", true), Ok(Media::Yaml));
+        assert_eq!(
+            negotiate(
+                "application/json;as=Table;v=v1;g=meta.k8s.io, application/json",
+                false
+            ),
+            Ok(Media::Json)
+        );
+        assert_eq!(negotiate("text/html", false).map_err(|e| e.code), Err(406));
+        assert_eq!(
+            negotiate("application/vnd.kubernetes.protobuf", true).map_err(|e| e.code),
+            Err(406)
+        );
+    }
+
+    #[test]
+    fn go_worded_decode_errors() {
+        let body =
+            Bytes::from_static(br#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"t""#);
+        let e = decode_body(&body, "application/json", "ConfigMap")
+            .err()
+            .map(|e| e.message);
+        assert_eq!(
+            e.as_deref(),
+            Some(
+                "the object provided is unrecognized (must be of type ConfigMap): couldn't get version/kind; json parse error: unexpected end of JSON input ({\"apiVersion\":\"v1\",\"kind\":\"Con ...)"
+            )
+        );
+        let yaml = Bytes::from_static(b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: yy\n");
+        let v = decode_body(&yaml, "application/yaml", "ConfigMap")
+            .ok()
+            .flatten();
+        assert_eq!(
+            v.map(|v| v["metadata"]["name"].clone()),
+            Some(serde_json::json!("yy"))
+        );
+    }
+}

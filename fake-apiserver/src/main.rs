@@ -1,0 +1,126 @@
+//! `kube-fake-apiserver`: the in-memory Kubernetes API server as a program, for tests in any
+//! language (a stand-in for envtest's kube-apiserver + etcd). It serves HTTPS on loopback with
+//! a bearer token and writes a kubeconfig for kubectl and client libraries.
+
+use std::net::{IpAddr, SocketAddr};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Parser;
+use kube_fake_apiserver::{FakeApiServer, ServeOptions};
+
+/// An in-memory Kubernetes API server (kube-apiserver semantics, no etcd).
+#[derive(Debug, Parser)]
+#[command(name = "kube-fake-apiserver", version, about)]
+struct Args {
+    /// The port to serve HTTPS on (0 picks a free one; the kubeconfig names it).
+    #[arg(long, default_value_t = 6443)]
+    port: u16,
+    /// The address to bind. Anything but a loopback address makes the server reachable from
+    /// other machines; it is refused unless given here explicitly.
+    #[arg(long, default_value = "127.0.0.1")]
+    bind_address: IpAddr,
+    /// The bearer token clients must send (default: a random one, written to the kubeconfig).
+    #[arg(long, env = "KUBE_FAKE_APISERVER_TOKEN", hide_env_values = true)]
+    token: Option<String>,
+    /// Where to write a kubeconfig for the server (mode 0600, replaced atomically).
+    #[arg(long)]
+    kubeconfig: Option<PathBuf>,
+    /// CustomResourceDefinitions to install at start: a YAML/JSON file or a directory of them
+    /// (repeatable).
+    #[arg(long = "crd", value_name = "FILE_OR_DIR")]
+    crds: Vec<PathBuf>,
+    /// Objects to store at start: a YAML/JSON file or a directory of them (repeatable; after
+    /// the CRDs).
+    #[arg(long = "objects", value_name = "FILE_OR_DIR")]
+    objects: Vec<PathBuf>,
+    /// Log filter (`RUST_LOG` syntax), for example `info` or `kube_fake_apiserver=debug`.
+    #[arg(long, env = "RUST_LOG", default_value = "info")]
+    log: String,
+}
+
+async fn run(args: Args) -> Result<(), String> {
+    let mut builder = FakeApiServer::builder();
+    for path in args.crds.iter().chain(&args.objects) {
+        builder = builder
+            .manifests(path)
+            .map_err(|e| format!("loading {}: {e}", path.display()))?;
+    }
+    let server = builder
+        .build()
+        .map_err(|e| format!("seeding the server: {e}"))?;
+    let addr = SocketAddr::new(args.bind_address, args.port);
+    let served = server
+        .serve_with(ServeOptions {
+            addr,
+            token: args.token,
+            allow_non_loopback: true,
+        })
+        .await
+        .map_err(|e| format!("serving on {addr}: {e}"))?;
+    if let Some(path) = &args.kubeconfig {
+        served
+            .write_kubeconfig(path)
+            .map_err(|e| format!("writing the kubeconfig {}: {e}", path.display()))?;
+    }
+    tracing::info!(
+        url = %served.url(),
+        kubeconfig = ?args.kubeconfig,
+        "serving; stop with Ctrl-C or SIGTERM"
+    );
+    println!("{}", served.url());
+    wait_for_signal().await;
+    tracing::info!("shutting down");
+    served.shutdown().await;
+    Ok(())
+}
+
+async fn wait_for_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot listen for SIGTERM; Ctrl-C still stops");
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    let filter = tracing_subscriber::EnvFilter::try_new(&args.log)
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("kube-fake-apiserver: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(args)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("kube-fake-apiserver: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,127 @@
+//! The schemas of the built-in kinds, from k8s-openapi's `schemars` implementations (the
+//! Kubernetes API's own definitions, names and descriptions): what the OpenAPI documents
+//! serve, and what unknown fields of built-in objects are found and pruned by.
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use serde_json::{Map, Value, json};
+
+use crate::semantics::resources::Builtin;
+
+/// The prefix of the meta/v1 definitions.
+pub(crate) const META: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.";
+/// The definition of `autoscaling/v1` `Scale`.
+pub(crate) const SCALE: &str = "io.k8s.api.autoscaling.v1.Scale";
+
+/// The definitions of the built-in kinds and of the meta types operations refer to.
+pub(crate) struct BuiltinSchemas {
+    pub(crate) definitions: Map<String, Value>,
+    /// Definition name of each built-in kind.
+    pub(crate) names: HashMap<Builtin, String>,
+    /// Descriptions of the `apiVersion`, `kind` and `metadata` fields (from `ConfigMap`).
+    pub(crate) type_meta: Map<String, Value>,
+}
+
+pub(crate) fn gvk_ext(group: &str, version: &str, kind: &str) -> Value {
+    json!([{"group": group, "kind": kind, "version": version}])
+}
+
+pub(crate) fn builtin_schemas() -> &'static BuiltinSchemas {
+    static CELL: OnceLock<BuiltinSchemas> = OnceLock::new();
+    CELL.get_or_init(|| {
+        use k8s_openapi::api::{apps, autoscaling, batch, coordination, core, discovery, events};
+        use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1 as apiext;
+        use k8s_openapi::apimachinery::pkg::apis::meta::v1 as meta;
+        use schemars::JsonSchema;
+
+        let mut generator = schemars::generate::SchemaSettings::openapi3().into_generator();
+        let mut names = HashMap::new();
+        let mut kinds: Vec<(String, &'static str, &'static str, &'static str)> = Vec::new();
+        macro_rules! kind {
+            ($b:expr, $t:ty) => {{
+                generator.subschema_for::<$t>();
+                let name = <$t as JsonSchema>::schema_name().into_owned();
+                names.insert($b, name.clone());
+                kinds.push((
+                    name,
+                    <$t as k8s_openapi::Resource>::GROUP,
+                    <$t as k8s_openapi::Resource>::VERSION,
+                    <$t as k8s_openapi::Resource>::KIND,
+                ));
+            }};
+        }
+        kind!(Builtin::Namespace, core::v1::Namespace);
+        kind!(Builtin::Pod, core::v1::Pod);
+        kind!(Builtin::Service, core::v1::Service);
+        kind!(Builtin::Endpoints, core::v1::Endpoints);
+        kind!(Builtin::ConfigMap, core::v1::ConfigMap);
+        kind!(Builtin::Secret, core::v1::Secret);
+        kind!(Builtin::CoreEvent, core::v1::Event);
+        kind!(Builtin::ServiceAccount, core::v1::ServiceAccount);
+        kind!(Builtin::Node, core::v1::Node);
+        kind!(
+            Builtin::ReplicationController,
+            core::v1::ReplicationController
+        );
+        kind!(Builtin::Deployment, apps::v1::Deployment);
+        kind!(Builtin::ReplicaSet, apps::v1::ReplicaSet);
+        kind!(Builtin::StatefulSet, apps::v1::StatefulSet);
+        kind!(Builtin::DaemonSet, apps::v1::DaemonSet);
+        kind!(Builtin::Job, batch::v1::Job);
+        kind!(Builtin::EndpointSlice, discovery::v1::EndpointSlice);
+        kind!(Builtin::Event, events::v1::Event);
+        kind!(Builtin::Lease, coordination::v1::Lease);
+        kind!(Builtin::Crd, apiext::CustomResourceDefinition);
+        generator.subschema_for::<autoscaling::v1::Scale>();
+        generator.subschema_for::<meta::Status>();
+        generator.subschema_for::<meta::DeleteOptions>();
+        generator.subschema_for::<meta::Patch>();
+        generator.subschema_for::<meta::ListMeta>();
+        generator.subschema_for::<meta::ObjectMeta>();
+        let mut definitions = generator.take_definitions(true);
+        for (name, group, version, kind) in &kinds {
+            if let Some(Value::Object(d)) = definitions.get_mut(name) {
+                // k8s-openapi's structs make `metadata` required; the API does not.
+                if let Some(Value::Array(req)) = d.get_mut("required") {
+                    req.retain(|r| r != "metadata");
+                    if req.is_empty() {
+                        d.remove("required");
+                    }
+                }
+                d.insert(
+                    "x-kubernetes-group-version-kind".into(),
+                    gvk_ext(group, version, kind),
+                );
+            }
+        }
+        if let Some(Value::Object(d)) = definitions.get_mut(SCALE) {
+            d.insert(
+                "x-kubernetes-group-version-kind".into(),
+                gvk_ext("autoscaling", "v1", "Scale"),
+            );
+        }
+        let type_meta = names
+            .get(&Builtin::ConfigMap)
+            .and_then(|n| definitions.get(n))
+            .and_then(|d| d.get("properties"))
+            .and_then(Value::as_object)
+            .map(|p| {
+                p.iter()
+                    .filter(|(k, _)| matches!(k.as_str(), "apiVersion" | "kind" | "metadata"))
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect()
+            })
+            .unwrap_or_default();
+        BuiltinSchemas {
+            definitions,
+            names,
+            type_meta,
+        }
+    })
+}
+
+/// The definition name and the definitions for a built-in kind.
+pub(crate) fn definition_of(b: Builtin) -> Option<&'static str> {
+    builtin_schemas().names.get(&b).map(String::as_str)
+}

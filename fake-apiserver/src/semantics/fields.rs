@@ -1,0 +1,495 @@
+//! Field validation (`fieldValidation=Ignore|Warn|Strict`, Warn by default): duplicate fields
+//! of a JSON body and fields the type does not declare. Built-in objects are checked against
+//! their schemas (and such fields dropped, as decoding into Go structs drops them); custom
+//! resources get their metadata checked here and the rest by structural pruning
+//! (`schema::prune_and_default`).
+
+use std::collections::HashSet;
+use std::fmt;
+
+use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde_json::{Map, Value, json};
+
+use crate::error::{ApiError, ApiResult, FieldError};
+use crate::semantics::builtin_schema::{META, builtin_schemas};
+
+/// What to do with unknown and duplicate fields.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) enum Directive {
+    Ignore,
+    #[default]
+    Warn,
+    Strict,
+}
+
+impl Directive {
+    /// Parses the query parameter; `options` names the options kind in the 422
+    /// (`CreateOptions`, `UpdateOptions`, `PatchOptions`).
+    pub(crate) fn parse(value: Option<&str>, options: &str) -> ApiResult<Directive> {
+        match value.unwrap_or("") {
+            "" | "Warn" => Ok(Directive::Warn),
+            "Ignore" => Ok(Directive::Ignore),
+            "Strict" => Ok(Directive::Strict),
+            other => Err(ApiError::invalid(
+                "meta.k8s.io",
+                options,
+                "",
+                vec![FieldError::not_supported(
+                    "fieldValidation",
+                    other,
+                    &["", "Ignore", "Strict", "Warn"],
+                )],
+            )),
+        }
+    }
+}
+
+/// Unknown and duplicate fields of a body, each as the message kube-apiserver uses
+/// (`unknown field "spec.foo"`, `duplicate field "spec.port"`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Problems {
+    pub(crate) unknown: Vec<String>,
+    pub(crate) duplicate: Vec<String>,
+    /// The first value of the wrong type, as Go's decoder reports it (`json: cannot unmarshal
+    /// string into Go struct field ConfigMap.data of type map[string]string`).
+    pub(crate) type_error: Option<String>,
+}
+
+fn join(path: &str, key: &str) -> String {
+    if path.is_empty() {
+        key.to_string()
+    } else {
+        format!("{path}.{key}")
+    }
+}
+
+/// Follows `$ref` and a lone `allOf` reference to the schema they name.
+fn resolve<'a>(schema: &'a Value, defs: &'a Map<String, Value>) -> &'a Value {
+    resolve_named(schema, defs).0
+}
+
+/// [`resolve`], with the name of the last definition followed.
+fn resolve_named<'a>(
+    schema: &'a Value,
+    defs: &'a Map<String, Value>,
+) -> (&'a Value, Option<&'a str>) {
+    let mut cur = schema;
+    let mut name = None;
+    for _ in 0..32 {
+        let target = cur
+            .get("$ref")
+            .or_else(|| cur.pointer("/allOf/0/$ref"))
+            .and_then(Value::as_str)
+            .and_then(|r| r.rsplit('/').next());
+        match target.and_then(|t| defs.get_key_value(t)) {
+            Some((k, next)) => {
+                cur = next;
+                name = Some(k.as_str());
+            }
+            None => break,
+        }
+    }
+    (cur, name)
+}
+
+/// Types with their own JSON decoding, which take several JSON kinds.
+fn custom_decoded(def: Option<&str>, schema: &Value) -> bool {
+    def.is_some_and(|d| {
+        d.ends_with(".Quantity")
+            || d.ends_with(".IntOrString")
+            || d.ends_with(".Time")
+            || d.ends_with(".MicroTime")
+            || d.ends_with(".RawExtension")
+            || d.ends_with(".FieldsV1")
+            || d.ends_with(".JSON")
+            || d.ends_with(".Patch")
+    }) || schema
+        .get("x-kubernetes-int-or-string")
+        .and_then(Value::as_bool)
+        .unwrap_or(false)
+        || schema.get("format").and_then(Value::as_str) == Some("int-or-string")
+}
+
+/// The Go type a schema decodes into (`string`, `int32`, `[]v1.Container`,
+/// `map[string]string`).
+fn go_type(schema: &Value, defs: &Map<String, Value>) -> String {
+    let (s, def) = resolve_named(schema, defs);
+    if let Some(d) = def
+        && s.get("properties").is_some()
+    {
+        let mut parts = d.rsplit('.');
+        let name = parts.next().unwrap_or(d);
+        let pkg = parts.next().unwrap_or("");
+        return format!("{pkg}.{name}");
+    }
+    match s.get("type").and_then(Value::as_str).unwrap_or("") {
+        "string" => "string".into(),
+        "boolean" => "bool".into(),
+        "integer" => match s.get("format").and_then(Value::as_str) {
+            Some("int64") => "int64".into(),
+            _ => "int32".into(),
+        },
+        "number" => "float64".into(),
+        "array" => format!(
+            "[]{}",
+            s.get("items")
+                .map_or("interface {}".into(), |i| go_type(i, defs))
+        ),
+        "object" => match s.get("additionalProperties") {
+            Some(ap) if ap.is_object() => format!("map[string]{}", go_type(ap, defs)),
+            _ => "map[string]interface {}".into(),
+        },
+        _ => "interface {}".into(),
+    }
+}
+
+/// What the schema wants of a JSON value, if the value is not it: Go's name for the value.
+fn mismatch(schema: &Value, def: Option<&str>, got: &GotValue) -> Option<String> {
+    if custom_decoded(def, schema) {
+        return None;
+    }
+    let want = schema.get("type").and_then(Value::as_str)?;
+    let ok = matches!(
+        (want, got),
+        (_, GotValue::Null)
+            | ("string", GotValue::String)
+            | ("boolean", GotValue::Bool)
+            | ("integer", GotValue::Int)
+            | ("number", GotValue::Int | GotValue::Float(_))
+            | ("array", GotValue::Array)
+            | ("object", GotValue::Object)
+    );
+    if ok {
+        return None;
+    }
+    Some(match got {
+        GotValue::String => "string".into(),
+        GotValue::Bool => "bool".into(),
+        GotValue::Int => "number".into(),
+        GotValue::Float(f) => format!("number {f}"),
+        GotValue::Array => "array".into(),
+        GotValue::Object => "object".into(),
+        GotValue::Null => "null".into(),
+    })
+}
+
+enum GotValue {
+    Null,
+    Bool,
+    Int,
+    Float(f64),
+    String,
+    Array,
+    Object,
+}
+
+/// The schema of `key` in an object of `schema`: `Some(None)` when anything is allowed,
+/// `None` when the key is unknown.
+fn child<'a>(schema: &'a Value, key: &str) -> Option<Option<&'a Value>> {
+    if schema
+        .get("x-kubernetes-preserve-unknown-fields")
+        .and_then(Value::as_bool)
+        .unwrap_or(false)
+    {
+        return Some(schema.get("properties").and_then(|p| p.get(key)));
+    }
+    if let Some(p) = schema.get("properties").and_then(|p| p.get(key)) {
+        return Some(Some(p));
+    }
+    match schema.get("additionalProperties") {
+        Some(Value::Bool(false)) => None,
+        Some(ap) if ap.is_object() => Some(Some(ap)),
+        Some(_) => Some(None),
+        // An object schema without properties (RawExtension, FieldsV1, JSON) takes anything.
+        None if schema.get("properties").is_none() => Some(None),
+        None => None,
+    }
+}
+
+struct Scan<'a> {
+    schema: Option<&'a Value>,
+    defs: &'a Map<String, Value>,
+    path: String,
+    /// The innermost named struct and the dotted path without indices, for type errors.
+    struct_name: &'a str,
+    go_path: String,
+    out: &'a mut Problems,
+}
+
+impl Scan<'_> {
+    fn check(&mut self, got: GotValue) {
+        if self.out.type_error.is_some() {
+            return;
+        }
+        let Some(schema) = self.schema else {
+            return;
+        };
+        let (resolved, def) = resolve_named(schema, self.defs);
+        if let Some(what) = mismatch(resolved, def, &got) {
+            self.out.type_error = Some(format!(
+                "json: cannot unmarshal {what} into Go struct field {}.{} of type {}",
+                self.struct_name,
+                self.go_path,
+                go_type(schema, self.defs)
+            ));
+        }
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for Scan<'_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Scan<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E>(mut self, _: bool) -> Result<(), E> {
+        self.check(GotValue::Bool);
+        Ok(())
+    }
+    fn visit_i64<E>(mut self, _: i64) -> Result<(), E> {
+        self.check(GotValue::Int);
+        Ok(())
+    }
+    fn visit_u64<E>(mut self, _: u64) -> Result<(), E> {
+        self.check(GotValue::Int);
+        Ok(())
+    }
+    fn visit_f64<E>(mut self, f: f64) -> Result<(), E> {
+        self.check(if f.fract() == 0.0 {
+            GotValue::Int
+        } else {
+            GotValue::Float(f)
+        });
+        Ok(())
+    }
+    fn visit_str<E>(mut self, _: &str) -> Result<(), E> {
+        self.check(GotValue::String);
+        Ok(())
+    }
+    fn visit_unit<E>(mut self) -> Result<(), E> {
+        self.check(GotValue::Null);
+        Ok(())
+    }
+    fn visit_seq<A: SeqAccess<'de>>(mut self, mut seq: A) -> Result<(), A::Error> {
+        self.check(GotValue::Array);
+        let items = self
+            .schema
+            .map(|s| resolve(s, self.defs))
+            .and_then(|s| s.get("items"));
+        let mut i = 0usize;
+        loop {
+            let seed = Scan {
+                schema: items,
+                defs: self.defs,
+                path: format!("{}[{i}]", self.path),
+                struct_name: self.struct_name,
+                go_path: self.go_path.clone(),
+                out: &mut *self.out,
+            };
+            if seq.next_element_seed(seed)?.is_none() {
+                break;
+            }
+            i += 1;
+        }
+        Ok(())
+    }
+    fn visit_map<A: MapAccess<'de>>(mut self, mut map: A) -> Result<(), A::Error> {
+        self.check(GotValue::Object);
+        let named = self.schema.map(|s| resolve_named(s, self.defs));
+        let schema = named.map(|(s, _)| s);
+        let struct_name = match named {
+            Some((s, Some(def))) if s.get("properties").is_some() => {
+                def.rsplit('.').next().unwrap_or(def)
+            }
+            _ => self.struct_name,
+        };
+        let mut seen = HashSet::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let path = join(&self.path, &key);
+            if !seen.insert(key.clone()) {
+                self.out
+                    .duplicate
+                    .push(format!("duplicate field {}", crate::error::go_quote(&path)));
+            }
+            let next = match schema {
+                None => None,
+                Some(s) => match child(s, &key) {
+                    Some(c) => c,
+                    None => {
+                        self.out
+                            .unknown
+                            .push(format!("unknown field {}", crate::error::go_quote(&path)));
+                        map.next_value::<IgnoredAny>()?;
+                        continue;
+                    }
+                },
+            };
+            map.next_value_seed(Scan {
+                schema: next,
+                defs: self.defs,
+                path,
+                struct_name,
+                go_path: join(&self.go_path, &key),
+                out: &mut *self.out,
+            })?;
+        }
+        Ok(())
+    }
+}
+
+/// Scans a JSON body: duplicates everywhere, unknown fields where `schema` (resolved against
+/// the built-in definitions) describes the object. Unparseable bodies yield nothing (the
+/// decoder reports them).
+pub(crate) fn scan(body: &[u8], schema: Option<&Value>) -> Problems {
+    let defs = &builtin_schemas().definitions;
+    let mut out = Problems::default();
+    let mut de = serde_json::Deserializer::from_slice(body);
+    let _ = Scan {
+        schema,
+        defs,
+        path: String::new(),
+        struct_name: "",
+        go_path: String::new(),
+        out: &mut out,
+    }
+    .deserialize(&mut de);
+    out
+}
+
+/// The schema the body of a built-in kind is checked against.
+pub(crate) fn builtin_root(definition: &str) -> Value {
+    json!({"$ref": format!("#/components/schemas/{definition}")})
+}
+
+/// What custom-resource bodies are checked against here: their metadata (the rest is pruned
+/// by the CRD schema).
+pub(crate) fn custom_root() -> Value {
+    json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true,
+           "properties": {"metadata": {"$ref": format!("#/components/schemas/{META}ObjectMeta")}}})
+}
+
+/// Drops the fields `schema` does not declare, as decoding into the Go type does.
+pub(crate) fn prune(v: &mut Value, schema: &Value) {
+    let defs = &builtin_schemas().definitions;
+    prune_in(v, schema, defs);
+}
+
+fn prune_in(v: &mut Value, schema: &Value, defs: &Map<String, Value>) {
+    let schema = resolve(schema, defs);
+    match v {
+        Value::Object(m) => {
+            let keys: Vec<String> = m.keys().cloned().collect();
+            for k in keys {
+                match child(schema, &k) {
+                    None => {
+                        m.remove(&k);
+                    }
+                    Some(Some(cs)) => {
+                        if let Some(c) = m.get_mut(&k) {
+                            prune_in(c, cs, defs);
+                        }
+                    }
+                    Some(None) => {}
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(is) = schema.get("items") {
+                for i in items {
+                    prune_in(i, is, defs);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Applies the directive: `Strict` fails with kube-apiserver's 400 (`<Kind> in version "<v>"
+/// cannot be handled as a <Kind>: strict decoding error: …`), `Warn` returns the warnings.
+pub(crate) fn enforce(
+    directive: Directive,
+    kind: &str,
+    version: &str,
+    messages: Vec<String>,
+) -> ApiResult<Vec<String>> {
+    if messages.is_empty() {
+        return Ok(Vec::new());
+    }
+    match directive {
+        Directive::Ignore => Ok(Vec::new()),
+        Directive::Warn => Ok(messages),
+        Directive::Strict => Err(ApiError::bad_request(format!(
+            "{kind} in version {} cannot be handled as a {kind}: strict decoding error: {}",
+            crate::error::go_quote(version),
+            messages.join(", ")
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::semantics::builtin_schema::definition_of;
+    use crate::semantics::resources::Builtin;
+
+    #[test]
+    fn finds_unknown_and_duplicate_fields_in_document_order() {
+        let root = builtin_root(definition_of(Builtin::ConfigMap).unwrap_or_default());
+        let body = br#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","bogus":1},"data":{"a":"b"},"extra":true,"data":{"c":"d"}}"#;
+        let p = scan(body, Some(&root));
+        assert_eq!(
+            p.unknown,
+            vec![
+                r#"unknown field "metadata.bogus""#,
+                r#"unknown field "extra""#
+            ]
+        );
+        assert_eq!(p.duplicate, vec![r#"duplicate field "data""#]);
+        let p = scan(
+            br#"{"metadata":{"name":"a"},"data":"notamap"}"#,
+            Some(&root),
+        );
+        assert_eq!(
+            p.type_error.as_deref(),
+            Some(
+                "json: cannot unmarshal string into Go struct field ConfigMap.data of type map[string]string"
+            )
+        );
+        let dep = builtin_root(definition_of(Builtin::Deployment).unwrap_or_default());
+        let body = br#"{"spec":{"template":{"spec":{"containers":[{"name":"c","image":"i","bogus":1}]}}}}"#;
+        assert_eq!(
+            scan(body, Some(&dep)).unknown,
+            vec![r#"unknown field "spec.template.spec.containers[0].bogus""#]
+        );
+        let mut v: Value = serde_json::from_slice(body).unwrap_or_default();
+        prune(&mut v, &dep);
+        assert_eq!(
+            v,
+            json!({"spec":{"template":{"spec":{"containers":[{"name":"c","image":"i"}]}}}})
+        );
+    }
+
+    #[test]
+    fn directives() {
+        assert_eq!(
+            Directive::parse(Some("Bogus"), "CreateOptions").map_err(|e| e.message),
+            Err("CreateOptions.meta.k8s.io \"\" is invalid: fieldValidation: Unsupported value: \"Bogus\": supported values: \"\", \"Ignore\", \"Strict\", \"Warn\"".to_string())
+        );
+        let e = enforce(
+            Directive::Strict,
+            "ConfigMap",
+            "v1",
+            vec!["unknown field \"x\"".into()],
+        );
+        assert_eq!(
+            e.map_err(|e| e.message),
+            Err("ConfigMap in version \"v1\" cannot be handled as a ConfigMap: strict decoding error: unknown field \"x\"".to_string())
+        );
+    }
+}
