@@ -10,7 +10,9 @@
 #   kube-api   lists pods in every namespace, gets/applies/deletes a deployment, watches pods,
 #              with kube::Api<Pod> / kube::Api<Deployment> (kube, k8s-openapi);
 #   builtin    the same requests through Clientset::core_v1().pods(..) / apps_v1().deployments(..)
-#              (kube-codegen-kubernetes with features core, apps).
+#              (kube-codegen-kubernetes with features core, apps);
+#   builtin-all the same source with feature `all` (every one of the 24 API groups): what a
+#              controller would pay if the clientset were not split by group.
 # Rows (R repetitions each, the two programs alternating, median; one untimed warm-up first):
 #   edit, deps warm         every dependency built; the program's crate is touched and rebuilt
 #                           (the edit-compile loop, with its incremental cache).
@@ -19,7 +21,9 @@
 #   with our crates cold    third-party crates (kube, k8s-openapi …) built; the program and, for
 #                           the built-in program, kube-codegen-runtime, kube-codegen-kubernetes and
 #                           kube-codegen-apimachinery cleaned and built (the kube::Api program has
-#                           nothing of ours, so its figure is its "program from scratch" one).
+#                           nothing of ours, so its figure is its "program from scratch" one);
+#                           builtin-all is measured the same way in this round, so the last row
+#                           compares two groups with all 24.
 # Wall time from bash's EPOCHREALTIME. Other builds on the machine skew timings: the table also
 # gives the 1-minute load average before each measurement's first run.
 set -euo pipefail
@@ -45,7 +49,7 @@ export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$root/target}/bench-builtin-compile
 cat >"$tmp/Cargo.toml" <<EOF
 [workspace]
 resolver = "3"
-members = ["kube-api", "builtin"]
+members = ["kube-api", "builtin", "builtin-all"]
 
 [workspace.dependencies]
 kube = { version = "5", default-features = false, features = ["client", "rustls-tls", "ring", "runtime"] }
@@ -59,7 +63,7 @@ debug = false
 EOF
 cp "$root/Cargo.lock" "$tmp/Cargo.lock"
 
-mkdir -p "$tmp/kube-api/src" "$tmp/builtin/src"
+mkdir -p "$tmp/kube-api/src" "$tmp/builtin/src" "$tmp/builtin-all/src"
 cat >"$tmp/kube-api/Cargo.toml" <<'EOF'
 [package]
 name = "kube-api"
@@ -87,6 +91,8 @@ tokio.workspace = true
 futures.workspace = true
 serde_json.workspace = true
 EOF
+sed -e 's/^name = "builtin"/name = "builtin-all"/' -e 's/features = \["core", "apps"\]/features = ["all"]/' \
+    "$tmp/builtin/Cargo.toml" >"$tmp/builtin-all/Cargo.toml"
 cat >"$tmp/kube-api/src/main.rs" <<'EOF'
 use futures::StreamExt;
 use k8s_openapi::api::apps::v1::Deployment;
@@ -144,9 +150,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 }
 EOF
 
+cp "$tmp/builtin/src/main.rs" "$tmp/builtin-all/src/main.rs"
+
 cd "$tmp"
 log "building every dependency once (first run: several minutes) into $CARGO_TARGET_DIR"
-cargo build --offline -q -p kube-api -p builtin >&2
+cargo build --offline -q -p kube-api >&2
+cargo build --offline -q -p builtin >&2
+cargo build --offline -q -p builtin-all >&2
 
 now() { echo "$EPOCHREALTIME"; }
 build_secs() { # package → seconds of one `cargo build -p <package>`
@@ -178,8 +188,18 @@ load_scratch=$(load)
 round "program from scratch" "clean kube-api" "clean builtin"
 scratch_a=$ra scratch_b=$rb
 load_cold=$(load)
-round "with our crates cold" "clean kube-api" "clean builtin kube-codegen-kubernetes kube-codegen-runtime kube-codegen-apimachinery"
-cold_a=$ra cold_b=$rb
+ours="kube-codegen-kubernetes kube-codegen-runtime kube-codegen-apimachinery"
+# kube-api, builtin (core, apps) and builtin-all alternate; one untimed warm-up of each first.
+eval "clean kube-api"; build_secs kube-api >/dev/null
+eval "clean builtin $ours"; build_secs builtin >/dev/null
+eval "clean builtin-all $ours"; build_secs builtin-all >/dev/null
+cold_a="" cold_b="" cold_c=""
+for ((i = 1; i <= reps; i++)); do
+    clean kube-api; cold_a+=" $(build_secs kube-api)"
+    clean builtin $ours; cold_b+=" $(build_secs builtin)"
+    clean builtin-all $ours; cold_c+=" $(build_secs builtin-all)"
+    log "with our crates cold, round $i: kube-api$cold_a | builtin$cold_b | builtin-all$cold_c"
+done
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%+.0f%%", (b / a - 1) * 100 }'; }
 row() { # label, times of kube-api, times of builtin, load
@@ -192,5 +212,10 @@ echo "| --- | --- | --- | --- | --- |"
 row "edit, deps warm" "$edit_a" "$edit_b" "$load_edit"
 row "program from scratch, deps warm" "$scratch_a" "$scratch_b" "$load_scratch"
 row "program and our crates from scratch" "$cold_a" "$cold_b" "$load_cold"
+echo
+echo "| debug build of the program and our crates from scratch (median of $reps) | kube::Api | kube-codegen-kubernetes, 2 groups (core, apps) | kube-codegen-kubernetes, all 24 groups | 2 groups vs all |"
+echo "| --- | --- | --- | --- | --- |"
+a=$(echo "$cold_a" | median) b=$(echo "$cold_b" | median) c=$(echo "$cold_c" | median)
+echo "| same program, load before $load_cold | ${a} s | ${b} s | ${c} s | $(ratio "$c" "$b") |"
 ((keep)) && log "kept $tmp"
 exit 0

@@ -1,7 +1,8 @@
 //! The operator against the in-memory API server (the CRD installed through the API, so the
-//! server prunes and defaults Erus by its schema): the full story, the hand-made Eru rule,
-//! suspend, a missing Deployment, bad input, CronJob's missed-slot rule, no polling between
-//! slots, and at most one rollout per slot when the operator restarts in the middle of one.
+//! server prunes, defaults and validates Erus by its schema, CEL rules included): the full
+//! story, the hand-made Eru rule, suspend, a missing Deployment, bad input, CronJob's missed-slot
+//! rule, no polling between slots, one shared Deployment informer, and at most one rollout per
+//! slot when the operator restarts in the middle of one.
 
 use std::collections::BTreeSet;
 use std::future::Future;
@@ -527,16 +528,37 @@ async fn bad_input_sets_clear_conditions_and_events_and_rolls_nothing() {
         .unwrap_or_else(|e| panic!("{e}"));
     let op = Operator::start(&client, "0 3 * * *");
 
-    // (name, spec, reason, words the message must have). The in-memory server does not run the
-    // CRD's CEL rule or pattern, so these reach the operator (a real server refuses the first
-    // and the last at admission: tests/tests/e2e_eru.rs).
-    let cases = [
+    // Refused at admission by the CRD's CEL rule and pattern: the in-memory server runs them as
+    // kube-apiserver does (tests/tests/e2e_eru.rs asserts the same against a real one).
+    for (name, spec, field, words) in [
         (
             "three-fields",
             json!({"deployment": "web", "schedule": "* * *"}),
-            "InvalidSchedule",
-            "5 or 6 fields",
+            "spec.schedule",
+            "must be a cron expression of 5 fields",
         ),
+        (
+            "elsewhere",
+            json!({"deployment": "other/web", "schedule": "* * * * * *"}),
+            "spec.deployment",
+            "should match",
+        ),
+    ] {
+        let err = erus
+            .create(&eru(name, spec), &PostParams::default())
+            .await
+            .err()
+            .unwrap_or_else(|| panic!("{name}: the server accepted it"));
+        let message = err.to_string();
+        assert!(
+            message.contains(field) && message.contains(words),
+            "{name}: {message}"
+        );
+        assert!(get_eru(&client, name).await.is_none(), "{name}");
+    }
+    // (name, spec, reason, words the message must have): accepted by the schema, judged by the
+    // operator.
+    let cases = [
         (
             "minute-61",
             json!({"deployment": "web", "schedule": "61 * * * *"}),
@@ -554,12 +576,6 @@ async fn bad_input_sets_clear_conditions_and_events_and_rolls_nothing() {
             json!({"deployment": "web", "schedule": "* * * * * *", "timeZone": "Mars/Olympus_Mons"}),
             "UnknownTimeZone",
             "\"Mars/Olympus_Mons\"",
-        ),
-        (
-            "elsewhere",
-            json!({"deployment": "other/web", "schedule": "* * * * * *"}),
-            "InvalidDeployment",
-            "namespace \"other\"",
         ),
     ];
     for (name, spec, _, _) in &cases {
@@ -592,27 +608,27 @@ async fn bad_input_sets_clear_conditions_and_events_and_rolls_nothing() {
     );
     assert_eq!(restarted_at(&get_deployment(&client, "web").await), None);
     // One Warning Event per problem, not one per reconcile.
-    let repeats = events(&client, "Eru", "three-fields").await.len();
+    let repeats = events(&client, "Eru", "minute-61").await.len();
     assert_eq!(
         repeats,
         1,
         "{:?}",
-        events(&client, "Eru", "three-fields").await
+        events(&client, "Eru", "minute-61").await
     );
     op.assert_running();
 
     // Fixing the schedule fixes the Eru.
     merge_eru(
         &client,
-        "three-fields",
+        "minute-61",
         json!({"spec": {"schedule": "* * * * * *"}}),
     )
     .await;
-    wait_rollouts(&client, "three-fields", 1).await;
-    wait_reason(&client, "three-fields", "Scheduled").await;
+    wait_rollouts(&client, "minute-61", 1).await;
+    wait_reason(&client, "minute-61", "Scheduled").await;
 
-    // An annotation schedule the operator cannot use: the Eru is made (the fake does not run
-    // the CRD's rule) and reports it.
+    // A schedule annotation the CRD refuses: a Warning Event on the Deployment, no Eru (as on a
+    // real server).
     deployments
         .create(
             &PostParams::default(),
@@ -623,7 +639,12 @@ async fn bad_input_sets_clear_conditions_and_events_and_rolls_nothing() {
         )
         .await
         .unwrap_or_else(|e| panic!("{e}"));
-    wait_reason(&client, "bad-annotation", "InvalidSchedule").await;
+    let note = wait_event(&client, "Deployment", "bad-annotation", "InvalidEru").await;
+    assert!(
+        note.contains("must be a cron expression of 5 fields"),
+        "{note}"
+    );
+    assert!(get_eru(&client, "bad-annotation").await.is_none());
     op.assert_running();
     op.stop().await;
 }
@@ -875,4 +896,73 @@ async fn a_slot_is_rolled_at_most_once_when_the_operator_restarts_in_the_middle_
         .delete("web", &DeleteParams::default())
         .await
         .unwrap_or_else(|e| panic!("{e}"));
+}
+
+/// The operator's Deployment cache is the manager's one informer: the built-in accessor
+/// (`mgr.factory().apps().v1().deployments()`, which the reconciler reads through), the Builder's
+/// `watches_with::<Deployment>` and any other consumer share one list and one watch.
+#[tokio::test]
+async fn the_deployment_informer_is_the_managers_one_shared_by_every_consumer() {
+    use kube_codegen_kubernetes::InformerGroups;
+
+    let (client, handle) = server().await;
+    let mgr = Manager::builder(client.clone())
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    controller::setup(&mgr, &Options::default(), controller::system_clock())
+        .unwrap_or_else(|e| panic!("{e}"));
+    // Another consumer in the same process, asking both ways.
+    let accessor = mgr.factory().apps().v1().deployments();
+    let by_type = mgr.informer::<Deployment>();
+    assert!(accessor.informer().ptr_eq(&by_type));
+    let deployment_informers = mgr
+        .factory()
+        .informer_ids()
+        .into_iter()
+        .filter(|id| id.resource == "deployments")
+        .count();
+    assert_eq!(
+        deployment_informers,
+        1,
+        "{:?}",
+        mgr.factory().informer_ids()
+    );
+
+    let (tx, rx) = oneshot::channel::<()>();
+    let task = tokio::spawn(mgr.start(async move {
+        let _ = rx.await;
+    }));
+    let op = Operator {
+        stop: Some(tx),
+        task: Some(task),
+    };
+    Api::<Deployment>::namespaced(client.clone(), "default")
+        .create(
+            &PostParams::default(),
+            &deployment("shared", json!({ERU_ANNOTATION: "true"})),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    // The annotation rule read the Deployment from the shared cache and created the Eru …
+    eventually("the Eru", 30, || get_eru(&client, "shared")).await;
+    // … and the other consumer's lister sees the same object.
+    let cached = accessor
+        .lister()
+        .namespaced("default")
+        .get("shared")
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(cached.metadata.uid.is_some());
+    let count = |verb: &str| {
+        handle
+            .actions()
+            .iter()
+            .filter(|a| a.verb == verb && a.resource == "deployments" && a.name.is_none())
+            .count()
+    };
+    assert_eq!(
+        (count("list"), count("watch")),
+        (1, 1),
+        "one list, one watch"
+    );
+    op.stop().await;
 }
