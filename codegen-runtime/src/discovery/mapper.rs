@@ -239,7 +239,7 @@ struct Shortcut {
     resource: String,
 }
 
-/// Maps kinds to resources and back over one discovery result. See the [module docs](self).
+/// Maps kinds to resources and back over one discovery result. See the [module docs](super).
 ///
 /// ```no_run
 /// # use kube::core::GroupVersionResource;

@@ -10,7 +10,7 @@
 //! `observedGeneration` and `serviceName` in the status, plus Events (`Synced`, `InvalidSpec`).
 //!
 //! It runs on its own ([`Controller::run`]) or as a [`Runnable`] under a
-//! [`Manager`](kube_controller_runtime::Manager) ([`Controller::with_manager`]): then it shares
+//! [`Manager`] ([`Controller::with_manager`]): then it shares
 //! the manager's informer factory and leader-fenced client, its queue reports the `workqueue_*`
 //! metrics, and it runs only on the elected leader.
 //!
