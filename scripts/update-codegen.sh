@@ -20,4 +20,19 @@ for dir in tests/fixtures/*/; do
     --apis-dir "$dir/pkg/apis" --output-dir "$dir/pkg/client" --crd-dir "$dir/crd" --header-file "$header" \
     "${args[@]}" "$@" || status=1
 done
+# --- built-in clientset (issue 15; kept apart from the generator's own steps) ---------------
+# The input tree kubernetes/src/apis (k8s-openapi kinds under k8s.io/api's +genclient tags) and
+# kubernetes/Cargo.toml's per-group features, from the Go sources: scripts/update-builtin-input.sh.
+builtin_args=()
+for a in "$@"; do [[ $a == --verify-only ]] && builtin_args+=(--verify-only); done
+scripts/update-builtin-input.sh "${builtin_args[@]}" || status=1
+# The clientset, listers and informers over that input (kubernetes/src/client), one feature per
+# group; Kubernetes' own hack/update-codegen.sh passes the same plural exception to client-gen.
+for gen in register client lister informer; do
+  "${CARGO_TARGET_DIR:-$root/target}/debug/kube-codegen" "$gen" \
+    --apis-dir kubernetes/src/apis --output-dir kubernetes/src/client \
+    --apis-module crate::apis --output-module crate::client --header-file "$header" \
+    --plural-exceptions Endpoints:Endpoints --group-features "$@" || status=1
+done
+# --- end of the built-in clientset block -------------------------------------------------------
 exit $status

@@ -187,6 +187,7 @@ fn request(args: Args, package: bool) -> syn::Result<Request> {
             "fake_clientset" if !package => c.fake_clientset(boolean(key, value)?),
             "apply_configurations" if !package => c.apply_configurations(boolean(key, value)?),
             "crd_impls" if !package => c.crd_impls(boolean(key, value)?),
+            "group_features" if !package => c.group_features(boolean(key, value)?),
             "emit_source" => {
                 req.emit_source = boolean(key, value)?;
                 c

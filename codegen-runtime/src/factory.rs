@@ -54,8 +54,8 @@ use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
 
 use crate::informer::{
-    InformerBuilder, InformerError, InformerObject, InformerOptions, SharedIndexInformer,
-    TransformFn, is_namespaced,
+    CacheObject, InformerBuilder, InformerError, InformerObject, InformerOptions, InformerTarget,
+    SharedIndexInformer, TransformFn, is_namespaced,
 };
 use crate::lister::{GenericLister, Lister};
 
@@ -73,7 +73,7 @@ pub enum FactoryError {
     NoInformerFound(String),
 }
 
-/// Identifies one informer of a factory: the resource's group, version and kind, the
+/// Identifies one informer of a factory: the resource's group, version, kind and plural, the
 /// namespace it watches (`None`: all namespaces, or cluster-scoped) and the Rust type.
 ///
 /// ```
@@ -89,8 +89,10 @@ pub struct InformerId {
     pub group: String,
     /// API version.
     pub version: String,
-    /// Kind.
+    /// Kind (empty for a dynamic informer created from a group-version-resource alone).
     pub kind: String,
+    /// The plural resource (`deployments`).
+    pub resource: String,
     /// The watched namespace, if restricted.
     pub namespace: Option<String>,
     /// The Rust type (`std::any::type_name`).
@@ -110,6 +112,30 @@ impl InformerId {
             group: K::group(&()).into_owned(),
             version: K::version(&()).into_owned(),
             kind: K::kind(&()).into_owned(),
+            resource: K::plural(&()).into_owned(),
+            namespace: namespace.map(String::from),
+            type_name: std::any::type_name::<K>(),
+        }
+    }
+
+    /// The id of a dynamic informer (objects of type `K`, usually
+    /// [`DynamicObject`](kube::core::DynamicObject)) of `target` restricted to `namespace`.
+    ///
+    /// ```
+    /// use kube::core::{ApiResource, DynamicObject, GroupVersionKind};
+    /// use kube_codegen_runtime::factory::InformerId;
+    /// use kube_codegen_runtime::informer::InformerTarget;
+    ///
+    /// let ar = ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk("apps", "v1", ""), "deployments");
+    /// let id = InformerId::dynamic::<DynamicObject>(&InformerTarget::new(ar, true), Some("prod"));
+    /// assert_eq!(id.to_string(), "apps/v1, Resource=deployments in prod");
+    /// ```
+    pub fn dynamic<K>(target: &InformerTarget, namespace: Option<&str>) -> Self {
+        InformerId {
+            group: target.resource.group.clone(),
+            version: target.resource.version.clone(),
+            kind: target.resource.kind.clone(),
+            resource: target.resource.plural.clone(),
             namespace: namespace.map(String::from),
             type_name: std::any::type_name::<K>(),
         }
@@ -118,10 +144,15 @@ impl InformerId {
 
 impl fmt::Display for InformerId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.group.is_empty() {
-            write!(f, "{}, Kind={}", self.version, self.kind)?;
+        let (what, name) = if self.kind.is_empty() {
+            ("Resource", &self.resource)
         } else {
-            write!(f, "{}/{}, Kind={}", self.group, self.version, self.kind)?;
+            ("Kind", &self.kind)
+        };
+        if self.group.is_empty() {
+            write!(f, "{}, {what}={name}", self.version)?;
+        } else {
+            write!(f, "{}/{}, {what}={name}", self.group, self.version)?;
         }
         if let Some(ns) = &self.namespace {
             write!(f, " in {ns}")?;
@@ -191,7 +222,7 @@ trait ErasedInformer: Send + Sync {
     fn name(&self) -> String;
 }
 
-impl<K: InformerObject> ErasedInformer for SharedIndexInformer<K> {
+impl<K: CacheObject> ErasedInformer for SharedIndexInformer<K> {
     fn as_any(&self) -> &dyn Any {
         self
     }
@@ -291,7 +322,7 @@ impl GenericInformer {
     /// let typed = g.downcast::<k8s_openapi::api::core::v1::Pod>();
     /// # }
     /// ```
-    pub fn downcast<K: InformerObject>(&self) -> Option<SharedIndexInformer<K>> {
+    pub fn downcast<K: CacheObject>(&self) -> Option<SharedIndexInformer<K>> {
         self.informer
             .as_any()
             .downcast_ref::<SharedIndexInformer<K>>()
@@ -300,6 +331,14 @@ impl GenericInformer {
 }
 
 type GvrKey = (String, String, String);
+
+/// How the factory finds an informer again: by Rust type for typed informers, by
+/// group-version-resource (and Rust type) for dynamic ones; both with the watched namespace.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum Key {
+    Type(TypeId, Option<String>),
+    Resource(TypeId, GvrKey, Option<String>),
+}
 type Constructor = Arc<dyn Fn(&SharedInformerFactory) -> GenericInformer + Send + Sync>;
 
 struct Entry {
@@ -312,7 +351,7 @@ struct Entry {
 struct State {
     /// Insertion order is start order.
     informers: Vec<Entry>,
-    index: HashMap<(TypeId, Option<String>), usize>,
+    index: HashMap<Key, usize>,
     constructors: HashMap<GvrKey, Constructor>,
     tasks: Vec<Shared<BoxFuture<'static, ()>>>,
     shut_down: bool,
@@ -463,7 +502,7 @@ impl<F> FactoryBuilder<F> {
     /// # }
     /// ```
     #[must_use]
-    pub fn transform_for<K: InformerObject>(
+    pub fn transform_for<K: CacheObject>(
         mut self,
         transform: impl Fn(K) -> K + Send + Sync + 'static,
     ) -> Self {
@@ -599,7 +638,64 @@ impl SharedInformerFactory {
             .get_namespace()
             .map(String::from)
             .filter(|_| is_namespaced::<K>());
-        let key = (TypeId::of::<K>(), namespace.clone());
+        let key = Key::Type(TypeId::of::<K>(), namespace.clone());
+        let id = InformerId::of::<K>(namespace.as_deref());
+        let informer = self.shared_informer(key, id, || {
+            configure(self.prepare::<K>(InformerTarget::of::<K>())).build()
+        });
+        self.inner
+            .state
+            .lock()
+            .constructors
+            .entry(gvr_key(&gvr_of::<K>()))
+            .or_insert_with(|| constructor::<K>());
+        informer
+    }
+
+    /// The shared informer of a resource chosen at run time (client-go's dynamic informers):
+    /// objects of type `K` (usually [`DynamicObject`](kube::core::DynamicObject)) from
+    /// `target`, one informer per group-version-resource and namespace, created on first
+    /// request with the factory's options (and `K`'s resync period and transform, if set). It
+    /// starts, syncs and stops with the factory's typed informers. The `dynamic` module's
+    /// `DynamicSharedInformerFactory` is the usual way in.
+    ///
+    /// ```no_run
+    /// use kube::core::{ApiResource, DynamicObject, GroupVersionKind};
+    /// use kube_codegen_runtime::informer::InformerTarget;
+    /// # fn demo(f: kube_codegen_runtime::factory::SharedInformerFactory) {
+    /// let gvk = GroupVersionKind::gvk("apps", "v1", "Deployment");
+    /// let target = InformerTarget::new(ApiResource::from_gvk_with_plural(&gvk, "deployments"), true);
+    /// let deployments = f.dynamic_informer_for::<DynamicObject>(target);
+    /// # }
+    /// ```
+    pub fn dynamic_informer_for<K: CacheObject>(
+        &self,
+        target: InformerTarget,
+    ) -> SharedIndexInformer<K> {
+        let namespace = self
+            .inner
+            .options
+            .get_namespace()
+            .map(String::from)
+            .filter(|_| target.namespaced);
+        let gvr = (
+            target.resource.group.clone(),
+            target.resource.version.clone(),
+            target.resource.plural.clone(),
+        );
+        let key = Key::Resource(TypeId::of::<K>(), gvr, namespace.clone());
+        let id = InformerId::dynamic::<K>(&target, namespace.as_deref());
+        self.shared_informer(key, id, || self.prepare::<K>(target).build())
+    }
+
+    /// The informer under `key`, or a new one from `make` (built without the lock, so that it
+    /// may use the factory) registered under `key` and `id`.
+    fn shared_informer<K: CacheObject>(
+        &self,
+        key: Key,
+        id: InformerId,
+        make: impl FnOnce() -> SharedIndexInformer<K>,
+    ) -> SharedIndexInformer<K> {
         let existing = |st: &State| {
             st.index
                 .get(&key)
@@ -610,14 +706,12 @@ impl SharedInformerFactory {
         if let Some(found) = existing(&self.inner.state.lock()) {
             return found;
         }
-        // Built without the lock, so that `configure` may use the factory.
-        let informer = configure(self.prepare::<K>()).build();
+        let informer = make();
         let mut st = self.inner.state.lock();
         if let Some(found) = existing(&st) {
             return found;
         }
         tracing::debug!(informer = %informer.name(), "informer created");
-        let id = InformerId::of::<K>(namespace.as_deref());
         let at = st.informers.len();
         st.index.insert(key, at);
         st.informers.push(Entry {
@@ -625,15 +719,12 @@ impl SharedInformerFactory {
             informer: Arc::new(informer.clone()),
             started: false,
         });
-        st.constructors
-            .entry(gvr_key(&gvr_of::<K>()))
-            .or_insert_with(|| constructor::<K>());
         informer
     }
 
     /// The builder [`SharedInformerFactory::informer_for`] uses for `K`: the factory's client
     /// and options, with `K`'s own resync period and transform if it has them.
-    fn prepare<K: InformerObject>(&self) -> InformerBuilder<K> {
+    fn prepare<K: CacheObject>(&self, target: InformerTarget) -> InformerBuilder<K> {
         let inner = &self.inner;
         let mut options = inner.options.clone();
         if let Some(d) = inner.resync_for.get(&TypeId::of::<K>()) {
@@ -644,7 +735,7 @@ impl SharedInformerFactory {
             .get(&TypeId::of::<K>())
             .and_then(|t| t.downcast_ref::<TransformFn<K>>())
             .cloned();
-        SharedIndexInformer::<K>::builder(inner.client.clone())
+        SharedIndexInformer::<K>::builder_for(inner.client.clone(), target)
             .options(options)
             .transform_arc(typed)
     }

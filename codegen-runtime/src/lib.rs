@@ -9,11 +9,19 @@
 //!   generated apply configurations, and `extract` (what one field manager owns);
 //! * [`informer`] — shared informers: list/watch, event handlers with old objects and
 //!   tombstones, indexers;
+//! * [`rest`] — the REST client of one group-version (client-go's `RESTClient`), for requests
+//!   the typed clients do not cover;
 //! * [`store`] — the informer's indexed object store, read-only for everyone but the informer;
 //! * [`lister`] — namespace-aware listers over a store;
 //! * [`factory`] — the factory that shares one informer (one watch) per type;
 //! * [`workqueue`] — client-go's de-duplicating, delaying, rate-limiting work queues;
+//! * [`check`] — compile-time checks generated code makes (a re-exported kind's tags against
+//!   its type);
 //! * [`api_status`] — the `metav1.Status` of a failed request: `is_not_found`, `is_conflict` …;
+//! * [`discovery`] — what the server serves (groups, versions, resources, its version), a
+//!   memory-cached variant and a REST mapper (kind ↔ resource, short names, scope);
+//! * [`dynamic`] — the dynamic client (any resource by group-version-resource, as
+//!   `DynamicObject`s) and its shared informer factory and listers;
 //! * [`labels`], [`resource`], [`validation`] — label selectors, group/version/resource
 //!   types and name rules, shared with the generator and the in-memory API server
 //!   ([`kube_codegen_apimachinery`]);
@@ -47,11 +55,15 @@
 
 pub mod api_status;
 pub mod apply;
+pub mod check;
 pub mod client;
 pub mod crd;
+pub mod discovery;
+pub mod dynamic;
 pub mod factory;
 pub mod informer;
 pub mod lister;
+pub mod rest;
 pub mod store;
 mod time;
 pub mod workqueue;

@@ -146,6 +146,13 @@ impl Builder {
         self
     }
 
+    /// Whether each API group is behind a Cargo feature of its module's name (default: no); see
+    /// [`Config::group_features`](crate::Config::group_features).
+    pub fn group_features(mut self, yes: bool) -> Self {
+        self.config = self.config.group_features(yes);
+        self
+    }
+
     /// Writes to `dir` instead of `$OUT_DIR` (files go to `<dir>/kube-codegen/`).
     pub fn out_dir(mut self, dir: impl AsRef<Path>) -> Self {
         self.out_dir = Some(dir.as_ref().to_path_buf());

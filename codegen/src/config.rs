@@ -135,6 +135,7 @@ pub struct Config {
     crd_every_version: bool,
     apply_configurations: Option<bool>,
     crd_impls: Option<bool>,
+    group_features: bool,
 }
 
 impl Default for Config {
@@ -164,6 +165,7 @@ impl Config {
             crd_every_version: false,
             apply_configurations: None,
             crd_impls: None,
+            group_features: false,
         }
     }
 
@@ -286,6 +288,17 @@ impl Config {
         self
     }
 
+    /// Whether every API group of the client tree (its modules, the clientset's and the
+    /// informer factory's accessors, the fake's registrations) is behind a Cargo feature named
+    /// like the group's module (`#[cfg(feature = "apps")]`), so that a crate with many groups
+    /// compiles only those its users enable; the fake clientset is then behind a feature `fake`
+    /// (default off; the crate must declare the features).
+    #[must_use]
+    pub fn group_features(mut self, yes: bool) -> Self {
+        self.group_features = yes;
+        self
+    }
+
     /// For the `crd` generator with one named package: also read the group's other version
     /// folders, since a CRD holds every version of its kind (the proc macro's `crd: true`).
     #[must_use]
@@ -385,6 +398,7 @@ impl Config {
             fake_crds: self
                 .crd_impls
                 .unwrap_or_else(|| self.generators.contains(&Generator::Crd)),
+            group_features: self.group_features,
         })
     }
 }
@@ -434,6 +448,7 @@ pub(crate) struct Settings {
     pub apply_verbs: bool,
     /// The fake clientset installs the kinds' CRDs (their `CustomResourceExt` impls exist).
     pub fake_crds: bool,
+    pub group_features: bool,
 }
 
 #[cfg(test)]

@@ -110,6 +110,10 @@ struct Opts {
     /// the crd generator runs too; pass true when generating the client in a separate run.
     #[arg(long, value_name = "BOOL", action = clap::ArgAction::Set)]
     crd_impls: Option<bool>,
+    /// Put every API group of the client tree behind a Cargo feature named like the group's
+    /// module (#[cfg(feature = "apps")]), so a crate with many groups compiles only those enabled.
+    #[arg(long)]
+    group_features: bool,
 
     /// Only check that the generated files are up to date: exit 1 with a short diff if not.
     #[arg(long)]
@@ -129,6 +133,7 @@ fn config(opts: &Opts, generators: BTreeSet<Generator>) -> Config {
         .runtime_crate(&opts.runtime_crate)
         .crd_file_name(&opts.crd_file_name)
         .fake_clientset(opts.fake_clientset)
+        .group_features(opts.group_features)
         .generators(generators);
     if let Some(spec) = &opts.groups {
         c = c.groups(spec);
@@ -239,7 +244,7 @@ mod tests {
                     sub.get_name()
                 );
             }
-            assert_eq!(flags, 15, "{}: the flags of Opts", sub.get_name());
+            assert_eq!(flags, 16, "{}: the flags of Opts", sub.get_name());
         }
         assert_eq!(
             subcommands, 8,

@@ -297,6 +297,10 @@ pub struct Kind {
     pub categories: Vec<String>,
     /// `+kubebuilder:resource:singular=…`, overriding the lower-case kind.
     pub singular_name: Option<String>,
+    /// `Some(path)` for an external kind: a re-export (`pub use k8s_openapi::api::core::v1::Pod;`)
+    /// or a type alias of a type defined elsewhere, which gets no deep copy, no `runtime.Object`
+    /// impls and no CRD; its list type is `kube::api::ObjectList<Kind>`.
+    pub external: Option<String>,
 }
 
 impl Kind {
@@ -310,8 +314,15 @@ impl Kind {
         namer::snake(&self.name)
     }
 
-    /// The group client's accessor (`cluster_test_types`).
+    /// The group client's accessor (`cluster_test_types`). A plural that is the kind plus `s`
+    /// or `es` keeps the kind's words whole, so an acronym stays one word: `ServiceCIDRs` →
+    /// `service_cidrs`, not `service_cid_rs`.
     pub fn accessor(&self) -> String {
+        for suffix in ["s", "es"] {
+            if self.plural.strip_suffix(suffix) == Some(self.name.as_str()) {
+                return format!("{}{suffix}", namer::snake(&self.name));
+            }
+        }
         namer::snake(&self.plural)
     }
 
@@ -345,6 +356,9 @@ struct TypeDecl {
     type_params: Vec<String>,
     unsupported_generics: bool,
     tags: Vec<Tag>,
+    /// For a re-export or type alias: the path of the type it names (`k8s_openapi::api::core::v1::Pod`),
+    /// or the reason it cannot be a kind (a glob or a list of names).
+    external: Option<std::result::Result<String, String>>,
 }
 
 /// Checks what spans packages (a group folder's name and Go name agree across its versions,
@@ -538,7 +552,10 @@ pub(crate) fn build_package(src: &PackageSource, opts: &ModelOptions) -> Result<
     let mut manual_clone: BTreeSet<String> = BTreeSet::new();
     for file in &src.files {
         collect_decls(file, &mut decls, &mut manual_clone)?;
+        collect_externals(file, &mut decls);
     }
+    // Re-exports that are no kinds (`pub use types::*;`) are not declarations of this package.
+    decls.retain(|d| d.external.is_none() || d.tags.iter().any(|t| t.key.starts_with("genclient")));
     let mut type_names = BTreeSet::new();
     for d in &decls {
         if !type_names.insert(d.name.clone()) {
@@ -554,6 +571,30 @@ pub(crate) fn build_package(src: &PackageSource, opts: &ModelOptions) -> Result<
     let mut kinds: Vec<Kind> = Vec::new();
     for d in &decls {
         let t = TypeTags::parse(d)?;
+        if let Some(external) = &d.external {
+            if let Some(kind) = external_kind(d, external, &t, &type_names, opts)? {
+                if let Some(prev) = kinds.iter().find(|k| k.resource == kind.resource) {
+                    return Err(Error::at(
+                        d.location.clone(),
+                        format!(
+                            "kinds {} and {} have the same plural resource {:?}; set +resourceName= or --plural-exceptions",
+                            prev.name, d.name, kind.resource
+                        ),
+                    ));
+                }
+                kinds.push(kind);
+            }
+            continue;
+        }
+        if let Some((_, tag)) = &t.external_status {
+            return Err(Error::at(
+                tag.location.clone(),
+                format!(
+                    "+kube-codegen:external:status is for re-exported kinds; {} is a struct of this package, whose `status` field says it",
+                    d.name
+                ),
+            ));
+        }
         // Deep copy: package-wide opt-in or type-level =true, minus =false; exported types only.
         let copy = match t.deepcopy {
             Some(v) => v,
@@ -641,23 +682,7 @@ pub(crate) fn build_package(src: &PackageSource, opts: &ModelOptions) -> Result<
                 ),
             ));
         }
-        let mut methods: Vec<ExtMethod> = Vec::new();
-        for (tag, value) in &t.methods {
-            let m = parse_method(tag, value, &type_names)?;
-            let clash = verbs.iter().any(|v| v.rust_name() == m.rust_name)
-                || methods.iter().any(|o| o.rust_name == m.rust_name)
-                || ["new", "api", "client"].contains(&m.rust_name.as_str());
-            if clash {
-                return Err(Error::at(
-                    tag.location.clone(),
-                    format!(
-                        "extension method {} clashes with another method named {}",
-                        m.name, m.rust_name
-                    ),
-                ));
-            }
-            methods.push(m);
-        }
+        let methods = kind_methods(&t, &verbs, &type_names)?;
         if let Some(prev) = kinds.iter().find(|k| k.resource == resource) {
             return Err(Error::at(
                 d.location.clone(),
@@ -682,6 +707,7 @@ pub(crate) fn build_package(src: &PackageSource, opts: &ModelOptions) -> Result<
             short_names: t.short_names.clone(),
             categories: t.categories.clone(),
             singular_name: t.singular.clone(),
+            external: None,
         });
     }
     kinds.sort_by(|a, b| a.name.cmp(&b.name));
@@ -702,6 +728,110 @@ pub(crate) fn build_package(src: &PackageSource, opts: &ModelOptions) -> Result<
     })
 }
 
+/// The kind an external declaration (a re-export or type alias) stands for, if it is tagged
+/// `+genclient`: verbs and scope from the tags, plural from the namer, the status verbs from
+/// `+kube-codegen:external:status`, the list type kube's `ObjectList`.
+fn external_kind(
+    d: &TypeDecl,
+    external: &std::result::Result<String, String>,
+    t: &TypeTags,
+    type_names: &BTreeSet<String>,
+    opts: &ModelOptions,
+) -> Result<Option<Kind>> {
+    if !t.genclient {
+        return Ok(None);
+    }
+    let path = match external {
+        Ok(p) => p.clone(),
+        Err(why) => {
+            return Err(Error::at(
+                d.location.clone(),
+                format!("a +genclient re-export must name one type: {why}"),
+            ));
+        }
+    };
+    if !d.is_pub {
+        return Err(Error::at(
+            d.location.clone(),
+            format!("+genclient re-export {} must be `pub`", d.name),
+        ));
+    }
+    if t.runtime_object || t.deepcopy == Some(true) {
+        return Err(Error::at(
+            d.location.clone(),
+            format!(
+                "{} is re-exported from {path}: it gets no deep copy or runtime.Object impls (its own crate has them); remove the +k8s:deepcopy-gen tags",
+                d.name
+            ),
+        ));
+    }
+    let Some((status_field, _)) = t.external_status.clone() else {
+        return Err(Error::at(
+            d.location.clone(),
+            format!(
+                "+genclient re-export {} needs +kube-codegen:external:status=true or =false: whether {path} has a `status` field (client-gen reads it from the struct, which a re-export does not show)",
+                d.name
+            ),
+        ));
+    };
+    let scope = if t.non_namespaced {
+        Scope::Cluster
+    } else {
+        Scope::Namespaced
+    };
+    let plural = namer::plural(&d.name, &opts.plural_exceptions);
+    let resource = t
+        .resource_name
+        .clone()
+        .unwrap_or_else(|| plural.to_lowercase());
+    let has_status = status_field && !t.no_status;
+    let verbs = t.verbs(has_status);
+    let methods = kind_methods(t, &verbs, type_names)?;
+    Ok(Some(Kind {
+        name: d.name.clone(),
+        plural,
+        resource,
+        scope,
+        has_status,
+        verbs,
+        methods,
+        list_type: None,
+        no_verbs: t.no_verbs,
+        tags: d.tags.clone(),
+        location: d.location.clone(),
+        short_names: t.short_names.clone(),
+        categories: t.categories.clone(),
+        singular_name: t.singular.clone(),
+        external: Some(path),
+    }))
+}
+
+/// A kind's `+genclient:method` extensions, checked against its verbs and each other.
+fn kind_methods(
+    t: &TypeTags,
+    verbs: &[Verb],
+    type_names: &BTreeSet<String>,
+) -> Result<Vec<ExtMethod>> {
+    let mut methods: Vec<ExtMethod> = Vec::new();
+    for (tag, value) in &t.methods {
+        let m = parse_method(tag, value, type_names)?;
+        let clash = verbs.iter().any(|v| v.rust_name() == m.rust_name)
+            || methods.iter().any(|o| o.rust_name == m.rust_name)
+            || ["new", "api", "client", "namespace"].contains(&m.rust_name.as_str());
+        if clash {
+            return Err(Error::at(
+                tag.location.clone(),
+                format!(
+                    "extension method {} clashes with another method named {}",
+                    m.name, m.rust_name
+                ),
+            ));
+        }
+        methods.push(m);
+    }
+    Ok(methods)
+}
+
 /// The tags of one type, checked.
 struct TypeTags {
     genclient: bool,
@@ -717,6 +847,9 @@ struct TypeTags {
     short_names: Vec<String>,
     categories: Vec<String>,
     singular: Option<String>,
+    /// `+kube-codegen:external:status=true|false`: whether an external kind's type has a
+    /// `status` field (what client-gen reads from a Go struct, which a re-export cannot show).
+    external_status: Option<(bool, Tag)>,
 }
 
 impl TypeTags {
@@ -761,6 +894,7 @@ impl TypeTags {
             short_names: Vec::new(),
             categories: Vec::new(),
             singular: None,
+            external_status: None,
         };
         let mut kb_scope: Option<(Scope, Tag)> = None;
         let mut kb_path: Option<(String, Tag)> = None;
@@ -883,6 +1017,30 @@ impl TypeTags {
                 }
                 k if k.starts_with("kubebuilder:resource:") || k == "kubebuilder:resource" => {
                     t.apply_resource_marker(tag, &mut kb_scope, &mut kb_path)?;
+                }
+                "kube-codegen:external:status" => {
+                    let v = match tag.value.as_deref() {
+                        Some("true") => true,
+                        Some("false") => false,
+                        other => {
+                            return Err(Error::at(
+                                tag.location.clone(),
+                                format!(
+                                    "+kube-codegen:external:status={}: expected true or false",
+                                    other.unwrap_or_default()
+                                ),
+                            ));
+                        }
+                    };
+                    t.external_status = Some((v, tag.clone()));
+                }
+                k if k.starts_with("kube-codegen:") => {
+                    return Err(Error::at(
+                        tag.location.clone(),
+                        format!(
+                            "unknown tag +{k}: the known kube-codegen tag is +kube-codegen:external:status"
+                        ),
+                    ));
                 }
                 _ => {}
             }
@@ -1160,9 +1318,117 @@ fn collect_decls(
             type_params,
             unsupported_generics,
             tags: tags::item_tags(&file.path, &file.text, &file.lines, first_line, name_line),
+            external: None,
         });
     }
     Ok(())
+}
+
+/// `(name, path or why not, span of the name)` of a `use` tree that re-exports one type:
+/// `a::b::Pod` or `a::b::Pod as Other`.
+fn use_target(
+    tree: &syn::UseTree,
+    prefix: &mut Vec<String>,
+) -> Option<(
+    String,
+    std::result::Result<String, String>,
+    proc_macro2::Span,
+)> {
+    match tree {
+        syn::UseTree::Path(p) => {
+            prefix.push(p.ident.to_string());
+            use_target(&p.tree, prefix)
+        }
+        syn::UseTree::Name(n) => {
+            prefix.push(n.ident.to_string());
+            Some((n.ident.to_string(), Ok(prefix.join("::")), n.ident.span()))
+        }
+        syn::UseTree::Rename(r) => {
+            prefix.push(r.ident.to_string());
+            Some((r.rename.to_string(), Ok(prefix.join("::")), r.rename.span()))
+        }
+        syn::UseTree::Glob(g) => Some((
+            "*".into(),
+            Err(format!("`{}::*` is a glob", prefix.join("::"))),
+            g.star_token.span,
+        )),
+        syn::UseTree::Group(g) => Some((
+            "{…}".into(),
+            Err(format!(
+                "`{}::{{…}}` names several items",
+                prefix.join("::")
+            )),
+            g.brace_token.span.join(),
+        )),
+    }
+}
+
+/// External declarations: `pub use path::Kind;` and `pub type Kind = path;`, which name a type
+/// defined elsewhere (kinds with no struct body here).
+fn collect_externals(file: &SourceFile, out: &mut Vec<TypeDecl>) {
+    for item in &file.ast.items {
+        let (attrs, vis, first, name, target, name_span) = match item {
+            syn::Item::Use(u) => {
+                let mut prefix = Vec::new();
+                if u.leading_colon.is_some() {
+                    prefix.push(String::new());
+                }
+                let Some((name, target, span)) = use_target(&u.tree, &mut prefix) else {
+                    continue;
+                };
+                (&u.attrs, &u.vis, u.use_token.span, name, target, span)
+            }
+            syn::Item::Type(t) if t.generics.params.is_empty() => {
+                let target = match &*t.ty {
+                    syn::Type::Path(p) if p.qself.is_none() => {
+                        let segments: Vec<String> = p
+                            .path
+                            .segments
+                            .iter()
+                            .map(|s| s.ident.to_string())
+                            .collect();
+                        let lead = if p.path.leading_colon.is_some() {
+                            "::"
+                        } else {
+                            ""
+                        };
+                        Ok(format!("{lead}{}", segments.join("::")))
+                    }
+                    _ => Err("the alias is not a plain type path".to_string()),
+                };
+                (
+                    &t.attrs,
+                    &t.vis,
+                    t.type_token.span,
+                    t.ident.to_string(),
+                    target,
+                    t.ident.span(),
+                )
+            }
+            _ => continue,
+        };
+        let name_line = line_of(name_span);
+        let first_line = attrs
+            .iter()
+            .map(|a| line_of(a.pound_token.span))
+            .chain([vis_line(vis), line_of(first), name_line])
+            .filter(|&l| l > 0)
+            .min()
+            .unwrap_or(name_line);
+        out.push(TypeDecl {
+            name,
+            location: Location::new(&file.path, Pos::of_span(name_span)),
+            is_pub: matches!(vis, syn::Visibility::Public(_)),
+            derives_clone: true,
+            fields: Vec::new(),
+            shape: Shape::Unit,
+            lifetimes: Vec::new(),
+            type_params: Vec::new(),
+            unsupported_generics: false,
+            tags: tags::item_tags(&file.path, &file.text, &file.lines, first_line, name_line),
+            external: Some(target),
+        });
+    }
 }
 
 fn shape_of(fields: &syn::Fields) -> Shape {
@@ -1405,5 +1671,88 @@ mod tests {
         .unwrap();
         let names: Vec<&str> = p.clones.iter().map(|c| c.name.as_str()).collect();
         assert_eq!(names, ["In"], "only the opted-in type gets a deep copy");
+    }
+
+    #[test]
+    fn re_exports_and_aliases_are_external_kinds() {
+        let p = pkg(
+            "//! +groupName=\npub use types::*;\nmod types;\n",
+            "// +genclient\n// +genclient:method=GetScale,verb=get,subresource=scale,result=k8s_openapi::api::autoscaling::v1::Scale\n// +kube-codegen:external:status=true\npub use k8s_openapi::api::core::v1::ReplicationController;\n\n// +genclient\n// +genclient:nonNamespaced\n// +genclient:skipVerbs=deleteCollection\n// +kube-codegen:external:status=false\npub type Thing = ::other::v1::Thing;\n\n// not a kind: no tags\npub use k8s_openapi::api::core::v1::Pod;\npub struct Local;\n",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert!(
+            p.clones.iter().all(|c| c.name == "Local"),
+            "no deep copy of re-exports"
+        );
+        assert!(p.objects.is_empty());
+        let rc = &p.kinds[0];
+        assert_eq!(rc.name, "ReplicationController");
+        assert_eq!(
+            rc.external.as_deref(),
+            Some("k8s_openapi::api::core::v1::ReplicationController")
+        );
+        assert_eq!(rc.resource, "replicationcontrollers");
+        assert!(rc.has_status && rc.has(Verb::UpdateStatus) && rc.has(Verb::List));
+        assert_eq!(rc.list_type, None, "the list type is kube's ObjectList");
+        assert_eq!(rc.methods[0].rust_name, "get_scale");
+        let thing = &p.kinds[1];
+        assert_eq!(thing.external.as_deref(), Some("::other::v1::Thing"));
+        assert_eq!(thing.scope, Scope::Cluster);
+        assert!(!thing.has_status && !thing.has(Verb::DeleteCollection));
+    }
+
+    #[test]
+    fn external_kinds_are_checked() {
+        let err = |types: &str| {
+            pkg("//! +groupName=\nmod types;\n", types)
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default()
+        };
+        let e = err("// +genclient\npub use k8s_openapi::api::core::v1::Pod;\n");
+        assert!(
+            e.contains("apis/g/v1/types.rs:2:")
+                && e.contains("needs +kube-codegen:external:status=true or =false"),
+            "{e}"
+        );
+        let e = err(
+            "// +genclient\n// +kube-codegen:external:status=true\npub use k8s_openapi::api::core::v1::*;\n",
+        );
+        assert!(
+            e.contains("must name one type: `k8s_openapi::api::core::v1::*` is a glob"),
+            "{e}"
+        );
+        let e = err(
+            "// +genclient\n// +kube-codegen:external:status=true\npub use k8s_openapi::api::core::v1::{Pod, Node};\n",
+        );
+        assert!(e.contains("names several items"), "{e}");
+        let e = err("// +genclient\n// +kube-codegen:external:status=maybe\npub use a::Pod;\n");
+        assert!(e.contains("expected true or false"), "{e}");
+        let e = err(
+            "// +genclient\n// +kube-codegen:external:status=true\n// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object\npub use a::Pod;\n",
+        );
+        assert!(
+            e.contains("gets no deep copy or runtime.Object impls"),
+            "{e}"
+        );
+        let e = err("// +genclient\n// +kube-codegen:external:status=true\nuse a::Pod;\n");
+        assert!(e.contains("must be `pub`"), "{e}");
+        let e = err(
+            "// +genclient\n// +kube-codegen:external:status=true\npub struct Foo { pub metadata: ObjectMeta }\n",
+        );
+        assert!(e.contains("is for re-exported kinds"), "{e}");
+        let e = err("// +genclient\n// +kube-codegen:external:state=true\npub use a::Pod;\n");
+        assert!(
+            e.contains("unknown tag +kube-codegen:external:state"),
+            "{e}"
+        );
+        let e = err(
+            "// +genclient\n// +kube-codegen:external:status=true\npub use a::Pod;\n// +genclient\n// +kube-codegen:external:status=true\npub type Pod2 = b::Pod;\n// +resourceName=pods\n",
+        );
+        assert!(e.is_empty(), "{e}");
+        let e = err(
+            "// +genclient\n// +kube-codegen:external:status=true\npub use a::Pod;\n\n// +genclient\n// +resourceName=pods\n// +kube-codegen:external:status=true\npub type Other = b::Pod;\n",
+        );
+        assert!(e.contains("have the same plural resource \"pods\""), "{e}");
     }
 }

@@ -44,6 +44,8 @@ pub(crate) struct Module {
     pub doc: String,
     /// The module's items.
     pub items: TokenStream,
+    /// The Cargo feature the whole module is behind (`#![cfg(feature = "…")]`), if any.
+    pub cfg: Option<String>,
 }
 
 impl Module {
@@ -54,7 +56,14 @@ impl Module {
             path: path.iter().map(|s| s.to_string()).collect(),
             doc: doc.into(),
             items,
+            cfg: None,
         }
+    }
+
+    /// The same module behind the Cargo feature `feature`, if any.
+    pub(crate) fn behind(mut self, feature: Option<String>) -> Self {
+        self.cfg = feature;
+        self
     }
 }
 
@@ -99,16 +108,21 @@ struct Node {
     external: bool,
     doc: String,
     items: Vec<TokenStream>,
+    /// The Cargo feature the module is behind.
+    cfg: Option<String>,
     children: BTreeMap<String, Node>,
 }
 
 impl Node {
-    fn insert(&mut self, path: &[String], doc: &str, items: TokenStream) {
+    fn insert(&mut self, path: &[String], doc: &str, items: TokenStream, cfg: Option<&str>) {
         match path.split_first() {
             None => {
                 self.defined = true;
                 if self.doc.is_empty() {
                     self.doc = doc.to_string();
+                }
+                if self.cfg.is_none() {
+                    self.cfg = cfg.map(String::from);
                 }
                 self.items.push(items);
             }
@@ -116,7 +130,17 @@ impl Node {
                 .children
                 .entry(head.clone())
                 .or_default()
-                .insert(rest, doc, items),
+                .insert(rest, doc, items, cfg),
+        }
+    }
+
+    /// `#![cfg(feature = "…")]` (inner) or `#[cfg(…)]` (outer) when the module is behind a
+    /// feature.
+    fn cfg_attr(&self, inner: bool) -> TokenStream {
+        match (&self.cfg, inner) {
+            (None, _) => quote!(),
+            (Some(f), true) => quote!(#![cfg(feature = #f)]),
+            (Some(f), false) => quote!(#[cfg(feature = #f)]),
         }
     }
 
@@ -138,6 +162,8 @@ impl Node {
     /// The module's content with children declared as `pub mod x;`.
     fn tree_tokens(&self) -> TokenStream {
         let doc = self.doc_attrs();
+        let cfg = self.cfg_attr(true);
+        let doc = quote!(#doc #cfg);
         let mods = self.children.keys().map(|k| {
             let id = namer::ident(k);
             // Generated code is formatted by prettyplease; keep `cargo fmt` out of it.
@@ -165,7 +191,8 @@ impl Node {
         let mods = self.children.iter().map(|(k, child)| {
             let id = namer::ident(k);
             let body = child.inline_tokens(true);
-            quote!(#[rustfmt::skip] pub mod #id { #body })
+            let cfg = child.cfg_attr(false);
+            quote!(#cfg #[rustfmt::skip] pub mod #id { #body })
         });
         let items = &self.items;
         quote!(#doc #(#mods)* #(#items)*)
@@ -283,13 +310,15 @@ impl Modules {
     pub(crate) fn extend(&mut self, modules: Vec<Module>) {
         for m in modules {
             match m.root {
-                Root::Client => self.client.insert(&m.path, &m.doc, m.items),
+                Root::Client => self
+                    .client
+                    .insert(&m.path, &m.doc, m.items, m.cfg.as_deref()),
                 Root::Apis => {
                     if let [group, version, rest @ ..] = m.path.as_slice() {
                         self.apis
                             .entry((group.clone(), version.clone()))
                             .or_default()
-                            .insert(rest, &m.doc, m.items);
+                            .insert(rest, &m.doc, m.items, m.cfg.as_deref());
                     }
                 }
             }
@@ -502,6 +531,59 @@ mod tests {
                 .1,
             tree[2].1,
             "module files are the same in both layouts"
+        );
+    }
+
+    #[test]
+    fn a_module_behind_a_feature_is_gated_in_every_layout() {
+        let mods = Modules::new(vec![
+            Module::client(&["listers"], "Listers.", quote!()),
+            Module::client(
+                &["listers", "apps"],
+                "Apps.",
+                quote!(
+                    pub struct A;
+                ),
+            )
+            .behind(Some("apps".into())),
+            Module::client(
+                &["listers", "core"],
+                "Core.",
+                quote!(
+                    pub struct C;
+                ),
+            ),
+        ]);
+        let header = Header::new("");
+        let mut tree = Vec::new();
+        let layout = Layout::Tree {
+            apis_dir: "apis".into(),
+            output_dir: "out".into(),
+        };
+        mods.render(&layout, &header, &mut |p, t| {
+            tree.push((p.display().to_string(), t));
+            Ok(())
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
+        let apps = tree
+            .iter()
+            .find(|(p, _)| p == "out/listers/apps.rs")
+            .map(|(_, t)| t.as_str())
+            .unwrap_or_default();
+        assert!(apps.contains("#![cfg(feature = \"apps\")]"), "{apps}");
+        let core = tree
+            .iter()
+            .find(|(p, _)| p == "out/listers/core.rs")
+            .map(|(_, t)| t.as_str())
+            .unwrap_or_default();
+        assert!(!core.contains("cfg("), "{core}");
+        let inline = mods
+            .inline_client(&header)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .unwrap_or_default();
+        assert!(
+            inline.contains("#[cfg(feature = \"apps\")]\n    #[rustfmt::skip]\n    pub mod apps {"),
+            "{inline}"
         );
     }
 }

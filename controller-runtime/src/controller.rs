@@ -2,7 +2,7 @@
 //! `pkg/controller` and `pkg/internal/controller`): watches that feed a rate-limited work queue
 //! of [`Request`]s, and `max_concurrent_reconciles` workers that run the [`Reconciler`].
 //!
-//! A controller is a [`Runnable`](crate::Runnable) that needs leader election (unless told
+//! A controller is a [`Runnable`] that needs leader election (unless told
 //! otherwise). When it starts it adds its event handlers to the manager's shared informers (a
 //! handler added to a running informer first receives its cache as creates), waits for those
 //! informers to sync (at most `cache_sync_timeout`), then starts its workers. When it is

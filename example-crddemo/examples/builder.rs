@@ -13,6 +13,7 @@ use example_crddemo::pkg::client::{
 };
 use k8s_openapi::api::{core::v1::Service, discovery::v1::EndpointSlice};
 use kube::runtime::events::{Recorder, Reporter};
+use kube_codegen_kubernetes::InformerGroups;
 use kube_controller_runtime::predicate::ResourceVersionChanged;
 use kube_controller_runtime::{Action, BuilderError, Controller, Manager, Request};
 
@@ -27,8 +28,9 @@ pub fn controller(mgr: &Manager, workers: usize) -> Result<Controller, BuilderEr
         clientset: Clientset::new(mgr.client()),
         client: mgr.client(),
         mydemos: MydemoLister::new(mgr.informer::<Mydemo>().store()),
-        services: mgr.lister::<Service>(),
-        slices: mgr.lister::<EndpointSlice>(),
+        // The manager's one factory: the same caches `owns` below watches.
+        services: mgr.factory().core().v1().services().lister(),
+        slices: mgr.factory().discovery().v1().endpoint_slices().lister(),
         recorder: Recorder::new(mgr.client(), reporter),
     });
     Controller::builder(mgr)

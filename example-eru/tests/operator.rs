@@ -1,8 +1,9 @@
-//! The operator against the in-memory API server (the CRD installed through the API, so the server
-//! validates, prunes and defaults Erus by its schema and CEL rules): the full story, the hand-made
-//! Eru rule, suspend, a missing Deployment, bad input, CronJob's missed-slot rule, no polling
-//! between slots, at most one rollout per slot when the operator restarts in the middle of one, and
-//! the status written by typed server-side apply.
+//! The operator against the in-memory API server (the CRD installed through the API, so the
+//! server prunes, defaults and validates Erus by its schema, CEL rules included): the full
+//! story, the hand-made Eru rule, suspend, a missing Deployment, bad input, CronJob's missed-slot
+//! rule, no polling between slots, one shared Deployment informer, and at most one rollout per
+//! slot when the operator restarts in the middle of one, and the status written by typed server-side
+//! apply.
 
 use std::collections::BTreeSet;
 use std::future::Future;
@@ -534,29 +535,36 @@ async fn bad_input_sets_clear_conditions_and_events_and_rolls_nothing() {
         .unwrap_or_else(|e| panic!("{e}"));
     let op = Operator::start(&client, "0 3 * * *");
 
-    // What the schema refuses at admission, the in-memory server refuses as kube-apiserver does
-    // (its CEL rule on the schedule, its pattern on deployment: tests/tests/e2e_eru.rs).
-    for (name, spec, field) in [
+    // Refused at admission by the CRD's CEL rule and pattern: the in-memory server runs them as
+    // kube-apiserver does (tests/tests/e2e_eru.rs asserts the same against a real one).
+    for (name, spec, field, words) in [
         (
             "three-fields",
             json!({"deployment": "web", "schedule": "* * *"}),
             "spec.schedule",
+            "must be a cron expression of 5 fields",
         ),
         (
             "elsewhere",
             json!({"deployment": "other/web", "schedule": "* * * * * *"}),
             "spec.deployment",
+            "should match",
         ),
     ] {
-        match erus.create(&eru(name, spec), &PostParams::default()).await {
-            Err(kube::Error::Api(s)) if s.code == 422 => {
-                assert!(s.message.contains(field), "{name}: {}", s.message);
-            }
-            other => panic!("{name}: expected 422 naming {field}, got {other:?}"),
-        }
+        let err = erus
+            .create(&eru(name, spec), &PostParams::default())
+            .await
+            .err()
+            .unwrap_or_else(|| panic!("{name}: the server accepted it"));
+        let message = err.to_string();
+        assert!(
+            message.contains(field) && message.contains(words),
+            "{name}: {message}"
+        );
+        assert!(get_eru(&client, name).await.is_none(), "{name}");
     }
-    // (name, spec, reason, words the message must have): what needs a parser or the time-zone
-    // database reaches the operator.
+    // (name, spec, reason, words the message must have): accepted by the schema, judged by the
+    // operator.
     let cases = [
         (
             "minute-61",
@@ -626,8 +634,8 @@ async fn bad_input_sets_clear_conditions_and_events_and_rolls_nothing() {
     wait_rollouts(&client, "minute-61", 1).await;
     wait_reason(&client, "minute-61", "Scheduled").await;
 
-    // An annotation schedule the CRD's rule refuses: no Eru, a Warning Event on the
-    // Deployment (as on kube-apiserver: tests/tests/e2e_eru.rs).
+    // A schedule annotation the CRD refuses: a Warning Event on the Deployment, no Eru (as on a
+    // real server).
     deployments
         .create(
             &PostParams::default(),
@@ -983,5 +991,73 @@ async fn the_status_is_applied_by_the_operator_and_other_managers_conditions_sta
         Some(1)
     );
     op.assert_running();
+}
+
+/// The operator's Deployment cache is the manager's one informer: the built-in accessor
+/// (`mgr.factory().apps().v1().deployments()`, which the reconciler reads through), the Builder's
+/// `watches_with::<Deployment>` and any other consumer share one list and one watch.
+#[tokio::test]
+async fn the_deployment_informer_is_the_managers_one_shared_by_every_consumer() {
+    use kube_codegen_kubernetes::InformerGroups;
+
+    let (client, handle) = server().await;
+    let mgr = Manager::builder(client.clone())
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    controller::setup(&mgr, &Options::default(), controller::system_clock())
+        .unwrap_or_else(|e| panic!("{e}"));
+    // Another consumer in the same process, asking both ways.
+    let accessor = mgr.factory().apps().v1().deployments();
+    let by_type = mgr.informer::<Deployment>();
+    assert!(accessor.informer().ptr_eq(&by_type));
+    let deployment_informers = mgr
+        .factory()
+        .informer_ids()
+        .into_iter()
+        .filter(|id| id.resource == "deployments")
+        .count();
+    assert_eq!(
+        deployment_informers,
+        1,
+        "{:?}",
+        mgr.factory().informer_ids()
+    );
+
+    let (tx, rx) = oneshot::channel::<()>();
+    let task = tokio::spawn(mgr.start(async move {
+        let _ = rx.await;
+    }));
+    let op = Operator {
+        stop: Some(tx),
+        task: Some(task),
+    };
+    Api::<Deployment>::namespaced(client.clone(), "default")
+        .create(
+            &PostParams::default(),
+            &deployment("shared", json!({ERU_ANNOTATION: "true"})),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    // The annotation rule read the Deployment from the shared cache and created the Eru …
+    eventually("the Eru", 30, || get_eru(&client, "shared")).await;
+    // … and the other consumer's lister sees the same object.
+    let cached = accessor
+        .lister()
+        .namespaced("default")
+        .get("shared")
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(cached.metadata.uid.is_some());
+    let count = |verb: &str| {
+        handle
+            .actions()
+            .iter()
+            .filter(|a| a.verb == verb && a.resource == "deployments" && a.name.is_none())
+            .count()
+    };
+    assert_eq!(
+        (count("list"), count("watch")),
+        (1, 1),
+        "one list, one watch"
+    );
     op.stop().await;
 }

@@ -19,5 +19,9 @@ pub mod apiserver;
 #[deny(missing_docs)]
 pub mod e2e;
 
+pub mod request_mock;
 #[deny(missing_docs)]
 pub mod server_side_apply;
+
+#[deny(missing_docs)]
+pub mod builtin_objects;

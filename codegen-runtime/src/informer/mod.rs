@@ -102,22 +102,84 @@ use crate::store::{Store, StoreError, Writer, object_key};
 use processor::{Listener, Notification};
 use reflector::{Delta, Reflector, Sink};
 
-/// What an informer needs of its object type; implemented for every type that qualifies
-/// (k8s-openapi types, `#[derive(CustomResource)]` types, generated kinds).
+/// What an informer needs of the objects it caches, whether their type fixes the resource
+/// (`Pod`, generated kinds) or the resource is chosen at run time
+/// ([`kube::core::DynamicObject`], see [`SharedIndexInformer::builder_for`]).
+///
+/// ```
+/// use kube_codegen_runtime::informer::CacheObject;
+/// fn cacheable<K: CacheObject>() {}
+/// cacheable::<kube::core::DynamicObject>();
+/// cacheable::<k8s_openapi::api::core::v1::Pod>();
+/// ```
+pub trait CacheObject: Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static {}
+
+impl<K> CacheObject for K where
+    K: Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static
+{
+}
+
+/// What an informer needs of its object type when the type alone names the resource;
+/// implemented for every type that qualifies (k8s-openapi types, `#[derive(CustomResource)]`
+/// types, generated kinds).
 ///
 /// ```
 /// use kube_codegen_runtime::informer::InformerObject;
 /// fn informable<K: InformerObject>() {}
 /// informable::<k8s_openapi::api::apps::v1::Deployment>();
 /// ```
-pub trait InformerObject:
-    Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static
-{
+pub trait InformerObject: CacheObject + Resource<DynamicType = ()> {}
+
+impl<K> InformerObject for K where K: CacheObject + Resource<DynamicType = ()> {}
+
+/// The resource an informer lists and watches: its group, version, kind, plural and scope.
+/// Taken from the type for [`InformerObject`]s, given explicitly for dynamic objects.
+///
+/// ```
+/// use kube::core::{ApiResource, GroupVersionKind};
+/// use kube_codegen_runtime::informer::InformerTarget;
+///
+/// let gvk = GroupVersionKind::gvk("example.com", "v1", "Widget");
+/// let target = InformerTarget::new(ApiResource::from_gvk_with_plural(&gvk, "widgets"), true);
+/// assert_eq!(target.url_path(Some("ns")), "/apis/example.com/v1/namespaces/ns/widgets");
+/// assert_eq!(target.url_path(None), "/apis/example.com/v1/widgets");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InformerTarget {
+    /// Group, version, kind and plural.
+    pub resource: kube::core::ApiResource,
+    /// Whether objects live in namespaces (an informer's namespace applies only then).
+    pub namespaced: bool,
 }
 
-impl<K> InformerObject for K where
-    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static
-{
+impl InformerTarget {
+    /// A target for `resource`, namespaced or cluster-scoped.
+    pub fn new(resource: kube::core::ApiResource, namespaced: bool) -> Self {
+        InformerTarget {
+            resource,
+            namespaced,
+        }
+    }
+
+    /// The target of `K`'s informer.
+    ///
+    /// ```
+    /// # use kube_codegen_runtime::informer::InformerTarget;
+    /// let t = InformerTarget::of::<k8s_openapi::api::core::v1::Node>();
+    /// assert_eq!((t.resource.plural.as_str(), t.namespaced), ("nodes", false));
+    /// ```
+    pub fn of<K: Resource<DynamicType = ()>>() -> Self {
+        InformerTarget {
+            resource: kube::core::ApiResource::erase::<K>(&()),
+            namespaced: is_namespaced::<K>(),
+        }
+    }
+
+    /// The collection's URL path in `namespace` (ignored for cluster-scoped resources).
+    pub fn url_path(&self, namespace: Option<&str>) -> String {
+        let namespace = namespace.filter(|ns| self.namespaced && !ns.is_empty());
+        kube::core::DynamicObject::url_path(&self.resource, namespace)
+    }
 }
 
 /// Rewrites each object before it is cached (for example to drop `managedFields`).
@@ -198,6 +260,9 @@ struct State<K> {
 
 struct Inner<K> {
     name: String,
+    /// Group and plural, for the lister's NotFound errors.
+    group: Arc<str>,
+    plural: Arc<str>,
     writer: Writer<K>,
     reflector: Reflector,
     transform: Option<TransformFn<K>>,
@@ -260,6 +325,7 @@ impl<K> Debug for SharedIndexInformer<K> {
 /// ```
 pub struct InformerBuilder<K> {
     client: kube::Client,
+    target: InformerTarget,
     options: InformerOptions,
     transform: Option<TransformFn<K>>,
 }
@@ -267,13 +333,14 @@ pub struct InformerBuilder<K> {
 impl<K> Debug for InformerBuilder<K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("InformerBuilder")
+            .field("target", &self.target)
             .field("options", &self.options)
             .field("transform", &self.transform.is_some())
             .finish()
     }
 }
 
-impl<K: InformerObject> InformerBuilder<K> {
+impl<K: CacheObject> InformerBuilder<K> {
     /// How the informer lists and watches (replacing the default options).
     #[must_use]
     pub fn options(mut self, options: InformerOptions) -> Self {
@@ -328,14 +395,19 @@ impl<K: InformerObject> InformerBuilder<K> {
     /// # }
     /// ```
     pub fn build(self) -> SharedIndexInformer<K> {
-        let options = if is_namespaced::<K>() {
+        let target = self.target;
+        let options = if target.namespaced {
             self.options
         } else {
             self.options.without_namespace()
         };
         let namespace = options.get_namespace().map(String::from);
         let list_params = options.list_params();
-        let kind = K::kind(&());
+        let kind = if target.resource.kind.is_empty() {
+            target.resource.plural.as_str()
+        } else {
+            target.resource.kind.as_str()
+        };
         let name = match &namespace {
             Some(ns) => format!("{kind} in {ns}"),
             None => kind.to_string(),
@@ -358,7 +430,7 @@ impl<K: InformerObject> InformerBuilder<K> {
                 writer: Writer::new(),
                 reflector: Reflector {
                     client: self.client,
-                    request: Request::new(K::url_path(&(), namespace.as_deref())),
+                    request: Request::new(target.url_path(namespace.as_deref())),
                     list_params,
                     page_size: options.get_page_size(),
                     watch_timeout: options.get_watch_timeout(),
@@ -366,6 +438,8 @@ impl<K: InformerObject> InformerBuilder<K> {
                     name: name.clone(),
                 },
                 name,
+                group: Arc::from(target.resource.group.as_str()),
+                plural: Arc::from(target.resource.plural.as_str()),
                 transform,
                 resync: options.get_resync(),
                 state: Mutex::new(State {
@@ -481,8 +555,27 @@ impl<K: InformerObject> SharedIndexInformer<K> {
     /// # }
     /// ```
     pub fn builder(client: kube::Client) -> InformerBuilder<K> {
+        Self::builder_for(client, InformerTarget::of::<K>())
+    }
+}
+
+impl<K: CacheObject> SharedIndexInformer<K> {
+    /// A builder for an informer of `target`, for object types that do not fix their resource
+    /// (client-go's dynamic informers). `K` is usually [`kube::core::DynamicObject`].
+    ///
+    /// ```
+    /// use kube::core::{ApiResource, DynamicObject, GroupVersionKind};
+    /// use kube_codegen_runtime::informer::{InformerTarget, SharedIndexInformer};
+    /// # fn demo(client: kube::Client) {
+    /// let gvk = GroupVersionKind::gvk("apps", "v1", "Deployment");
+    /// let target = InformerTarget::new(ApiResource::from_gvk_with_plural(&gvk, "deployments"), true);
+    /// let deployments = SharedIndexInformer::<DynamicObject>::builder_for(client, target).build();
+    /// # }
+    /// ```
+    pub fn builder_for(client: kube::Client, target: InformerTarget) -> InformerBuilder<K> {
         InformerBuilder {
             client,
+            target,
             options: InformerOptions::default(),
             transform: None,
         }
@@ -519,7 +612,11 @@ impl<K: InformerObject> SharedIndexInformer<K> {
     /// # }
     /// ```
     pub fn lister(&self) -> Lister<K> {
-        Lister::for_resource(self.inner.writer.clone())
+        Lister::new(
+            self.inner.writer.clone(),
+            &self.inner.group,
+            &self.inner.plural,
+        )
     }
 
     /// Adds an index to the cache (also allowed while running: existing objects are indexed).
@@ -805,7 +902,7 @@ impl<K: InformerObject> SharedIndexInformer<K> {
     }
 }
 
-impl<K: InformerObject> Inner<K> {
+impl<K: CacheObject> Inner<K> {
     fn transformed(&self, obj: K) -> K {
         match &self.transform {
             Some(t) => t(obj),
@@ -835,7 +932,7 @@ impl<K: InformerObject> Inner<K> {
     }
 }
 
-impl<K: InformerObject> Sink<K> for Inner<K> {
+impl<K: CacheObject> Sink<K> for Inner<K> {
     fn replace(&self, items: Vec<K>, resource_version: String) {
         let items: Vec<K> = match &self.transform {
             Some(t) => items.into_iter().map(|o| t(o)).collect(),

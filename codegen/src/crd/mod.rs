@@ -348,7 +348,7 @@ pub(crate) struct PackageCrds {
 /// Reads the CRD inputs of one package: `None` when its kinds get no CRD (no kinds, the core
 /// group, or a group without a dot, which [`assemble`] reports).
 pub(crate) fn package_crds(src: &PackageSource, pkg: &Package) -> Option<PackageCrds> {
-    if pkg.kinds.is_empty() || !pkg.group_name.contains('.') {
+    if local_kinds(pkg).next().is_none() || !pkg.group_name.contains('.') {
         return None;
     }
     let types = PackageTypes::new(src);
@@ -358,7 +358,7 @@ pub(crate) fn package_crds(src: &PackageSource, pkg: &Package) -> Option<Package
         None => Ok(()),
     };
     let mut kinds = Vec::with_capacity(pkg.kinds.len());
-    for kind in &pkg.kinds {
+    for kind in local_kinds(pkg) {
         let one = kind_markers(kind).and_then(|km| Ok((km, types.kind_schema(&kind.name)?)));
         let failed = one.is_err();
         kinds.push(one);
@@ -370,6 +370,12 @@ pub(crate) fn package_crds(src: &PackageSource, pkg: &Package) -> Option<Package
         metadata: meta.map(|()| metadata),
         kinds,
     })
+}
+
+/// The kinds of `pkg` that are types of the package: external kinds (re-exports of types
+/// defined elsewhere, such as k8s-openapi's) are no custom resources.
+fn local_kinds(pkg: &Package) -> impl Iterator<Item = &crate::model::Kind> {
+    pkg.kinds.iter().filter(|k| k.external.is_none())
 }
 
 /// Assembles the CRDs of every `+genclient` kind in `model` from the packages' [`PackageCrds`]
@@ -385,7 +391,7 @@ pub(crate) fn assemble(
 ) -> Result<Vec<Crd>> {
     let mut drafts: BTreeMap<(String, String), Draft> = BTreeMap::new();
     for (pkg, input) in model.packages.iter().zip(inputs) {
-        if pkg.kinds.is_empty() {
+        if local_kinds(pkg).next().is_none() {
             continue;
         }
         if pkg.group_name.is_empty() {
@@ -407,7 +413,7 @@ pub(crate) fn assemble(
             continue;
         };
         let pkg_meta = input.metadata?;
-        for (kind, one) in pkg.kinds.iter().zip(input.kinds) {
+        for (kind, one) in local_kinds(pkg).zip(input.kinds) {
             let (km, schema) = one?;
             let version = CrdVersion {
                 name: pkg.version.clone(),

@@ -29,7 +29,9 @@ pub(crate) fn global(ctx: &Ctx<'_>) -> Vec<Module> {
         ),
     ];
     if ctx.fake_clientset {
-        out.push(fake_clientset(ctx));
+        // With features per group, the fake (which needs the runtime's `fake` feature) is a
+        // feature of its own too.
+        out.push(fake_clientset(ctx).behind(ctx.group_features.then(|| "fake".to_string())));
     }
     let mut groups_seen = Vec::new();
     for pkg in &ctx.model.packages {
@@ -40,11 +42,14 @@ pub(crate) fn global(ctx: &Ctx<'_>) -> Vec<Module> {
             } else {
                 pkg.group_name.clone()
             };
-            out.push(Module::client(
-                &["clientset", "versioned", "typed", &pkg.group_module],
-                format!("Typed clients of the `{name}` API group."),
-                quote!(),
-            ));
+            out.push(
+                Module::client(
+                    &["clientset", "versioned", "typed", &pkg.group_module],
+                    format!("Typed clients of the `{name}` API group."),
+                    quote!(),
+                )
+                .behind(ctx.group_feature(pkg)),
+            );
         }
     }
     out
@@ -69,7 +74,8 @@ fn fake_clientset(ctx: &Ctx<'_>) -> Module {
     let rt = ctx.rt();
     let registries = ctx.model.packages.iter().map(|p| {
         let path = ctx.package_path(p);
-        quote!(#path::RESOURCES)
+        let cfg = ctx.group_cfg(p);
+        quote!(#cfg resources.extend_from_slice(#path::RESOURCES);)
     });
     // One kind type per CRD, from a package of this run that implements `CustomResourceExt`.
     let crd_kinds: Vec<_> = ctx
@@ -131,7 +137,9 @@ fn fake_clientset(ctx: &Ctx<'_>) -> Module {
             /// The resources of this clientset, as the fake API server registers them.
             #[inline]
             pub fn resources() -> Vec<#rt::resource::ResourceInfo> {
-                [#(#registries),*].concat()
+                let mut resources = Vec::new();
+                #(#registries)*
+                resources
             }
 
             #crds_fn
@@ -160,8 +168,10 @@ fn clientset(ctx: &Ctx<'_>) -> Module {
         let v = ident(&pkg.version_module());
         let ty = gv_client_name(pkg);
         let doc = docs(&format!("The client of the `{}` API.", pkg.api_version()));
+        let cfg = ctx.group_cfg(pkg);
         quote! {
             #doc
+            #cfg
             #[inline]
             pub fn #method(&self) -> self::typed::#g::#v::#ty {
                 self::typed::#g::#v::#ty::new(self.client.clone())
@@ -239,6 +249,8 @@ fn clientset(ctx: &Ctx<'_>) -> Module {
 
 fn group_version_client(ctx: &Ctx<'_>, pkg: &Package) -> Module {
     let rt = ctx.rt();
+    let group = &pkg.group_name;
+    let version = &pkg.version;
     let ty = gv_client_name(pkg);
     let api_version = pkg.api_version();
     let reexports = pkg.kinds.iter().map(|k| {
@@ -296,10 +308,17 @@ fn group_version_client(ctx: &Ctx<'_>, pkg: &Package) -> Module {
                 Self { client }
             }
 
-            /// The underlying client (Go's `RESTClient()`).
+            /// The underlying client.
             #[inline]
             pub fn client(&self) -> &kube::Client {
                 &self.client
+            }
+
+            /// The REST client of this group-version (Go's `RESTClient()`), for requests the
+            /// typed clients do not cover.
+            #[inline]
+            pub fn rest_client(&self) -> #rt::rest::RestClient {
+                #rt::rest::RestClient::new(self.client.clone(), #group, #version)
             }
 
             #(#getters)*
@@ -392,10 +411,33 @@ fn kind_client(ctx: &Ctx<'_>, pkg: &Package, kind: &Kind) -> Module {
         }
     );
     let struct_doc = docs(&struct_doc);
+    let checks = external_checks(&rt, kind, &kind_id);
+    let namespace_method = (kind.scope == Scope::Namespaced).then(|| {
+        quote! {
+            /// The namespace this client addresses (`None`: all namespaces).
+            #[inline]
+            pub fn namespace(&self) -> Option<&str> {
+                self.inner.namespace()
+            }
+        }
+    });
+    // A re-exported `noVerbs` kind may have no collection of its own (policy/v1 `Eviction` is
+    // a subresource type, which `kube::Api` refuses): no `kube::Api` for it.
+    let api_method = (!(kind.no_verbs && kind.external.is_some())).then(|| {
+        quote! {
+            /// The same resource as a `kube::Api`, for anything this client does not offer.
+            #[inline]
+            pub fn api(&self) -> kube::Api<#ty> {
+                #api_body
+            }
+        }
+    });
     let items = quote! {
         use #rt::kube;
         use #pkg_path::#kind_id;
         #list_use
+
+        #checks
 
         #struct_doc
         #[derive(Clone, Debug)]
@@ -410,11 +452,16 @@ fn kind_client(ctx: &Ctx<'_>, pkg: &Package, kind: &Kind) -> Module {
                 #new_body
             }
 
-            /// The same resource as a `kube::Api`, for anything this client does not offer.
+            #api_method
+
+            /// The underlying client, for methods written beside the generated ones (client-go's
+            /// expansions).
             #[inline]
-            pub fn api(&self) -> kube::Api<#ty> {
-                #api_body
+            pub fn client(&self) -> &kube::Client {
+                self.inner.client()
             }
+
+            #namespace_method
 
             #(#verbs)*
 
@@ -447,6 +494,35 @@ fn apply_configuration(ctx: &Ctx<'_>, pkg: &Package, name: &str) -> TokenStream 
     ]);
     let id = format_ident!("{name}ApplyConfiguration");
     quote!(#module::#id)
+}
+
+/// For an external kind (a re-export of k8s-openapi's type): compile-time checks that its tags
+/// agree with the type: the scope (`+genclient:nonNamespaced`) with `Resource::Scope`, the
+/// resource (plural, `+resourceName`) with `Resource::URL_PATH_SEGMENT`. `noVerbs` kinds make no
+/// requests and are not checked (`Eviction` is a subresource type).
+fn external_checks(rt: &TokenStream, kind: &Kind, ty: &proc_macro2::Ident) -> TokenStream {
+    if kind.external.is_none() || kind.no_verbs {
+        return quote!();
+    }
+    let scope = match kind.scope {
+        Scope::Namespaced => quote!(#rt::check::namespaced::<#ty>()),
+        Scope::Cluster => quote!(#rt::check::cluster_scoped::<#ty>()),
+    };
+    let resource = &kind.resource;
+    let message = format!(
+        "the tags of {} disagree with its type: resource {resource:?} is not its URL_PATH_SEGMENT",
+        kind.name
+    );
+    quote! {
+        // The tags agree with the re-exported type: scope and resource.
+        const _: () = {
+            #scope;
+            assert!(
+                #rt::check::same_str(<#ty as #rt::k8s_openapi::Resource>::URL_PATH_SEGMENT, #resource),
+                #message
+            );
+        };
+    }
 }
 
 fn verb_method(

@@ -71,27 +71,30 @@ pub(crate) fn global(ctx: &Ctx<'_>) -> Vec<Module> {
             "Informers of the `{}` API group, one accessor per version.",
             group_label(first)
         ));
-        out.push(Module::client(
-            &["informers", "externalversions", group_module],
-            format!("Informers of the `{}` API group.", group_label(first)),
-            quote! {
-                #doc
-                #[derive(Clone, Copy)]
-                pub struct #gs<'a> {
-                    factory: &'a #rt::factory::SharedInformerFactory,
-                }
-
-                impl<'a> #gs<'a> {
-                    /// The group's informers on `factory`.
-                    #[inline]
-                    pub fn new(factory: &'a #rt::factory::SharedInformerFactory) -> Self {
-                        Self { factory }
+        out.push(
+            Module::client(
+                &["informers", "externalversions", group_module],
+                format!("Informers of the `{}` API group.", group_label(first)),
+                quote! {
+                    #doc
+                    #[derive(Clone, Copy)]
+                    pub struct #gs<'a> {
+                        factory: &'a #rt::factory::SharedInformerFactory,
                     }
 
-                    #(#accessors)*
-                }
-            },
-        ));
+                    impl<'a> #gs<'a> {
+                        /// The group's informers on `factory`.
+                        #[inline]
+                        pub fn new(factory: &'a #rt::factory::SharedInformerFactory) -> Self {
+                            Self { factory }
+                        }
+
+                        #(#accessors)*
+                    }
+                },
+            )
+            .behind(ctx.group_feature(first)),
+        );
     }
     out
 }
@@ -123,16 +126,44 @@ fn factory(ctx: &Ctx<'_>, packages: &[&Package]) -> Module {
         seen.push(p.group_module.clone());
         new
     });
-    let accessors = groups.map(|p| {
+    let groups: Vec<&&Package> = groups.collect();
+    let accessors = groups.iter().map(|p| {
         let m = ident(&p.group_module);
         let method = ident(&snake(&p.group_go_name));
         let gs = group_struct(p);
         let doc = docs(&format!("Informers of the `{}` API group.", group_label(p)));
+        let cfg = ctx.group_cfg(p);
         quote! {
             #doc
+            #cfg
             #[inline]
             pub fn #method(&self) -> self::#m::#gs<'_> {
                 self::#m::#gs::new(&self.inner)
+            }
+        }
+    });
+    let group_trait_methods = groups.iter().map(|p| {
+        let m = ident(&p.group_module);
+        let method = ident(&snake(&p.group_go_name));
+        let gs = group_struct(p);
+        let doc = docs(&format!("Informers of the `{}` API group.", group_label(p)));
+        let cfg = ctx.group_cfg(p);
+        quote! {
+            #doc
+            #cfg
+            fn #method(&self) -> self::#m::#gs<'_>;
+        }
+    });
+    let group_trait_impls = groups.iter().map(|p| {
+        let m = ident(&p.group_module);
+        let method = ident(&snake(&p.group_go_name));
+        let gs = group_struct(p);
+        let cfg = ctx.group_cfg(p);
+        quote! {
+            #cfg
+            #[inline]
+            fn #method(&self) -> self::#m::#gs<'_> {
+                self::#m::#gs::new(self)
             }
         }
     });
@@ -140,10 +171,11 @@ fn factory(ctx: &Ctx<'_>, packages: &[&Package]) -> Module {
         let pkg_path = ctx.package_path(p);
         let group = p.group_name.clone();
         let version = p.version.clone();
+        let cfg = ctx.group_cfg(p);
         informer_kinds(p).into_iter().map(move |k| {
             let kind = ident(&k.name);
             let resource = &k.resource;
-            quote!((#group, #version, #resource) => Ok(self.inner.generic_informer_for::<#pkg_path::#kind>()),)
+            quote!(#cfg (#group, #version, #resource) => Ok(self.inner.generic_informer_for::<#pkg_path::#kind>()),)
         })
     });
     let items = quote! {
@@ -209,6 +241,18 @@ fn factory(ctx: &Ctx<'_>, packages: &[&Package]) -> Module {
             fn deref(&self) -> &Self::Target {
                 &self.inner
             }
+        }
+
+        /// This clientset's group accessors on any runtime factory, so that every factory
+        /// that derefs to one (another clientset's generated factory, say) reaches these kinds
+        /// too, with the very informers this factory would hand out: one watch, one cache per
+        /// kind. Import the trait to use it.
+        pub trait InformerGroups {
+            #(#group_trait_methods)*
+        }
+
+        impl InformerGroups for #rt::factory::SharedInformerFactory {
+            #(#group_trait_impls)*
         }
     };
     Module::client(
@@ -299,7 +343,7 @@ fn kind_informer(ctx: &Ctx<'_>, pkg: &Package, kind: &Kind) -> Module {
     });
     let struct_doc = docs(&format!(
         "The shared informer of `{k}` and its lister. Cheap to clone; every clone and every other caller of the factory's `{}()` shares one watch.",
-        snake(&kind.plural)
+        kind.accessor()
     ));
     Module::client(
         &[

@@ -32,11 +32,14 @@ pub(crate) fn global(ctx: &Ctx<'_>) -> Vec<Module> {
         }
         if !groups_seen.contains(&pkg.group_module.as_str()) {
             groups_seen.push(&pkg.group_module);
-            out.push(Module::client(
-                &["listers", &pkg.group_module],
-                format!("Listers of the `{}` API group.", group_label(pkg)),
-                quote!(),
-            ));
+            out.push(
+                Module::client(
+                    &["listers", &pkg.group_module],
+                    format!("Listers of the `{}` API group.", group_label(pkg)),
+                    quote!(),
+                )
+                .behind(ctx.group_feature(pkg)),
+            );
         }
     }
     out

@@ -52,6 +52,8 @@ pub(crate) struct Ctx<'a> {
     pub crds: &'a [crate::crd::Crd],
     /// Whether the client generator writes the fake clientset.
     pub fake_clientset: bool,
+    /// Whether each API group is behind a Cargo feature of its module's name.
+    pub group_features: bool,
     /// The CRD YAML files (empty unless the `crd` generator runs).
     pub crd_files: &'a [crate::crd::CrdFile],
     /// How the Rust side reaches each CRD's YAML.
@@ -125,6 +127,22 @@ impl Ctx<'_> {
                 }
             }
         }
+    }
+
+    /// `#[cfg(feature = "<group module>")]` for items of `pkg`'s group when the run puts groups
+    /// behind features, else nothing.
+    pub(crate) fn group_cfg(&self, pkg: &Package) -> TokenStream {
+        if self.group_features {
+            let f = &pkg.group_module;
+            quote!(#[cfg(feature = #f)])
+        } else {
+            quote!()
+        }
+    }
+
+    /// The feature of `pkg`'s group, when the run puts groups behind features.
+    pub(crate) fn group_feature(&self, pkg: &Package) -> Option<String> {
+        self.group_features.then(|| pkg.group_module.clone())
     }
 
     /// A path inside the client tree (`crate::pkg::client::clientset::versioned`).

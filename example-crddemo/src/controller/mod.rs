@@ -1,5 +1,7 @@
 //! The crddemo controller, in the shape of the seed's walkthrough: an informer for `Mydemo` and
-//! informers for the objects it owns (Service, EndpointSlice); event handlers that put
+//! informers for the kinds it owns (Service, EndpointSlice — the built-in accessors of the same
+//! factory, `factory.core().v1().services()`, so any other consumer shares their watch and
+//! cache); event handlers that put
 //! `namespace/name` keys on a rate-limited work queue; N workers running the sync handler, which
 //! reads from listers.
 //!
@@ -8,7 +10,7 @@
 //! `observedGeneration` and `serviceName` in the status, plus Events (`Synced`, `InvalidSpec`).
 //!
 //! It runs on its own ([`Controller::run`]) or as a [`Runnable`] under a
-//! [`Manager`](kube_controller_runtime::Manager) ([`Controller::with_manager`]): then it shares
+//! [`Manager`] ([`Controller::with_manager`]): then it shares
 //! the manager's informer factory and leader-fenced client, its queue reports the `workqueue_*`
 //! metrics, and it runs only on the elected leader.
 //!
@@ -33,14 +35,15 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::Service;
-use k8s_openapi::api::discovery::v1::EndpointSlice;
 use kube::Resource;
 use kube::runtime::events::{Recorder, Reporter};
+use kube_codegen_kubernetes::InformerGroups;
+use kube_codegen_kubernetes::listers::core::v1::ServiceLister;
+use kube_codegen_kubernetes::listers::discovery::v1::EndpointSliceLister;
 use kube_codegen_runtime::informer::{
     DeletedObject, EventHandlerFuncs, InformerError, InformerObject, InformerOptions,
+    SharedIndexInformer,
 };
-use kube_codegen_runtime::lister::Lister;
 use kube_codegen_runtime::store::object_key;
 use kube_codegen_runtime::workqueue::{QueueConfig, RateLimitingQueue};
 use kube_controller_runtime::{BoxError, CancellationToken, LeaderElector, Manager, Runnable};
@@ -96,10 +99,12 @@ pub struct Context {
     pub client: kube::Client,
     /// Mydemos, from the informer cache.
     pub mydemos: MydemoLister,
-    /// Owned Services, from the informer cache.
-    pub services: Lister<Service>,
-    /// Owned EndpointSlices, from the informer cache.
-    pub slices: Lister<EndpointSlice>,
+    /// Services, from the factory's shared cache (`factory.core().v1().services()`); whether
+    /// one is this Mydemo's is checked on read (its controller owner reference).
+    pub services: ServiceLister,
+    /// EndpointSlices, from the factory's shared cache
+    /// (`factory.discovery().v1().endpoint_slices()`), ownership checked on read.
+    pub slices: EndpointSliceLister,
     /// Publishes Events (events.k8s.io/v1).
     pub recorder: Recorder,
 }
@@ -115,11 +120,6 @@ pub struct Controller {
     syncs: Arc<AtomicU64>,
     identity: Arc<str>,
     leader: Option<LeaderElector>,
-}
-
-/// The label owned objects carry; the Service and EndpointSlice informers watch only those.
-fn owned_selector() -> String {
-    format!("app.kubernetes.io/managed-by={}", resources::MANAGED_BY)
 }
 
 impl Controller {
@@ -183,8 +183,13 @@ impl Controller {
                 }),
         )?;
 
-        let services = owned_informer::<Service>(&factory, &queue)?;
-        let slices = owned_informer::<EndpointSlice>(&factory, &queue)?;
+        // The built-in accessors of the same factory: one informer (one watch, one cache) per
+        // kind, shared with every other consumer of the factory — another controller under the
+        // manager, a Builder's `owns::<Service>()`, `informer_for::<Service>()`.
+        let services = factory.core().v1().services();
+        enqueue_owners(services.informer(), &queue)?;
+        let slices = factory.discovery().v1().endpoint_slices();
+        enqueue_owners(slices.informer(), &queue)?;
 
         let client = clientset.client().clone();
         let instance = if opts.instance.is_empty() {
@@ -201,8 +206,8 @@ impl Controller {
         );
         let ctx = Context {
             mydemos: mydemos.lister(),
-            services,
-            slices,
+            services: services.lister(),
+            slices: slices.lister(),
             clientset,
             client,
             recorder,
@@ -327,18 +332,15 @@ fn enqueue_object<K: Resource>(queue: &RateLimitingQueue<String>, obj: &K) {
     }
 }
 
-/// An informer for an owned kind whose events enqueue the controlling Mydemo.
-fn owned_informer<K>(
-    factory: &SharedInformerFactory,
+/// Puts the controlling Mydemo of every `K` the informer sees on the queue. Objects without a
+/// Mydemo as controller owner (anything else in the shared cache) enqueue nothing.
+fn enqueue_owners<K>(
+    informer: &SharedIndexInformer<K>,
     queue: &RateLimitingQueue<String>,
-) -> Result<Lister<K>, ControllerError>
+) -> Result<(), ControllerError>
 where
     K: InformerObject,
 {
-    let informer = factory.informer_for_custom::<K>(|b| {
-        let selector = owned_selector();
-        b.map_options(|o| o.tweak_list_params(move |lp| lp.label_selector = Some(selector.clone())))
-    });
     let (q1, q2, q3) = (queue.clone(), queue.clone(), queue.clone());
     informer.add_event_handler(
         EventHandlerFuncs::new()
@@ -354,7 +356,7 @@ where
                 }
             }),
     )?;
-    Ok(informer.lister())
+    Ok(())
 }
 
 fn enqueue_owner(queue: &RateLimitingQueue<String>, meta: &kube::api::ObjectMeta) {

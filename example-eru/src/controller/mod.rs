@@ -23,7 +23,7 @@ use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::ObjectReference;
 use kube::Resource as _;
 use kube::runtime::events::{Event, EventType, Recorder, Reporter};
-use kube_codegen_runtime::store::Store;
+use kube_codegen_kubernetes::listers::apps::v1::DeploymentLister;
 use parking_lot::Mutex;
 
 use crate::OPERATOR_NAME;
@@ -115,7 +115,7 @@ pub struct EruReconciler {
     clientset: Clientset,
     client: kube::Client,
     erus: EruLister,
-    deployments: Store<Deployment>,
+    deployments: DeploymentLister,
     recorder: Recorder,
     default_schedule: String,
     clock: Clock,
@@ -130,7 +130,7 @@ impl EruReconciler {
     pub fn new(
         client: kube::Client,
         erus: EruLister,
-        deployments: Store<Deployment>,
+        deployments: DeploymentLister,
         opts: &Options,
         clock: Clock,
         metrics: EruMetrics,
@@ -167,7 +167,7 @@ impl EruReconciler {
     }
 
     fn deployment(&self, namespace: &str, name: &str) -> Option<Arc<Deployment>> {
-        self.deployments.get(Some(namespace), name)
+        self.deployments.namespaced(namespace).get(name).ok()
     }
 
     /// Reconciles the key `namespace/name`: the annotation rule of the Deployment of that name,
@@ -321,6 +321,7 @@ pub fn setup(
     clock: Clock,
 ) -> Result<EruMetrics, SetupError> {
     use crate::pkg::client::informers::externalversions::mtsre::v1::EruInformer;
+    use kube_codegen_kubernetes::InformerGroups;
     use kube_controller_runtime::predicate::{AnnotationsChanged, GenerationChanged, or};
     use kube_controller_runtime::{Action, Context, Controller, Request};
 
@@ -330,7 +331,9 @@ pub fn setup(
         .informer()
         .add_indexer(BY_DEPLOYMENT_INDEX, index_by_deployment)?;
     let erus = erus_informer.lister();
-    let deployments = mgr.informer::<Deployment>().store();
+    // The built-in accessor of the manager's one factory: the same informer (watch and cache)
+    // the Builder's `watches_with::<Deployment>` below uses, and any other consumer's.
+    let deployments = mgr.factory().apps().v1().deployments().lister();
     let metrics = EruMetrics::default();
     mgr.metrics().with_registry(|r| metrics.register(r));
     let reconciler = Arc::new(EruReconciler::new(

@@ -32,7 +32,9 @@ impl Clientset {
     /// The resources of this clientset, as the fake API server registers them.
     #[inline]
     pub fn resources() -> Vec<::kube_codegen_runtime::resource::ResourceInfo> {
-        [crate::pkg::apis::crddemo::v1::RESOURCES].concat()
+        let mut resources = Vec::new();
+        resources.extend_from_slice(crate::pkg::apis::crddemo::v1::RESOURCES);
+        resources
     }
     /// The CustomResourceDefinitions of this clientset's kinds, as objects to seed:
     /// [`new`](Self::new) installs them, so the fake validates, prunes and defaults

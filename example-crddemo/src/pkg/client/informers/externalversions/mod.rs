@@ -80,3 +80,17 @@ impl ::core::ops::Deref for SharedInformerFactory {
         &self.inner
     }
 }
+/// This clientset's group accessors on any runtime factory, so that every factory
+/// that derefs to one (another clientset's generated factory, say) reaches these kinds
+/// too, with the very informers this factory would hand out: one watch, one cache per
+/// kind. Import the trait to use it.
+pub trait InformerGroups {
+    /// Informers of the `crddemo.k8s.io` API group.
+    fn crddemo(&self) -> self::crddemo::CrddemoInformers<'_>;
+}
+impl InformerGroups for ::kube_codegen_runtime::factory::SharedInformerFactory {
+    #[inline]
+    fn crddemo(&self) -> self::crddemo::CrddemoInformers<'_> {
+        self::crddemo::CrddemoInformers::new(self)
+    }
+}

@@ -19,10 +19,20 @@ impl CrddemoV1Client {
     pub fn new(client: kube::Client) -> Self {
         Self { client }
     }
-    /// The underlying client (Go's `RESTClient()`).
+    /// The underlying client.
     #[inline]
     pub fn client(&self) -> &kube::Client {
         &self.client
+    }
+    /// The REST client of this group-version (Go's `RESTClient()`), for requests the
+    /// typed clients do not cover.
+    #[inline]
+    pub fn rest_client(&self) -> ::kube_codegen_runtime::rest::RestClient {
+        ::kube_codegen_runtime::rest::RestClient::new(
+            self.client.clone(),
+            "crddemo.k8s.io",
+            "v1",
+        )
     }
     /// `Mydemo` objects in `namespace`; `""` addresses all namespaces.
     #[inline]

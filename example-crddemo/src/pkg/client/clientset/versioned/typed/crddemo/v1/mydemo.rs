@@ -33,6 +33,17 @@ impl MydemoClient {
             None => kube::Api::all(self.inner.client().clone()),
         }
     }
+    /// The underlying client, for methods written beside the generated ones (client-go's
+    /// expansions).
+    #[inline]
+    pub fn client(&self) -> &kube::Client {
+        self.inner.client()
+    }
+    /// The namespace this client addresses (`None`: all namespaces).
+    #[inline]
+    pub fn namespace(&self) -> Option<&str> {
+        self.inner.namespace()
+    }
     /// Creates a `Mydemo` (POST to the collection) and returns it as stored.
     #[inline]
     pub async fn create(

@@ -1,0 +1,3 @@
+module kube-codegen/scripts/builtin-input
+
+go 1.26
