@@ -124,7 +124,7 @@ EOF
 cat >"$tmp/builtin/src/main.rs" <<'EOF'
 use futures::StreamExt;
 use k8s_openapi::api::apps::v1::Deployment;
-use kube::api::{DeleteParams, GetParams, ListParams, PatchParams, PostParams, WatchParams};
+use kube::api::{DeleteParams, GetParams, ListParams, Patch, PatchParams, PostParams, WatchParams};
 use kube_codegen_kubernetes::Clientset;
 
 #[tokio::main]
@@ -139,7 +139,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let copy: Deployment = serde_json::from_value(serde_json::to_value(&web)?)?;
     deployments.create(&copy, &PostParams::default()).await.ok();
     deployments
-        .apply("web", &web, &PatchParams::apply("bench"))
+        .patch("web", &Patch::Apply(&web), &PatchParams::apply("bench"))
         .await?;
     deployments.delete("web", &DeleteParams::default()).await?;
     let mut events = pods.watch(&WatchParams::default(), "0").await?;

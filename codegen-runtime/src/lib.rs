@@ -74,11 +74,14 @@ pub use kube_fake_apiserver as fake;
 
 pub use apply::{ApplyConfiguration, ApplyOptions};
 pub use client::TypedClient;
+pub use discovery::{CachedDiscoveryClient, DiscoveryClient, RestMapper};
+pub use dynamic::{DynamicClient, DynamicSharedInformerFactory};
 pub use factory::SharedInformerFactory;
 pub use informer::{EventHandler, EventHandlerFuncs, InformerOptions, SharedIndexInformer};
 pub use labels::Selector;
 pub use lister::{Lister, NamespaceLister};
 pub use resource::ResourceInfo;
+pub use rest::RestClient;
 pub use store::Store;
 pub use workqueue::{Queue, RateLimitingQueue};
 

@@ -102,7 +102,7 @@ impl Embedded {
     /// How to use kubectl against the server, for the user.
     pub fn usage(&self) -> String {
         format!(
-            "In-memory Kubernetes API server at {url}. Use it with kubectl:\n\n    export KUBECONFIG={kc}\n    kubectl apply -f example-eru/example/deployment.yaml --validate=false\n    kubectl get erus\n    kubectl describe eru web\n",
+            "In-memory Kubernetes API server at {url}. Use it with kubectl:\n\n    export KUBECONFIG={kc}\n    kubectl apply -f example-eru/example/deployment.yaml\n    kubectl get erus\n    kubectl describe eru web\n",
             url = self.served.url(),
             kc = self.kubeconfig.display(),
         )

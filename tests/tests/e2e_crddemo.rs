@@ -34,7 +34,7 @@ use example_crddemo::pkg::apis::crddemo::v1::{Mydemo, MydemoSpec};
 use example_crddemo::pkg::client::clientset::versioned::Clientset;
 use example_crddemo::pkg::client::clientset::versioned::typed::crddemo::v1::mydemo::MydemoClient;
 use k8s_openapi::api::authentication::v1::{SelfSubjectReview, TokenRequest, TokenRequestSpec};
-use k8s_openapi::api::core::v1::{Secret, Service, ServiceAccount};
+use k8s_openapi::api::core::v1::{ResourceQuota, Secret, Service, ServiceAccount};
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 use k8s_openapi::api::events::v1::Event;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -855,15 +855,27 @@ async fn crddemo_second_signal_exits_at_once() {
     let ns = unique_namespace("e2e-signal");
     create_namespace(&client, &ns).await;
 
-    // A Service the controller does not own, named like the Mydemo: each sync fails (the name
-    // is taken) and the key comes back with growing backoff (5 ms · 2ⁿ).
-    let squatter: Service = serde_json::from_value(json!({
-        "metadata": {"name": "blocked"},
-        "spec": {"ports": [{"port": 80}]},
+    // A quota of zero Services: every sync's Service create is refused (403, exceeded quota)
+    // and the key comes back with growing backoff (5 ms · 2ⁿ). Each retry sends that create, so
+    // a frozen server makes it hang with the worker holding the key. (A squatting Service would
+    // not do: the controller reads Services from its informer cache and would fail without a
+    // request.) Quota admission enforces what the quota's status says, which kube-controller-
+    // manager would fill in; there is none here, so the test writes it.
+    let quota: ResourceQuota = serde_json::from_value(json!({
+        "metadata": {"name": "no-services"},
+        "spec": {"hard": {"services": "0"}},
     }))
     .unwrap();
-    Api::<Service>::namespaced(client.clone(), &ns)
-        .create(&PostParams::default(), &squatter)
+    let quotas = Api::<ResourceQuota>::namespaced(client.clone(), &ns);
+    quotas.create(&PostParams::default(), &quota).await.unwrap();
+    quotas
+        .patch_status(
+            "no-services",
+            &PatchParams::default(),
+            &Patch::Merge(
+                json!({"status": {"hard": {"services": "0"}, "used": {"services": "0"}}}),
+            ),
+        )
         .await
         .unwrap();
     let mut demo = Crddemo::start(
