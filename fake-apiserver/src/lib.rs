@@ -89,7 +89,12 @@
 //! * legacy and aggregated discovery, OpenAPI v2 and v3 documents (so `kubectl apply`
 //!   validates server-side and `kubectl explain` works), JSON and YAML bodies and responses,
 //!   `Table` and `PartialObjectMetadata`, kube-apiserver's `Status` errors, its 3 MiB body
-//!   limit.
+//!   limit;
+//! * the review kinds (TokenReview, SelfSubjectReview, SubjectAccessReview,
+//!   LocalSubjectAccessReview, SelfSubjectAccessReview, SelfSubjectRulesReview), when
+//!   registered: create-only, nothing stored, answered with a computed `status` — every request
+//!   is [`USER_NAME`] in [`USER_GROUPS`], only the server's own bearer token authenticates, and
+//!   every request is allowed (see the `reviews` section of `tests/CONFORMANCE.md`).
 //!
 //! `tests/CONFORMANCE.md` in the repository lists what differs from kube-apiserver v1.37, and
 //! why; the conformance suite runs the same scenarios against both.
@@ -125,6 +130,7 @@ pub use error::FakeError;
 pub use kube_codegen_apimachinery::resource::ResourceInfo;
 pub use manifests::{parse_manifests, read_manifests};
 pub use semantics::patch::PatchType;
+pub use semantics::review::{API_AUDIENCE, USER_GROUPS, USER_NAME, USER_UID};
 pub use testing::reactor::{Action, Reaction, ReactionFn, WatchReaction, WatchReactionFn};
 
 use semantics::{ops, resources::Resource};

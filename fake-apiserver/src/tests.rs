@@ -598,3 +598,283 @@ async fn serving_needs_loopback_and_a_token_in_the_header() {
     assert!(anonymous_client.request::<Value>(raw).await.is_err());
     served.shutdown().await;
 }
+
+/// The review kinds as a generated registry describes them.
+const REVIEWS: &[ResourceInfo] = &[
+    review(
+        "authentication.k8s.io",
+        "TokenReview",
+        "tokenreviews",
+        false,
+    ),
+    review(
+        "authentication.k8s.io",
+        "SelfSubjectReview",
+        "selfsubjectreviews",
+        false,
+    ),
+    review(
+        "authorization.k8s.io",
+        "SubjectAccessReview",
+        "subjectaccessreviews",
+        false,
+    ),
+    review(
+        "authorization.k8s.io",
+        "LocalSubjectAccessReview",
+        "localsubjectaccessreviews",
+        true,
+    ),
+    review(
+        "authorization.k8s.io",
+        "SelfSubjectAccessReview",
+        "selfsubjectaccessreviews",
+        false,
+    ),
+    review(
+        "authorization.k8s.io",
+        "SelfSubjectRulesReview",
+        "selfsubjectrulesreviews",
+        false,
+    ),
+];
+
+const fn review(
+    group: &'static str,
+    kind: &'static str,
+    plural: &'static str,
+    namespaced: bool,
+) -> ResourceInfo {
+    ResourceInfo {
+        group,
+        version: "v1",
+        kind,
+        list_kind: "",
+        plural,
+        singular: "",
+        namespaced,
+        subresources: &[],
+        short_names: &[],
+    }
+}
+
+/// Sends a raw JSON request; the status code and the body.
+async fn send(
+    client: &kube::Client,
+    method: &str,
+    path: &str,
+    body: Option<Value>,
+) -> (u16, Value) {
+    let req = ok(http::Request::builder()
+        .method(method)
+        .uri(path)
+        .header("content-type", "application/json")
+        .body(body.map(|b| ok(serde_json::to_vec(&b))).unwrap_or_default()));
+    match client.request::<Value>(req).await {
+        Ok(v) => (200, v),
+        Err(kube::Error::Api(s)) => (s.code, ok(serde_json::to_value(&s))),
+        Err(e) => panic!("{method} {path}: {e}"),
+    }
+}
+
+const AUTHN: &str = "/apis/authentication.k8s.io/v1";
+const AUTHZ: &str = "/apis/authorization.k8s.io/v1";
+
+#[tokio::test]
+async fn reviews_are_computed_not_stored() {
+    let server = ok(FakeApiServer::with_resources(REVIEWS));
+    let served = ok(server
+        .serve_with_token(([127, 0, 0, 1], 0).into(), "the-token")
+        .await);
+    let client = ok(served.client().await);
+    let user = json!({"username": "admin", "uid": "admin",
+                      "groups": ["system:masters", "system:authenticated"]});
+
+    // TokenReview: only the server's token authenticates, for the API audience.
+    let tr = |token: &str| {
+        json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview",
+                                  "spec": {"token": token}})
+    };
+    let (code, answer) = send(
+        &client,
+        "POST",
+        &format!("{AUTHN}/tokenreviews"),
+        Some(tr("the-token")),
+    )
+    .await;
+    assert_eq!(code, 200, "{answer}");
+    assert_eq!(
+        answer["status"],
+        json!({"authenticated": true, "user": user, "audiences": [API_AUDIENCE]})
+    );
+    assert_eq!(answer["spec"]["token"], "the-token");
+    assert_eq!(
+        answer["metadata"]["managedFields"][0]["fieldsV1"],
+        json!({"f:spec": {"f:token": {}}})
+    );
+    let (_, answer) = send(
+        &client,
+        "POST",
+        &format!("{AUTHN}/tokenreviews"),
+        Some(tr("other")),
+    )
+    .await;
+    assert_eq!(
+        answer["status"],
+        json!({"user": {}, "error": "invalid bearer token"})
+    );
+    let mut wrong_audience = tr("the-token");
+    wrong_audience["spec"]["audiences"] = json!(["elsewhere"]);
+    let (_, answer) = send(
+        &client,
+        "POST",
+        &format!("{AUTHN}/tokenreviews"),
+        Some(wrong_audience),
+    )
+    .await;
+    assert_eq!(answer["status"]["error"], "invalid bearer token");
+    let (code, status) = send(
+        &client,
+        "POST",
+        &format!("{AUTHN}/tokenreviews"),
+        Some(json!({"spec": {}})),
+    )
+    .await;
+    assert_eq!(
+        (code, status["message"].as_str()),
+        (
+            400,
+            Some("token is required for TokenReview in authentication")
+        )
+    );
+
+    // In process there is no token: none authenticates.
+    let in_process = ok(server.client());
+    let (_, answer) = send(
+        &in_process,
+        "POST",
+        &format!("{AUTHN}/tokenreviews"),
+        Some(tr("the-token")),
+    )
+    .await;
+    assert_eq!(answer["status"]["error"], "invalid bearer token");
+
+    // SelfSubjectReview: who is asking.
+    let (code, answer) = send(
+        &client,
+        "POST",
+        &format!("{AUTHN}/selfsubjectreviews"),
+        Some(json!({})),
+    )
+    .await;
+    assert_eq!(code, 200);
+    assert_eq!(answer["status"]["userInfo"], user);
+    assert_eq!(answer["kind"], "SelfSubjectReview");
+
+    // Access reviews: everything is allowed; the real validation holds.
+    let sar = json!({"spec": {"user": "someone", "resourceAttributes": {"verb": "list", "resource": "nodes"}}});
+    let (code, answer) = send(
+        &client,
+        "POST",
+        &format!("{AUTHZ}/subjectaccessreviews"),
+        Some(sar),
+    )
+    .await;
+    assert_eq!(code, 200);
+    assert_eq!(answer["status"]["allowed"], true);
+    assert!(
+        answer["status"]["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("authorizes every request"))
+    );
+    let (code, status) = send(
+        &client,
+        "POST",
+        &format!("{AUTHZ}/subjectaccessreviews"),
+        Some(json!({"spec": {"user": "someone"}})),
+    )
+    .await;
+    assert_eq!(code, 422);
+    assert_eq!(
+        status["message"],
+        r#".authorization.k8s.io "" is invalid: spec: Invalid value: null: exactly one of nonResourceAttributes or resourceAttributes must be specified"#
+    );
+    let (code, status) = send(&client, "POST", &format!("{AUTHZ}/subjectaccessreviews"),
+        Some(json!({"metadata": {"name": "n"}, "spec": {"groups": ["g"], "nonResourceAttributes": {"path": "/x", "verb": "get"}}}))).await;
+    assert_eq!(code, 422);
+    let message = status["message"].as_str().unwrap_or("");
+    assert!(message.starts_with(r#".authorization.k8s.io "" is invalid: metadata: Invalid value: {"name":"n","managedFields":[{"manager":"#), "{message}");
+    assert!(message.ends_with(r#""fieldsType":"FieldsV1","fieldsV1":{"f:spec":{"f:groups":{},"f:nonResourceAttributes":{".":{},"f:path":{},"f:verb":{}}}}}]}: must be empty"#), "{message}");
+    let ssar = json!({"spec": {"resourceAttributes": {"namespace": "default", "verb": "get", "resource": "pods"}}});
+    let (code, answer) = send(
+        &client,
+        "POST",
+        &format!("{AUTHZ}/selfsubjectaccessreviews"),
+        Some(ssar),
+    )
+    .await;
+    assert_eq!((code, &answer["status"]["allowed"]), (200, &json!(true)));
+
+    // LocalSubjectAccessReview: the namespaces must agree.
+    let lsar = |ns: &str| json!({"spec": {"user": "someone", "resourceAttributes": {"namespace": ns, "verb": "get", "resource": "pods"}}});
+    let local = format!("{AUTHZ}/namespaces/default/localsubjectaccessreviews");
+    let (code, answer) = send(&client, "POST", &local, Some(lsar("default"))).await;
+    assert_eq!(code, 200, "{answer}");
+    assert_eq!(answer["metadata"]["namespace"], "default");
+    assert_eq!(answer["status"]["allowed"], true);
+    let (code, status) = send(&client, "POST", &local, Some(lsar("other"))).await;
+    assert_eq!(code, 422);
+    assert_eq!(
+        status["message"],
+        r#".authorization.k8s.io "" is invalid: spec.resourceAttributes.namespace: Invalid value: "other": must match metadata.namespace"#
+    );
+    let mut elsewhere = lsar("other");
+    elsewhere["metadata"] = json!({"namespace": "other"});
+    let (code, _) = send(&client, "POST", &local, Some(elsewhere)).await;
+    assert_eq!(code, 400);
+
+    // SelfSubjectRulesReview: everything, complete.
+    let (code, answer) = send(
+        &client,
+        "POST",
+        &format!("{AUTHZ}/selfsubjectrulesreviews"),
+        Some(json!({"spec": {"namespace": "default"}})),
+    )
+    .await;
+    assert_eq!(code, 200);
+    assert_eq!(answer["status"]["incomplete"], false);
+    assert_eq!(
+        answer["status"]["resourceRules"],
+        json!([{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}])
+    );
+    let (code, status) = send(
+        &client,
+        "POST",
+        &format!("{AUTHZ}/selfsubjectrulesreviews"),
+        Some(json!({"spec": {}})),
+    )
+    .await;
+    assert_eq!(
+        (code, status["message"].as_str()),
+        (400, Some("no namespace on request"))
+    );
+
+    // Nothing is stored or listable; only create is served.
+    for (method, path, want) in [
+        ("GET", format!("{AUTHN}/tokenreviews"), 405),
+        ("GET", format!("{AUTHN}/tokenreviews?watch=true"), 405),
+        ("DELETE", format!("{AUTHN}/tokenreviews"), 405),
+        ("GET", format!("{AUTHN}/tokenreviews/x"), 404),
+        ("DELETE", format!("{AUTHN}/tokenreviews/x"), 404),
+        ("GET", format!("{AUTHN}/watch/tokenreviews"), 404),
+        ("POST", format!("{AUTHN}/tokenreviews/x"), 404),
+    ] {
+        let (code, _) = send(&client, method, &path, (method == "POST").then(|| tr("x"))).await;
+        assert_eq!(code, want, "{method} {path}");
+    }
+    let (_, discovery) = send(&client, "GET", AUTHZ, None).await;
+    for r in discovery["resources"].as_array().into_iter().flatten() {
+        assert_eq!(r["verbs"], json!(["create"]), "{r}");
+    }
+    served.shutdown().await;
+}

@@ -224,9 +224,8 @@ macro_rules! create_only {
                     .await
                     .map_err(err)?;
                 let status = serde_json::to_value(&answer).map_err(err)?["status"].clone();
-                // kube-apiserver computes the answer; the fake stores the review as sent
-                // (FAKE_REVIEWS below).
-                if status.is_null() && ns != FAKE_NAMESPACE {
+                // kube-apiserver (and the fake) compute the answer.
+                if status.is_null() {
                     return Err("the review has no status".into());
                 }
                 Ok(format!("create: status {status}"))
@@ -1135,7 +1134,7 @@ async fn round_trips(env: &str, cs: &Clientset, ns: &str) -> Vec<String> {
                 continue;
             };
             let name = format!("rt-{}-{env}-{version}", run_id());
-            let (support, mut obj) =
+            let (support, obj) =
                 match template(group, version, &r.name, &r.kind, r.namespaced, ns, &name) {
                     Some(t) => t,
                     // The fake does not validate built-in kinds beyond a handful: any object
@@ -1154,10 +1153,6 @@ async fn round_trips(env: &str, cs: &Clientset, ns: &str) -> Vec<String> {
                         continue;
                     }
                 };
-            if env == "fake" && support == Support::CreateOnly {
-                // Workaround for FAKE_REVIEWS: the fake wants a name.
-                obj["metadata"]["name"] = json!(name);
-            }
             let run = entry.run;
             jobs.push(async move { (what, run(cs, ns, obj, support).await) });
         }
@@ -1426,12 +1421,10 @@ async fn expansions_against_a_real_apiserver() {
     );
 }
 
-/// FAKE_REVIEWS: kube-apiserver accepts reviews (TokenReview, SubjectAccessReview …) without a
-/// name and answers with a computed status; the in-memory server (`fake-apiserver/`, not ours to
-/// change) treats them as stored objects and refuses them without `metadata.name` (422). The
-/// round trips above work around it; this test fails until the fake is fixed.
+/// kube-apiserver accepts reviews (TokenReview, SubjectAccessReview …) without a name and
+/// answers with a computed status; so does the fake clientset's in-memory server (it once
+/// stored them as objects and refused them without `metadata.name`).
 #[tokio::test]
-#[ignore = "fake-apiserver bug: reviews without metadata.name are refused (422); see FAKE_REVIEWS"]
 async fn fake_accepts_reviews_without_a_name() {
     let (cs, _handle) =
         kube_codegen_kubernetes::client::clientset::versioned::fake::Clientset::new([])
@@ -1445,4 +1438,285 @@ async fn fake_accepts_reviews_without_a_name() {
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     assert!(answer.status.is_some(), "a review answers with a status");
+}
+
+/// Sends a raw JSON request: the status code and the body (the object, or the `Status`).
+async fn raw_request(
+    client: &kube::Client,
+    method: &str,
+    path: &str,
+    body: Option<Value>,
+) -> (u16, Value) {
+    let req = http::Request::builder()
+        .method(method)
+        .uri(path)
+        .header("content-type", "application/json")
+        .body(body.map(|b| b.to_string().into_bytes()).unwrap_or_default())
+        .unwrap_or_else(|e| panic!("{method} {path}: {e}"));
+    match client.request::<Value>(req).await {
+        Ok(v) => (201, v),
+        Err(kube::Error::Api(s)) => (
+            s.code,
+            serde_json::to_value(&s).unwrap_or_else(|e| panic!("{e}")),
+        ),
+        Err(e) => panic!("{method} {path}: {e}"),
+    }
+}
+
+/// What of an answer must agree: times and the authorizer's reason are the server's own (the
+/// fake allows everything and says so; RBAC allows `system:masters` and says nothing).
+fn comparable(mut v: Value) -> Value {
+    if let Some(meta) = v.get_mut("metadata").and_then(Value::as_object_mut) {
+        meta.remove("creationTimestamp");
+        for e in meta
+            .get_mut("managedFields")
+            .and_then(Value::as_array_mut)
+            .into_iter()
+            .flatten()
+        {
+            if let Some(e) = e.as_object_mut() {
+                e.remove("time");
+            }
+        }
+    }
+    if let Some(status) = v.get_mut("status").and_then(Value::as_object_mut) {
+        status.remove("reason");
+    }
+    // A validation message prints the request's managedFields, with their time.
+    if let Some(m) = v.get("message").and_then(Value::as_str) {
+        let re = regex_lite_time(m);
+        v["message"] = json!(re);
+        if let Some(causes) = v
+            .pointer_mut("/details/causes")
+            .and_then(Value::as_array_mut)
+        {
+            for c in causes {
+                if let Some(m) = c.get("message").and_then(Value::as_str) {
+                    c["message"] = json!(regex_lite_time(m));
+                }
+            }
+        }
+    }
+    v
+}
+
+/// Blanks `"time":"<RFC 3339>"` in a message.
+fn regex_lite_time(m: &str) -> String {
+    let mut out = String::new();
+    let mut rest = m;
+    while let Some(i) = rest.find("\"time\":\"") {
+        let start = i + "\"time\":\"".len();
+        out.push_str(&rest[..start]);
+        rest = &rest[start..];
+        let end = rest.find('"').unwrap_or(rest.len());
+        out.push('T');
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The review kinds answer as kube-apiserver v1.37 does: the fake is served with the real
+/// server's token (its user is the harness's `admin` in `system:masters`), and every request
+/// goes to both; codes and bodies must agree but for times and the authorizer's reason. The
+/// subjects are `admin`/`system:masters`, whom RBAC allows everything, as the fake does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reviews_answer_as_the_real_server_does() {
+    let server = real().await;
+    let real_client = server.client().unwrap_or_else(|e| panic!("{e}"));
+    let mut resources = Vec::new();
+    resources.extend_from_slice(authentication::v1::RESOURCES);
+    resources.extend_from_slice(authorization::v1::RESOURCES);
+    let fake = kube_codegen_runtime::fake::FakeApiServer::with_resources(&resources)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let served = fake
+        .serve_with_token(([127, 0, 0, 1], 0).into(), server.token())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let fake_client = served.client().await.unwrap_or_else(|e| panic!("{e}"));
+
+    const AUTHN: &str = "/apis/authentication.k8s.io/v1";
+    const AUTHZ: &str = "/apis/authorization.k8s.io/v1";
+    let local = format!("{AUTHZ}/namespaces/default/localsubjectaccessreviews");
+    let token = server.token().to_string();
+    let pods = |ns: &str| json!({"namespace": ns, "verb": "get", "resource": "pods"});
+    let admin = |extra: Value| {
+        let mut spec = json!({"user": "admin", "groups": ["system:masters"]});
+        if let (Some(s), Value::Object(e)) = (spec.as_object_mut(), extra) {
+            s.extend(e);
+        }
+        json!({"spec": spec})
+    };
+    let cases: Vec<(&str, String, Option<Value>)> = vec![
+        // TokenReview
+        (
+            "POST",
+            format!("{AUTHN}/tokenreviews"),
+            Some(json!({"spec": {"token": token}})),
+        ),
+        (
+            "POST",
+            format!("{AUTHN}/tokenreviews"),
+            Some(json!({"spec": {"token": "not-a-token"}})),
+        ),
+        (
+            "POST",
+            format!("{AUTHN}/tokenreviews"),
+            Some(
+                json!({"metadata": {"labels": {"a": "b"}}, "spec": {"token": token, "audiences": ["elsewhere"]}}),
+            ),
+        ),
+        (
+            "POST",
+            format!("{AUTHN}/tokenreviews"),
+            Some(
+                json!({"spec": {"token": token, "audiences": ["https://kubernetes.default.svc"]}}),
+            ),
+        ),
+        (
+            "POST",
+            format!("{AUTHN}/tokenreviews"),
+            Some(json!({"spec": {}})),
+        ),
+        // SelfSubjectReview
+        (
+            "POST",
+            format!("{AUTHN}/selfsubjectreviews"),
+            Some(json!({})),
+        ),
+        // SubjectAccessReview
+        (
+            "POST",
+            format!("{AUTHZ}/subjectaccessreviews"),
+            Some(admin(
+                json!({"resourceAttributes": {"verb": "list", "resource": "nodes"}}),
+            )),
+        ),
+        (
+            "POST",
+            format!("{AUTHZ}/subjectaccessreviews"),
+            Some(admin(
+                json!({"nonResourceAttributes": {"path": "/x", "verb": "get"}}),
+            )),
+        ),
+        (
+            "POST",
+            format!("{AUTHZ}/subjectaccessreviews"),
+            Some(json!({"spec": {"user": "someone"}})),
+        ),
+        (
+            "POST",
+            format!("{AUTHZ}/subjectaccessreviews"),
+            Some(json!({"spec": {"resourceAttributes": pods("default")}})),
+        ),
+        (
+            "POST",
+            format!("{AUTHZ}/subjectaccessreviews"),
+            Some(admin(
+                json!({"resourceAttributes": pods("default"), "nonResourceAttributes": {"path": "/x", "verb": "get"}}),
+            )),
+        ),
+        (
+            "POST",
+            format!("{AUTHZ}/subjectaccessreviews"),
+            Some(json!({"metadata": {"labels": {"a": "b"}}, "spec": {}})),
+        ),
+        // SelfSubjectAccessReview
+        (
+            "POST",
+            format!("{AUTHZ}/selfsubjectaccessreviews"),
+            Some(json!({"spec": {"resourceAttributes": pods("default")}})),
+        ),
+        (
+            "POST",
+            format!("{AUTHZ}/selfsubjectaccessreviews"),
+            Some(json!({"spec": {}})),
+        ),
+        // LocalSubjectAccessReview
+        (
+            "POST",
+            local.clone(),
+            Some(admin(json!({"resourceAttributes": pods("default")}))),
+        ),
+        (
+            "POST",
+            local.clone(),
+            Some(admin(json!({"resourceAttributes": pods("other")}))),
+        ),
+        (
+            "POST",
+            local.clone(),
+            Some(admin(
+                json!({"nonResourceAttributes": {"path": "/x", "verb": "get"}}),
+            )),
+        ),
+        (
+            "POST",
+            local.clone(),
+            Some(json!({"metadata": {"namespace": "default", "name": "x"}, "spec": {}})),
+        ),
+        (
+            "POST",
+            local.clone(),
+            Some(
+                json!({"metadata": {"namespace": "other"}, "spec": {"user": "admin", "resourceAttributes": pods("other")}}),
+            ),
+        ),
+        // SelfSubjectRulesReview: the rules themselves are RBAC's (see below)
+        (
+            "POST",
+            format!("{AUTHZ}/selfsubjectrulesreviews"),
+            Some(json!({"spec": {}})),
+        ),
+        // Nothing is stored.
+        ("GET", format!("{AUTHN}/tokenreviews"), None),
+        ("GET", format!("{AUTHN}/tokenreviews?watch=true"), None),
+        ("DELETE", format!("{AUTHZ}/subjectaccessreviews"), None),
+        ("GET", format!("{AUTHN}/tokenreviews/x"), None),
+        ("DELETE", format!("{AUTHN}/tokenreviews/x"), None),
+        ("GET", format!("{AUTHZ}/watch/subjectaccessreviews"), None),
+        (
+            "GET",
+            format!("{AUTHZ}/namespaces/default/localsubjectaccessreviews"),
+            None,
+        ),
+    ];
+    let mut failures = Vec::new();
+    for (method, path, body) in cases {
+        let (real_code, real_answer) = raw_request(&real_client, method, &path, body.clone()).await;
+        let (fake_code, fake_answer) = raw_request(&fake_client, method, &path, body.clone()).await;
+        let (real_answer, fake_answer) = (comparable(real_answer), comparable(fake_answer));
+        if (real_code, &real_answer) != (fake_code, &fake_answer) {
+            failures.push(format!(
+                "{method} {path} {}:\n  real {real_code} {real_answer}\n  fake {fake_code} {fake_answer}",
+                body.unwrap_or_default()
+            ));
+        }
+    }
+    // The rules review: kube-apiserver lists system:masters' rules (`*` and the public
+    // ones), the fake only `*`; both complete.
+    let body = Some(json!({"spec": {"namespace": "default"}}));
+    let path = format!("{AUTHZ}/selfsubjectrulesreviews");
+    let (_, r) = raw_request(&real_client, "POST", &path, body.clone()).await;
+    let (_, f) = raw_request(&fake_client, "POST", &path, body).await;
+    let star = json!({"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]});
+    for (env, v) in [("real", &r), ("fake", &f)] {
+        if v["status"]["incomplete"] != json!(false)
+            || !v["status"]["resourceRules"]
+                .as_array()
+                .is_some_and(|a| a.contains(&star))
+            || v["spec"] != json!({})
+        {
+            failures.push(format!("[{env}] selfsubjectrulesreview: {v}"));
+        }
+    }
+    // Discovery: only `create`.
+    for gv in [AUTHN, AUTHZ] {
+        let (_, r) = raw_request(&real_client, "GET", gv, None).await;
+        let (_, f) = raw_request(&fake_client, "GET", gv, None).await;
+        if r["resources"] != f["resources"] {
+            failures.push(format!("discovery {gv}:\n  real {r}\n  fake {f}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

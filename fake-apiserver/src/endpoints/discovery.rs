@@ -4,6 +4,7 @@
 use serde_json::{Value, json};
 
 use crate::semantics::resources::{Registry, Resource};
+use crate::semantics::review::ReviewKind;
 
 const VERBS: &[&str] = &[
     "create",
@@ -93,8 +94,12 @@ pub(crate) fn api_resource_list(reg: &Registry, group: &str, version: &str) -> O
     resources.sort_by(|a, b| a.plural.cmp(&b.plural));
     let mut out = Vec::new();
     for r in &resources {
+        // The review kinds are create-only, without subresources (whatever a generated
+        // registry lists for them).
+        let review = ReviewKind::of(r).is_some();
+        let verbs: &[&str] = if review { &["create"] } else { VERBS };
         let mut e = json!({"name": r.plural, "singularName": r.singular, "namespaced": r.namespaced,
-                           "kind": r.kind, "verbs": VERBS});
+                           "kind": r.kind, "verbs": verbs});
         if let Value::Object(m) = &mut e {
             if !r.short_names.is_empty() {
                 m.insert("shortNames".into(), json!(r.short_names));
@@ -104,6 +109,9 @@ pub(crate) fn api_resource_list(reg: &Registry, group: &str, version: &str) -> O
             }
         }
         out.push(e);
+        if review {
+            continue;
+        }
         for sub in &r.subresources {
             if sub == "scale" {
                 out.push(
@@ -150,6 +158,16 @@ fn aggregated_resource(r: &Resource) -> Value {
             json!({"group": group, "version": version, "kind": kind})
         }
     };
+    if ReviewKind::of(r).is_some() {
+        // kube-apiserver leaves the response kind of its virtual resources group-less.
+        return json!({
+            "resource": r.plural,
+            "responseKind": {"group": "", "version": "", "kind": r.kind},
+            "scope": if r.namespaced { "Namespaced" } else { "Cluster" },
+            "singularResource": r.singular,
+            "verbs": ["create"],
+        });
+    }
     let verbs: Vec<&str> = if r.is_custom() {
         vec![
             "delete",

@@ -18,6 +18,7 @@ use crate::semantics::managed::Scope;
 use crate::semantics::ops::{self, DeleteOptions, Deleted, UpdateInput, WriteOptions};
 use crate::semantics::patch::PatchType;
 use crate::semantics::resources::Resource;
+use crate::semantics::review::{ReviewKind, ServerToken};
 use crate::storage::object;
 use crate::storage::state::ListOptions;
 use crate::storage::watch::{self, WatchFault, WatchRequest};
@@ -735,6 +736,16 @@ async fn resource_request(
         .registry
         .get(&p.group, &p.version, &p.plural);
     let custom = res.as_ref().is_some_and(|r| r.is_custom());
+    let review = res.as_deref().and_then(ReviewKind::of);
+    if review.is_some() {
+        // Create-only: kube-apiserver registers only `POST` on the collection.
+        if p.name.is_some() || p.watch_prefix || p.subresource.is_some() {
+            return Err(ApiError::no_route());
+        }
+        if req.method() != Method::POST {
+            return Err(ApiError::method_not_allowed());
+        }
+    }
     let verb = verb_of(req.method(), &p, &q, custom)?;
     let ct = content_type(&req);
     let patch_type = if verb == "patch" {
@@ -841,6 +852,18 @@ async fn resource_request(
         return Err(not_served(&p.group));
     };
     check_scope(&res, &p, verb)?;
+    if let Some(kind) = review {
+        let body = body.ok_or_else(|| ApiError::bad_request("the request body is empty"))?;
+        let opts = write_options(&req, &q, verb, &res, None)?;
+        let server_token = req.extensions().get::<ServerToken>().map(|t| t.0.clone());
+        let ctx = crate::semantics::review::Context {
+            server_token: server_token.as_deref(),
+            url_namespace: p.namespace.as_deref().unwrap_or(""),
+            manager: &opts.manager,
+        };
+        let answer = crate::semantics::review::create(kind, &res, body, &ctx)?;
+        return Ok(with_warnings(json_response(201, &answer), &opts.warnings));
+    }
     let scope = match p.subresource.as_deref() {
         None => Scope::Main,
         Some("status") if res.has_status() => {

@@ -384,6 +384,13 @@ fn resource_paths(res: &Resource, paths: &mut BTreeMap<String, Value>) {
             gvk,
         ),
     );
+    if crate::semantics::review::ReviewKind::of(res).is_some() {
+        // The review kinds are create-only: one `post` on the collection.
+        ops.remove("get");
+        ops.insert("parameters".into(), scope_params(Vec::new()));
+        paths.insert(collection, Value::Object(ops));
+        return;
+    }
     let mut dc_params = delete_params();
     dc_params.extend(list_params());
     ops.insert(

@@ -22,6 +22,7 @@ use crate::endpoints::body::ResponseBody;
 use crate::endpoints::handler::{anonymous_forbidden, error_response, handle};
 use crate::endpoints::tls;
 use crate::error::{ApiError, FakeError};
+use crate::semantics::review::ServerToken;
 
 /// kube-apiserver's limit on a request body (`MaxRequestBodyBytes`, 3 MiB): larger bodies get
 /// 413 RequestEntityTooLarge.
@@ -142,6 +143,9 @@ async fn served(
         Ok(b) => b,
         Err(e) => return error_response(&e),
     };
+    let mut parts = parts;
+    // TokenReviews authenticate against the served token.
+    parts.extensions.insert(ServerToken(token));
     handle(shared, Request::from_parts(parts, bytes)).await
 }
 

@@ -15,6 +15,7 @@ pub(crate) mod ops;
 pub(crate) mod patch;
 pub(crate) mod patterns;
 pub(crate) mod resources;
+pub(crate) mod review;
 pub(crate) mod scale;
 pub(crate) mod schema;
 pub(crate) mod validation;
