@@ -384,17 +384,41 @@ impl RestMapper {
         Ok(all.into_iter().filter(|e| e.priority == top).collect())
     }
 
+    /// Every match of `partial`, preferred first, as `view` shows an entry.
+    fn all_as<T>(
+        &self,
+        partial: &GroupVersionResource,
+        view: fn(&Entry) -> T,
+    ) -> Result<Vec<T>, MapperError> {
+        let all: Vec<T> = self.matching(partial).into_iter().map(view).collect();
+        if all.is_empty() {
+            return Err(MapperError::NoResourceMatch(partial.clone()));
+        }
+        Ok(all)
+    }
+
+    /// The one best match of `partial` as `view` shows an entry; several distinct ones are
+    /// ambiguous (`Err` with them all).
+    fn one_as<T: PartialEq>(
+        &self,
+        partial: &GroupVersionResource,
+        view: fn(&Entry) -> T,
+    ) -> Result<Result<T, Vec<T>>, MapperError> {
+        let mut best: Vec<T> = self.best(partial)?.into_iter().map(view).collect();
+        best.dedup();
+        Ok(if best.len() == 1 {
+            Ok(best.remove(0))
+        } else {
+            Err(best)
+        })
+    }
+
     /// Every resource `partial` matches, preferred first (client-go's `ResourcesFor`).
     pub fn resources_for(
         &self,
         partial: &GroupVersionResource,
     ) -> Result<Vec<GroupVersionResource>, MapperError> {
-        let all: Vec<GroupVersionResource> =
-            self.matching(partial).into_iter().map(Entry::gvr).collect();
-        if all.is_empty() {
-            return Err(MapperError::NoResourceMatch(partial.clone()));
-        }
-        Ok(all)
+        self.all_as(partial, Entry::gvr)
     }
 
     /// The one resource `partial` stands for (client-go's `ResourceFor`); several of the same
@@ -403,16 +427,11 @@ impl RestMapper {
         &self,
         partial: &GroupVersionResource,
     ) -> Result<GroupVersionResource, MapperError> {
-        let mut best: Vec<GroupVersionResource> =
-            self.best(partial)?.into_iter().map(Entry::gvr).collect();
-        best.dedup();
-        if best.len() == 1 {
-            return Ok(best.remove(0));
-        }
-        Err(MapperError::AmbiguousResource {
-            partial: partial.clone(),
-            matching: best,
-        })
+        self.one_as(partial, Entry::gvr)?
+            .map_err(|matching| MapperError::AmbiguousResource {
+                partial: partial.clone(),
+                matching,
+            })
     }
 
     /// Every kind `partial` matches, preferred first (client-go's `KindsFor`).
@@ -420,12 +439,7 @@ impl RestMapper {
         &self,
         partial: &GroupVersionResource,
     ) -> Result<Vec<GroupVersionKind>, MapperError> {
-        let all: Vec<GroupVersionKind> =
-            self.matching(partial).into_iter().map(Entry::gvk).collect();
-        if all.is_empty() {
-            return Err(MapperError::NoResourceMatch(partial.clone()));
-        }
-        Ok(all)
+        self.all_as(partial, Entry::gvk)
     }
 
     /// The one kind `partial` stands for (client-go's `KindFor`).
@@ -433,16 +447,11 @@ impl RestMapper {
         &self,
         partial: &GroupVersionResource,
     ) -> Result<GroupVersionKind, MapperError> {
-        let mut best: Vec<GroupVersionKind> =
-            self.best(partial)?.into_iter().map(Entry::gvk).collect();
-        best.dedup();
-        if best.len() == 1 {
-            return Ok(best.remove(0));
-        }
-        Err(MapperError::AmbiguousKind {
-            partial: partial.clone(),
-            matching: best,
-        })
+        self.one_as(partial, Entry::gvk)?
+            .map_err(|matching| MapperError::AmbiguousKind {
+                partial: partial.clone(),
+                matching,
+            })
     }
 
     /// Every mapping of `group_kind` (client-go's `RESTMappings`): in the first of `versions`
