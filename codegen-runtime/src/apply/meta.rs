@@ -55,6 +55,94 @@ pub(crate) fn merge<K: Ord, V>(
     slot.get_or_insert_with(BTreeMap::new).extend(entries);
 }
 
+/// `ObjectMeta`'s setters on a generated kind's apply configuration, as associated functions
+/// that delegate to its `metadata` field (an `Option<ObjectMetaApplyConfiguration>`): written
+/// once here instead of in every generated file. Used inside the kind's `impl` block, naming
+/// the field and the setters to add (a kind whose own field would collide leaves one out):
+///
+/// ```
+/// use kube_codegen_runtime::apply::meta::ObjectMetaApplyConfiguration;
+///
+/// #[derive(Default)]
+/// struct WebApplyConfiguration {
+///     metadata: Option<ObjectMetaApplyConfiguration>,
+/// }
+/// impl WebApplyConfiguration {
+///     kube_codegen_runtime::object_meta_setters!(metadata: with_name with_labels);
+/// }
+/// let web = WebApplyConfiguration::default().with_name("web").with_labels([("app", "web")]);
+/// assert_eq!(web.metadata.and_then(|m| m.name).as_deref(), Some("web"));
+/// ```
+///
+/// The setters: `with_name`, `with_generate_name`, `with_namespace`, `with_uid`,
+/// `with_resource_version`, `with_generation`, `with_deletion_grace_period_seconds`,
+/// `with_creation_timestamp`, `with_deletion_timestamp`, `with_labels`, `with_annotations`,
+/// `with_owner_references`, `with_finalizers` — each as on [`ObjectMetaApplyConfiguration`].
+#[macro_export]
+macro_rules! object_meta_setters {
+    ($m:ident: $($setter:ident)*) => {
+        $( $crate::__object_meta_setter!($m $setter); )*
+    };
+}
+
+/// One setter of [`object_meta_setters!`](crate::object_meta_setters).
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __object_meta_setter {
+    ($m:ident with_name) => { $crate::__object_meta_setter!(@value $m with_name "name" ::std::string::String); };
+    ($m:ident with_generate_name) => { $crate::__object_meta_setter!(@value $m with_generate_name "generateName" ::std::string::String); };
+    ($m:ident with_namespace) => { $crate::__object_meta_setter!(@value $m with_namespace "namespace" ::std::string::String); };
+    ($m:ident with_uid) => { $crate::__object_meta_setter!(@value $m with_uid "uid" ::std::string::String); };
+    ($m:ident with_resource_version) => { $crate::__object_meta_setter!(@value $m with_resource_version "resourceVersion" ::std::string::String); };
+    ($m:ident with_generation) => { $crate::__object_meta_setter!(@value $m with_generation "generation" i64); };
+    ($m:ident with_deletion_grace_period_seconds) => { $crate::__object_meta_setter!(@value $m with_deletion_grace_period_seconds "deletionGracePeriodSeconds" i64); };
+    ($m:ident with_creation_timestamp) => { $crate::__object_meta_setter!(@value $m with_creation_timestamp "creationTimestamp" $crate::k8s_openapi::apimachinery::pkg::apis::meta::v1::Time); };
+    ($m:ident with_deletion_timestamp) => { $crate::__object_meta_setter!(@value $m with_deletion_timestamp "deletionTimestamp" $crate::k8s_openapi::apimachinery::pkg::apis::meta::v1::Time); };
+    ($m:ident with_labels) => { $crate::__object_meta_setter!(@map $m with_labels "labels"); };
+    ($m:ident with_annotations) => { $crate::__object_meta_setter!(@map $m with_annotations "annotations"); };
+    ($m:ident with_owner_references) => {
+        /// Appends `values` to `metadata.ownerReferences`.
+        #[must_use]
+        pub fn with_owner_references(
+            mut self,
+            values: impl ::core::iter::IntoIterator<Item = $crate::apply::meta::OwnerReferenceApplyConfiguration>,
+        ) -> Self {
+            self.$m = ::core::option::Option::Some(self.$m.take().unwrap_or_default().with_owner_references(values));
+            self
+        }
+    };
+    ($m:ident with_finalizers) => {
+        /// Appends `values` to `metadata.finalizers`.
+        #[must_use]
+        pub fn with_finalizers<S: ::core::convert::Into<::std::string::String>>(
+            mut self,
+            values: impl ::core::iter::IntoIterator<Item = S>,
+        ) -> Self {
+            self.$m = ::core::option::Option::Some(self.$m.take().unwrap_or_default().with_finalizers(values));
+            self
+        }
+    };
+    (@value $m:ident $setter:ident $json:literal $t:ty) => {
+        #[doc = concat!("Sets `metadata.", $json, "`.")]
+        #[must_use]
+        pub fn $setter(mut self, value: impl ::core::convert::Into<$t>) -> Self {
+            self.$m = ::core::option::Option::Some(self.$m.take().unwrap_or_default().$setter(value.into()));
+            self
+        }
+    };
+    (@map $m:ident $setter:ident $json:literal) => {
+        #[doc = concat!("Merges `entries` into `metadata.", $json, "` (a later value for a key wins).")]
+        #[must_use]
+        pub fn $setter<K: ::core::convert::Into<::std::string::String>, V: ::core::convert::Into<::std::string::String>>(
+            mut self,
+            entries: impl ::core::iter::IntoIterator<Item = (K, V)>,
+        ) -> Self {
+            self.$m = ::core::option::Option::Some(self.$m.take().unwrap_or_default().$setter(entries));
+            self
+        }
+    };
+}
+
 /// The apply configuration of `ObjectMeta` (client-go's `ObjectMetaApplyConfiguration`).
 ///
 /// Server-side apply tracks `labels`, `annotations`, `finalizers` and `ownerReferences`; `name`

@@ -268,114 +268,34 @@ fn field(ctx: &Ctx<'_>, pkg: &Package, f: &AcField) -> (TokenStream, TokenStream
     (decl, set)
 }
 
-/// ObjectMeta's setters on a kind's configuration, delegating to its `metadata`.
-const META_SETTERS: &[(&str, &str)] = &[
-    ("name", "impl ::core::convert::Into<::std::string::String>"),
-    (
-        "generate_name",
-        "impl ::core::convert::Into<::std::string::String>",
-    ),
-    (
-        "namespace",
-        "impl ::core::convert::Into<::std::string::String>",
-    ),
-    ("uid", "impl ::core::convert::Into<::std::string::String>"),
-    (
-        "resource_version",
-        "impl ::core::convert::Into<::std::string::String>",
-    ),
-    ("generation", "i64"),
-    ("deletion_grace_period_seconds", "i64"),
+/// ObjectMeta's setters a kind's configuration gets (`with_name` … `with_finalizers`): the
+/// runtime's `object_meta_setters!` writes them, delegating to the kind's `metadata`.
+const META_SETTERS: &[&str] = &[
+    "with_name",
+    "with_generate_name",
+    "with_namespace",
+    "with_uid",
+    "with_resource_version",
+    "with_generation",
+    "with_deletion_grace_period_seconds",
+    "with_creation_timestamp",
+    "with_deletion_timestamp",
+    "with_labels",
+    "with_annotations",
+    "with_owner_references",
+    "with_finalizers",
 ];
 
+/// The `object_meta_setters!` call for a kind: every ObjectMeta setter whose name no field
+/// setter of the kind already takes.
 fn meta_setters(ctx: &Ctx<'_>, k: &AcKind, taken: &[String]) -> TokenStream {
     let rt = ctx.rt();
     let m = ident(&k.metadata_field);
-    let time = quote!(#rt::k8s_openapi::apimachinery::pkg::apis::meta::v1::Time);
-    let owner = quote!(#rt::apply::meta::OwnerReferenceApplyConfiguration);
-    let free = |name: &str| !taken.iter().any(|t| t == name);
-    let mut out = TokenStream::new();
-    let simple = META_SETTERS
+    let setters = META_SETTERS
         .iter()
-        .map(|(f, t)| (*f, syn::parse_str::<syn::Type>(t).map(|t| quote!(#t))));
-    for (f, t) in simple {
-        let setter = format_ident!("with_{f}");
-        if !free(&setter.to_string()) {
-            continue;
-        }
-        let Ok(t) = t else { continue };
-        let d = docs(&format!(
-            "Sets `metadata.{}`.",
-            crate::crd::schema::RenameRule::Camel.field(f)
-        ));
-        out.extend(quote! {
-            #d
-            #[must_use]
-            pub fn #setter(mut self, value: #t) -> Self {
-                self.#m = ::core::option::Option::Some(self.#m.take().unwrap_or_default().#setter(value));
-                self
-            }
-        });
-    }
-    for (f, json) in [
-        ("creation_timestamp", "creationTimestamp"),
-        ("deletion_timestamp", "deletionTimestamp"),
-    ] {
-        let setter = format_ident!("with_{f}");
-        if !free(&setter.to_string()) {
-            continue;
-        }
-        let d = docs(&format!("Sets `metadata.{json}`."));
-        out.extend(quote! {
-            #d
-            #[must_use]
-            pub fn #setter(mut self, value: #time) -> Self {
-                self.#m = ::core::option::Option::Some(self.#m.take().unwrap_or_default().#setter(value));
-                self
-            }
-        });
-    }
-    for (f, json) in [("labels", "labels"), ("annotations", "annotations")] {
-        let setter = format_ident!("with_{f}");
-        if !free(&setter.to_string()) {
-            continue;
-        }
-        let d = docs(&format!(
-            "Merges `entries` into `metadata.{json}` (a later value for a key wins)."
-        ));
-        out.extend(quote! {
-            #d
-            #[must_use]
-            pub fn #setter<K: ::core::convert::Into<::std::string::String>, V: ::core::convert::Into<::std::string::String>>(
-                mut self,
-                entries: impl ::core::iter::IntoIterator<Item = (K, V)>,
-            ) -> Self {
-                self.#m = ::core::option::Option::Some(self.#m.take().unwrap_or_default().#setter(entries));
-                self
-            }
-        });
-    }
-    if free("with_owner_references") {
-        out.extend(quote! {
-            /// Appends `values` to `metadata.ownerReferences`.
-            #[must_use]
-            pub fn with_owner_references(mut self, values: impl ::core::iter::IntoIterator<Item = #owner>) -> Self {
-                self.#m = ::core::option::Option::Some(self.#m.take().unwrap_or_default().with_owner_references(values));
-                self
-            }
-        });
-    }
-    if free("with_finalizers") {
-        out.extend(quote! {
-            /// Appends `values` to `metadata.finalizers`.
-            #[must_use]
-            pub fn with_finalizers<S: ::core::convert::Into<::std::string::String>>(mut self, values: impl ::core::iter::IntoIterator<Item = S>) -> Self {
-                self.#m = ::core::option::Option::Some(self.#m.take().unwrap_or_default().with_finalizers(values));
-                self
-            }
-        });
-    }
-    out
+        .filter(|s| !taken.iter().any(|t| t == *s))
+        .map(|s| format_ident!("{s}"));
+    quote!(#rt::object_meta_setters!(#m: #(#setters)*);)
 }
 
 fn type_module(ctx: &Ctx<'_>, pkg: &Package, t: &AcType) -> Module {
