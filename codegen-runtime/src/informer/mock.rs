@@ -73,6 +73,13 @@ impl LiveWatch {
         let _ = self.tx.unbounded_send(Bytes::from(line));
     }
 
+    /// Sends `bytes` as one chunk, as they are (a part of a line, several lines …).
+    pub(crate) fn send_raw(&self, bytes: &str) {
+        let _ = self
+            .tx
+            .unbounded_send(Bytes::copy_from_slice(bytes.as_bytes()));
+    }
+
     /// Whether the client dropped the stream (the watch ended on the client's side).
     pub(crate) fn is_closed(&self) -> bool {
         self.tx.is_closed()

@@ -100,7 +100,7 @@ pub use options::{DEFAULT_PAGE_SIZE, InformerOptions, MetadataTransform, TweakLi
 use crate::lister::Lister;
 use crate::store::{Store, StoreError, Writer, object_key};
 use processor::{Listener, Notification};
-use reflector::{Delta, Reflector, Sink};
+use reflector::{Reflector, Sink};
 
 /// What an informer needs of the objects it caches, whether their type fixes the resource
 /// (`Pod`, generated kinds) or the resource is chosen at run time
@@ -807,10 +807,7 @@ impl<K: CacheObject> SharedIndexInformer<K> {
         let cancel = CancellationToken::new();
         let this = self.clone();
         let token = cancel.clone();
-        let join = rt.spawn(async move {
-            this.run_claimed(token).await;
-            Ok(())
-        });
+        let join = rt.spawn(run_to_end(this.inner, token));
         Ok(InformerHandle { cancel, join })
     }
 
@@ -845,50 +842,37 @@ impl<K: CacheObject> SharedIndexInformer<K> {
     }
 
     async fn run_claimed(&self, cancel: CancellationToken) {
-        {
-            let mut st = self.inner.state.lock();
-            let rt = tokio::runtime::Handle::current();
-            let tasks: Vec<_> = st
-                .listeners
-                .iter_mut()
-                .filter_map(|l| l.take_task())
-                .collect();
-            for t in tasks {
-                st.tasks.push(rt.spawn(t));
-            }
-            st.runtime = Some(rt);
-        }
-        tracing::debug!(informer = %self.inner.name, "informer started");
-        let inner: &Inner<K> = &self.inner;
-        let reflect = inner.reflector.run::<K>(inner, &cancel);
-        let resync = self.resync_loop(&cancel);
-        futures::join!(reflect, resync);
-
-        let tasks = {
-            let mut st = self.inner.state.lock();
-            st.phase = Phase::Stopped;
-            st.listeners_token.cancel();
-            st.runtime = None;
-            std::mem::take(&mut st.tasks)
-        };
-        self.inner.sync_tx.send_if_modified(|s| {
-            if *s == SyncState::Pending {
-                *s = SyncState::StoppedBeforeSync;
-                true
-            } else {
-                false
-            }
-        });
-        for t in tasks {
-            if let Err(e) = t.await {
-                tracing::error!(informer = %self.inner.name, error = %e, "an event handler task failed");
-            }
-        }
-        tracing::debug!(informer = %self.inner.name, "informer stopped");
+        drive(self.inner.clone(), cancel).await;
     }
+}
 
-    async fn resync_loop(&self, cancel: &CancellationToken) {
-        let Some(period) = self.inner.resync else {
+/// [`drive`] as a task's future (spawned once for every object type).
+async fn run_to_end(core: Arc<dyn Core>, cancel: CancellationToken) -> Result<(), InformerError> {
+    drive(core, cancel).await;
+    Ok(())
+}
+
+/// What [`drive`] needs of an informer, so that the run loop is compiled once rather than
+/// for each object type.
+trait Core: Sink {
+    fn name(&self) -> &str;
+    fn reflector(&self) -> &Reflector;
+    fn resync_period(&self) -> Option<Duration>;
+    /// Redelivers every cached object to every handler as an update.
+    fn resync(&self);
+    /// Spawns the handler tasks registered before the start on the current runtime.
+    fn begin(&self);
+    /// Marks the informer stopped and hands over its handler tasks to wait for.
+    fn end(&self) -> Vec<JoinHandle<()>>;
+}
+
+/// Lists, watches and resyncs until `cancel` fires, then waits for the handler tasks.
+async fn drive(core: Arc<dyn Core>, cancel: CancellationToken) {
+    core.begin();
+    tracing::debug!(informer = %core.name(), "informer started");
+    let reflect = core.reflector().run(&*core, &cancel);
+    let resync = async {
+        let Some(period) = core.resync_period() else {
             return;
         };
         let mut tick = tokio::time::interval_at(crate::time::deadline_after(period), period);
@@ -896,9 +880,67 @@ impl<K: CacheObject> SharedIndexInformer<K> {
         loop {
             tokio::select! {
                 _ = cancel.cancelled() => return,
-                _ = tick.tick() => self.inner.resync(),
+                _ = tick.tick() => core.resync(),
             }
         }
+    };
+    futures::join!(reflect, resync);
+    for t in core.end() {
+        if let Err(e) = t.await {
+            tracing::error!(informer = %core.name(), error = %e, "an event handler task failed");
+        }
+    }
+    tracing::debug!(informer = %core.name(), "informer stopped");
+}
+
+impl<K: CacheObject> Core for Inner<K> {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn reflector(&self) -> &Reflector {
+        &self.reflector
+    }
+
+    fn resync_period(&self) -> Option<Duration> {
+        self.resync
+    }
+
+    fn resync(&self) {
+        Inner::resync(self);
+    }
+
+    fn begin(&self) {
+        let mut st = self.state.lock();
+        let rt = tokio::runtime::Handle::current();
+        let tasks: Vec<_> = st
+            .listeners
+            .iter_mut()
+            .filter_map(|l| l.take_task())
+            .collect();
+        for t in tasks {
+            st.tasks.push(rt.spawn(t));
+        }
+        st.runtime = Some(rt);
+    }
+
+    fn end(&self) -> Vec<JoinHandle<()>> {
+        let tasks = {
+            let mut st = self.state.lock();
+            st.phase = Phase::Stopped;
+            st.listeners_token.cancel();
+            st.runtime = None;
+            std::mem::take(&mut st.tasks)
+        };
+        self.sync_tx.send_if_modified(|s| {
+            if *s == SyncState::Pending {
+                *s = SyncState::StoppedBeforeSync;
+                true
+            } else {
+                false
+            }
+        });
+        tasks
     }
 }
 
@@ -932,12 +974,16 @@ impl<K: CacheObject> Inner<K> {
     }
 }
 
-impl<K: CacheObject> Sink<K> for Inner<K> {
-    fn replace(&self, items: Vec<K>, resource_version: String) {
-        let items: Vec<K> = match &self.transform {
-            Some(t) => items.into_iter().map(|o| t(o)).collect(),
-            None => items,
-        };
+impl<K: CacheObject> Sink for Inner<K> {
+    fn replace(
+        &self,
+        items: &[Box<serde_json::value::RawValue>],
+        resource_version: String,
+    ) -> serde_json::Result<()> {
+        let items = items
+            .iter()
+            .map(|raw| serde_json::from_str::<K>(raw.get()).map(|o| self.transformed(o)))
+            .collect::<serde_json::Result<Vec<K>>>()?;
         let st = self.state.lock();
         let diff = self.writer.replace(items, resource_version.clone());
         *self.last_resource_version.lock() = resource_version;
@@ -973,41 +1019,43 @@ impl<K: CacheObject> Sink<K> for Inner<K> {
             Self::broadcast(&st, Notification::Synced);
             self.sync_tx.send_replace(SyncState::Synced);
         }
+        Ok(())
     }
 
-    fn apply(&self, delta: Delta<K>, resource_version: Option<String>) {
-        match delta {
-            Delta::Upsert(obj) => {
-                let obj = Arc::new(self.transformed(obj));
-                let st = self.state.lock();
-                match self.writer.add_arc(obj.clone()) {
-                    Ok(Some(old)) => Self::broadcast(&st, Notification::Update(old, obj)),
-                    Ok(None) => Self::broadcast(&st, Notification::Add(obj, false)),
-                    Err(e) => {
-                        tracing::warn!(informer = %self.name, error = %e, "ignoring a watch event")
-                    }
+    fn apply(
+        &self,
+        object: &serde_json::value::RawValue,
+        deleted: bool,
+    ) -> serde_json::Result<Option<String>> {
+        let obj: K = serde_json::from_str(object.get())?;
+        let resource_version = obj.meta().resource_version.clone();
+        if !deleted {
+            let obj = Arc::new(self.transformed(obj));
+            let st = self.state.lock();
+            match self.writer.add_arc(obj.clone()) {
+                Ok(Some(old)) => Self::broadcast(&st, Notification::Update(old, obj)),
+                Ok(None) => Self::broadcast(&st, Notification::Add(obj, false)),
+                Err(e) => {
+                    tracing::warn!(informer = %self.name, error = %e, "ignoring a watch event")
                 }
             }
-            Delta::Delete(obj) => {
-                let obj = self.transformed(obj);
-                match object_key(&obj) {
-                    Ok(key) => {
-                        let st = self.state.lock();
-                        self.writer.delete_key(&key);
-                        Self::broadcast(
-                            &st,
-                            Notification::Delete(DeletedObject::Obj(Arc::new(obj))),
-                        );
-                    }
-                    Err(e) => {
-                        tracing::warn!(informer = %self.name, error = %e, "ignoring a watch event")
-                    }
+        } else {
+            let obj = self.transformed(obj);
+            match object_key(&obj) {
+                Ok(key) => {
+                    let st = self.state.lock();
+                    self.writer.delete_key(&key);
+                    Self::broadcast(&st, Notification::Delete(DeletedObject::Obj(Arc::new(obj))));
+                }
+                Err(e) => {
+                    tracing::warn!(informer = %self.name, error = %e, "ignoring a watch event")
                 }
             }
         }
-        if let Some(rv) = resource_version {
-            *self.last_resource_version.lock() = rv;
+        if let Some(rv) = &resource_version {
+            *self.last_resource_version.lock() = rv.clone();
         }
+        Ok(resource_version)
     }
 
     fn bookmark(&self, resource_version: String) {

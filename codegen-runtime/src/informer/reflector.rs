@@ -19,36 +19,72 @@
 //!
 //! Bookmarks are requested (`allowWatchBookmarks=true`) and keep the resume version fresh.
 
-use std::fmt::Debug;
 use std::time::Duration;
 
-use futures::StreamExt;
-use kube::Resource;
-use kube::api::{ListParams, ObjectList, WatchEvent, WatchParams};
+use futures::{AsyncBufReadExt, StreamExt};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Status;
+use kube::api::{ListParams, WatchParams};
 use kube::core::Request;
-use serde::de::DeserializeOwned;
+use serde::Deserialize;
+use serde_json::value::RawValue;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::backoff::{Backoff, BackoffConfig};
 use crate::api_status::is_gone;
 
-/// A change the watch reported.
-pub(crate) enum Delta<K> {
-    /// `ADDED` or `MODIFIED`.
-    Upsert(K),
-    /// `DELETED`.
-    Delete(K),
-}
-
-/// Where the reflector puts what it learns.
-pub(crate) trait Sink<K>: Send + Sync {
-    /// A complete list at `resource_version`.
-    fn replace(&self, items: Vec<K>, resource_version: String);
-    /// One watch event.
-    fn apply(&self, delta: Delta<K>, resource_version: Option<String>);
+/// Where the reflector puts what it learns. Objects reach it as the server's JSON: the loop
+/// (list, watch, backoff) is compiled once in this crate, and only this trait's small
+/// implementation is compiled for each object type a program informs on.
+pub(crate) trait Sink: Send + Sync {
+    /// A complete list at `resource_version`: decodes `items` and replaces the cache.
+    fn replace(&self, items: &[Box<RawValue>], resource_version: String) -> serde_json::Result<()>;
+    /// One `ADDED`/`MODIFIED` (`deleted` false) or `DELETED` object; returns its
+    /// resourceVersion.
+    fn apply(&self, object: &RawValue, deleted: bool) -> serde_json::Result<Option<String>>;
     /// A bookmark moved the resume version.
     fn bookmark(&self, resource_version: String);
+}
+
+/// One page of a list, its items left undecoded.
+#[derive(Deserialize)]
+struct Page<'a> {
+    #[serde(default)]
+    metadata: PageMeta,
+    #[serde(borrow, default)]
+    items: Option<Vec<&'a RawValue>>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct PageMeta {
+    #[serde(default, rename = "continue")]
+    continue_: Option<String>,
+    #[serde(default)]
+    resource_version: Option<String>,
+}
+
+/// One line of a watch stream, its object left undecoded.
+#[derive(Deserialize)]
+struct Line<'a> {
+    #[serde(rename = "type")]
+    kind: &'a str,
+    #[serde(borrow)]
+    object: &'a RawValue,
+}
+
+/// The object of a `BOOKMARK` event: only its resourceVersion is meaningful.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct BookmarkObject {
+    metadata: BookmarkMeta,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct BookmarkMeta {
+    #[serde(default)]
+    resource_version: String,
 }
 
 /// Why a list failed.
@@ -106,10 +142,7 @@ async fn sleep_or_cancel(d: Duration, cancel: &CancellationToken) -> bool {
 
 impl Reflector {
     /// Lists and watches until `cancel` fires.
-    pub(crate) async fn run<K>(&self, sink: &dyn Sink<K>, cancel: &CancellationToken)
-    where
-        K: Resource + Clone + DeserializeOwned + Debug + Send + 'static,
-    {
+    pub(crate) async fn run(&self, sink: &dyn Sink, cancel: &CancellationToken) {
         let mut backoff = Backoff::new(self.backoff);
         let mut resume: Option<String> = None;
         let mut listed_at = Instant::now();
@@ -119,12 +152,16 @@ impl Reflector {
                 None => {
                     let listed = tokio::select! {
                         _ = cancel.cancelled() => return,
-                        r = self.list::<K>() => r,
+                        r = self.list() => r,
                     };
+                    let listed = listed.and_then(|(items, rv)| {
+                        sink.replace(&items, rv.clone())
+                            .map_err(|e| ListError::Api(kube::Error::SerdeError(e)))?;
+                        Ok((items.len(), rv))
+                    });
                     match listed {
-                        Ok((items, rv)) => {
-                            tracing::debug!(informer = %self.name, count = items.len(), resource_version = %rv, "listed");
-                            sink.replace(items, rv.clone());
+                        Ok((count, rv)) => {
+                            tracing::debug!(informer = %self.name, count, resource_version = %rv, "listed");
                             listed_at = Instant::now();
                             resume = Some(rv.clone());
                             rv
@@ -173,10 +210,7 @@ impl Reflector {
     }
 
     /// A complete, paginated list and its resourceVersion.
-    async fn list<K>(&self) -> Result<(Vec<K>, String), ListError>
-    where
-        K: Clone + DeserializeOwned + Debug,
-    {
+    async fn list(&self) -> Result<(Vec<Box<RawValue>>, String), ListError> {
         let mut lp = self.list_params.clone();
         lp.continue_token = None;
         if lp.limit.is_none() {
@@ -187,25 +221,28 @@ impl Reflector {
         loop {
             let mut req = self.request.list(&lp).map_err(kube::Error::BuildRequest)?;
             req.extensions_mut().insert("list");
-            match self.client.request::<ObjectList<K>>(req).await {
-                Ok(page) => {
-                    if items.is_empty() {
-                        items = page.items;
-                    } else {
-                        items.extend(page.items);
+            let body = self.client.request_text(req).await.and_then(|text| {
+                let page: Page<'_> =
+                    serde_json::from_str(&text).map_err(kube::Error::SerdeError)?;
+                items.extend(
+                    page.items
+                        .unwrap_or_default()
+                        .into_iter()
+                        .map(RawValue::to_owned),
+                );
+                Ok(page.metadata)
+            });
+            match body {
+                Ok(page) => match page.continue_.filter(|c| !c.is_empty()) {
+                    Some(token) => lp.continue_token = Some(token),
+                    None => {
+                        let rv = page
+                            .resource_version
+                            .filter(|rv| !rv.is_empty())
+                            .ok_or(ListError::NoResourceVersion)?;
+                        return Ok((items, rv));
                     }
-                    match page.metadata.continue_.filter(|c| !c.is_empty()) {
-                        Some(token) => lp.continue_token = Some(token),
-                        None => {
-                            let rv = page
-                                .metadata
-                                .resource_version
-                                .filter(|rv| !rv.is_empty())
-                                .ok_or(ListError::NoResourceVersion)?;
-                            return Ok((items, rv));
-                        }
-                    }
-                }
+                },
                 Err(e) if is_gone(&e) && lp.continue_token.is_some() && !unpaginated_retry => {
                     tracing::info!(informer = %self.name, "list continue token expired; listing again in one request");
                     items.clear();
@@ -231,16 +268,13 @@ impl Reflector {
         }
     }
 
-    async fn watch<K>(
+    async fn watch(
         &self,
-        sink: &dyn Sink<K>,
+        sink: &dyn Sink,
         from: &str,
         resume: &mut Option<String>,
         cancel: &CancellationToken,
-    ) -> WatchEnd
-    where
-        K: Resource + Clone + DeserializeOwned + Debug + Send + 'static,
-    {
+    ) -> WatchEnd {
         let wp = self.watch_params();
         let idle =
             Duration::from_secs(u64::from(wp.timeout.unwrap_or(290))) + Duration::from_secs(5);
@@ -252,12 +286,17 @@ impl Reflector {
             }
         };
         req.extensions_mut().insert("watch");
+        // kube-apiserver ≥ 1.37 gzips a watch one member per event, which the client's
+        // decompression does not follow past the first: ask for the stream uncompressed.
+        req.headers_mut()
+            .entry(http::header::ACCEPT_ENCODING)
+            .or_insert(http::HeaderValue::from_static("identity"));
         let started = tokio::select! {
             _ = cancel.cancelled() => return WatchEnd::Cancelled,
-            r = self.client.request_events::<K>(req) => r,
+            r = self.client.request_stream(req) => r,
         };
-        let stream = match started {
-            Ok(s) => s,
+        let mut lines = match started {
+            Ok(body) => body.lines(),
             Err(e) if is_gone(&e) => return WatchEnd::Gone,
             Err(e) => {
                 let relist = !is_transient(&e);
@@ -265,60 +304,122 @@ impl Reflector {
                 return WatchEnd::Failed { relist };
             }
         };
-        futures::pin_mut!(stream);
         let mut events = 0usize;
         loop {
             let next = tokio::select! {
                 _ = cancel.cancelled() => return WatchEnd::Cancelled,
-                n = tokio::time::timeout(idle, stream.next()) => n,
+                n = tokio::time::timeout(idle, lines.next()) => n,
             };
-            let event = match next {
+            let line = match next {
                 Err(_) => {
                     tracing::warn!(informer = %self.name, ?idle, "watch idle for too long; reconnecting");
                     return WatchEnd::Failed { relist: false };
                 }
                 Ok(None) => return WatchEnd::Ended { events },
+                // A connection cut mid-stream (a proxy, the server's own timeout): resume at once.
+                Ok(Some(Err(e))) if is_cut(&e) => {
+                    tracing::debug!(informer = %self.name, error = %e, "watch stream cut; resuming");
+                    return WatchEnd::Ended { events };
+                }
                 Ok(Some(Err(e))) => {
                     tracing::warn!(informer = %self.name, error = %e, "watch stream failed; resuming after backoff");
                     return WatchEnd::Failed { relist: false };
                 }
-                Ok(Some(Ok(event))) => event,
+                Ok(Some(Ok(line))) => line,
             };
+            if line.trim().is_empty() {
+                continue;
+            }
             events += 1;
-            match event {
-                WatchEvent::Added(o) | WatchEvent::Modified(o) => {
-                    let rv = o.meta().resource_version.clone();
-                    if let Some(rv) = &rv {
-                        *resume = Some(rv.clone());
-                    }
-                    sink.apply(Delta::Upsert(o), rv);
-                }
-                WatchEvent::Deleted(o) => {
-                    let rv = o.meta().resource_version.clone();
-                    if let Some(rv) = &rv {
-                        *resume = Some(rv.clone());
-                    }
-                    sink.apply(Delta::Delete(o), rv);
-                }
-                WatchEvent::Bookmark(b) => {
-                    let rv = b.metadata.resource_version;
-                    if !rv.is_empty() {
-                        *resume = Some(rv.clone());
-                        sink.bookmark(rv);
+            match self.event(sink, &line) {
+                Ok(Event::Object(rv)) | Ok(Event::Bookmark(rv)) => {
+                    if let Some(rv) = rv {
+                        *resume = Some(rv);
                     }
                 }
-                WatchEvent::Error(status)
-                    if status.code == 410
-                        || status.reason == "Expired"
-                        || status.reason == "Gone" =>
-                {
-                    return WatchEnd::Gone;
+                Ok(Event::Error(status)) if is_gone_status(&status) => return WatchEnd::Gone,
+                Ok(Event::Error(status)) => {
+                    tracing::warn!(informer = %self.name, code = status.code, reason = status.reason.as_deref().unwrap_or_default(), message = status.message.as_deref().unwrap_or_default(), "watch error event; resuming after backoff");
+                    return WatchEnd::Failed { relist: false };
                 }
-                WatchEvent::Error(status) => {
-                    tracing::warn!(informer = %self.name, code = status.code, reason = %status.reason, message = %status.message, "watch error event; resuming after backoff");
+                // The last line of a stream cut mid-event.
+                Err(e) if e.is_eof() => {}
+                Err(e) => {
+                    tracing::warn!(informer = %self.name, error = %e, "undecodable watch event; resuming after backoff");
                     return WatchEnd::Failed { relist: false };
                 }
             }
         }
     }
+
+    /// Decodes one line of a watch stream and hands its object to `sink`.
+    fn event(&self, sink: &dyn Sink, line: &str) -> serde_json::Result<Event> {
+        let line = match serde_json::from_str::<Line<'_>>(line) {
+            Ok(line) => line,
+            // Not an event: a bare Status is how a server reports a failure mid-stream.
+            Err(e) => {
+                return match serde_json::from_str::<Status>(line) {
+                    Ok(status) if status.code.is_some() => Ok(Event::Error(Box::new(status))),
+                    _ => Err(e),
+                };
+            }
+        };
+        match line.kind {
+            "ADDED" | "MODIFIED" => sink.apply(line.object, false).map(Event::Object),
+            "DELETED" => sink.apply(line.object, true).map(Event::Object),
+            "BOOKMARK" => {
+                let b: BookmarkObject = serde_json::from_str(line.object.get())?;
+                let rv = b.metadata.resource_version;
+                if rv.is_empty() {
+                    return Ok(Event::Bookmark(None));
+                }
+                sink.bookmark(rv.clone());
+                Ok(Event::Bookmark(Some(rv)))
+            }
+            "ERROR" => serde_json::from_str(line.object.get()).map(|s| Event::Error(Box::new(s))),
+            other => Err(serde::de::Error::custom(format_args!(
+                "unknown watch event type {other:?}"
+            ))),
+        }
+    }
+}
+
+/// What one watch line was.
+enum Event {
+    /// An object added, modified or deleted, at this resourceVersion.
+    Object(Option<String>),
+    /// A bookmark, at this resourceVersion.
+    Bookmark(Option<String>),
+    /// An `ERROR` event.
+    Error(Box<Status>),
+}
+
+/// 410 Gone (or its reasons): the resourceVersion is too old.
+fn is_gone_status(s: &Status) -> bool {
+    s.code == Some(410) || matches!(s.reason.as_deref(), Some("Expired" | "Gone"))
+}
+
+/// Whether a stream error is the connection ending early rather than a failure: an unexpected
+/// end of file anywhere in the error's chain (TLS and chunked decoding report it so), or the
+/// client's own read timeout.
+fn is_cut(e: &std::io::Error) -> bool {
+    if matches!(
+        e.kind(),
+        std::io::ErrorKind::UnexpectedEof | std::io::ErrorKind::TimedOut
+    ) {
+        return true;
+    }
+    let mut source: Option<&(dyn std::error::Error + 'static)> = e.get_ref().map(|e| e as _);
+    while let Some(err) = source {
+        if let Some(io) = err.downcast_ref::<std::io::Error>()
+            && io.kind() == std::io::ErrorKind::UnexpectedEof
+        {
+            return true;
+        }
+        if err.to_string().contains("unexpected EOF during chunk") {
+            return true;
+        }
+        source = err.source();
+    }
+    false
 }

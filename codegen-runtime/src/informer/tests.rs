@@ -696,6 +696,69 @@ async fn a_watch_closed_by_the_server_resumes_from_the_last_event() {
     running.shutdown().await.unwrap_or_else(|e| panic!("{e}"));
 }
 
+#[tokio::test]
+async fn an_event_split_across_chunks_is_applied_once_whole() {
+    let api = MockApi::new();
+    api.push_list(vec![cm("a", "x", "1")], "10");
+    let watch = api.push_live_watch();
+    let inf = informer(&api);
+    let running = inf.start().unwrap_or_else(|e| panic!("{e}"));
+    synced(&inf).await;
+    let line = event("MODIFIED", cm("a", "x", "12")).to_string();
+    let (head, tail) = line.split_at(line.len() / 2);
+    watch.send_raw(head);
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(
+        inf.last_sync_resource_version(),
+        "10",
+        "half an event applied"
+    );
+    watch.send_raw(&format!("{tail}\n\n"));
+    eventually("event applied", || inf.last_sync_resource_version() == "12").await;
+    assert_eq!(api.watch_requests().len(), 1, "{:?}", api.watch_requests());
+    running.shutdown().await.unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[tokio::test]
+async fn a_line_that_is_no_event_resumes_the_watch_after_backoff_without_relisting() {
+    let api = MockApi::new();
+    api.push_list(vec![cm("a", "x", "1")], "10");
+    let first = api.push_live_watch();
+    let _second = api.push_live_watch();
+    let inf = informer(&api);
+    let running = inf.start().unwrap_or_else(|e| panic!("{e}"));
+    synced(&inf).await;
+    first.send(event("MODIFIED", cm("a", "x", "12")));
+    first.send(serde_json::json!({"type": "SURPRISE", "object": {}}));
+    eventually("second watch", || api.watch_requests().len() == 2).await;
+    assert_eq!(api.watch_requests()[1].q("resourceVersion"), Some("12"));
+    assert_eq!(api.list_requests().len(), 1);
+    running.shutdown().await.unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[tokio::test]
+async fn a_bare_gone_status_in_the_stream_relists() {
+    let api = MockApi::new();
+    api.push_list(vec![cm("a", "x", "1")], "10");
+    api.push_list(vec![cm("a", "x", "20")], "20");
+    let first = api.push_live_watch();
+    let _second = api.push_live_watch();
+    let inf = informer(&api);
+    let running = inf.start().unwrap_or_else(|e| panic!("{e}"));
+    synced(&inf).await;
+    tokio::time::sleep(Duration::from_millis(1100)).await; // past "410 right after a list"
+    first.send(
+        serde_json::json!({"kind": "Status", "apiVersion": "v1", "status": "Failure",
+        "reason": "Expired", "code": 410, "message": "too old resource version"}),
+    );
+    eventually("relisted", || api.list_requests().len() == 2).await;
+    eventually("cache replaced", || {
+        inf.last_sync_resource_version() == "20"
+    })
+    .await;
+    running.shutdown().await.unwrap_or_else(|e| panic!("{e}"));
+}
+
 /// Documents why the informer has its own list/watch loop: kube-runtime's `watcher` answers an
 /// HTTP 410 at watch start by retrying the same expired version, never relisting.
 #[tokio::test]
