@@ -41,6 +41,17 @@ pub(crate) struct Analysis {
     pub apply_configs: AcPackages,
 }
 
+/// What a scan job derives from its package.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Part {
+    /// The model, the CRD schemas and the apply configurations.
+    All,
+    /// The model and the CRD schemas.
+    ModelAndCrds,
+    /// The apply configurations (the model is built again, and dropped).
+    Apply,
+}
+
 /// What one worker learned of one package.
 struct Scanned {
     package: Result<Package>,
@@ -110,8 +121,22 @@ pub(crate) fn analyze(settings: &Settings, parallel_ok: bool) -> Result<Analysis
         plural_exceptions: settings.plural_exceptions.clone(),
     };
     let stop = AtomicBool::new(false);
-    let n_workers = if parallel_ok { workers(refs.len()) } else { 1 };
-    let scan_one = |i: usize| -> (Vec<PathBuf>, Result<Scanned>) {
+    let cores = if parallel_ok { workers(usize::MAX) } else { 1 };
+    // Fewer packages than cores (one large group): a package's apply configurations are
+    // derived by a job of their own, which parses the package again, beside its model and CRDs.
+    let split = want_apply && refs.len() < cores;
+    let jobs: Vec<(usize, Part)> = (0..refs.len())
+        .flat_map(|i| {
+            if split {
+                vec![(i, Part::ModelAndCrds), (i, Part::Apply)]
+            } else {
+                vec![(i, Part::All)]
+            }
+        })
+        .collect();
+    let n_workers = cores.min(jobs.len()).max(1);
+    let scan_one = |job: usize| -> (Vec<PathBuf>, Result<Scanned>) {
+        let (i, part) = jobs[job];
         let r: &PackageRef = &refs[i];
         let src = match scan::read(r) {
             Ok(src) => src,
@@ -125,11 +150,11 @@ pub(crate) fn analyze(settings: &Settings, parallel_ok: bool) -> Result<Analysis
         if package.is_err() {
             stop.store(true, Ordering::Relaxed);
         }
-        let crds = match (&package, want_crds) {
+        let crds = match (&package, want_crds && part != Part::Apply) {
             (Ok(p), true) => crd::package_crds(&src, p),
             _ => None,
         };
-        let apply = match (&package, want_apply) {
+        let apply = match (&package, want_apply && part != Part::ModelAndCrds) {
             (Ok(p), true) => Some(applyconfig::package(&src, p)),
             _ => None,
         };
@@ -145,14 +170,27 @@ pub(crate) fn analyze(settings: &Settings, parallel_ok: bool) -> Result<Analysis
             }),
         )
     };
-    let results = parallel(refs.len(), n_workers, &stop, &scan_one);
+    let results = parallel(jobs.len(), n_workers, &stop, &scan_one);
     // Report the first error in package order, as a sequential run would.
     let mut packages = Vec::with_capacity(refs.len());
     let mut crd_inputs = Vec::with_capacity(refs.len());
     let mut inputs = Vec::new();
     let mut first_err = None;
     let mut apply_configs = AcPackages::new();
-    for r in results {
+    // A split package's apply job comes right after its model job: merge the two.
+    let mut results = results.into_iter().zip(&jobs).peekable();
+    while let Some((r, &(i, _))) = results.next() {
+        let mut r = r;
+        if let Some((next, _)) = results.next_if(|(_, (j, part))| *j == i && *part == Part::Apply) {
+            r = match (r, next) {
+                (Some((files, Ok(mut model))), Some((_, Ok(apply)))) => {
+                    model.apply = apply.apply;
+                    Some((files, Ok(model)))
+                }
+                (Some((files, Ok(_))), Some((_, Err(e)))) => Some((files, Err(e))),
+                (r, _) => r,
+            };
+        }
         let Some((files, scanned)) = r else { continue };
         inputs.extend(files);
         match scanned.and_then(|s| Ok((s.package?, s.crds, s.apply.transpose()?))) {
@@ -231,18 +269,20 @@ const KINDS_PER_ITEM: usize = 8;
 
 /// A unit of emission work: plain data, so that any worker can take it.
 enum Item {
-    /// The files beside the types of a package (deep copy, register, CRD impls).
-    Apis(usize),
+    /// The files beside the types of a package (deep copy, register, CRD impls): those of
+    /// one generator, or of all when `None`.
+    Apis(usize, Option<Generator>),
     /// The client, lister and informer files of some kinds of a package.
     Kinds(usize, std::ops::Range<usize>),
-    /// The version modules of a package (they declare its kinds' modules).
-    Versions(usize),
+    /// The version module of a package in one generator's client tree (it declares the
+    /// package's kinds' modules there).
+    Versions(usize, Generator),
 }
 
 impl Item {
     fn package(&self) -> usize {
         match self {
-            Item::Apis(p) | Item::Kinds(p, _) | Item::Versions(p) => *p,
+            Item::Apis(p, _) | Item::Kinds(p, _) | Item::Versions(p, _) => *p,
         }
     }
 }
@@ -284,10 +324,10 @@ fn run_items<'a>(
         let mut modules = Vec::new();
         for g in &settings.generators {
             match item {
-                Item::Apis(_) if g.client_dir().is_none() => {
+                Item::Apis(_, only) if g.client_dir().is_none() && only.is_none_or(|o| o == *g) => {
                     modules.extend(g.emit_package(&ctx, pkg));
                 }
-                Item::Versions(_) if g.client_dir().is_some() => {
+                Item::Versions(_, only) if only == g => {
                     modules.extend(g.emit_package(&ctx, pkg));
                 }
                 Item::Kinds(_, range) => {
@@ -299,10 +339,16 @@ fn run_items<'a>(
             }
         }
         let mut modules = Modules::new(modules);
+        let tree = match item {
+            Item::Versions(_, g) => g.client_dir(),
+            _ => None,
+        };
         for (p, defined) in declared {
             if *p == item.package() {
                 for path in defined {
-                    modules.declare_client(path);
+                    if tree.is_some_and(|t| path.first().is_some_and(|f| f == t)) {
+                        modules.declare_client(path);
+                    }
                 }
             }
         }
@@ -364,7 +410,19 @@ pub(crate) fn render(
     // version modules, which declare the kinds' modules. Phase 3 (below): what spans packages.
     let mut items = Vec::new();
     for (p, pkg) in model.packages.iter().enumerate() {
-        items.push(Item::Apis(p));
+        match layout {
+            // Each generator's file beside the types is an item of its own, so that a large
+            // package's deep copy, register and CRD files are formatted side by side.
+            Layout::Tree { .. } => items.extend(
+                settings
+                    .generators
+                    .iter()
+                    .filter(|g| g.client_dir().is_none())
+                    .map(|&g| Item::Apis(p, Some(g))),
+            ),
+            // The included layout's `<version>.rs` declares all of them: one item writes it.
+            Layout::Included { .. } => items.push(Item::Apis(p, None)),
+        }
         let mut start = 0;
         while start < pkg.kinds.len() {
             let end = (start + KINDS_PER_ITEM).min(pkg.kinds.len());
@@ -382,7 +440,15 @@ pub(crate) fn render(
         &[],
         sink,
     )?;
-    let versions: Vec<Item> = (0..model.packages.len()).map(Item::Versions).collect();
+    let versions: Vec<Item> = (0..model.packages.len())
+        .flat_map(|p| {
+            settings
+                .generators
+                .iter()
+                .filter(|g| g.client_dir().is_some())
+                .map(move |&g| Item::Versions(p, g))
+        })
+        .collect();
     let version_paths = run_items(
         settings,
         analysis,

@@ -7,8 +7,9 @@ For each kind count N, three library crates over the same synthetic types (scrip
 N kinds, K per group), each built with `cargo build` (debug, the crate alone: its dependencies
 are built first, untimed, with an empty lib.rs):
 
-* `ours`: the types plus everything `kube-codegen all` generates for them (deep copy, register,
-  client, lister, informer, CRD impls; no fake clientset, which kube has no peer of);
+* `ours`: the types plus what kube-codegen's deepcopy, register, client, lister, informer and
+  crd generators write for them (no apply configurations and no fake clientset, which
+  kube-derive has no peer of);
 * `ours+use`: the same, plus one public function per kind that gets an object with the kind's
   typed client and lists it from the kind's shared informer (so every kind's client and
   informer is compiled);
@@ -146,24 +147,30 @@ pub async fn use_{g}_{snake(k)}(cs: &Clientset, factory: &SharedInformerFactory)
     write(root / "src" / "lib.rs", lib)
 
 
+GENERATORS = ["deepcopy", "register", "client", "lister", "informer", "crd"]
+
+
 def generate(root: Path, groups: str, kc: str) -> None:
-    subprocess.check_call(
-        [
-            kc,
-            "all",
-            "--apis-dir",
-            "src/pkg/apis",
-            "--output-dir",
-            "src/pkg/client",
-            "--crd-dir",
-            "crd",
-            "--groups",
-            groups,
-            "--fake-clientset",
-            "false",
-        ],
-        cwd=root,
-    )
+    # The generators the comparison is about, one run each (a run keeps the others' files);
+    # `all` would add apply configurations, which kube-derive has no peer of.
+    for generator in GENERATORS:
+        subprocess.check_call(
+            [
+                kc,
+                generator,
+                "--apis-dir",
+                "src/pkg/apis",
+                "--output-dir",
+                "src/pkg/client",
+                "--crd-dir",
+                "crd",
+                "--groups",
+                groups,
+                "--fake-clientset",
+                "false",
+            ],
+            cwd=root,
+        )
 
 
 # ---------------------------------------------------------------------------------------------
