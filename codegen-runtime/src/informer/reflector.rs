@@ -12,12 +12,17 @@
 //! | other watch start failure: 429, 5xx, connection error | back off, watch again from the same version |
 //! | other watch start failure: 4xx (403, 404 …) | back off, relist |
 //! | watch stream error, or `ERROR` event other than 410 | back off, watch again from the last version seen |
+//! | the connection cut mid-stream (unexpected end of file, read timeout) | watch again at once from the last version seen |
+//! | a line that is no event (unknown type, undecodable object) | back off, watch again from the last version seen |
 //! | server ends the watch (its `timeoutSeconds`) | watch again at once from the last version seen |
 //! | nothing received for `timeoutSeconds + 5 s` (dead connection) | watch again from the last version seen |
 //! | a watch ends within 1 s having delivered nothing | treated as a failure (backoff), as client-go's "very short watch" |
 //! | 410 again right after a relist | back off before relisting again, so a broken server is not hammered |
 //!
 //! Bookmarks are requested (`allowWatchBookmarks=true`) and keep the resume version fresh.
+//!
+//! Nothing here is generic over the object type: pages and watch lines are decoded as envelopes
+//! whose objects stay raw JSON, and a [`Sink`] decodes each object into the cache's type.
 
 use std::time::Duration;
 

@@ -4,18 +4,6 @@
 use serde_json::{Value, json};
 
 use crate::semantics::resources::{Registry, Resource};
-use crate::semantics::review::ReviewKind;
-
-const VERBS: &[&str] = &[
-    "create",
-    "delete",
-    "deletecollection",
-    "get",
-    "list",
-    "patch",
-    "update",
-    "watch",
-];
 
 /// The Kubernetes minor version of the k8s-openapi feature in use.
 pub(crate) fn minor() -> u32 {
@@ -94,12 +82,8 @@ pub(crate) fn api_resource_list(reg: &Registry, group: &str, version: &str) -> O
     resources.sort_by(|a, b| a.plural.cmp(&b.plural));
     let mut out = Vec::new();
     for r in &resources {
-        // The review kinds are create-only, without subresources (whatever a generated
-        // registry lists for them).
-        let review = ReviewKind::of(r).is_some();
-        let verbs: &[&str] = if review { &["create"] } else { VERBS };
         let mut e = json!({"name": r.plural, "singularName": r.singular, "namespaced": r.namespaced,
-                           "kind": r.kind, "verbs": verbs});
+                           "kind": r.kind, "verbs": r.verbs(false)});
         if let Value::Object(m) = &mut e {
             if !r.short_names.is_empty() {
                 m.insert("shortNames".into(), json!(r.short_names));
@@ -109,10 +93,7 @@ pub(crate) fn api_resource_list(reg: &Registry, group: &str, version: &str) -> O
             }
         }
         out.push(e);
-        if review {
-            continue;
-        }
-        for sub in &r.subresources {
+        for sub in r.served_subresources() {
             if sub == "scale" {
                 out.push(
                     json!({"name": format!("{}/{sub}", r.plural), "singularName": "",
@@ -158,36 +139,22 @@ fn aggregated_resource(r: &Resource) -> Value {
             json!({"group": group, "version": version, "kind": kind})
         }
     };
-    if ReviewKind::of(r).is_some() {
+    if r.is_create_only() {
         // kube-apiserver leaves the response kind of its virtual resources group-less.
         return json!({
             "resource": r.plural,
             "responseKind": {"group": "", "version": "", "kind": r.kind},
             "scope": if r.namespaced { "Namespaced" } else { "Cluster" },
             "singularResource": r.singular,
-            "verbs": ["create"],
+            "verbs": r.verbs(true),
         });
     }
-    let verbs: Vec<&str> = if r.is_custom() {
-        vec![
-            "delete",
-            "deletecollection",
-            "get",
-            "list",
-            "patch",
-            "create",
-            "update",
-            "watch",
-        ]
-    } else {
-        VERBS.to_vec()
-    };
     let mut e = json!({
         "resource": r.plural,
         "responseKind": kind_of(&r.group, &r.version, &r.kind),
         "scope": if r.namespaced { "Namespaced" } else { "Cluster" },
         "singularResource": r.singular,
-        "verbs": verbs,
+        "verbs": r.verbs(true),
     });
     if let Value::Object(m) = &mut e {
         if !r.short_names.is_empty() {

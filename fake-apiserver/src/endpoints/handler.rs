@@ -737,7 +737,7 @@ async fn resource_request(
         .get(&p.group, &p.version, &p.plural);
     let custom = res.as_ref().is_some_and(|r| r.is_custom());
     let review = res.as_deref().and_then(ReviewKind::of);
-    if review.is_some() {
+    if res.as_deref().is_some_and(Resource::is_create_only) {
         // Create-only: kube-apiserver registers only `POST` on the collection.
         if p.name.is_some() || p.watch_prefix || p.subresource.is_some() {
             return Err(ApiError::no_route());

@@ -384,7 +384,7 @@ fn resource_paths(res: &Resource, paths: &mut BTreeMap<String, Value>) {
             gvk,
         ),
     );
-    if crate::semantics::review::ReviewKind::of(res).is_some() {
+    if res.is_create_only() {
         // The review kinds are create-only: one `post` on the collection.
         ops.remove("get");
         ops.insert("parameters".into(), scope_params(Vec::new()));

@@ -113,6 +113,53 @@ impl Resource {
         self.builtin.is_none()
     }
 
+    /// Whether the resource is one of kube-apiserver's virtual resources (the review kinds):
+    /// computed on `POST` to the collection, never stored, with no other verb, no object path
+    /// and no subresource, whatever a generated registry lists for it.
+    pub(crate) fn is_create_only(&self) -> bool {
+        crate::semantics::review::ReviewKind::of(self).is_some()
+    }
+
+    /// The subresources served: none for a create-only resource.
+    pub(crate) fn served_subresources(&self) -> &[String] {
+        if self.is_create_only() {
+            &[]
+        } else {
+            &self.subresources
+        }
+    }
+
+    /// The verbs discovery lists for the resource, in the order kube-apiserver's legacy
+    /// (`aggregated` false) or aggregated discovery lists them.
+    pub(crate) fn verbs(&self, aggregated: bool) -> &'static [&'static str] {
+        if self.is_create_only() {
+            return &["create"];
+        }
+        match (aggregated, self.is_custom()) {
+            // The apiextensions server's order.
+            (true, true) => &[
+                "delete",
+                "deletecollection",
+                "get",
+                "list",
+                "patch",
+                "create",
+                "update",
+                "watch",
+            ],
+            _ => &[
+                "create",
+                "delete",
+                "deletecollection",
+                "get",
+                "list",
+                "patch",
+                "update",
+                "watch",
+            ],
+        }
+    }
+
     pub(crate) fn has_status(&self) -> bool {
         self.subresources.iter().any(|s| s == "status")
     }
