@@ -374,6 +374,7 @@ rust_generators() { # which generators `all` ran, from its output
   local d=$1 g=()
   [[ -n $(find "$d/apis" -name zz_generated_deepcopy.rs -print -quit) ]] && g+=(deepcopy)
   [[ -n $(find "$d/apis" -name zz_generated_register.rs -print -quit) ]] && g+=(register)
+  [[ -d $d/client/applyconfiguration ]] && g+=(applyconfiguration)
   [[ -d $d/client/clientset ]] && g+=(client)
   [[ -d $d/client/clientset/versioned/fake ]] && g+=(fake)
   [[ -d $d/client/listers ]] && g+=(lister)

@@ -241,7 +241,8 @@ def main() -> None:
     if compile_rows:
         p("")
         p("### Compile cost: `cargo build` (debug) of the crate alone, dependencies built\n")
-        p("`ours`: the types plus everything `kube-codegen all` generates (no fake clientset); "
+        p("`ours`: the types plus what kube-codegen's deepcopy, register, client, lister, "
+          "informer and crd generators write (no apply configurations, no fake clientset); "
           "`ours+use`: that plus, per kind, a function that gets an object with the typed client "
           "and lists from the shared informer; `kube`: the same types with kube-derive's "
           "`#[derive(CustomResource, JsonSchema)]`, plus, per kind, a function that gets an "

@@ -8,7 +8,7 @@ use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use parking_lot::Mutex;
 use tokio::sync::mpsc;
 
-use super::mock::{MockApi, bookmark, cm, cm_labels, event, gone_event};
+use super::mock::{LiveWatch, MockApi, bookmark, cm, cm_labels, event, gone_event};
 use super::*;
 use crate::labels::Selector;
 
@@ -677,8 +677,9 @@ async fn a_panicking_handler_keeps_receiving() {
     running.shutdown().await.unwrap_or_else(|e| panic!("{e}"));
 }
 
-#[tokio::test]
-async fn a_watch_closed_by_the_server_resumes_from_the_last_event() {
+/// Starts an informer whose first watch delivers resourceVersion 12, has `end` end that watch,
+/// and checks that the informer watches again from 12 without relisting.
+async fn resumes_from_the_last_event_without_relisting(end: impl FnOnce(&LiveWatch)) {
     let api = MockApi::new();
     api.push_list(vec![cm("a", "x", "1")], "10");
     let first = api.push_live_watch();
@@ -689,11 +690,24 @@ async fn a_watch_closed_by_the_server_resumes_from_the_last_event() {
     first.send(event("MODIFIED", cm("a", "x", "12")));
     eventually("event applied", || inf.last_sync_resource_version() == "12").await;
     tokio::time::sleep(Duration::from_millis(1100)).await; // not a "very short watch"
-    first.close();
+    end(&first);
     eventually("second watch", || api.watch_requests().len() == 2).await;
     assert_eq!(api.watch_requests()[1].q("resourceVersion"), Some("12"));
     assert_eq!(api.list_requests().len(), 1);
     running.shutdown().await.unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[tokio::test]
+async fn a_watch_closed_by_the_server_resumes_from_the_last_event() {
+    resumes_from_the_last_event_without_relisting(LiveWatch::close).await;
+}
+
+#[tokio::test]
+async fn a_line_that_is_no_event_resumes_the_watch_from_the_last_event() {
+    resumes_from_the_last_event_without_relisting(|w| {
+        w.send(serde_json::json!({"type": "SURPRISE", "object": {}}));
+    })
+    .await;
 }
 
 #[tokio::test]
@@ -716,23 +730,6 @@ async fn an_event_split_across_chunks_is_applied_once_whole() {
     watch.send_raw(&format!("{tail}\n\n"));
     eventually("event applied", || inf.last_sync_resource_version() == "12").await;
     assert_eq!(api.watch_requests().len(), 1, "{:?}", api.watch_requests());
-    running.shutdown().await.unwrap_or_else(|e| panic!("{e}"));
-}
-
-#[tokio::test]
-async fn a_line_that_is_no_event_resumes_the_watch_after_backoff_without_relisting() {
-    let api = MockApi::new();
-    api.push_list(vec![cm("a", "x", "1")], "10");
-    let first = api.push_live_watch();
-    let _second = api.push_live_watch();
-    let inf = informer(&api);
-    let running = inf.start().unwrap_or_else(|e| panic!("{e}"));
-    synced(&inf).await;
-    first.send(event("MODIFIED", cm("a", "x", "12")));
-    first.send(serde_json::json!({"type": "SURPRISE", "object": {}}));
-    eventually("second watch", || api.watch_requests().len() == 2).await;
-    assert_eq!(api.watch_requests()[1].q("resourceVersion"), Some("12"));
-    assert_eq!(api.list_requests().len(), 1);
     running.shutdown().await.unwrap_or_else(|e| panic!("{e}"));
 }
 
