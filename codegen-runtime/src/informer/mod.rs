@@ -688,7 +688,7 @@ impl<K: CacheObject> SharedIndexInformer<K> {
             && let Some(rt) = st.runtime.clone()
             && let Some(task) = listener.take_task()
         {
-            st.tasks.push(rt.spawn(task));
+            st.tasks.push(task.spawn(&rt));
         }
         st.listeners.push(listener);
         Ok(registration)
@@ -736,16 +736,7 @@ impl<K: CacheObject> SharedIndexInformer<K> {
     /// # Ok(()) }
     /// ```
     pub async fn wait_for_sync(&self) -> Result<(), InformerError> {
-        let mut rx = self.inner.sync_tx.subscribe();
-        let state = rx
-            .wait_for(|s| *s != SyncState::Pending)
-            .await
-            .map(|s| *s)
-            .unwrap_or(SyncState::StoppedBeforeSync);
-        match state {
-            SyncState::Synced => Ok(()),
-            _ => Err(InformerError::StoppedBeforeSync),
-        }
+        wait_synced(self.inner.sync_tx.subscribe()).await
     }
 
     /// The resourceVersion of the last list, event or bookmark seen (client-go's
@@ -846,6 +837,20 @@ impl<K: CacheObject> SharedIndexInformer<K> {
     }
 }
 
+/// Waits for the first list to be stored, or for the informer to stop first (one copy of the
+/// wait for every object type).
+async fn wait_synced(mut rx: watch::Receiver<SyncState>) -> Result<(), InformerError> {
+    let state = rx
+        .wait_for(|s| *s != SyncState::Pending)
+        .await
+        .map(|s| *s)
+        .unwrap_or(SyncState::StoppedBeforeSync);
+    match state {
+        SyncState::Synced => Ok(()),
+        _ => Err(InformerError::StoppedBeforeSync),
+    }
+}
+
 /// [`drive`] as a task's future (spawned once for every object type).
 async fn run_to_end(core: Arc<dyn Core>, cancel: CancellationToken) -> Result<(), InformerError> {
     drive(core, cancel).await;
@@ -919,7 +924,7 @@ impl<K: CacheObject> Core for Inner<K> {
             .filter_map(|l| l.take_task())
             .collect();
         for t in tasks {
-            st.tasks.push(rt.spawn(t));
+            st.tasks.push(t.spawn(&rt));
         }
         st.runtime = Some(rt);
     }

@@ -30,17 +30,17 @@ impl<K> Clone for Notification<K> {
     }
 }
 
-/// The receiving end of a listener's queue and its handler, until its task is spawned.
-type Pending<K> = (
-    mpsc::UnboundedReceiver<Notification<K>>,
-    Arc<dyn EventHandler<K>>,
-);
+/// A notification bound to its handler, ready to run on the listener's task. Queues carry these
+/// rather than `Notification<K>`s so that the queue and the task are compiled once, not once for
+/// every object type.
+type Delivery = Box<dyn FnOnce() + Send>;
 
 /// A registered handler: its queue, and (until its task is spawned) the receiving end.
 pub(crate) struct Listener<K> {
     pub(crate) id: u64,
-    tx: mpsc::UnboundedSender<Notification<K>>,
-    pending: Option<Pending<K>>,
+    tx: mpsc::UnboundedSender<Delivery>,
+    handler: Arc<dyn EventHandler<K>>,
+    pending: Option<mpsc::UnboundedReceiver<Delivery>>,
     pub(crate) synced: Arc<AtomicBool>,
     /// Cancels this listener's task only (removal of the handler).
     pub(crate) cancel: CancellationToken,
@@ -56,32 +56,52 @@ impl<K: Send + Sync + 'static> Listener<K> {
         Listener {
             id,
             tx,
-            pending: Some((rx, handler)),
+            handler,
+            pending: Some(rx),
             synced: Arc::new(AtomicBool::new(false)),
             cancel: parent.child_token(),
         }
     }
 
     pub(crate) fn send(&self, n: Notification<K>) {
+        let h = self.handler.clone();
+        let synced = self.synced.clone();
+        let delivery: Delivery = Box::new(move || match n {
+            Notification::Add(o, initial) => h.on_add(o, initial),
+            Notification::Update(old, new) => h.on_update(old, new),
+            Notification::Delete(d) => h.on_delete(d),
+            Notification::Synced => synced.store(true, Ordering::Release),
+        });
         // The task ends only on cancellation, after which nobody cares about the notification.
-        let _ = self.tx.send(n);
+        let _ = self.tx.send(delivery);
     }
 
-    /// The future that delivers this listener's notifications, the first time it is asked for.
-    pub(crate) fn take_task(&mut self) -> Option<impl Future<Output = ()> + Send + 'static> {
-        let (rx, handler) = self.pending.take()?;
-        Some(run(rx, handler, self.synced.clone(), self.cancel.clone()))
+    /// The task that delivers this listener's notifications, the first time it is asked for.
+    pub(crate) fn take_task(&mut self) -> Option<ListenerTask> {
+        let rx = self.pending.take()?;
+        Some(ListenerTask {
+            rx,
+            cancel: self.cancel.clone(),
+        })
     }
 }
 
-async fn run<K: Send + Sync + 'static>(
-    mut rx: mpsc::UnboundedReceiver<Notification<K>>,
-    handler: Arc<dyn EventHandler<K>>,
-    synced: Arc<AtomicBool>,
+/// A listener's delivery loop, not yet running (the same type for every object type).
+pub(crate) struct ListenerTask {
+    rx: mpsc::UnboundedReceiver<Delivery>,
     cancel: CancellationToken,
-) {
+}
+
+impl ListenerTask {
+    /// Runs the loop on `rt`.
+    pub(crate) fn spawn(self, rt: &tokio::runtime::Handle) -> tokio::task::JoinHandle<()> {
+        rt.spawn(run(self.rx, self.cancel))
+    }
+}
+
+async fn run(mut rx: mpsc::UnboundedReceiver<Delivery>, cancel: CancellationToken) {
     loop {
-        let n = tokio::select! {
+        let deliver = tokio::select! {
             biased;
             _ = cancel.cancelled() => return,
             n = rx.recv() => match n {
@@ -89,14 +109,7 @@ async fn run<K: Send + Sync + 'static>(
                 None => return,
             },
         };
-        let h = handler.as_ref();
-        let outcome = catch_unwind(AssertUnwindSafe(|| match n {
-            Notification::Add(o, initial) => h.on_add(o, initial),
-            Notification::Update(old, new) => h.on_update(old, new),
-            Notification::Delete(d) => h.on_delete(d),
-            Notification::Synced => synced.store(true, Ordering::Release),
-        }));
-        if outcome.is_err() {
+        if catch_unwind(AssertUnwindSafe(deliver)).is_err() {
             tracing::error!(
                 "an informer event handler panicked; it keeps receiving later notifications"
             );

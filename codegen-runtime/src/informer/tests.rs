@@ -125,6 +125,39 @@ async fn synced(i: &SharedIndexInformer<ConfigMap>) {
     }
 }
 
+/// Panics on the object named "boom", records every other.
+struct Panicky(Recorder);
+
+impl EventHandler<ConfigMap> for Panicky {
+    fn on_add(&self, obj: Arc<ConfigMap>, initial: bool) {
+        assert_ne!(obj.metadata.name.as_deref(), Some("boom"), "handler bug");
+        self.0.on_add(obj, initial);
+    }
+}
+
+#[tokio::test]
+async fn a_handler_that_panics_keeps_receiving_later_notifications() {
+    let api = MockApi::new();
+    api.push_list(vec![cm("a", "boom", "1")], "10");
+    let watch = api.push_live_watch();
+    let inf = informer(&api);
+    let (rec, mut events) = recorder();
+    let other = recorder();
+    inf.add_event_handler(Panicky(rec))
+        .unwrap_or_else(|e| panic!("{e}"));
+    inf.add_event_handler(other.0)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut other_events = other.1;
+    let running = inf.start().unwrap_or_else(|e| panic!("{e}"));
+    synced(&inf).await;
+    watch.send(event("ADDED", cm("a", "fine", "11")));
+    assert_eq!(events.next().await, add("a/fine", "11", false));
+    // The other handler got both, the panic notwithstanding.
+    assert_eq!(other_events.next().await, add("a/boom", "1", true));
+    assert_eq!(other_events.next().await, add("a/fine", "11", false));
+    running.shutdown().await.unwrap_or_else(|e| panic!("{e}"));
+}
+
 #[tokio::test]
 async fn initial_list_is_paginated_and_delivered_as_initial_adds() {
     let api = MockApi::new();
