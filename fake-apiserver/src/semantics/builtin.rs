@@ -2,6 +2,7 @@
 //! the commonly visible defaults, a few validations, and type-specific rules (Secret
 //! `stringData`, Service cluster IPs, Namespace finalizers, Pod spec immutability).
 
+use crate::semantics::str_at;
 use base64::Engine;
 use serde_json::{Map, Value, json};
 
@@ -526,14 +527,8 @@ pub(crate) fn prepare_update(
 /// Pods that are bound to a node and not finished are deleted gracefully: the grace period
 /// to use, or `None` for an immediate delete.
 pub(crate) fn pod_grace_period(obj: &Value, requested: Option<i64>) -> Option<i64> {
-    let node = obj
-        .pointer("/spec/nodeName")
-        .and_then(Value::as_str)
-        .unwrap_or("");
-    let phase = obj
-        .pointer("/status/phase")
-        .and_then(Value::as_str)
-        .unwrap_or("");
+    let node = str_at(obj, "/spec/nodeName");
+    let phase = str_at(obj, "/status/phase");
     if node.is_empty() || matches!(phase, "Succeeded" | "Failed") {
         return None;
     }

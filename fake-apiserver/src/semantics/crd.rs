@@ -2,6 +2,7 @@
 //! versions, scope, the protected-group approval annotation), the status its controllers write
 //! (accepted names, `NamesAccepted`, `Established`), and the resources a CRD serves.
 
+use crate::semantics::str_at;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
@@ -65,10 +66,6 @@ fn approval(crd: &Value) -> Option<(bool, &'static str, String)> {
             ),
         )
     })
-}
-
-fn str_at<'a>(v: &'a Value, ptr: &str) -> &'a str {
-    v.pointer(ptr).and_then(Value::as_str).unwrap_or("")
 }
 
 /// The `spec.group` and `spec.names.plural` of a CRD object (empty where missing).

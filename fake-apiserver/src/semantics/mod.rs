@@ -19,3 +19,10 @@ pub(crate) mod review;
 pub(crate) mod scale;
 pub(crate) mod schema;
 pub(crate) mod validation;
+
+/// The string at JSON pointer `ptr` in `v`, or `""` where it is missing or not a string.
+pub(crate) fn str_at<'a>(v: &'a serde_json::Value, ptr: &str) -> &'a str {
+    v.pointer(ptr)
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or("")
+}

@@ -25,6 +25,7 @@
 //!
 //! The validation kube-apiserver does before answering holds too, with its messages.
 
+use crate::semantics::str_at;
 use serde_json::{Map, Value, json};
 
 use crate::error::{ApiError, ApiResult, FieldError, go_quote};
@@ -189,10 +190,7 @@ pub(crate) fn create(
             Ok(allowed(obj))
         }
         ReviewKind::SelfSubjectRules => {
-            let namespace = obj
-                .pointer("/spec/namespace")
-                .and_then(Value::as_str)
-                .unwrap_or("");
+            let namespace = str_at(&obj, "/spec/namespace");
             if namespace.is_empty() {
                 return Err(ApiError::bad_request("no namespace on request"));
             }
@@ -242,10 +240,7 @@ fn record_managed_fields(res: &Resource, obj: &mut Value, manager: &str, now: &s
 }
 
 fn token_review(mut obj: Value, ctx: &Context<'_>) -> ApiResult<Value> {
-    let token = obj
-        .pointer("/spec/token")
-        .and_then(Value::as_str)
-        .unwrap_or("");
+    let token = str_at(&obj, "/spec/token");
     if token.is_empty() {
         return Err(ApiError::bad_request(
             "token is required for TokenReview in authentication",
@@ -294,10 +289,7 @@ fn access_spec_errors(obj: &Value, needs_subject: bool) -> Vec<FieldError> {
         ));
     }
     if needs_subject {
-        let user = obj
-            .pointer("/spec/user")
-            .and_then(Value::as_str)
-            .unwrap_or("");
+        let user = str_at(obj, "/spec/user");
         let has_groups = obj
             .pointer("/spec/groups")
             .and_then(Value::as_array)
@@ -318,25 +310,6 @@ fn non_resource_attributes(v: &Value) -> String {
     let field = |k: &str| go_quote(v.get(k).and_then(Value::as_str).unwrap_or(""));
     format!("{{\"Path\":{},\"Verb\":{}}}", field("path"), field("verb"))
 }
-
-/// The `ObjectMeta` fields in their Go order, as a validation message prints the struct.
-const OBJECT_META_ORDER: &[&str] = &[
-    "name",
-    "generateName",
-    "namespace",
-    "selfLink",
-    "uid",
-    "resourceVersion",
-    "generation",
-    "creationTimestamp",
-    "deletionTimestamp",
-    "deletionGracePeriodSeconds",
-    "labels",
-    "annotations",
-    "ownerReferences",
-    "finalizers",
-    "managedFields",
-];
 
 /// The `ManagedFieldsEntry` fields in their Go order.
 const MANAGED_ENTRY_ORDER: &[&str] = &[
@@ -367,22 +340,26 @@ fn metadata_beyond(obj: &Value, allowed: &[&str]) -> Option<String> {
     if !offending {
         return None;
     }
-    Some(ordered(meta, OBJECT_META_ORDER, |k, v| {
-        if k == "managedFields"
-            && let Value::Array(entries) = v
-        {
-            let items: Vec<String> = entries
-                .iter()
-                .map(|e| match e {
-                    Value::Object(m) => ordered(m, MANAGED_ENTRY_ORDER, |_, v| compact(v)),
-                    other => compact(other),
-                })
-                .collect();
-            format!("[{}]", items.join(","))
-        } else {
-            compact(v)
-        }
-    }))
+    Some(ordered(
+        meta,
+        crate::semantics::schema::OBJECT_META_FIELDS,
+        |k, v| {
+            if k == "managedFields"
+                && let Value::Array(entries) = v
+            {
+                let items: Vec<String> = entries
+                    .iter()
+                    .map(|e| match e {
+                        Value::Object(m) => ordered(m, MANAGED_ENTRY_ORDER, |_, v| compact(v)),
+                        other => compact(other),
+                    })
+                    .collect();
+                format!("[{}]", items.join(","))
+            } else {
+                compact(v)
+            }
+        },
+    ))
 }
 
 /// A JSON object with the keys of `order` first, in that order, then the others.

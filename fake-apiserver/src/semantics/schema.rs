@@ -158,7 +158,8 @@ pub(crate) fn default_on_read(obj: &mut Value, schema: &Value) {
     }
 }
 
-const OBJECT_META_FIELDS: &[&str] = &[
+/// The fields of `ObjectMeta`, in Go's declaration order.
+pub(crate) const OBJECT_META_FIELDS: &[&str] = &[
     "name",
     "generateName",
     "namespace",
