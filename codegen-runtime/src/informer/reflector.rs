@@ -337,7 +337,7 @@ impl Reflector {
             }
             events += 1;
             match self.event(sink, &line) {
-                Ok(Event::Object(rv)) | Ok(Event::Bookmark(rv)) => {
+                Ok(Event::Resume(rv)) => {
                     if let Some(rv) = rv {
                         *resume = Some(rv);
                     }
@@ -370,16 +370,16 @@ impl Reflector {
             }
         };
         match line.kind {
-            "ADDED" | "MODIFIED" => sink.apply(line.object, false).map(Event::Object),
-            "DELETED" => sink.apply(line.object, true).map(Event::Object),
+            "ADDED" | "MODIFIED" => sink.apply(line.object, false).map(Event::Resume),
+            "DELETED" => sink.apply(line.object, true).map(Event::Resume),
             "BOOKMARK" => {
                 let b: BookmarkObject = serde_json::from_str(line.object.get())?;
                 let rv = b.metadata.resource_version;
                 if rv.is_empty() {
-                    return Ok(Event::Bookmark(None));
+                    return Ok(Event::Resume(None));
                 }
                 sink.bookmark(rv.clone());
-                Ok(Event::Bookmark(Some(rv)))
+                Ok(Event::Resume(Some(rv)))
             }
             "ERROR" => serde_json::from_str(line.object.get()).map(|s| Event::Error(Box::new(s))),
             other => Err(serde::de::Error::custom(format_args!(
@@ -391,10 +391,9 @@ impl Reflector {
 
 /// What one watch line was.
 enum Event {
-    /// An object added, modified or deleted, at this resourceVersion.
-    Object(Option<String>),
-    /// A bookmark, at this resourceVersion.
-    Bookmark(Option<String>),
+    /// An object added, modified or deleted, or a bookmark: the resourceVersion to resume
+    /// from, if it carried one.
+    Resume(Option<String>),
     /// An `ERROR` event.
     Error(Box<Status>),
 }
