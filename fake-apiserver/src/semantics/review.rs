@@ -214,29 +214,27 @@ pub(crate) fn create(
 /// every leaf the request sets, and (`.`) every optional struct or map below the top-level
 /// fields (`spec.resourceAttributes`, `metadata.labels`).
 fn record_managed_fields(res: &Resource, obj: &mut Value, manager: &str, now: &str) {
-    let mut fields = managed::leaves(res, obj, Scope::Main);
-    // A top-level struct left empty (`spec: {}`) is no field of anybody's.
-    fields.retain(|p| {
-        p.len() > 1
-            || !managed::get_at(obj, p).is_some_and(|v| v.as_object().is_some_and(Map::is_empty))
-    });
-    let parents: Vec<managed::FieldPath> = fields
-        .iter()
-        .flat_map(|p| (2..p.len()).map(|n| p[..n].to_vec()))
-        .filter(|p| {
-            managed::get_at(obj, p).is_some_and(|v| v.as_object().is_some_and(|m| !m.is_empty()))
-        })
-        .collect();
-    fields.extend(parents);
-    let entry = managed::Entry {
-        manager: manager.to_string(),
-        operation: "Update".into(),
-        api_version: res.api_version(),
-        time: now.to_string(),
-        subresource: String::new(),
-        fields,
-    };
-    managed::write_entries(obj, &[entry]);
+    let mut entries = Vec::new();
+    managed::record_update(res, &mut entries, None, obj, manager, Scope::Main, now);
+    for e in &mut entries {
+        // A top-level struct left empty (`spec: {}`) is no field of anybody's.
+        e.fields.retain(|p| {
+            p.len() > 1
+                || !managed::get_at(obj, p)
+                    .is_some_and(|v| v.as_object().is_some_and(Map::is_empty))
+        });
+        let parents: Vec<managed::FieldPath> = e
+            .fields
+            .iter()
+            .flat_map(|p| (2..p.len()).map(|n| p[..n].to_vec()))
+            .filter(|p| {
+                managed::get_at(obj, p)
+                    .is_some_and(|v| v.as_object().is_some_and(|m| !m.is_empty()))
+            })
+            .collect();
+        e.fields.extend(parents);
+    }
+    managed::write_entries(obj, &entries);
 }
 
 fn token_review(mut obj: Value, ctx: &Context<'_>) -> ApiResult<Value> {
