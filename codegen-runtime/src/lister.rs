@@ -84,7 +84,7 @@ impl<K> Debug for Lister<K> {
     }
 }
 
-impl<K: Resource> Lister<K> {
+impl<K: Resource + Send + Sync + 'static> Lister<K> {
     /// A lister over `store` whose NotFound errors name `resource` in `group`.
     ///
     /// ```
@@ -228,7 +228,7 @@ impl<K> Debug for NamespaceLister<'_, K> {
     }
 }
 
-impl<K: Resource> NamespaceLister<'_, K> {
+impl<K: Resource + Send + Sync + 'static> NamespaceLister<'_, K> {
     /// The object `name` in this namespace, or the API's NotFound error.
     ///
     /// ```

@@ -31,14 +31,17 @@
 //! # Ok::<(), kube_codegen_runtime::store::StoreError>(())
 //! ```
 
+use std::any::Any;
 use std::borrow::Borrow;
 use std::cell::RefCell;
 use std::fmt;
 use std::hash::{Hash, Hasher};
+use std::marker::PhantomData;
 use std::sync::Arc;
 
 use ahash::AHashMap;
 use kube::Resource;
+use kube::api::ObjectMeta;
 use parking_lot::RwLock;
 
 /// The name of the built-in index from namespace to objects (`cache.NamespaceIndex` in Go).
@@ -141,8 +144,7 @@ struct Key {
 }
 
 impl Key {
-    fn of<K: Resource>(obj: &K) -> Result<Key, StoreError> {
-        let meta = obj.meta();
+    fn of(meta: &ObjectMeta) -> Result<Key, StoreError> {
         let name = meta
             .name
             .as_deref()
@@ -205,12 +207,12 @@ impl Key {
 /// The primary map: key → object, hashed by (namespace, name) so that a look-up by namespace
 /// and name is one probe with no key string built, and a look-up by `namespace/name` splits
 /// the string instead.
-struct Items<K> {
+struct Items {
     hasher: ahash::RandomState,
-    table: hashbrown::HashTable<(Key, Arc<K>)>,
+    table: hashbrown::HashTable<(Key, Obj)>,
 }
 
-impl<K> Items<K> {
+impl Items {
     fn new() -> Self {
         Items {
             hasher: ahash::RandomState::new(),
@@ -222,19 +224,19 @@ impl<K> Items<K> {
         self.hasher.hash_one((ns, name))
     }
 
-    fn get(&self, ns: &str, name: &str) -> Option<&Arc<K>> {
+    fn get(&self, ns: &str, name: &str) -> Option<&Obj> {
         self.table
             .find(self.hash(ns, name), |(k, _)| k.parts() == (ns, name))
             .map(|(_, o)| o)
     }
 
-    fn get_key(&self, key: &str) -> Option<&Arc<K>> {
+    fn get_key(&self, key: &str) -> Option<&Obj> {
         let (ns, name) = split_key(key);
         self.get(ns.unwrap_or(""), name)
     }
 
     /// Inserts or replaces; returns the replaced object.
-    fn insert(&mut self, key: Key, obj: Arc<K>) -> Option<Arc<K>> {
+    fn insert(&mut self, key: Key, obj: Obj) -> Option<Obj> {
         let (ns, name) = key.parts();
         let hash = self.hash(ns, name);
         let hasher = &self.hasher;
@@ -256,7 +258,7 @@ impl<K> Items<K> {
         }
     }
 
-    fn remove(&mut self, key: &str) -> Option<Arc<K>> {
+    fn remove(&mut self, key: &str) -> Option<Obj> {
         let (ns, name) = split_key(key);
         let ns = ns.unwrap_or("");
         let hash = self.hash(ns, name);
@@ -275,11 +277,11 @@ impl<K> Items<K> {
         });
     }
 
-    fn iter(&self) -> impl Iterator<Item = (&Key, &Arc<K>)> {
+    fn iter(&self) -> impl Iterator<Item = (&Key, &Obj)> {
         self.table.iter().map(|(k, o)| (k, o))
     }
 
-    fn values(&self) -> impl Iterator<Item = &Arc<K>> {
+    fn values(&self) -> impl Iterator<Item = &Obj> {
         self.table.iter().map(|(_, o)| o)
     }
 
@@ -310,6 +312,43 @@ pub fn split_key(key: &str) -> (Option<&str>, &str) {
     }
 }
 
+/// What the store holds: an object of any kind whose metadata can be read without knowing the
+/// kind. The store's maps and indexes are built once for all kinds over `Arc<dyn Stored>`;
+/// [`Store<K>`] only converts on the way out, so a kind adds almost no compiled code.
+pub(crate) trait Stored: Any + Send + Sync {
+    /// The object's metadata (for its key and resourceVersion).
+    fn stored_meta(&self) -> &ObjectMeta;
+}
+
+impl<K: Resource + Send + Sync + 'static> Stored for K {
+    fn stored_meta(&self) -> &ObjectMeta {
+        self.meta()
+    }
+}
+
+/// A stored object.
+pub(crate) type Obj = Arc<dyn Stored>;
+
+/// `obj` as the `K` it was stored as (no copy); `None` only if it is another type, which a
+/// `Store<K>` never holds.
+fn typed<K: Send + Sync + 'static>(obj: &Obj) -> Option<Arc<K>> {
+    let any: Arc<dyn Any + Send + Sync> = obj.clone();
+    any.downcast::<K>().ok()
+}
+
+/// `obj` as a `&K`, under the same condition as [`typed`].
+fn typed_ref<K: 'static>(obj: &Obj) -> Option<&K> {
+    let any: &dyn Any = &**obj;
+    any.downcast_ref::<K>()
+}
+
+/// An index function over stored objects (an [`IndexFunc`] behind a type check).
+type RawIndexFunc = Arc<dyn Fn(&Obj) -> Vec<String> + Send + Sync>;
+
+fn raw_index_func<K: 'static>(func: IndexFunc<K>) -> RawIndexFunc {
+    Arc::new(move |o: &Obj| typed_ref::<K>(o).map(|k| func(k)).unwrap_or_default())
+}
+
 /// What a relist changed, so that an informer can tell handlers about it.
 #[derive(Debug)]
 pub(crate) struct Replaced<K> {
@@ -334,29 +373,57 @@ impl<K> Default for Replaced<K> {
     }
 }
 
-/// `key → object`.
-type Bucket<K> = AHashMap<Key, Arc<K>>;
-
-/// `value → (key → object)`.
-type Index<K> = AHashMap<String, Bucket<K>>;
-
-struct Indexer<K> {
-    func: IndexFunc<K>,
-    index: Index<K>,
+/// [`Replaced`] of stored objects, before they are given back their type.
+#[derive(Default)]
+struct RawReplaced {
+    added: Vec<Obj>,
+    updated: Vec<(Obj, Obj)>,
+    removed: Vec<(String, Obj)>,
+    unchanged: usize,
 }
 
-struct Contents<K> {
-    items: Items<K>,
+impl RawReplaced {
+    fn typed<K: Send + Sync + 'static>(self) -> Replaced<K> {
+        Replaced {
+            added: self.added.iter().filter_map(typed).collect(),
+            updated: self
+                .updated
+                .iter()
+                .filter_map(|(a, b)| Some((typed(a)?, typed(b)?)))
+                .collect(),
+            removed: self
+                .removed
+                .into_iter()
+                .filter_map(|(k, o)| Some((k, typed(&o)?)))
+                .collect(),
+            unchanged: self.unchanged,
+        }
+    }
+}
+
+/// `key → object`.
+type Bucket = AHashMap<Key, Obj>;
+
+/// `value → (key → object)`.
+type Index = AHashMap<String, Bucket>;
+
+struct Indexer {
+    func: RawIndexFunc,
+    index: Index,
+}
+
+struct Contents {
+    items: Items,
     /// namespace (empty for cluster-scoped) → key → object; keys share `items`' allocations.
-    namespaces: AHashMap<String, Bucket<K>>,
-    indexers: AHashMap<String, Indexer<K>>,
+    namespaces: AHashMap<String, Bucket>,
+    indexers: AHashMap<String, Indexer>,
     /// Bumped whenever the indexer set changes, so a `replace` built outside the lock can tell
     /// that it must re-index.
     indexers_generation: u64,
     resource_version: String,
 }
 
-impl<K> Contents<K> {
+impl Contents {
     fn empty() -> Self {
         Contents {
             items: Items::new(),
@@ -366,10 +433,160 @@ impl<K> Contents<K> {
             resource_version: String::new(),
         }
     }
+
+    /// Adds indexers and indexes every object present; nothing is added if a name is taken.
+    fn add_indexers(&mut self, new: Vec<(String, RawIndexFunc)>) -> Result<(), StoreError> {
+        for (i, (name, _)) in new.iter().enumerate() {
+            if name == NAMESPACE_INDEX
+                || self.indexers.contains_key(name)
+                || new[..i].iter().any(|(n, _)| n == name)
+            {
+                return Err(StoreError::IndexerExists(name.clone()));
+            }
+        }
+        for (name, func) in new {
+            let mut index = Index::new();
+            for (key, obj) in self.items.iter() {
+                insert_into(&mut index, func(obj), key, obj);
+            }
+            self.indexers.insert(name, Indexer { func, index });
+        }
+        self.indexers_generation += 1;
+        Ok(())
+    }
+
+    /// Inserts or replaces `obj`; returns the object it replaced.
+    fn add(&mut self, obj: Obj) -> Result<Option<Obj>, StoreError> {
+        let key = Key::of(obj.stored_meta())?;
+        let old = self.items.insert(key.clone(), obj.clone());
+        insert_in_namespace(&mut self.namespaces, &key, &obj);
+        for ix in self.indexers.values_mut() {
+            if let Some(old) = &old {
+                remove_from(&mut ix.index, (ix.func)(old), key.as_str());
+            }
+            insert_into(&mut ix.index, (ix.func)(&obj), &key, &obj);
+        }
+        Ok(old)
+    }
+
+    /// Removes the object stored under `key`; returns it.
+    fn delete_key(&mut self, key: &str) -> Option<Obj> {
+        let old = self.items.remove(key)?;
+        let ns = split_key(key).0.unwrap_or("");
+        if let Some(bucket) = self.namespaces.get_mut(ns) {
+            bucket.remove(key);
+            if bucket.is_empty() {
+                self.namespaces.remove(ns);
+            }
+        }
+        for ix in self.indexers.values_mut() {
+            remove_from(&mut ix.index, (ix.func)(&old), key);
+        }
+        Some(old)
+    }
+
+    fn index_funcs(&self) -> Vec<(String, RawIndexFunc)> {
+        self.indexers
+            .iter()
+            .map(|(n, ix)| (n.clone(), ix.func.clone()))
+            .collect()
+    }
+
+    /// Builds every index in `funcs` over the objects present.
+    fn index_all(&mut self, funcs: &[(String, RawIndexFunc)]) {
+        for (name, func) in funcs {
+            let mut index = Index::new();
+            for (key, obj) in self.items.iter() {
+                insert_into(&mut index, func(obj), key, obj);
+            }
+            self.indexers.insert(
+                name.clone(),
+                Indexer {
+                    func: func.clone(),
+                    index,
+                },
+            );
+        }
+    }
+}
+
+/// Replaces the contents of `lock` with `objects`: built outside the lock, swapped in.
+fn replace_contents(
+    lock: &RwLock<Contents>,
+    objects: Vec<Obj>,
+    resource_version: String,
+) -> RawReplaced {
+    let (funcs, generation) = {
+        let s = lock.read();
+        (s.index_funcs(), s.indexers_generation)
+    };
+    let mut order: Vec<(Key, Obj)> = Vec::with_capacity(objects.len());
+    let mut new = Contents::empty();
+    new.items.reserve(objects.len());
+    let mut duplicates = false;
+    for obj in objects {
+        let key = match Key::of(obj.stored_meta()) {
+            Ok(k) => k,
+            Err(e) => {
+                tracing::warn!(error = %e, "skipping an object without a name in a list");
+                continue;
+            }
+        };
+        insert_in_namespace(&mut new.namespaces, &key, &obj);
+        duplicates |= new.items.insert(key.clone(), obj.clone()).is_some();
+        order.push((key, obj));
+    }
+    if duplicates {
+        // A key listed twice keeps its last object; forget the earlier ones.
+        order.retain(|(k, o)| {
+            new.items
+                .get_key(k.as_str())
+                .is_some_and(|cur| Arc::ptr_eq(cur, o))
+        });
+    }
+    new.index_all(&funcs);
+    new.resource_version = resource_version;
+
+    let mut old_items = {
+        let mut s = lock.write();
+        if s.indexers_generation != generation {
+            // An indexer was added while we were building: index with the current set.
+            let funcs = s.index_funcs();
+            new.indexers.clear();
+            new.index_all(&funcs);
+        }
+        new.indexers_generation = s.indexers_generation;
+        let old = std::mem::replace(&mut *s, new);
+        old.items
+    };
+
+    let mut diff = RawReplaced::default();
+    for (key, obj) in order {
+        match old_items.remove(key.as_str()) {
+            None => diff.added.push(obj),
+            Some(old) => {
+                let (a, b) = (
+                    old.stored_meta().resource_version.as_deref(),
+                    obj.stored_meta().resource_version.as_deref(),
+                );
+                if a.is_some() && a == b {
+                    diff.unchanged += 1;
+                } else {
+                    diff.updated.push((old, obj));
+                }
+            }
+        }
+    }
+    diff.removed = old_items
+        .table
+        .into_iter()
+        .map(|(k, o)| (k.as_str().to_string(), o))
+        .collect();
+    diff
 }
 
 /// Files `obj` under `key` in its namespace's bucket; only a new namespace allocates.
-fn insert_in_namespace<K>(namespaces: &mut AHashMap<String, Bucket<K>>, key: &Key, obj: &Arc<K>) {
+fn insert_in_namespace(namespaces: &mut AHashMap<String, Bucket>, key: &Key, obj: &Obj) {
     let ns = key.namespace();
     match namespaces.get_mut(ns) {
         Some(bucket) => {
@@ -383,13 +600,13 @@ fn insert_in_namespace<K>(namespaces: &mut AHashMap<String, Bucket<K>>, key: &Ke
     }
 }
 
-fn insert_into<K>(index: &mut Index<K>, values: Vec<String>, key: &Key, obj: &Arc<K>) {
+fn insert_into(index: &mut Index, values: Vec<String>, key: &Key, obj: &Obj) {
     for v in values {
         index.entry(v).or_default().insert(key.clone(), obj.clone());
     }
 }
 
-fn remove_from<K>(index: &mut Index<K>, values: Vec<String>, key: &str) {
+fn remove_from(index: &mut Index, values: Vec<String>, key: &str) {
     for v in values {
         if let Some(bucket) = index.get_mut(&v) {
             bucket.remove(key);
@@ -415,13 +632,15 @@ fn remove_from<K>(index: &mut Index<K>, values: Vec<String>, key: &str) {
 /// assert_eq!(store.clone().len(), 0);
 /// ```
 pub struct Store<K> {
-    inner: Arc<RwLock<Contents<K>>>,
+    inner: Arc<RwLock<Contents>>,
+    kind: PhantomData<fn() -> K>,
 }
 
 impl<K> Clone for Store<K> {
     fn clone(&self) -> Self {
         Store {
             inner: self.inner.clone(),
+            kind: PhantomData,
         }
     }
 }
@@ -442,11 +661,12 @@ impl<K> Default for Store<K> {
     fn default() -> Self {
         Store {
             inner: Arc::new(RwLock::new(Contents::empty())),
+            kind: PhantomData,
         }
     }
 }
 
-impl<K: Resource> Store<K> {
+impl<K: Resource + Send + Sync + 'static> Store<K> {
     /// A store holding `objects` and filed under `indexers`: for tests, and for a lister over
     /// a fixed set of objects. Fails on an object without a name or a taken indexer name.
     ///
@@ -508,7 +728,7 @@ impl<K> fmt::Debug for Writer<K> {
     }
 }
 
-impl<K: Resource> Writer<K> {
+impl<K: Resource + Send + Sync + 'static> Writer<K> {
     /// An empty store with only the namespace index.
     pub(crate) fn new() -> Self {
         Writer {
@@ -535,25 +755,11 @@ impl<K: Resource> Writer<K> {
         &self,
         indexers: impl IntoIterator<Item = (String, IndexFunc<K>)>,
     ) -> Result<(), StoreError> {
-        let new: Vec<(String, IndexFunc<K>)> = indexers.into_iter().collect();
-        let mut s = self.store.inner.write();
-        for (i, (name, _)) in new.iter().enumerate() {
-            if name == NAMESPACE_INDEX
-                || s.indexers.contains_key(name)
-                || new[..i].iter().any(|(n, _)| n == name)
-            {
-                return Err(StoreError::IndexerExists(name.clone()));
-            }
-        }
-        for (name, func) in new {
-            let mut index = Index::new();
-            for (key, obj) in s.items.iter() {
-                insert_into(&mut index, func(obj), key, obj);
-            }
-            s.indexers.insert(name, Indexer { func, index });
-        }
-        s.indexers_generation += 1;
-        Ok(())
+        let new = indexers
+            .into_iter()
+            .map(|(n, f)| (n, raw_index_func(f)))
+            .collect();
+        self.store.inner.write().add_indexers(new)
     }
 
     /// Inserts or replaces `obj`; returns the object it replaced.
@@ -564,36 +770,14 @@ impl<K: Resource> Writer<K> {
 
     /// Inserts or replaces an object that is already shared; returns the object it replaced.
     pub(crate) fn add_arc(&self, obj: Arc<K>) -> Result<Option<Arc<K>>, StoreError> {
-        let key = Key::of(obj.as_ref())?;
-        let mut s = self.store.inner.write();
-        let s = &mut *s;
-        let old = s.items.insert(key.clone(), obj.clone());
-        insert_in_namespace(&mut s.namespaces, &key, &obj);
-        for ix in s.indexers.values_mut() {
-            if let Some(old) = &old {
-                remove_from(&mut ix.index, (ix.func)(old), key.as_str());
-            }
-            insert_into(&mut ix.index, (ix.func)(&obj), &key, &obj);
-        }
-        Ok(old)
+        let old = self.store.inner.write().add(obj)?;
+        Ok(old.as_ref().and_then(typed))
     }
 
     /// Removes the object stored under `key`; returns it.
     pub(crate) fn delete_key(&self, key: &str) -> Option<Arc<K>> {
-        let mut s = self.store.inner.write();
-        let s = &mut *s;
-        let old = s.items.remove(key)?;
-        let ns = split_key(key).0.unwrap_or("");
-        if let Some(bucket) = s.namespaces.get_mut(ns) {
-            bucket.remove(key);
-            if bucket.is_empty() {
-                s.namespaces.remove(ns);
-            }
-        }
-        for ix in s.indexers.values_mut() {
-            remove_from(&mut ix.index, (ix.func)(&old), key);
-        }
-        Some(old)
+        let old = self.store.inner.write().delete_key(key)?;
+        typed(&old)
     }
 
     /// Replaces the whole contents with `objects` (the result of a list) and records
@@ -604,112 +788,12 @@ impl<K: Resource> Writer<K> {
         objects: Vec<K>,
         resource_version: impl Into<String>,
     ) -> Replaced<K> {
-        self.replace_arcs(objects.into_iter().map(Arc::new), resource_version)
-    }
-
-    /// [`Writer::replace`] for objects that are already shared.
-    pub(crate) fn replace_arcs(
-        &self,
-        objects: impl IntoIterator<Item = Arc<K>>,
-        resource_version: impl Into<String>,
-    ) -> Replaced<K> {
-        let (indexer_funcs, generation) = {
-            let s = self.store.inner.read();
-            let funcs: Vec<(String, IndexFunc<K>)> = s
-                .indexers
-                .iter()
-                .map(|(n, ix)| (n.clone(), ix.func.clone()))
-                .collect();
-            (funcs, s.indexers_generation)
-        };
-        let objects = objects.into_iter();
-        let mut order: Vec<(Key, Arc<K>)> = Vec::with_capacity(objects.size_hint().0);
-        let mut new = Contents::empty();
-        new.items.reserve(order.capacity());
-        let mut duplicates = false;
-        for obj in objects {
-            let key = match Key::of(obj.as_ref()) {
-                Ok(k) => k,
-                Err(e) => {
-                    tracing::warn!(error = %e, "skipping an object without a name in a list");
-                    continue;
-                }
-            };
-            insert_in_namespace(&mut new.namespaces, &key, &obj);
-            duplicates |= new.items.insert(key.clone(), obj.clone()).is_some();
-            order.push((key, obj));
-        }
-        if duplicates {
-            // A key listed twice keeps its last object; forget the earlier ones.
-            order.retain(|(k, o)| {
-                new.items
-                    .get_key(k.as_str())
-                    .is_some_and(|cur| Arc::ptr_eq(cur, o))
-            });
-        }
-        let index_all = |store: &mut Contents<K>, funcs: &[(String, IndexFunc<K>)]| {
-            for (name, func) in funcs {
-                let mut index = Index::new();
-                for (key, obj) in store.items.iter() {
-                    insert_into(&mut index, func(obj), key, obj);
-                }
-                store.indexers.insert(
-                    name.clone(),
-                    Indexer {
-                        func: func.clone(),
-                        index,
-                    },
-                );
-            }
-        };
-        index_all(&mut new, &indexer_funcs);
-        new.resource_version = resource_version.into();
-
-        let old_items = {
-            let mut s = self.store.inner.write();
-            if s.indexers_generation != generation {
-                // An indexer was added while we were building: index with the current set.
-                let funcs: Vec<(String, IndexFunc<K>)> = s
-                    .indexers
-                    .iter()
-                    .map(|(n, ix)| (n.clone(), ix.func.clone()))
-                    .collect();
-                new.indexers.clear();
-                index_all(&mut new, &funcs);
-            }
-            new.indexers_generation = s.indexers_generation;
-            let old = std::mem::replace(&mut *s, new);
-            old.items
-        };
-
-        let mut diff = Replaced::default();
-        let mut old_items = old_items;
-        for (key, obj) in order {
-            match old_items.remove(key.as_str()) {
-                None => diff.added.push(obj),
-                Some(old) => {
-                    let (a, b) = (
-                        old.meta().resource_version.as_deref(),
-                        obj.meta().resource_version.as_deref(),
-                    );
-                    if a.is_some() && a == b {
-                        diff.unchanged += 1;
-                    } else {
-                        diff.updated.push((old, obj));
-                    }
-                }
-            }
-        }
-        diff.removed = old_items
-            .table
-            .into_iter()
-            .map(|(k, o)| (k.as_str().to_string(), o))
-            .collect();
-        diff
+        let objects = objects.into_iter().map(|o| Arc::new(o) as Obj).collect();
+        replace_contents(&self.store.inner, objects, resource_version.into()).typed()
     }
 }
 
-impl<K> Store<K> {
+impl<K: Send + Sync + 'static> Store<K> {
     /// The object stored under `key` (`namespace/name` or `name`).
     ///
     /// ```
@@ -718,7 +802,7 @@ impl<K> Store<K> {
     /// assert!(cache.get_by_key("default/missing").is_none());
     /// ```
     pub fn get_by_key(&self, key: &str) -> Option<Arc<K>> {
-        self.inner.read().items.get_key(key).cloned()
+        self.inner.read().items.get_key(key).and_then(typed)
     }
 
     /// The object `name` in `namespace` (`None` for cluster-scoped objects), without building
@@ -740,7 +824,7 @@ impl<K> Store<K> {
             .read()
             .items
             .get(namespace.unwrap_or(""), name)
-            .cloned()
+            .and_then(typed)
     }
 
     /// Every object, in no particular order.
@@ -751,7 +835,7 @@ impl<K> Store<K> {
     /// assert!(cache.list().is_empty());
     /// ```
     pub fn list(&self) -> Vec<Arc<K>> {
-        self.inner.read().items.values().cloned().collect()
+        self.inner.read().items.values().filter_map(typed).collect()
     }
 
     /// Every object for which `keep` returns true (evaluated under the read lock, so keep it
@@ -767,8 +851,7 @@ impl<K> Store<K> {
             .read()
             .items
             .values()
-            .filter(|o| keep(o))
-            .cloned()
+            .filter_map(|o| typed_ref::<K>(o).is_some_and(&mut keep).then(|| typed(o))?)
             .collect()
     }
 
@@ -814,7 +897,10 @@ impl<K> Store<K> {
     ) -> Vec<Arc<K>> {
         let s = self.inner.read();
         match s.namespaces.get(namespace) {
-            Some(bucket) => bucket.values().filter(|o| keep(o)).cloned().collect(),
+            Some(bucket) => bucket
+                .values()
+                .filter_map(|o| typed_ref::<K>(o).is_some_and(&mut keep).then(|| typed(o))?)
+                .collect(),
             None => Vec::new(),
         }
     }
@@ -868,7 +954,7 @@ impl<K> Store<K> {
             return Ok(s
                 .namespaces
                 .get(value)
-                .map(|b| b.values().cloned().collect())
+                .map(|b| b.values().filter_map(typed).collect())
                 .unwrap_or_default());
         }
         let ix = s
@@ -878,7 +964,7 @@ impl<K> Store<K> {
         Ok(ix
             .index
             .get(value)
-            .map(|b| b.values().cloned().collect())
+            .map(|b| b.values().filter_map(typed).collect())
             .unwrap_or_default())
     }
 
@@ -957,8 +1043,8 @@ impl<K> Store<K> {
     /// assert_eq!(n, 0);
     /// ```
     pub fn for_each(&self, mut f: impl FnMut(&Arc<K>)) {
-        for o in self.inner.read().items.values() {
-            f(o);
+        for o in self.inner.read().items.values().filter_map(typed) {
+            f(&o);
         }
     }
 }
