@@ -331,7 +331,7 @@ pub(crate) type Obj = Arc<dyn Stored>;
 
 /// `obj` as the `K` it was stored as (no copy); `None` only if it is another type, which a
 /// `Store<K>` never holds.
-fn typed<K: Send + Sync + 'static>(obj: &Obj) -> Option<Arc<K>> {
+pub(crate) fn typed<K: Send + Sync + 'static>(obj: &Obj) -> Option<Arc<K>> {
     let any: Arc<dyn Any + Send + Sync> = obj.clone();
     any.downcast::<K>().ok()
 }
@@ -343,13 +343,14 @@ fn typed_ref<K: 'static>(obj: &Obj) -> Option<&K> {
 }
 
 /// An index function over stored objects (an [`IndexFunc`] behind a type check).
-type RawIndexFunc = Arc<dyn Fn(&Obj) -> Vec<String> + Send + Sync>;
+pub(crate) type RawIndexFunc = Arc<dyn Fn(&Obj) -> Vec<String> + Send + Sync>;
 
-fn raw_index_func<K: 'static>(func: IndexFunc<K>) -> RawIndexFunc {
+pub(crate) fn raw_index_func<K: 'static>(func: IndexFunc<K>) -> RawIndexFunc {
     Arc::new(move |o: &Obj| typed_ref::<K>(o).map(|k| func(k)).unwrap_or_default())
 }
 
-/// What a relist changed, so that an informer can tell handlers about it.
+/// What a relist changed, typed (for tests).
+#[cfg(test)]
 #[derive(Debug)]
 pub(crate) struct Replaced<K> {
     /// Objects whose key was not in the cache before, in list order.
@@ -362,6 +363,7 @@ pub(crate) struct Replaced<K> {
     pub(crate) unchanged: usize,
 }
 
+#[cfg(test)]
 impl<K> Default for Replaced<K> {
     fn default() -> Self {
         Replaced {
@@ -373,15 +375,16 @@ impl<K> Default for Replaced<K> {
     }
 }
 
-/// [`Replaced`] of stored objects, before they are given back their type.
+/// What a relist changed, so that an informer can tell handlers about it.
 #[derive(Default)]
-struct RawReplaced {
-    added: Vec<Obj>,
-    updated: Vec<(Obj, Obj)>,
-    removed: Vec<(String, Obj)>,
-    unchanged: usize,
+pub(crate) struct RawReplaced {
+    pub(crate) added: Vec<Obj>,
+    pub(crate) updated: Vec<(Obj, Obj)>,
+    pub(crate) removed: Vec<(String, Obj)>,
+    pub(crate) unchanged: usize,
 }
 
+#[cfg(test)]
 impl RawReplaced {
     fn typed<K: Send + Sync + 'static>(self) -> Replaced<K> {
         Replaced {
@@ -704,35 +707,91 @@ impl<K: Resource + Send + Sync + 'static> Store<K> {
         }
         let writer = Writer::new();
         writer.add_indexers(indexers)?;
-        writer.replace(objects, "");
+        let objects = objects.into_iter().map(|o| Arc::new(o) as Obj).collect();
+        writer.raw().replace(objects, String::new());
         Ok(writer.store())
     }
 }
 
-/// The writing side of a [`Store`]: only the informer that owns the store holds one.
+/// The writing side of a store, for objects of whatever kind it holds: only the informer that
+/// owns the store holds one. Its operations are compiled once for all kinds.
+#[derive(Clone)]
+pub(crate) struct RawWriter {
+    inner: Arc<RwLock<Contents>>,
+}
+
+impl fmt::Debug for RawWriter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.store::<()>().fmt(f)
+    }
+}
+
+impl RawWriter {
+    /// An empty store with only the namespace index.
+    pub(crate) fn new() -> Self {
+        RawWriter {
+            inner: Arc::new(RwLock::new(Contents::empty())),
+        }
+    }
+
+    /// A read-only handle to the same contents, reading them as `K`s.
+    pub(crate) fn store<K>(&self) -> Store<K> {
+        Store {
+            inner: self.inner.clone(),
+            kind: PhantomData,
+        }
+    }
+
+    /// Adds indexers and indexes every object present; nothing is added if a name is taken
+    /// (`namespace` always is).
+    pub(crate) fn add_indexers(&self, new: Vec<(String, RawIndexFunc)>) -> Result<(), StoreError> {
+        self.inner.write().add_indexers(new)
+    }
+
+    /// Inserts or replaces `obj`; returns the object it replaced.
+    pub(crate) fn add(&self, obj: Obj) -> Result<Option<Obj>, StoreError> {
+        self.inner.write().add(obj)
+    }
+
+    /// Removes the object stored under `key`; returns it.
+    pub(crate) fn delete_key(&self, key: &str) -> Option<Obj> {
+        self.inner.write().delete_key(key)
+    }
+
+    /// Replaces the whole contents with `objects` (the result of a list) and records
+    /// `resource_version`; returns what changed. The new contents and indexes are built without
+    /// holding the lock and swapped in atomically. Objects without a name are skipped (logged).
+    pub(crate) fn replace(&self, objects: Vec<Obj>, resource_version: String) -> RawReplaced {
+        replace_contents(&self.inner, objects, resource_version)
+    }
+
+    /// Every object, in no particular order.
+    pub(crate) fn list(&self) -> Vec<Obj> {
+        self.inner.read().items.values().cloned().collect()
+    }
+}
+
+/// The store key of stored metadata (as [`object_key`]).
+pub(crate) fn key_of(meta: &ObjectMeta) -> Result<String, StoreError> {
+    Key::of(meta).map(|k| k.as_str().to_string())
+}
+
+/// A [`RawWriter`] for objects of type `K` (for tests and [`Store::from_objects`]).
 pub(crate) struct Writer<K> {
     store: Store<K>,
-}
-
-impl<K> std::ops::Deref for Writer<K> {
-    type Target = Store<K>;
-
-    fn deref(&self) -> &Store<K> {
-        &self.store
-    }
-}
-
-impl<K> fmt::Debug for Writer<K> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.store.fmt(f)
-    }
 }
 
 impl<K: Resource + Send + Sync + 'static> Writer<K> {
     /// An empty store with only the namespace index.
     pub(crate) fn new() -> Self {
         Writer {
-            store: Store::default(),
+            store: RawWriter::new().store(),
+        }
+    }
+
+    fn raw(&self) -> RawWriter {
+        RawWriter {
+            inner: self.store.inner.clone(),
         }
     }
 
@@ -743,6 +802,7 @@ impl<K: Resource + Send + Sync + 'static> Writer<K> {
 
     /// Adds an indexer and indexes every object already present. Fails if `name` is taken
     /// (`namespace` is always taken).
+    #[cfg(test)]
     pub(crate) fn add_indexer<F>(&self, name: impl Into<String>, func: F) -> Result<(), StoreError>
     where
         F: Fn(&K) -> Vec<String> + Send + Sync + 'static,
@@ -759,37 +819,39 @@ impl<K: Resource + Send + Sync + 'static> Writer<K> {
             .into_iter()
             .map(|(n, f)| (n, raw_index_func(f)))
             .collect();
-        self.store.inner.write().add_indexers(new)
+        self.raw().add_indexers(new)
     }
 
     /// Inserts or replaces `obj`; returns the object it replaced.
     #[cfg(test)]
     pub(crate) fn add(&self, obj: K) -> Result<Option<Arc<K>>, StoreError> {
-        self.add_arc(Arc::new(obj))
-    }
-
-    /// Inserts or replaces an object that is already shared; returns the object it replaced.
-    pub(crate) fn add_arc(&self, obj: Arc<K>) -> Result<Option<Arc<K>>, StoreError> {
-        let old = self.store.inner.write().add(obj)?;
+        let old = self.raw().add(Arc::new(obj))?;
         Ok(old.as_ref().and_then(typed))
     }
 
     /// Removes the object stored under `key`; returns it.
+    #[cfg(test)]
     pub(crate) fn delete_key(&self, key: &str) -> Option<Arc<K>> {
-        let old = self.store.inner.write().delete_key(key)?;
-        typed(&old)
+        typed(&self.raw().delete_key(key)?)
     }
 
-    /// Replaces the whole contents with `objects` (the result of a list) and records
-    /// `resource_version`; returns what changed. The new contents and indexes are built without
-    /// holding the lock and swapped in atomically. Objects without a name are skipped (logged).
+    /// [`RawWriter::replace`] for `K`s.
+    #[cfg(test)]
     pub(crate) fn replace(
         &self,
         objects: Vec<K>,
         resource_version: impl Into<String>,
     ) -> Replaced<K> {
         let objects = objects.into_iter().map(|o| Arc::new(o) as Obj).collect();
-        replace_contents(&self.store.inner, objects, resource_version.into()).typed()
+        self.raw().replace(objects, resource_version.into()).typed()
+    }
+}
+
+impl<K> std::ops::Deref for Writer<K> {
+    type Target = Store<K>;
+
+    fn deref(&self) -> &Store<K> {
+        &self.store
     }
 }
 

@@ -81,6 +81,7 @@ pub(crate) mod mock;
 mod tests;
 
 use std::fmt::{self, Debug};
+use std::marker::PhantomData;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -98,8 +99,8 @@ pub use handler::{DeletedObject, EventHandler, EventHandlerFuncs};
 pub use options::{DEFAULT_PAGE_SIZE, InformerOptions, MetadataTransform, TweakListParams};
 
 use crate::lister::Lister;
-use crate::store::{Store, StoreError, Writer, object_key};
-use processor::{Listener, Notification};
+use crate::store::{Obj, RawWriter, Store, StoreError, key_of, raw_index_func, typed};
+use processor::{Deleted, Deliver, Listener, Notification};
 use reflector::{Reflector, Sink};
 
 /// What an informer needs of the objects it caches, whether their type fixes the resource
@@ -248,9 +249,9 @@ enum Phase {
 }
 
 /// Everything that must change atomically with handler delivery (client-go's `blockDeltas`).
-struct State<K> {
+struct State {
     phase: Phase,
-    listeners: Vec<Listener<K>>,
+    listeners: Vec<Listener>,
     next_id: u64,
     tasks: Vec<JoinHandle<()>>,
     runtime: Option<tokio::runtime::Handle>,
@@ -258,16 +259,21 @@ struct State<K> {
     listeners_token: CancellationToken,
 }
 
-struct Inner<K> {
+/// Decodes one object and applies the informer's transforms; also returns the
+/// resourceVersion the object had before them.
+type Decode = Box<dyn Fn(&str) -> serde_json::Result<(Obj, Option<String>)> + Send + Sync>;
+
+/// The informer proper, the same type for every object type: only [`Decode`] knows `K`.
+struct Inner {
     name: String,
     /// Group and plural, for the lister's NotFound errors.
     group: Arc<str>,
     plural: Arc<str>,
-    writer: Writer<K>,
+    writer: RawWriter,
     reflector: Reflector,
-    transform: Option<TransformFn<K>>,
+    decode: Decode,
     resync: Option<Duration>,
-    state: Mutex<State<K>>,
+    state: Mutex<State>,
     synced: AtomicBool,
     sync_tx: watch::Sender<SyncState>,
     last_resource_version: Mutex<String>,
@@ -288,13 +294,15 @@ struct Inner<K> {
 /// # }
 /// ```
 pub struct SharedIndexInformer<K> {
-    inner: Arc<Inner<K>>,
+    inner: Arc<Inner>,
+    kind: PhantomData<fn() -> K>,
 }
 
 impl<K> Clone for SharedIndexInformer<K> {
     fn clone(&self) -> Self {
         SharedIndexInformer {
             inner: self.inner.clone(),
+            kind: PhantomData,
         }
     }
 }
@@ -395,11 +403,39 @@ impl<K: CacheObject> InformerBuilder<K> {
     /// # }
     /// ```
     pub fn build(self) -> SharedIndexInformer<K> {
-        let target = self.target;
+        let metadata = self.options.metadata_transform();
+        let transform = self.transform;
+        let decode: Decode = Box::new(move |raw: &str| {
+            let obj: K = serde_json::from_str(raw)?;
+            let resource_version = obj.meta().resource_version.clone();
+            let mut obj = match &transform {
+                Some(t) => t(obj),
+                None => obj,
+            };
+            if let Some(meta) = &metadata {
+                meta(obj.meta_mut());
+            }
+            Ok((Arc::new(obj) as Obj, resource_version))
+        });
+        SharedIndexInformer {
+            inner: Arc::new(Inner::new(self.client, self.target, self.options, decode)),
+            kind: PhantomData,
+        }
+    }
+}
+
+impl Inner {
+    /// A new informer (not yet running) of `target`, decoding objects with `decode`.
+    fn new(
+        client: kube::Client,
+        target: InformerTarget,
+        options: InformerOptions,
+        decode: Decode,
+    ) -> Inner {
         let options = if target.namespaced {
-            self.options
+            options
         } else {
-            self.options.without_namespace()
+            options.without_namespace()
         };
         let namespace = options.get_namespace().map(String::from);
         let list_params = options.list_params();
@@ -412,49 +448,66 @@ impl<K: CacheObject> InformerBuilder<K> {
             Some(ns) => format!("{kind} in {ns}"),
             None => kind.to_string(),
         };
-        let transform: Option<TransformFn<K>> = match (self.transform, options.metadata_transform())
-        {
-            (typed, None) => typed,
-            (typed, Some(meta)) => Some(Arc::new(move |obj: K| {
-                let mut obj = match &typed {
-                    Some(t) => t(obj),
-                    None => obj,
-                };
-                meta(obj.meta_mut());
-                obj
-            })),
-        };
         let (sync_tx, _) = watch::channel(SyncState::Pending);
-        SharedIndexInformer {
-            inner: Arc::new(Inner {
-                writer: Writer::new(),
-                reflector: Reflector {
-                    client: self.client,
-                    request: Request::new(target.url_path(namespace.as_deref())),
-                    list_params,
-                    page_size: options.get_page_size(),
-                    watch_timeout: options.get_watch_timeout(),
-                    backoff: options.get_backoff(),
-                    name: name.clone(),
-                },
-                name,
-                group: Arc::from(target.resource.group.as_str()),
-                plural: Arc::from(target.resource.plural.as_str()),
-                transform,
-                resync: options.get_resync(),
-                state: Mutex::new(State {
-                    phase: Phase::Idle,
-                    listeners: Vec::new(),
-                    next_id: 0,
-                    tasks: Vec::new(),
-                    runtime: None,
-                    listeners_token: CancellationToken::new(),
-                }),
-                synced: AtomicBool::new(false),
-                sync_tx,
-                last_resource_version: Mutex::new(String::new()),
+        Inner {
+            writer: RawWriter::new(),
+            reflector: Reflector {
+                client,
+                request: Request::new(target.url_path(namespace.as_deref())),
+                list_params,
+                page_size: options.get_page_size(),
+                watch_timeout: options.get_watch_timeout(),
+                backoff: options.get_backoff(),
+                name: name.clone(),
+            },
+            name,
+            group: Arc::from(target.resource.group.as_str()),
+            plural: Arc::from(target.resource.plural.as_str()),
+            decode,
+            resync: options.get_resync(),
+            state: Mutex::new(State {
+                phase: Phase::Idle,
+                listeners: Vec::new(),
+                next_id: 0,
+                tasks: Vec::new(),
+                runtime: None,
+                listeners_token: CancellationToken::new(),
             }),
+            synced: AtomicBool::new(false),
+            sync_tx,
+            last_resource_version: Mutex::new(String::new()),
         }
+    }
+
+    /// Registers a handler (see [`SharedIndexInformer::add_event_handler`]).
+    fn register(&self, deliver: Deliver) -> Result<HandlerRegistration, InformerError> {
+        let mut st = self.state.lock();
+        if st.phase == Phase::Stopped {
+            return Err(InformerError::Stopped);
+        }
+        let id = st.next_id;
+        st.next_id += 1;
+        let mut listener = Listener::new(id, deliver, &st.listeners_token);
+        // Under the state lock no event can be delivered, so the snapshot and the events that
+        // follow are exactly consecutive.
+        for obj in self.writer.list() {
+            listener.send(Notification::Add(obj, true));
+        }
+        if self.synced.load(Ordering::Acquire) {
+            listener.send(Notification::Synced);
+        }
+        let registration = HandlerRegistration {
+            id,
+            synced: listener.synced.clone(),
+        };
+        if st.phase == Phase::Running
+            && let Some(rt) = st.runtime.clone()
+            && let Some(task) = listener.take_task()
+        {
+            st.tasks.push(task.spawn(&rt));
+        }
+        st.listeners.push(listener);
+        Ok(registration)
     }
 }
 
@@ -613,7 +666,7 @@ impl<K: CacheObject> SharedIndexInformer<K> {
     /// ```
     pub fn lister(&self) -> Lister<K> {
         Lister::new(
-            self.inner.writer.clone(),
+            self.inner.writer.store(),
             &self.inner.group,
             &self.inner.plural,
         )
@@ -631,7 +684,10 @@ impl<K: CacheObject> SharedIndexInformer<K> {
         name: impl Into<String>,
         func: impl Fn(&K) -> Vec<String> + Send + Sync + 'static,
     ) -> Result<(), StoreError> {
-        self.inner.writer.add_indexer(name, func)
+        let func: crate::store::IndexFunc<K> = Arc::new(func);
+        self.inner
+            .writer
+            .add_indexers(vec![(name.into(), raw_index_func(func))])
     }
 
     /// Registers a handler. It receives the cache's current contents as `on_add(obj, true)`
@@ -665,33 +721,25 @@ impl<K: CacheObject> SharedIndexInformer<K> {
         &self,
         handler: Arc<dyn EventHandler<K>>,
     ) -> Result<HandlerRegistration, InformerError> {
-        let mut st = self.inner.state.lock();
-        if st.phase == Phase::Stopped {
-            return Err(InformerError::Stopped);
-        }
-        let id = st.next_id;
-        st.next_id += 1;
-        let mut listener = Listener::new(id, handler, &st.listeners_token);
-        // Under the state lock no event can be delivered, so the snapshot and the events that
-        // follow are exactly consecutive.
-        for obj in self.inner.writer.list() {
-            listener.send(Notification::Add(obj, true));
-        }
-        if self.inner.synced.load(Ordering::Acquire) {
-            listener.send(Notification::Synced);
-        }
-        let registration = HandlerRegistration {
-            id,
-            synced: listener.synced.clone(),
-        };
-        if st.phase == Phase::Running
-            && let Some(rt) = st.runtime.clone()
-            && let Some(task) = listener.take_task()
-        {
-            st.tasks.push(task.spawn(&rt));
-        }
-        st.listeners.push(listener);
-        Ok(registration)
+        let deliver: Deliver = Arc::new(move |n: Notification| match n {
+            Notification::Add(o, initial) => {
+                if let Some(o) = typed(&o) {
+                    handler.on_add(o, initial)
+                }
+            }
+            Notification::Update(old, new) => {
+                if let (Some(old), Some(new)) = (typed(&old), typed(&new)) {
+                    handler.on_update(old, new)
+                }
+            }
+            Notification::Delete(d) => {
+                if let Some(d) = d.typed() {
+                    handler.on_delete(d)
+                }
+            }
+            Notification::Synced => {}
+        });
+        self.inner.register(deliver)
     }
 
     /// Unregisters a handler; its task ends after the notification it is handling. Returns
@@ -898,7 +946,7 @@ async fn drive(core: Arc<dyn Core>, cancel: CancellationToken) {
     tracing::debug!(informer = %core.name(), "informer stopped");
 }
 
-impl<K: CacheObject> Core for Inner<K> {
+impl Core for Inner {
     fn name(&self) -> &str {
         &self.name
     }
@@ -949,15 +997,8 @@ impl<K: CacheObject> Core for Inner<K> {
     }
 }
 
-impl<K: CacheObject> Inner<K> {
-    fn transformed(&self, obj: K) -> K {
-        match &self.transform {
-            Some(t) => t(obj),
-            None => obj,
-        }
-    }
-
-    fn broadcast(st: &State<K>, n: Notification<K>) {
+impl Inner {
+    fn broadcast(st: &State, n: Notification) {
         for l in &st.listeners {
             l.send(n.clone());
         }
@@ -979,7 +1020,7 @@ impl<K: CacheObject> Inner<K> {
     }
 }
 
-impl<K: CacheObject> Sink for Inner<K> {
+impl Sink for Inner {
     fn replace(
         &self,
         items: &[Box<serde_json::value::RawValue>],
@@ -987,8 +1028,8 @@ impl<K: CacheObject> Sink for Inner<K> {
     ) -> serde_json::Result<()> {
         let items = items
             .iter()
-            .map(|raw| serde_json::from_str::<K>(raw.get()).map(|o| self.transformed(o)))
-            .collect::<serde_json::Result<Vec<K>>>()?;
+            .map(|raw| (self.decode)(raw.get()).map(|(o, _)| o))
+            .collect::<serde_json::Result<Vec<Obj>>>()?;
         let st = self.state.lock();
         let diff = self.writer.replace(items, resource_version.clone());
         *self.last_resource_version.lock() = resource_version;
@@ -1012,7 +1053,7 @@ impl<K: CacheObject> Sink for Inner<K> {
             for (key, old) in diff.removed {
                 Self::broadcast(
                     &st,
-                    Notification::Delete(DeletedObject::Tombstone {
+                    Notification::Delete(Deleted::Tombstone {
                         key,
                         last_known: Some(old),
                     }),
@@ -1032,12 +1073,10 @@ impl<K: CacheObject> Sink for Inner<K> {
         object: &serde_json::value::RawValue,
         deleted: bool,
     ) -> serde_json::Result<Option<String>> {
-        let obj: K = serde_json::from_str(object.get())?;
-        let resource_version = obj.meta().resource_version.clone();
+        let (obj, resource_version) = (self.decode)(object.get())?;
         if !deleted {
-            let obj = Arc::new(self.transformed(obj));
             let st = self.state.lock();
-            match self.writer.add_arc(obj.clone()) {
+            match self.writer.add(obj.clone()) {
                 Ok(Some(old)) => Self::broadcast(&st, Notification::Update(old, obj)),
                 Ok(None) => Self::broadcast(&st, Notification::Add(obj, false)),
                 Err(e) => {
@@ -1045,12 +1084,11 @@ impl<K: CacheObject> Sink for Inner<K> {
                 }
             }
         } else {
-            let obj = self.transformed(obj);
-            match object_key(&obj) {
+            match key_of(obj.stored_meta()) {
                 Ok(key) => {
                     let st = self.state.lock();
                     self.writer.delete_key(&key);
-                    Self::broadcast(&st, Notification::Delete(DeletedObject::Obj(Arc::new(obj))));
+                    Self::broadcast(&st, Notification::Delete(Deleted::Obj(obj)));
                 }
                 Err(e) => {
                     tracing::warn!(informer = %self.name, error = %e, "ignoring a watch event")

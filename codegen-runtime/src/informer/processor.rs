@@ -8,70 +8,89 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::handler::{DeletedObject, EventHandler};
+use super::handler::DeletedObject;
+use crate::store::{Obj, typed};
 
-/// One notification for one handler.
-pub(crate) enum Notification<K> {
-    Add(Arc<K>, bool),
-    Update(Arc<K>, Arc<K>),
-    Delete(DeletedObject<K>),
+/// One notification for one handler, about objects of whatever kind the informer holds (the
+/// handler's own delivery function gives them back their type).
+#[derive(Clone)]
+pub(crate) enum Notification {
+    Add(Obj, bool),
+    Update(Obj, Obj),
+    Delete(Deleted),
     /// Everything before this was part of the handler's initial state.
     Synced,
 }
 
-impl<K> Clone for Notification<K> {
-    fn clone(&self) -> Self {
-        match self {
-            Notification::Add(o, i) => Notification::Add(o.clone(), *i),
-            Notification::Update(a, b) => Notification::Update(a.clone(), b.clone()),
-            Notification::Delete(d) => Notification::Delete(d.clone()),
-            Notification::Synced => Notification::Synced,
-        }
+/// [`DeletedObject`] of a stored object.
+#[derive(Clone)]
+pub(crate) enum Deleted {
+    Obj(Obj),
+    Tombstone {
+        key: String,
+        last_known: Option<Obj>,
+    },
+}
+
+impl Deleted {
+    /// The same, typed (`None` only for an object of another type, which does not happen).
+    pub(crate) fn typed<K: Send + Sync + 'static>(&self) -> Option<DeletedObject<K>> {
+        Some(match self {
+            Deleted::Obj(o) => DeletedObject::Obj(typed(o)?),
+            Deleted::Tombstone { key, last_known } => DeletedObject::Tombstone {
+                key: key.clone(),
+                last_known: match last_known {
+                    Some(o) => Some(typed(o)?),
+                    None => None,
+                },
+            },
+        })
     }
 }
 
+/// A handler as the informer sees it: a function taking any notification but `Synced` (made
+/// for each handler by `add_event_handler`, which knows the object type).
+pub(crate) type Deliver = Arc<dyn Fn(Notification) + Send + Sync>;
+
 /// A notification bound to its handler, ready to run on the listener's task. Queues carry these
-/// rather than `Notification<K>`s so that the queue and the task are compiled once, not once for
-/// every object type.
+/// so that the queue and the task are compiled once, not once for every object type.
 type Delivery = Box<dyn FnOnce() + Send>;
 
 /// A registered handler: its queue, and (until its task is spawned) the receiving end.
-pub(crate) struct Listener<K> {
+pub(crate) struct Listener {
     pub(crate) id: u64,
     tx: mpsc::UnboundedSender<Delivery>,
-    handler: Arc<dyn EventHandler<K>>,
+    deliver: Deliver,
     pending: Option<mpsc::UnboundedReceiver<Delivery>>,
     pub(crate) synced: Arc<AtomicBool>,
     /// Cancels this listener's task only (removal of the handler).
     pub(crate) cancel: CancellationToken,
 }
 
-impl<K: Send + Sync + 'static> Listener<K> {
-    pub(crate) fn new(
-        id: u64,
-        handler: Arc<dyn EventHandler<K>>,
-        parent: &CancellationToken,
-    ) -> Self {
+impl Listener {
+    pub(crate) fn new(id: u64, deliver: Deliver, parent: &CancellationToken) -> Self {
         let (tx, rx) = mpsc::unbounded_channel();
         Listener {
             id,
             tx,
-            handler,
+            deliver,
             pending: Some(rx),
             synced: Arc::new(AtomicBool::new(false)),
             cancel: parent.child_token(),
         }
     }
 
-    pub(crate) fn send(&self, n: Notification<K>) {
-        let h = self.handler.clone();
-        let synced = self.synced.clone();
-        let delivery: Delivery = Box::new(move || match n {
-            Notification::Add(o, initial) => h.on_add(o, initial),
-            Notification::Update(old, new) => h.on_update(old, new),
-            Notification::Delete(d) => h.on_delete(d),
-            Notification::Synced => synced.store(true, Ordering::Release),
-        });
+    pub(crate) fn send(&self, n: Notification) {
+        let delivery: Delivery = match n {
+            Notification::Synced => {
+                let synced = self.synced.clone();
+                Box::new(move || synced.store(true, Ordering::Release))
+            }
+            n => {
+                let deliver = self.deliver.clone();
+                Box::new(move || deliver(n))
+            }
+        };
         // The task ends only on cancellation, after which nobody cares about the notification.
         let _ = self.tx.send(delivery);
     }

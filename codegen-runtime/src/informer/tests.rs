@@ -11,6 +11,7 @@ use tokio::sync::mpsc;
 use super::mock::{LiveWatch, MockApi, bookmark, cm, cm_labels, event, gone_event};
 use super::*;
 use crate::labels::Selector;
+use crate::store::object_key;
 
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 enum Ev {
