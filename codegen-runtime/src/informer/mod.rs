@@ -42,6 +42,11 @@
 //! Backoff is client-go's ([`BackoffConfig`]): 800 ms doubling to 30 s, with jitter, reset after
 //! two quiet minutes.
 //!
+//! Only decoding knows the object type: the informer proper (reflector, cache, handler queues,
+//! run loop) is one type for every kind, and each handler gets its objects typed by a small
+//! function made when it is added. A kind a program watches therefore adds a decode function and
+//! its handlers' glue to the build, not a copy of the informer.
+//!
 //! ```no_run
 //! use k8s_openapi::api::core::v1::ConfigMap;
 //! use kube_codegen_runtime::{EventHandlerFuncs, InformerOptions, SharedIndexInformer};
