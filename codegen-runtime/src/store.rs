@@ -106,16 +106,7 @@ pub enum StoreError {
 /// # Ok::<(), kube_codegen_runtime::store::StoreError>(())
 /// ```
 pub fn object_key<K: Resource>(obj: &K) -> Result<String, StoreError> {
-    let meta = obj.meta();
-    let name = meta
-        .name
-        .as_deref()
-        .filter(|n| !n.is_empty())
-        .ok_or(StoreError::MissingName)?;
-    Ok(match meta.namespace.as_deref().filter(|n| !n.is_empty()) {
-        Some(ns) => format!("{ns}/{name}"),
-        None => name.to_string(),
-    })
+    key_of(obj.meta())
 }
 
 thread_local! {
