@@ -44,6 +44,9 @@ pub(crate) struct Module {
     pub doc: String,
     /// The module's items.
     pub items: TokenStream,
+    /// Items already written as formatted text (the per-kind files some emitters write
+    /// directly); rendered after `items`.
+    pub text: Option<String>,
     /// The Cargo feature the whole module is behind (`#![cfg(feature = "…")]`), if any.
     pub cfg: Option<String>,
 }
@@ -56,7 +59,16 @@ impl Module {
             path: path.iter().map(|s| s.to_string()).collect(),
             doc: doc.into(),
             items,
+            text: None,
             cfg: None,
+        }
+    }
+
+    /// A client-tree module whose items are already formatted text.
+    pub(crate) fn client_text(path: &[&str], doc: impl Into<String>, text: String) -> Self {
+        Module {
+            text: Some(text),
+            ..Module::client(path, doc, TokenStream::new())
         }
     }
 
@@ -108,30 +120,70 @@ struct Node {
     external: bool,
     doc: String,
     items: Vec<TokenStream>,
+    /// Items written as formatted text.
+    texts: Vec<String>,
     /// The Cargo feature the module is behind.
     cfg: Option<String>,
     children: BTreeMap<String, Node>,
 }
 
 impl Node {
-    fn insert(&mut self, path: &[String], doc: &str, items: TokenStream, cfg: Option<&str>) {
+    fn insert(&mut self, path: &[String], m: Module) {
         match path.split_first() {
             None => {
                 self.defined = true;
                 if self.doc.is_empty() {
-                    self.doc = doc.to_string();
+                    self.doc = m.doc;
                 }
                 if self.cfg.is_none() {
-                    self.cfg = cfg.map(String::from);
+                    self.cfg = m.cfg;
                 }
-                self.items.push(items);
+                if !m.items.is_empty() {
+                    self.items.push(m.items);
+                }
+                self.texts.extend(m.text);
             }
             Some((head, rest)) => self
                 .children
                 .entry(head.clone())
                 .or_default()
-                .insert(rest, doc, items, cfg),
+                .insert(rest, m),
         }
+    }
+
+    /// The items written as text, as tokens (for the layouts that put modules in one file).
+    fn text_tokens(&self, what: &Path) -> Result<Vec<TokenStream>> {
+        self.texts
+            .iter()
+            .map(|t| {
+                t.parse::<TokenStream>().map_err(|e| {
+                    Error::file(
+                        what,
+                        format!(
+                            "internal error: generated code does not parse ({e}); please report this"
+                        ),
+                    )
+                })
+            })
+            .collect()
+    }
+
+    /// The file text of a module whose items are all text and that has no children: its doc
+    /// and feature gate, then the text, with no token stream built, parsed or printed.
+    fn text_file(&self) -> Option<String> {
+        if self.texts.is_empty() || !self.items.is_empty() || !self.children.is_empty() {
+            return None;
+        }
+        let mut out =
+            String::with_capacity(self.texts.iter().map(String::len).sum::<usize>() + 256);
+        crate::emit::doc_text(&mut out, "//!", &self.doc);
+        if let Some(f) = &self.cfg {
+            out.push_str(&format!("#![cfg(feature = \"{}\")]\n", f.escape_default()));
+        }
+        for t in &self.texts {
+            out.push_str(t);
+        }
+        Some(out)
     }
 
     /// `#![cfg(feature = "…")]` (inner) or `#[cfg(…)]` (outer) when the module is behind a
@@ -160,7 +212,7 @@ impl Node {
     }
 
     /// The module's content with children declared as `pub mod x;`.
-    fn tree_tokens(&self) -> TokenStream {
+    fn tree_tokens(&self, what: &Path) -> Result<TokenStream> {
         let doc = self.doc_attrs();
         let cfg = self.cfg_attr(true);
         let doc = quote!(#doc #cfg);
@@ -170,32 +222,36 @@ impl Node {
             quote!(#[rustfmt::skip] pub mod #id;)
         });
         let items = &self.items;
-        quote!(#doc #(#mods)* #(#items)*)
+        let texts = self.text_tokens(what)?;
+        Ok(quote!(#doc #(#mods)* #(#items)* #(#texts)*))
     }
 
     /// The module's content with children declared as `#[path = "…"] pub mod x;` (the root of
     /// the included layout: no inner doc, which an `include!`d file cannot carry).
-    fn path_tokens(&self, dir: &Path) -> TokenStream {
+    fn path_tokens(&self, dir: &Path) -> Result<TokenStream> {
         let mods = self.children.iter().map(|(k, child)| {
             let id = namer::ident(k);
             let file = dir.join(child.file_name(k)).to_string_lossy().into_owned();
             quote!(#[path = #file] pub mod #id;)
         });
         let items = &self.items;
-        quote!(#(#mods)* #(#items)*)
+        let texts = self.text_tokens(dir)?;
+        Ok(quote!(#(#mods)* #(#items)* #(#texts)*))
     }
 
     /// The module's content with children inlined as `pub mod x { … }`.
-    fn inline_tokens(&self, with_doc: bool) -> TokenStream {
+    fn inline_tokens(&self, with_doc: bool, what: &Path) -> Result<TokenStream> {
         let doc = if with_doc { self.doc_attrs() } else { quote!() };
-        let mods = self.children.iter().map(|(k, child)| {
+        let mut mods = Vec::new();
+        for (k, child) in &self.children {
             let id = namer::ident(k);
-            let body = child.inline_tokens(true);
+            let body = child.inline_tokens(true, &what.join(k))?;
             let cfg = child.cfg_attr(false);
-            quote!(#cfg #[rustfmt::skip] pub mod #id { #body })
-        });
+            mods.push(quote!(#cfg #[rustfmt::skip] pub mod #id { #body }));
+        }
         let items = &self.items;
-        quote!(#doc #(#mods)* #(#items)*)
+        let texts = self.text_tokens(what)?;
+        Ok(quote!(#doc #(#mods)* #(#items)* #(#texts)*))
     }
 
     /// The file of this node, named `name`, relative to its parent's folder. (A module rendered
@@ -310,15 +366,11 @@ impl Modules {
     pub(crate) fn extend(&mut self, modules: Vec<Module>) {
         for m in modules {
             match m.root {
-                Root::Client => self
-                    .client
-                    .insert(&m.path, &m.doc, m.items, m.cfg.as_deref()),
+                Root::Client => self.client.insert(&m.path.clone(), m),
                 Root::Apis => {
                     if let [group, version, rest @ ..] = m.path.as_slice() {
-                        self.apis
-                            .entry((group.clone(), version.clone()))
-                            .or_default()
-                            .insert(rest, &m.doc, m.items, m.cfg.as_deref());
+                        let (key, rest) = ((group.clone(), version.clone()), rest.to_vec());
+                        self.apis.entry(key).or_default().insert(&rest, m);
                     }
                 }
             }
@@ -351,7 +403,7 @@ impl Modules {
         render_node(&self.client, &client_root, None, header, sink)?;
         if let (Layout::Included { out }, true) = (layout, self.client.defined) {
             let text = header.render(&format(
-                self.client.path_tokens(&client_root),
+                self.client.path_tokens(&client_root)?,
                 Path::new("client.rs"),
             )?);
             sink(out.join("client.rs"), text)?;
@@ -361,11 +413,14 @@ impl Modules {
             let dir = apis_root.join(group).join(version);
             for (name, node) in &pkg.children {
                 let path = dir.join(format!("{name}.rs"));
-                let text = header.render(&format(node.tree_tokens(), &path)?);
+                let text = match node.text_file() {
+                    Some(t) => header.render(&t),
+                    None => header.render(&format(node.tree_tokens(&path)?, &path)?),
+                };
                 sink(path, text)?;
             }
             if let Layout::Included { .. } = layout {
-                let mut body = pkg.path_tokens(&dir);
+                let mut body = pkg.path_tokens(&dir)?;
                 if pkg.children.contains_key("zz_generated_register") {
                     body.extend(quote!(
                         pub use self::zz_generated_register::*;
@@ -384,7 +439,7 @@ impl Modules {
         if self.client.children.is_empty() && self.client.items.is_empty() {
             return Ok(None);
         }
-        let tokens = self.client.inline_tokens(false);
+        let tokens = self.client.inline_tokens(false, Path::new("client"))?;
         Ok(Some(
             header.render(&format(tokens, Path::new("client.rs"))?),
         ))
@@ -402,7 +457,8 @@ impl Modules {
         let Some(pkg) = self.apis.get(&(group.to_string(), version.to_string())) else {
             return Ok(None);
         };
-        let mut body = pkg.inline_tokens(false);
+        let what = PathBuf::from(group).join(version);
+        let mut body = pkg.inline_tokens(false, &what)?;
         if pkg.children.contains_key("zz_generated_register") {
             body.extend(quote!(
                 pub use self::zz_generated_register::*;
@@ -434,7 +490,10 @@ fn render_node(
             None => dir.join("mod.rs"),
             Some(n) => dir.join(node.file_name(n)),
         };
-        let text = header.render(&format(node.tree_tokens(), &path)?);
+        let text = match node.text_file() {
+            Some(t) => header.render(&t),
+            None => header.render(&format(node.tree_tokens(&path)?, &path)?),
+        };
         sink(path, text)?;
     }
     for (child_name, child) in &node.children {

@@ -7,10 +7,10 @@
 //! manager owns from `metadata.managedFields` (no OpenAPI document needed). The analysis is the
 //! `applyconfig` stage.
 
-use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
-use super::{Ctx, docs};
+use super::Ctx;
+use super::text::{self, Src, Ty};
 use crate::applyconfig::{AcField, AcKind, AcPackage, AcTy, AcType, PathRoot};
 use crate::model::Package;
 use crate::namer::{ident, snake};
@@ -107,165 +107,194 @@ fn extract_idents(name: &str) -> (proc_macro2::Ident, proc_macro2::Ident, proc_m
     )
 }
 
+/// Where the generated code finds things, as text.
+struct Names {
+    /// The runtime crate (`::kube_codegen_runtime`).
+    rt: String,
+    /// The API package (`crate::pkg::apis::crddemo::v1`).
+    package: String,
+}
+
+impl Names {
+    fn new(ctx: &Ctx<'_>, pkg: &Package) -> Self {
+        let apis = ctx.paths.apis.to_token_stream_string();
+        Names {
+            rt: ctx.paths.runtime.to_token_stream_string(),
+            package: format!(
+                "{apis}::{}::{}",
+                ident(&pkg.group_module),
+                ident(&pkg.version_module())
+            ),
+        }
+    }
+}
+
 /// The Rust type of a configuration element.
-fn ty(ctx: &Ctx<'_>, pkg: &Package, t: &AcTy) -> TokenStream {
-    let rt = ctx.rt();
+fn ty(n: &Names, t: &AcTy) -> Ty {
     match t {
         AcTy::Path {
             root,
             segments,
             args,
         } => {
-            let segs = segments.iter().map(|s| ident(s));
-            let base = match root {
-                PathRoot::Prelude => quote!(),
-                PathRoot::Package => {
-                    let p = ctx.package_path(pkg);
-                    quote!(#p::)
-                }
-                PathRoot::Runtime => quote!(#rt::),
-                PathRoot::Crate => quote!(crate::),
-                PathRoot::Global => quote!(::),
+            let mut head = match root {
+                PathRoot::Prelude => String::new(),
+                PathRoot::Package => format!("{}::", n.package),
+                PathRoot::Runtime => format!("{}::", n.rt),
+                PathRoot::Crate => "crate::".to_string(),
+                PathRoot::Global => "::".to_string(),
             };
-            let args = (!args.is_empty()).then(|| {
-                let a = args.iter().map(|a| ty(ctx, pkg, a));
-                quote!(<#(#a),*>)
-            });
-            quote!(#base #(#segs)::* #args)
+            let segs: Vec<String> = segments.iter().map(|s| ident(s).to_string()).collect();
+            head.push_str(&segs.join("::"));
+            Ty::generic(head, args.iter().map(|a| ty(n, a)).collect())
         }
-        AcTy::Local(n) => {
-            let id = ac_ident(n);
-            quote!(super::#id)
-        }
-        AcTy::Meta(m) => {
-            let id = ac_ident(m);
-            quote!(#rt::apply::meta::#id)
-        }
-        AcTy::List(e) => {
-            let e = ty(ctx, pkg, e);
-            quote!(::std::vec::Vec<#e>)
-        }
-        AcTy::Map(k, v) => {
-            let k = ty(ctx, pkg, k);
-            let v = ty(ctx, pkg, v);
-            quote!(::std::collections::BTreeMap<#k, #v>)
-        }
-        AcTy::Boxed(e) => {
-            let e = ty(ctx, pkg, e);
-            quote!(::std::boxed::Box<#e>)
-        }
-        AcTy::Optional(e) => {
-            let e = ty(ctx, pkg, e);
-            quote!(::core::option::Option<#e>)
-        }
+        AcTy::Local(name) => Ty::new(format!("super::{name}ApplyConfiguration")),
+        AcTy::Meta(m) => Ty::new(format!("{}::apply::meta::{m}ApplyConfiguration", n.rt)),
+        AcTy::List(e) => Ty::generic("::std::vec::Vec", vec![ty(n, e)]),
+        AcTy::Map(k, v) => Ty::generic("::std::collections::BTreeMap", vec![ty(n, k), ty(n, v)]),
+        AcTy::Boxed(e) => Ty::generic("::std::boxed::Box", vec![ty(n, e)]),
+        AcTy::Optional(e) => Ty::generic("::core::option::Option", vec![ty(n, e)]),
     }
 }
 
-/// A field of the struct and its setter.
-fn field(ctx: &Ctx<'_>, pkg: &Package, f: &AcField) -> (TokenStream, TokenStream) {
-    let id = ident(&f.rust);
-    let json = &f.json;
-    let setter = format_ident!("with_{}", f.rust);
-    let doc = f.doc.as_deref().map(docs);
-    let t = ty(ctx, pkg, &f.ty);
-    let flat_map = f.flatten && matches!(f.ty, AcTy::Map(..));
-    let decl = if f.flatten {
-        quote! {
-            #doc
-            #[serde(flatten, default)]
-            pub #id: #t,
-        }
+/// `::core::option::Option<t>`.
+fn option(t: Ty) -> Ty {
+    Ty::generic("::core::option::Option", vec![t])
+}
+
+/// `::core::convert::Into<t>` after `prefix` (`value: impl `, `I: `).
+fn into(prefix: &str, t: Ty) -> Ty {
+    Ty::generic("::core::convert::Into", vec![t]).prefixed(prefix)
+}
+
+/// The struct field of `f`.
+fn field_decl(src: &mut Src, n: &Names, f: &AcField) {
+    let id = ident(&f.rust).to_string();
+    if let Some(d) = &f.doc {
+        src.doc(4, d);
+    }
+    let t = ty(n, &f.ty);
+    if f.flatten {
+        src.attr_list(4, "serde", &["flatten", "default"]);
+        src.field(4, &format!("pub {id}"), &t);
     } else {
-        quote! {
-            #doc
-            #[serde(rename = #json, default, skip_serializing_if = "Option::is_none")]
-            pub #id: ::core::option::Option<#t>,
-        }
-    };
-    let set = match &f.ty {
+        let rename = format!("rename = \"{}\"", f.json.escape_default());
+        src.attr_list(
+            4,
+            "serde",
+            &[
+                &rename,
+                "default",
+                "skip_serializing_if = \"Option::is_none\"",
+            ],
+        );
+        src.field(4, &format!("pub {id}"), &option(t));
+    }
+}
+
+/// The setter of `f`: lists append, maps merge, anything else is replaced.
+fn setter(src: &mut Src, n: &Names, f: &AcField) {
+    let id = ident(&f.rust).to_string();
+    let head = format!("pub fn {}", format_ident!("with_{}", f.rust));
+    let json = &f.json;
+    let target = format!(".{id}");
+    let this = Ty::new("mut self");
+    let ret = Ty::new("Self");
+    match &f.ty {
         AcTy::List(e) => {
-            let e = ty(ctx, pkg, e);
-            let d = docs(&format!(
-                "Appends `values` to `{json}` (creating the list when unset)."
-            ));
-            let target = if f.flatten {
-                quote!(self.#id)
-            } else {
-                quote!(self.#id.get_or_insert_with(::std::vec::Vec::new))
-            };
-            quote! {
-                #d
-                #[must_use]
-                pub fn #setter<I: ::core::convert::Into<#e>>(mut self, values: impl ::core::iter::IntoIterator<Item = I>) -> Self {
-                    #target.extend(values.into_iter().map(::core::convert::Into::into));
-                    self
-                }
+            src.doc(
+                4,
+                &format!("Appends `values` to `{json}` (creating the list when unset)."),
+            );
+            src.line(4, "#[must_use]");
+            let item = Ty::generic("::core::iter::IntoIterator", vec![Ty::new("Item = I")]);
+            src.fn_sig(
+                4,
+                &head,
+                &[into("I: ", ty(n, e))],
+                &[this, item.prefixed("values: impl ")],
+                Some(&ret),
+            );
+            let mut links = vec![target.as_str()];
+            if !f.flatten {
+                links.push(".get_or_insert_with(::std::vec::Vec::new)");
             }
+            links.push(".extend(values.into_iter().map(::core::convert::Into::into))");
+            src.chain(8, "self", &links, ";");
         }
         AcTy::Map(k, v) => {
-            let k = ty(ctx, pkg, k);
-            let v = ty(ctx, pkg, v);
-            let d = docs(&format!(
-                "Merges `entries` into `{json}` (a later value for a key wins)."
-            ));
-            let target = if flat_map {
-                quote!(self.#id)
-            } else {
-                quote!(self.#id.get_or_insert_with(::std::collections::BTreeMap::new))
-            };
-            quote! {
-                #d
-                #[must_use]
-                pub fn #setter<K: ::core::convert::Into<#k>, V: ::core::convert::Into<#v>>(
-                    mut self,
-                    entries: impl ::core::iter::IntoIterator<Item = (K, V)>,
-                ) -> Self {
-                    #target.extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));
-                    self
-                }
+            src.doc(
+                4,
+                &format!("Merges `entries` into `{json}` (a later value for a key wins)."),
+            );
+            src.line(4, "#[must_use]");
+            let item = Ty::generic("::core::iter::IntoIterator", vec![Ty::new("Item = (K, V)")]);
+            src.fn_sig(
+                4,
+                &head,
+                &[into("K: ", ty(n, k)), into("V: ", ty(n, v))],
+                &[this, item.prefixed("entries: impl ")],
+                Some(&ret),
+            );
+            let mut links = vec![target.as_str()];
+            if !f.flatten {
+                links.push(".get_or_insert_with(::std::collections::BTreeMap::new)");
             }
+            links.push(".extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())))");
+            src.chain(8, "self", &links, ";");
         }
         AcTy::Boxed(inner) => {
-            let inner_t = ty(ctx, pkg, inner);
-            let d = docs(&format!("Sets `{json}`; the last call wins."));
-            quote! {
-                #d
-                #[must_use]
-                pub fn #setter(mut self, value: #inner_t) -> Self {
-                    self.#id = ::core::option::Option::Some(::std::boxed::Box::new(value));
-                    self
-                }
-            }
+            src.doc(4, &format!("Sets `{json}`; the last call wins."));
+            src.line(4, "#[must_use]");
+            src.fn_sig(
+                4,
+                &head,
+                &[],
+                &[this, ty(n, inner).prefixed("value: ")],
+                Some(&ret),
+            );
+            src.assign(
+                8,
+                &format!("self.{id}"),
+                "::core::option::Option::Some(::std::boxed::Box::new(value))",
+            );
         }
         AcTy::Local(_) | AcTy::Meta(_) => {
-            let d = docs(&format!("Sets `{json}`; the last call wins."));
-            let assign = if f.flatten {
-                quote!(self.#id = value;)
+            src.doc(4, &format!("Sets `{json}`; the last call wins."));
+            src.line(4, "#[must_use]");
+            src.fn_sig(
+                4,
+                &head,
+                &[],
+                &[this, ty(n, &f.ty).prefixed("value: ")],
+                Some(&ret),
+            );
+            let rhs = if f.flatten {
+                "value"
             } else {
-                quote!(self.#id = ::core::option::Option::Some(value);)
+                "::core::option::Option::Some(value)"
             };
-            quote! {
-                #d
-                #[must_use]
-                pub fn #setter(mut self, value: #t) -> Self {
-                    #assign
-                    self
-                }
-            }
+            src.assign(8, &format!("self.{id}"), rhs);
         }
         AcTy::Path { .. } | AcTy::Optional(_) => {
-            let d = docs(&format!("Sets `{json}`; the last call wins."));
-            quote! {
-                #d
-                #[must_use]
-                pub fn #setter(mut self, value: impl ::core::convert::Into<#t>) -> Self {
-                    self.#id = ::core::option::Option::Some(value.into());
-                    self
-                }
-            }
+            src.doc(4, &format!("Sets `{json}`; the last call wins."));
+            src.line(4, "#[must_use]");
+            src.fn_sig(
+                4,
+                &head,
+                &[],
+                &[this, into("value: impl ", ty(n, &f.ty))],
+                Some(&ret),
+            );
+            src.assign(
+                8,
+                &format!("self.{id}"),
+                "::core::option::Option::Some(value.into())",
+            );
         }
-    };
-    (decl, set)
+    }
+    src.line(8, "self");
+    src.line(4, "}");
 }
 
 /// ObjectMeta's setters a kind's configuration gets (`with_name` … `with_finalizers`): the
@@ -287,22 +316,31 @@ const META_SETTERS: &[&str] = &[
 ];
 
 /// The `object_meta_setters!` call for a kind: every ObjectMeta setter whose name no field
-/// setter of the kind already takes.
-fn meta_setters(ctx: &Ctx<'_>, k: &AcKind, taken: &[String]) -> TokenStream {
-    let rt = ctx.rt();
-    let m = ident(&k.metadata_field);
-    let setters = META_SETTERS
+/// setter of the kind already takes, a few per line.
+fn meta_setters(src: &mut Src, n: &Names, k: &AcKind, taken: &[String]) {
+    src.line(4, &format!("{}::object_meta_setters!(", n.rt));
+    let mut line = format!("{}:", ident(&k.metadata_field));
+    for s in META_SETTERS
         .iter()
         .filter(|s| !taken.iter().any(|t| t == *s))
-        .map(|s| format_ident!("{s}"));
-    quote!(#rt::object_meta_setters!(#m: #(#setters)*);)
+    {
+        if 8 + line.len() + 1 + s.len() > text::MAX_WIDTH {
+            src.line(8, &line);
+            line.clear();
+        } else {
+            line.push(' ');
+        }
+        line.push_str(s);
+    }
+    src.line(8, &line);
+    src.line(4, ");");
 }
 
+/// The module of one type's configuration, written as text (see [`text`]).
 fn type_module(ctx: &Ctx<'_>, pkg: &Package, t: &AcType) -> Module {
-    let rt = ctx.rt();
-    let ac = ac_ident(&t.name);
-    let serde_crate = format!("{}::serde", ctx.paths.runtime.to_token_stream_string());
-    let (decls, setters): (Vec<_>, Vec<_>) = t.fields.iter().map(|f| field(ctx, pkg, f)).unzip();
+    let n = Names::new(ctx, pkg);
+    let ac = format!("{}ApplyConfiguration", t.name);
+    let mut src = Src::new();
     let mut intro = format!(
         "The apply configuration of `{}`: every field optional and serialized only when set, so \
          that an apply claims exactly the fields it sets.",
@@ -312,26 +350,60 @@ fn type_module(ctx: &Ctx<'_>, pkg: &Package, t: &AcType) -> Module {
         intro.push_str("\n\n");
         intro.push_str(d);
     }
-    let struct_doc = docs(&intro);
-    let (kind_fields, kind_items) = match &t.kind {
-        Some(k) => kind_parts(ctx, pkg, t, k),
-        None => (TokenStream::new(), TokenStream::new()),
-    };
-    let items = quote! {
-        #struct_doc
-        #[derive(Debug, Clone, Default, PartialEq, #rt::serde::Serialize, #rt::serde::Deserialize)]
-        #[serde(crate = #serde_crate)]
-        pub struct #ac {
-            #kind_fields
-            #(#decls)*
-        }
-
-        impl #ac {
-            #(#setters)*
-        }
-
-        #kind_items
-    };
+    src.doc(0, &intro);
+    let serialize = format!("{}::serde::Serialize", n.rt);
+    let deserialize = format!("{}::serde::Deserialize", n.rt);
+    src.derive(
+        0,
+        &[
+            "Debug",
+            "Clone",
+            "Default",
+            "PartialEq",
+            &serialize,
+            &deserialize,
+        ],
+    );
+    let serde_crate = format!("crate = \"{}::serde\"", n.rt);
+    src.attr_list(0, "serde", &[&serde_crate]);
+    src.line(0, &format!("pub struct {ac} {{"));
+    if t.kind.is_some() {
+        let string = || option(Ty::new("::std::string::String"));
+        src.doc(4, "`apiVersion`: set by the constructor.");
+        src.attr_list(
+            4,
+            "serde",
+            &[
+                "rename = \"apiVersion\"",
+                "default",
+                "skip_serializing_if = \"Option::is_none\"",
+            ],
+        );
+        src.field(4, "pub api_version", &string());
+        src.doc(4, "`kind`: set by the constructor.");
+        src.attr_list(
+            4,
+            "serde",
+            &[
+                "rename = \"kind\"",
+                "default",
+                "skip_serializing_if = \"Option::is_none\"",
+            ],
+        );
+        src.field(4, "pub kind", &string());
+    }
+    for f in &t.fields {
+        field_decl(&mut src, &n, f);
+    }
+    src.line(0, "}");
+    src.line(0, &format!("impl {ac} {{"));
+    for f in &t.fields {
+        setter(&mut src, &n, f);
+    }
+    src.line(0, "}");
+    if let Some(k) = &t.kind {
+        kind_parts(&mut src, &n, pkg, t, k);
+    }
     let what = match &t.kind {
         Some(_) => format!(
             "The apply configuration of the `{}` kind (`{}`) and its `extract_{}` functions.",
@@ -345,7 +417,7 @@ fn type_module(ctx: &Ctx<'_>, pkg: &Package, t: &AcType) -> Module {
             pkg.api_version()
         ),
     };
-    Module::client(
+    Module::client_text(
         &[
             DIR,
             &pkg.group_module,
@@ -353,42 +425,37 @@ fn type_module(ctx: &Ctx<'_>, pkg: &Package, t: &AcType) -> Module {
             &snake(&t.name),
         ],
         what,
-        items,
+        src.finish(),
     )
 }
 
-/// What a kind's configuration adds: apiVersion and kind fields, the constructor and their
-/// setters, the `ApplyConfiguration` impl and the `extract_*` functions.
-fn kind_parts(ctx: &Ctx<'_>, pkg: &Package, t: &AcType, k: &AcKind) -> (TokenStream, TokenStream) {
-    let rt = ctx.rt();
-    let ac = ac_ident(&t.name);
-    let obj = ctx.api_type(pkg, &t.name);
+/// What a kind's configuration adds: the constructor, the apiVersion and kind setters, the
+/// `ApplyConfiguration` impl and the `extract_*` functions.
+fn kind_parts(src: &mut Src, n: &Names, pkg: &Package, t: &AcType, k: &AcKind) {
+    let rt = &n.rt;
+    let ac = format!("{}ApplyConfiguration", t.name);
+    let obj = format!("{}::{}", n.package, ident(&t.name));
     let api_version = pkg.api_version();
     let kind = &t.name;
-    let m = ident(&k.metadata_field);
-    let fields = quote! {
-        /// `apiVersion`: set by the constructor.
-        #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
-        pub api_version: ::core::option::Option<::std::string::String>,
-        /// `kind`: set by the constructor.
-        #[serde(rename = "kind", default, skip_serializing_if = "Option::is_none")]
-        pub kind: ::core::option::Option<::std::string::String>,
-    };
+    let m = ident(&k.metadata_field).to_string();
+    let string_into = |p: &str| into(p, Ty::new("::std::string::String"));
     let taken: Vec<String> = t
         .fields
         .iter()
         .map(|f| format!("with_{}", f.rust))
         .chain(["with_api_version".into(), "with_kind".into()])
         .collect();
-    let meta_setters = meta_setters(ctx, k, &taken);
-    let (ctor_doc, ctor_sig, ctor_meta) = if k.namespaced {
+
+    src.line(0, &format!("impl {ac} {{"));
+    let meta_root = format!("{rt}::apply::meta::ObjectMetaApplyConfiguration::default()");
+    let (ctor_doc, params, links): (String, Vec<Ty>, &[&str]) = if k.namespaced {
         (
             format!(
                 "A configuration of the `{kind}` called `name` in `namespace`, with apiVersion \
                  `{api_version}` and kind `{kind}` set (client-go's `{kind}(name, namespace)`)."
             ),
-            quote!(pub fn new(name: impl ::core::convert::Into<::std::string::String>, namespace: impl ::core::convert::Into<::std::string::String>) -> Self),
-            quote!(#rt::apply::meta::ObjectMetaApplyConfiguration::default().with_name(name).with_namespace(namespace)),
+            vec![string_into("name: impl "), string_into("namespace: impl ")],
+            &[".with_name(name)", ".with_namespace(namespace)"],
         )
     } else {
         (
@@ -396,102 +463,149 @@ fn kind_parts(ctx: &Ctx<'_>, pkg: &Package, t: &AcType, k: &AcKind) -> (TokenStr
                 "A configuration of the `{kind}` called `name`, with apiVersion `{api_version}` \
                  and kind `{kind}` set (client-go's `{kind}(name)`)."
             ),
-            quote!(pub fn new(name: impl ::core::convert::Into<::std::string::String>) -> Self),
-            quote!(#rt::apply::meta::ObjectMetaApplyConfiguration::default().with_name(name)),
+            vec![string_into("name: impl ")],
+            &[".with_name(name)"],
         )
     };
-    let ctor_doc = docs(&ctor_doc);
-    let (e, es, ef) = extract_idents(&t.name);
-    let arg = ident(&snake(&t.name));
-    let extract_doc = docs(&format!(
-        "client-go's `Extract{kind}`: the apply configuration holding exactly the fields of \
-         `{arg}` that `field_manager` owns through apply on the main resource, with their current \
-         values (plus apiVersion, kind, name and namespace), read from `metadata.managedFields`.\n\n\
-         Use it to read-modify-apply without taking or dropping other managers' fields. `{arg}` \
-         must be as the API server returned it (with its managed fields); one without any is an \
-         error rather than an empty configuration."
-    ));
-    let from_doc = docs(&format!(
-        "client-go's `Extract{kind}From`: as [`{e}`], for the fields applied through \
-         `subresource` (`\"\"` for the main resource, `\"status\"` …)."
-    ));
-    let status = k.has_status.then(|| {
-        let d = docs(&format!(
-            "client-go's `Extract{kind}Status`: as [`{e}`], for the fields `field_manager` owns \
-             through apply on the `status` subresource."
-        ));
-        quote! {
-            #d
-            #[inline]
-            pub fn #es(#arg: &#obj, field_manager: &str) -> ::core::result::Result<#ac, #rt::apply::ExtractError> {
-                #rt::apply::extract(#arg, field_manager, "status")
-            }
+    src.doc(4, &ctor_doc);
+    src.fn_sig(4, "pub fn new", &[], &params, Some(&Ty::new("Self")));
+    src.line(8, "Self {");
+    let some = "::core::option::Option::Some";
+    let lit = |s: &str| format!("\"{}\".into()", s.escape_default());
+    src.call(12, "api_version: ", some, &[&lit(&api_version)], ",");
+    src.call(12, "kind: ", some, &[&lit(kind)], ",");
+    src.call_with_chain(12, &format!("{m}: "), some, &meta_root, links, ",");
+    src.line(12, "..::core::default::Default::default()");
+    src.line(8, "}");
+    src.line(4, "}");
+    for (field, json) in [("api_version", "apiVersion"), ("kind", "kind")] {
+        src.doc(4, &format!("Sets `{json}`."));
+        src.line(4, "#[must_use]");
+        src.fn_sig(
+            4,
+            &format!("pub fn with_{field}"),
+            &[],
+            &[Ty::new("mut self"), string_into("value: impl ")],
+            Some(&Ty::new("Self")),
+        );
+        src.assign(
+            8,
+            &format!("self.{field}"),
+            "::core::option::Option::Some(value.into())",
+        );
+        src.line(8, "self");
+        src.line(4, "}");
+    }
+    meta_setters(src, n, k, &taken);
+    src.line(0, "}");
+
+    src.impl_for(0, &format!("{rt}::apply::ApplyConfiguration"), &ac);
+    src.assign(4, "type Object", &obj);
+    let opt_str = Ty::new("::core::option::Option<&str>");
+    for (name, root, links) in [
+        (
+            "name",
+            "self",
+            vec![
+                format!(".{m}"),
+                ".as_ref()?".into(),
+                ".name".into(),
+                ".as_deref()".into(),
+            ],
+        ),
+        (
+            "namespace",
+            "self",
+            vec![
+                format!(".{m}"),
+                ".as_ref()?".into(),
+                ".namespace".into(),
+                ".as_deref()".into(),
+            ],
+        ),
+        (
+            "api_version",
+            "self",
+            vec![".api_version".into(), ".as_deref()".into()],
+        ),
+        ("kind", "self", vec![".kind".into(), ".as_deref()".into()]),
+    ] {
+        src.fn_sig(
+            4,
+            &format!("fn {name}"),
+            &[],
+            &[Ty::new("&self")],
+            Some(&opt_str),
+        );
+        let links: Vec<&str> = links.iter().map(String::as_str).collect();
+        src.chain(8, root, &links, "");
+        src.line(4, "}");
+    }
+    src.line(0, "}");
+
+    let e = format!("extract_{}", snake(&t.name));
+    let arg = ident(&snake(&t.name)).to_string();
+    let result = Ty::generic(
+        "::core::result::Result",
+        vec![
+            Ty::new(ac.as_str()),
+            Ty::new(format!("{rt}::apply::ExtractError")),
+        ],
+    );
+    let extract = |src: &mut Src, name: &str, doc: &str, subresource: Option<&str>| {
+        src.doc(0, doc);
+        src.line(0, "#[inline]");
+        let mut params = vec![
+            Ty::new(format!("{arg}: &{obj}")),
+            Ty::new("field_manager: &str"),
+        ];
+        if subresource.is_none() {
+            params.push(Ty::new("subresource: &str"));
         }
-    });
-    let items = quote! {
-        impl #ac {
-            #ctor_doc
-            #ctor_sig {
-                Self {
-                    api_version: ::core::option::Option::Some(#api_version.into()),
-                    kind: ::core::option::Option::Some(#kind.into()),
-                    #m: ::core::option::Option::Some(#ctor_meta),
-                    ..::core::default::Default::default()
-                }
-            }
-
-            /// Sets `apiVersion`.
-            #[must_use]
-            pub fn with_api_version(mut self, value: impl ::core::convert::Into<::std::string::String>) -> Self {
-                self.api_version = ::core::option::Option::Some(value.into());
-                self
-            }
-
-            /// Sets `kind`.
-            #[must_use]
-            pub fn with_kind(mut self, value: impl ::core::convert::Into<::std::string::String>) -> Self {
-                self.kind = ::core::option::Option::Some(value.into());
-                self
-            }
-
-            #meta_setters
-        }
-
-        impl #rt::apply::ApplyConfiguration for #ac {
-            type Object = #obj;
-
-            fn name(&self) -> ::core::option::Option<&str> {
-                self.#m.as_ref()?.name.as_deref()
-            }
-
-            fn namespace(&self) -> ::core::option::Option<&str> {
-                self.#m.as_ref()?.namespace.as_deref()
-            }
-
-            fn api_version(&self) -> ::core::option::Option<&str> {
-                self.api_version.as_deref()
-            }
-
-            fn kind(&self) -> ::core::option::Option<&str> {
-                self.kind.as_deref()
-            }
-        }
-
-        #extract_doc
-        #[inline]
-        pub fn #e(#arg: &#obj, field_manager: &str) -> ::core::result::Result<#ac, #rt::apply::ExtractError> {
-            #rt::apply::extract(#arg, field_manager, "")
-        }
-
-        #status
-
-        #from_doc
-        #[inline]
-        pub fn #ef(#arg: &#obj, field_manager: &str, subresource: &str) -> ::core::result::Result<#ac, #rt::apply::ExtractError> {
-            #rt::apply::extract(#arg, field_manager, subresource)
-        }
+        src.fn_sig(0, &format!("pub fn {name}"), &[], &params, Some(&result));
+        let sub = subresource.map_or_else(|| "subresource".to_string(), |s| format!("\"{s}\""));
+        src.call(
+            4,
+            "",
+            &format!("{rt}::apply::extract"),
+            &[&arg, "field_manager", &sub],
+            "",
+        );
+        src.line(0, "}");
     };
-    (fields, items)
+    extract(
+        src,
+        &e,
+        &format!(
+            "client-go's `Extract{kind}`: the apply configuration holding exactly the fields of \
+             `{arg}` that `field_manager` owns through apply on the main resource, with their \
+             current values (plus apiVersion, kind, name and namespace), read from \
+             `metadata.managedFields`.\n\nUse it to read-modify-apply without taking or dropping \
+             other managers' fields. `{arg}` must be as the API server returned it (with its \
+             managed fields); one without any is an error rather than an empty configuration."
+        ),
+        Some(""),
+    );
+    if k.has_status {
+        extract(
+            src,
+            &format!("{e}_status"),
+            &format!(
+                "client-go's `Extract{kind}Status`: as [`{e}`], for the fields `field_manager` \
+                 owns through apply on the `status` subresource."
+            ),
+            Some("status"),
+        );
+    }
+    extract(
+        src,
+        &format!("{e}_from"),
+        &format!(
+            "client-go's `Extract{kind}From`: as [`{e}`], for the fields applied through \
+             `subresource` (`\"\"` for the main resource, `\"status\"` …)."
+        ),
+        None,
+    );
 }
 
 trait PathString {

@@ -95,6 +95,7 @@ pub(crate) fn package(ctx: &Ctx<'_>, pkg: &Package) -> Vec<Module> {
                     pkg.api_version()
                 ),
                 items,
+                text: None,
                 cfg: None,
             }
         })

@@ -33,6 +33,7 @@ pub(crate) fn package(ctx: &Ctx<'_>, pkg: &Package) -> Vec<Module> {
                     pkg.api_version()
                 ),
                 items: quote!(#(#clones)* #(#objects)*),
+                text: None,
                 cfg: None,
             }
         })

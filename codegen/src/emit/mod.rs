@@ -17,6 +17,7 @@ mod deepcopy;
 mod informers;
 mod listers;
 mod register;
+mod text;
 
 /// Rust paths the generated code refers to. Holds `proc_macro2` values, which are not `Send`:
 /// every worker makes its own from the run's settings.
@@ -256,4 +257,9 @@ impl Generator {
 /// `#[doc = "…"]` for each line of `text`.
 pub(crate) fn docs(text: &str) -> TokenStream {
     crate::output::doc_lines(text, false)
+}
+
+/// `text` as comment lines starting with `marker` (`///`, `//!`), for modules written as text.
+pub(crate) fn doc_text(out: &mut String, marker: &str, text: &str) {
+    text::doc_lines(out, 0, marker, text);
 }

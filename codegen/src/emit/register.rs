@@ -88,6 +88,7 @@ pub(crate) fn package(ctx: &Ctx<'_>, pkg: &Package) -> Vec<Module> {
                 ],
                 doc: format!("Registration of the {api_version} API."),
                 items,
+                text: None,
                 cfg: None,
             }
         })

@@ -14,21 +14,24 @@
     Default,
     PartialEq,
     ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::kube_codegen_runtime::serde::Deserialize,
 )]
 #[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct MydemoApplyConfiguration {
     /// `apiVersion`: set by the constructor.
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "apiVersion",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub api_version: ::core::option::Option<::std::string::String>,
     /// `kind`: set by the constructor.
     #[serde(rename = "kind", default, skip_serializing_if = "Option::is_none")]
     pub kind: ::core::option::Option<::std::string::String>,
     /// Standard object metadata.
     #[serde(rename = "metadata", default, skip_serializing_if = "Option::is_none")]
-    pub metadata: ::core::option::Option<
-        ::kube_codegen_runtime::apply::meta::ObjectMetaApplyConfiguration,
-    >,
+    pub metadata:
+        ::core::option::Option<::kube_codegen_runtime::apply::meta::ObjectMetaApplyConfiguration>,
     /// The desired state.
     #[serde(rename = "spec", default, skip_serializing_if = "Option::is_none")]
     pub spec: ::core::option::Option<super::MydemoSpecApplyConfiguration>,
@@ -87,18 +90,14 @@ impl MydemoApplyConfiguration {
     }
     /// Sets `kind`.
     #[must_use]
-    pub fn with_kind(
-        mut self,
-        value: impl ::core::convert::Into<::std::string::String>,
-    ) -> Self {
+    pub fn with_kind(mut self, value: impl ::core::convert::Into<::std::string::String>) -> Self {
         self.kind = ::core::option::Option::Some(value.into());
         self
     }
     ::kube_codegen_runtime::object_meta_setters!(
-        metadata : with_name with_generate_name with_namespace with_uid
-        with_resource_version with_generation with_deletion_grace_period_seconds
-        with_creation_timestamp with_deletion_timestamp with_labels with_annotations
-        with_owner_references with_finalizers
+        metadata: with_name with_generate_name with_namespace with_uid with_resource_version
+        with_generation with_deletion_grace_period_seconds with_creation_timestamp
+        with_deletion_timestamp with_labels with_annotations with_owner_references with_finalizers
     );
 }
 impl ::kube_codegen_runtime::apply::ApplyConfiguration for MydemoApplyConfiguration {
@@ -123,10 +122,7 @@ impl ::kube_codegen_runtime::apply::ApplyConfiguration for MydemoApplyConfigurat
 pub fn extract_mydemo(
     mydemo: &crate::pkg::apis::crddemo::v1::Mydemo,
     field_manager: &str,
-) -> ::core::result::Result<
-    MydemoApplyConfiguration,
-    ::kube_codegen_runtime::apply::ExtractError,
-> {
+) -> ::core::result::Result<MydemoApplyConfiguration, ::kube_codegen_runtime::apply::ExtractError> {
     ::kube_codegen_runtime::apply::extract(mydemo, field_manager, "")
 }
 /// client-go's `ExtractMydemoStatus`: as [`extract_mydemo`], for the fields `field_manager` owns through apply on the `status` subresource.
@@ -134,10 +130,7 @@ pub fn extract_mydemo(
 pub fn extract_mydemo_status(
     mydemo: &crate::pkg::apis::crddemo::v1::Mydemo,
     field_manager: &str,
-) -> ::core::result::Result<
-    MydemoApplyConfiguration,
-    ::kube_codegen_runtime::apply::ExtractError,
-> {
+) -> ::core::result::Result<MydemoApplyConfiguration, ::kube_codegen_runtime::apply::ExtractError> {
     ::kube_codegen_runtime::apply::extract(mydemo, field_manager, "status")
 }
 /// client-go's `ExtractMydemoFrom`: as [`extract_mydemo`], for the fields applied through `subresource` (`""` for the main resource, `"status"` …).
@@ -146,9 +139,6 @@ pub fn extract_mydemo_from(
     mydemo: &crate::pkg::apis::crddemo::v1::Mydemo,
     field_manager: &str,
     subresource: &str,
-) -> ::core::result::Result<
-    MydemoApplyConfiguration,
-    ::kube_codegen_runtime::apply::ExtractError,
-> {
+) -> ::core::result::Result<MydemoApplyConfiguration, ::kube_codegen_runtime::apply::ExtractError> {
     ::kube_codegen_runtime::apply::extract(mydemo, field_manager, subresource)
 }

@@ -13,7 +13,7 @@
     Default,
     PartialEq,
     ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::kube_codegen_runtime::serde::Deserialize,
 )]
 #[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct MydemoSpecApplyConfiguration {

@@ -13,7 +13,7 @@
     Default,
     PartialEq,
     ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::kube_codegen_runtime::serde::Deserialize,
 )]
 #[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct MydemoStatusApplyConfiguration {
@@ -25,31 +25,37 @@ pub struct MydemoStatusApplyConfiguration {
     )]
     pub observed_generation: ::core::option::Option<i64>,
     /// The `Ready` condition and its reason.
-    #[serde(rename = "conditions", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "conditions",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub conditions: ::core::option::Option<
         ::std::vec::Vec<::kube_codegen_runtime::apply::meta::ConditionApplyConfiguration>,
     >,
     /// The Service the controller created for this Mydemo.
-    #[serde(rename = "serviceName", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "serviceName",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub service_name: ::core::option::Option<String>,
 }
 impl MydemoStatusApplyConfiguration {
     /// Sets `observedGeneration`; the last call wins.
     #[must_use]
-    pub fn with_observed_generation(
-        mut self,
-        value: impl ::core::convert::Into<i64>,
-    ) -> Self {
+    pub fn with_observed_generation(mut self, value: impl ::core::convert::Into<i64>) -> Self {
         self.observed_generation = ::core::option::Option::Some(value.into());
         self
     }
     /// Appends `values` to `conditions` (creating the list when unset).
     #[must_use]
     pub fn with_conditions<
-        I: ::core::convert::Into<
-                ::kube_codegen_runtime::apply::meta::ConditionApplyConfiguration,
-            >,
-    >(mut self, values: impl ::core::iter::IntoIterator<Item = I>) -> Self {
+        I: ::core::convert::Into<::kube_codegen_runtime::apply::meta::ConditionApplyConfiguration>,
+    >(
+        mut self,
+        values: impl ::core::iter::IntoIterator<Item = I>,
+    ) -> Self {
         self.conditions
             .get_or_insert_with(::std::vec::Vec::new)
             .extend(values.into_iter().map(::core::convert::Into::into));
@@ -57,10 +63,7 @@ impl MydemoStatusApplyConfiguration {
     }
     /// Sets `serviceName`; the last call wins.
     #[must_use]
-    pub fn with_service_name(
-        mut self,
-        value: impl ::core::convert::Into<String>,
-    ) -> Self {
+    pub fn with_service_name(mut self, value: impl ::core::convert::Into<String>) -> Self {
         self.service_name = ::core::option::Option::Some(value.into());
         self
     }

@@ -1,0 +1,387 @@
+//! Rust source written directly as text, laid out as `rustfmt` lays it out with its default
+//! settings, for the files there are many of (one per kind or type): they skip building a token
+//! stream, parsing it back with `syn` and printing it with `prettyplease`, which is most of what
+//! such a file costs, and `cargo fmt --check` accepts them as they are.
+//!
+//! Only the shapes the text emitters write are covered, each with the width rule `rustfmt`
+//! applies to it: a line is at most [`MAX_WIDTH`] columns; a call's arguments, a method chain
+//! and an attribute's argument list have their own limits (`fn_call_width`, `chain_width`,
+//! `attr_fn_like_width`); a type too long for its line breaks its generic arguments one per
+//! line; a signature that does not fit breaks its parameters (and, if needed, its generics) one
+//! per line. The tests run `rustfmt --check` over every file written this way, names of any
+//! length included.
+
+/// `rustfmt`'s `max_width`.
+pub(crate) const MAX_WIDTH: usize = 100;
+/// `rustfmt`'s `fn_call_width`: the widest argument list a call keeps on one line.
+const FN_CALL_WIDTH: usize = 60;
+/// `rustfmt`'s `chain_width`: the widest method chain kept on one line.
+const CHAIN_WIDTH: usize = 60;
+/// `rustfmt`'s `attr_fn_like_width`: the widest argument list an attribute keeps on one line.
+const ATTR_FN_LIKE_WIDTH: usize = 70;
+/// The widest `#[derive(…)]` line `rustfmt` keeps as one line.
+const DERIVE_WIDTH: usize = 96;
+/// One level of indentation.
+const TAB: usize = 4;
+
+/// A type, or anything laid out like one: a head (`::core::option::Option`,
+/// `value: impl ::core::convert::Into`, `I: ::core::convert::Into`) and its generic arguments.
+#[derive(Debug, Clone)]
+pub(crate) struct Ty {
+    head: String,
+    args: Vec<Ty>,
+}
+
+impl Ty {
+    /// A type without generic arguments (or written whole: `(K, V)`, `Item = I`).
+    pub(crate) fn new(head: impl Into<String>) -> Self {
+        Ty {
+            head: head.into(),
+            args: Vec::new(),
+        }
+    }
+
+    /// `head<args…>`.
+    pub(crate) fn generic(head: impl Into<String>, args: Vec<Ty>) -> Self {
+        Ty {
+            head: head.into(),
+            args,
+        }
+    }
+
+    /// The same type after `prefix` (`value: impl ::core::convert::Into` from
+    /// `::core::convert::Into`).
+    pub(crate) fn prefixed(mut self, prefix: &str) -> Self {
+        self.head.insert_str(0, prefix);
+        self
+    }
+
+    fn flat_into(&self, out: &mut String) {
+        out.push_str(&self.head);
+        if let Some((first, rest)) = self.args.split_first() {
+            out.push('<');
+            first.flat_into(out);
+            for a in rest {
+                out.push_str(", ");
+                a.flat_into(out);
+            }
+            out.push('>');
+        }
+    }
+
+    /// The type on one line.
+    pub(crate) fn flat(&self) -> String {
+        let mut s = String::new();
+        self.flat_into(&mut s);
+        s
+    }
+
+    /// Writes the type where the current line has reached column `col`, then `suffix`; when it
+    /// does not fit, its arguments go one per line at `indent + 4` and `>` closes at `indent`.
+    fn write(&self, out: &mut String, col: usize, indent: usize, suffix: &str) {
+        let flat = self.flat();
+        // rustfmt lets an `impl Trait<…>` parameter run up to five columns past the limit
+        // before it breaks the trait's arguments.
+        let limit = MAX_WIDTH + if self.head.contains("impl ") { 5 } else { 0 };
+        if self.args.is_empty() || col + flat.len() + suffix.len() <= limit {
+            out.push_str(&flat);
+            out.push_str(suffix);
+            return;
+        }
+        out.push_str(&self.head);
+        out.push_str("<\n");
+        for a in &self.args {
+            pad(out, indent + TAB);
+            a.write(out, indent + TAB, indent + TAB, ",");
+            out.push('\n');
+        }
+        pad(out, indent);
+        out.push('>');
+        out.push_str(suffix);
+    }
+}
+
+/// Whether a line of `cols` columns is within the limit.
+fn fits(cols: usize) -> bool {
+    cols <= MAX_WIDTH
+}
+
+fn pad(out: &mut String, indent: usize) {
+    out.extend(std::iter::repeat_n(' ', indent));
+}
+
+/// A file (or part of one) being written.
+#[derive(Debug, Default)]
+pub(crate) struct Src {
+    out: String,
+}
+
+impl Src {
+    /// An empty text.
+    pub(crate) fn new() -> Self {
+        Src {
+            out: String::with_capacity(8 * 1024),
+        }
+    }
+
+    /// The text written.
+    pub(crate) fn finish(self) -> String {
+        self.out
+    }
+
+    /// One line at `indent`.
+    pub(crate) fn line(&mut self, indent: usize, text: &str) {
+        pad(&mut self.out, indent);
+        self.out.push_str(text);
+        self.out.push('\n');
+    }
+
+    /// `text` as `///` lines (a blank line as `///`).
+    pub(crate) fn doc(&mut self, indent: usize, text: &str) {
+        doc_lines(&mut self.out, indent, "///", text);
+    }
+
+    /// `#[name(items…)]`: on one line while the items take at most 70 columns and the line fits,
+    /// else one item per line (no trailing comma: `rustfmt` writes none in attributes).
+    pub(crate) fn attr_list(&mut self, indent: usize, name: &str, items: &[&str]) {
+        let inner = items.join(", ");
+        // A single argument is only limited by the line.
+        if (items.len() == 1 || inner.len() <= ATTR_FN_LIKE_WIDTH)
+            && indent + name.len() + inner.len() + 5 <= MAX_WIDTH
+        {
+            self.line(indent, &format!("#[{name}({inner})]"));
+            return;
+        }
+        self.line(indent, &format!("#[{name}("));
+        for (i, item) in items.iter().enumerate() {
+            let comma = if i + 1 < items.len() { "," } else { "" };
+            self.line(indent + TAB, &format!("{item}{comma}"));
+        }
+        self.line(indent, ")]");
+    }
+
+    /// `#[derive(items…)]`: on one line when it fits, else the items on one line of their own,
+    /// else one per line (with trailing commas).
+    pub(crate) fn derive(&mut self, indent: usize, items: &[&str]) {
+        let inner = items.join(", ");
+        if indent + inner.len() + "#[derive()]".len() <= DERIVE_WIDTH {
+            self.line(indent, &format!("#[derive({inner})]"));
+            return;
+        }
+        self.line(indent, "#[derive(");
+        if fits(indent + TAB + inner.len() + 1) {
+            self.line(indent + TAB, &format!("{inner},"));
+        } else {
+            for item in items {
+                self.line(indent + TAB, &format!("{item},"));
+            }
+        }
+        self.line(indent, ")]");
+    }
+
+    /// A struct field, `{vis_name}: {ty},`: on one line, else the type alone on the next line,
+    /// else the type broken across lines.
+    pub(crate) fn field(&mut self, indent: usize, vis_name: &str, ty: &Ty) {
+        let flat = ty.flat();
+        let head = format!("{vis_name}:");
+        if fits(indent + head.len() + 1 + flat.len() + 1) {
+            self.line(indent, &format!("{head} {flat},"));
+        } else if fits(indent + TAB + flat.len() + 1) {
+            self.line(indent, &head);
+            self.line(indent + TAB, &format!("{flat},"));
+        } else {
+            pad(&mut self.out, indent);
+            self.out.push_str(&head);
+            self.out.push(' ');
+            ty.write(&mut self.out, indent + head.len() + 1, indent, ",");
+            self.out.push('\n');
+        }
+    }
+
+    /// A function's signature up to its opening brace: `{head}<generics>(params) -> ret {`.
+    /// One line when it fits; else the parameters one per line, and the generics too when they
+    /// do not fit on the first line.
+    pub(crate) fn fn_sig(
+        &mut self,
+        indent: usize,
+        head: &str,
+        generics: &[Ty],
+        params: &[Ty],
+        ret: Option<&Ty>,
+    ) {
+        let join = |tys: &[Ty]| tys.iter().map(Ty::flat).collect::<Vec<_>>().join(", ");
+        let generics_flat = (!generics.is_empty()).then(|| format!("<{}>", join(generics)));
+        let generics_flat = generics_flat.as_deref().unwrap_or("");
+        let params_flat = join(params);
+        let ret_flat = ret.map(|r| format!(" -> {}", r.flat())).unwrap_or_default();
+        let one = format!("{head}{generics_flat}({params_flat}){ret_flat} {{");
+        if indent + one.len() <= MAX_WIDTH {
+            self.line(indent, &one);
+            return;
+        }
+        pad(&mut self.out, indent);
+        self.out.push_str(head);
+        if !generics.is_empty() {
+            // rustfmt keeps the generics on the first line when `…>(` ends two columns short
+            // of the limit.
+            if indent + head.len() + generics_flat.len() + 1 < MAX_WIDTH - 1 {
+                self.out.push_str(generics_flat);
+            } else {
+                self.out.push_str("<\n");
+                for g in generics {
+                    pad(&mut self.out, indent + TAB);
+                    // A bound's own arguments are indented one level more than the parameter.
+                    g.write(&mut self.out, indent + TAB, indent + 2 * TAB, ",");
+                    self.out.push('\n');
+                }
+                pad(&mut self.out, indent);
+                self.out.push('>');
+            }
+        }
+        self.out.push_str("(\n");
+        for p in params {
+            pad(&mut self.out, indent + TAB);
+            p.write(&mut self.out, indent + TAB, indent + TAB, ",");
+            self.out.push('\n');
+        }
+        pad(&mut self.out, indent);
+        self.out.push(')');
+        match ret {
+            Some(r) => {
+                self.out.push_str(" -> ");
+                let flat = r.flat();
+                if indent + 5 + flat.len() + 2 > MAX_WIDTH
+                    && indent + 5 + flat.len() <= MAX_WIDTH + 2
+                {
+                    // The type fits without the brace (rustfmt allows it two columns past the
+                    // limit here): the brace goes on a line of its own.
+                    self.out.push_str(&flat);
+                    self.out.push('\n');
+                    pad(&mut self.out, indent);
+                    self.out.push('{');
+                } else {
+                    r.write(&mut self.out, indent + 5, indent, " {");
+                }
+            }
+            None => self.out.push_str(" {"),
+        }
+        self.out.push('\n');
+    }
+
+    /// `{lhs} = {rhs};`, the right-hand side on the next line when the statement does not fit.
+    pub(crate) fn assign(&mut self, indent: usize, lhs: &str, rhs: &str) {
+        if indent + lhs.len() + rhs.len() + 4 <= MAX_WIDTH {
+            self.line(indent, &format!("{lhs} = {rhs};"));
+        } else {
+            self.line(indent, &format!("{lhs} ="));
+            self.line(indent + TAB, &format!("{rhs};"));
+        }
+    }
+
+    /// `{lead}{callee}(args…){tail}`: on one line when the arguments take at most 60 columns
+    /// and the line fits, else one argument per line (with a trailing comma).
+    pub(crate) fn call(
+        &mut self,
+        indent: usize,
+        lead: &str,
+        callee: &str,
+        args: &[&str],
+        tail: &str,
+    ) {
+        let inner = args.join(", ");
+        if inner.len() <= FN_CALL_WIDTH
+            && indent + lead.len() + callee.len() + inner.len() + 2 + tail.len() <= MAX_WIDTH
+        {
+            self.line(indent, &format!("{lead}{callee}({inner}){tail}"));
+            return;
+        }
+        self.line(indent, &format!("{lead}{callee}("));
+        for a in args {
+            self.line(indent + TAB, &format!("{a},"));
+        }
+        self.line(indent, &format!("){tail}"));
+    }
+
+    /// A method chain `{root}{links…}{tail}`: on one line when it takes at most 60 columns and
+    /// the line fits, else one link per line at `indent + 4` (the first stays on the root's line
+    /// when the root is no wider than an indent, as `self` is).
+    pub(crate) fn chain(&mut self, indent: usize, root: &str, links: &[&str], tail: &str) {
+        let flat: String = std::iter::once(root).chain(links.iter().copied()).collect();
+        // A single link is only limited by the line.
+        if (links.len() <= 1 || flat.len() <= CHAIN_WIDTH)
+            && indent + flat.len() + tail.len() <= MAX_WIDTH
+        {
+            self.line(indent, &format!("{flat}{tail}"));
+            return;
+        }
+        let (first, rest) = match links.split_first() {
+            Some((l, rest)) if root.len() <= TAB => (format!("{root}{l}"), rest),
+            _ => (root.to_string(), links),
+        };
+        pad(&mut self.out, indent);
+        self.out.push_str(&first);
+        for (i, l) in rest.iter().enumerate() {
+            self.out.push('\n');
+            pad(&mut self.out, indent + TAB);
+            self.out.push_str(l);
+            if i + 1 == rest.len() {
+                self.out.push_str(tail);
+            }
+        }
+        if rest.is_empty() {
+            self.out.push_str(tail);
+        }
+        self.out.push('\n');
+    }
+
+    /// `{lead}{callee}(` + a method chain as the only argument + `){tail}`: on one line when
+    /// all fits the limits, else the chain on lines of its own.
+    pub(crate) fn call_with_chain(
+        &mut self,
+        indent: usize,
+        lead: &str,
+        callee: &str,
+        root: &str,
+        links: &[&str],
+        tail: &str,
+    ) {
+        let flat: String = std::iter::once(root).chain(links.iter().copied()).collect();
+        if flat.len() <= FN_CALL_WIDTH
+            && (links.len() <= 1 || flat.len() <= CHAIN_WIDTH)
+            && indent + lead.len() + callee.len() + flat.len() + 2 + tail.len() <= MAX_WIDTH
+        {
+            self.line(indent, &format!("{lead}{callee}({flat}){tail}"));
+            return;
+        }
+        self.line(indent, &format!("{lead}{callee}("));
+        self.chain(indent + TAB, root, links, ",");
+        self.line(indent, &format!("){tail}"));
+    }
+
+    /// `impl {tr} for {ty} {`, with `for {ty}` and the brace on lines of their own when it does
+    /// not fit.
+    pub(crate) fn impl_for(&mut self, indent: usize, tr: &str, ty: &str) {
+        let one = format!("impl {tr} for {ty} {{");
+        if indent + one.len() <= MAX_WIDTH {
+            self.line(indent, &one);
+        } else {
+            self.line(indent, &format!("impl {tr}"));
+            self.line(indent + TAB, &format!("for {ty}"));
+            self.line(indent, "{");
+        }
+    }
+}
+
+/// `text` as comment lines starting with `marker` (`///` or `//!`) at `indent`.
+pub(crate) fn doc_lines(out: &mut String, indent: usize, marker: &str, text: &str) {
+    for l in text.lines() {
+        pad(out, indent);
+        out.push_str(marker);
+        let l = l.trim_end();
+        if !l.is_empty() {
+            out.push(' ');
+            out.push_str(l);
+        }
+        out.push('\n');
+    }
+}

@@ -1,0 +1,138 @@
+//! The files the generator writes as text (the apply configurations, one per type) are laid out
+//! as `rustfmt` would lay them out: `rustfmt --check` leaves every one unchanged, for every
+//! fixture and for module paths of several lengths (which move where lines must break). Every
+//! generated file of those runs parses with `syn`.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+fn fixtures() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures")
+}
+
+/// The `--groups=` line of a fixture's `codegen.args`.
+fn groups(fixture: &Path) -> String {
+    let args = std::fs::read_to_string(fixture.join("codegen.args")).unwrap();
+    args.lines()
+        .find_map(|l| l.strip_prefix("--groups="))
+        .unwrap_or_else(|| panic!("no --groups= in {}", fixture.display()))
+        .to_string()
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            walk(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+/// What `rustfmt --check` would change in `code` (empty when nothing).
+fn rustfmt_diff(code: &str) -> String {
+    let mut child = Command::new("rustfmt")
+        .args(["--edition", "2024", "--check", "--color", "never"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot run rustfmt ({e}): rustup component add rustfmt"));
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(code.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.stderr.is_empty(),
+        "rustfmt: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// A code line (not a comment) no layout can keep within 100 columns: `rustfmt` gives up on
+/// such an item and leaves it as it finds it, so its check says nothing about our layout.
+fn has_unbreakable_line(code: &str) -> bool {
+    code.lines().any(|l| {
+        let t = l.trim_start();
+        l.len() > 100 && !t.starts_with("//") && !t.contains("object_meta_setters")
+    })
+}
+
+#[test]
+fn apply_configurations_pass_rustfmt_check_for_any_path_lengths() {
+    let combos = [
+        ("crate::pkg::apis", "::kube_codegen_runtime"),
+        ("a", "rt"),
+        (
+            "crate::x::yy::zzz",
+            "crate::vendored::kube_codegen_runtime_long",
+        ),
+        (
+            "crate::some::considerably::longer::module::path::for_the::apis",
+            "::kube_codegen_runtime",
+        ),
+    ];
+    let mut checked = 0;
+    let mut failures = Vec::new();
+    let mut fixtures: Vec<PathBuf> = std::fs::read_dir(fixtures())
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.join("codegen.args").is_file())
+        .collect();
+    fixtures.sort();
+    assert!(fixtures.len() >= 5, "fixtures found: {fixtures:?}");
+    for fixture in &fixtures {
+        for (apis_module, runtime) in combos {
+            let out = tempfile::tempdir().unwrap();
+            kube_codegen::Builder::new()
+                .apis_dir(fixture.join("pkg/apis"))
+                .groups(&groups(fixture))
+                .apis_module(apis_module)
+                .client_module("crate::client")
+                .runtime_crate(runtime)
+                .generators([kube_codegen::Generator::ApplyConfiguration])
+                .emit_rerun_if_changed(false)
+                .out_dir(out.path())
+                .compile()
+                .unwrap_or_else(|e| panic!("{}: {e}", fixture.display()));
+            let mut files = Vec::new();
+            walk(out.path(), &mut files);
+            for f in files {
+                let code = std::fs::read_to_string(&f).unwrap();
+                if let Err(e) = syn::parse_file(&code) {
+                    failures.push(format!("{} does not parse: {e}", f.display()));
+                    continue;
+                }
+                let leaf = f
+                    .components()
+                    .any(|c| c.as_os_str() == "applyconfiguration")
+                    && f.file_name().is_some_and(|n| n != "mod.rs");
+                if !leaf || has_unbreakable_line(&code) {
+                    continue;
+                }
+                checked += 1;
+                let diff = rustfmt_diff(&code);
+                if !diff.is_empty() {
+                    failures.push(format!(
+                        "{} ({apis_module}, {runtime}):\n{diff}",
+                        f.display()
+                    ));
+                }
+            }
+        }
+    }
+    assert!(checked >= 300, "only {checked} files checked");
+    assert!(
+        failures.is_empty(),
+        "{} of {checked} files fail:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
