@@ -1,7 +1,7 @@
-//! The files the generator writes as text (the apply configurations, one per type) are laid out
-//! as `rustfmt` would lay them out: `rustfmt --check` leaves every one unchanged, for every
-//! fixture and for module paths of several lengths (which move where lines must break). Every
-//! generated file of those runs parses with `syn`.
+//! The files the generator writes as text (one per kind or type: apply configurations, listers,
+//! informers) are laid out as `rustfmt` would lay them out: `rustfmt --check` leaves every one
+//! unchanged, for every fixture and for module paths of several lengths (which move where lines
+//! must break). Every generated file of those runs parses with `syn`.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -65,7 +65,7 @@ fn has_unbreakable_line(code: &str) -> bool {
 }
 
 #[test]
-fn apply_configurations_pass_rustfmt_check_for_any_path_lengths() {
+fn per_kind_files_pass_rustfmt_check_for_any_path_lengths() {
     let combos = [
         ("crate::pkg::apis", "::kube_codegen_runtime"),
         ("a", "rt"),
@@ -97,7 +97,11 @@ fn apply_configurations_pass_rustfmt_check_for_any_path_lengths() {
                 .apis_module(apis_module)
                 .client_module("crate::client")
                 .runtime_crate(runtime)
-                .generators([kube_codegen::Generator::ApplyConfiguration])
+                .generators([
+                    kube_codegen::Generator::ApplyConfiguration,
+                    kube_codegen::Generator::Lister,
+                    kube_codegen::Generator::Informer,
+                ])
                 .emit_rerun_if_changed(false)
                 .out_dir(out.path())
                 .compile()
@@ -110,10 +114,12 @@ fn apply_configurations_pass_rustfmt_check_for_any_path_lengths() {
                     failures.push(format!("{} does not parse: {e}", f.display()));
                     continue;
                 }
-                let leaf = f
-                    .components()
-                    .any(|c| c.as_os_str() == "applyconfiguration")
-                    && f.file_name().is_some_and(|n| n != "mod.rs");
+                // A kind's or type's own file: `<tree>/<group>/<version>/<name>.rs`.
+                let leaf = f.components().any(|c| {
+                    ["applyconfiguration", "listers", "externalversions"]
+                        .iter()
+                        .any(|t| c.as_os_str() == *t)
+                }) && f.file_name().is_some_and(|n| n != "mod.rs");
                 if !leaf || has_unbreakable_line(&code) {
                     continue;
                 }
@@ -128,7 +134,7 @@ fn apply_configurations_pass_rustfmt_check_for_any_path_lengths() {
             }
         }
     }
-    assert!(checked >= 300, "only {checked} files checked");
+    assert!(checked >= 500, "only {checked} files checked");
     assert!(
         failures.is_empty(),
         "{} of {checked} files fail:\n{}",

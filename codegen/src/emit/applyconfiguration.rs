@@ -117,14 +117,9 @@ struct Names {
 
 impl Names {
     fn new(ctx: &Ctx<'_>, pkg: &Package) -> Self {
-        let apis = ctx.paths.apis.to_token_stream_string();
         Names {
-            rt: ctx.paths.runtime.to_token_stream_string(),
-            package: format!(
-                "{apis}::{}::{}",
-                ident(&pkg.group_module),
-                ident(&pkg.version_module())
-            ),
+            rt: ctx.rt_text(),
+            package: ctx.package_path_text(pkg),
         }
     }
 }
@@ -606,21 +601,4 @@ fn kind_parts(src: &mut Src, n: &Names, pkg: &Package, t: &AcType, k: &AcKind) {
         ),
         None,
     );
-}
-
-trait PathString {
-    fn to_token_stream_string(&self) -> String;
-}
-
-impl PathString for syn::Path {
-    /// `::kube_codegen_runtime` as text, for `#[serde(crate = "…")]`.
-    fn to_token_stream_string(&self) -> String {
-        let mut out = String::new();
-        if self.leading_colon.is_some() {
-            out.push_str("::");
-        }
-        let segs: Vec<String> = self.segments.iter().map(|s| s.ident.to_string()).collect();
-        out.push_str(&segs.join("::"));
-        out
-    }
 }

@@ -9,6 +9,7 @@
 
 use quote::{format_ident, quote};
 
+use super::text::{Src, Ty};
 use super::{Ctx, docs};
 use crate::model::{Kind, Package};
 use crate::namer::{ident, snake};
@@ -317,35 +318,102 @@ fn version_module(ctx: &Ctx<'_>, pkg: &Package) -> Module {
     )
 }
 
+/// The informer module of `kind`, written as text (see [`text`](super::text)).
 fn kind_informer(ctx: &Ctx<'_>, pkg: &Package, kind: &Kind) -> Module {
-    let rt = ctx.rt();
-    let pkg_path = ctx.package_path(pkg);
-    let kind_id = ident(&kind.name);
-    let informer = format_ident!("{}Informer", kind.name);
-    let k = &kind.name;
-    let lister = kind.wants_lister().then(|| {
-        let lister_path = ctx.client_path(&[
+    let rt = ctx.rt_text();
+    let k = ident(&kind.name).to_string();
+    let informer = format!("{}Informer", kind.name);
+    let name = &kind.name;
+    let shared = Ty::generic(
+        format!("{rt}::informer::SharedIndexInformer"),
+        vec![Ty::new(k.as_str())],
+    );
+    let mut src = Src::new();
+    src.line(0, &format!("use {}::{k};", ctx.package_path_text(pkg)));
+    src.line(0, "");
+    src.doc(
+        0,
+        &format!(
+            "The shared informer of `{name}` and its lister. Cheap to clone; every clone and \
+             every other caller of the factory's `{}()` shares one watch.",
+            kind.accessor()
+        ),
+    );
+    src.line(0, "#[derive(Clone)]");
+    src.line(0, &format!("pub struct {informer} {{"));
+    src.field(4, "informer", &shared);
+    src.line(0, "}");
+    src.line(0, "");
+    src.line(0, &format!("impl {informer} {{"));
+    src.doc(
+        4,
+        "The factory's shared informer of this kind (created on first use).",
+    );
+    src.line(4, "#[inline]");
+    src.fn_sig(
+        4,
+        "pub fn new",
+        &[],
+        &[Ty::new(format!(
+            "factory: &{rt}::factory::SharedInformerFactory"
+        ))],
+        Some(&Ty::new("Self")),
+    );
+    src.line(8, "Self {");
+    src.chain(
+        12,
+        "informer: factory",
+        &[&format!(".informer_for::<{k}>()")],
+        ",",
+    );
+    src.line(8, "}");
+    src.line(4, "}");
+    src.line(0, "");
+    src.doc(
+        4,
+        "The informer: event handlers, indexers, sync state, cache.",
+    );
+    src.line(4, "#[inline]");
+    src.fn_sig(
+        4,
+        "pub fn informer",
+        &[],
+        &[Ty::new("&self")],
+        Some(&shared.prefixed("&")),
+    );
+    src.line(8, "&self.informer");
+    src.line(4, "}");
+    if kind.wants_lister() {
+        let lister = ctx.client_path_text(&[
             "listers",
             &pkg.group_module,
             &pkg.version_module(),
             &format!("{}Lister", kind.name),
         ]);
-        let doc = docs(&format!(
-            "A lister over this informer's store of `{k}` objects."
-        ));
-        quote! {
-            #doc
-            #[inline]
-            pub fn lister(&self) -> #lister_path {
-                #lister_path::new(self.informer.store())
-            }
-        }
-    });
-    let struct_doc = docs(&format!(
-        "The shared informer of `{k}` and its lister. Cheap to clone; every clone and every other caller of the factory's `{}()` shares one watch.",
-        kind.accessor()
-    ));
-    Module::client(
+        src.line(0, "");
+        src.doc(
+            4,
+            &format!("A lister over this informer's store of `{name}` objects."),
+        );
+        src.line(4, "#[inline]");
+        src.fn_sig(
+            4,
+            "pub fn lister",
+            &[],
+            &[Ty::new("&self")],
+            Some(&Ty::new(lister.as_str())),
+        );
+        src.call(
+            8,
+            "",
+            &format!("{lister}::new"),
+            &["self.informer.store()"],
+            "",
+        );
+        src.line(4, "}");
+    }
+    src.line(0, "}");
+    Module::client_text(
         &[
             "informers",
             "externalversions",
@@ -354,36 +422,10 @@ fn kind_informer(ctx: &Ctx<'_>, pkg: &Package, kind: &Kind) -> Module {
             &kind.module(),
         ],
         format!(
-            "The informer of `{k}` (`{}.{}`).",
+            "The informer of `{name}` (`{}.{}`).",
             kind.resource,
             group_label(pkg)
         ),
-        quote! {
-            use #pkg_path::#kind_id;
-
-            #struct_doc
-            #[derive(Clone)]
-            pub struct #informer {
-                informer: #rt::informer::SharedIndexInformer<#kind_id>,
-            }
-
-            impl #informer {
-                /// The factory's shared informer of this kind (created on first use).
-                #[inline]
-                pub fn new(factory: &#rt::factory::SharedInformerFactory) -> Self {
-                    Self {
-                        informer: factory.informer_for::<#kind_id>(),
-                    }
-                }
-
-                /// The informer: event handlers, indexers, sync state, cache.
-                #[inline]
-                pub fn informer(&self) -> &#rt::informer::SharedIndexInformer<#kind_id> {
-                    &self.informer
-                }
-
-                #lister
-            }
-        },
+        src.finish(),
     )
 }

@@ -8,7 +8,8 @@
 
 use quote::{format_ident, quote};
 
-use super::{Ctx, docs};
+use super::Ctx;
+use super::text::{Src, Ty};
 use crate::model::{Kind, Package, Scope};
 use crate::namer::ident;
 use crate::output::Module;
@@ -87,146 +88,200 @@ pub(crate) fn group_label(pkg: &Package) -> String {
     }
 }
 
+/// The lister module of `kind`, written as text (see [`text`](super::text)).
 fn lister(ctx: &Ctx<'_>, pkg: &Package, kind: &Kind) -> Module {
-    let rt = ctx.rt();
-    let pkg_path = ctx.package_path(pkg);
-    let kind_id = ident(&kind.name);
-    let lister = format_ident!("{}Lister", kind.name);
-    let k = &kind.name;
-    let group = &pkg.group_name;
+    let rt = ctx.rt_text();
+    let k = ident(&kind.name).to_string();
+    let lister = format!("{}Lister", kind.name);
+    let ns_lister = format!("{}NamespaceLister", kind.name);
+    let name = &kind.name;
     let resource = &kind.resource;
-    let struct_doc = docs(&format!(
-        "Reads `{k}` objects from an informer's cache.\n\nResults are `Arc`s shared with the cache: treat them as read-only."
-    ));
-    let new_doc = docs(&format!(
-        "A lister over `store` (usually the one of the `{k}` informer: `{k}Informer::lister()`)."
-    ));
-    let common = quote! {
-        #new_doc
-        #[inline]
-        pub fn new(store: #rt::store::Store<#kind_id>) -> Self {
-            Self {
-                inner: #rt::lister::Lister::new(store, #group, #resource),
-            }
-        }
-
-        /// The generic lister this wraps (store access, custom indexes).
-        #[inline]
-        pub fn generic(&self) -> &#rt::lister::Lister<#kind_id> {
-            &self.inner
-        }
+    let generic = Ty::generic(format!("{rt}::lister::Lister"), vec![Ty::new(k.as_str())]);
+    let arcs = Ty::generic("Vec", vec![Ty::generic("Arc", vec![Ty::new(k.as_str())])]);
+    let selector = Ty::new(format!("selector: &{rt}::labels::Selector"));
+    let this = || Ty::new("&self");
+    let get = |src: &mut Src| {
+        src.doc(
+            4,
+            &format!("The `{name}` called `name`, or a NotFound error like the API server's."),
+        );
+        src.line(4, "#[inline]");
+        src.fn_sig(
+            4,
+            "pub fn get",
+            &[],
+            &[this(), Ty::new("name: &str")],
+            Some(&Ty::generic(
+                "Result",
+                vec![
+                    Ty::generic("Arc", vec![Ty::new(k.as_str())]),
+                    Ty::new("kube::Error"),
+                ],
+            )),
+        );
+        src.chain(8, "self", &[".inner", ".get(name)"], "");
+        src.line(4, "}");
     };
-    let items = match kind.scope {
+    let list = |src: &mut Src, doc: &str| {
+        src.doc(4, doc);
+        src.line(4, "#[inline]");
+        src.fn_sig(
+            4,
+            "pub fn list",
+            &[],
+            &[this(), selector.clone()],
+            Some(&arcs),
+        );
+        src.chain(8, "self", &[".inner", ".list(selector)"], "");
+        src.line(4, "}");
+    };
+
+    let mut src = Src::new();
+    // One import per group: rustfmt reorders imports only within a group.
+    src.line(0, "use ::std::sync::Arc;");
+    src.line(0, "");
+    src.line(0, &format!("use {rt}::kube;"));
+    src.line(0, "");
+    src.line(0, &format!("use {}::{k};", ctx.package_path_text(pkg)));
+    src.line(0, "");
+    src.doc(
+        0,
+        &format!(
+            "Reads `{name}` objects from an informer's cache.\n\nResults are `Arc`s shared with \
+             the cache: treat them as read-only."
+        ),
+    );
+    src.line(0, "#[derive(Clone)]");
+    src.line(0, &format!("pub struct {lister} {{"));
+    src.field(4, "inner", &generic);
+    src.line(0, "}");
+    src.line(0, "");
+    src.line(0, &format!("impl {lister} {{"));
+    src.doc(
+        4,
+        &format!(
+            "A lister over `store` (usually the one of the `{name}` informer: \
+             `{name}Informer::lister()`)."
+        ),
+    );
+    src.line(4, "#[inline]");
+    src.fn_sig(
+        4,
+        "pub fn new",
+        &[],
+        &[Ty::generic(
+            format!("store: {rt}::store::Store"),
+            vec![Ty::new(k.as_str())],
+        )],
+        Some(&Ty::new("Self")),
+    );
+    src.line(8, "Self {");
+    let group = format!("{:?}", pkg.group_name);
+    let plural = format!("{resource:?}");
+    src.call(
+        12,
+        "inner: ",
+        &format!("{rt}::lister::Lister::new"),
+        &["store", &group, &plural],
+        ",",
+    );
+    src.line(8, "}");
+    src.line(4, "}");
+    src.line(0, "");
+    src.doc(
+        4,
+        "The generic lister this wraps (store access, custom indexes).",
+    );
+    src.line(4, "#[inline]");
+    src.fn_sig(
+        4,
+        "pub fn generic",
+        &[],
+        &[this()],
+        Some(&generic.clone().prefixed("&")),
+    );
+    src.line(8, "&self.inner");
+    src.line(4, "}");
+    match kind.scope {
         Scope::Namespaced => {
-            let ns_lister = format_ident!("{}NamespaceLister", kind.name);
-            let list_doc = docs(&format!(
-                "Every `{k}` in every namespace that `selector` matches."
-            ));
-            let ns_doc = docs(&format!(
-                "`{k}` objects in `namespace`, read through the namespace index (no full scan)."
-            ));
-            let ns_struct_doc = docs(&format!(
-                "Reads `{k}` objects of one namespace from an informer's cache."
-            ));
-            let get_doc = docs(&format!(
-                "The `{k}` called `name`, or a NotFound error like the API server's."
-            ));
-            let ns_list_doc = docs(&format!(
-                "The `{k}` objects of this namespace that `selector` matches."
-            ));
-            quote! {
-                use ::std::sync::Arc;
-
-                use #rt::kube;
-                use #pkg_path::#kind_id;
-
-                #struct_doc
-                #[derive(Clone)]
-                pub struct #lister {
-                    inner: #rt::lister::Lister<#kind_id>,
-                }
-
-                impl #lister {
-                    #common
-
-                    #list_doc
-                    #[inline]
-                    pub fn list(&self, selector: &#rt::labels::Selector) -> Vec<Arc<#kind_id>> {
-                        self.inner.list(selector)
-                    }
-
-                    #ns_doc
-                    #[inline]
-                    pub fn namespaced<'a>(&'a self, namespace: &'a str) -> #ns_lister<'a> {
-                        #ns_lister {
-                            inner: self.inner.namespaced(namespace),
-                        }
-                    }
-                }
-
-                #ns_struct_doc
-                pub struct #ns_lister<'a> {
-                    inner: #rt::lister::NamespaceLister<'a, #kind_id>,
-                }
-
-                impl #ns_lister<'_> {
-                    #get_doc
-                    #[inline]
-                    pub fn get(&self, name: &str) -> Result<Arc<#kind_id>, kube::Error> {
-                        self.inner.get(name)
-                    }
-
-                    #ns_list_doc
-                    #[inline]
-                    pub fn list(&self, selector: &#rt::labels::Selector) -> Vec<Arc<#kind_id>> {
-                        self.inner.list(selector)
-                    }
-                }
-            }
+            src.line(0, "");
+            list(
+                &mut src,
+                &format!("Every `{name}` in every namespace that `selector` matches."),
+            );
+            src.line(0, "");
+            src.doc(
+                4,
+                &format!(
+                    "`{name}` objects in `namespace`, read through the namespace index (no full \
+                     scan)."
+                ),
+            );
+            src.line(4, "#[inline]");
+            src.fn_sig(
+                4,
+                "pub fn namespaced",
+                &[Ty::new("'a")],
+                &[Ty::new("&'a self"), Ty::new("namespace: &'a str")],
+                Some(&Ty::generic(ns_lister.as_str(), vec![Ty::new("'a")])),
+            );
+            src.line(8, &format!("{ns_lister} {{"));
+            src.chain(
+                12,
+                "inner: self",
+                &[".inner", ".namespaced(namespace)"],
+                ",",
+            );
+            src.line(8, "}");
+            src.line(4, "}");
+            src.line(0, "}");
+            src.line(0, "");
+            src.doc(
+                0,
+                &format!("Reads `{name}` objects of one namespace from an informer's cache."),
+            );
+            src.line(0, &format!("pub struct {ns_lister}<'a> {{"));
+            src.field(
+                4,
+                "inner",
+                &Ty::generic(
+                    format!("{rt}::lister::NamespaceLister"),
+                    vec![Ty::new("'a"), Ty::new(k.as_str())],
+                ),
+            );
+            src.line(0, "}");
+            src.line(0, "");
+            src.line(0, &format!("impl {ns_lister}<'_> {{"));
+            get(&mut src);
+            src.line(0, "");
+            list(
+                &mut src,
+                &format!("The `{name}` objects of this namespace that `selector` matches."),
+            );
+            src.line(0, "}");
         }
         Scope::Cluster => {
-            let list_doc = docs(&format!("Every `{k}` that `selector` matches."));
-            let get_doc = docs(&format!(
-                "The `{k}` called `name`, or a NotFound error like the API server's."
-            ));
-            quote! {
-                use ::std::sync::Arc;
-
-                use #rt::kube;
-                use #pkg_path::#kind_id;
-
-                #struct_doc
-                #[derive(Clone)]
-                pub struct #lister {
-                    inner: #rt::lister::Lister<#kind_id>,
-                }
-
-                impl #lister {
-                    #common
-
-                    #list_doc
-                    #[inline]
-                    pub fn list(&self, selector: &#rt::labels::Selector) -> Vec<Arc<#kind_id>> {
-                        self.inner.list(selector)
-                    }
-
-                    #get_doc
-                    #[inline]
-                    pub fn get(&self, name: &str) -> Result<Arc<#kind_id>, kube::Error> {
-                        self.inner.get(name)
-                    }
-                }
-            }
+            src.line(0, "");
+            list(
+                &mut src,
+                &format!("Every `{name}` that `selector` matches."),
+            );
+            src.line(0, "");
+            get(&mut src);
+            src.line(0, "}");
         }
-    };
-    Module::client(
+    }
+    Module::client_text(
         &[
             "listers",
             &pkg.group_module,
             &pkg.version_module(),
             &kind.module(),
         ],
-        format!("The lister of `{k}` (`{resource}.{}`).", group_label(pkg)),
-        items,
+        format!(
+            "The lister of `{name}` (`{resource}.{}`).",
+            group_label(pkg)
+        ),
+        src.finish(),
     )
 }

@@ -152,6 +152,42 @@ impl Ctx<'_> {
         let segs = segments.iter().map(|s| namer::ident(s));
         quote!(#base #(::#segs)*)
     }
+
+    /// [`Ctx::rt`] as text, for the emitters that write text.
+    pub(crate) fn rt_text(&self) -> String {
+        path_text(&self.paths.runtime)
+    }
+
+    /// [`Ctx::package_path`] as text.
+    pub(crate) fn package_path_text(&self, pkg: &Package) -> String {
+        format!(
+            "{}::{}::{}",
+            path_text(&self.paths.apis),
+            namer::ident(&pkg.group_module),
+            namer::ident(&pkg.version_module())
+        )
+    }
+
+    /// [`Ctx::client_path`] as text.
+    pub(crate) fn client_path_text(&self, segments: &[&str]) -> String {
+        let mut out = path_text(&self.paths.client);
+        for s in segments {
+            out.push_str("::");
+            out.push_str(&namer::ident(s).to_string());
+        }
+        out
+    }
+}
+
+/// A plain path (`::kube_codegen_runtime`, `crate::pkg::apis`) as text.
+pub(crate) fn path_text(path: &syn::Path) -> String {
+    let mut out = String::new();
+    if path.leading_colon.is_some() {
+        out.push_str("::");
+    }
+    let segs: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
+    out.push_str(&segs.join("::"));
+    out
 }
 
 /// A generator of code-generator's family.

@@ -250,9 +250,11 @@ impl Src {
             Some(r) => {
                 self.out.push_str(" -> ");
                 let flat = r.flat();
-                if indent + 5 + flat.len() + 2 > MAX_WIDTH
-                    && indent + 5 + flat.len() <= MAX_WIDTH + 2
-                {
+                if indent + 5 + flat.len() + 2 <= MAX_WIDTH - indent {
+                    // (rustfmt counts the indent twice for this line.)
+                    self.out.push_str(&flat);
+                    self.out.push_str(" {");
+                } else if indent + 5 + flat.len() <= MAX_WIDTH + 2 {
                     // The type fits without the brace (rustfmt allows it two columns past the
                     // limit here): the brace goes on a line of its own.
                     self.out.push_str(&flat);

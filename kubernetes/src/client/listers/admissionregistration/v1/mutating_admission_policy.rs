@@ -5,8 +5,11 @@
 
 //! The lister of `MutatingAdmissionPolicy` (`mutatingadmissionpolicies.admissionregistration.k8s.io`).
 use ::std::sync::Arc;
+
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::admissionregistration::v1::MutatingAdmissionPolicy;
+
 /// Reads `MutatingAdmissionPolicy` objects from an informer's cache.
 ///
 /// Results are `Arc`s shared with the cache: treat them as read-only.
@@ -14,12 +17,11 @@ use crate::apis::admissionregistration::v1::MutatingAdmissionPolicy;
 pub struct MutatingAdmissionPolicyLister {
     inner: ::kube_codegen_runtime::lister::Lister<MutatingAdmissionPolicy>,
 }
+
 impl MutatingAdmissionPolicyLister {
     /// A lister over `store` (usually the one of the `MutatingAdmissionPolicy` informer: `MutatingAdmissionPolicyInformer::lister()`).
     #[inline]
-    pub fn new(
-        store: ::kube_codegen_runtime::store::Store<MutatingAdmissionPolicy>,
-    ) -> Self {
+    pub fn new(store: ::kube_codegen_runtime::store::Store<MutatingAdmissionPolicy>) -> Self {
         Self {
             inner: ::kube_codegen_runtime::lister::Lister::new(
                 store,
@@ -28,13 +30,13 @@ impl MutatingAdmissionPolicyLister {
             ),
         }
     }
+
     /// The generic lister this wraps (store access, custom indexes).
     #[inline]
-    pub fn generic(
-        &self,
-    ) -> &::kube_codegen_runtime::lister::Lister<MutatingAdmissionPolicy> {
+    pub fn generic(&self) -> &::kube_codegen_runtime::lister::Lister<MutatingAdmissionPolicy> {
         &self.inner
     }
+
     /// Every `MutatingAdmissionPolicy` that `selector` matches.
     #[inline]
     pub fn list(
@@ -43,6 +45,7 @@ impl MutatingAdmissionPolicyLister {
     ) -> Vec<Arc<MutatingAdmissionPolicy>> {
         self.inner.list(selector)
     }
+
     /// The `MutatingAdmissionPolicy` called `name`, or a NotFound error like the API server's.
     #[inline]
     pub fn get(&self, name: &str) -> Result<Arc<MutatingAdmissionPolicy>, kube::Error> {

@@ -5,8 +5,11 @@
 
 //! The lister of `MutatingWebhookConfiguration` (`mutatingwebhookconfigurations.admissionregistration.k8s.io`).
 use ::std::sync::Arc;
+
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::admissionregistration::v1::MutatingWebhookConfiguration;
+
 /// Reads `MutatingWebhookConfiguration` objects from an informer's cache.
 ///
 /// Results are `Arc`s shared with the cache: treat them as read-only.
@@ -14,12 +17,11 @@ use crate::apis::admissionregistration::v1::MutatingWebhookConfiguration;
 pub struct MutatingWebhookConfigurationLister {
     inner: ::kube_codegen_runtime::lister::Lister<MutatingWebhookConfiguration>,
 }
+
 impl MutatingWebhookConfigurationLister {
     /// A lister over `store` (usually the one of the `MutatingWebhookConfiguration` informer: `MutatingWebhookConfigurationInformer::lister()`).
     #[inline]
-    pub fn new(
-        store: ::kube_codegen_runtime::store::Store<MutatingWebhookConfiguration>,
-    ) -> Self {
+    pub fn new(store: ::kube_codegen_runtime::store::Store<MutatingWebhookConfiguration>) -> Self {
         Self {
             inner: ::kube_codegen_runtime::lister::Lister::new(
                 store,
@@ -28,13 +30,13 @@ impl MutatingWebhookConfigurationLister {
             ),
         }
     }
+
     /// The generic lister this wraps (store access, custom indexes).
     #[inline]
-    pub fn generic(
-        &self,
-    ) -> &::kube_codegen_runtime::lister::Lister<MutatingWebhookConfiguration> {
+    pub fn generic(&self) -> &::kube_codegen_runtime::lister::Lister<MutatingWebhookConfiguration> {
         &self.inner
     }
+
     /// Every `MutatingWebhookConfiguration` that `selector` matches.
     #[inline]
     pub fn list(
@@ -43,12 +45,10 @@ impl MutatingWebhookConfigurationLister {
     ) -> Vec<Arc<MutatingWebhookConfiguration>> {
         self.inner.list(selector)
     }
+
     /// The `MutatingWebhookConfiguration` called `name`, or a NotFound error like the API server's.
     #[inline]
-    pub fn get(
-        &self,
-        name: &str,
-    ) -> Result<Arc<MutatingWebhookConfiguration>, kube::Error> {
+    pub fn get(&self, name: &str) -> Result<Arc<MutatingWebhookConfiguration>, kube::Error> {
         self.inner.get(name)
     }
 }

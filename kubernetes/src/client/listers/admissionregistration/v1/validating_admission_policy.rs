@@ -5,8 +5,11 @@
 
 //! The lister of `ValidatingAdmissionPolicy` (`validatingadmissionpolicies.admissionregistration.k8s.io`).
 use ::std::sync::Arc;
+
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::admissionregistration::v1::ValidatingAdmissionPolicy;
+
 /// Reads `ValidatingAdmissionPolicy` objects from an informer's cache.
 ///
 /// Results are `Arc`s shared with the cache: treat them as read-only.
@@ -14,12 +17,11 @@ use crate::apis::admissionregistration::v1::ValidatingAdmissionPolicy;
 pub struct ValidatingAdmissionPolicyLister {
     inner: ::kube_codegen_runtime::lister::Lister<ValidatingAdmissionPolicy>,
 }
+
 impl ValidatingAdmissionPolicyLister {
     /// A lister over `store` (usually the one of the `ValidatingAdmissionPolicy` informer: `ValidatingAdmissionPolicyInformer::lister()`).
     #[inline]
-    pub fn new(
-        store: ::kube_codegen_runtime::store::Store<ValidatingAdmissionPolicy>,
-    ) -> Self {
+    pub fn new(store: ::kube_codegen_runtime::store::Store<ValidatingAdmissionPolicy>) -> Self {
         Self {
             inner: ::kube_codegen_runtime::lister::Lister::new(
                 store,
@@ -28,13 +30,13 @@ impl ValidatingAdmissionPolicyLister {
             ),
         }
     }
+
     /// The generic lister this wraps (store access, custom indexes).
     #[inline]
-    pub fn generic(
-        &self,
-    ) -> &::kube_codegen_runtime::lister::Lister<ValidatingAdmissionPolicy> {
+    pub fn generic(&self) -> &::kube_codegen_runtime::lister::Lister<ValidatingAdmissionPolicy> {
         &self.inner
     }
+
     /// Every `ValidatingAdmissionPolicy` that `selector` matches.
     #[inline]
     pub fn list(
@@ -43,12 +45,10 @@ impl ValidatingAdmissionPolicyLister {
     ) -> Vec<Arc<ValidatingAdmissionPolicy>> {
         self.inner.list(selector)
     }
+
     /// The `ValidatingAdmissionPolicy` called `name`, or a NotFound error like the API server's.
     #[inline]
-    pub fn get(
-        &self,
-        name: &str,
-    ) -> Result<Arc<ValidatingAdmissionPolicy>, kube::Error> {
+    pub fn get(&self, name: &str) -> Result<Arc<ValidatingAdmissionPolicy>, kube::Error> {
         self.inner.get(name)
     }
 }

@@ -5,8 +5,11 @@
 
 //! The lister of `ValidatingAdmissionPolicyBinding` (`validatingadmissionpolicybindings.admissionregistration.k8s.io`).
 use ::std::sync::Arc;
+
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::admissionregistration::v1::ValidatingAdmissionPolicyBinding;
+
 /// Reads `ValidatingAdmissionPolicyBinding` objects from an informer's cache.
 ///
 /// Results are `Arc`s shared with the cache: treat them as read-only.
@@ -14,6 +17,7 @@ use crate::apis::admissionregistration::v1::ValidatingAdmissionPolicyBinding;
 pub struct ValidatingAdmissionPolicyBindingLister {
     inner: ::kube_codegen_runtime::lister::Lister<ValidatingAdmissionPolicyBinding>,
 }
+
 impl ValidatingAdmissionPolicyBindingLister {
     /// A lister over `store` (usually the one of the `ValidatingAdmissionPolicyBinding` informer: `ValidatingAdmissionPolicyBindingInformer::lister()`).
     #[inline]
@@ -28,6 +32,7 @@ impl ValidatingAdmissionPolicyBindingLister {
             ),
         }
     }
+
     /// The generic lister this wraps (store access, custom indexes).
     #[inline]
     pub fn generic(
@@ -35,6 +40,7 @@ impl ValidatingAdmissionPolicyBindingLister {
     ) -> &::kube_codegen_runtime::lister::Lister<ValidatingAdmissionPolicyBinding> {
         &self.inner
     }
+
     /// Every `ValidatingAdmissionPolicyBinding` that `selector` matches.
     #[inline]
     pub fn list(
@@ -43,12 +49,10 @@ impl ValidatingAdmissionPolicyBindingLister {
     ) -> Vec<Arc<ValidatingAdmissionPolicyBinding>> {
         self.inner.list(selector)
     }
+
     /// The `ValidatingAdmissionPolicyBinding` called `name`, or a NotFound error like the API server's.
     #[inline]
-    pub fn get(
-        &self,
-        name: &str,
-    ) -> Result<Arc<ValidatingAdmissionPolicyBinding>, kube::Error> {
+    pub fn get(&self, name: &str) -> Result<Arc<ValidatingAdmissionPolicyBinding>, kube::Error> {
         self.inner.get(name)
     }
 }

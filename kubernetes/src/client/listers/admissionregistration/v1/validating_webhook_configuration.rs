@@ -5,8 +5,11 @@
 
 //! The lister of `ValidatingWebhookConfiguration` (`validatingwebhookconfigurations.admissionregistration.k8s.io`).
 use ::std::sync::Arc;
+
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::admissionregistration::v1::ValidatingWebhookConfiguration;
+
 /// Reads `ValidatingWebhookConfiguration` objects from an informer's cache.
 ///
 /// Results are `Arc`s shared with the cache: treat them as read-only.
@@ -14,6 +17,7 @@ use crate::apis::admissionregistration::v1::ValidatingWebhookConfiguration;
 pub struct ValidatingWebhookConfigurationLister {
     inner: ::kube_codegen_runtime::lister::Lister<ValidatingWebhookConfiguration>,
 }
+
 impl ValidatingWebhookConfigurationLister {
     /// A lister over `store` (usually the one of the `ValidatingWebhookConfiguration` informer: `ValidatingWebhookConfigurationInformer::lister()`).
     #[inline]
@@ -28,6 +32,7 @@ impl ValidatingWebhookConfigurationLister {
             ),
         }
     }
+
     /// The generic lister this wraps (store access, custom indexes).
     #[inline]
     pub fn generic(
@@ -35,6 +40,7 @@ impl ValidatingWebhookConfigurationLister {
     ) -> &::kube_codegen_runtime::lister::Lister<ValidatingWebhookConfiguration> {
         &self.inner
     }
+
     /// Every `ValidatingWebhookConfiguration` that `selector` matches.
     #[inline]
     pub fn list(
@@ -43,12 +49,10 @@ impl ValidatingWebhookConfigurationLister {
     ) -> Vec<Arc<ValidatingWebhookConfiguration>> {
         self.inner.list(selector)
     }
+
     /// The `ValidatingWebhookConfiguration` called `name`, or a NotFound error like the API server's.
     #[inline]
-    pub fn get(
-        &self,
-        name: &str,
-    ) -> Result<Arc<ValidatingWebhookConfiguration>, kube::Error> {
+    pub fn get(&self, name: &str) -> Result<Arc<ValidatingWebhookConfiguration>, kube::Error> {
         self.inner.get(name)
     }
 }

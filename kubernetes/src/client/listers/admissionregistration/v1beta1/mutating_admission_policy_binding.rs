@@ -5,8 +5,11 @@
 
 //! The lister of `MutatingAdmissionPolicyBinding` (`mutatingadmissionpolicybindings.admissionregistration.k8s.io`).
 use ::std::sync::Arc;
+
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::admissionregistration::v1beta1::MutatingAdmissionPolicyBinding;
+
 /// Reads `MutatingAdmissionPolicyBinding` objects from an informer's cache.
 ///
 /// Results are `Arc`s shared with the cache: treat them as read-only.
@@ -14,6 +17,7 @@ use crate::apis::admissionregistration::v1beta1::MutatingAdmissionPolicyBinding;
 pub struct MutatingAdmissionPolicyBindingLister {
     inner: ::kube_codegen_runtime::lister::Lister<MutatingAdmissionPolicyBinding>,
 }
+
 impl MutatingAdmissionPolicyBindingLister {
     /// A lister over `store` (usually the one of the `MutatingAdmissionPolicyBinding` informer: `MutatingAdmissionPolicyBindingInformer::lister()`).
     #[inline]
@@ -28,6 +32,7 @@ impl MutatingAdmissionPolicyBindingLister {
             ),
         }
     }
+
     /// The generic lister this wraps (store access, custom indexes).
     #[inline]
     pub fn generic(
@@ -35,6 +40,7 @@ impl MutatingAdmissionPolicyBindingLister {
     ) -> &::kube_codegen_runtime::lister::Lister<MutatingAdmissionPolicyBinding> {
         &self.inner
     }
+
     /// Every `MutatingAdmissionPolicyBinding` that `selector` matches.
     #[inline]
     pub fn list(
@@ -43,12 +49,10 @@ impl MutatingAdmissionPolicyBindingLister {
     ) -> Vec<Arc<MutatingAdmissionPolicyBinding>> {
         self.inner.list(selector)
     }
+
     /// The `MutatingAdmissionPolicyBinding` called `name`, or a NotFound error like the API server's.
     #[inline]
-    pub fn get(
-        &self,
-        name: &str,
-    ) -> Result<Arc<MutatingAdmissionPolicyBinding>, kube::Error> {
+    pub fn get(&self, name: &str) -> Result<Arc<MutatingAdmissionPolicyBinding>, kube::Error> {
         self.inner.get(name)
     }
 }

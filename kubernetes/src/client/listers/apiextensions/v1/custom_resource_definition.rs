@@ -5,8 +5,11 @@
 
 //! The lister of `CustomResourceDefinition` (`customresourcedefinitions.apiextensions.k8s.io`).
 use ::std::sync::Arc;
+
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::apiextensions::v1::CustomResourceDefinition;
+
 /// Reads `CustomResourceDefinition` objects from an informer's cache.
 ///
 /// Results are `Arc`s shared with the cache: treat them as read-only.
@@ -14,12 +17,11 @@ use crate::apis::apiextensions::v1::CustomResourceDefinition;
 pub struct CustomResourceDefinitionLister {
     inner: ::kube_codegen_runtime::lister::Lister<CustomResourceDefinition>,
 }
+
 impl CustomResourceDefinitionLister {
     /// A lister over `store` (usually the one of the `CustomResourceDefinition` informer: `CustomResourceDefinitionInformer::lister()`).
     #[inline]
-    pub fn new(
-        store: ::kube_codegen_runtime::store::Store<CustomResourceDefinition>,
-    ) -> Self {
+    pub fn new(store: ::kube_codegen_runtime::store::Store<CustomResourceDefinition>) -> Self {
         Self {
             inner: ::kube_codegen_runtime::lister::Lister::new(
                 store,
@@ -28,13 +30,13 @@ impl CustomResourceDefinitionLister {
             ),
         }
     }
+
     /// The generic lister this wraps (store access, custom indexes).
     #[inline]
-    pub fn generic(
-        &self,
-    ) -> &::kube_codegen_runtime::lister::Lister<CustomResourceDefinition> {
+    pub fn generic(&self) -> &::kube_codegen_runtime::lister::Lister<CustomResourceDefinition> {
         &self.inner
     }
+
     /// Every `CustomResourceDefinition` that `selector` matches.
     #[inline]
     pub fn list(
@@ -43,6 +45,7 @@ impl CustomResourceDefinitionLister {
     ) -> Vec<Arc<CustomResourceDefinition>> {
         self.inner.list(selector)
     }
+
     /// The `CustomResourceDefinition` called `name`, or a NotFound error like the API server's.
     #[inline]
     pub fn get(&self, name: &str) -> Result<Arc<CustomResourceDefinition>, kube::Error> {

@@ -5,8 +5,11 @@
 
 //! The lister of `APIService` (`apiservices.apiregistration.k8s.io`).
 use ::std::sync::Arc;
+
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::apiregistration::v1::APIService;
+
 /// Reads `APIService` objects from an informer's cache.
 ///
 /// Results are `Arc`s shared with the cache: treat them as read-only.
@@ -14,6 +17,7 @@ use crate::apis::apiregistration::v1::APIService;
 pub struct APIServiceLister {
     inner: ::kube_codegen_runtime::lister::Lister<APIService>,
 }
+
 impl APIServiceLister {
     /// A lister over `store` (usually the one of the `APIService` informer: `APIServiceInformer::lister()`).
     #[inline]
@@ -26,11 +30,13 @@ impl APIServiceLister {
             ),
         }
     }
+
     /// The generic lister this wraps (store access, custom indexes).
     #[inline]
     pub fn generic(&self) -> &::kube_codegen_runtime::lister::Lister<APIService> {
         &self.inner
     }
+
     /// Every `APIService` that `selector` matches.
     #[inline]
     pub fn list(
@@ -39,6 +45,7 @@ impl APIServiceLister {
     ) -> Vec<Arc<APIService>> {
         self.inner.list(selector)
     }
+
     /// The `APIService` called `name`, or a NotFound error like the API server's.
     #[inline]
     pub fn get(&self, name: &str) -> Result<Arc<APIService>, kube::Error> {

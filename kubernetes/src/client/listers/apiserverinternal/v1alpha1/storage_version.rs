@@ -5,8 +5,11 @@
 
 //! The lister of `StorageVersion` (`storageversions.internal.apiserver.k8s.io`).
 use ::std::sync::Arc;
+
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::apiserverinternal::v1alpha1::StorageVersion;
+
 /// Reads `StorageVersion` objects from an informer's cache.
 ///
 /// Results are `Arc`s shared with the cache: treat them as read-only.
@@ -14,6 +17,7 @@ use crate::apis::apiserverinternal::v1alpha1::StorageVersion;
 pub struct StorageVersionLister {
     inner: ::kube_codegen_runtime::lister::Lister<StorageVersion>,
 }
+
 impl StorageVersionLister {
     /// A lister over `store` (usually the one of the `StorageVersion` informer: `StorageVersionInformer::lister()`).
     #[inline]
@@ -26,11 +30,13 @@ impl StorageVersionLister {
             ),
         }
     }
+
     /// The generic lister this wraps (store access, custom indexes).
     #[inline]
     pub fn generic(&self) -> &::kube_codegen_runtime::lister::Lister<StorageVersion> {
         &self.inner
     }
+
     /// Every `StorageVersion` that `selector` matches.
     #[inline]
     pub fn list(
@@ -39,6 +45,7 @@ impl StorageVersionLister {
     ) -> Vec<Arc<StorageVersion>> {
         self.inner.list(selector)
     }
+
     /// The `StorageVersion` called `name`, or a NotFound error like the API server's.
     #[inline]
     pub fn get(&self, name: &str) -> Result<Arc<StorageVersion>, kube::Error> {

@@ -5,8 +5,11 @@
 
 //! The lister of `ControllerRevision` (`controllerrevisions.apps`).
 use ::std::sync::Arc;
+
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::apps::v1::ControllerRevision;
+
 /// Reads `ControllerRevision` objects from an informer's cache.
 ///
 /// Results are `Arc`s shared with the cache: treat them as read-only.
@@ -14,6 +17,7 @@ use crate::apis::apps::v1::ControllerRevision;
 pub struct ControllerRevisionLister {
     inner: ::kube_codegen_runtime::lister::Lister<ControllerRevision>,
 }
+
 impl ControllerRevisionLister {
     /// A lister over `store` (usually the one of the `ControllerRevision` informer: `ControllerRevisionInformer::lister()`).
     #[inline]
@@ -26,13 +30,13 @@ impl ControllerRevisionLister {
             ),
         }
     }
+
     /// The generic lister this wraps (store access, custom indexes).
     #[inline]
-    pub fn generic(
-        &self,
-    ) -> &::kube_codegen_runtime::lister::Lister<ControllerRevision> {
+    pub fn generic(&self) -> &::kube_codegen_runtime::lister::Lister<ControllerRevision> {
         &self.inner
     }
+
     /// Every `ControllerRevision` in every namespace that `selector` matches.
     #[inline]
     pub fn list(
@@ -41,27 +45,28 @@ impl ControllerRevisionLister {
     ) -> Vec<Arc<ControllerRevision>> {
         self.inner.list(selector)
     }
+
     /// `ControllerRevision` objects in `namespace`, read through the namespace index (no full scan).
     #[inline]
-    pub fn namespaced<'a>(
-        &'a self,
-        namespace: &'a str,
-    ) -> ControllerRevisionNamespaceLister<'a> {
+    pub fn namespaced<'a>(&'a self, namespace: &'a str) -> ControllerRevisionNamespaceLister<'a> {
         ControllerRevisionNamespaceLister {
             inner: self.inner.namespaced(namespace),
         }
     }
 }
+
 /// Reads `ControllerRevision` objects of one namespace from an informer's cache.
 pub struct ControllerRevisionNamespaceLister<'a> {
     inner: ::kube_codegen_runtime::lister::NamespaceLister<'a, ControllerRevision>,
 }
+
 impl ControllerRevisionNamespaceLister<'_> {
     /// The `ControllerRevision` called `name`, or a NotFound error like the API server's.
     #[inline]
     pub fn get(&self, name: &str) -> Result<Arc<ControllerRevision>, kube::Error> {
         self.inner.get(name)
     }
+
     /// The `ControllerRevision` objects of this namespace that `selector` matches.
     #[inline]
     pub fn list(

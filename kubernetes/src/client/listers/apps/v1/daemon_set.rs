@@ -5,8 +5,11 @@
 
 //! The lister of `DaemonSet` (`daemonsets.apps`).
 use ::std::sync::Arc;
+
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::apps::v1::DaemonSet;
+
 /// Reads `DaemonSet` objects from an informer's cache.
 ///
 /// Results are `Arc`s shared with the cache: treat them as read-only.
@@ -14,31 +17,28 @@ use crate::apis::apps::v1::DaemonSet;
 pub struct DaemonSetLister {
     inner: ::kube_codegen_runtime::lister::Lister<DaemonSet>,
 }
+
 impl DaemonSetLister {
     /// A lister over `store` (usually the one of the `DaemonSet` informer: `DaemonSetInformer::lister()`).
     #[inline]
     pub fn new(store: ::kube_codegen_runtime::store::Store<DaemonSet>) -> Self {
         Self {
-            inner: ::kube_codegen_runtime::lister::Lister::new(
-                store,
-                "apps",
-                "daemonsets",
-            ),
+            inner: ::kube_codegen_runtime::lister::Lister::new(store, "apps", "daemonsets"),
         }
     }
+
     /// The generic lister this wraps (store access, custom indexes).
     #[inline]
     pub fn generic(&self) -> &::kube_codegen_runtime::lister::Lister<DaemonSet> {
         &self.inner
     }
+
     /// Every `DaemonSet` in every namespace that `selector` matches.
     #[inline]
-    pub fn list(
-        &self,
-        selector: &::kube_codegen_runtime::labels::Selector,
-    ) -> Vec<Arc<DaemonSet>> {
+    pub fn list(&self, selector: &::kube_codegen_runtime::labels::Selector) -> Vec<Arc<DaemonSet>> {
         self.inner.list(selector)
     }
+
     /// `DaemonSet` objects in `namespace`, read through the namespace index (no full scan).
     #[inline]
     pub fn namespaced<'a>(&'a self, namespace: &'a str) -> DaemonSetNamespaceLister<'a> {
@@ -47,22 +47,22 @@ impl DaemonSetLister {
         }
     }
 }
+
 /// Reads `DaemonSet` objects of one namespace from an informer's cache.
 pub struct DaemonSetNamespaceLister<'a> {
     inner: ::kube_codegen_runtime::lister::NamespaceLister<'a, DaemonSet>,
 }
+
 impl DaemonSetNamespaceLister<'_> {
     /// The `DaemonSet` called `name`, or a NotFound error like the API server's.
     #[inline]
     pub fn get(&self, name: &str) -> Result<Arc<DaemonSet>, kube::Error> {
         self.inner.get(name)
     }
+
     /// The `DaemonSet` objects of this namespace that `selector` matches.
     #[inline]
-    pub fn list(
-        &self,
-        selector: &::kube_codegen_runtime::labels::Selector,
-    ) -> Vec<Arc<DaemonSet>> {
+    pub fn list(&self, selector: &::kube_codegen_runtime::labels::Selector) -> Vec<Arc<DaemonSet>> {
         self.inner.list(selector)
     }
 }

@@ -5,8 +5,11 @@
 
 //! The lister of `Deployment` (`deployments.apps`).
 use ::std::sync::Arc;
+
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::apps::v1::Deployment;
+
 /// Reads `Deployment` objects from an informer's cache.
 ///
 /// Results are `Arc`s shared with the cache: treat them as read-only.
@@ -14,23 +17,22 @@ use crate::apis::apps::v1::Deployment;
 pub struct DeploymentLister {
     inner: ::kube_codegen_runtime::lister::Lister<Deployment>,
 }
+
 impl DeploymentLister {
     /// A lister over `store` (usually the one of the `Deployment` informer: `DeploymentInformer::lister()`).
     #[inline]
     pub fn new(store: ::kube_codegen_runtime::store::Store<Deployment>) -> Self {
         Self {
-            inner: ::kube_codegen_runtime::lister::Lister::new(
-                store,
-                "apps",
-                "deployments",
-            ),
+            inner: ::kube_codegen_runtime::lister::Lister::new(store, "apps", "deployments"),
         }
     }
+
     /// The generic lister this wraps (store access, custom indexes).
     #[inline]
     pub fn generic(&self) -> &::kube_codegen_runtime::lister::Lister<Deployment> {
         &self.inner
     }
+
     /// Every `Deployment` in every namespace that `selector` matches.
     #[inline]
     pub fn list(
@@ -39,27 +41,28 @@ impl DeploymentLister {
     ) -> Vec<Arc<Deployment>> {
         self.inner.list(selector)
     }
+
     /// `Deployment` objects in `namespace`, read through the namespace index (no full scan).
     #[inline]
-    pub fn namespaced<'a>(
-        &'a self,
-        namespace: &'a str,
-    ) -> DeploymentNamespaceLister<'a> {
+    pub fn namespaced<'a>(&'a self, namespace: &'a str) -> DeploymentNamespaceLister<'a> {
         DeploymentNamespaceLister {
             inner: self.inner.namespaced(namespace),
         }
     }
 }
+
 /// Reads `Deployment` objects of one namespace from an informer's cache.
 pub struct DeploymentNamespaceLister<'a> {
     inner: ::kube_codegen_runtime::lister::NamespaceLister<'a, Deployment>,
 }
+
 impl DeploymentNamespaceLister<'_> {
     /// The `Deployment` called `name`, or a NotFound error like the API server's.
     #[inline]
     pub fn get(&self, name: &str) -> Result<Arc<Deployment>, kube::Error> {
         self.inner.get(name)
     }
+
     /// The `Deployment` objects of this namespace that `selector` matches.
     #[inline]
     pub fn list(

@@ -5,8 +5,11 @@
 
 //! The lister of `ReplicaSet` (`replicasets.apps`).
 use ::std::sync::Arc;
+
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::apps::v1::ReplicaSet;
+
 /// Reads `ReplicaSet` objects from an informer's cache.
 ///
 /// Results are `Arc`s shared with the cache: treat them as read-only.
@@ -14,23 +17,22 @@ use crate::apis::apps::v1::ReplicaSet;
 pub struct ReplicaSetLister {
     inner: ::kube_codegen_runtime::lister::Lister<ReplicaSet>,
 }
+
 impl ReplicaSetLister {
     /// A lister over `store` (usually the one of the `ReplicaSet` informer: `ReplicaSetInformer::lister()`).
     #[inline]
     pub fn new(store: ::kube_codegen_runtime::store::Store<ReplicaSet>) -> Self {
         Self {
-            inner: ::kube_codegen_runtime::lister::Lister::new(
-                store,
-                "apps",
-                "replicasets",
-            ),
+            inner: ::kube_codegen_runtime::lister::Lister::new(store, "apps", "replicasets"),
         }
     }
+
     /// The generic lister this wraps (store access, custom indexes).
     #[inline]
     pub fn generic(&self) -> &::kube_codegen_runtime::lister::Lister<ReplicaSet> {
         &self.inner
     }
+
     /// Every `ReplicaSet` in every namespace that `selector` matches.
     #[inline]
     pub fn list(
@@ -39,27 +41,28 @@ impl ReplicaSetLister {
     ) -> Vec<Arc<ReplicaSet>> {
         self.inner.list(selector)
     }
+
     /// `ReplicaSet` objects in `namespace`, read through the namespace index (no full scan).
     #[inline]
-    pub fn namespaced<'a>(
-        &'a self,
-        namespace: &'a str,
-    ) -> ReplicaSetNamespaceLister<'a> {
+    pub fn namespaced<'a>(&'a self, namespace: &'a str) -> ReplicaSetNamespaceLister<'a> {
         ReplicaSetNamespaceLister {
             inner: self.inner.namespaced(namespace),
         }
     }
 }
+
 /// Reads `ReplicaSet` objects of one namespace from an informer's cache.
 pub struct ReplicaSetNamespaceLister<'a> {
     inner: ::kube_codegen_runtime::lister::NamespaceLister<'a, ReplicaSet>,
 }
+
 impl ReplicaSetNamespaceLister<'_> {
     /// The `ReplicaSet` called `name`, or a NotFound error like the API server's.
     #[inline]
     pub fn get(&self, name: &str) -> Result<Arc<ReplicaSet>, kube::Error> {
         self.inner.get(name)
     }
+
     /// The `ReplicaSet` objects of this namespace that `selector` matches.
     #[inline]
     pub fn list(

@@ -5,8 +5,11 @@
 
 //! The lister of `StatefulSet` (`statefulsets.apps`).
 use ::std::sync::Arc;
+
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::apps::v1::StatefulSet;
+
 /// Reads `StatefulSet` objects from an informer's cache.
 ///
 /// Results are `Arc`s shared with the cache: treat them as read-only.
@@ -14,23 +17,22 @@ use crate::apis::apps::v1::StatefulSet;
 pub struct StatefulSetLister {
     inner: ::kube_codegen_runtime::lister::Lister<StatefulSet>,
 }
+
 impl StatefulSetLister {
     /// A lister over `store` (usually the one of the `StatefulSet` informer: `StatefulSetInformer::lister()`).
     #[inline]
     pub fn new(store: ::kube_codegen_runtime::store::Store<StatefulSet>) -> Self {
         Self {
-            inner: ::kube_codegen_runtime::lister::Lister::new(
-                store,
-                "apps",
-                "statefulsets",
-            ),
+            inner: ::kube_codegen_runtime::lister::Lister::new(store, "apps", "statefulsets"),
         }
     }
+
     /// The generic lister this wraps (store access, custom indexes).
     #[inline]
     pub fn generic(&self) -> &::kube_codegen_runtime::lister::Lister<StatefulSet> {
         &self.inner
     }
+
     /// Every `StatefulSet` in every namespace that `selector` matches.
     #[inline]
     pub fn list(
@@ -39,27 +41,28 @@ impl StatefulSetLister {
     ) -> Vec<Arc<StatefulSet>> {
         self.inner.list(selector)
     }
+
     /// `StatefulSet` objects in `namespace`, read through the namespace index (no full scan).
     #[inline]
-    pub fn namespaced<'a>(
-        &'a self,
-        namespace: &'a str,
-    ) -> StatefulSetNamespaceLister<'a> {
+    pub fn namespaced<'a>(&'a self, namespace: &'a str) -> StatefulSetNamespaceLister<'a> {
         StatefulSetNamespaceLister {
             inner: self.inner.namespaced(namespace),
         }
     }
 }
+
 /// Reads `StatefulSet` objects of one namespace from an informer's cache.
 pub struct StatefulSetNamespaceLister<'a> {
     inner: ::kube_codegen_runtime::lister::NamespaceLister<'a, StatefulSet>,
 }
+
 impl StatefulSetNamespaceLister<'_> {
     /// The `StatefulSet` called `name`, or a NotFound error like the API server's.
     #[inline]
     pub fn get(&self, name: &str) -> Result<Arc<StatefulSet>, kube::Error> {
         self.inner.get(name)
     }
+
     /// The `StatefulSet` objects of this namespace that `selector` matches.
     #[inline]
     pub fn list(

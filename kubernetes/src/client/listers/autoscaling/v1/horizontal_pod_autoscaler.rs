@@ -5,8 +5,11 @@
 
 //! The lister of `HorizontalPodAutoscaler` (`horizontalpodautoscalers.autoscaling`).
 use ::std::sync::Arc;
+
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::autoscaling::v1::HorizontalPodAutoscaler;
+
 /// Reads `HorizontalPodAutoscaler` objects from an informer's cache.
 ///
 /// Results are `Arc`s shared with the cache: treat them as read-only.
@@ -14,12 +17,11 @@ use crate::apis::autoscaling::v1::HorizontalPodAutoscaler;
 pub struct HorizontalPodAutoscalerLister {
     inner: ::kube_codegen_runtime::lister::Lister<HorizontalPodAutoscaler>,
 }
+
 impl HorizontalPodAutoscalerLister {
     /// A lister over `store` (usually the one of the `HorizontalPodAutoscaler` informer: `HorizontalPodAutoscalerInformer::lister()`).
     #[inline]
-    pub fn new(
-        store: ::kube_codegen_runtime::store::Store<HorizontalPodAutoscaler>,
-    ) -> Self {
+    pub fn new(store: ::kube_codegen_runtime::store::Store<HorizontalPodAutoscaler>) -> Self {
         Self {
             inner: ::kube_codegen_runtime::lister::Lister::new(
                 store,
@@ -28,13 +30,13 @@ impl HorizontalPodAutoscalerLister {
             ),
         }
     }
+
     /// The generic lister this wraps (store access, custom indexes).
     #[inline]
-    pub fn generic(
-        &self,
-    ) -> &::kube_codegen_runtime::lister::Lister<HorizontalPodAutoscaler> {
+    pub fn generic(&self) -> &::kube_codegen_runtime::lister::Lister<HorizontalPodAutoscaler> {
         &self.inner
     }
+
     /// Every `HorizontalPodAutoscaler` in every namespace that `selector` matches.
     #[inline]
     pub fn list(
@@ -43,6 +45,7 @@ impl HorizontalPodAutoscalerLister {
     ) -> Vec<Arc<HorizontalPodAutoscaler>> {
         self.inner.list(selector)
     }
+
     /// `HorizontalPodAutoscaler` objects in `namespace`, read through the namespace index (no full scan).
     #[inline]
     pub fn namespaced<'a>(
@@ -54,16 +57,19 @@ impl HorizontalPodAutoscalerLister {
         }
     }
 }
+
 /// Reads `HorizontalPodAutoscaler` objects of one namespace from an informer's cache.
 pub struct HorizontalPodAutoscalerNamespaceLister<'a> {
     inner: ::kube_codegen_runtime::lister::NamespaceLister<'a, HorizontalPodAutoscaler>,
 }
+
 impl HorizontalPodAutoscalerNamespaceLister<'_> {
     /// The `HorizontalPodAutoscaler` called `name`, or a NotFound error like the API server's.
     #[inline]
     pub fn get(&self, name: &str) -> Result<Arc<HorizontalPodAutoscaler>, kube::Error> {
         self.inner.get(name)
     }
+
     /// The `HorizontalPodAutoscaler` objects of this namespace that `selector` matches.
     #[inline]
     pub fn list(

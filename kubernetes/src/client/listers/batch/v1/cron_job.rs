@@ -5,8 +5,11 @@
 
 //! The lister of `CronJob` (`cronjobs.batch`).
 use ::std::sync::Arc;
+
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::batch::v1::CronJob;
+
 /// Reads `CronJob` objects from an informer's cache.
 ///
 /// Results are `Arc`s shared with the cache: treat them as read-only.
@@ -14,31 +17,28 @@ use crate::apis::batch::v1::CronJob;
 pub struct CronJobLister {
     inner: ::kube_codegen_runtime::lister::Lister<CronJob>,
 }
+
 impl CronJobLister {
     /// A lister over `store` (usually the one of the `CronJob` informer: `CronJobInformer::lister()`).
     #[inline]
     pub fn new(store: ::kube_codegen_runtime::store::Store<CronJob>) -> Self {
         Self {
-            inner: ::kube_codegen_runtime::lister::Lister::new(
-                store,
-                "batch",
-                "cronjobs",
-            ),
+            inner: ::kube_codegen_runtime::lister::Lister::new(store, "batch", "cronjobs"),
         }
     }
+
     /// The generic lister this wraps (store access, custom indexes).
     #[inline]
     pub fn generic(&self) -> &::kube_codegen_runtime::lister::Lister<CronJob> {
         &self.inner
     }
+
     /// Every `CronJob` in every namespace that `selector` matches.
     #[inline]
-    pub fn list(
-        &self,
-        selector: &::kube_codegen_runtime::labels::Selector,
-    ) -> Vec<Arc<CronJob>> {
+    pub fn list(&self, selector: &::kube_codegen_runtime::labels::Selector) -> Vec<Arc<CronJob>> {
         self.inner.list(selector)
     }
+
     /// `CronJob` objects in `namespace`, read through the namespace index (no full scan).
     #[inline]
     pub fn namespaced<'a>(&'a self, namespace: &'a str) -> CronJobNamespaceLister<'a> {
@@ -47,22 +47,22 @@ impl CronJobLister {
         }
     }
 }
+
 /// Reads `CronJob` objects of one namespace from an informer's cache.
 pub struct CronJobNamespaceLister<'a> {
     inner: ::kube_codegen_runtime::lister::NamespaceLister<'a, CronJob>,
 }
+
 impl CronJobNamespaceLister<'_> {
     /// The `CronJob` called `name`, or a NotFound error like the API server's.
     #[inline]
     pub fn get(&self, name: &str) -> Result<Arc<CronJob>, kube::Error> {
         self.inner.get(name)
     }
+
     /// The `CronJob` objects of this namespace that `selector` matches.
     #[inline]
-    pub fn list(
-        &self,
-        selector: &::kube_codegen_runtime::labels::Selector,
-    ) -> Vec<Arc<CronJob>> {
+    pub fn list(&self, selector: &::kube_codegen_runtime::labels::Selector) -> Vec<Arc<CronJob>> {
         self.inner.list(selector)
     }
 }

@@ -5,8 +5,11 @@
 
 //! The lister of `Job` (`jobs.batch`).
 use ::std::sync::Arc;
+
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::batch::v1::Job;
+
 /// Reads `Job` objects from an informer's cache.
 ///
 /// Results are `Arc`s shared with the cache: treat them as read-only.
@@ -14,6 +17,7 @@ use crate::apis::batch::v1::Job;
 pub struct JobLister {
     inner: ::kube_codegen_runtime::lister::Lister<Job>,
 }
+
 impl JobLister {
     /// A lister over `store` (usually the one of the `Job` informer: `JobInformer::lister()`).
     #[inline]
@@ -22,19 +26,19 @@ impl JobLister {
             inner: ::kube_codegen_runtime::lister::Lister::new(store, "batch", "jobs"),
         }
     }
+
     /// The generic lister this wraps (store access, custom indexes).
     #[inline]
     pub fn generic(&self) -> &::kube_codegen_runtime::lister::Lister<Job> {
         &self.inner
     }
+
     /// Every `Job` in every namespace that `selector` matches.
     #[inline]
-    pub fn list(
-        &self,
-        selector: &::kube_codegen_runtime::labels::Selector,
-    ) -> Vec<Arc<Job>> {
+    pub fn list(&self, selector: &::kube_codegen_runtime::labels::Selector) -> Vec<Arc<Job>> {
         self.inner.list(selector)
     }
+
     /// `Job` objects in `namespace`, read through the namespace index (no full scan).
     #[inline]
     pub fn namespaced<'a>(&'a self, namespace: &'a str) -> JobNamespaceLister<'a> {
@@ -43,22 +47,22 @@ impl JobLister {
         }
     }
 }
+
 /// Reads `Job` objects of one namespace from an informer's cache.
 pub struct JobNamespaceLister<'a> {
     inner: ::kube_codegen_runtime::lister::NamespaceLister<'a, Job>,
 }
+
 impl JobNamespaceLister<'_> {
     /// The `Job` called `name`, or a NotFound error like the API server's.
     #[inline]
     pub fn get(&self, name: &str) -> Result<Arc<Job>, kube::Error> {
         self.inner.get(name)
     }
+
     /// The `Job` objects of this namespace that `selector` matches.
     #[inline]
-    pub fn list(
-        &self,
-        selector: &::kube_codegen_runtime::labels::Selector,
-    ) -> Vec<Arc<Job>> {
+    pub fn list(&self, selector: &::kube_codegen_runtime::labels::Selector) -> Vec<Arc<Job>> {
         self.inner.list(selector)
     }
 }

@@ -5,8 +5,11 @@
 
 //! The lister of `CertificateSigningRequest` (`certificatesigningrequests.certificates.k8s.io`).
 use ::std::sync::Arc;
+
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::certificates::v1::CertificateSigningRequest;
+
 /// Reads `CertificateSigningRequest` objects from an informer's cache.
 ///
 /// Results are `Arc`s shared with the cache: treat them as read-only.
@@ -14,12 +17,11 @@ use crate::apis::certificates::v1::CertificateSigningRequest;
 pub struct CertificateSigningRequestLister {
     inner: ::kube_codegen_runtime::lister::Lister<CertificateSigningRequest>,
 }
+
 impl CertificateSigningRequestLister {
     /// A lister over `store` (usually the one of the `CertificateSigningRequest` informer: `CertificateSigningRequestInformer::lister()`).
     #[inline]
-    pub fn new(
-        store: ::kube_codegen_runtime::store::Store<CertificateSigningRequest>,
-    ) -> Self {
+    pub fn new(store: ::kube_codegen_runtime::store::Store<CertificateSigningRequest>) -> Self {
         Self {
             inner: ::kube_codegen_runtime::lister::Lister::new(
                 store,
@@ -28,13 +30,13 @@ impl CertificateSigningRequestLister {
             ),
         }
     }
+
     /// The generic lister this wraps (store access, custom indexes).
     #[inline]
-    pub fn generic(
-        &self,
-    ) -> &::kube_codegen_runtime::lister::Lister<CertificateSigningRequest> {
+    pub fn generic(&self) -> &::kube_codegen_runtime::lister::Lister<CertificateSigningRequest> {
         &self.inner
     }
+
     /// Every `CertificateSigningRequest` that `selector` matches.
     #[inline]
     pub fn list(
@@ -43,12 +45,10 @@ impl CertificateSigningRequestLister {
     ) -> Vec<Arc<CertificateSigningRequest>> {
         self.inner.list(selector)
     }
+
     /// The `CertificateSigningRequest` called `name`, or a NotFound error like the API server's.
     #[inline]
-    pub fn get(
-        &self,
-        name: &str,
-    ) -> Result<Arc<CertificateSigningRequest>, kube::Error> {
+    pub fn get(&self, name: &str) -> Result<Arc<CertificateSigningRequest>, kube::Error> {
         self.inner.get(name)
     }
 }

@@ -5,8 +5,11 @@
 
 //! The lister of `ClusterTrustBundle` (`clustertrustbundles.certificates.k8s.io`).
 use ::std::sync::Arc;
+
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::certificates::v1::ClusterTrustBundle;
+
 /// Reads `ClusterTrustBundle` objects from an informer's cache.
 ///
 /// Results are `Arc`s shared with the cache: treat them as read-only.
@@ -14,6 +17,7 @@ use crate::apis::certificates::v1::ClusterTrustBundle;
 pub struct ClusterTrustBundleLister {
     inner: ::kube_codegen_runtime::lister::Lister<ClusterTrustBundle>,
 }
+
 impl ClusterTrustBundleLister {
     /// A lister over `store` (usually the one of the `ClusterTrustBundle` informer: `ClusterTrustBundleInformer::lister()`).
     #[inline]
@@ -26,13 +30,13 @@ impl ClusterTrustBundleLister {
             ),
         }
     }
+
     /// The generic lister this wraps (store access, custom indexes).
     #[inline]
-    pub fn generic(
-        &self,
-    ) -> &::kube_codegen_runtime::lister::Lister<ClusterTrustBundle> {
+    pub fn generic(&self) -> &::kube_codegen_runtime::lister::Lister<ClusterTrustBundle> {
         &self.inner
     }
+
     /// Every `ClusterTrustBundle` that `selector` matches.
     #[inline]
     pub fn list(
@@ -41,6 +45,7 @@ impl ClusterTrustBundleLister {
     ) -> Vec<Arc<ClusterTrustBundle>> {
         self.inner.list(selector)
     }
+
     /// The `ClusterTrustBundle` called `name`, or a NotFound error like the API server's.
     #[inline]
     pub fn get(&self, name: &str) -> Result<Arc<ClusterTrustBundle>, kube::Error> {

@@ -5,8 +5,11 @@
 
 //! The lister of `PodCertificateRequest` (`podcertificaterequests.certificates.k8s.io`).
 use ::std::sync::Arc;
+
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::certificates::v1beta1::PodCertificateRequest;
+
 /// Reads `PodCertificateRequest` objects from an informer's cache.
 ///
 /// Results are `Arc`s shared with the cache: treat them as read-only.
@@ -14,12 +17,11 @@ use crate::apis::certificates::v1beta1::PodCertificateRequest;
 pub struct PodCertificateRequestLister {
     inner: ::kube_codegen_runtime::lister::Lister<PodCertificateRequest>,
 }
+
 impl PodCertificateRequestLister {
     /// A lister over `store` (usually the one of the `PodCertificateRequest` informer: `PodCertificateRequestInformer::lister()`).
     #[inline]
-    pub fn new(
-        store: ::kube_codegen_runtime::store::Store<PodCertificateRequest>,
-    ) -> Self {
+    pub fn new(store: ::kube_codegen_runtime::store::Store<PodCertificateRequest>) -> Self {
         Self {
             inner: ::kube_codegen_runtime::lister::Lister::new(
                 store,
@@ -28,13 +30,13 @@ impl PodCertificateRequestLister {
             ),
         }
     }
+
     /// The generic lister this wraps (store access, custom indexes).
     #[inline]
-    pub fn generic(
-        &self,
-    ) -> &::kube_codegen_runtime::lister::Lister<PodCertificateRequest> {
+    pub fn generic(&self) -> &::kube_codegen_runtime::lister::Lister<PodCertificateRequest> {
         &self.inner
     }
+
     /// Every `PodCertificateRequest` in every namespace that `selector` matches.
     #[inline]
     pub fn list(
@@ -43,6 +45,7 @@ impl PodCertificateRequestLister {
     ) -> Vec<Arc<PodCertificateRequest>> {
         self.inner.list(selector)
     }
+
     /// `PodCertificateRequest` objects in `namespace`, read through the namespace index (no full scan).
     #[inline]
     pub fn namespaced<'a>(
@@ -54,16 +57,19 @@ impl PodCertificateRequestLister {
         }
     }
 }
+
 /// Reads `PodCertificateRequest` objects of one namespace from an informer's cache.
 pub struct PodCertificateRequestNamespaceLister<'a> {
     inner: ::kube_codegen_runtime::lister::NamespaceLister<'a, PodCertificateRequest>,
 }
+
 impl PodCertificateRequestNamespaceLister<'_> {
     /// The `PodCertificateRequest` called `name`, or a NotFound error like the API server's.
     #[inline]
     pub fn get(&self, name: &str) -> Result<Arc<PodCertificateRequest>, kube::Error> {
         self.inner.get(name)
     }
+
     /// The `PodCertificateRequest` objects of this namespace that `selector` matches.
     #[inline]
     pub fn list(

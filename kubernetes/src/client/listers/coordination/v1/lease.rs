@@ -5,8 +5,11 @@
 
 //! The lister of `Lease` (`leases.coordination.k8s.io`).
 use ::std::sync::Arc;
+
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::coordination::v1::Lease;
+
 /// Reads `Lease` objects from an informer's cache.
 ///
 /// Results are `Arc`s shared with the cache: treat them as read-only.
@@ -14,6 +17,7 @@ use crate::apis::coordination::v1::Lease;
 pub struct LeaseLister {
     inner: ::kube_codegen_runtime::lister::Lister<Lease>,
 }
+
 impl LeaseLister {
     /// A lister over `store` (usually the one of the `Lease` informer: `LeaseInformer::lister()`).
     #[inline]
@@ -26,19 +30,19 @@ impl LeaseLister {
             ),
         }
     }
+
     /// The generic lister this wraps (store access, custom indexes).
     #[inline]
     pub fn generic(&self) -> &::kube_codegen_runtime::lister::Lister<Lease> {
         &self.inner
     }
+
     /// Every `Lease` in every namespace that `selector` matches.
     #[inline]
-    pub fn list(
-        &self,
-        selector: &::kube_codegen_runtime::labels::Selector,
-    ) -> Vec<Arc<Lease>> {
+    pub fn list(&self, selector: &::kube_codegen_runtime::labels::Selector) -> Vec<Arc<Lease>> {
         self.inner.list(selector)
     }
+
     /// `Lease` objects in `namespace`, read through the namespace index (no full scan).
     #[inline]
     pub fn namespaced<'a>(&'a self, namespace: &'a str) -> LeaseNamespaceLister<'a> {
@@ -47,22 +51,22 @@ impl LeaseLister {
         }
     }
 }
+
 /// Reads `Lease` objects of one namespace from an informer's cache.
 pub struct LeaseNamespaceLister<'a> {
     inner: ::kube_codegen_runtime::lister::NamespaceLister<'a, Lease>,
 }
+
 impl LeaseNamespaceLister<'_> {
     /// The `Lease` called `name`, or a NotFound error like the API server's.
     #[inline]
     pub fn get(&self, name: &str) -> Result<Arc<Lease>, kube::Error> {
         self.inner.get(name)
     }
+
     /// The `Lease` objects of this namespace that `selector` matches.
     #[inline]
-    pub fn list(
-        &self,
-        selector: &::kube_codegen_runtime::labels::Selector,
-    ) -> Vec<Arc<Lease>> {
+    pub fn list(&self, selector: &::kube_codegen_runtime::labels::Selector) -> Vec<Arc<Lease>> {
         self.inner.list(selector)
     }
 }

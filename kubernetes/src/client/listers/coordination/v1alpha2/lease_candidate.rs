@@ -5,8 +5,11 @@
 
 //! The lister of `LeaseCandidate` (`leasecandidates.coordination.k8s.io`).
 use ::std::sync::Arc;
+
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::coordination::v1alpha2::LeaseCandidate;
+
 /// Reads `LeaseCandidate` objects from an informer's cache.
 ///
 /// Results are `Arc`s shared with the cache: treat them as read-only.
@@ -14,6 +17,7 @@ use crate::apis::coordination::v1alpha2::LeaseCandidate;
 pub struct LeaseCandidateLister {
     inner: ::kube_codegen_runtime::lister::Lister<LeaseCandidate>,
 }
+
 impl LeaseCandidateLister {
     /// A lister over `store` (usually the one of the `LeaseCandidate` informer: `LeaseCandidateInformer::lister()`).
     #[inline]
@@ -26,11 +30,13 @@ impl LeaseCandidateLister {
             ),
         }
     }
+
     /// The generic lister this wraps (store access, custom indexes).
     #[inline]
     pub fn generic(&self) -> &::kube_codegen_runtime::lister::Lister<LeaseCandidate> {
         &self.inner
     }
+
     /// Every `LeaseCandidate` in every namespace that `selector` matches.
     #[inline]
     pub fn list(
@@ -39,27 +45,28 @@ impl LeaseCandidateLister {
     ) -> Vec<Arc<LeaseCandidate>> {
         self.inner.list(selector)
     }
+
     /// `LeaseCandidate` objects in `namespace`, read through the namespace index (no full scan).
     #[inline]
-    pub fn namespaced<'a>(
-        &'a self,
-        namespace: &'a str,
-    ) -> LeaseCandidateNamespaceLister<'a> {
+    pub fn namespaced<'a>(&'a self, namespace: &'a str) -> LeaseCandidateNamespaceLister<'a> {
         LeaseCandidateNamespaceLister {
             inner: self.inner.namespaced(namespace),
         }
     }
 }
+
 /// Reads `LeaseCandidate` objects of one namespace from an informer's cache.
 pub struct LeaseCandidateNamespaceLister<'a> {
     inner: ::kube_codegen_runtime::lister::NamespaceLister<'a, LeaseCandidate>,
 }
+
 impl LeaseCandidateNamespaceLister<'_> {
     /// The `LeaseCandidate` called `name`, or a NotFound error like the API server's.
     #[inline]
     pub fn get(&self, name: &str) -> Result<Arc<LeaseCandidate>, kube::Error> {
         self.inner.get(name)
     }
+
     /// The `LeaseCandidate` objects of this namespace that `selector` matches.
     #[inline]
     pub fn list(

@@ -5,8 +5,11 @@
 
 //! The lister of `ComponentStatus` (`componentstatuses.core`).
 use ::std::sync::Arc;
+
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::core::v1::ComponentStatus;
+
 /// Reads `ComponentStatus` objects from an informer's cache.
 ///
 /// Results are `Arc`s shared with the cache: treat them as read-only.
@@ -14,23 +17,22 @@ use crate::apis::core::v1::ComponentStatus;
 pub struct ComponentStatusLister {
     inner: ::kube_codegen_runtime::lister::Lister<ComponentStatus>,
 }
+
 impl ComponentStatusLister {
     /// A lister over `store` (usually the one of the `ComponentStatus` informer: `ComponentStatusInformer::lister()`).
     #[inline]
     pub fn new(store: ::kube_codegen_runtime::store::Store<ComponentStatus>) -> Self {
         Self {
-            inner: ::kube_codegen_runtime::lister::Lister::new(
-                store,
-                "",
-                "componentstatuses",
-            ),
+            inner: ::kube_codegen_runtime::lister::Lister::new(store, "", "componentstatuses"),
         }
     }
+
     /// The generic lister this wraps (store access, custom indexes).
     #[inline]
     pub fn generic(&self) -> &::kube_codegen_runtime::lister::Lister<ComponentStatus> {
         &self.inner
     }
+
     /// Every `ComponentStatus` that `selector` matches.
     #[inline]
     pub fn list(
@@ -39,6 +41,7 @@ impl ComponentStatusLister {
     ) -> Vec<Arc<ComponentStatus>> {
         self.inner.list(selector)
     }
+
     /// The `ComponentStatus` called `name`, or a NotFound error like the API server's.
     #[inline]
     pub fn get(&self, name: &str) -> Result<Arc<ComponentStatus>, kube::Error> {

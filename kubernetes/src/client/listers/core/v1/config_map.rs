@@ -5,8 +5,11 @@
 
 //! The lister of `ConfigMap` (`configmaps.core`).
 use ::std::sync::Arc;
+
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::core::v1::ConfigMap;
+
 /// Reads `ConfigMap` objects from an informer's cache.
 ///
 /// Results are `Arc`s shared with the cache: treat them as read-only.
@@ -14,6 +17,7 @@ use crate::apis::core::v1::ConfigMap;
 pub struct ConfigMapLister {
     inner: ::kube_codegen_runtime::lister::Lister<ConfigMap>,
 }
+
 impl ConfigMapLister {
     /// A lister over `store` (usually the one of the `ConfigMap` informer: `ConfigMapInformer::lister()`).
     #[inline]
@@ -22,19 +26,19 @@ impl ConfigMapLister {
             inner: ::kube_codegen_runtime::lister::Lister::new(store, "", "configmaps"),
         }
     }
+
     /// The generic lister this wraps (store access, custom indexes).
     #[inline]
     pub fn generic(&self) -> &::kube_codegen_runtime::lister::Lister<ConfigMap> {
         &self.inner
     }
+
     /// Every `ConfigMap` in every namespace that `selector` matches.
     #[inline]
-    pub fn list(
-        &self,
-        selector: &::kube_codegen_runtime::labels::Selector,
-    ) -> Vec<Arc<ConfigMap>> {
+    pub fn list(&self, selector: &::kube_codegen_runtime::labels::Selector) -> Vec<Arc<ConfigMap>> {
         self.inner.list(selector)
     }
+
     /// `ConfigMap` objects in `namespace`, read through the namespace index (no full scan).
     #[inline]
     pub fn namespaced<'a>(&'a self, namespace: &'a str) -> ConfigMapNamespaceLister<'a> {
@@ -43,22 +47,22 @@ impl ConfigMapLister {
         }
     }
 }
+
 /// Reads `ConfigMap` objects of one namespace from an informer's cache.
 pub struct ConfigMapNamespaceLister<'a> {
     inner: ::kube_codegen_runtime::lister::NamespaceLister<'a, ConfigMap>,
 }
+
 impl ConfigMapNamespaceLister<'_> {
     /// The `ConfigMap` called `name`, or a NotFound error like the API server's.
     #[inline]
     pub fn get(&self, name: &str) -> Result<Arc<ConfigMap>, kube::Error> {
         self.inner.get(name)
     }
+
     /// The `ConfigMap` objects of this namespace that `selector` matches.
     #[inline]
-    pub fn list(
-        &self,
-        selector: &::kube_codegen_runtime::labels::Selector,
-    ) -> Vec<Arc<ConfigMap>> {
+    pub fn list(&self, selector: &::kube_codegen_runtime::labels::Selector) -> Vec<Arc<ConfigMap>> {
         self.inner.list(selector)
     }
 }

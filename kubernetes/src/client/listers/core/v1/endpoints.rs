@@ -5,8 +5,11 @@
 
 //! The lister of `Endpoints` (`endpoints.core`).
 use ::std::sync::Arc;
+
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::core::v1::Endpoints;
+
 /// Reads `Endpoints` objects from an informer's cache.
 ///
 /// Results are `Arc`s shared with the cache: treat them as read-only.
@@ -14,6 +17,7 @@ use crate::apis::core::v1::Endpoints;
 pub struct EndpointsLister {
     inner: ::kube_codegen_runtime::lister::Lister<Endpoints>,
 }
+
 impl EndpointsLister {
     /// A lister over `store` (usually the one of the `Endpoints` informer: `EndpointsInformer::lister()`).
     #[inline]
@@ -22,19 +26,19 @@ impl EndpointsLister {
             inner: ::kube_codegen_runtime::lister::Lister::new(store, "", "endpoints"),
         }
     }
+
     /// The generic lister this wraps (store access, custom indexes).
     #[inline]
     pub fn generic(&self) -> &::kube_codegen_runtime::lister::Lister<Endpoints> {
         &self.inner
     }
+
     /// Every `Endpoints` in every namespace that `selector` matches.
     #[inline]
-    pub fn list(
-        &self,
-        selector: &::kube_codegen_runtime::labels::Selector,
-    ) -> Vec<Arc<Endpoints>> {
+    pub fn list(&self, selector: &::kube_codegen_runtime::labels::Selector) -> Vec<Arc<Endpoints>> {
         self.inner.list(selector)
     }
+
     /// `Endpoints` objects in `namespace`, read through the namespace index (no full scan).
     #[inline]
     pub fn namespaced<'a>(&'a self, namespace: &'a str) -> EndpointsNamespaceLister<'a> {
@@ -43,22 +47,22 @@ impl EndpointsLister {
         }
     }
 }
+
 /// Reads `Endpoints` objects of one namespace from an informer's cache.
 pub struct EndpointsNamespaceLister<'a> {
     inner: ::kube_codegen_runtime::lister::NamespaceLister<'a, Endpoints>,
 }
+
 impl EndpointsNamespaceLister<'_> {
     /// The `Endpoints` called `name`, or a NotFound error like the API server's.
     #[inline]
     pub fn get(&self, name: &str) -> Result<Arc<Endpoints>, kube::Error> {
         self.inner.get(name)
     }
+
     /// The `Endpoints` objects of this namespace that `selector` matches.
     #[inline]
-    pub fn list(
-        &self,
-        selector: &::kube_codegen_runtime::labels::Selector,
-    ) -> Vec<Arc<Endpoints>> {
+    pub fn list(&self, selector: &::kube_codegen_runtime::labels::Selector) -> Vec<Arc<Endpoints>> {
         self.inner.list(selector)
     }
 }

@@ -5,8 +5,11 @@
 
 //! The lister of `Event` (`events.core`).
 use ::std::sync::Arc;
+
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::core::v1::Event;
+
 /// Reads `Event` objects from an informer's cache.
 ///
 /// Results are `Arc`s shared with the cache: treat them as read-only.
@@ -14,6 +17,7 @@ use crate::apis::core::v1::Event;
 pub struct EventLister {
     inner: ::kube_codegen_runtime::lister::Lister<Event>,
 }
+
 impl EventLister {
     /// A lister over `store` (usually the one of the `Event` informer: `EventInformer::lister()`).
     #[inline]
@@ -22,19 +26,19 @@ impl EventLister {
             inner: ::kube_codegen_runtime::lister::Lister::new(store, "", "events"),
         }
     }
+
     /// The generic lister this wraps (store access, custom indexes).
     #[inline]
     pub fn generic(&self) -> &::kube_codegen_runtime::lister::Lister<Event> {
         &self.inner
     }
+
     /// Every `Event` in every namespace that `selector` matches.
     #[inline]
-    pub fn list(
-        &self,
-        selector: &::kube_codegen_runtime::labels::Selector,
-    ) -> Vec<Arc<Event>> {
+    pub fn list(&self, selector: &::kube_codegen_runtime::labels::Selector) -> Vec<Arc<Event>> {
         self.inner.list(selector)
     }
+
     /// `Event` objects in `namespace`, read through the namespace index (no full scan).
     #[inline]
     pub fn namespaced<'a>(&'a self, namespace: &'a str) -> EventNamespaceLister<'a> {
@@ -43,22 +47,22 @@ impl EventLister {
         }
     }
 }
+
 /// Reads `Event` objects of one namespace from an informer's cache.
 pub struct EventNamespaceLister<'a> {
     inner: ::kube_codegen_runtime::lister::NamespaceLister<'a, Event>,
 }
+
 impl EventNamespaceLister<'_> {
     /// The `Event` called `name`, or a NotFound error like the API server's.
     #[inline]
     pub fn get(&self, name: &str) -> Result<Arc<Event>, kube::Error> {
         self.inner.get(name)
     }
+
     /// The `Event` objects of this namespace that `selector` matches.
     #[inline]
-    pub fn list(
-        &self,
-        selector: &::kube_codegen_runtime::labels::Selector,
-    ) -> Vec<Arc<Event>> {
+    pub fn list(&self, selector: &::kube_codegen_runtime::labels::Selector) -> Vec<Arc<Event>> {
         self.inner.list(selector)
     }
 }

@@ -5,8 +5,11 @@
 
 //! The lister of `LimitRange` (`limitranges.core`).
 use ::std::sync::Arc;
+
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::core::v1::LimitRange;
+
 /// Reads `LimitRange` objects from an informer's cache.
 ///
 /// Results are `Arc`s shared with the cache: treat them as read-only.
@@ -14,6 +17,7 @@ use crate::apis::core::v1::LimitRange;
 pub struct LimitRangeLister {
     inner: ::kube_codegen_runtime::lister::Lister<LimitRange>,
 }
+
 impl LimitRangeLister {
     /// A lister over `store` (usually the one of the `LimitRange` informer: `LimitRangeInformer::lister()`).
     #[inline]
@@ -22,11 +26,13 @@ impl LimitRangeLister {
             inner: ::kube_codegen_runtime::lister::Lister::new(store, "", "limitranges"),
         }
     }
+
     /// The generic lister this wraps (store access, custom indexes).
     #[inline]
     pub fn generic(&self) -> &::kube_codegen_runtime::lister::Lister<LimitRange> {
         &self.inner
     }
+
     /// Every `LimitRange` in every namespace that `selector` matches.
     #[inline]
     pub fn list(
@@ -35,27 +41,28 @@ impl LimitRangeLister {
     ) -> Vec<Arc<LimitRange>> {
         self.inner.list(selector)
     }
+
     /// `LimitRange` objects in `namespace`, read through the namespace index (no full scan).
     #[inline]
-    pub fn namespaced<'a>(
-        &'a self,
-        namespace: &'a str,
-    ) -> LimitRangeNamespaceLister<'a> {
+    pub fn namespaced<'a>(&'a self, namespace: &'a str) -> LimitRangeNamespaceLister<'a> {
         LimitRangeNamespaceLister {
             inner: self.inner.namespaced(namespace),
         }
     }
 }
+
 /// Reads `LimitRange` objects of one namespace from an informer's cache.
 pub struct LimitRangeNamespaceLister<'a> {
     inner: ::kube_codegen_runtime::lister::NamespaceLister<'a, LimitRange>,
 }
+
 impl LimitRangeNamespaceLister<'_> {
     /// The `LimitRange` called `name`, or a NotFound error like the API server's.
     #[inline]
     pub fn get(&self, name: &str) -> Result<Arc<LimitRange>, kube::Error> {
         self.inner.get(name)
     }
+
     /// The `LimitRange` objects of this namespace that `selector` matches.
     #[inline]
     pub fn list(

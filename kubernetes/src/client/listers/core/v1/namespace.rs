@@ -5,8 +5,11 @@
 
 //! The lister of `Namespace` (`namespaces.core`).
 use ::std::sync::Arc;
+
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::core::v1::Namespace;
+
 /// Reads `Namespace` objects from an informer's cache.
 ///
 /// Results are `Arc`s shared with the cache: treat them as read-only.
@@ -14,6 +17,7 @@ use crate::apis::core::v1::Namespace;
 pub struct NamespaceLister {
     inner: ::kube_codegen_runtime::lister::Lister<Namespace>,
 }
+
 impl NamespaceLister {
     /// A lister over `store` (usually the one of the `Namespace` informer: `NamespaceInformer::lister()`).
     #[inline]
@@ -22,19 +26,19 @@ impl NamespaceLister {
             inner: ::kube_codegen_runtime::lister::Lister::new(store, "", "namespaces"),
         }
     }
+
     /// The generic lister this wraps (store access, custom indexes).
     #[inline]
     pub fn generic(&self) -> &::kube_codegen_runtime::lister::Lister<Namespace> {
         &self.inner
     }
+
     /// Every `Namespace` that `selector` matches.
     #[inline]
-    pub fn list(
-        &self,
-        selector: &::kube_codegen_runtime::labels::Selector,
-    ) -> Vec<Arc<Namespace>> {
+    pub fn list(&self, selector: &::kube_codegen_runtime::labels::Selector) -> Vec<Arc<Namespace>> {
         self.inner.list(selector)
     }
+
     /// The `Namespace` called `name`, or a NotFound error like the API server's.
     #[inline]
     pub fn get(&self, name: &str) -> Result<Arc<Namespace>, kube::Error> {

@@ -5,8 +5,11 @@
 
 //! The lister of `Node` (`nodes.core`).
 use ::std::sync::Arc;
+
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::core::v1::Node;
+
 /// Reads `Node` objects from an informer's cache.
 ///
 /// Results are `Arc`s shared with the cache: treat them as read-only.
@@ -14,6 +17,7 @@ use crate::apis::core::v1::Node;
 pub struct NodeLister {
     inner: ::kube_codegen_runtime::lister::Lister<Node>,
 }
+
 impl NodeLister {
     /// A lister over `store` (usually the one of the `Node` informer: `NodeInformer::lister()`).
     #[inline]
@@ -22,19 +26,19 @@ impl NodeLister {
             inner: ::kube_codegen_runtime::lister::Lister::new(store, "", "nodes"),
         }
     }
+
     /// The generic lister this wraps (store access, custom indexes).
     #[inline]
     pub fn generic(&self) -> &::kube_codegen_runtime::lister::Lister<Node> {
         &self.inner
     }
+
     /// Every `Node` that `selector` matches.
     #[inline]
-    pub fn list(
-        &self,
-        selector: &::kube_codegen_runtime::labels::Selector,
-    ) -> Vec<Arc<Node>> {
+    pub fn list(&self, selector: &::kube_codegen_runtime::labels::Selector) -> Vec<Arc<Node>> {
         self.inner.list(selector)
     }
+
     /// The `Node` called `name`, or a NotFound error like the API server's.
     #[inline]
     pub fn get(&self, name: &str) -> Result<Arc<Node>, kube::Error> {

@@ -5,8 +5,11 @@
 
 //! The lister of `PersistentVolume` (`persistentvolumes.core`).
 use ::std::sync::Arc;
+
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::core::v1::PersistentVolume;
+
 /// Reads `PersistentVolume` objects from an informer's cache.
 ///
 /// Results are `Arc`s shared with the cache: treat them as read-only.
@@ -14,23 +17,22 @@ use crate::apis::core::v1::PersistentVolume;
 pub struct PersistentVolumeLister {
     inner: ::kube_codegen_runtime::lister::Lister<PersistentVolume>,
 }
+
 impl PersistentVolumeLister {
     /// A lister over `store` (usually the one of the `PersistentVolume` informer: `PersistentVolumeInformer::lister()`).
     #[inline]
     pub fn new(store: ::kube_codegen_runtime::store::Store<PersistentVolume>) -> Self {
         Self {
-            inner: ::kube_codegen_runtime::lister::Lister::new(
-                store,
-                "",
-                "persistentvolumes",
-            ),
+            inner: ::kube_codegen_runtime::lister::Lister::new(store, "", "persistentvolumes"),
         }
     }
+
     /// The generic lister this wraps (store access, custom indexes).
     #[inline]
     pub fn generic(&self) -> &::kube_codegen_runtime::lister::Lister<PersistentVolume> {
         &self.inner
     }
+
     /// Every `PersistentVolume` that `selector` matches.
     #[inline]
     pub fn list(
@@ -39,6 +41,7 @@ impl PersistentVolumeLister {
     ) -> Vec<Arc<PersistentVolume>> {
         self.inner.list(selector)
     }
+
     /// The `PersistentVolume` called `name`, or a NotFound error like the API server's.
     #[inline]
     pub fn get(&self, name: &str) -> Result<Arc<PersistentVolume>, kube::Error> {

@@ -5,8 +5,11 @@
 
 //! The lister of `PersistentVolumeClaim` (`persistentvolumeclaims.core`).
 use ::std::sync::Arc;
+
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::core::v1::PersistentVolumeClaim;
+
 /// Reads `PersistentVolumeClaim` objects from an informer's cache.
 ///
 /// Results are `Arc`s shared with the cache: treat them as read-only.
@@ -14,27 +17,22 @@ use crate::apis::core::v1::PersistentVolumeClaim;
 pub struct PersistentVolumeClaimLister {
     inner: ::kube_codegen_runtime::lister::Lister<PersistentVolumeClaim>,
 }
+
 impl PersistentVolumeClaimLister {
     /// A lister over `store` (usually the one of the `PersistentVolumeClaim` informer: `PersistentVolumeClaimInformer::lister()`).
     #[inline]
-    pub fn new(
-        store: ::kube_codegen_runtime::store::Store<PersistentVolumeClaim>,
-    ) -> Self {
+    pub fn new(store: ::kube_codegen_runtime::store::Store<PersistentVolumeClaim>) -> Self {
         Self {
-            inner: ::kube_codegen_runtime::lister::Lister::new(
-                store,
-                "",
-                "persistentvolumeclaims",
-            ),
+            inner: ::kube_codegen_runtime::lister::Lister::new(store, "", "persistentvolumeclaims"),
         }
     }
+
     /// The generic lister this wraps (store access, custom indexes).
     #[inline]
-    pub fn generic(
-        &self,
-    ) -> &::kube_codegen_runtime::lister::Lister<PersistentVolumeClaim> {
+    pub fn generic(&self) -> &::kube_codegen_runtime::lister::Lister<PersistentVolumeClaim> {
         &self.inner
     }
+
     /// Every `PersistentVolumeClaim` in every namespace that `selector` matches.
     #[inline]
     pub fn list(
@@ -43,6 +41,7 @@ impl PersistentVolumeClaimLister {
     ) -> Vec<Arc<PersistentVolumeClaim>> {
         self.inner.list(selector)
     }
+
     /// `PersistentVolumeClaim` objects in `namespace`, read through the namespace index (no full scan).
     #[inline]
     pub fn namespaced<'a>(
@@ -54,16 +53,19 @@ impl PersistentVolumeClaimLister {
         }
     }
 }
+
 /// Reads `PersistentVolumeClaim` objects of one namespace from an informer's cache.
 pub struct PersistentVolumeClaimNamespaceLister<'a> {
     inner: ::kube_codegen_runtime::lister::NamespaceLister<'a, PersistentVolumeClaim>,
 }
+
 impl PersistentVolumeClaimNamespaceLister<'_> {
     /// The `PersistentVolumeClaim` called `name`, or a NotFound error like the API server's.
     #[inline]
     pub fn get(&self, name: &str) -> Result<Arc<PersistentVolumeClaim>, kube::Error> {
         self.inner.get(name)
     }
+
     /// The `PersistentVolumeClaim` objects of this namespace that `selector` matches.
     #[inline]
     pub fn list(

@@ -5,8 +5,11 @@
 
 //! The lister of `Pod` (`pods.core`).
 use ::std::sync::Arc;
+
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::core::v1::Pod;
+
 /// Reads `Pod` objects from an informer's cache.
 ///
 /// Results are `Arc`s shared with the cache: treat them as read-only.
@@ -14,6 +17,7 @@ use crate::apis::core::v1::Pod;
 pub struct PodLister {
     inner: ::kube_codegen_runtime::lister::Lister<Pod>,
 }
+
 impl PodLister {
     /// A lister over `store` (usually the one of the `Pod` informer: `PodInformer::lister()`).
     #[inline]
@@ -22,19 +26,19 @@ impl PodLister {
             inner: ::kube_codegen_runtime::lister::Lister::new(store, "", "pods"),
         }
     }
+
     /// The generic lister this wraps (store access, custom indexes).
     #[inline]
     pub fn generic(&self) -> &::kube_codegen_runtime::lister::Lister<Pod> {
         &self.inner
     }
+
     /// Every `Pod` in every namespace that `selector` matches.
     #[inline]
-    pub fn list(
-        &self,
-        selector: &::kube_codegen_runtime::labels::Selector,
-    ) -> Vec<Arc<Pod>> {
+    pub fn list(&self, selector: &::kube_codegen_runtime::labels::Selector) -> Vec<Arc<Pod>> {
         self.inner.list(selector)
     }
+
     /// `Pod` objects in `namespace`, read through the namespace index (no full scan).
     #[inline]
     pub fn namespaced<'a>(&'a self, namespace: &'a str) -> PodNamespaceLister<'a> {
@@ -43,22 +47,22 @@ impl PodLister {
         }
     }
 }
+
 /// Reads `Pod` objects of one namespace from an informer's cache.
 pub struct PodNamespaceLister<'a> {
     inner: ::kube_codegen_runtime::lister::NamespaceLister<'a, Pod>,
 }
+
 impl PodNamespaceLister<'_> {
     /// The `Pod` called `name`, or a NotFound error like the API server's.
     #[inline]
     pub fn get(&self, name: &str) -> Result<Arc<Pod>, kube::Error> {
         self.inner.get(name)
     }
+
     /// The `Pod` objects of this namespace that `selector` matches.
     #[inline]
-    pub fn list(
-        &self,
-        selector: &::kube_codegen_runtime::labels::Selector,
-    ) -> Vec<Arc<Pod>> {
+    pub fn list(&self, selector: &::kube_codegen_runtime::labels::Selector) -> Vec<Arc<Pod>> {
         self.inner.list(selector)
     }
 }

@@ -5,8 +5,11 @@
 
 //! The lister of `PodTemplate` (`podtemplates.core`).
 use ::std::sync::Arc;
+
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::core::v1::PodTemplate;
+
 /// Reads `PodTemplate` objects from an informer's cache.
 ///
 /// Results are `Arc`s shared with the cache: treat them as read-only.
@@ -14,6 +17,7 @@ use crate::apis::core::v1::PodTemplate;
 pub struct PodTemplateLister {
     inner: ::kube_codegen_runtime::lister::Lister<PodTemplate>,
 }
+
 impl PodTemplateLister {
     /// A lister over `store` (usually the one of the `PodTemplate` informer: `PodTemplateInformer::lister()`).
     #[inline]
@@ -22,11 +26,13 @@ impl PodTemplateLister {
             inner: ::kube_codegen_runtime::lister::Lister::new(store, "", "podtemplates"),
         }
     }
+
     /// The generic lister this wraps (store access, custom indexes).
     #[inline]
     pub fn generic(&self) -> &::kube_codegen_runtime::lister::Lister<PodTemplate> {
         &self.inner
     }
+
     /// Every `PodTemplate` in every namespace that `selector` matches.
     #[inline]
     pub fn list(
@@ -35,27 +41,28 @@ impl PodTemplateLister {
     ) -> Vec<Arc<PodTemplate>> {
         self.inner.list(selector)
     }
+
     /// `PodTemplate` objects in `namespace`, read through the namespace index (no full scan).
     #[inline]
-    pub fn namespaced<'a>(
-        &'a self,
-        namespace: &'a str,
-    ) -> PodTemplateNamespaceLister<'a> {
+    pub fn namespaced<'a>(&'a self, namespace: &'a str) -> PodTemplateNamespaceLister<'a> {
         PodTemplateNamespaceLister {
             inner: self.inner.namespaced(namespace),
         }
     }
 }
+
 /// Reads `PodTemplate` objects of one namespace from an informer's cache.
 pub struct PodTemplateNamespaceLister<'a> {
     inner: ::kube_codegen_runtime::lister::NamespaceLister<'a, PodTemplate>,
 }
+
 impl PodTemplateNamespaceLister<'_> {
     /// The `PodTemplate` called `name`, or a NotFound error like the API server's.
     #[inline]
     pub fn get(&self, name: &str) -> Result<Arc<PodTemplate>, kube::Error> {
         self.inner.get(name)
     }
+
     /// The `PodTemplate` objects of this namespace that `selector` matches.
     #[inline]
     pub fn list(

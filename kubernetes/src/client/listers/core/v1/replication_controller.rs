@@ -5,8 +5,11 @@
 
 //! The lister of `ReplicationController` (`replicationcontrollers.core`).
 use ::std::sync::Arc;
+
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::core::v1::ReplicationController;
+
 /// Reads `ReplicationController` objects from an informer's cache.
 ///
 /// Results are `Arc`s shared with the cache: treat them as read-only.
@@ -14,27 +17,22 @@ use crate::apis::core::v1::ReplicationController;
 pub struct ReplicationControllerLister {
     inner: ::kube_codegen_runtime::lister::Lister<ReplicationController>,
 }
+
 impl ReplicationControllerLister {
     /// A lister over `store` (usually the one of the `ReplicationController` informer: `ReplicationControllerInformer::lister()`).
     #[inline]
-    pub fn new(
-        store: ::kube_codegen_runtime::store::Store<ReplicationController>,
-    ) -> Self {
+    pub fn new(store: ::kube_codegen_runtime::store::Store<ReplicationController>) -> Self {
         Self {
-            inner: ::kube_codegen_runtime::lister::Lister::new(
-                store,
-                "",
-                "replicationcontrollers",
-            ),
+            inner: ::kube_codegen_runtime::lister::Lister::new(store, "", "replicationcontrollers"),
         }
     }
+
     /// The generic lister this wraps (store access, custom indexes).
     #[inline]
-    pub fn generic(
-        &self,
-    ) -> &::kube_codegen_runtime::lister::Lister<ReplicationController> {
+    pub fn generic(&self) -> &::kube_codegen_runtime::lister::Lister<ReplicationController> {
         &self.inner
     }
+
     /// Every `ReplicationController` in every namespace that `selector` matches.
     #[inline]
     pub fn list(
@@ -43,6 +41,7 @@ impl ReplicationControllerLister {
     ) -> Vec<Arc<ReplicationController>> {
         self.inner.list(selector)
     }
+
     /// `ReplicationController` objects in `namespace`, read through the namespace index (no full scan).
     #[inline]
     pub fn namespaced<'a>(
@@ -54,16 +53,19 @@ impl ReplicationControllerLister {
         }
     }
 }
+
 /// Reads `ReplicationController` objects of one namespace from an informer's cache.
 pub struct ReplicationControllerNamespaceLister<'a> {
     inner: ::kube_codegen_runtime::lister::NamespaceLister<'a, ReplicationController>,
 }
+
 impl ReplicationControllerNamespaceLister<'_> {
     /// The `ReplicationController` called `name`, or a NotFound error like the API server's.
     #[inline]
     pub fn get(&self, name: &str) -> Result<Arc<ReplicationController>, kube::Error> {
         self.inner.get(name)
     }
+
     /// The `ReplicationController` objects of this namespace that `selector` matches.
     #[inline]
     pub fn list(

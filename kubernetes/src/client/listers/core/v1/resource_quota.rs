@@ -5,8 +5,11 @@
 
 //! The lister of `ResourceQuota` (`resourcequotas.core`).
 use ::std::sync::Arc;
+
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::core::v1::ResourceQuota;
+
 /// Reads `ResourceQuota` objects from an informer's cache.
 ///
 /// Results are `Arc`s shared with the cache: treat them as read-only.
@@ -14,23 +17,22 @@ use crate::apis::core::v1::ResourceQuota;
 pub struct ResourceQuotaLister {
     inner: ::kube_codegen_runtime::lister::Lister<ResourceQuota>,
 }
+
 impl ResourceQuotaLister {
     /// A lister over `store` (usually the one of the `ResourceQuota` informer: `ResourceQuotaInformer::lister()`).
     #[inline]
     pub fn new(store: ::kube_codegen_runtime::store::Store<ResourceQuota>) -> Self {
         Self {
-            inner: ::kube_codegen_runtime::lister::Lister::new(
-                store,
-                "",
-                "resourcequotas",
-            ),
+            inner: ::kube_codegen_runtime::lister::Lister::new(store, "", "resourcequotas"),
         }
     }
+
     /// The generic lister this wraps (store access, custom indexes).
     #[inline]
     pub fn generic(&self) -> &::kube_codegen_runtime::lister::Lister<ResourceQuota> {
         &self.inner
     }
+
     /// Every `ResourceQuota` in every namespace that `selector` matches.
     #[inline]
     pub fn list(
@@ -39,27 +41,28 @@ impl ResourceQuotaLister {
     ) -> Vec<Arc<ResourceQuota>> {
         self.inner.list(selector)
     }
+
     /// `ResourceQuota` objects in `namespace`, read through the namespace index (no full scan).
     #[inline]
-    pub fn namespaced<'a>(
-        &'a self,
-        namespace: &'a str,
-    ) -> ResourceQuotaNamespaceLister<'a> {
+    pub fn namespaced<'a>(&'a self, namespace: &'a str) -> ResourceQuotaNamespaceLister<'a> {
         ResourceQuotaNamespaceLister {
             inner: self.inner.namespaced(namespace),
         }
     }
 }
+
 /// Reads `ResourceQuota` objects of one namespace from an informer's cache.
 pub struct ResourceQuotaNamespaceLister<'a> {
     inner: ::kube_codegen_runtime::lister::NamespaceLister<'a, ResourceQuota>,
 }
+
 impl ResourceQuotaNamespaceLister<'_> {
     /// The `ResourceQuota` called `name`, or a NotFound error like the API server's.
     #[inline]
     pub fn get(&self, name: &str) -> Result<Arc<ResourceQuota>, kube::Error> {
         self.inner.get(name)
     }
+
     /// The `ResourceQuota` objects of this namespace that `selector` matches.
     #[inline]
     pub fn list(

@@ -5,8 +5,11 @@
 
 //! The lister of `Secret` (`secrets.core`).
 use ::std::sync::Arc;
+
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::core::v1::Secret;
+
 /// Reads `Secret` objects from an informer's cache.
 ///
 /// Results are `Arc`s shared with the cache: treat them as read-only.
@@ -14,6 +17,7 @@ use crate::apis::core::v1::Secret;
 pub struct SecretLister {
     inner: ::kube_codegen_runtime::lister::Lister<Secret>,
 }
+
 impl SecretLister {
     /// A lister over `store` (usually the one of the `Secret` informer: `SecretInformer::lister()`).
     #[inline]
@@ -22,19 +26,19 @@ impl SecretLister {
             inner: ::kube_codegen_runtime::lister::Lister::new(store, "", "secrets"),
         }
     }
+
     /// The generic lister this wraps (store access, custom indexes).
     #[inline]
     pub fn generic(&self) -> &::kube_codegen_runtime::lister::Lister<Secret> {
         &self.inner
     }
+
     /// Every `Secret` in every namespace that `selector` matches.
     #[inline]
-    pub fn list(
-        &self,
-        selector: &::kube_codegen_runtime::labels::Selector,
-    ) -> Vec<Arc<Secret>> {
+    pub fn list(&self, selector: &::kube_codegen_runtime::labels::Selector) -> Vec<Arc<Secret>> {
         self.inner.list(selector)
     }
+
     /// `Secret` objects in `namespace`, read through the namespace index (no full scan).
     #[inline]
     pub fn namespaced<'a>(&'a self, namespace: &'a str) -> SecretNamespaceLister<'a> {
@@ -43,22 +47,22 @@ impl SecretLister {
         }
     }
 }
+
 /// Reads `Secret` objects of one namespace from an informer's cache.
 pub struct SecretNamespaceLister<'a> {
     inner: ::kube_codegen_runtime::lister::NamespaceLister<'a, Secret>,
 }
+
 impl SecretNamespaceLister<'_> {
     /// The `Secret` called `name`, or a NotFound error like the API server's.
     #[inline]
     pub fn get(&self, name: &str) -> Result<Arc<Secret>, kube::Error> {
         self.inner.get(name)
     }
+
     /// The `Secret` objects of this namespace that `selector` matches.
     #[inline]
-    pub fn list(
-        &self,
-        selector: &::kube_codegen_runtime::labels::Selector,
-    ) -> Vec<Arc<Secret>> {
+    pub fn list(&self, selector: &::kube_codegen_runtime::labels::Selector) -> Vec<Arc<Secret>> {
         self.inner.list(selector)
     }
 }

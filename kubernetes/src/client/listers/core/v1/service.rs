@@ -5,8 +5,11 @@
 
 //! The lister of `Service` (`services.core`).
 use ::std::sync::Arc;
+
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::core::v1::Service;
+
 /// Reads `Service` objects from an informer's cache.
 ///
 /// Results are `Arc`s shared with the cache: treat them as read-only.
@@ -14,6 +17,7 @@ use crate::apis::core::v1::Service;
 pub struct ServiceLister {
     inner: ::kube_codegen_runtime::lister::Lister<Service>,
 }
+
 impl ServiceLister {
     /// A lister over `store` (usually the one of the `Service` informer: `ServiceInformer::lister()`).
     #[inline]
@@ -22,19 +26,19 @@ impl ServiceLister {
             inner: ::kube_codegen_runtime::lister::Lister::new(store, "", "services"),
         }
     }
+
     /// The generic lister this wraps (store access, custom indexes).
     #[inline]
     pub fn generic(&self) -> &::kube_codegen_runtime::lister::Lister<Service> {
         &self.inner
     }
+
     /// Every `Service` in every namespace that `selector` matches.
     #[inline]
-    pub fn list(
-        &self,
-        selector: &::kube_codegen_runtime::labels::Selector,
-    ) -> Vec<Arc<Service>> {
+    pub fn list(&self, selector: &::kube_codegen_runtime::labels::Selector) -> Vec<Arc<Service>> {
         self.inner.list(selector)
     }
+
     /// `Service` objects in `namespace`, read through the namespace index (no full scan).
     #[inline]
     pub fn namespaced<'a>(&'a self, namespace: &'a str) -> ServiceNamespaceLister<'a> {
@@ -43,22 +47,22 @@ impl ServiceLister {
         }
     }
 }
+
 /// Reads `Service` objects of one namespace from an informer's cache.
 pub struct ServiceNamespaceLister<'a> {
     inner: ::kube_codegen_runtime::lister::NamespaceLister<'a, Service>,
 }
+
 impl ServiceNamespaceLister<'_> {
     /// The `Service` called `name`, or a NotFound error like the API server's.
     #[inline]
     pub fn get(&self, name: &str) -> Result<Arc<Service>, kube::Error> {
         self.inner.get(name)
     }
+
     /// The `Service` objects of this namespace that `selector` matches.
     #[inline]
-    pub fn list(
-        &self,
-        selector: &::kube_codegen_runtime::labels::Selector,
-    ) -> Vec<Arc<Service>> {
+    pub fn list(&self, selector: &::kube_codegen_runtime::labels::Selector) -> Vec<Arc<Service>> {
         self.inner.list(selector)
     }
 }

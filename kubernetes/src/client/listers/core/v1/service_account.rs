@@ -5,8 +5,11 @@
 
 //! The lister of `ServiceAccount` (`serviceaccounts.core`).
 use ::std::sync::Arc;
+
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::core::v1::ServiceAccount;
+
 /// Reads `ServiceAccount` objects from an informer's cache.
 ///
 /// Results are `Arc`s shared with the cache: treat them as read-only.
@@ -14,23 +17,22 @@ use crate::apis::core::v1::ServiceAccount;
 pub struct ServiceAccountLister {
     inner: ::kube_codegen_runtime::lister::Lister<ServiceAccount>,
 }
+
 impl ServiceAccountLister {
     /// A lister over `store` (usually the one of the `ServiceAccount` informer: `ServiceAccountInformer::lister()`).
     #[inline]
     pub fn new(store: ::kube_codegen_runtime::store::Store<ServiceAccount>) -> Self {
         Self {
-            inner: ::kube_codegen_runtime::lister::Lister::new(
-                store,
-                "",
-                "serviceaccounts",
-            ),
+            inner: ::kube_codegen_runtime::lister::Lister::new(store, "", "serviceaccounts"),
         }
     }
+
     /// The generic lister this wraps (store access, custom indexes).
     #[inline]
     pub fn generic(&self) -> &::kube_codegen_runtime::lister::Lister<ServiceAccount> {
         &self.inner
     }
+
     /// Every `ServiceAccount` in every namespace that `selector` matches.
     #[inline]
     pub fn list(
@@ -39,27 +41,28 @@ impl ServiceAccountLister {
     ) -> Vec<Arc<ServiceAccount>> {
         self.inner.list(selector)
     }
+
     /// `ServiceAccount` objects in `namespace`, read through the namespace index (no full scan).
     #[inline]
-    pub fn namespaced<'a>(
-        &'a self,
-        namespace: &'a str,
-    ) -> ServiceAccountNamespaceLister<'a> {
+    pub fn namespaced<'a>(&'a self, namespace: &'a str) -> ServiceAccountNamespaceLister<'a> {
         ServiceAccountNamespaceLister {
             inner: self.inner.namespaced(namespace),
         }
     }
 }
+
 /// Reads `ServiceAccount` objects of one namespace from an informer's cache.
 pub struct ServiceAccountNamespaceLister<'a> {
     inner: ::kube_codegen_runtime::lister::NamespaceLister<'a, ServiceAccount>,
 }
+
 impl ServiceAccountNamespaceLister<'_> {
     /// The `ServiceAccount` called `name`, or a NotFound error like the API server's.
     #[inline]
     pub fn get(&self, name: &str) -> Result<Arc<ServiceAccount>, kube::Error> {
         self.inner.get(name)
     }
+
     /// The `ServiceAccount` objects of this namespace that `selector` matches.
     #[inline]
     pub fn list(

@@ -5,8 +5,11 @@
 
 //! The lister of `EndpointSlice` (`endpointslices.discovery.k8s.io`).
 use ::std::sync::Arc;
+
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::discovery::v1::EndpointSlice;
+
 /// Reads `EndpointSlice` objects from an informer's cache.
 ///
 /// Results are `Arc`s shared with the cache: treat them as read-only.
@@ -14,6 +17,7 @@ use crate::apis::discovery::v1::EndpointSlice;
 pub struct EndpointSliceLister {
     inner: ::kube_codegen_runtime::lister::Lister<EndpointSlice>,
 }
+
 impl EndpointSliceLister {
     /// A lister over `store` (usually the one of the `EndpointSlice` informer: `EndpointSliceInformer::lister()`).
     #[inline]
@@ -26,11 +30,13 @@ impl EndpointSliceLister {
             ),
         }
     }
+
     /// The generic lister this wraps (store access, custom indexes).
     #[inline]
     pub fn generic(&self) -> &::kube_codegen_runtime::lister::Lister<EndpointSlice> {
         &self.inner
     }
+
     /// Every `EndpointSlice` in every namespace that `selector` matches.
     #[inline]
     pub fn list(
@@ -39,27 +45,28 @@ impl EndpointSliceLister {
     ) -> Vec<Arc<EndpointSlice>> {
         self.inner.list(selector)
     }
+
     /// `EndpointSlice` objects in `namespace`, read through the namespace index (no full scan).
     #[inline]
-    pub fn namespaced<'a>(
-        &'a self,
-        namespace: &'a str,
-    ) -> EndpointSliceNamespaceLister<'a> {
+    pub fn namespaced<'a>(&'a self, namespace: &'a str) -> EndpointSliceNamespaceLister<'a> {
         EndpointSliceNamespaceLister {
             inner: self.inner.namespaced(namespace),
         }
     }
 }
+
 /// Reads `EndpointSlice` objects of one namespace from an informer's cache.
 pub struct EndpointSliceNamespaceLister<'a> {
     inner: ::kube_codegen_runtime::lister::NamespaceLister<'a, EndpointSlice>,
 }
+
 impl EndpointSliceNamespaceLister<'_> {
     /// The `EndpointSlice` called `name`, or a NotFound error like the API server's.
     #[inline]
     pub fn get(&self, name: &str) -> Result<Arc<EndpointSlice>, kube::Error> {
         self.inner.get(name)
     }
+
     /// The `EndpointSlice` objects of this namespace that `selector` matches.
     #[inline]
     pub fn list(

@@ -5,8 +5,11 @@
 
 //! The lister of `FlowSchema` (`flowschemas.flowcontrol.apiserver.k8s.io`).
 use ::std::sync::Arc;
+
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::flowcontrol::v1::FlowSchema;
+
 /// Reads `FlowSchema` objects from an informer's cache.
 ///
 /// Results are `Arc`s shared with the cache: treat them as read-only.
@@ -14,6 +17,7 @@ use crate::apis::flowcontrol::v1::FlowSchema;
 pub struct FlowSchemaLister {
     inner: ::kube_codegen_runtime::lister::Lister<FlowSchema>,
 }
+
 impl FlowSchemaLister {
     /// A lister over `store` (usually the one of the `FlowSchema` informer: `FlowSchemaInformer::lister()`).
     #[inline]
@@ -26,11 +30,13 @@ impl FlowSchemaLister {
             ),
         }
     }
+
     /// The generic lister this wraps (store access, custom indexes).
     #[inline]
     pub fn generic(&self) -> &::kube_codegen_runtime::lister::Lister<FlowSchema> {
         &self.inner
     }
+
     /// Every `FlowSchema` that `selector` matches.
     #[inline]
     pub fn list(
@@ -39,6 +45,7 @@ impl FlowSchemaLister {
     ) -> Vec<Arc<FlowSchema>> {
         self.inner.list(selector)
     }
+
     /// The `FlowSchema` called `name`, or a NotFound error like the API server's.
     #[inline]
     pub fn get(&self, name: &str) -> Result<Arc<FlowSchema>, kube::Error> {

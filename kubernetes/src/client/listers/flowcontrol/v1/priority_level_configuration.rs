@@ -5,8 +5,11 @@
 
 //! The lister of `PriorityLevelConfiguration` (`prioritylevelconfigurations.flowcontrol.apiserver.k8s.io`).
 use ::std::sync::Arc;
+
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::flowcontrol::v1::PriorityLevelConfiguration;
+
 /// Reads `PriorityLevelConfiguration` objects from an informer's cache.
 ///
 /// Results are `Arc`s shared with the cache: treat them as read-only.
@@ -14,12 +17,11 @@ use crate::apis::flowcontrol::v1::PriorityLevelConfiguration;
 pub struct PriorityLevelConfigurationLister {
     inner: ::kube_codegen_runtime::lister::Lister<PriorityLevelConfiguration>,
 }
+
 impl PriorityLevelConfigurationLister {
     /// A lister over `store` (usually the one of the `PriorityLevelConfiguration` informer: `PriorityLevelConfigurationInformer::lister()`).
     #[inline]
-    pub fn new(
-        store: ::kube_codegen_runtime::store::Store<PriorityLevelConfiguration>,
-    ) -> Self {
+    pub fn new(store: ::kube_codegen_runtime::store::Store<PriorityLevelConfiguration>) -> Self {
         Self {
             inner: ::kube_codegen_runtime::lister::Lister::new(
                 store,
@@ -28,13 +30,13 @@ impl PriorityLevelConfigurationLister {
             ),
         }
     }
+
     /// The generic lister this wraps (store access, custom indexes).
     #[inline]
-    pub fn generic(
-        &self,
-    ) -> &::kube_codegen_runtime::lister::Lister<PriorityLevelConfiguration> {
+    pub fn generic(&self) -> &::kube_codegen_runtime::lister::Lister<PriorityLevelConfiguration> {
         &self.inner
     }
+
     /// Every `PriorityLevelConfiguration` that `selector` matches.
     #[inline]
     pub fn list(
@@ -43,12 +45,10 @@ impl PriorityLevelConfigurationLister {
     ) -> Vec<Arc<PriorityLevelConfiguration>> {
         self.inner.list(selector)
     }
+
     /// The `PriorityLevelConfiguration` called `name`, or a NotFound error like the API server's.
     #[inline]
-    pub fn get(
-        &self,
-        name: &str,
-    ) -> Result<Arc<PriorityLevelConfiguration>, kube::Error> {
+    pub fn get(&self, name: &str) -> Result<Arc<PriorityLevelConfiguration>, kube::Error> {
         self.inner.get(name)
     }
 }

@@ -5,8 +5,11 @@
 
 //! The lister of `Eviction` (`evictions.lifecycle.k8s.io`).
 use ::std::sync::Arc;
+
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::lifecycle::v1alpha1::Eviction;
+
 /// Reads `Eviction` objects from an informer's cache.
 ///
 /// Results are `Arc`s shared with the cache: treat them as read-only.
@@ -14,6 +17,7 @@ use crate::apis::lifecycle::v1alpha1::Eviction;
 pub struct EvictionLister {
     inner: ::kube_codegen_runtime::lister::Lister<Eviction>,
 }
+
 impl EvictionLister {
     /// A lister over `store` (usually the one of the `Eviction` informer: `EvictionInformer::lister()`).
     #[inline]
@@ -26,19 +30,19 @@ impl EvictionLister {
             ),
         }
     }
+
     /// The generic lister this wraps (store access, custom indexes).
     #[inline]
     pub fn generic(&self) -> &::kube_codegen_runtime::lister::Lister<Eviction> {
         &self.inner
     }
+
     /// Every `Eviction` in every namespace that `selector` matches.
     #[inline]
-    pub fn list(
-        &self,
-        selector: &::kube_codegen_runtime::labels::Selector,
-    ) -> Vec<Arc<Eviction>> {
+    pub fn list(&self, selector: &::kube_codegen_runtime::labels::Selector) -> Vec<Arc<Eviction>> {
         self.inner.list(selector)
     }
+
     /// `Eviction` objects in `namespace`, read through the namespace index (no full scan).
     #[inline]
     pub fn namespaced<'a>(&'a self, namespace: &'a str) -> EvictionNamespaceLister<'a> {
@@ -47,22 +51,22 @@ impl EvictionLister {
         }
     }
 }
+
 /// Reads `Eviction` objects of one namespace from an informer's cache.
 pub struct EvictionNamespaceLister<'a> {
     inner: ::kube_codegen_runtime::lister::NamespaceLister<'a, Eviction>,
 }
+
 impl EvictionNamespaceLister<'_> {
     /// The `Eviction` called `name`, or a NotFound error like the API server's.
     #[inline]
     pub fn get(&self, name: &str) -> Result<Arc<Eviction>, kube::Error> {
         self.inner.get(name)
     }
+
     /// The `Eviction` objects of this namespace that `selector` matches.
     #[inline]
-    pub fn list(
-        &self,
-        selector: &::kube_codegen_runtime::labels::Selector,
-    ) -> Vec<Arc<Eviction>> {
+    pub fn list(&self, selector: &::kube_codegen_runtime::labels::Selector) -> Vec<Arc<Eviction>> {
         self.inner.list(selector)
     }
 }

@@ -5,8 +5,11 @@
 
 //! The lister of `EvictionRequest` (`evictionrequests.lifecycle.k8s.io`).
 use ::std::sync::Arc;
+
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::lifecycle::v1alpha1::EvictionRequest;
+
 /// Reads `EvictionRequest` objects from an informer's cache.
 ///
 /// Results are `Arc`s shared with the cache: treat them as read-only.
@@ -14,6 +17,7 @@ use crate::apis::lifecycle::v1alpha1::EvictionRequest;
 pub struct EvictionRequestLister {
     inner: ::kube_codegen_runtime::lister::Lister<EvictionRequest>,
 }
+
 impl EvictionRequestLister {
     /// A lister over `store` (usually the one of the `EvictionRequest` informer: `EvictionRequestInformer::lister()`).
     #[inline]
@@ -26,11 +30,13 @@ impl EvictionRequestLister {
             ),
         }
     }
+
     /// The generic lister this wraps (store access, custom indexes).
     #[inline]
     pub fn generic(&self) -> &::kube_codegen_runtime::lister::Lister<EvictionRequest> {
         &self.inner
     }
+
     /// Every `EvictionRequest` in every namespace that `selector` matches.
     #[inline]
     pub fn list(
@@ -39,27 +45,28 @@ impl EvictionRequestLister {
     ) -> Vec<Arc<EvictionRequest>> {
         self.inner.list(selector)
     }
+
     /// `EvictionRequest` objects in `namespace`, read through the namespace index (no full scan).
     #[inline]
-    pub fn namespaced<'a>(
-        &'a self,
-        namespace: &'a str,
-    ) -> EvictionRequestNamespaceLister<'a> {
+    pub fn namespaced<'a>(&'a self, namespace: &'a str) -> EvictionRequestNamespaceLister<'a> {
         EvictionRequestNamespaceLister {
             inner: self.inner.namespaced(namespace),
         }
     }
 }
+
 /// Reads `EvictionRequest` objects of one namespace from an informer's cache.
 pub struct EvictionRequestNamespaceLister<'a> {
     inner: ::kube_codegen_runtime::lister::NamespaceLister<'a, EvictionRequest>,
 }
+
 impl EvictionRequestNamespaceLister<'_> {
     /// The `EvictionRequest` called `name`, or a NotFound error like the API server's.
     #[inline]
     pub fn get(&self, name: &str) -> Result<Arc<EvictionRequest>, kube::Error> {
         self.inner.get(name)
     }
+
     /// The `EvictionRequest` objects of this namespace that `selector` matches.
     #[inline]
     pub fn list(

@@ -5,8 +5,11 @@
 
 //! The lister of `Ingress` (`ingresses.networking.k8s.io`).
 use ::std::sync::Arc;
+
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::networking::v1::Ingress;
+
 /// Reads `Ingress` objects from an informer's cache.
 ///
 /// Results are `Arc`s shared with the cache: treat them as read-only.
@@ -14,6 +17,7 @@ use crate::apis::networking::v1::Ingress;
 pub struct IngressLister {
     inner: ::kube_codegen_runtime::lister::Lister<Ingress>,
 }
+
 impl IngressLister {
     /// A lister over `store` (usually the one of the `Ingress` informer: `IngressInformer::lister()`).
     #[inline]
@@ -26,19 +30,19 @@ impl IngressLister {
             ),
         }
     }
+
     /// The generic lister this wraps (store access, custom indexes).
     #[inline]
     pub fn generic(&self) -> &::kube_codegen_runtime::lister::Lister<Ingress> {
         &self.inner
     }
+
     /// Every `Ingress` in every namespace that `selector` matches.
     #[inline]
-    pub fn list(
-        &self,
-        selector: &::kube_codegen_runtime::labels::Selector,
-    ) -> Vec<Arc<Ingress>> {
+    pub fn list(&self, selector: &::kube_codegen_runtime::labels::Selector) -> Vec<Arc<Ingress>> {
         self.inner.list(selector)
     }
+
     /// `Ingress` objects in `namespace`, read through the namespace index (no full scan).
     #[inline]
     pub fn namespaced<'a>(&'a self, namespace: &'a str) -> IngressNamespaceLister<'a> {
@@ -47,22 +51,22 @@ impl IngressLister {
         }
     }
 }
+
 /// Reads `Ingress` objects of one namespace from an informer's cache.
 pub struct IngressNamespaceLister<'a> {
     inner: ::kube_codegen_runtime::lister::NamespaceLister<'a, Ingress>,
 }
+
 impl IngressNamespaceLister<'_> {
     /// The `Ingress` called `name`, or a NotFound error like the API server's.
     #[inline]
     pub fn get(&self, name: &str) -> Result<Arc<Ingress>, kube::Error> {
         self.inner.get(name)
     }
+
     /// The `Ingress` objects of this namespace that `selector` matches.
     #[inline]
-    pub fn list(
-        &self,
-        selector: &::kube_codegen_runtime::labels::Selector,
-    ) -> Vec<Arc<Ingress>> {
+    pub fn list(&self, selector: &::kube_codegen_runtime::labels::Selector) -> Vec<Arc<Ingress>> {
         self.inner.list(selector)
     }
 }

@@ -5,8 +5,11 @@
 
 //! The lister of `IngressClass` (`ingressclasses.networking.k8s.io`).
 use ::std::sync::Arc;
+
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::networking::v1::IngressClass;
+
 /// Reads `IngressClass` objects from an informer's cache.
 ///
 /// Results are `Arc`s shared with the cache: treat them as read-only.
@@ -14,6 +17,7 @@ use crate::apis::networking::v1::IngressClass;
 pub struct IngressClassLister {
     inner: ::kube_codegen_runtime::lister::Lister<IngressClass>,
 }
+
 impl IngressClassLister {
     /// A lister over `store` (usually the one of the `IngressClass` informer: `IngressClassInformer::lister()`).
     #[inline]
@@ -26,11 +30,13 @@ impl IngressClassLister {
             ),
         }
     }
+
     /// The generic lister this wraps (store access, custom indexes).
     #[inline]
     pub fn generic(&self) -> &::kube_codegen_runtime::lister::Lister<IngressClass> {
         &self.inner
     }
+
     /// Every `IngressClass` that `selector` matches.
     #[inline]
     pub fn list(
@@ -39,6 +45,7 @@ impl IngressClassLister {
     ) -> Vec<Arc<IngressClass>> {
         self.inner.list(selector)
     }
+
     /// The `IngressClass` called `name`, or a NotFound error like the API server's.
     #[inline]
     pub fn get(&self, name: &str) -> Result<Arc<IngressClass>, kube::Error> {

@@ -5,8 +5,11 @@
 
 //! The lister of `IPAddress` (`ipaddresses.networking.k8s.io`).
 use ::std::sync::Arc;
+
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::networking::v1::IPAddress;
+
 /// Reads `IPAddress` objects from an informer's cache.
 ///
 /// Results are `Arc`s shared with the cache: treat them as read-only.
@@ -14,6 +17,7 @@ use crate::apis::networking::v1::IPAddress;
 pub struct IPAddressLister {
     inner: ::kube_codegen_runtime::lister::Lister<IPAddress>,
 }
+
 impl IPAddressLister {
     /// A lister over `store` (usually the one of the `IPAddress` informer: `IPAddressInformer::lister()`).
     #[inline]
@@ -26,19 +30,19 @@ impl IPAddressLister {
             ),
         }
     }
+
     /// The generic lister this wraps (store access, custom indexes).
     #[inline]
     pub fn generic(&self) -> &::kube_codegen_runtime::lister::Lister<IPAddress> {
         &self.inner
     }
+
     /// Every `IPAddress` that `selector` matches.
     #[inline]
-    pub fn list(
-        &self,
-        selector: &::kube_codegen_runtime::labels::Selector,
-    ) -> Vec<Arc<IPAddress>> {
+    pub fn list(&self, selector: &::kube_codegen_runtime::labels::Selector) -> Vec<Arc<IPAddress>> {
         self.inner.list(selector)
     }
+
     /// The `IPAddress` called `name`, or a NotFound error like the API server's.
     #[inline]
     pub fn get(&self, name: &str) -> Result<Arc<IPAddress>, kube::Error> {

@@ -5,8 +5,11 @@
 
 //! The lister of `NetworkPolicy` (`networkpolicies.networking.k8s.io`).
 use ::std::sync::Arc;
+
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::networking::v1::NetworkPolicy;
+
 /// Reads `NetworkPolicy` objects from an informer's cache.
 ///
 /// Results are `Arc`s shared with the cache: treat them as read-only.
@@ -14,6 +17,7 @@ use crate::apis::networking::v1::NetworkPolicy;
 pub struct NetworkPolicyLister {
     inner: ::kube_codegen_runtime::lister::Lister<NetworkPolicy>,
 }
+
 impl NetworkPolicyLister {
     /// A lister over `store` (usually the one of the `NetworkPolicy` informer: `NetworkPolicyInformer::lister()`).
     #[inline]
@@ -26,11 +30,13 @@ impl NetworkPolicyLister {
             ),
         }
     }
+
     /// The generic lister this wraps (store access, custom indexes).
     #[inline]
     pub fn generic(&self) -> &::kube_codegen_runtime::lister::Lister<NetworkPolicy> {
         &self.inner
     }
+
     /// Every `NetworkPolicy` in every namespace that `selector` matches.
     #[inline]
     pub fn list(
@@ -39,27 +45,28 @@ impl NetworkPolicyLister {
     ) -> Vec<Arc<NetworkPolicy>> {
         self.inner.list(selector)
     }
+
     /// `NetworkPolicy` objects in `namespace`, read through the namespace index (no full scan).
     #[inline]
-    pub fn namespaced<'a>(
-        &'a self,
-        namespace: &'a str,
-    ) -> NetworkPolicyNamespaceLister<'a> {
+    pub fn namespaced<'a>(&'a self, namespace: &'a str) -> NetworkPolicyNamespaceLister<'a> {
         NetworkPolicyNamespaceLister {
             inner: self.inner.namespaced(namespace),
         }
     }
 }
+
 /// Reads `NetworkPolicy` objects of one namespace from an informer's cache.
 pub struct NetworkPolicyNamespaceLister<'a> {
     inner: ::kube_codegen_runtime::lister::NamespaceLister<'a, NetworkPolicy>,
 }
+
 impl NetworkPolicyNamespaceLister<'_> {
     /// The `NetworkPolicy` called `name`, or a NotFound error like the API server's.
     #[inline]
     pub fn get(&self, name: &str) -> Result<Arc<NetworkPolicy>, kube::Error> {
         self.inner.get(name)
     }
+
     /// The `NetworkPolicy` objects of this namespace that `selector` matches.
     #[inline]
     pub fn list(

@@ -5,8 +5,11 @@
 
 //! The lister of `ServiceCIDR` (`servicecidrs.networking.k8s.io`).
 use ::std::sync::Arc;
+
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::networking::v1::ServiceCIDR;
+
 /// Reads `ServiceCIDR` objects from an informer's cache.
 ///
 /// Results are `Arc`s shared with the cache: treat them as read-only.
@@ -14,6 +17,7 @@ use crate::apis::networking::v1::ServiceCIDR;
 pub struct ServiceCIDRLister {
     inner: ::kube_codegen_runtime::lister::Lister<ServiceCIDR>,
 }
+
 impl ServiceCIDRLister {
     /// A lister over `store` (usually the one of the `ServiceCIDR` informer: `ServiceCIDRInformer::lister()`).
     #[inline]
@@ -26,11 +30,13 @@ impl ServiceCIDRLister {
             ),
         }
     }
+
     /// The generic lister this wraps (store access, custom indexes).
     #[inline]
     pub fn generic(&self) -> &::kube_codegen_runtime::lister::Lister<ServiceCIDR> {
         &self.inner
     }
+
     /// Every `ServiceCIDR` that `selector` matches.
     #[inline]
     pub fn list(
@@ -39,6 +45,7 @@ impl ServiceCIDRLister {
     ) -> Vec<Arc<ServiceCIDR>> {
         self.inner.list(selector)
     }
+
     /// The `ServiceCIDR` called `name`, or a NotFound error like the API server's.
     #[inline]
     pub fn get(&self, name: &str) -> Result<Arc<ServiceCIDR>, kube::Error> {

@@ -5,8 +5,11 @@
 
 //! The lister of `RuntimeClass` (`runtimeclasses.node.k8s.io`).
 use ::std::sync::Arc;
+
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::node::v1::RuntimeClass;
+
 /// Reads `RuntimeClass` objects from an informer's cache.
 ///
 /// Results are `Arc`s shared with the cache: treat them as read-only.
@@ -14,6 +17,7 @@ use crate::apis::node::v1::RuntimeClass;
 pub struct RuntimeClassLister {
     inner: ::kube_codegen_runtime::lister::Lister<RuntimeClass>,
 }
+
 impl RuntimeClassLister {
     /// A lister over `store` (usually the one of the `RuntimeClass` informer: `RuntimeClassInformer::lister()`).
     #[inline]
@@ -26,11 +30,13 @@ impl RuntimeClassLister {
             ),
         }
     }
+
     /// The generic lister this wraps (store access, custom indexes).
     #[inline]
     pub fn generic(&self) -> &::kube_codegen_runtime::lister::Lister<RuntimeClass> {
         &self.inner
     }
+
     /// Every `RuntimeClass` that `selector` matches.
     #[inline]
     pub fn list(
@@ -39,6 +45,7 @@ impl RuntimeClassLister {
     ) -> Vec<Arc<RuntimeClass>> {
         self.inner.list(selector)
     }
+
     /// The `RuntimeClass` called `name`, or a NotFound error like the API server's.
     #[inline]
     pub fn get(&self, name: &str) -> Result<Arc<RuntimeClass>, kube::Error> {

@@ -5,8 +5,11 @@
 
 //! The lister of `PodDisruptionBudget` (`poddisruptionbudgets.policy`).
 use ::std::sync::Arc;
+
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::policy::v1::PodDisruptionBudget;
+
 /// Reads `PodDisruptionBudget` objects from an informer's cache.
 ///
 /// Results are `Arc`s shared with the cache: treat them as read-only.
@@ -14,12 +17,11 @@ use crate::apis::policy::v1::PodDisruptionBudget;
 pub struct PodDisruptionBudgetLister {
     inner: ::kube_codegen_runtime::lister::Lister<PodDisruptionBudget>,
 }
+
 impl PodDisruptionBudgetLister {
     /// A lister over `store` (usually the one of the `PodDisruptionBudget` informer: `PodDisruptionBudgetInformer::lister()`).
     #[inline]
-    pub fn new(
-        store: ::kube_codegen_runtime::store::Store<PodDisruptionBudget>,
-    ) -> Self {
+    pub fn new(store: ::kube_codegen_runtime::store::Store<PodDisruptionBudget>) -> Self {
         Self {
             inner: ::kube_codegen_runtime::lister::Lister::new(
                 store,
@@ -28,13 +30,13 @@ impl PodDisruptionBudgetLister {
             ),
         }
     }
+
     /// The generic lister this wraps (store access, custom indexes).
     #[inline]
-    pub fn generic(
-        &self,
-    ) -> &::kube_codegen_runtime::lister::Lister<PodDisruptionBudget> {
+    pub fn generic(&self) -> &::kube_codegen_runtime::lister::Lister<PodDisruptionBudget> {
         &self.inner
     }
+
     /// Every `PodDisruptionBudget` in every namespace that `selector` matches.
     #[inline]
     pub fn list(
@@ -43,27 +45,28 @@ impl PodDisruptionBudgetLister {
     ) -> Vec<Arc<PodDisruptionBudget>> {
         self.inner.list(selector)
     }
+
     /// `PodDisruptionBudget` objects in `namespace`, read through the namespace index (no full scan).
     #[inline]
-    pub fn namespaced<'a>(
-        &'a self,
-        namespace: &'a str,
-    ) -> PodDisruptionBudgetNamespaceLister<'a> {
+    pub fn namespaced<'a>(&'a self, namespace: &'a str) -> PodDisruptionBudgetNamespaceLister<'a> {
         PodDisruptionBudgetNamespaceLister {
             inner: self.inner.namespaced(namespace),
         }
     }
 }
+
 /// Reads `PodDisruptionBudget` objects of one namespace from an informer's cache.
 pub struct PodDisruptionBudgetNamespaceLister<'a> {
     inner: ::kube_codegen_runtime::lister::NamespaceLister<'a, PodDisruptionBudget>,
 }
+
 impl PodDisruptionBudgetNamespaceLister<'_> {
     /// The `PodDisruptionBudget` called `name`, or a NotFound error like the API server's.
     #[inline]
     pub fn get(&self, name: &str) -> Result<Arc<PodDisruptionBudget>, kube::Error> {
         self.inner.get(name)
     }
+
     /// The `PodDisruptionBudget` objects of this namespace that `selector` matches.
     #[inline]
     pub fn list(

@@ -5,8 +5,11 @@
 
 //! The lister of `ClusterRole` (`clusterroles.rbac.authorization.k8s.io`).
 use ::std::sync::Arc;
+
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::rbac::v1::ClusterRole;
+
 /// Reads `ClusterRole` objects from an informer's cache.
 ///
 /// Results are `Arc`s shared with the cache: treat them as read-only.
@@ -14,6 +17,7 @@ use crate::apis::rbac::v1::ClusterRole;
 pub struct ClusterRoleLister {
     inner: ::kube_codegen_runtime::lister::Lister<ClusterRole>,
 }
+
 impl ClusterRoleLister {
     /// A lister over `store` (usually the one of the `ClusterRole` informer: `ClusterRoleInformer::lister()`).
     #[inline]
@@ -26,11 +30,13 @@ impl ClusterRoleLister {
             ),
         }
     }
+
     /// The generic lister this wraps (store access, custom indexes).
     #[inline]
     pub fn generic(&self) -> &::kube_codegen_runtime::lister::Lister<ClusterRole> {
         &self.inner
     }
+
     /// Every `ClusterRole` that `selector` matches.
     #[inline]
     pub fn list(
@@ -39,6 +45,7 @@ impl ClusterRoleLister {
     ) -> Vec<Arc<ClusterRole>> {
         self.inner.list(selector)
     }
+
     /// The `ClusterRole` called `name`, or a NotFound error like the API server's.
     #[inline]
     pub fn get(&self, name: &str) -> Result<Arc<ClusterRole>, kube::Error> {

@@ -5,8 +5,11 @@
 
 //! The lister of `ClusterRoleBinding` (`clusterrolebindings.rbac.authorization.k8s.io`).
 use ::std::sync::Arc;
+
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::rbac::v1::ClusterRoleBinding;
+
 /// Reads `ClusterRoleBinding` objects from an informer's cache.
 ///
 /// Results are `Arc`s shared with the cache: treat them as read-only.
@@ -14,6 +17,7 @@ use crate::apis::rbac::v1::ClusterRoleBinding;
 pub struct ClusterRoleBindingLister {
     inner: ::kube_codegen_runtime::lister::Lister<ClusterRoleBinding>,
 }
+
 impl ClusterRoleBindingLister {
     /// A lister over `store` (usually the one of the `ClusterRoleBinding` informer: `ClusterRoleBindingInformer::lister()`).
     #[inline]
@@ -26,13 +30,13 @@ impl ClusterRoleBindingLister {
             ),
         }
     }
+
     /// The generic lister this wraps (store access, custom indexes).
     #[inline]
-    pub fn generic(
-        &self,
-    ) -> &::kube_codegen_runtime::lister::Lister<ClusterRoleBinding> {
+    pub fn generic(&self) -> &::kube_codegen_runtime::lister::Lister<ClusterRoleBinding> {
         &self.inner
     }
+
     /// Every `ClusterRoleBinding` that `selector` matches.
     #[inline]
     pub fn list(
@@ -41,6 +45,7 @@ impl ClusterRoleBindingLister {
     ) -> Vec<Arc<ClusterRoleBinding>> {
         self.inner.list(selector)
     }
+
     /// The `ClusterRoleBinding` called `name`, or a NotFound error like the API server's.
     #[inline]
     pub fn get(&self, name: &str) -> Result<Arc<ClusterRoleBinding>, kube::Error> {

@@ -5,8 +5,11 @@
 
 //! The lister of `Role` (`roles.rbac.authorization.k8s.io`).
 use ::std::sync::Arc;
+
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::rbac::v1::Role;
+
 /// Reads `Role` objects from an informer's cache.
 ///
 /// Results are `Arc`s shared with the cache: treat them as read-only.
@@ -14,6 +17,7 @@ use crate::apis::rbac::v1::Role;
 pub struct RoleLister {
     inner: ::kube_codegen_runtime::lister::Lister<Role>,
 }
+
 impl RoleLister {
     /// A lister over `store` (usually the one of the `Role` informer: `RoleInformer::lister()`).
     #[inline]
@@ -26,19 +30,19 @@ impl RoleLister {
             ),
         }
     }
+
     /// The generic lister this wraps (store access, custom indexes).
     #[inline]
     pub fn generic(&self) -> &::kube_codegen_runtime::lister::Lister<Role> {
         &self.inner
     }
+
     /// Every `Role` in every namespace that `selector` matches.
     #[inline]
-    pub fn list(
-        &self,
-        selector: &::kube_codegen_runtime::labels::Selector,
-    ) -> Vec<Arc<Role>> {
+    pub fn list(&self, selector: &::kube_codegen_runtime::labels::Selector) -> Vec<Arc<Role>> {
         self.inner.list(selector)
     }
+
     /// `Role` objects in `namespace`, read through the namespace index (no full scan).
     #[inline]
     pub fn namespaced<'a>(&'a self, namespace: &'a str) -> RoleNamespaceLister<'a> {
@@ -47,22 +51,22 @@ impl RoleLister {
         }
     }
 }
+
 /// Reads `Role` objects of one namespace from an informer's cache.
 pub struct RoleNamespaceLister<'a> {
     inner: ::kube_codegen_runtime::lister::NamespaceLister<'a, Role>,
 }
+
 impl RoleNamespaceLister<'_> {
     /// The `Role` called `name`, or a NotFound error like the API server's.
     #[inline]
     pub fn get(&self, name: &str) -> Result<Arc<Role>, kube::Error> {
         self.inner.get(name)
     }
+
     /// The `Role` objects of this namespace that `selector` matches.
     #[inline]
-    pub fn list(
-        &self,
-        selector: &::kube_codegen_runtime::labels::Selector,
-    ) -> Vec<Arc<Role>> {
+    pub fn list(&self, selector: &::kube_codegen_runtime::labels::Selector) -> Vec<Arc<Role>> {
         self.inner.list(selector)
     }
 }

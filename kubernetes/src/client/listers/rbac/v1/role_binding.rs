@@ -5,8 +5,11 @@
 
 //! The lister of `RoleBinding` (`rolebindings.rbac.authorization.k8s.io`).
 use ::std::sync::Arc;
+
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::rbac::v1::RoleBinding;
+
 /// Reads `RoleBinding` objects from an informer's cache.
 ///
 /// Results are `Arc`s shared with the cache: treat them as read-only.
@@ -14,6 +17,7 @@ use crate::apis::rbac::v1::RoleBinding;
 pub struct RoleBindingLister {
     inner: ::kube_codegen_runtime::lister::Lister<RoleBinding>,
 }
+
 impl RoleBindingLister {
     /// A lister over `store` (usually the one of the `RoleBinding` informer: `RoleBindingInformer::lister()`).
     #[inline]
@@ -26,11 +30,13 @@ impl RoleBindingLister {
             ),
         }
     }
+
     /// The generic lister this wraps (store access, custom indexes).
     #[inline]
     pub fn generic(&self) -> &::kube_codegen_runtime::lister::Lister<RoleBinding> {
         &self.inner
     }
+
     /// Every `RoleBinding` in every namespace that `selector` matches.
     #[inline]
     pub fn list(
@@ -39,27 +45,28 @@ impl RoleBindingLister {
     ) -> Vec<Arc<RoleBinding>> {
         self.inner.list(selector)
     }
+
     /// `RoleBinding` objects in `namespace`, read through the namespace index (no full scan).
     #[inline]
-    pub fn namespaced<'a>(
-        &'a self,
-        namespace: &'a str,
-    ) -> RoleBindingNamespaceLister<'a> {
+    pub fn namespaced<'a>(&'a self, namespace: &'a str) -> RoleBindingNamespaceLister<'a> {
         RoleBindingNamespaceLister {
             inner: self.inner.namespaced(namespace),
         }
     }
 }
+
 /// Reads `RoleBinding` objects of one namespace from an informer's cache.
 pub struct RoleBindingNamespaceLister<'a> {
     inner: ::kube_codegen_runtime::lister::NamespaceLister<'a, RoleBinding>,
 }
+
 impl RoleBindingNamespaceLister<'_> {
     /// The `RoleBinding` called `name`, or a NotFound error like the API server's.
     #[inline]
     pub fn get(&self, name: &str) -> Result<Arc<RoleBinding>, kube::Error> {
         self.inner.get(name)
     }
+
     /// The `RoleBinding` objects of this namespace that `selector` matches.
     #[inline]
     pub fn list(

@@ -5,8 +5,11 @@
 
 //! The lister of `DeviceClass` (`deviceclasses.resource.k8s.io`).
 use ::std::sync::Arc;
+
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::resource::v1::DeviceClass;
+
 /// Reads `DeviceClass` objects from an informer's cache.
 ///
 /// Results are `Arc`s shared with the cache: treat them as read-only.
@@ -14,6 +17,7 @@ use crate::apis::resource::v1::DeviceClass;
 pub struct DeviceClassLister {
     inner: ::kube_codegen_runtime::lister::Lister<DeviceClass>,
 }
+
 impl DeviceClassLister {
     /// A lister over `store` (usually the one of the `DeviceClass` informer: `DeviceClassInformer::lister()`).
     #[inline]
@@ -26,11 +30,13 @@ impl DeviceClassLister {
             ),
         }
     }
+
     /// The generic lister this wraps (store access, custom indexes).
     #[inline]
     pub fn generic(&self) -> &::kube_codegen_runtime::lister::Lister<DeviceClass> {
         &self.inner
     }
+
     /// Every `DeviceClass` that `selector` matches.
     #[inline]
     pub fn list(
@@ -39,6 +45,7 @@ impl DeviceClassLister {
     ) -> Vec<Arc<DeviceClass>> {
         self.inner.list(selector)
     }
+
     /// The `DeviceClass` called `name`, or a NotFound error like the API server's.
     #[inline]
     pub fn get(&self, name: &str) -> Result<Arc<DeviceClass>, kube::Error> {

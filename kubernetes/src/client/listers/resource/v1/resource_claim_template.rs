@@ -5,8 +5,11 @@
 
 //! The lister of `ResourceClaimTemplate` (`resourceclaimtemplates.resource.k8s.io`).
 use ::std::sync::Arc;
+
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::resource::v1::ResourceClaimTemplate;
+
 /// Reads `ResourceClaimTemplate` objects from an informer's cache.
 ///
 /// Results are `Arc`s shared with the cache: treat them as read-only.
@@ -14,12 +17,11 @@ use crate::apis::resource::v1::ResourceClaimTemplate;
 pub struct ResourceClaimTemplateLister {
     inner: ::kube_codegen_runtime::lister::Lister<ResourceClaimTemplate>,
 }
+
 impl ResourceClaimTemplateLister {
     /// A lister over `store` (usually the one of the `ResourceClaimTemplate` informer: `ResourceClaimTemplateInformer::lister()`).
     #[inline]
-    pub fn new(
-        store: ::kube_codegen_runtime::store::Store<ResourceClaimTemplate>,
-    ) -> Self {
+    pub fn new(store: ::kube_codegen_runtime::store::Store<ResourceClaimTemplate>) -> Self {
         Self {
             inner: ::kube_codegen_runtime::lister::Lister::new(
                 store,
@@ -28,13 +30,13 @@ impl ResourceClaimTemplateLister {
             ),
         }
     }
+
     /// The generic lister this wraps (store access, custom indexes).
     #[inline]
-    pub fn generic(
-        &self,
-    ) -> &::kube_codegen_runtime::lister::Lister<ResourceClaimTemplate> {
+    pub fn generic(&self) -> &::kube_codegen_runtime::lister::Lister<ResourceClaimTemplate> {
         &self.inner
     }
+
     /// Every `ResourceClaimTemplate` in every namespace that `selector` matches.
     #[inline]
     pub fn list(
@@ -43,6 +45,7 @@ impl ResourceClaimTemplateLister {
     ) -> Vec<Arc<ResourceClaimTemplate>> {
         self.inner.list(selector)
     }
+
     /// `ResourceClaimTemplate` objects in `namespace`, read through the namespace index (no full scan).
     #[inline]
     pub fn namespaced<'a>(
@@ -54,16 +57,19 @@ impl ResourceClaimTemplateLister {
         }
     }
 }
+
 /// Reads `ResourceClaimTemplate` objects of one namespace from an informer's cache.
 pub struct ResourceClaimTemplateNamespaceLister<'a> {
     inner: ::kube_codegen_runtime::lister::NamespaceLister<'a, ResourceClaimTemplate>,
 }
+
 impl ResourceClaimTemplateNamespaceLister<'_> {
     /// The `ResourceClaimTemplate` called `name`, or a NotFound error like the API server's.
     #[inline]
     pub fn get(&self, name: &str) -> Result<Arc<ResourceClaimTemplate>, kube::Error> {
         self.inner.get(name)
     }
+
     /// The `ResourceClaimTemplate` objects of this namespace that `selector` matches.
     #[inline]
     pub fn list(

@@ -5,8 +5,11 @@
 
 //! The lister of `ResourcePoolStatusRequest` (`resourcepoolstatusrequests.resource.k8s.io`).
 use ::std::sync::Arc;
+
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::resource::v1alpha3::ResourcePoolStatusRequest;
+
 /// Reads `ResourcePoolStatusRequest` objects from an informer's cache.
 ///
 /// Results are `Arc`s shared with the cache: treat them as read-only.
@@ -14,12 +17,11 @@ use crate::apis::resource::v1alpha3::ResourcePoolStatusRequest;
 pub struct ResourcePoolStatusRequestLister {
     inner: ::kube_codegen_runtime::lister::Lister<ResourcePoolStatusRequest>,
 }
+
 impl ResourcePoolStatusRequestLister {
     /// A lister over `store` (usually the one of the `ResourcePoolStatusRequest` informer: `ResourcePoolStatusRequestInformer::lister()`).
     #[inline]
-    pub fn new(
-        store: ::kube_codegen_runtime::store::Store<ResourcePoolStatusRequest>,
-    ) -> Self {
+    pub fn new(store: ::kube_codegen_runtime::store::Store<ResourcePoolStatusRequest>) -> Self {
         Self {
             inner: ::kube_codegen_runtime::lister::Lister::new(
                 store,
@@ -28,13 +30,13 @@ impl ResourcePoolStatusRequestLister {
             ),
         }
     }
+
     /// The generic lister this wraps (store access, custom indexes).
     #[inline]
-    pub fn generic(
-        &self,
-    ) -> &::kube_codegen_runtime::lister::Lister<ResourcePoolStatusRequest> {
+    pub fn generic(&self) -> &::kube_codegen_runtime::lister::Lister<ResourcePoolStatusRequest> {
         &self.inner
     }
+
     /// Every `ResourcePoolStatusRequest` that `selector` matches.
     #[inline]
     pub fn list(
@@ -43,12 +45,10 @@ impl ResourcePoolStatusRequestLister {
     ) -> Vec<Arc<ResourcePoolStatusRequest>> {
         self.inner.list(selector)
     }
+
     /// The `ResourcePoolStatusRequest` called `name`, or a NotFound error like the API server's.
     #[inline]
-    pub fn get(
-        &self,
-        name: &str,
-    ) -> Result<Arc<ResourcePoolStatusRequest>, kube::Error> {
+    pub fn get(&self, name: &str) -> Result<Arc<ResourcePoolStatusRequest>, kube::Error> {
         self.inner.get(name)
     }
 }

@@ -5,8 +5,11 @@
 
 //! The lister of `ResourceSlice` (`resourceslices.resource.k8s.io`).
 use ::std::sync::Arc;
+
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::resource::v1beta1::ResourceSlice;
+
 /// Reads `ResourceSlice` objects from an informer's cache.
 ///
 /// Results are `Arc`s shared with the cache: treat them as read-only.
@@ -14,6 +17,7 @@ use crate::apis::resource::v1beta1::ResourceSlice;
 pub struct ResourceSliceLister {
     inner: ::kube_codegen_runtime::lister::Lister<ResourceSlice>,
 }
+
 impl ResourceSliceLister {
     /// A lister over `store` (usually the one of the `ResourceSlice` informer: `ResourceSliceInformer::lister()`).
     #[inline]
@@ -26,11 +30,13 @@ impl ResourceSliceLister {
             ),
         }
     }
+
     /// The generic lister this wraps (store access, custom indexes).
     #[inline]
     pub fn generic(&self) -> &::kube_codegen_runtime::lister::Lister<ResourceSlice> {
         &self.inner
     }
+
     /// Every `ResourceSlice` that `selector` matches.
     #[inline]
     pub fn list(
@@ -39,6 +45,7 @@ impl ResourceSliceLister {
     ) -> Vec<Arc<ResourceSlice>> {
         self.inner.list(selector)
     }
+
     /// The `ResourceSlice` called `name`, or a NotFound error like the API server's.
     #[inline]
     pub fn get(&self, name: &str) -> Result<Arc<ResourceSlice>, kube::Error> {

@@ -5,8 +5,11 @@
 
 //! The lister of `DeviceTaintRule` (`devicetaintrules.resource.k8s.io`).
 use ::std::sync::Arc;
+
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::resource::v1beta2::DeviceTaintRule;
+
 /// Reads `DeviceTaintRule` objects from an informer's cache.
 ///
 /// Results are `Arc`s shared with the cache: treat them as read-only.
@@ -14,6 +17,7 @@ use crate::apis::resource::v1beta2::DeviceTaintRule;
 pub struct DeviceTaintRuleLister {
     inner: ::kube_codegen_runtime::lister::Lister<DeviceTaintRule>,
 }
+
 impl DeviceTaintRuleLister {
     /// A lister over `store` (usually the one of the `DeviceTaintRule` informer: `DeviceTaintRuleInformer::lister()`).
     #[inline]
@@ -26,11 +30,13 @@ impl DeviceTaintRuleLister {
             ),
         }
     }
+
     /// The generic lister this wraps (store access, custom indexes).
     #[inline]
     pub fn generic(&self) -> &::kube_codegen_runtime::lister::Lister<DeviceTaintRule> {
         &self.inner
     }
+
     /// Every `DeviceTaintRule` that `selector` matches.
     #[inline]
     pub fn list(
@@ -39,6 +45,7 @@ impl DeviceTaintRuleLister {
     ) -> Vec<Arc<DeviceTaintRule>> {
         self.inner.list(selector)
     }
+
     /// The `DeviceTaintRule` called `name`, or a NotFound error like the API server's.
     #[inline]
     pub fn get(&self, name: &str) -> Result<Arc<DeviceTaintRule>, kube::Error> {

@@ -5,8 +5,11 @@
 
 //! The lister of `ResourceClaim` (`resourceclaims.resource.k8s.io`).
 use ::std::sync::Arc;
+
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::resource::v1beta2::ResourceClaim;
+
 /// Reads `ResourceClaim` objects from an informer's cache.
 ///
 /// Results are `Arc`s shared with the cache: treat them as read-only.
@@ -14,6 +17,7 @@ use crate::apis::resource::v1beta2::ResourceClaim;
 pub struct ResourceClaimLister {
     inner: ::kube_codegen_runtime::lister::Lister<ResourceClaim>,
 }
+
 impl ResourceClaimLister {
     /// A lister over `store` (usually the one of the `ResourceClaim` informer: `ResourceClaimInformer::lister()`).
     #[inline]
@@ -26,11 +30,13 @@ impl ResourceClaimLister {
             ),
         }
     }
+
     /// The generic lister this wraps (store access, custom indexes).
     #[inline]
     pub fn generic(&self) -> &::kube_codegen_runtime::lister::Lister<ResourceClaim> {
         &self.inner
     }
+
     /// Every `ResourceClaim` in every namespace that `selector` matches.
     #[inline]
     pub fn list(
@@ -39,27 +45,28 @@ impl ResourceClaimLister {
     ) -> Vec<Arc<ResourceClaim>> {
         self.inner.list(selector)
     }
+
     /// `ResourceClaim` objects in `namespace`, read through the namespace index (no full scan).
     #[inline]
-    pub fn namespaced<'a>(
-        &'a self,
-        namespace: &'a str,
-    ) -> ResourceClaimNamespaceLister<'a> {
+    pub fn namespaced<'a>(&'a self, namespace: &'a str) -> ResourceClaimNamespaceLister<'a> {
         ResourceClaimNamespaceLister {
             inner: self.inner.namespaced(namespace),
         }
     }
 }
+
 /// Reads `ResourceClaim` objects of one namespace from an informer's cache.
 pub struct ResourceClaimNamespaceLister<'a> {
     inner: ::kube_codegen_runtime::lister::NamespaceLister<'a, ResourceClaim>,
 }
+
 impl ResourceClaimNamespaceLister<'_> {
     /// The `ResourceClaim` called `name`, or a NotFound error like the API server's.
     #[inline]
     pub fn get(&self, name: &str) -> Result<Arc<ResourceClaim>, kube::Error> {
         self.inner.get(name)
     }
+
     /// The `ResourceClaim` objects of this namespace that `selector` matches.
     #[inline]
     pub fn list(

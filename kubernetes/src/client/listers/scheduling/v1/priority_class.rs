@@ -5,8 +5,11 @@
 
 //! The lister of `PriorityClass` (`priorityclasses.scheduling.k8s.io`).
 use ::std::sync::Arc;
+
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::scheduling::v1::PriorityClass;
+
 /// Reads `PriorityClass` objects from an informer's cache.
 ///
 /// Results are `Arc`s shared with the cache: treat them as read-only.
@@ -14,6 +17,7 @@ use crate::apis::scheduling::v1::PriorityClass;
 pub struct PriorityClassLister {
     inner: ::kube_codegen_runtime::lister::Lister<PriorityClass>,
 }
+
 impl PriorityClassLister {
     /// A lister over `store` (usually the one of the `PriorityClass` informer: `PriorityClassInformer::lister()`).
     #[inline]
@@ -26,11 +30,13 @@ impl PriorityClassLister {
             ),
         }
     }
+
     /// The generic lister this wraps (store access, custom indexes).
     #[inline]
     pub fn generic(&self) -> &::kube_codegen_runtime::lister::Lister<PriorityClass> {
         &self.inner
     }
+
     /// Every `PriorityClass` that `selector` matches.
     #[inline]
     pub fn list(
@@ -39,6 +45,7 @@ impl PriorityClassLister {
     ) -> Vec<Arc<PriorityClass>> {
         self.inner.list(selector)
     }
+
     /// The `PriorityClass` called `name`, or a NotFound error like the API server's.
     #[inline]
     pub fn get(&self, name: &str) -> Result<Arc<PriorityClass>, kube::Error> {

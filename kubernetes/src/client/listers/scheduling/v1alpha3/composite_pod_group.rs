@@ -5,8 +5,11 @@
 
 //! The lister of `CompositePodGroup` (`compositepodgroups.scheduling.k8s.io`).
 use ::std::sync::Arc;
+
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::scheduling::v1alpha3::CompositePodGroup;
+
 /// Reads `CompositePodGroup` objects from an informer's cache.
 ///
 /// Results are `Arc`s shared with the cache: treat them as read-only.
@@ -14,6 +17,7 @@ use crate::apis::scheduling::v1alpha3::CompositePodGroup;
 pub struct CompositePodGroupLister {
     inner: ::kube_codegen_runtime::lister::Lister<CompositePodGroup>,
 }
+
 impl CompositePodGroupLister {
     /// A lister over `store` (usually the one of the `CompositePodGroup` informer: `CompositePodGroupInformer::lister()`).
     #[inline]
@@ -26,11 +30,13 @@ impl CompositePodGroupLister {
             ),
         }
     }
+
     /// The generic lister this wraps (store access, custom indexes).
     #[inline]
     pub fn generic(&self) -> &::kube_codegen_runtime::lister::Lister<CompositePodGroup> {
         &self.inner
     }
+
     /// Every `CompositePodGroup` in every namespace that `selector` matches.
     #[inline]
     pub fn list(
@@ -39,27 +45,28 @@ impl CompositePodGroupLister {
     ) -> Vec<Arc<CompositePodGroup>> {
         self.inner.list(selector)
     }
+
     /// `CompositePodGroup` objects in `namespace`, read through the namespace index (no full scan).
     #[inline]
-    pub fn namespaced<'a>(
-        &'a self,
-        namespace: &'a str,
-    ) -> CompositePodGroupNamespaceLister<'a> {
+    pub fn namespaced<'a>(&'a self, namespace: &'a str) -> CompositePodGroupNamespaceLister<'a> {
         CompositePodGroupNamespaceLister {
             inner: self.inner.namespaced(namespace),
         }
     }
 }
+
 /// Reads `CompositePodGroup` objects of one namespace from an informer's cache.
 pub struct CompositePodGroupNamespaceLister<'a> {
     inner: ::kube_codegen_runtime::lister::NamespaceLister<'a, CompositePodGroup>,
 }
+
 impl CompositePodGroupNamespaceLister<'_> {
     /// The `CompositePodGroup` called `name`, or a NotFound error like the API server's.
     #[inline]
     pub fn get(&self, name: &str) -> Result<Arc<CompositePodGroup>, kube::Error> {
         self.inner.get(name)
     }
+
     /// The `CompositePodGroup` objects of this namespace that `selector` matches.
     #[inline]
     pub fn list(

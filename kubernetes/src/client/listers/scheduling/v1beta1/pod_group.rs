@@ -5,8 +5,11 @@
 
 //! The lister of `PodGroup` (`podgroups.scheduling.k8s.io`).
 use ::std::sync::Arc;
+
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::scheduling::v1beta1::PodGroup;
+
 /// Reads `PodGroup` objects from an informer's cache.
 ///
 /// Results are `Arc`s shared with the cache: treat them as read-only.
@@ -14,6 +17,7 @@ use crate::apis::scheduling::v1beta1::PodGroup;
 pub struct PodGroupLister {
     inner: ::kube_codegen_runtime::lister::Lister<PodGroup>,
 }
+
 impl PodGroupLister {
     /// A lister over `store` (usually the one of the `PodGroup` informer: `PodGroupInformer::lister()`).
     #[inline]
@@ -26,19 +30,19 @@ impl PodGroupLister {
             ),
         }
     }
+
     /// The generic lister this wraps (store access, custom indexes).
     #[inline]
     pub fn generic(&self) -> &::kube_codegen_runtime::lister::Lister<PodGroup> {
         &self.inner
     }
+
     /// Every `PodGroup` in every namespace that `selector` matches.
     #[inline]
-    pub fn list(
-        &self,
-        selector: &::kube_codegen_runtime::labels::Selector,
-    ) -> Vec<Arc<PodGroup>> {
+    pub fn list(&self, selector: &::kube_codegen_runtime::labels::Selector) -> Vec<Arc<PodGroup>> {
         self.inner.list(selector)
     }
+
     /// `PodGroup` objects in `namespace`, read through the namespace index (no full scan).
     #[inline]
     pub fn namespaced<'a>(&'a self, namespace: &'a str) -> PodGroupNamespaceLister<'a> {
@@ -47,22 +51,22 @@ impl PodGroupLister {
         }
     }
 }
+
 /// Reads `PodGroup` objects of one namespace from an informer's cache.
 pub struct PodGroupNamespaceLister<'a> {
     inner: ::kube_codegen_runtime::lister::NamespaceLister<'a, PodGroup>,
 }
+
 impl PodGroupNamespaceLister<'_> {
     /// The `PodGroup` called `name`, or a NotFound error like the API server's.
     #[inline]
     pub fn get(&self, name: &str) -> Result<Arc<PodGroup>, kube::Error> {
         self.inner.get(name)
     }
+
     /// The `PodGroup` objects of this namespace that `selector` matches.
     #[inline]
-    pub fn list(
-        &self,
-        selector: &::kube_codegen_runtime::labels::Selector,
-    ) -> Vec<Arc<PodGroup>> {
+    pub fn list(&self, selector: &::kube_codegen_runtime::labels::Selector) -> Vec<Arc<PodGroup>> {
         self.inner.list(selector)
     }
 }

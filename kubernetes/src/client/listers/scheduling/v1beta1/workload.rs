@@ -5,8 +5,11 @@
 
 //! The lister of `Workload` (`workloads.scheduling.k8s.io`).
 use ::std::sync::Arc;
+
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::scheduling::v1beta1::Workload;
+
 /// Reads `Workload` objects from an informer's cache.
 ///
 /// Results are `Arc`s shared with the cache: treat them as read-only.
@@ -14,6 +17,7 @@ use crate::apis::scheduling::v1beta1::Workload;
 pub struct WorkloadLister {
     inner: ::kube_codegen_runtime::lister::Lister<Workload>,
 }
+
 impl WorkloadLister {
     /// A lister over `store` (usually the one of the `Workload` informer: `WorkloadInformer::lister()`).
     #[inline]
@@ -26,19 +30,19 @@ impl WorkloadLister {
             ),
         }
     }
+
     /// The generic lister this wraps (store access, custom indexes).
     #[inline]
     pub fn generic(&self) -> &::kube_codegen_runtime::lister::Lister<Workload> {
         &self.inner
     }
+
     /// Every `Workload` in every namespace that `selector` matches.
     #[inline]
-    pub fn list(
-        &self,
-        selector: &::kube_codegen_runtime::labels::Selector,
-    ) -> Vec<Arc<Workload>> {
+    pub fn list(&self, selector: &::kube_codegen_runtime::labels::Selector) -> Vec<Arc<Workload>> {
         self.inner.list(selector)
     }
+
     /// `Workload` objects in `namespace`, read through the namespace index (no full scan).
     #[inline]
     pub fn namespaced<'a>(&'a self, namespace: &'a str) -> WorkloadNamespaceLister<'a> {
@@ -47,22 +51,22 @@ impl WorkloadLister {
         }
     }
 }
+
 /// Reads `Workload` objects of one namespace from an informer's cache.
 pub struct WorkloadNamespaceLister<'a> {
     inner: ::kube_codegen_runtime::lister::NamespaceLister<'a, Workload>,
 }
+
 impl WorkloadNamespaceLister<'_> {
     /// The `Workload` called `name`, or a NotFound error like the API server's.
     #[inline]
     pub fn get(&self, name: &str) -> Result<Arc<Workload>, kube::Error> {
         self.inner.get(name)
     }
+
     /// The `Workload` objects of this namespace that `selector` matches.
     #[inline]
-    pub fn list(
-        &self,
-        selector: &::kube_codegen_runtime::labels::Selector,
-    ) -> Vec<Arc<Workload>> {
+    pub fn list(&self, selector: &::kube_codegen_runtime::labels::Selector) -> Vec<Arc<Workload>> {
         self.inner.list(selector)
     }
 }

@@ -5,8 +5,11 @@
 
 //! The lister of `CSIDriver` (`csidrivers.storage.k8s.io`).
 use ::std::sync::Arc;
+
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::storage::v1::CSIDriver;
+
 /// Reads `CSIDriver` objects from an informer's cache.
 ///
 /// Results are `Arc`s shared with the cache: treat them as read-only.
@@ -14,6 +17,7 @@ use crate::apis::storage::v1::CSIDriver;
 pub struct CSIDriverLister {
     inner: ::kube_codegen_runtime::lister::Lister<CSIDriver>,
 }
+
 impl CSIDriverLister {
     /// A lister over `store` (usually the one of the `CSIDriver` informer: `CSIDriverInformer::lister()`).
     #[inline]
@@ -26,19 +30,19 @@ impl CSIDriverLister {
             ),
         }
     }
+
     /// The generic lister this wraps (store access, custom indexes).
     #[inline]
     pub fn generic(&self) -> &::kube_codegen_runtime::lister::Lister<CSIDriver> {
         &self.inner
     }
+
     /// Every `CSIDriver` that `selector` matches.
     #[inline]
-    pub fn list(
-        &self,
-        selector: &::kube_codegen_runtime::labels::Selector,
-    ) -> Vec<Arc<CSIDriver>> {
+    pub fn list(&self, selector: &::kube_codegen_runtime::labels::Selector) -> Vec<Arc<CSIDriver>> {
         self.inner.list(selector)
     }
+
     /// The `CSIDriver` called `name`, or a NotFound error like the API server's.
     #[inline]
     pub fn get(&self, name: &str) -> Result<Arc<CSIDriver>, kube::Error> {

@@ -5,8 +5,11 @@
 
 //! The lister of `CSINode` (`csinodes.storage.k8s.io`).
 use ::std::sync::Arc;
+
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::storage::v1::CSINode;
+
 /// Reads `CSINode` objects from an informer's cache.
 ///
 /// Results are `Arc`s shared with the cache: treat them as read-only.
@@ -14,31 +17,28 @@ use crate::apis::storage::v1::CSINode;
 pub struct CSINodeLister {
     inner: ::kube_codegen_runtime::lister::Lister<CSINode>,
 }
+
 impl CSINodeLister {
     /// A lister over `store` (usually the one of the `CSINode` informer: `CSINodeInformer::lister()`).
     #[inline]
     pub fn new(store: ::kube_codegen_runtime::store::Store<CSINode>) -> Self {
         Self {
-            inner: ::kube_codegen_runtime::lister::Lister::new(
-                store,
-                "storage.k8s.io",
-                "csinodes",
-            ),
+            inner: ::kube_codegen_runtime::lister::Lister::new(store, "storage.k8s.io", "csinodes"),
         }
     }
+
     /// The generic lister this wraps (store access, custom indexes).
     #[inline]
     pub fn generic(&self) -> &::kube_codegen_runtime::lister::Lister<CSINode> {
         &self.inner
     }
+
     /// Every `CSINode` that `selector` matches.
     #[inline]
-    pub fn list(
-        &self,
-        selector: &::kube_codegen_runtime::labels::Selector,
-    ) -> Vec<Arc<CSINode>> {
+    pub fn list(&self, selector: &::kube_codegen_runtime::labels::Selector) -> Vec<Arc<CSINode>> {
         self.inner.list(selector)
     }
+
     /// The `CSINode` called `name`, or a NotFound error like the API server's.
     #[inline]
     pub fn get(&self, name: &str) -> Result<Arc<CSINode>, kube::Error> {

@@ -5,8 +5,11 @@
 
 //! The lister of `CSIStorageCapacity` (`csistoragecapacities.storage.k8s.io`).
 use ::std::sync::Arc;
+
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::storage::v1::CSIStorageCapacity;
+
 /// Reads `CSIStorageCapacity` objects from an informer's cache.
 ///
 /// Results are `Arc`s shared with the cache: treat them as read-only.
@@ -14,6 +17,7 @@ use crate::apis::storage::v1::CSIStorageCapacity;
 pub struct CSIStorageCapacityLister {
     inner: ::kube_codegen_runtime::lister::Lister<CSIStorageCapacity>,
 }
+
 impl CSIStorageCapacityLister {
     /// A lister over `store` (usually the one of the `CSIStorageCapacity` informer: `CSIStorageCapacityInformer::lister()`).
     #[inline]
@@ -26,13 +30,13 @@ impl CSIStorageCapacityLister {
             ),
         }
     }
+
     /// The generic lister this wraps (store access, custom indexes).
     #[inline]
-    pub fn generic(
-        &self,
-    ) -> &::kube_codegen_runtime::lister::Lister<CSIStorageCapacity> {
+    pub fn generic(&self) -> &::kube_codegen_runtime::lister::Lister<CSIStorageCapacity> {
         &self.inner
     }
+
     /// Every `CSIStorageCapacity` in every namespace that `selector` matches.
     #[inline]
     pub fn list(
@@ -41,27 +45,28 @@ impl CSIStorageCapacityLister {
     ) -> Vec<Arc<CSIStorageCapacity>> {
         self.inner.list(selector)
     }
+
     /// `CSIStorageCapacity` objects in `namespace`, read through the namespace index (no full scan).
     #[inline]
-    pub fn namespaced<'a>(
-        &'a self,
-        namespace: &'a str,
-    ) -> CSIStorageCapacityNamespaceLister<'a> {
+    pub fn namespaced<'a>(&'a self, namespace: &'a str) -> CSIStorageCapacityNamespaceLister<'a> {
         CSIStorageCapacityNamespaceLister {
             inner: self.inner.namespaced(namespace),
         }
     }
 }
+
 /// Reads `CSIStorageCapacity` objects of one namespace from an informer's cache.
 pub struct CSIStorageCapacityNamespaceLister<'a> {
     inner: ::kube_codegen_runtime::lister::NamespaceLister<'a, CSIStorageCapacity>,
 }
+
 impl CSIStorageCapacityNamespaceLister<'_> {
     /// The `CSIStorageCapacity` called `name`, or a NotFound error like the API server's.
     #[inline]
     pub fn get(&self, name: &str) -> Result<Arc<CSIStorageCapacity>, kube::Error> {
         self.inner.get(name)
     }
+
     /// The `CSIStorageCapacity` objects of this namespace that `selector` matches.
     #[inline]
     pub fn list(

@@ -5,8 +5,11 @@
 
 //! The lister of `StorageClass` (`storageclasses.storage.k8s.io`).
 use ::std::sync::Arc;
+
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::storage::v1::StorageClass;
+
 /// Reads `StorageClass` objects from an informer's cache.
 ///
 /// Results are `Arc`s shared with the cache: treat them as read-only.
@@ -14,6 +17,7 @@ use crate::apis::storage::v1::StorageClass;
 pub struct StorageClassLister {
     inner: ::kube_codegen_runtime::lister::Lister<StorageClass>,
 }
+
 impl StorageClassLister {
     /// A lister over `store` (usually the one of the `StorageClass` informer: `StorageClassInformer::lister()`).
     #[inline]
@@ -26,11 +30,13 @@ impl StorageClassLister {
             ),
         }
     }
+
     /// The generic lister this wraps (store access, custom indexes).
     #[inline]
     pub fn generic(&self) -> &::kube_codegen_runtime::lister::Lister<StorageClass> {
         &self.inner
     }
+
     /// Every `StorageClass` that `selector` matches.
     #[inline]
     pub fn list(
@@ -39,6 +45,7 @@ impl StorageClassLister {
     ) -> Vec<Arc<StorageClass>> {
         self.inner.list(selector)
     }
+
     /// The `StorageClass` called `name`, or a NotFound error like the API server's.
     #[inline]
     pub fn get(&self, name: &str) -> Result<Arc<StorageClass>, kube::Error> {

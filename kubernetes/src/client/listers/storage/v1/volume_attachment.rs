@@ -5,8 +5,11 @@
 
 //! The lister of `VolumeAttachment` (`volumeattachments.storage.k8s.io`).
 use ::std::sync::Arc;
+
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::storage::v1::VolumeAttachment;
+
 /// Reads `VolumeAttachment` objects from an informer's cache.
 ///
 /// Results are `Arc`s shared with the cache: treat them as read-only.
@@ -14,6 +17,7 @@ use crate::apis::storage::v1::VolumeAttachment;
 pub struct VolumeAttachmentLister {
     inner: ::kube_codegen_runtime::lister::Lister<VolumeAttachment>,
 }
+
 impl VolumeAttachmentLister {
     /// A lister over `store` (usually the one of the `VolumeAttachment` informer: `VolumeAttachmentInformer::lister()`).
     #[inline]
@@ -26,11 +30,13 @@ impl VolumeAttachmentLister {
             ),
         }
     }
+
     /// The generic lister this wraps (store access, custom indexes).
     #[inline]
     pub fn generic(&self) -> &::kube_codegen_runtime::lister::Lister<VolumeAttachment> {
         &self.inner
     }
+
     /// Every `VolumeAttachment` that `selector` matches.
     #[inline]
     pub fn list(
@@ -39,6 +45,7 @@ impl VolumeAttachmentLister {
     ) -> Vec<Arc<VolumeAttachment>> {
         self.inner.list(selector)
     }
+
     /// The `VolumeAttachment` called `name`, or a NotFound error like the API server's.
     #[inline]
     pub fn get(&self, name: &str) -> Result<Arc<VolumeAttachment>, kube::Error> {

@@ -5,8 +5,11 @@
 
 //! The lister of `VolumeAttributesClass` (`volumeattributesclasses.storage.k8s.io`).
 use ::std::sync::Arc;
+
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::storage::v1::VolumeAttributesClass;
+
 /// Reads `VolumeAttributesClass` objects from an informer's cache.
 ///
 /// Results are `Arc`s shared with the cache: treat them as read-only.
@@ -14,12 +17,11 @@ use crate::apis::storage::v1::VolumeAttributesClass;
 pub struct VolumeAttributesClassLister {
     inner: ::kube_codegen_runtime::lister::Lister<VolumeAttributesClass>,
 }
+
 impl VolumeAttributesClassLister {
     /// A lister over `store` (usually the one of the `VolumeAttributesClass` informer: `VolumeAttributesClassInformer::lister()`).
     #[inline]
-    pub fn new(
-        store: ::kube_codegen_runtime::store::Store<VolumeAttributesClass>,
-    ) -> Self {
+    pub fn new(store: ::kube_codegen_runtime::store::Store<VolumeAttributesClass>) -> Self {
         Self {
             inner: ::kube_codegen_runtime::lister::Lister::new(
                 store,
@@ -28,13 +30,13 @@ impl VolumeAttributesClassLister {
             ),
         }
     }
+
     /// The generic lister this wraps (store access, custom indexes).
     #[inline]
-    pub fn generic(
-        &self,
-    ) -> &::kube_codegen_runtime::lister::Lister<VolumeAttributesClass> {
+    pub fn generic(&self) -> &::kube_codegen_runtime::lister::Lister<VolumeAttributesClass> {
         &self.inner
     }
+
     /// Every `VolumeAttributesClass` that `selector` matches.
     #[inline]
     pub fn list(
@@ -43,6 +45,7 @@ impl VolumeAttributesClassLister {
     ) -> Vec<Arc<VolumeAttributesClass>> {
         self.inner.list(selector)
     }
+
     /// The `VolumeAttributesClass` called `name`, or a NotFound error like the API server's.
     #[inline]
     pub fn get(&self, name: &str) -> Result<Arc<VolumeAttributesClass>, kube::Error> {

@@ -5,8 +5,11 @@
 
 //! The lister of `StorageVersionMigration` (`storageversionmigrations.storagemigration.k8s.io`).
 use ::std::sync::Arc;
+
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::storagemigration::v1::StorageVersionMigration;
+
 /// Reads `StorageVersionMigration` objects from an informer's cache.
 ///
 /// Results are `Arc`s shared with the cache: treat them as read-only.
@@ -14,12 +17,11 @@ use crate::apis::storagemigration::v1::StorageVersionMigration;
 pub struct StorageVersionMigrationLister {
     inner: ::kube_codegen_runtime::lister::Lister<StorageVersionMigration>,
 }
+
 impl StorageVersionMigrationLister {
     /// A lister over `store` (usually the one of the `StorageVersionMigration` informer: `StorageVersionMigrationInformer::lister()`).
     #[inline]
-    pub fn new(
-        store: ::kube_codegen_runtime::store::Store<StorageVersionMigration>,
-    ) -> Self {
+    pub fn new(store: ::kube_codegen_runtime::store::Store<StorageVersionMigration>) -> Self {
         Self {
             inner: ::kube_codegen_runtime::lister::Lister::new(
                 store,
@@ -28,13 +30,13 @@ impl StorageVersionMigrationLister {
             ),
         }
     }
+
     /// The generic lister this wraps (store access, custom indexes).
     #[inline]
-    pub fn generic(
-        &self,
-    ) -> &::kube_codegen_runtime::lister::Lister<StorageVersionMigration> {
+    pub fn generic(&self) -> &::kube_codegen_runtime::lister::Lister<StorageVersionMigration> {
         &self.inner
     }
+
     /// Every `StorageVersionMigration` that `selector` matches.
     #[inline]
     pub fn list(
@@ -43,6 +45,7 @@ impl StorageVersionMigrationLister {
     ) -> Vec<Arc<StorageVersionMigration>> {
         self.inner.list(selector)
     }
+
     /// The `StorageVersionMigration` called `name`, or a NotFound error like the API server's.
     #[inline]
     pub fn get(&self, name: &str) -> Result<Arc<StorageVersionMigration>, kube::Error> {

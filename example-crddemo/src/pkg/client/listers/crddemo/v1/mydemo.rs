@@ -5,8 +5,11 @@
 
 //! The lister of `Mydemo` (`mydemos.crddemo.k8s.io`).
 use ::std::sync::Arc;
+
 use ::kube_codegen_runtime::kube;
+
 use crate::pkg::apis::crddemo::v1::Mydemo;
+
 /// Reads `Mydemo` objects from an informer's cache.
 ///
 /// Results are `Arc`s shared with the cache: treat them as read-only.
@@ -14,31 +17,28 @@ use crate::pkg::apis::crddemo::v1::Mydemo;
 pub struct MydemoLister {
     inner: ::kube_codegen_runtime::lister::Lister<Mydemo>,
 }
+
 impl MydemoLister {
     /// A lister over `store` (usually the one of the `Mydemo` informer: `MydemoInformer::lister()`).
     #[inline]
     pub fn new(store: ::kube_codegen_runtime::store::Store<Mydemo>) -> Self {
         Self {
-            inner: ::kube_codegen_runtime::lister::Lister::new(
-                store,
-                "crddemo.k8s.io",
-                "mydemos",
-            ),
+            inner: ::kube_codegen_runtime::lister::Lister::new(store, "crddemo.k8s.io", "mydemos"),
         }
     }
+
     /// The generic lister this wraps (store access, custom indexes).
     #[inline]
     pub fn generic(&self) -> &::kube_codegen_runtime::lister::Lister<Mydemo> {
         &self.inner
     }
+
     /// Every `Mydemo` in every namespace that `selector` matches.
     #[inline]
-    pub fn list(
-        &self,
-        selector: &::kube_codegen_runtime::labels::Selector,
-    ) -> Vec<Arc<Mydemo>> {
+    pub fn list(&self, selector: &::kube_codegen_runtime::labels::Selector) -> Vec<Arc<Mydemo>> {
         self.inner.list(selector)
     }
+
     /// `Mydemo` objects in `namespace`, read through the namespace index (no full scan).
     #[inline]
     pub fn namespaced<'a>(&'a self, namespace: &'a str) -> MydemoNamespaceLister<'a> {
@@ -47,22 +47,22 @@ impl MydemoLister {
         }
     }
 }
+
 /// Reads `Mydemo` objects of one namespace from an informer's cache.
 pub struct MydemoNamespaceLister<'a> {
     inner: ::kube_codegen_runtime::lister::NamespaceLister<'a, Mydemo>,
 }
+
 impl MydemoNamespaceLister<'_> {
     /// The `Mydemo` called `name`, or a NotFound error like the API server's.
     #[inline]
     pub fn get(&self, name: &str) -> Result<Arc<Mydemo>, kube::Error> {
         self.inner.get(name)
     }
+
     /// The `Mydemo` objects of this namespace that `selector` matches.
     #[inline]
-    pub fn list(
-        &self,
-        selector: &::kube_codegen_runtime::labels::Selector,
-    ) -> Vec<Arc<Mydemo>> {
+    pub fn list(&self, selector: &::kube_codegen_runtime::labels::Selector) -> Vec<Arc<Mydemo>> {
         self.inner.list(selector)
     }
 }

@@ -5,37 +5,37 @@
 
 //! The informer of `MutatingAdmissionPolicyBinding` (`mutatingadmissionpolicybindings.admissionregistration.k8s.io`).
 use crate::apis::admissionregistration::v1::MutatingAdmissionPolicyBinding;
+
 /// The shared informer of `MutatingAdmissionPolicyBinding` and its lister. Cheap to clone; every clone and every other caller of the factory's `mutating_admission_policy_bindings()` shares one watch.
 #[derive(Clone)]
 pub struct MutatingAdmissionPolicyBindingInformer {
-    informer: ::kube_codegen_runtime::informer::SharedIndexInformer<
-        MutatingAdmissionPolicyBinding,
-    >,
+    informer: ::kube_codegen_runtime::informer::SharedIndexInformer<MutatingAdmissionPolicyBinding>,
 }
+
 impl MutatingAdmissionPolicyBindingInformer {
     /// The factory's shared informer of this kind (created on first use).
     #[inline]
-    pub fn new(
-        factory: &::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self {
             informer: factory.informer_for::<MutatingAdmissionPolicyBinding>(),
         }
     }
+
     /// The informer: event handlers, indexers, sync state, cache.
     #[inline]
     pub fn informer(
         &self,
-    ) -> &::kube_codegen_runtime::informer::SharedIndexInformer<
-        MutatingAdmissionPolicyBinding,
-    > {
+    ) -> &::kube_codegen_runtime::informer::SharedIndexInformer<MutatingAdmissionPolicyBinding>
+    {
         &self.informer
     }
+
     /// A lister over this informer's store of `MutatingAdmissionPolicyBinding` objects.
     #[inline]
     pub fn lister(
         &self,
-    ) -> crate::client::listers::admissionregistration::v1::MutatingAdmissionPolicyBindingLister {
+    ) -> crate::client::listers::admissionregistration::v1::MutatingAdmissionPolicyBindingLister
+    {
         crate::client::listers::admissionregistration::v1::MutatingAdmissionPolicyBindingLister::new(
             self.informer.store(),
         )

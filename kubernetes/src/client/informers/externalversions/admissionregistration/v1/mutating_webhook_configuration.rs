@@ -5,32 +5,30 @@
 
 //! The informer of `MutatingWebhookConfiguration` (`mutatingwebhookconfigurations.admissionregistration.k8s.io`).
 use crate::apis::admissionregistration::v1::MutatingWebhookConfiguration;
+
 /// The shared informer of `MutatingWebhookConfiguration` and its lister. Cheap to clone; every clone and every other caller of the factory's `mutating_webhook_configurations()` shares one watch.
 #[derive(Clone)]
 pub struct MutatingWebhookConfigurationInformer {
-    informer: ::kube_codegen_runtime::informer::SharedIndexInformer<
-        MutatingWebhookConfiguration,
-    >,
+    informer: ::kube_codegen_runtime::informer::SharedIndexInformer<MutatingWebhookConfiguration>,
 }
+
 impl MutatingWebhookConfigurationInformer {
     /// The factory's shared informer of this kind (created on first use).
     #[inline]
-    pub fn new(
-        factory: &::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self {
             informer: factory.informer_for::<MutatingWebhookConfiguration>(),
         }
     }
+
     /// The informer: event handlers, indexers, sync state, cache.
     #[inline]
     pub fn informer(
         &self,
-    ) -> &::kube_codegen_runtime::informer::SharedIndexInformer<
-        MutatingWebhookConfiguration,
-    > {
+    ) -> &::kube_codegen_runtime::informer::SharedIndexInformer<MutatingWebhookConfiguration> {
         &self.informer
     }
+
     /// A lister over this informer's store of `MutatingWebhookConfiguration` objects.
     #[inline]
     pub fn lister(

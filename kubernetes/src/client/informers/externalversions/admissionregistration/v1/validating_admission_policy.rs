@@ -5,32 +5,30 @@
 
 //! The informer of `ValidatingAdmissionPolicy` (`validatingadmissionpolicies.admissionregistration.k8s.io`).
 use crate::apis::admissionregistration::v1::ValidatingAdmissionPolicy;
+
 /// The shared informer of `ValidatingAdmissionPolicy` and its lister. Cheap to clone; every clone and every other caller of the factory's `validating_admission_policies()` shares one watch.
 #[derive(Clone)]
 pub struct ValidatingAdmissionPolicyInformer {
-    informer: ::kube_codegen_runtime::informer::SharedIndexInformer<
-        ValidatingAdmissionPolicy,
-    >,
+    informer: ::kube_codegen_runtime::informer::SharedIndexInformer<ValidatingAdmissionPolicy>,
 }
+
 impl ValidatingAdmissionPolicyInformer {
     /// The factory's shared informer of this kind (created on first use).
     #[inline]
-    pub fn new(
-        factory: &::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self {
             informer: factory.informer_for::<ValidatingAdmissionPolicy>(),
         }
     }
+
     /// The informer: event handlers, indexers, sync state, cache.
     #[inline]
     pub fn informer(
         &self,
-    ) -> &::kube_codegen_runtime::informer::SharedIndexInformer<
-        ValidatingAdmissionPolicy,
-    > {
+    ) -> &::kube_codegen_runtime::informer::SharedIndexInformer<ValidatingAdmissionPolicy> {
         &self.informer
     }
+
     /// A lister over this informer's store of `ValidatingAdmissionPolicy` objects.
     #[inline]
     pub fn lister(

@@ -5,37 +5,38 @@
 
 //! The informer of `ValidatingAdmissionPolicyBinding` (`validatingadmissionpolicybindings.admissionregistration.k8s.io`).
 use crate::apis::admissionregistration::v1::ValidatingAdmissionPolicyBinding;
+
 /// The shared informer of `ValidatingAdmissionPolicyBinding` and its lister. Cheap to clone; every clone and every other caller of the factory's `validating_admission_policy_bindings()` shares one watch.
 #[derive(Clone)]
 pub struct ValidatingAdmissionPolicyBindingInformer {
-    informer: ::kube_codegen_runtime::informer::SharedIndexInformer<
-        ValidatingAdmissionPolicyBinding,
-    >,
+    informer:
+        ::kube_codegen_runtime::informer::SharedIndexInformer<ValidatingAdmissionPolicyBinding>,
 }
+
 impl ValidatingAdmissionPolicyBindingInformer {
     /// The factory's shared informer of this kind (created on first use).
     #[inline]
-    pub fn new(
-        factory: &::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self {
             informer: factory.informer_for::<ValidatingAdmissionPolicyBinding>(),
         }
     }
+
     /// The informer: event handlers, indexers, sync state, cache.
     #[inline]
     pub fn informer(
         &self,
-    ) -> &::kube_codegen_runtime::informer::SharedIndexInformer<
-        ValidatingAdmissionPolicyBinding,
-    > {
+    ) -> &::kube_codegen_runtime::informer::SharedIndexInformer<ValidatingAdmissionPolicyBinding>
+    {
         &self.informer
     }
+
     /// A lister over this informer's store of `ValidatingAdmissionPolicyBinding` objects.
     #[inline]
     pub fn lister(
         &self,
-    ) -> crate::client::listers::admissionregistration::v1::ValidatingAdmissionPolicyBindingLister {
+    ) -> crate::client::listers::admissionregistration::v1::ValidatingAdmissionPolicyBindingLister
+    {
         crate::client::listers::admissionregistration::v1::ValidatingAdmissionPolicyBindingLister::new(
             self.informer.store(),
         )

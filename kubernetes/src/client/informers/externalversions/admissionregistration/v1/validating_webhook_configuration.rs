@@ -5,37 +5,37 @@
 
 //! The informer of `ValidatingWebhookConfiguration` (`validatingwebhookconfigurations.admissionregistration.k8s.io`).
 use crate::apis::admissionregistration::v1::ValidatingWebhookConfiguration;
+
 /// The shared informer of `ValidatingWebhookConfiguration` and its lister. Cheap to clone; every clone and every other caller of the factory's `validating_webhook_configurations()` shares one watch.
 #[derive(Clone)]
 pub struct ValidatingWebhookConfigurationInformer {
-    informer: ::kube_codegen_runtime::informer::SharedIndexInformer<
-        ValidatingWebhookConfiguration,
-    >,
+    informer: ::kube_codegen_runtime::informer::SharedIndexInformer<ValidatingWebhookConfiguration>,
 }
+
 impl ValidatingWebhookConfigurationInformer {
     /// The factory's shared informer of this kind (created on first use).
     #[inline]
-    pub fn new(
-        factory: &::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self {
             informer: factory.informer_for::<ValidatingWebhookConfiguration>(),
         }
     }
+
     /// The informer: event handlers, indexers, sync state, cache.
     #[inline]
     pub fn informer(
         &self,
-    ) -> &::kube_codegen_runtime::informer::SharedIndexInformer<
-        ValidatingWebhookConfiguration,
-    > {
+    ) -> &::kube_codegen_runtime::informer::SharedIndexInformer<ValidatingWebhookConfiguration>
+    {
         &self.informer
     }
+
     /// A lister over this informer's store of `ValidatingWebhookConfiguration` objects.
     #[inline]
     pub fn lister(
         &self,
-    ) -> crate::client::listers::admissionregistration::v1::ValidatingWebhookConfigurationLister {
+    ) -> crate::client::listers::admissionregistration::v1::ValidatingWebhookConfigurationLister
+    {
         crate::client::listers::admissionregistration::v1::ValidatingWebhookConfigurationLister::new(
             self.informer.store(),
         )

@@ -5,32 +5,30 @@
 
 //! The informer of `MutatingAdmissionPolicy` (`mutatingadmissionpolicies.admissionregistration.k8s.io`).
 use crate::apis::admissionregistration::v1beta1::MutatingAdmissionPolicy;
+
 /// The shared informer of `MutatingAdmissionPolicy` and its lister. Cheap to clone; every clone and every other caller of the factory's `mutating_admission_policies()` shares one watch.
 #[derive(Clone)]
 pub struct MutatingAdmissionPolicyInformer {
-    informer: ::kube_codegen_runtime::informer::SharedIndexInformer<
-        MutatingAdmissionPolicy,
-    >,
+    informer: ::kube_codegen_runtime::informer::SharedIndexInformer<MutatingAdmissionPolicy>,
 }
+
 impl MutatingAdmissionPolicyInformer {
     /// The factory's shared informer of this kind (created on first use).
     #[inline]
-    pub fn new(
-        factory: &::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self {
             informer: factory.informer_for::<MutatingAdmissionPolicy>(),
         }
     }
+
     /// The informer: event handlers, indexers, sync state, cache.
     #[inline]
     pub fn informer(
         &self,
-    ) -> &::kube_codegen_runtime::informer::SharedIndexInformer<
-        MutatingAdmissionPolicy,
-    > {
+    ) -> &::kube_codegen_runtime::informer::SharedIndexInformer<MutatingAdmissionPolicy> {
         &self.informer
     }
+
     /// A lister over this informer's store of `MutatingAdmissionPolicy` objects.
     #[inline]
     pub fn lister(

@@ -5,32 +5,30 @@
 
 //! The informer of `CustomResourceDefinition` (`customresourcedefinitions.apiextensions.k8s.io`).
 use crate::apis::apiextensions::v1::CustomResourceDefinition;
+
 /// The shared informer of `CustomResourceDefinition` and its lister. Cheap to clone; every clone and every other caller of the factory's `custom_resource_definitions()` shares one watch.
 #[derive(Clone)]
 pub struct CustomResourceDefinitionInformer {
-    informer: ::kube_codegen_runtime::informer::SharedIndexInformer<
-        CustomResourceDefinition,
-    >,
+    informer: ::kube_codegen_runtime::informer::SharedIndexInformer<CustomResourceDefinition>,
 }
+
 impl CustomResourceDefinitionInformer {
     /// The factory's shared informer of this kind (created on first use).
     #[inline]
-    pub fn new(
-        factory: &::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self {
             informer: factory.informer_for::<CustomResourceDefinition>(),
         }
     }
+
     /// The informer: event handlers, indexers, sync state, cache.
     #[inline]
     pub fn informer(
         &self,
-    ) -> &::kube_codegen_runtime::informer::SharedIndexInformer<
-        CustomResourceDefinition,
-    > {
+    ) -> &::kube_codegen_runtime::informer::SharedIndexInformer<CustomResourceDefinition> {
         &self.informer
     }
+
     /// A lister over this informer's store of `CustomResourceDefinition` objects.
     #[inline]
     pub fn lister(

@@ -5,35 +5,31 @@
 
 //! The informer of `APIService` (`apiservices.apiregistration.k8s.io`).
 use crate::apis::apiregistration::v1::APIService;
+
 /// The shared informer of `APIService` and its lister. Cheap to clone; every clone and every other caller of the factory's `api_services()` shares one watch.
 #[derive(Clone)]
 pub struct APIServiceInformer {
     informer: ::kube_codegen_runtime::informer::SharedIndexInformer<APIService>,
 }
+
 impl APIServiceInformer {
     /// The factory's shared informer of this kind (created on first use).
     #[inline]
-    pub fn new(
-        factory: &::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self {
             informer: factory.informer_for::<APIService>(),
         }
     }
+
     /// The informer: event handlers, indexers, sync state, cache.
     #[inline]
-    pub fn informer(
-        &self,
-    ) -> &::kube_codegen_runtime::informer::SharedIndexInformer<APIService> {
+    pub fn informer(&self) -> &::kube_codegen_runtime::informer::SharedIndexInformer<APIService> {
         &self.informer
     }
+
     /// A lister over this informer's store of `APIService` objects.
     #[inline]
-    pub fn lister(
-        &self,
-    ) -> crate::client::listers::apiregistration::v1::APIServiceLister {
-        crate::client::listers::apiregistration::v1::APIServiceLister::new(
-            self.informer.store(),
-        )
+    pub fn lister(&self) -> crate::client::listers::apiregistration::v1::APIServiceLister {
+        crate::client::listers::apiregistration::v1::APIServiceLister::new(self.informer.store())
     }
 }

@@ -5,21 +5,22 @@
 
 //! The informer of `StorageVersion` (`storageversions.internal.apiserver.k8s.io`).
 use crate::apis::apiserverinternal::v1alpha1::StorageVersion;
+
 /// The shared informer of `StorageVersion` and its lister. Cheap to clone; every clone and every other caller of the factory's `storage_versions()` shares one watch.
 #[derive(Clone)]
 pub struct StorageVersionInformer {
     informer: ::kube_codegen_runtime::informer::SharedIndexInformer<StorageVersion>,
 }
+
 impl StorageVersionInformer {
     /// The factory's shared informer of this kind (created on first use).
     #[inline]
-    pub fn new(
-        factory: &::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self {
             informer: factory.informer_for::<StorageVersion>(),
         }
     }
+
     /// The informer: event handlers, indexers, sync state, cache.
     #[inline]
     pub fn informer(
@@ -27,6 +28,7 @@ impl StorageVersionInformer {
     ) -> &::kube_codegen_runtime::informer::SharedIndexInformer<StorageVersion> {
         &self.informer
     }
+
     /// A lister over this informer's store of `StorageVersion` objects.
     #[inline]
     pub fn lister(

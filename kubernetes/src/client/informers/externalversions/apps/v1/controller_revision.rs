@@ -5,21 +5,22 @@
 
 //! The informer of `ControllerRevision` (`controllerrevisions.apps`).
 use crate::apis::apps::v1::ControllerRevision;
+
 /// The shared informer of `ControllerRevision` and its lister. Cheap to clone; every clone and every other caller of the factory's `controller_revisions()` shares one watch.
 #[derive(Clone)]
 pub struct ControllerRevisionInformer {
     informer: ::kube_codegen_runtime::informer::SharedIndexInformer<ControllerRevision>,
 }
+
 impl ControllerRevisionInformer {
     /// The factory's shared informer of this kind (created on first use).
     #[inline]
-    pub fn new(
-        factory: &::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self {
             informer: factory.informer_for::<ControllerRevision>(),
         }
     }
+
     /// The informer: event handlers, indexers, sync state, cache.
     #[inline]
     pub fn informer(
@@ -27,11 +28,10 @@ impl ControllerRevisionInformer {
     ) -> &::kube_codegen_runtime::informer::SharedIndexInformer<ControllerRevision> {
         &self.informer
     }
+
     /// A lister over this informer's store of `ControllerRevision` objects.
     #[inline]
     pub fn lister(&self) -> crate::client::listers::apps::v1::ControllerRevisionLister {
-        crate::client::listers::apps::v1::ControllerRevisionLister::new(
-            self.informer.store(),
-        )
+        crate::client::listers::apps::v1::ControllerRevisionLister::new(self.informer.store())
     }
 }

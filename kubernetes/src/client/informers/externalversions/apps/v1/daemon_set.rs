@@ -5,28 +5,28 @@
 
 //! The informer of `DaemonSet` (`daemonsets.apps`).
 use crate::apis::apps::v1::DaemonSet;
+
 /// The shared informer of `DaemonSet` and its lister. Cheap to clone; every clone and every other caller of the factory's `daemon_sets()` shares one watch.
 #[derive(Clone)]
 pub struct DaemonSetInformer {
     informer: ::kube_codegen_runtime::informer::SharedIndexInformer<DaemonSet>,
 }
+
 impl DaemonSetInformer {
     /// The factory's shared informer of this kind (created on first use).
     #[inline]
-    pub fn new(
-        factory: &::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self {
             informer: factory.informer_for::<DaemonSet>(),
         }
     }
+
     /// The informer: event handlers, indexers, sync state, cache.
     #[inline]
-    pub fn informer(
-        &self,
-    ) -> &::kube_codegen_runtime::informer::SharedIndexInformer<DaemonSet> {
+    pub fn informer(&self) -> &::kube_codegen_runtime::informer::SharedIndexInformer<DaemonSet> {
         &self.informer
     }
+
     /// A lister over this informer's store of `DaemonSet` objects.
     #[inline]
     pub fn lister(&self) -> crate::client::listers::apps::v1::DaemonSetLister {

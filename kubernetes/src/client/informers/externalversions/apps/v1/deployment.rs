@@ -5,28 +5,28 @@
 
 //! The informer of `Deployment` (`deployments.apps`).
 use crate::apis::apps::v1::Deployment;
+
 /// The shared informer of `Deployment` and its lister. Cheap to clone; every clone and every other caller of the factory's `deployments()` shares one watch.
 #[derive(Clone)]
 pub struct DeploymentInformer {
     informer: ::kube_codegen_runtime::informer::SharedIndexInformer<Deployment>,
 }
+
 impl DeploymentInformer {
     /// The factory's shared informer of this kind (created on first use).
     #[inline]
-    pub fn new(
-        factory: &::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self {
             informer: factory.informer_for::<Deployment>(),
         }
     }
+
     /// The informer: event handlers, indexers, sync state, cache.
     #[inline]
-    pub fn informer(
-        &self,
-    ) -> &::kube_codegen_runtime::informer::SharedIndexInformer<Deployment> {
+    pub fn informer(&self) -> &::kube_codegen_runtime::informer::SharedIndexInformer<Deployment> {
         &self.informer
     }
+
     /// A lister over this informer's store of `Deployment` objects.
     #[inline]
     pub fn lister(&self) -> crate::client::listers::apps::v1::DeploymentLister {

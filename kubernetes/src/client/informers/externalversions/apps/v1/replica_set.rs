@@ -5,28 +5,28 @@
 
 //! The informer of `ReplicaSet` (`replicasets.apps`).
 use crate::apis::apps::v1::ReplicaSet;
+
 /// The shared informer of `ReplicaSet` and its lister. Cheap to clone; every clone and every other caller of the factory's `replica_sets()` shares one watch.
 #[derive(Clone)]
 pub struct ReplicaSetInformer {
     informer: ::kube_codegen_runtime::informer::SharedIndexInformer<ReplicaSet>,
 }
+
 impl ReplicaSetInformer {
     /// The factory's shared informer of this kind (created on first use).
     #[inline]
-    pub fn new(
-        factory: &::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self {
             informer: factory.informer_for::<ReplicaSet>(),
         }
     }
+
     /// The informer: event handlers, indexers, sync state, cache.
     #[inline]
-    pub fn informer(
-        &self,
-    ) -> &::kube_codegen_runtime::informer::SharedIndexInformer<ReplicaSet> {
+    pub fn informer(&self) -> &::kube_codegen_runtime::informer::SharedIndexInformer<ReplicaSet> {
         &self.informer
     }
+
     /// A lister over this informer's store of `ReplicaSet` objects.
     #[inline]
     pub fn lister(&self) -> crate::client::listers::apps::v1::ReplicaSetLister {

@@ -5,28 +5,28 @@
 
 //! The informer of `StatefulSet` (`statefulsets.apps`).
 use crate::apis::apps::v1::StatefulSet;
+
 /// The shared informer of `StatefulSet` and its lister. Cheap to clone; every clone and every other caller of the factory's `stateful_sets()` shares one watch.
 #[derive(Clone)]
 pub struct StatefulSetInformer {
     informer: ::kube_codegen_runtime::informer::SharedIndexInformer<StatefulSet>,
 }
+
 impl StatefulSetInformer {
     /// The factory's shared informer of this kind (created on first use).
     #[inline]
-    pub fn new(
-        factory: &::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self {
             informer: factory.informer_for::<StatefulSet>(),
         }
     }
+
     /// The informer: event handlers, indexers, sync state, cache.
     #[inline]
-    pub fn informer(
-        &self,
-    ) -> &::kube_codegen_runtime::informer::SharedIndexInformer<StatefulSet> {
+    pub fn informer(&self) -> &::kube_codegen_runtime::informer::SharedIndexInformer<StatefulSet> {
         &self.informer
     }
+
     /// A lister over this informer's store of `StatefulSet` objects.
     #[inline]
     pub fn lister(&self) -> crate::client::listers::apps::v1::StatefulSetLister {

@@ -5,37 +5,33 @@
 
 //! The informer of `HorizontalPodAutoscaler` (`horizontalpodautoscalers.autoscaling`).
 use crate::apis::autoscaling::v1::HorizontalPodAutoscaler;
+
 /// The shared informer of `HorizontalPodAutoscaler` and its lister. Cheap to clone; every clone and every other caller of the factory's `horizontal_pod_autoscalers()` shares one watch.
 #[derive(Clone)]
 pub struct HorizontalPodAutoscalerInformer {
-    informer: ::kube_codegen_runtime::informer::SharedIndexInformer<
-        HorizontalPodAutoscaler,
-    >,
+    informer: ::kube_codegen_runtime::informer::SharedIndexInformer<HorizontalPodAutoscaler>,
 }
+
 impl HorizontalPodAutoscalerInformer {
     /// The factory's shared informer of this kind (created on first use).
     #[inline]
-    pub fn new(
-        factory: &::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self {
             informer: factory.informer_for::<HorizontalPodAutoscaler>(),
         }
     }
+
     /// The informer: event handlers, indexers, sync state, cache.
     #[inline]
     pub fn informer(
         &self,
-    ) -> &::kube_codegen_runtime::informer::SharedIndexInformer<
-        HorizontalPodAutoscaler,
-    > {
+    ) -> &::kube_codegen_runtime::informer::SharedIndexInformer<HorizontalPodAutoscaler> {
         &self.informer
     }
+
     /// A lister over this informer's store of `HorizontalPodAutoscaler` objects.
     #[inline]
-    pub fn lister(
-        &self,
-    ) -> crate::client::listers::autoscaling::v1::HorizontalPodAutoscalerLister {
+    pub fn lister(&self) -> crate::client::listers::autoscaling::v1::HorizontalPodAutoscalerLister {
         crate::client::listers::autoscaling::v1::HorizontalPodAutoscalerLister::new(
             self.informer.store(),
         )

@@ -5,28 +5,28 @@
 
 //! The informer of `CronJob` (`cronjobs.batch`).
 use crate::apis::batch::v1::CronJob;
+
 /// The shared informer of `CronJob` and its lister. Cheap to clone; every clone and every other caller of the factory's `cron_jobs()` shares one watch.
 #[derive(Clone)]
 pub struct CronJobInformer {
     informer: ::kube_codegen_runtime::informer::SharedIndexInformer<CronJob>,
 }
+
 impl CronJobInformer {
     /// The factory's shared informer of this kind (created on first use).
     #[inline]
-    pub fn new(
-        factory: &::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self {
             informer: factory.informer_for::<CronJob>(),
         }
     }
+
     /// The informer: event handlers, indexers, sync state, cache.
     #[inline]
-    pub fn informer(
-        &self,
-    ) -> &::kube_codegen_runtime::informer::SharedIndexInformer<CronJob> {
+    pub fn informer(&self) -> &::kube_codegen_runtime::informer::SharedIndexInformer<CronJob> {
         &self.informer
     }
+
     /// A lister over this informer's store of `CronJob` objects.
     #[inline]
     pub fn lister(&self) -> crate::client::listers::batch::v1::CronJobLister {

@@ -5,28 +5,28 @@
 
 //! The informer of `Job` (`jobs.batch`).
 use crate::apis::batch::v1::Job;
+
 /// The shared informer of `Job` and its lister. Cheap to clone; every clone and every other caller of the factory's `jobs()` shares one watch.
 #[derive(Clone)]
 pub struct JobInformer {
     informer: ::kube_codegen_runtime::informer::SharedIndexInformer<Job>,
 }
+
 impl JobInformer {
     /// The factory's shared informer of this kind (created on first use).
     #[inline]
-    pub fn new(
-        factory: &::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self {
             informer: factory.informer_for::<Job>(),
         }
     }
+
     /// The informer: event handlers, indexers, sync state, cache.
     #[inline]
-    pub fn informer(
-        &self,
-    ) -> &::kube_codegen_runtime::informer::SharedIndexInformer<Job> {
+    pub fn informer(&self) -> &::kube_codegen_runtime::informer::SharedIndexInformer<Job> {
         &self.informer
     }
+
     /// A lister over this informer's store of `Job` objects.
     #[inline]
     pub fn lister(&self) -> crate::client::listers::batch::v1::JobLister {

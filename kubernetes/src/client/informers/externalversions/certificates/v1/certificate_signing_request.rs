@@ -5,32 +5,30 @@
 
 //! The informer of `CertificateSigningRequest` (`certificatesigningrequests.certificates.k8s.io`).
 use crate::apis::certificates::v1::CertificateSigningRequest;
+
 /// The shared informer of `CertificateSigningRequest` and its lister. Cheap to clone; every clone and every other caller of the factory's `certificate_signing_requests()` shares one watch.
 #[derive(Clone)]
 pub struct CertificateSigningRequestInformer {
-    informer: ::kube_codegen_runtime::informer::SharedIndexInformer<
-        CertificateSigningRequest,
-    >,
+    informer: ::kube_codegen_runtime::informer::SharedIndexInformer<CertificateSigningRequest>,
 }
+
 impl CertificateSigningRequestInformer {
     /// The factory's shared informer of this kind (created on first use).
     #[inline]
-    pub fn new(
-        factory: &::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self {
             informer: factory.informer_for::<CertificateSigningRequest>(),
         }
     }
+
     /// The informer: event handlers, indexers, sync state, cache.
     #[inline]
     pub fn informer(
         &self,
-    ) -> &::kube_codegen_runtime::informer::SharedIndexInformer<
-        CertificateSigningRequest,
-    > {
+    ) -> &::kube_codegen_runtime::informer::SharedIndexInformer<CertificateSigningRequest> {
         &self.informer
     }
+
     /// A lister over this informer's store of `CertificateSigningRequest` objects.
     #[inline]
     pub fn lister(

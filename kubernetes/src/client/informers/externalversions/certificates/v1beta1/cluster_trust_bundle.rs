@@ -5,21 +5,22 @@
 
 //! The informer of `ClusterTrustBundle` (`clustertrustbundles.certificates.k8s.io`).
 use crate::apis::certificates::v1beta1::ClusterTrustBundle;
+
 /// The shared informer of `ClusterTrustBundle` and its lister. Cheap to clone; every clone and every other caller of the factory's `cluster_trust_bundles()` shares one watch.
 #[derive(Clone)]
 pub struct ClusterTrustBundleInformer {
     informer: ::kube_codegen_runtime::informer::SharedIndexInformer<ClusterTrustBundle>,
 }
+
 impl ClusterTrustBundleInformer {
     /// The factory's shared informer of this kind (created on first use).
     #[inline]
-    pub fn new(
-        factory: &::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self {
             informer: factory.informer_for::<ClusterTrustBundle>(),
         }
     }
+
     /// The informer: event handlers, indexers, sync state, cache.
     #[inline]
     pub fn informer(
@@ -27,6 +28,7 @@ impl ClusterTrustBundleInformer {
     ) -> &::kube_codegen_runtime::informer::SharedIndexInformer<ClusterTrustBundle> {
         &self.informer
     }
+
     /// A lister over this informer's store of `ClusterTrustBundle` objects.
     #[inline]
     pub fn lister(

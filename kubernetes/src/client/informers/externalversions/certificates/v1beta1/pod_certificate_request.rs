@@ -5,23 +5,22 @@
 
 //! The informer of `PodCertificateRequest` (`podcertificaterequests.certificates.k8s.io`).
 use crate::apis::certificates::v1beta1::PodCertificateRequest;
+
 /// The shared informer of `PodCertificateRequest` and its lister. Cheap to clone; every clone and every other caller of the factory's `pod_certificate_requests()` shares one watch.
 #[derive(Clone)]
 pub struct PodCertificateRequestInformer {
-    informer: ::kube_codegen_runtime::informer::SharedIndexInformer<
-        PodCertificateRequest,
-    >,
+    informer: ::kube_codegen_runtime::informer::SharedIndexInformer<PodCertificateRequest>,
 }
+
 impl PodCertificateRequestInformer {
     /// The factory's shared informer of this kind (created on first use).
     #[inline]
-    pub fn new(
-        factory: &::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self {
             informer: factory.informer_for::<PodCertificateRequest>(),
         }
     }
+
     /// The informer: event handlers, indexers, sync state, cache.
     #[inline]
     pub fn informer(
@@ -29,6 +28,7 @@ impl PodCertificateRequestInformer {
     ) -> &::kube_codegen_runtime::informer::SharedIndexInformer<PodCertificateRequest> {
         &self.informer
     }
+
     /// A lister over this informer's store of `PodCertificateRequest` objects.
     #[inline]
     pub fn lister(

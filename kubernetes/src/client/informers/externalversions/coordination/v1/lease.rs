@@ -5,28 +5,28 @@
 
 //! The informer of `Lease` (`leases.coordination.k8s.io`).
 use crate::apis::coordination::v1::Lease;
+
 /// The shared informer of `Lease` and its lister. Cheap to clone; every clone and every other caller of the factory's `leases()` shares one watch.
 #[derive(Clone)]
 pub struct LeaseInformer {
     informer: ::kube_codegen_runtime::informer::SharedIndexInformer<Lease>,
 }
+
 impl LeaseInformer {
     /// The factory's shared informer of this kind (created on first use).
     #[inline]
-    pub fn new(
-        factory: &::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self {
             informer: factory.informer_for::<Lease>(),
         }
     }
+
     /// The informer: event handlers, indexers, sync state, cache.
     #[inline]
-    pub fn informer(
-        &self,
-    ) -> &::kube_codegen_runtime::informer::SharedIndexInformer<Lease> {
+    pub fn informer(&self) -> &::kube_codegen_runtime::informer::SharedIndexInformer<Lease> {
         &self.informer
     }
+
     /// A lister over this informer's store of `Lease` objects.
     #[inline]
     pub fn lister(&self) -> crate::client::listers::coordination::v1::LeaseLister {

@@ -5,21 +5,22 @@
 
 //! The informer of `LeaseCandidate` (`leasecandidates.coordination.k8s.io`).
 use crate::apis::coordination::v1beta1::LeaseCandidate;
+
 /// The shared informer of `LeaseCandidate` and its lister. Cheap to clone; every clone and every other caller of the factory's `lease_candidates()` shares one watch.
 #[derive(Clone)]
 pub struct LeaseCandidateInformer {
     informer: ::kube_codegen_runtime::informer::SharedIndexInformer<LeaseCandidate>,
 }
+
 impl LeaseCandidateInformer {
     /// The factory's shared informer of this kind (created on first use).
     #[inline]
-    pub fn new(
-        factory: &::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self {
             informer: factory.informer_for::<LeaseCandidate>(),
         }
     }
+
     /// The informer: event handlers, indexers, sync state, cache.
     #[inline]
     pub fn informer(
@@ -27,11 +28,10 @@ impl LeaseCandidateInformer {
     ) -> &::kube_codegen_runtime::informer::SharedIndexInformer<LeaseCandidate> {
         &self.informer
     }
+
     /// A lister over this informer's store of `LeaseCandidate` objects.
     #[inline]
-    pub fn lister(
-        &self,
-    ) -> crate::client::listers::coordination::v1beta1::LeaseCandidateLister {
+    pub fn lister(&self) -> crate::client::listers::coordination::v1beta1::LeaseCandidateLister {
         crate::client::listers::coordination::v1beta1::LeaseCandidateLister::new(
             self.informer.store(),
         )

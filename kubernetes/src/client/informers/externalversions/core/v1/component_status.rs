@@ -5,21 +5,22 @@
 
 //! The informer of `ComponentStatus` (`componentstatuses.core`).
 use crate::apis::core::v1::ComponentStatus;
+
 /// The shared informer of `ComponentStatus` and its lister. Cheap to clone; every clone and every other caller of the factory's `component_statuses()` shares one watch.
 #[derive(Clone)]
 pub struct ComponentStatusInformer {
     informer: ::kube_codegen_runtime::informer::SharedIndexInformer<ComponentStatus>,
 }
+
 impl ComponentStatusInformer {
     /// The factory's shared informer of this kind (created on first use).
     #[inline]
-    pub fn new(
-        factory: &::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self {
             informer: factory.informer_for::<ComponentStatus>(),
         }
     }
+
     /// The informer: event handlers, indexers, sync state, cache.
     #[inline]
     pub fn informer(
@@ -27,11 +28,10 @@ impl ComponentStatusInformer {
     ) -> &::kube_codegen_runtime::informer::SharedIndexInformer<ComponentStatus> {
         &self.informer
     }
+
     /// A lister over this informer's store of `ComponentStatus` objects.
     #[inline]
     pub fn lister(&self) -> crate::client::listers::core::v1::ComponentStatusLister {
-        crate::client::listers::core::v1::ComponentStatusLister::new(
-            self.informer.store(),
-        )
+        crate::client::listers::core::v1::ComponentStatusLister::new(self.informer.store())
     }
 }

@@ -5,28 +5,28 @@
 
 //! The informer of `ConfigMap` (`configmaps.core`).
 use crate::apis::core::v1::ConfigMap;
+
 /// The shared informer of `ConfigMap` and its lister. Cheap to clone; every clone and every other caller of the factory's `config_maps()` shares one watch.
 #[derive(Clone)]
 pub struct ConfigMapInformer {
     informer: ::kube_codegen_runtime::informer::SharedIndexInformer<ConfigMap>,
 }
+
 impl ConfigMapInformer {
     /// The factory's shared informer of this kind (created on first use).
     #[inline]
-    pub fn new(
-        factory: &::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self {
             informer: factory.informer_for::<ConfigMap>(),
         }
     }
+
     /// The informer: event handlers, indexers, sync state, cache.
     #[inline]
-    pub fn informer(
-        &self,
-    ) -> &::kube_codegen_runtime::informer::SharedIndexInformer<ConfigMap> {
+    pub fn informer(&self) -> &::kube_codegen_runtime::informer::SharedIndexInformer<ConfigMap> {
         &self.informer
     }
+
     /// A lister over this informer's store of `ConfigMap` objects.
     #[inline]
     pub fn lister(&self) -> crate::client::listers::core::v1::ConfigMapLister {

@@ -5,28 +5,28 @@
 
 //! The informer of `Endpoints` (`endpoints.core`).
 use crate::apis::core::v1::Endpoints;
+
 /// The shared informer of `Endpoints` and its lister. Cheap to clone; every clone and every other caller of the factory's `endpoints()` shares one watch.
 #[derive(Clone)]
 pub struct EndpointsInformer {
     informer: ::kube_codegen_runtime::informer::SharedIndexInformer<Endpoints>,
 }
+
 impl EndpointsInformer {
     /// The factory's shared informer of this kind (created on first use).
     #[inline]
-    pub fn new(
-        factory: &::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self {
             informer: factory.informer_for::<Endpoints>(),
         }
     }
+
     /// The informer: event handlers, indexers, sync state, cache.
     #[inline]
-    pub fn informer(
-        &self,
-    ) -> &::kube_codegen_runtime::informer::SharedIndexInformer<Endpoints> {
+    pub fn informer(&self) -> &::kube_codegen_runtime::informer::SharedIndexInformer<Endpoints> {
         &self.informer
     }
+
     /// A lister over this informer's store of `Endpoints` objects.
     #[inline]
     pub fn lister(&self) -> crate::client::listers::core::v1::EndpointsLister {

@@ -5,28 +5,28 @@
 
 //! The informer of `Event` (`events.core`).
 use crate::apis::core::v1::Event;
+
 /// The shared informer of `Event` and its lister. Cheap to clone; every clone and every other caller of the factory's `events()` shares one watch.
 #[derive(Clone)]
 pub struct EventInformer {
     informer: ::kube_codegen_runtime::informer::SharedIndexInformer<Event>,
 }
+
 impl EventInformer {
     /// The factory's shared informer of this kind (created on first use).
     #[inline]
-    pub fn new(
-        factory: &::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self {
             informer: factory.informer_for::<Event>(),
         }
     }
+
     /// The informer: event handlers, indexers, sync state, cache.
     #[inline]
-    pub fn informer(
-        &self,
-    ) -> &::kube_codegen_runtime::informer::SharedIndexInformer<Event> {
+    pub fn informer(&self) -> &::kube_codegen_runtime::informer::SharedIndexInformer<Event> {
         &self.informer
     }
+
     /// A lister over this informer's store of `Event` objects.
     #[inline]
     pub fn lister(&self) -> crate::client::listers::core::v1::EventLister {

@@ -5,28 +5,28 @@
 
 //! The informer of `LimitRange` (`limitranges.core`).
 use crate::apis::core::v1::LimitRange;
+
 /// The shared informer of `LimitRange` and its lister. Cheap to clone; every clone and every other caller of the factory's `limit_ranges()` shares one watch.
 #[derive(Clone)]
 pub struct LimitRangeInformer {
     informer: ::kube_codegen_runtime::informer::SharedIndexInformer<LimitRange>,
 }
+
 impl LimitRangeInformer {
     /// The factory's shared informer of this kind (created on first use).
     #[inline]
-    pub fn new(
-        factory: &::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self {
             informer: factory.informer_for::<LimitRange>(),
         }
     }
+
     /// The informer: event handlers, indexers, sync state, cache.
     #[inline]
-    pub fn informer(
-        &self,
-    ) -> &::kube_codegen_runtime::informer::SharedIndexInformer<LimitRange> {
+    pub fn informer(&self) -> &::kube_codegen_runtime::informer::SharedIndexInformer<LimitRange> {
         &self.informer
     }
+
     /// A lister over this informer's store of `LimitRange` objects.
     #[inline]
     pub fn lister(&self) -> crate::client::listers::core::v1::LimitRangeLister {

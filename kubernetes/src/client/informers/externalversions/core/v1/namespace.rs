@@ -5,28 +5,28 @@
 
 //! The informer of `Namespace` (`namespaces.core`).
 use crate::apis::core::v1::Namespace;
+
 /// The shared informer of `Namespace` and its lister. Cheap to clone; every clone and every other caller of the factory's `namespaces()` shares one watch.
 #[derive(Clone)]
 pub struct NamespaceInformer {
     informer: ::kube_codegen_runtime::informer::SharedIndexInformer<Namespace>,
 }
+
 impl NamespaceInformer {
     /// The factory's shared informer of this kind (created on first use).
     #[inline]
-    pub fn new(
-        factory: &::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self {
             informer: factory.informer_for::<Namespace>(),
         }
     }
+
     /// The informer: event handlers, indexers, sync state, cache.
     #[inline]
-    pub fn informer(
-        &self,
-    ) -> &::kube_codegen_runtime::informer::SharedIndexInformer<Namespace> {
+    pub fn informer(&self) -> &::kube_codegen_runtime::informer::SharedIndexInformer<Namespace> {
         &self.informer
     }
+
     /// A lister over this informer's store of `Namespace` objects.
     #[inline]
     pub fn lister(&self) -> crate::client::listers::core::v1::NamespaceLister {

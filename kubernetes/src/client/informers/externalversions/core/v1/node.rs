@@ -5,28 +5,28 @@
 
 //! The informer of `Node` (`nodes.core`).
 use crate::apis::core::v1::Node;
+
 /// The shared informer of `Node` and its lister. Cheap to clone; every clone and every other caller of the factory's `nodes()` shares one watch.
 #[derive(Clone)]
 pub struct NodeInformer {
     informer: ::kube_codegen_runtime::informer::SharedIndexInformer<Node>,
 }
+
 impl NodeInformer {
     /// The factory's shared informer of this kind (created on first use).
     #[inline]
-    pub fn new(
-        factory: &::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self {
             informer: factory.informer_for::<Node>(),
         }
     }
+
     /// The informer: event handlers, indexers, sync state, cache.
     #[inline]
-    pub fn informer(
-        &self,
-    ) -> &::kube_codegen_runtime::informer::SharedIndexInformer<Node> {
+    pub fn informer(&self) -> &::kube_codegen_runtime::informer::SharedIndexInformer<Node> {
         &self.informer
     }
+
     /// A lister over this informer's store of `Node` objects.
     #[inline]
     pub fn lister(&self) -> crate::client::listers::core::v1::NodeLister {

@@ -5,21 +5,22 @@
 
 //! The informer of `PersistentVolume` (`persistentvolumes.core`).
 use crate::apis::core::v1::PersistentVolume;
+
 /// The shared informer of `PersistentVolume` and its lister. Cheap to clone; every clone and every other caller of the factory's `persistent_volumes()` shares one watch.
 #[derive(Clone)]
 pub struct PersistentVolumeInformer {
     informer: ::kube_codegen_runtime::informer::SharedIndexInformer<PersistentVolume>,
 }
+
 impl PersistentVolumeInformer {
     /// The factory's shared informer of this kind (created on first use).
     #[inline]
-    pub fn new(
-        factory: &::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self {
             informer: factory.informer_for::<PersistentVolume>(),
         }
     }
+
     /// The informer: event handlers, indexers, sync state, cache.
     #[inline]
     pub fn informer(
@@ -27,11 +28,10 @@ impl PersistentVolumeInformer {
     ) -> &::kube_codegen_runtime::informer::SharedIndexInformer<PersistentVolume> {
         &self.informer
     }
+
     /// A lister over this informer's store of `PersistentVolume` objects.
     #[inline]
     pub fn lister(&self) -> crate::client::listers::core::v1::PersistentVolumeLister {
-        crate::client::listers::core::v1::PersistentVolumeLister::new(
-            self.informer.store(),
-        )
+        crate::client::listers::core::v1::PersistentVolumeLister::new(self.informer.store())
     }
 }

@@ -5,23 +5,22 @@
 
 //! The informer of `PersistentVolumeClaim` (`persistentvolumeclaims.core`).
 use crate::apis::core::v1::PersistentVolumeClaim;
+
 /// The shared informer of `PersistentVolumeClaim` and its lister. Cheap to clone; every clone and every other caller of the factory's `persistent_volume_claims()` shares one watch.
 #[derive(Clone)]
 pub struct PersistentVolumeClaimInformer {
-    informer: ::kube_codegen_runtime::informer::SharedIndexInformer<
-        PersistentVolumeClaim,
-    >,
+    informer: ::kube_codegen_runtime::informer::SharedIndexInformer<PersistentVolumeClaim>,
 }
+
 impl PersistentVolumeClaimInformer {
     /// The factory's shared informer of this kind (created on first use).
     #[inline]
-    pub fn new(
-        factory: &::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self {
             informer: factory.informer_for::<PersistentVolumeClaim>(),
         }
     }
+
     /// The informer: event handlers, indexers, sync state, cache.
     #[inline]
     pub fn informer(
@@ -29,13 +28,10 @@ impl PersistentVolumeClaimInformer {
     ) -> &::kube_codegen_runtime::informer::SharedIndexInformer<PersistentVolumeClaim> {
         &self.informer
     }
+
     /// A lister over this informer's store of `PersistentVolumeClaim` objects.
     #[inline]
-    pub fn lister(
-        &self,
-    ) -> crate::client::listers::core::v1::PersistentVolumeClaimLister {
-        crate::client::listers::core::v1::PersistentVolumeClaimLister::new(
-            self.informer.store(),
-        )
+    pub fn lister(&self) -> crate::client::listers::core::v1::PersistentVolumeClaimLister {
+        crate::client::listers::core::v1::PersistentVolumeClaimLister::new(self.informer.store())
     }
 }

@@ -5,28 +5,28 @@
 
 //! The informer of `Pod` (`pods.core`).
 use crate::apis::core::v1::Pod;
+
 /// The shared informer of `Pod` and its lister. Cheap to clone; every clone and every other caller of the factory's `pods()` shares one watch.
 #[derive(Clone)]
 pub struct PodInformer {
     informer: ::kube_codegen_runtime::informer::SharedIndexInformer<Pod>,
 }
+
 impl PodInformer {
     /// The factory's shared informer of this kind (created on first use).
     #[inline]
-    pub fn new(
-        factory: &::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self {
             informer: factory.informer_for::<Pod>(),
         }
     }
+
     /// The informer: event handlers, indexers, sync state, cache.
     #[inline]
-    pub fn informer(
-        &self,
-    ) -> &::kube_codegen_runtime::informer::SharedIndexInformer<Pod> {
+    pub fn informer(&self) -> &::kube_codegen_runtime::informer::SharedIndexInformer<Pod> {
         &self.informer
     }
+
     /// A lister over this informer's store of `Pod` objects.
     #[inline]
     pub fn lister(&self) -> crate::client::listers::core::v1::PodLister {

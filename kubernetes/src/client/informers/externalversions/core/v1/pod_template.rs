@@ -5,28 +5,28 @@
 
 //! The informer of `PodTemplate` (`podtemplates.core`).
 use crate::apis::core::v1::PodTemplate;
+
 /// The shared informer of `PodTemplate` and its lister. Cheap to clone; every clone and every other caller of the factory's `pod_templates()` shares one watch.
 #[derive(Clone)]
 pub struct PodTemplateInformer {
     informer: ::kube_codegen_runtime::informer::SharedIndexInformer<PodTemplate>,
 }
+
 impl PodTemplateInformer {
     /// The factory's shared informer of this kind (created on first use).
     #[inline]
-    pub fn new(
-        factory: &::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self {
             informer: factory.informer_for::<PodTemplate>(),
         }
     }
+
     /// The informer: event handlers, indexers, sync state, cache.
     #[inline]
-    pub fn informer(
-        &self,
-    ) -> &::kube_codegen_runtime::informer::SharedIndexInformer<PodTemplate> {
+    pub fn informer(&self) -> &::kube_codegen_runtime::informer::SharedIndexInformer<PodTemplate> {
         &self.informer
     }
+
     /// A lister over this informer's store of `PodTemplate` objects.
     #[inline]
     pub fn lister(&self) -> crate::client::listers::core::v1::PodTemplateLister {

@@ -5,23 +5,22 @@
 
 //! The informer of `ReplicationController` (`replicationcontrollers.core`).
 use crate::apis::core::v1::ReplicationController;
+
 /// The shared informer of `ReplicationController` and its lister. Cheap to clone; every clone and every other caller of the factory's `replication_controllers()` shares one watch.
 #[derive(Clone)]
 pub struct ReplicationControllerInformer {
-    informer: ::kube_codegen_runtime::informer::SharedIndexInformer<
-        ReplicationController,
-    >,
+    informer: ::kube_codegen_runtime::informer::SharedIndexInformer<ReplicationController>,
 }
+
 impl ReplicationControllerInformer {
     /// The factory's shared informer of this kind (created on first use).
     #[inline]
-    pub fn new(
-        factory: &::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self {
             informer: factory.informer_for::<ReplicationController>(),
         }
     }
+
     /// The informer: event handlers, indexers, sync state, cache.
     #[inline]
     pub fn informer(
@@ -29,13 +28,10 @@ impl ReplicationControllerInformer {
     ) -> &::kube_codegen_runtime::informer::SharedIndexInformer<ReplicationController> {
         &self.informer
     }
+
     /// A lister over this informer's store of `ReplicationController` objects.
     #[inline]
-    pub fn lister(
-        &self,
-    ) -> crate::client::listers::core::v1::ReplicationControllerLister {
-        crate::client::listers::core::v1::ReplicationControllerLister::new(
-            self.informer.store(),
-        )
+    pub fn lister(&self) -> crate::client::listers::core::v1::ReplicationControllerLister {
+        crate::client::listers::core::v1::ReplicationControllerLister::new(self.informer.store())
     }
 }

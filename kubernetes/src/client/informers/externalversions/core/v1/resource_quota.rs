@@ -5,21 +5,22 @@
 
 //! The informer of `ResourceQuota` (`resourcequotas.core`).
 use crate::apis::core::v1::ResourceQuota;
+
 /// The shared informer of `ResourceQuota` and its lister. Cheap to clone; every clone and every other caller of the factory's `resource_quotas()` shares one watch.
 #[derive(Clone)]
 pub struct ResourceQuotaInformer {
     informer: ::kube_codegen_runtime::informer::SharedIndexInformer<ResourceQuota>,
 }
+
 impl ResourceQuotaInformer {
     /// The factory's shared informer of this kind (created on first use).
     #[inline]
-    pub fn new(
-        factory: &::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self {
             informer: factory.informer_for::<ResourceQuota>(),
         }
     }
+
     /// The informer: event handlers, indexers, sync state, cache.
     #[inline]
     pub fn informer(
@@ -27,6 +28,7 @@ impl ResourceQuotaInformer {
     ) -> &::kube_codegen_runtime::informer::SharedIndexInformer<ResourceQuota> {
         &self.informer
     }
+
     /// A lister over this informer's store of `ResourceQuota` objects.
     #[inline]
     pub fn lister(&self) -> crate::client::listers::core::v1::ResourceQuotaLister {

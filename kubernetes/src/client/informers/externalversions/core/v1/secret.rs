@@ -5,28 +5,28 @@
 
 //! The informer of `Secret` (`secrets.core`).
 use crate::apis::core::v1::Secret;
+
 /// The shared informer of `Secret` and its lister. Cheap to clone; every clone and every other caller of the factory's `secrets()` shares one watch.
 #[derive(Clone)]
 pub struct SecretInformer {
     informer: ::kube_codegen_runtime::informer::SharedIndexInformer<Secret>,
 }
+
 impl SecretInformer {
     /// The factory's shared informer of this kind (created on first use).
     #[inline]
-    pub fn new(
-        factory: &::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self {
             informer: factory.informer_for::<Secret>(),
         }
     }
+
     /// The informer: event handlers, indexers, sync state, cache.
     #[inline]
-    pub fn informer(
-        &self,
-    ) -> &::kube_codegen_runtime::informer::SharedIndexInformer<Secret> {
+    pub fn informer(&self) -> &::kube_codegen_runtime::informer::SharedIndexInformer<Secret> {
         &self.informer
     }
+
     /// A lister over this informer's store of `Secret` objects.
     #[inline]
     pub fn lister(&self) -> crate::client::listers::core::v1::SecretLister {

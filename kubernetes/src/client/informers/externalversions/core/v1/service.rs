@@ -5,28 +5,28 @@
 
 //! The informer of `Service` (`services.core`).
 use crate::apis::core::v1::Service;
+
 /// The shared informer of `Service` and its lister. Cheap to clone; every clone and every other caller of the factory's `services()` shares one watch.
 #[derive(Clone)]
 pub struct ServiceInformer {
     informer: ::kube_codegen_runtime::informer::SharedIndexInformer<Service>,
 }
+
 impl ServiceInformer {
     /// The factory's shared informer of this kind (created on first use).
     #[inline]
-    pub fn new(
-        factory: &::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self {
             informer: factory.informer_for::<Service>(),
         }
     }
+
     /// The informer: event handlers, indexers, sync state, cache.
     #[inline]
-    pub fn informer(
-        &self,
-    ) -> &::kube_codegen_runtime::informer::SharedIndexInformer<Service> {
+    pub fn informer(&self) -> &::kube_codegen_runtime::informer::SharedIndexInformer<Service> {
         &self.informer
     }
+
     /// A lister over this informer's store of `Service` objects.
     #[inline]
     pub fn lister(&self) -> crate::client::listers::core::v1::ServiceLister {

@@ -5,21 +5,22 @@
 
 //! The informer of `ServiceAccount` (`serviceaccounts.core`).
 use crate::apis::core::v1::ServiceAccount;
+
 /// The shared informer of `ServiceAccount` and its lister. Cheap to clone; every clone and every other caller of the factory's `service_accounts()` shares one watch.
 #[derive(Clone)]
 pub struct ServiceAccountInformer {
     informer: ::kube_codegen_runtime::informer::SharedIndexInformer<ServiceAccount>,
 }
+
 impl ServiceAccountInformer {
     /// The factory's shared informer of this kind (created on first use).
     #[inline]
-    pub fn new(
-        factory: &::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self {
             informer: factory.informer_for::<ServiceAccount>(),
         }
     }
+
     /// The informer: event handlers, indexers, sync state, cache.
     #[inline]
     pub fn informer(
@@ -27,11 +28,10 @@ impl ServiceAccountInformer {
     ) -> &::kube_codegen_runtime::informer::SharedIndexInformer<ServiceAccount> {
         &self.informer
     }
+
     /// A lister over this informer's store of `ServiceAccount` objects.
     #[inline]
     pub fn lister(&self) -> crate::client::listers::core::v1::ServiceAccountLister {
-        crate::client::listers::core::v1::ServiceAccountLister::new(
-            self.informer.store(),
-        )
+        crate::client::listers::core::v1::ServiceAccountLister::new(self.informer.store())
     }
 }

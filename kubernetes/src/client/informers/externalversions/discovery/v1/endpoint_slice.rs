@@ -5,21 +5,22 @@
 
 //! The informer of `EndpointSlice` (`endpointslices.discovery.k8s.io`).
 use crate::apis::discovery::v1::EndpointSlice;
+
 /// The shared informer of `EndpointSlice` and its lister. Cheap to clone; every clone and every other caller of the factory's `endpoint_slices()` shares one watch.
 #[derive(Clone)]
 pub struct EndpointSliceInformer {
     informer: ::kube_codegen_runtime::informer::SharedIndexInformer<EndpointSlice>,
 }
+
 impl EndpointSliceInformer {
     /// The factory's shared informer of this kind (created on first use).
     #[inline]
-    pub fn new(
-        factory: &::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self {
             informer: factory.informer_for::<EndpointSlice>(),
         }
     }
+
     /// The informer: event handlers, indexers, sync state, cache.
     #[inline]
     pub fn informer(
@@ -27,11 +28,10 @@ impl EndpointSliceInformer {
     ) -> &::kube_codegen_runtime::informer::SharedIndexInformer<EndpointSlice> {
         &self.informer
     }
+
     /// A lister over this informer's store of `EndpointSlice` objects.
     #[inline]
     pub fn lister(&self) -> crate::client::listers::discovery::v1::EndpointSliceLister {
-        crate::client::listers::discovery::v1::EndpointSliceLister::new(
-            self.informer.store(),
-        )
+        crate::client::listers::discovery::v1::EndpointSliceLister::new(self.informer.store())
     }
 }

@@ -5,33 +5,31 @@
 
 //! The informer of `FlowSchema` (`flowschemas.flowcontrol.apiserver.k8s.io`).
 use crate::apis::flowcontrol::v1::FlowSchema;
+
 /// The shared informer of `FlowSchema` and its lister. Cheap to clone; every clone and every other caller of the factory's `flow_schemas()` shares one watch.
 #[derive(Clone)]
 pub struct FlowSchemaInformer {
     informer: ::kube_codegen_runtime::informer::SharedIndexInformer<FlowSchema>,
 }
+
 impl FlowSchemaInformer {
     /// The factory's shared informer of this kind (created on first use).
     #[inline]
-    pub fn new(
-        factory: &::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self {
             informer: factory.informer_for::<FlowSchema>(),
         }
     }
+
     /// The informer: event handlers, indexers, sync state, cache.
     #[inline]
-    pub fn informer(
-        &self,
-    ) -> &::kube_codegen_runtime::informer::SharedIndexInformer<FlowSchema> {
+    pub fn informer(&self) -> &::kube_codegen_runtime::informer::SharedIndexInformer<FlowSchema> {
         &self.informer
     }
+
     /// A lister over this informer's store of `FlowSchema` objects.
     #[inline]
     pub fn lister(&self) -> crate::client::listers::flowcontrol::v1::FlowSchemaLister {
-        crate::client::listers::flowcontrol::v1::FlowSchemaLister::new(
-            self.informer.store(),
-        )
+        crate::client::listers::flowcontrol::v1::FlowSchemaLister::new(self.informer.store())
     }
 }

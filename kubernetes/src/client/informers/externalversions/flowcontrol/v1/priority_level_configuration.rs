@@ -5,32 +5,30 @@
 
 //! The informer of `PriorityLevelConfiguration` (`prioritylevelconfigurations.flowcontrol.apiserver.k8s.io`).
 use crate::apis::flowcontrol::v1::PriorityLevelConfiguration;
+
 /// The shared informer of `PriorityLevelConfiguration` and its lister. Cheap to clone; every clone and every other caller of the factory's `priority_level_configurations()` shares one watch.
 #[derive(Clone)]
 pub struct PriorityLevelConfigurationInformer {
-    informer: ::kube_codegen_runtime::informer::SharedIndexInformer<
-        PriorityLevelConfiguration,
-    >,
+    informer: ::kube_codegen_runtime::informer::SharedIndexInformer<PriorityLevelConfiguration>,
 }
+
 impl PriorityLevelConfigurationInformer {
     /// The factory's shared informer of this kind (created on first use).
     #[inline]
-    pub fn new(
-        factory: &::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self {
             informer: factory.informer_for::<PriorityLevelConfiguration>(),
         }
     }
+
     /// The informer: event handlers, indexers, sync state, cache.
     #[inline]
     pub fn informer(
         &self,
-    ) -> &::kube_codegen_runtime::informer::SharedIndexInformer<
-        PriorityLevelConfiguration,
-    > {
+    ) -> &::kube_codegen_runtime::informer::SharedIndexInformer<PriorityLevelConfiguration> {
         &self.informer
     }
+
     /// A lister over this informer's store of `PriorityLevelConfiguration` objects.
     #[inline]
     pub fn lister(

@@ -5,33 +5,31 @@
 
 //! The informer of `Eviction` (`evictions.lifecycle.k8s.io`).
 use crate::apis::lifecycle::v1alpha1::Eviction;
+
 /// The shared informer of `Eviction` and its lister. Cheap to clone; every clone and every other caller of the factory's `evictions()` shares one watch.
 #[derive(Clone)]
 pub struct EvictionInformer {
     informer: ::kube_codegen_runtime::informer::SharedIndexInformer<Eviction>,
 }
+
 impl EvictionInformer {
     /// The factory's shared informer of this kind (created on first use).
     #[inline]
-    pub fn new(
-        factory: &::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self {
             informer: factory.informer_for::<Eviction>(),
         }
     }
+
     /// The informer: event handlers, indexers, sync state, cache.
     #[inline]
-    pub fn informer(
-        &self,
-    ) -> &::kube_codegen_runtime::informer::SharedIndexInformer<Eviction> {
+    pub fn informer(&self) -> &::kube_codegen_runtime::informer::SharedIndexInformer<Eviction> {
         &self.informer
     }
+
     /// A lister over this informer's store of `Eviction` objects.
     #[inline]
     pub fn lister(&self) -> crate::client::listers::lifecycle::v1alpha1::EvictionLister {
-        crate::client::listers::lifecycle::v1alpha1::EvictionLister::new(
-            self.informer.store(),
-        )
+        crate::client::listers::lifecycle::v1alpha1::EvictionLister::new(self.informer.store())
     }
 }

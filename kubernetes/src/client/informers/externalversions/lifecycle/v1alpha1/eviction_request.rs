@@ -5,21 +5,22 @@
 
 //! The informer of `EvictionRequest` (`evictionrequests.lifecycle.k8s.io`).
 use crate::apis::lifecycle::v1alpha1::EvictionRequest;
+
 /// The shared informer of `EvictionRequest` and its lister. Cheap to clone; every clone and every other caller of the factory's `eviction_requests()` shares one watch.
 #[derive(Clone)]
 pub struct EvictionRequestInformer {
     informer: ::kube_codegen_runtime::informer::SharedIndexInformer<EvictionRequest>,
 }
+
 impl EvictionRequestInformer {
     /// The factory's shared informer of this kind (created on first use).
     #[inline]
-    pub fn new(
-        factory: &::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self {
             informer: factory.informer_for::<EvictionRequest>(),
         }
     }
+
     /// The informer: event handlers, indexers, sync state, cache.
     #[inline]
     pub fn informer(
@@ -27,11 +28,10 @@ impl EvictionRequestInformer {
     ) -> &::kube_codegen_runtime::informer::SharedIndexInformer<EvictionRequest> {
         &self.informer
     }
+
     /// A lister over this informer's store of `EvictionRequest` objects.
     #[inline]
-    pub fn lister(
-        &self,
-    ) -> crate::client::listers::lifecycle::v1alpha1::EvictionRequestLister {
+    pub fn lister(&self) -> crate::client::listers::lifecycle::v1alpha1::EvictionRequestLister {
         crate::client::listers::lifecycle::v1alpha1::EvictionRequestLister::new(
             self.informer.store(),
         )

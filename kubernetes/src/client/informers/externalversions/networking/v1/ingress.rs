@@ -5,28 +5,28 @@
 
 //! The informer of `Ingress` (`ingresses.networking.k8s.io`).
 use crate::apis::networking::v1::Ingress;
+
 /// The shared informer of `Ingress` and its lister. Cheap to clone; every clone and every other caller of the factory's `ingresses()` shares one watch.
 #[derive(Clone)]
 pub struct IngressInformer {
     informer: ::kube_codegen_runtime::informer::SharedIndexInformer<Ingress>,
 }
+
 impl IngressInformer {
     /// The factory's shared informer of this kind (created on first use).
     #[inline]
-    pub fn new(
-        factory: &::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self {
             informer: factory.informer_for::<Ingress>(),
         }
     }
+
     /// The informer: event handlers, indexers, sync state, cache.
     #[inline]
-    pub fn informer(
-        &self,
-    ) -> &::kube_codegen_runtime::informer::SharedIndexInformer<Ingress> {
+    pub fn informer(&self) -> &::kube_codegen_runtime::informer::SharedIndexInformer<Ingress> {
         &self.informer
     }
+
     /// A lister over this informer's store of `Ingress` objects.
     #[inline]
     pub fn lister(&self) -> crate::client::listers::networking::v1::IngressLister {

@@ -5,33 +5,31 @@
 
 //! The informer of `IngressClass` (`ingressclasses.networking.k8s.io`).
 use crate::apis::networking::v1::IngressClass;
+
 /// The shared informer of `IngressClass` and its lister. Cheap to clone; every clone and every other caller of the factory's `ingress_classes()` shares one watch.
 #[derive(Clone)]
 pub struct IngressClassInformer {
     informer: ::kube_codegen_runtime::informer::SharedIndexInformer<IngressClass>,
 }
+
 impl IngressClassInformer {
     /// The factory's shared informer of this kind (created on first use).
     #[inline]
-    pub fn new(
-        factory: &::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self {
             informer: factory.informer_for::<IngressClass>(),
         }
     }
+
     /// The informer: event handlers, indexers, sync state, cache.
     #[inline]
-    pub fn informer(
-        &self,
-    ) -> &::kube_codegen_runtime::informer::SharedIndexInformer<IngressClass> {
+    pub fn informer(&self) -> &::kube_codegen_runtime::informer::SharedIndexInformer<IngressClass> {
         &self.informer
     }
+
     /// A lister over this informer's store of `IngressClass` objects.
     #[inline]
     pub fn lister(&self) -> crate::client::listers::networking::v1::IngressClassLister {
-        crate::client::listers::networking::v1::IngressClassLister::new(
-            self.informer.store(),
-        )
+        crate::client::listers::networking::v1::IngressClassLister::new(self.informer.store())
     }
 }

@@ -5,33 +5,31 @@
 
 //! The informer of `IPAddress` (`ipaddresses.networking.k8s.io`).
 use crate::apis::networking::v1::IPAddress;
+
 /// The shared informer of `IPAddress` and its lister. Cheap to clone; every clone and every other caller of the factory's `ip_addresses()` shares one watch.
 #[derive(Clone)]
 pub struct IPAddressInformer {
     informer: ::kube_codegen_runtime::informer::SharedIndexInformer<IPAddress>,
 }
+
 impl IPAddressInformer {
     /// The factory's shared informer of this kind (created on first use).
     #[inline]
-    pub fn new(
-        factory: &::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self {
             informer: factory.informer_for::<IPAddress>(),
         }
     }
+
     /// The informer: event handlers, indexers, sync state, cache.
     #[inline]
-    pub fn informer(
-        &self,
-    ) -> &::kube_codegen_runtime::informer::SharedIndexInformer<IPAddress> {
+    pub fn informer(&self) -> &::kube_codegen_runtime::informer::SharedIndexInformer<IPAddress> {
         &self.informer
     }
+
     /// A lister over this informer's store of `IPAddress` objects.
     #[inline]
     pub fn lister(&self) -> crate::client::listers::networking::v1::IPAddressLister {
-        crate::client::listers::networking::v1::IPAddressLister::new(
-            self.informer.store(),
-        )
+        crate::client::listers::networking::v1::IPAddressLister::new(self.informer.store())
     }
 }

@@ -5,21 +5,22 @@
 
 //! The informer of `NetworkPolicy` (`networkpolicies.networking.k8s.io`).
 use crate::apis::networking::v1::NetworkPolicy;
+
 /// The shared informer of `NetworkPolicy` and its lister. Cheap to clone; every clone and every other caller of the factory's `network_policies()` shares one watch.
 #[derive(Clone)]
 pub struct NetworkPolicyInformer {
     informer: ::kube_codegen_runtime::informer::SharedIndexInformer<NetworkPolicy>,
 }
+
 impl NetworkPolicyInformer {
     /// The factory's shared informer of this kind (created on first use).
     #[inline]
-    pub fn new(
-        factory: &::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self {
             informer: factory.informer_for::<NetworkPolicy>(),
         }
     }
+
     /// The informer: event handlers, indexers, sync state, cache.
     #[inline]
     pub fn informer(
@@ -27,11 +28,10 @@ impl NetworkPolicyInformer {
     ) -> &::kube_codegen_runtime::informer::SharedIndexInformer<NetworkPolicy> {
         &self.informer
     }
+
     /// A lister over this informer's store of `NetworkPolicy` objects.
     #[inline]
     pub fn lister(&self) -> crate::client::listers::networking::v1::NetworkPolicyLister {
-        crate::client::listers::networking::v1::NetworkPolicyLister::new(
-            self.informer.store(),
-        )
+        crate::client::listers::networking::v1::NetworkPolicyLister::new(self.informer.store())
     }
 }

@@ -5,33 +5,31 @@
 
 //! The informer of `ServiceCIDR` (`servicecidrs.networking.k8s.io`).
 use crate::apis::networking::v1::ServiceCIDR;
+
 /// The shared informer of `ServiceCIDR` and its lister. Cheap to clone; every clone and every other caller of the factory's `service_cidrs()` shares one watch.
 #[derive(Clone)]
 pub struct ServiceCIDRInformer {
     informer: ::kube_codegen_runtime::informer::SharedIndexInformer<ServiceCIDR>,
 }
+
 impl ServiceCIDRInformer {
     /// The factory's shared informer of this kind (created on first use).
     #[inline]
-    pub fn new(
-        factory: &::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self {
             informer: factory.informer_for::<ServiceCIDR>(),
         }
     }
+
     /// The informer: event handlers, indexers, sync state, cache.
     #[inline]
-    pub fn informer(
-        &self,
-    ) -> &::kube_codegen_runtime::informer::SharedIndexInformer<ServiceCIDR> {
+    pub fn informer(&self) -> &::kube_codegen_runtime::informer::SharedIndexInformer<ServiceCIDR> {
         &self.informer
     }
+
     /// A lister over this informer's store of `ServiceCIDR` objects.
     #[inline]
     pub fn lister(&self) -> crate::client::listers::networking::v1::ServiceCIDRLister {
-        crate::client::listers::networking::v1::ServiceCIDRLister::new(
-            self.informer.store(),
-        )
+        crate::client::listers::networking::v1::ServiceCIDRLister::new(self.informer.store())
     }
 }

@@ -5,28 +5,28 @@
 
 //! The informer of `RuntimeClass` (`runtimeclasses.node.k8s.io`).
 use crate::apis::node::v1::RuntimeClass;
+
 /// The shared informer of `RuntimeClass` and its lister. Cheap to clone; every clone and every other caller of the factory's `runtime_classes()` shares one watch.
 #[derive(Clone)]
 pub struct RuntimeClassInformer {
     informer: ::kube_codegen_runtime::informer::SharedIndexInformer<RuntimeClass>,
 }
+
 impl RuntimeClassInformer {
     /// The factory's shared informer of this kind (created on first use).
     #[inline]
-    pub fn new(
-        factory: &::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self {
             informer: factory.informer_for::<RuntimeClass>(),
         }
     }
+
     /// The informer: event handlers, indexers, sync state, cache.
     #[inline]
-    pub fn informer(
-        &self,
-    ) -> &::kube_codegen_runtime::informer::SharedIndexInformer<RuntimeClass> {
+    pub fn informer(&self) -> &::kube_codegen_runtime::informer::SharedIndexInformer<RuntimeClass> {
         &self.informer
     }
+
     /// A lister over this informer's store of `RuntimeClass` objects.
     #[inline]
     pub fn lister(&self) -> crate::client::listers::node::v1::RuntimeClassLister {

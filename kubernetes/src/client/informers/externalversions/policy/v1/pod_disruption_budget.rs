@@ -5,21 +5,22 @@
 
 //! The informer of `PodDisruptionBudget` (`poddisruptionbudgets.policy`).
 use crate::apis::policy::v1::PodDisruptionBudget;
+
 /// The shared informer of `PodDisruptionBudget` and its lister. Cheap to clone; every clone and every other caller of the factory's `pod_disruption_budgets()` shares one watch.
 #[derive(Clone)]
 pub struct PodDisruptionBudgetInformer {
     informer: ::kube_codegen_runtime::informer::SharedIndexInformer<PodDisruptionBudget>,
 }
+
 impl PodDisruptionBudgetInformer {
     /// The factory's shared informer of this kind (created on first use).
     #[inline]
-    pub fn new(
-        factory: &::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self {
             informer: factory.informer_for::<PodDisruptionBudget>(),
         }
     }
+
     /// The informer: event handlers, indexers, sync state, cache.
     #[inline]
     pub fn informer(
@@ -27,13 +28,10 @@ impl PodDisruptionBudgetInformer {
     ) -> &::kube_codegen_runtime::informer::SharedIndexInformer<PodDisruptionBudget> {
         &self.informer
     }
+
     /// A lister over this informer's store of `PodDisruptionBudget` objects.
     #[inline]
-    pub fn lister(
-        &self,
-    ) -> crate::client::listers::policy::v1::PodDisruptionBudgetLister {
-        crate::client::listers::policy::v1::PodDisruptionBudgetLister::new(
-            self.informer.store(),
-        )
+    pub fn lister(&self) -> crate::client::listers::policy::v1::PodDisruptionBudgetLister {
+        crate::client::listers::policy::v1::PodDisruptionBudgetLister::new(self.informer.store())
     }
 }

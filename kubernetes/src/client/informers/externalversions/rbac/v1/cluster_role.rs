@@ -5,28 +5,28 @@
 
 //! The informer of `ClusterRole` (`clusterroles.rbac.authorization.k8s.io`).
 use crate::apis::rbac::v1::ClusterRole;
+
 /// The shared informer of `ClusterRole` and its lister. Cheap to clone; every clone and every other caller of the factory's `cluster_roles()` shares one watch.
 #[derive(Clone)]
 pub struct ClusterRoleInformer {
     informer: ::kube_codegen_runtime::informer::SharedIndexInformer<ClusterRole>,
 }
+
 impl ClusterRoleInformer {
     /// The factory's shared informer of this kind (created on first use).
     #[inline]
-    pub fn new(
-        factory: &::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self {
             informer: factory.informer_for::<ClusterRole>(),
         }
     }
+
     /// The informer: event handlers, indexers, sync state, cache.
     #[inline]
-    pub fn informer(
-        &self,
-    ) -> &::kube_codegen_runtime::informer::SharedIndexInformer<ClusterRole> {
+    pub fn informer(&self) -> &::kube_codegen_runtime::informer::SharedIndexInformer<ClusterRole> {
         &self.informer
     }
+
     /// A lister over this informer's store of `ClusterRole` objects.
     #[inline]
     pub fn lister(&self) -> crate::client::listers::rbac::v1::ClusterRoleLister {

@@ -5,21 +5,22 @@
 
 //! The informer of `ClusterRoleBinding` (`clusterrolebindings.rbac.authorization.k8s.io`).
 use crate::apis::rbac::v1::ClusterRoleBinding;
+
 /// The shared informer of `ClusterRoleBinding` and its lister. Cheap to clone; every clone and every other caller of the factory's `cluster_role_bindings()` shares one watch.
 #[derive(Clone)]
 pub struct ClusterRoleBindingInformer {
     informer: ::kube_codegen_runtime::informer::SharedIndexInformer<ClusterRoleBinding>,
 }
+
 impl ClusterRoleBindingInformer {
     /// The factory's shared informer of this kind (created on first use).
     #[inline]
-    pub fn new(
-        factory: &::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self {
             informer: factory.informer_for::<ClusterRoleBinding>(),
         }
     }
+
     /// The informer: event handlers, indexers, sync state, cache.
     #[inline]
     pub fn informer(
@@ -27,11 +28,10 @@ impl ClusterRoleBindingInformer {
     ) -> &::kube_codegen_runtime::informer::SharedIndexInformer<ClusterRoleBinding> {
         &self.informer
     }
+
     /// A lister over this informer's store of `ClusterRoleBinding` objects.
     #[inline]
     pub fn lister(&self) -> crate::client::listers::rbac::v1::ClusterRoleBindingLister {
-        crate::client::listers::rbac::v1::ClusterRoleBindingLister::new(
-            self.informer.store(),
-        )
+        crate::client::listers::rbac::v1::ClusterRoleBindingLister::new(self.informer.store())
     }
 }

@@ -5,28 +5,28 @@
 
 //! The informer of `Role` (`roles.rbac.authorization.k8s.io`).
 use crate::apis::rbac::v1::Role;
+
 /// The shared informer of `Role` and its lister. Cheap to clone; every clone and every other caller of the factory's `roles()` shares one watch.
 #[derive(Clone)]
 pub struct RoleInformer {
     informer: ::kube_codegen_runtime::informer::SharedIndexInformer<Role>,
 }
+
 impl RoleInformer {
     /// The factory's shared informer of this kind (created on first use).
     #[inline]
-    pub fn new(
-        factory: &::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self {
             informer: factory.informer_for::<Role>(),
         }
     }
+
     /// The informer: event handlers, indexers, sync state, cache.
     #[inline]
-    pub fn informer(
-        &self,
-    ) -> &::kube_codegen_runtime::informer::SharedIndexInformer<Role> {
+    pub fn informer(&self) -> &::kube_codegen_runtime::informer::SharedIndexInformer<Role> {
         &self.informer
     }
+
     /// A lister over this informer's store of `Role` objects.
     #[inline]
     pub fn lister(&self) -> crate::client::listers::rbac::v1::RoleLister {

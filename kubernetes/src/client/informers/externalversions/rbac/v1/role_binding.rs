@@ -5,28 +5,28 @@
 
 //! The informer of `RoleBinding` (`rolebindings.rbac.authorization.k8s.io`).
 use crate::apis::rbac::v1::RoleBinding;
+
 /// The shared informer of `RoleBinding` and its lister. Cheap to clone; every clone and every other caller of the factory's `role_bindings()` shares one watch.
 #[derive(Clone)]
 pub struct RoleBindingInformer {
     informer: ::kube_codegen_runtime::informer::SharedIndexInformer<RoleBinding>,
 }
+
 impl RoleBindingInformer {
     /// The factory's shared informer of this kind (created on first use).
     #[inline]
-    pub fn new(
-        factory: &::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self {
             informer: factory.informer_for::<RoleBinding>(),
         }
     }
+
     /// The informer: event handlers, indexers, sync state, cache.
     #[inline]
-    pub fn informer(
-        &self,
-    ) -> &::kube_codegen_runtime::informer::SharedIndexInformer<RoleBinding> {
+    pub fn informer(&self) -> &::kube_codegen_runtime::informer::SharedIndexInformer<RoleBinding> {
         &self.informer
     }
+
     /// A lister over this informer's store of `RoleBinding` objects.
     #[inline]
     pub fn lister(&self) -> crate::client::listers::rbac::v1::RoleBindingLister {

@@ -5,32 +5,30 @@
 
 //! The informer of `ResourcePoolStatusRequest` (`resourcepoolstatusrequests.resource.k8s.io`).
 use crate::apis::resource::v1alpha3::ResourcePoolStatusRequest;
+
 /// The shared informer of `ResourcePoolStatusRequest` and its lister. Cheap to clone; every clone and every other caller of the factory's `resource_pool_status_requests()` shares one watch.
 #[derive(Clone)]
 pub struct ResourcePoolStatusRequestInformer {
-    informer: ::kube_codegen_runtime::informer::SharedIndexInformer<
-        ResourcePoolStatusRequest,
-    >,
+    informer: ::kube_codegen_runtime::informer::SharedIndexInformer<ResourcePoolStatusRequest>,
 }
+
 impl ResourcePoolStatusRequestInformer {
     /// The factory's shared informer of this kind (created on first use).
     #[inline]
-    pub fn new(
-        factory: &::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self {
             informer: factory.informer_for::<ResourcePoolStatusRequest>(),
         }
     }
+
     /// The informer: event handlers, indexers, sync state, cache.
     #[inline]
     pub fn informer(
         &self,
-    ) -> &::kube_codegen_runtime::informer::SharedIndexInformer<
-        ResourcePoolStatusRequest,
-    > {
+    ) -> &::kube_codegen_runtime::informer::SharedIndexInformer<ResourcePoolStatusRequest> {
         &self.informer
     }
+
     /// A lister over this informer's store of `ResourcePoolStatusRequest` objects.
     #[inline]
     pub fn lister(

@@ -5,35 +5,31 @@
 
 //! The informer of `DeviceClass` (`deviceclasses.resource.k8s.io`).
 use crate::apis::resource::v1beta1::DeviceClass;
+
 /// The shared informer of `DeviceClass` and its lister. Cheap to clone; every clone and every other caller of the factory's `device_classes()` shares one watch.
 #[derive(Clone)]
 pub struct DeviceClassInformer {
     informer: ::kube_codegen_runtime::informer::SharedIndexInformer<DeviceClass>,
 }
+
 impl DeviceClassInformer {
     /// The factory's shared informer of this kind (created on first use).
     #[inline]
-    pub fn new(
-        factory: &::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self {
             informer: factory.informer_for::<DeviceClass>(),
         }
     }
+
     /// The informer: event handlers, indexers, sync state, cache.
     #[inline]
-    pub fn informer(
-        &self,
-    ) -> &::kube_codegen_runtime::informer::SharedIndexInformer<DeviceClass> {
+    pub fn informer(&self) -> &::kube_codegen_runtime::informer::SharedIndexInformer<DeviceClass> {
         &self.informer
     }
+
     /// A lister over this informer's store of `DeviceClass` objects.
     #[inline]
-    pub fn lister(
-        &self,
-    ) -> crate::client::listers::resource::v1beta1::DeviceClassLister {
-        crate::client::listers::resource::v1beta1::DeviceClassLister::new(
-            self.informer.store(),
-        )
+    pub fn lister(&self) -> crate::client::listers::resource::v1beta1::DeviceClassLister {
+        crate::client::listers::resource::v1beta1::DeviceClassLister::new(self.informer.store())
     }
 }

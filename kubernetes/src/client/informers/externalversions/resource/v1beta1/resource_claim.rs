@@ -5,21 +5,22 @@
 
 //! The informer of `ResourceClaim` (`resourceclaims.resource.k8s.io`).
 use crate::apis::resource::v1beta1::ResourceClaim;
+
 /// The shared informer of `ResourceClaim` and its lister. Cheap to clone; every clone and every other caller of the factory's `resource_claims()` shares one watch.
 #[derive(Clone)]
 pub struct ResourceClaimInformer {
     informer: ::kube_codegen_runtime::informer::SharedIndexInformer<ResourceClaim>,
 }
+
 impl ResourceClaimInformer {
     /// The factory's shared informer of this kind (created on first use).
     #[inline]
-    pub fn new(
-        factory: &::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self {
             informer: factory.informer_for::<ResourceClaim>(),
         }
     }
+
     /// The informer: event handlers, indexers, sync state, cache.
     #[inline]
     pub fn informer(
@@ -27,13 +28,10 @@ impl ResourceClaimInformer {
     ) -> &::kube_codegen_runtime::informer::SharedIndexInformer<ResourceClaim> {
         &self.informer
     }
+
     /// A lister over this informer's store of `ResourceClaim` objects.
     #[inline]
-    pub fn lister(
-        &self,
-    ) -> crate::client::listers::resource::v1beta1::ResourceClaimLister {
-        crate::client::listers::resource::v1beta1::ResourceClaimLister::new(
-            self.informer.store(),
-        )
+    pub fn lister(&self) -> crate::client::listers::resource::v1beta1::ResourceClaimLister {
+        crate::client::listers::resource::v1beta1::ResourceClaimLister::new(self.informer.store())
     }
 }

@@ -5,21 +5,22 @@
 
 //! The informer of `ResourceSlice` (`resourceslices.resource.k8s.io`).
 use crate::apis::resource::v1beta1::ResourceSlice;
+
 /// The shared informer of `ResourceSlice` and its lister. Cheap to clone; every clone and every other caller of the factory's `resource_slices()` shares one watch.
 #[derive(Clone)]
 pub struct ResourceSliceInformer {
     informer: ::kube_codegen_runtime::informer::SharedIndexInformer<ResourceSlice>,
 }
+
 impl ResourceSliceInformer {
     /// The factory's shared informer of this kind (created on first use).
     #[inline]
-    pub fn new(
-        factory: &::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self {
             informer: factory.informer_for::<ResourceSlice>(),
         }
     }
+
     /// The informer: event handlers, indexers, sync state, cache.
     #[inline]
     pub fn informer(
@@ -27,13 +28,10 @@ impl ResourceSliceInformer {
     ) -> &::kube_codegen_runtime::informer::SharedIndexInformer<ResourceSlice> {
         &self.informer
     }
+
     /// A lister over this informer's store of `ResourceSlice` objects.
     #[inline]
-    pub fn lister(
-        &self,
-    ) -> crate::client::listers::resource::v1beta1::ResourceSliceLister {
-        crate::client::listers::resource::v1beta1::ResourceSliceLister::new(
-            self.informer.store(),
-        )
+    pub fn lister(&self) -> crate::client::listers::resource::v1beta1::ResourceSliceLister {
+        crate::client::listers::resource::v1beta1::ResourceSliceLister::new(self.informer.store())
     }
 }

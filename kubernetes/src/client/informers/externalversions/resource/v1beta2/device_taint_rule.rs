@@ -5,21 +5,22 @@
 
 //! The informer of `DeviceTaintRule` (`devicetaintrules.resource.k8s.io`).
 use crate::apis::resource::v1beta2::DeviceTaintRule;
+
 /// The shared informer of `DeviceTaintRule` and its lister. Cheap to clone; every clone and every other caller of the factory's `device_taint_rules()` shares one watch.
 #[derive(Clone)]
 pub struct DeviceTaintRuleInformer {
     informer: ::kube_codegen_runtime::informer::SharedIndexInformer<DeviceTaintRule>,
 }
+
 impl DeviceTaintRuleInformer {
     /// The factory's shared informer of this kind (created on first use).
     #[inline]
-    pub fn new(
-        factory: &::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self {
             informer: factory.informer_for::<DeviceTaintRule>(),
         }
     }
+
     /// The informer: event handlers, indexers, sync state, cache.
     #[inline]
     pub fn informer(
@@ -27,13 +28,10 @@ impl DeviceTaintRuleInformer {
     ) -> &::kube_codegen_runtime::informer::SharedIndexInformer<DeviceTaintRule> {
         &self.informer
     }
+
     /// A lister over this informer's store of `DeviceTaintRule` objects.
     #[inline]
-    pub fn lister(
-        &self,
-    ) -> crate::client::listers::resource::v1beta2::DeviceTaintRuleLister {
-        crate::client::listers::resource::v1beta2::DeviceTaintRuleLister::new(
-            self.informer.store(),
-        )
+    pub fn lister(&self) -> crate::client::listers::resource::v1beta2::DeviceTaintRuleLister {
+        crate::client::listers::resource::v1beta2::DeviceTaintRuleLister::new(self.informer.store())
     }
 }

@@ -5,23 +5,22 @@
 
 //! The informer of `ResourceClaimTemplate` (`resourceclaimtemplates.resource.k8s.io`).
 use crate::apis::resource::v1beta2::ResourceClaimTemplate;
+
 /// The shared informer of `ResourceClaimTemplate` and its lister. Cheap to clone; every clone and every other caller of the factory's `resource_claim_templates()` shares one watch.
 #[derive(Clone)]
 pub struct ResourceClaimTemplateInformer {
-    informer: ::kube_codegen_runtime::informer::SharedIndexInformer<
-        ResourceClaimTemplate,
-    >,
+    informer: ::kube_codegen_runtime::informer::SharedIndexInformer<ResourceClaimTemplate>,
 }
+
 impl ResourceClaimTemplateInformer {
     /// The factory's shared informer of this kind (created on first use).
     #[inline]
-    pub fn new(
-        factory: &::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self {
             informer: factory.informer_for::<ResourceClaimTemplate>(),
         }
     }
+
     /// The informer: event handlers, indexers, sync state, cache.
     #[inline]
     pub fn informer(
@@ -29,11 +28,10 @@ impl ResourceClaimTemplateInformer {
     ) -> &::kube_codegen_runtime::informer::SharedIndexInformer<ResourceClaimTemplate> {
         &self.informer
     }
+
     /// A lister over this informer's store of `ResourceClaimTemplate` objects.
     #[inline]
-    pub fn lister(
-        &self,
-    ) -> crate::client::listers::resource::v1beta2::ResourceClaimTemplateLister {
+    pub fn lister(&self) -> crate::client::listers::resource::v1beta2::ResourceClaimTemplateLister {
         crate::client::listers::resource::v1beta2::ResourceClaimTemplateLister::new(
             self.informer.store(),
         )

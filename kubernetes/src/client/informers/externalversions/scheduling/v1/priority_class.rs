@@ -5,21 +5,22 @@
 
 //! The informer of `PriorityClass` (`priorityclasses.scheduling.k8s.io`).
 use crate::apis::scheduling::v1::PriorityClass;
+
 /// The shared informer of `PriorityClass` and its lister. Cheap to clone; every clone and every other caller of the factory's `priority_classes()` shares one watch.
 #[derive(Clone)]
 pub struct PriorityClassInformer {
     informer: ::kube_codegen_runtime::informer::SharedIndexInformer<PriorityClass>,
 }
+
 impl PriorityClassInformer {
     /// The factory's shared informer of this kind (created on first use).
     #[inline]
-    pub fn new(
-        factory: &::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self {
             informer: factory.informer_for::<PriorityClass>(),
         }
     }
+
     /// The informer: event handlers, indexers, sync state, cache.
     #[inline]
     pub fn informer(
@@ -27,11 +28,10 @@ impl PriorityClassInformer {
     ) -> &::kube_codegen_runtime::informer::SharedIndexInformer<PriorityClass> {
         &self.informer
     }
+
     /// A lister over this informer's store of `PriorityClass` objects.
     #[inline]
     pub fn lister(&self) -> crate::client::listers::scheduling::v1::PriorityClassLister {
-        crate::client::listers::scheduling::v1::PriorityClassLister::new(
-            self.informer.store(),
-        )
+        crate::client::listers::scheduling::v1::PriorityClassLister::new(self.informer.store())
     }
 }

@@ -5,21 +5,22 @@
 
 //! The informer of `CompositePodGroup` (`compositepodgroups.scheduling.k8s.io`).
 use crate::apis::scheduling::v1alpha3::CompositePodGroup;
+
 /// The shared informer of `CompositePodGroup` and its lister. Cheap to clone; every clone and every other caller of the factory's `composite_pod_groups()` shares one watch.
 #[derive(Clone)]
 pub struct CompositePodGroupInformer {
     informer: ::kube_codegen_runtime::informer::SharedIndexInformer<CompositePodGroup>,
 }
+
 impl CompositePodGroupInformer {
     /// The factory's shared informer of this kind (created on first use).
     #[inline]
-    pub fn new(
-        factory: &::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self {
             informer: factory.informer_for::<CompositePodGroup>(),
         }
     }
+
     /// The informer: event handlers, indexers, sync state, cache.
     #[inline]
     pub fn informer(
@@ -27,11 +28,10 @@ impl CompositePodGroupInformer {
     ) -> &::kube_codegen_runtime::informer::SharedIndexInformer<CompositePodGroup> {
         &self.informer
     }
+
     /// A lister over this informer's store of `CompositePodGroup` objects.
     #[inline]
-    pub fn lister(
-        &self,
-    ) -> crate::client::listers::scheduling::v1alpha3::CompositePodGroupLister {
+    pub fn lister(&self) -> crate::client::listers::scheduling::v1alpha3::CompositePodGroupLister {
         crate::client::listers::scheduling::v1alpha3::CompositePodGroupLister::new(
             self.informer.store(),
         )

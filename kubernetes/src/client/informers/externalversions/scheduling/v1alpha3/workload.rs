@@ -5,35 +5,31 @@
 
 //! The informer of `Workload` (`workloads.scheduling.k8s.io`).
 use crate::apis::scheduling::v1alpha3::Workload;
+
 /// The shared informer of `Workload` and its lister. Cheap to clone; every clone and every other caller of the factory's `workloads()` shares one watch.
 #[derive(Clone)]
 pub struct WorkloadInformer {
     informer: ::kube_codegen_runtime::informer::SharedIndexInformer<Workload>,
 }
+
 impl WorkloadInformer {
     /// The factory's shared informer of this kind (created on first use).
     #[inline]
-    pub fn new(
-        factory: &::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self {
             informer: factory.informer_for::<Workload>(),
         }
     }
+
     /// The informer: event handlers, indexers, sync state, cache.
     #[inline]
-    pub fn informer(
-        &self,
-    ) -> &::kube_codegen_runtime::informer::SharedIndexInformer<Workload> {
+    pub fn informer(&self) -> &::kube_codegen_runtime::informer::SharedIndexInformer<Workload> {
         &self.informer
     }
+
     /// A lister over this informer's store of `Workload` objects.
     #[inline]
-    pub fn lister(
-        &self,
-    ) -> crate::client::listers::scheduling::v1alpha3::WorkloadLister {
-        crate::client::listers::scheduling::v1alpha3::WorkloadLister::new(
-            self.informer.store(),
-        )
+    pub fn lister(&self) -> crate::client::listers::scheduling::v1alpha3::WorkloadLister {
+        crate::client::listers::scheduling::v1alpha3::WorkloadLister::new(self.informer.store())
     }
 }

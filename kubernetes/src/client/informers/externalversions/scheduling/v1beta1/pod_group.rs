@@ -5,33 +5,31 @@
 
 //! The informer of `PodGroup` (`podgroups.scheduling.k8s.io`).
 use crate::apis::scheduling::v1beta1::PodGroup;
+
 /// The shared informer of `PodGroup` and its lister. Cheap to clone; every clone and every other caller of the factory's `pod_groups()` shares one watch.
 #[derive(Clone)]
 pub struct PodGroupInformer {
     informer: ::kube_codegen_runtime::informer::SharedIndexInformer<PodGroup>,
 }
+
 impl PodGroupInformer {
     /// The factory's shared informer of this kind (created on first use).
     #[inline]
-    pub fn new(
-        factory: &::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self {
             informer: factory.informer_for::<PodGroup>(),
         }
     }
+
     /// The informer: event handlers, indexers, sync state, cache.
     #[inline]
-    pub fn informer(
-        &self,
-    ) -> &::kube_codegen_runtime::informer::SharedIndexInformer<PodGroup> {
+    pub fn informer(&self) -> &::kube_codegen_runtime::informer::SharedIndexInformer<PodGroup> {
         &self.informer
     }
+
     /// A lister over this informer's store of `PodGroup` objects.
     #[inline]
     pub fn lister(&self) -> crate::client::listers::scheduling::v1beta1::PodGroupLister {
-        crate::client::listers::scheduling::v1beta1::PodGroupLister::new(
-            self.informer.store(),
-        )
+        crate::client::listers::scheduling::v1beta1::PodGroupLister::new(self.informer.store())
     }
 }

@@ -5,28 +5,28 @@
 
 //! The informer of `CSIDriver` (`csidrivers.storage.k8s.io`).
 use crate::apis::storage::v1::CSIDriver;
+
 /// The shared informer of `CSIDriver` and its lister. Cheap to clone; every clone and every other caller of the factory's `csi_drivers()` shares one watch.
 #[derive(Clone)]
 pub struct CSIDriverInformer {
     informer: ::kube_codegen_runtime::informer::SharedIndexInformer<CSIDriver>,
 }
+
 impl CSIDriverInformer {
     /// The factory's shared informer of this kind (created on first use).
     #[inline]
-    pub fn new(
-        factory: &::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self {
             informer: factory.informer_for::<CSIDriver>(),
         }
     }
+
     /// The informer: event handlers, indexers, sync state, cache.
     #[inline]
-    pub fn informer(
-        &self,
-    ) -> &::kube_codegen_runtime::informer::SharedIndexInformer<CSIDriver> {
+    pub fn informer(&self) -> &::kube_codegen_runtime::informer::SharedIndexInformer<CSIDriver> {
         &self.informer
     }
+
     /// A lister over this informer's store of `CSIDriver` objects.
     #[inline]
     pub fn lister(&self) -> crate::client::listers::storage::v1::CSIDriverLister {

@@ -5,28 +5,28 @@
 
 //! The informer of `CSINode` (`csinodes.storage.k8s.io`).
 use crate::apis::storage::v1::CSINode;
+
 /// The shared informer of `CSINode` and its lister. Cheap to clone; every clone and every other caller of the factory's `csi_nodes()` shares one watch.
 #[derive(Clone)]
 pub struct CSINodeInformer {
     informer: ::kube_codegen_runtime::informer::SharedIndexInformer<CSINode>,
 }
+
 impl CSINodeInformer {
     /// The factory's shared informer of this kind (created on first use).
     #[inline]
-    pub fn new(
-        factory: &::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self {
             informer: factory.informer_for::<CSINode>(),
         }
     }
+
     /// The informer: event handlers, indexers, sync state, cache.
     #[inline]
-    pub fn informer(
-        &self,
-    ) -> &::kube_codegen_runtime::informer::SharedIndexInformer<CSINode> {
+    pub fn informer(&self) -> &::kube_codegen_runtime::informer::SharedIndexInformer<CSINode> {
         &self.informer
     }
+
     /// A lister over this informer's store of `CSINode` objects.
     #[inline]
     pub fn lister(&self) -> crate::client::listers::storage::v1::CSINodeLister {

@@ -5,21 +5,22 @@
 
 //! The informer of `CSIStorageCapacity` (`csistoragecapacities.storage.k8s.io`).
 use crate::apis::storage::v1::CSIStorageCapacity;
+
 /// The shared informer of `CSIStorageCapacity` and its lister. Cheap to clone; every clone and every other caller of the factory's `csi_storage_capacities()` shares one watch.
 #[derive(Clone)]
 pub struct CSIStorageCapacityInformer {
     informer: ::kube_codegen_runtime::informer::SharedIndexInformer<CSIStorageCapacity>,
 }
+
 impl CSIStorageCapacityInformer {
     /// The factory's shared informer of this kind (created on first use).
     #[inline]
-    pub fn new(
-        factory: &::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self {
             informer: factory.informer_for::<CSIStorageCapacity>(),
         }
     }
+
     /// The informer: event handlers, indexers, sync state, cache.
     #[inline]
     pub fn informer(
@@ -27,13 +28,10 @@ impl CSIStorageCapacityInformer {
     ) -> &::kube_codegen_runtime::informer::SharedIndexInformer<CSIStorageCapacity> {
         &self.informer
     }
+
     /// A lister over this informer's store of `CSIStorageCapacity` objects.
     #[inline]
-    pub fn lister(
-        &self,
-    ) -> crate::client::listers::storage::v1::CSIStorageCapacityLister {
-        crate::client::listers::storage::v1::CSIStorageCapacityLister::new(
-            self.informer.store(),
-        )
+    pub fn lister(&self) -> crate::client::listers::storage::v1::CSIStorageCapacityLister {
+        crate::client::listers::storage::v1::CSIStorageCapacityLister::new(self.informer.store())
     }
 }

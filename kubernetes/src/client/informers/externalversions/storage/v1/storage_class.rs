@@ -5,33 +5,31 @@
 
 //! The informer of `StorageClass` (`storageclasses.storage.k8s.io`).
 use crate::apis::storage::v1::StorageClass;
+
 /// The shared informer of `StorageClass` and its lister. Cheap to clone; every clone and every other caller of the factory's `storage_classes()` shares one watch.
 #[derive(Clone)]
 pub struct StorageClassInformer {
     informer: ::kube_codegen_runtime::informer::SharedIndexInformer<StorageClass>,
 }
+
 impl StorageClassInformer {
     /// The factory's shared informer of this kind (created on first use).
     #[inline]
-    pub fn new(
-        factory: &::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self {
             informer: factory.informer_for::<StorageClass>(),
         }
     }
+
     /// The informer: event handlers, indexers, sync state, cache.
     #[inline]
-    pub fn informer(
-        &self,
-    ) -> &::kube_codegen_runtime::informer::SharedIndexInformer<StorageClass> {
+    pub fn informer(&self) -> &::kube_codegen_runtime::informer::SharedIndexInformer<StorageClass> {
         &self.informer
     }
+
     /// A lister over this informer's store of `StorageClass` objects.
     #[inline]
     pub fn lister(&self) -> crate::client::listers::storage::v1::StorageClassLister {
-        crate::client::listers::storage::v1::StorageClassLister::new(
-            self.informer.store(),
-        )
+        crate::client::listers::storage::v1::StorageClassLister::new(self.informer.store())
     }
 }

@@ -5,21 +5,22 @@
 
 //! The informer of `VolumeAttachment` (`volumeattachments.storage.k8s.io`).
 use crate::apis::storage::v1::VolumeAttachment;
+
 /// The shared informer of `VolumeAttachment` and its lister. Cheap to clone; every clone and every other caller of the factory's `volume_attachments()` shares one watch.
 #[derive(Clone)]
 pub struct VolumeAttachmentInformer {
     informer: ::kube_codegen_runtime::informer::SharedIndexInformer<VolumeAttachment>,
 }
+
 impl VolumeAttachmentInformer {
     /// The factory's shared informer of this kind (created on first use).
     #[inline]
-    pub fn new(
-        factory: &::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self {
             informer: factory.informer_for::<VolumeAttachment>(),
         }
     }
+
     /// The informer: event handlers, indexers, sync state, cache.
     #[inline]
     pub fn informer(
@@ -27,11 +28,10 @@ impl VolumeAttachmentInformer {
     ) -> &::kube_codegen_runtime::informer::SharedIndexInformer<VolumeAttachment> {
         &self.informer
     }
+
     /// A lister over this informer's store of `VolumeAttachment` objects.
     #[inline]
     pub fn lister(&self) -> crate::client::listers::storage::v1::VolumeAttachmentLister {
-        crate::client::listers::storage::v1::VolumeAttachmentLister::new(
-            self.informer.store(),
-        )
+        crate::client::listers::storage::v1::VolumeAttachmentLister::new(self.informer.store())
     }
 }

@@ -5,23 +5,22 @@
 
 //! The informer of `VolumeAttributesClass` (`volumeattributesclasses.storage.k8s.io`).
 use crate::apis::storage::v1::VolumeAttributesClass;
+
 /// The shared informer of `VolumeAttributesClass` and its lister. Cheap to clone; every clone and every other caller of the factory's `volume_attributes_classes()` shares one watch.
 #[derive(Clone)]
 pub struct VolumeAttributesClassInformer {
-    informer: ::kube_codegen_runtime::informer::SharedIndexInformer<
-        VolumeAttributesClass,
-    >,
+    informer: ::kube_codegen_runtime::informer::SharedIndexInformer<VolumeAttributesClass>,
 }
+
 impl VolumeAttributesClassInformer {
     /// The factory's shared informer of this kind (created on first use).
     #[inline]
-    pub fn new(
-        factory: &::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self {
             informer: factory.informer_for::<VolumeAttributesClass>(),
         }
     }
+
     /// The informer: event handlers, indexers, sync state, cache.
     #[inline]
     pub fn informer(
@@ -29,13 +28,10 @@ impl VolumeAttributesClassInformer {
     ) -> &::kube_codegen_runtime::informer::SharedIndexInformer<VolumeAttributesClass> {
         &self.informer
     }
+
     /// A lister over this informer's store of `VolumeAttributesClass` objects.
     #[inline]
-    pub fn lister(
-        &self,
-    ) -> crate::client::listers::storage::v1::VolumeAttributesClassLister {
-        crate::client::listers::storage::v1::VolumeAttributesClassLister::new(
-            self.informer.store(),
-        )
+    pub fn lister(&self) -> crate::client::listers::storage::v1::VolumeAttributesClassLister {
+        crate::client::listers::storage::v1::VolumeAttributesClassLister::new(self.informer.store())
     }
 }

@@ -5,32 +5,30 @@
 
 //! The informer of `StorageVersionMigration` (`storageversionmigrations.storagemigration.k8s.io`).
 use crate::apis::storagemigration::v1beta1::StorageVersionMigration;
+
 /// The shared informer of `StorageVersionMigration` and its lister. Cheap to clone; every clone and every other caller of the factory's `storage_version_migrations()` shares one watch.
 #[derive(Clone)]
 pub struct StorageVersionMigrationInformer {
-    informer: ::kube_codegen_runtime::informer::SharedIndexInformer<
-        StorageVersionMigration,
-    >,
+    informer: ::kube_codegen_runtime::informer::SharedIndexInformer<StorageVersionMigration>,
 }
+
 impl StorageVersionMigrationInformer {
     /// The factory's shared informer of this kind (created on first use).
     #[inline]
-    pub fn new(
-        factory: &::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self {
             informer: factory.informer_for::<StorageVersionMigration>(),
         }
     }
+
     /// The informer: event handlers, indexers, sync state, cache.
     #[inline]
     pub fn informer(
         &self,
-    ) -> &::kube_codegen_runtime::informer::SharedIndexInformer<
-        StorageVersionMigration,
-    > {
+    ) -> &::kube_codegen_runtime::informer::SharedIndexInformer<StorageVersionMigration> {
         &self.informer
     }
+
     /// A lister over this informer's store of `StorageVersionMigration` objects.
     #[inline]
     pub fn lister(

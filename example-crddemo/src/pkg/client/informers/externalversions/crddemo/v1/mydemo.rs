@@ -5,33 +5,31 @@
 
 //! The informer of `Mydemo` (`mydemos.crddemo.k8s.io`).
 use crate::pkg::apis::crddemo::v1::Mydemo;
+
 /// The shared informer of `Mydemo` and its lister. Cheap to clone; every clone and every other caller of the factory's `mydemos()` shares one watch.
 #[derive(Clone)]
 pub struct MydemoInformer {
     informer: ::kube_codegen_runtime::informer::SharedIndexInformer<Mydemo>,
 }
+
 impl MydemoInformer {
     /// The factory's shared informer of this kind (created on first use).
     #[inline]
-    pub fn new(
-        factory: &::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self {
             informer: factory.informer_for::<Mydemo>(),
         }
     }
+
     /// The informer: event handlers, indexers, sync state, cache.
     #[inline]
-    pub fn informer(
-        &self,
-    ) -> &::kube_codegen_runtime::informer::SharedIndexInformer<Mydemo> {
+    pub fn informer(&self) -> &::kube_codegen_runtime::informer::SharedIndexInformer<Mydemo> {
         &self.informer
     }
+
     /// A lister over this informer's store of `Mydemo` objects.
     #[inline]
     pub fn lister(&self) -> crate::pkg::client::listers::crddemo::v1::MydemoLister {
-        crate::pkg::client::listers::crddemo::v1::MydemoLister::new(
-            self.informer.store(),
-        )
+        crate::pkg::client::listers::crddemo::v1::MydemoLister::new(self.informer.store())
     }
 }
