@@ -4,9 +4,9 @@
 //! plus its `+genclient:method` extensions. Every typed client wraps the runtime's
 //! `TypedClient`, so the generated code is only signatures and one-line delegations.
 
-use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
+use super::text::{self, Src, Ty};
 use super::{Ctx, docs};
 use crate::model::{ExtMethod, ExtVerb, Kind, Package, Scope, TypeRef, Verb};
 use crate::namer::{ident, snake};
@@ -337,54 +337,24 @@ fn group_version_client(ctx: &Ctx<'_>, pkg: &Package) -> Module {
     )
 }
 
+/// The typed client module of `kind`, written as text (see [`text`](super::text)).
 fn kind_client(ctx: &Ctx<'_>, pkg: &Package, kind: &Kind) -> Module {
-    let rt = ctx.rt();
-    let pkg_path = ctx.package_path(pkg);
-    let kind_id = ident(&kind.name);
-    let ty = quote!(#kind_id);
-    let client = kind_client_name(kind);
+    let rt = ctx.rt_text();
+    let pkg_path = ctx.package_path_text(pkg);
+    let k = ident(&kind.name).to_string();
+    let client = kind_client_name(kind).to_string();
     let kname = &kind.name;
-    let obj = ident(&snake(&kind.name));
+    let obj = ident(&snake(&kind.name)).to_string();
     let uses_list = kind.has(Verb::List) || kind.has(Verb::DeleteCollection);
-    let (list_ty, list_use) = match (&kind.list_type, uses_list) {
-        (Some(l), true) => {
-            let l = ident(l);
-            (quote!(#l), quote!(use #pkg_path::#l;))
-        }
-        _ => (quote!(kube::api::ObjectList<#ty>), quote!()),
+    let list_ty = match (&kind.list_type, uses_list) {
+        (Some(l), true) => Ty::new(ident(l).to_string()),
+        _ => Ty::generic("kube::api::ObjectList", vec![Ty::new(k.as_str())]),
     };
     let resource = if pkg.group_name.is_empty() {
         kind.resource.clone()
     } else {
         format!("{}.{}", kind.resource, pkg.group_name)
     };
-
-    let (new_sig, new_body, api_body, scope_doc) = match kind.scope {
-        Scope::Namespaced => (
-            quote!(pub fn new(client: kube::Client, namespace: &str) -> Self),
-            quote!(Self { inner: #rt::client::TypedClient::new(client, Some(namespace)) }),
-            quote! {
-                match self.inner.namespace() {
-                    Some(ns) => kube::Api::namespaced(self.inner.client().clone(), ns),
-                    None => kube::Api::all(self.inner.client().clone()),
-                }
-            },
-            "in one namespace (or all namespaces)",
-        ),
-        Scope::Cluster => (
-            quote!(pub fn new(client: kube::Client) -> Self),
-            quote!(Self { inner: #rt::client::TypedClient::new(client, None) }),
-            quote!(kube::Api::all(self.inner.client().clone())),
-            "(cluster-scoped)",
-        ),
-    };
-    let new_doc = docs(&match kind.scope {
-        Scope::Namespaced => format!(
-            "A client for `{kname}` objects in `namespace`; `\"\"` addresses all namespaces."
-        ),
-        Scope::Cluster => format!("A client for `{kname}` objects."),
-    });
-
     // Apply verbs exist over generated apply configurations only, as in client-gen.
     let kept: Vec<Verb> = kind
         .verbs
@@ -392,83 +362,174 @@ fn kind_client(ctx: &Ctx<'_>, pkg: &Package, kind: &Kind) -> Module {
         .copied()
         .filter(|v| ctx.apply_verbs || !matches!(v, Verb::Apply | Verb::ApplyStatus))
         .collect();
+    let verb_names: Vec<&str> = kept.iter().map(|v| v.rust_name()).collect();
+    let scope_doc = match kind.scope {
+        Scope::Namespaced => "in one namespace (or all namespaces)",
+        Scope::Cluster => "(cluster-scoped)",
+    };
+
+    let mut src = Src::new();
+    // One import per group: rustfmt reorders imports only within a group.
+    src.line(0, &format!("use {rt}::kube;"));
+    src.line(0, "");
+    src.line(0, &format!("use {pkg_path}::{k};"));
+    if let (Some(l), true) = (&kind.list_type, uses_list) {
+        src.line(0, "");
+        src.line(0, &format!("use {pkg_path}::{};", ident(l)));
+    }
+    src.line(0, "");
+    external_checks(&mut src, &rt, kind, &k);
+    src.doc(
+        0,
+        &format!(
+            "The typed client of `{resource}` {scope_doc}.\n\nVerbs: {}.",
+            if verb_names.is_empty() {
+                "none (`+genclient:noVerbs`)".to_string()
+            } else {
+                verb_names.join(", ")
+            }
+        ),
+    );
+    src.line(0, "#[derive(Clone, Debug)]");
+    src.line(0, &format!("pub struct {client} {{"));
+    src.field(
+        4,
+        "inner",
+        &Ty::generic(
+            format!("{rt}::client::TypedClient"),
+            vec![Ty::new(k.as_str())],
+        ),
+    );
+    src.line(0, "}");
+    src.line(0, "");
+    src.line(0, &format!("impl {client} {{"));
+    let typed_new = format!("{rt}::client::TypedClient::new");
+    match kind.scope {
+        Scope::Namespaced => {
+            src.doc(
+                4,
+                &format!(
+                    "A client for `{kname}` objects in `namespace`; `\"\"` addresses all \
+                     namespaces."
+                ),
+            );
+            src.line(4, "#[inline]");
+            src.fn_sig(
+                4,
+                "pub fn new",
+                &[],
+                &[Ty::new("client: kube::Client"), Ty::new("namespace: &str")],
+                Some(&Ty::new("Self")),
+            );
+            src.line(8, "Self {");
+            src.call(
+                12,
+                "inner: ",
+                &typed_new,
+                &["client", "Some(namespace)"],
+                ",",
+            );
+        }
+        Scope::Cluster => {
+            src.doc(4, &format!("A client for `{kname}` objects."));
+            src.line(4, "#[inline]");
+            src.fn_sig(
+                4,
+                "pub fn new",
+                &[],
+                &[Ty::new("client: kube::Client")],
+                Some(&Ty::new("Self")),
+            );
+            src.line(8, "Self {");
+            src.call(12, "inner: ", &typed_new, &["client", "None"], ",");
+        }
+    }
+    src.line(8, "}");
+    src.line(4, "}");
+    // A re-exported `noVerbs` kind may have no collection of its own (policy/v1 `Eviction` is
+    // a subresource type, which `kube::Api` refuses): no `kube::Api` for it.
+    if !(kind.no_verbs && kind.external.is_some()) {
+        src.line(0, "");
+        src.doc(
+            4,
+            "The same resource as a `kube::Api`, for anything this client does not offer.",
+        );
+        src.line(4, "#[inline]");
+        src.fn_sig(
+            4,
+            "pub fn api",
+            &[],
+            &[Ty::new("&self")],
+            Some(&Ty::generic("kube::Api", vec![Ty::new(k.as_str())])),
+        );
+        match kind.scope {
+            Scope::Namespaced => {
+                src.line(8, "match self.inner.namespace() {");
+                src.line(
+                    12,
+                    "Some(ns) => kube::Api::namespaced(self.inner.client().clone(), ns),",
+                );
+                src.line(12, "None => kube::Api::all(self.inner.client().clone()),");
+                src.line(8, "}");
+            }
+            Scope::Cluster => src.line(8, "kube::Api::all(self.inner.client().clone())"),
+        }
+        src.line(4, "}");
+    }
+    src.line(0, "");
+    src.doc(
+        4,
+        "The underlying client, for methods written beside the generated ones (client-go's\n\
+         expansions).",
+    );
+    src.line(4, "#[inline]");
+    src.fn_sig(
+        4,
+        "pub fn client",
+        &[],
+        &[Ty::new("&self")],
+        Some(&Ty::new("&kube::Client")),
+    );
+    src.line(8, "self.inner.client()");
+    src.line(4, "}");
+    if kind.scope == Scope::Namespaced {
+        src.line(0, "");
+        src.doc(
+            4,
+            "The namespace this client addresses (`None`: all namespaces).",
+        );
+        src.line(4, "#[inline]");
+        src.fn_sig(
+            4,
+            "pub fn namespace",
+            &[],
+            &[Ty::new("&self")],
+            Some(&Ty::new("Option<&str>")),
+        );
+        src.line(8, "self.inner.namespace()");
+        src.line(4, "}");
+    }
     let ac_ty = apply_configuration(ctx, pkg, &kind.name);
-    let verbs = kept
-        .iter()
-        .map(|v| verb_method(&rt, *v, kind, &ty, &list_ty, &obj, &ac_ty));
-    let methods = kind
+    let names = Names {
+        rt: &rt,
+        ty: &k,
+        obj: &obj,
+        ac: &ac_ty,
+    };
+    for v in &kept {
+        src.line(0, "");
+        verb_method(&mut src, &names, *v, kind, &list_ty);
+    }
+    for m in kind
         .methods
         .iter()
         .filter(|m| ctx.apply_verbs || m.verb != ExtVerb::Apply)
-        .map(|m| ext_method(ctx, pkg, kind, m));
-    let verb_names: Vec<&str> = kept.iter().map(|v| v.rust_name()).collect();
-    let struct_doc = format!(
-        "The typed client of `{resource}` {scope_doc}.\n\nVerbs: {}.",
-        if verb_names.is_empty() {
-            "none (`+genclient:noVerbs`)".to_string()
-        } else {
-            verb_names.join(", ")
-        }
-    );
-    let struct_doc = docs(&struct_doc);
-    let checks = external_checks(&rt, kind, &kind_id);
-    let namespace_method = (kind.scope == Scope::Namespaced).then(|| {
-        quote! {
-            /// The namespace this client addresses (`None`: all namespaces).
-            #[inline]
-            pub fn namespace(&self) -> Option<&str> {
-                self.inner.namespace()
-            }
-        }
-    });
-    // A re-exported `noVerbs` kind may have no collection of its own (policy/v1 `Eviction` is
-    // a subresource type, which `kube::Api` refuses): no `kube::Api` for it.
-    let api_method = (!(kind.no_verbs && kind.external.is_some())).then(|| {
-        quote! {
-            /// The same resource as a `kube::Api`, for anything this client does not offer.
-            #[inline]
-            pub fn api(&self) -> kube::Api<#ty> {
-                #api_body
-            }
-        }
-    });
-    let items = quote! {
-        use #rt::kube;
-        use #pkg_path::#kind_id;
-        #list_use
-
-        #checks
-
-        #struct_doc
-        #[derive(Clone, Debug)]
-        pub struct #client {
-            inner: #rt::client::TypedClient<#ty>,
-        }
-
-        impl #client {
-            #new_doc
-            #[inline]
-            #new_sig {
-                #new_body
-            }
-
-            #api_method
-
-            /// The underlying client, for methods written beside the generated ones (client-go's
-            /// expansions).
-            #[inline]
-            pub fn client(&self) -> &kube::Client {
-                self.inner.client()
-            }
-
-            #namespace_method
-
-            #(#verbs)*
-
-            #(#methods)*
-        }
-    };
-    Module::client(
+    {
+        src.line(0, "");
+        ext_method(&mut src, ctx, pkg, kind, m);
+    }
+    src.line(0, "}");
+    Module::client_text(
         &[
             "clientset",
             "versioned",
@@ -481,229 +542,273 @@ fn kind_client(ctx: &Ctx<'_>, pkg: &Package, kind: &Kind) -> Module {
             "The typed client of `{kname}` (`{resource}/{}`).",
             pkg.version
         ),
-        items,
+        src.finish(),
     )
 }
 
 /// The apply configuration of the package type `name` (`…::applyconfiguration::crddemo::v1::MydemoApplyConfiguration`).
-fn apply_configuration(ctx: &Ctx<'_>, pkg: &Package, name: &str) -> TokenStream {
-    let module = ctx.client_path(&[
+fn apply_configuration(ctx: &Ctx<'_>, pkg: &Package, name: &str) -> String {
+    ctx.client_path_text(&[
         super::applyconfiguration::DIR,
         &pkg.group_module,
         &pkg.version_module(),
-    ]);
-    let id = format_ident!("{name}ApplyConfiguration");
-    quote!(#module::#id)
+        &format!("{name}ApplyConfiguration"),
+    ])
 }
 
 /// For an external kind (a re-export of k8s-openapi's type): compile-time checks that its tags
 /// agree with the type: the scope (`+genclient:nonNamespaced`) with `Resource::Scope`, the
 /// resource (plural, `+resourceName`) with `Resource::URL_PATH_SEGMENT`. `noVerbs` kinds make no
 /// requests and are not checked (`Eviction` is a subresource type).
-fn external_checks(rt: &TokenStream, kind: &Kind, ty: &proc_macro2::Ident) -> TokenStream {
+fn external_checks(src: &mut Src, rt: &str, kind: &Kind, ty: &str) {
     if kind.external.is_none() || kind.no_verbs {
-        return quote!();
+        return;
     }
     let scope = match kind.scope {
-        Scope::Namespaced => quote!(#rt::check::namespaced::<#ty>()),
-        Scope::Cluster => quote!(#rt::check::cluster_scoped::<#ty>()),
+        Scope::Namespaced => "namespaced",
+        Scope::Cluster => "cluster_scoped",
     };
-    let resource = &kind.resource;
+    let resource = format!("{:?}", kind.resource);
     let message = format!(
-        "the tags of {} disagree with its type: resource {resource:?} is not its URL_PATH_SEGMENT",
-        kind.name
+        "{:?}",
+        format!(
+            "the tags of {} disagree with its type: resource {:?} is not its URL_PATH_SEGMENT",
+            kind.name, kind.resource
+        )
     );
-    quote! {
-        // The tags agree with the re-exported type: scope and resource.
-        const _: () = {
-            #scope;
-            assert!(
-                #rt::check::same_str(<#ty as #rt::k8s_openapi::Resource>::URL_PATH_SEGMENT, #resource),
-                #message
-            );
-        };
-    }
+    let segment = format!("<{ty} as {rt}::k8s_openapi::Resource>::URL_PATH_SEGMENT");
+    src.line(
+        0,
+        "// The tags agree with the re-exported type: scope and resource.",
+    );
+    src.line(0, "const _: () = {");
+    src.line(4, &format!("{rt}::check::{scope}::<{ty}>();"));
+    src.line(4, "assert!(");
+    src.call_in_macro(
+        8,
+        "",
+        &format!("{rt}::check::same_str"),
+        &[&segment, &resource],
+        ",",
+    );
+    src.line(8, &message);
+    src.line(4, ");");
+    src.line(0, "};");
+    src.line(0, "");
 }
 
-fn verb_method(
-    rt: &TokenStream,
-    verb: Verb,
-    kind: &Kind,
-    ty: &TokenStream,
-    list_ty: &TokenStream,
-    obj: &proc_macro2::Ident,
-    ac_ty: &TokenStream,
-) -> TokenStream {
+/// What a verb's method is written with.
+struct Names<'a> {
+    /// The runtime crate.
+    rt: &'a str,
+    /// The kind's type.
+    ty: &'a str,
+    /// The name of a parameter holding an object of the kind.
+    obj: &'a str,
+    /// The kind's apply configuration.
+    ac: &'a str,
+}
+
+/// An `async fn` of a typed client: doc, signature, and the one call it delegates to.
+fn delegate(
+    src: &mut Src,
+    doc: &str,
+    name: &str,
+    generics: &[Ty],
+    params: &[Ty],
+    ret: Ty,
+    call: (&str, &[&str]),
+) {
+    src.doc(4, doc);
+    src.line(4, "#[inline]");
+    let mut all = vec![Ty::new("&self")];
+    all.extend(params.iter().cloned());
+    src.fn_sig(
+        4,
+        &format!("pub async fn {name}"),
+        generics,
+        &all,
+        Some(&Ty::generic("kube::Result", vec![ret])),
+    );
+    let (method, args) = call;
+    let link = format!(".{method}({})", args.join(", "));
+    let flat = format!("self.inner{link}.await");
+    if flat.len() <= 60 && 8 + flat.len() <= text::MAX_WIDTH {
+        src.line(8, &flat);
+    } else {
+        // The chain one link per line; the call's arguments break as any call's do.
+        src.line(8, "self.inner");
+        src.call(12, ".", method, args, "");
+        src.line(12, ".await");
+    }
+    src.line(4, "}");
+}
+
+fn verb_method(src: &mut Src, n: &Names<'_>, verb: Verb, kind: &Kind, list_ty: &Ty) {
     let k = &kind.name;
-    let rt_either = quote!(#rt::either::Either);
-    let rt_client = quote!(#rt::client);
-    let rt_serde = quote!(#rt::serde);
+    let (ty, obj, rt) = (n.ty, n.obj, n.rt);
+    let object = || Ty::new(ty);
+    let param = |s: &str| Ty::new(s);
+    let either = |t: Ty| {
+        Ty::generic(
+            format!("{rt}::either::Either"),
+            vec![t, Ty::new("kube::core::Status")],
+        )
+    };
     match verb {
-        Verb::Create => {
-            let doc = docs(&format!(
-                "Creates a `{k}` (POST to the collection) and returns it as stored."
-            ));
-            quote! {
-                #doc
-                #[inline]
-                pub async fn create(&self, #obj: &#ty, params: &kube::api::PostParams) -> kube::Result<#ty> {
-                    self.inner.create(#obj, params).await
-                }
-            }
-        }
-        Verb::Update => {
-            let doc = docs(&format!(
-                "Replaces a `{k}` (PUT); its `metadata.resourceVersion` makes the update conditional (409 Conflict when stale)."
-            ));
-            quote! {
-                #doc
-                #[inline]
-                pub async fn update(&self, #obj: &#ty, params: &kube::api::PostParams) -> kube::Result<#ty> {
-                    self.inner.update(#obj, params).await
-                }
-            }
-        }
-        Verb::UpdateStatus => {
-            let doc = docs(&format!(
-                "Replaces the `status` subresource of a `{k}` (PUT `…/status`)."
-            ));
-            quote! {
-                #doc
-                #[inline]
-                pub async fn update_status(&self, #obj: &#ty, params: &kube::api::PostParams) -> kube::Result<#ty> {
-                    self.inner.update_status(#obj, params).await
-                }
-            }
-        }
-        Verb::Delete => {
-            let doc = docs(&format!(
-                "Deletes a `{k}`: `Left` with the object while finalizers keep it, `Right` with the server's status once gone."
-            ));
-            quote! {
-                #doc
-                #[inline]
-                pub async fn delete(
-                    &self,
-                    name: &str,
-                    params: &kube::api::DeleteParams,
-                ) -> kube::Result<#rt_either<#ty, kube::core::Status>> {
-                    self.inner.delete(name, params).await
-                }
-            }
-        }
-        Verb::DeleteCollection => {
-            let doc = docs(&format!("Deletes every `{k}` that `list_params` selects."));
-            quote! {
-                #doc
-                #[inline]
-                pub async fn delete_collection(
-                    &self,
-                    params: &kube::api::DeleteParams,
-                    list_params: &kube::api::ListParams,
-                ) -> kube::Result<#rt_either<#list_ty, kube::core::Status>> {
-                    self.inner.delete_collection(params, list_params).await
-                }
-            }
-        }
-        Verb::Get => {
-            let doc = docs(&format!(
-                "Reads a `{k}` by name (404 NotFound when absent)."
-            ));
-            quote! {
-                #doc
-                #[inline]
-                pub async fn get(&self, name: &str, params: &kube::api::GetParams) -> kube::Result<#ty> {
-                    self.inner.get(name, params).await
-                }
-            }
-        }
-        Verb::List => {
-            let doc = docs(&format!(
-                "Lists `{k}` objects (label/field selectors, pagination)."
-            ));
-            quote! {
-                #doc
-                #[inline]
-                pub async fn list(&self, params: &kube::api::ListParams) -> kube::Result<#list_ty> {
-                    self.inner.list(params).await
-                }
-            }
-        }
-        Verb::Watch => {
-            let doc = docs(&format!(
-                "Watches `{k}` objects changed after `resource_version` (`\"0\"` for any)."
-            ));
-            quote! {
-                #doc
-                #[inline]
-                pub async fn watch(
-                    &self,
-                    params: &kube::api::WatchParams,
-                    resource_version: &str,
-                ) -> kube::Result<#rt_client::WatchStream<#ty>> {
-                    self.inner.watch(params, resource_version).await
-                }
-            }
-        }
-        Verb::Patch => {
-            let doc = docs(&format!(
-                "Patches a `{k}` (merge, JSON, strategic or apply patch)."
-            ));
-            quote! {
-                #doc
-                #[inline]
-                pub async fn patch<P: #rt_serde::Serialize + ::core::fmt::Debug>(
-                    &self,
-                    name: &str,
-                    patch: &kube::api::Patch<P>,
-                    params: &kube::api::PatchParams,
-                ) -> kube::Result<#ty> {
-                    self.inner.patch(name, patch, params).await
-                }
-            }
-        }
-        Verb::Apply => {
-            let doc = docs(&format!(
-                "Server-side applies `{obj}` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `{k}` as stored."
-            ));
-            quote! {
-                #doc
-                #[inline]
-                pub async fn apply(
-                    &self,
-                    #obj: &#ac_ty,
-                    opts: &#rt::apply::ApplyOptions,
-                ) -> kube::Result<#ty> {
-                    self.inner.apply(#obj, opts).await
-                }
-            }
-        }
-        Verb::ApplyStatus => {
-            let doc = docs(&format!(
-                "Server-side applies the `status` of `{obj}` to the `status` subresource (client-go's `ApplyStatus`); status fields are owned apart from the main resource's. Returns the `{k}` as stored."
-            ));
-            quote! {
-                #doc
-                #[inline]
-                pub async fn apply_status(
-                    &self,
-                    #obj: &#ac_ty,
-                    opts: &#rt::apply::ApplyOptions,
-                ) -> kube::Result<#ty> {
-                    self.inner.apply_status(#obj, opts).await
-                }
-            }
-        }
+        Verb::Create => delegate(
+            src,
+            &format!("Creates a `{k}` (POST to the collection) and returns it as stored."),
+            "create",
+            &[],
+            &[
+                param(&format!("{obj}: &{ty}")),
+                param("params: &kube::api::PostParams"),
+            ],
+            object(),
+            ("create", &[obj, "params"]),
+        ),
+        Verb::Update => delegate(
+            src,
+            &format!(
+                "Replaces a `{k}` (PUT); its `metadata.resourceVersion` makes the update \
+                 conditional (409 Conflict when stale)."
+            ),
+            "update",
+            &[],
+            &[
+                param(&format!("{obj}: &{ty}")),
+                param("params: &kube::api::PostParams"),
+            ],
+            object(),
+            ("update", &[obj, "params"]),
+        ),
+        Verb::UpdateStatus => delegate(
+            src,
+            &format!("Replaces the `status` subresource of a `{k}` (PUT `…/status`)."),
+            "update_status",
+            &[],
+            &[
+                param(&format!("{obj}: &{ty}")),
+                param("params: &kube::api::PostParams"),
+            ],
+            object(),
+            ("update_status", &[obj, "params"]),
+        ),
+        Verb::Delete => delegate(
+            src,
+            &format!(
+                "Deletes a `{k}`: `Left` with the object while finalizers keep it, `Right` with \
+                 the server's status once gone."
+            ),
+            "delete",
+            &[],
+            &[
+                param("name: &str"),
+                param("params: &kube::api::DeleteParams"),
+            ],
+            either(object()),
+            ("delete", &["name", "params"]),
+        ),
+        Verb::DeleteCollection => delegate(
+            src,
+            &format!("Deletes every `{k}` that `list_params` selects."),
+            "delete_collection",
+            &[],
+            &[
+                param("params: &kube::api::DeleteParams"),
+                param("list_params: &kube::api::ListParams"),
+            ],
+            either(list_ty.clone()),
+            ("delete_collection", &["params", "list_params"]),
+        ),
+        Verb::Get => delegate(
+            src,
+            &format!("Reads a `{k}` by name (404 NotFound when absent)."),
+            "get",
+            &[],
+            &[param("name: &str"), param("params: &kube::api::GetParams")],
+            object(),
+            ("get", &["name", "params"]),
+        ),
+        Verb::List => delegate(
+            src,
+            &format!("Lists `{k}` objects (label/field selectors, pagination)."),
+            "list",
+            &[],
+            &[param("params: &kube::api::ListParams")],
+            list_ty.clone(),
+            ("list", &["params"]),
+        ),
+        Verb::Watch => delegate(
+            src,
+            &format!("Watches `{k}` objects changed after `resource_version` (`\"0\"` for any)."),
+            "watch",
+            &[],
+            &[
+                param("params: &kube::api::WatchParams"),
+                param("resource_version: &str"),
+            ],
+            Ty::generic(format!("{rt}::client::WatchStream"), vec![object()]),
+            ("watch", &["params", "resource_version"]),
+        ),
+        Verb::Patch => delegate(
+            src,
+            &format!("Patches a `{k}` (merge, JSON, strategic or apply patch)."),
+            "patch",
+            &[param(&format!(
+                "P: {rt}::serde::Serialize + ::core::fmt::Debug"
+            ))],
+            &[
+                param("name: &str"),
+                param("patch: &kube::api::Patch<P>"),
+                param("params: &kube::api::PatchParams"),
+            ],
+            object(),
+            ("patch", &["name", "patch", "params"]),
+        ),
+        Verb::Apply => delegate(
+            src,
+            &format!(
+                "Server-side applies `{obj}` (client-go's `Apply`): the fields it sets become \
+                 owned by `opts.field_manager`; a field another manager owns with a different \
+                 value is a 409 conflict unless `opts.force`. Returns the `{k}` as stored."
+            ),
+            "apply",
+            &[],
+            &[
+                param(&format!("{obj}: &{}", n.ac)),
+                param(&format!("opts: &{rt}::apply::ApplyOptions")),
+            ],
+            object(),
+            ("apply", &[obj, "opts"]),
+        ),
+        Verb::ApplyStatus => delegate(
+            src,
+            &format!(
+                "Server-side applies the `status` of `{obj}` to the `status` subresource \
+                 (client-go's `ApplyStatus`); status fields are owned apart from the main \
+                 resource's. Returns the `{k}` as stored."
+            ),
+            "apply_status",
+            &[],
+            &[
+                param(&format!("{obj}: &{}", n.ac)),
+                param(&format!("opts: &{rt}::apply::ApplyOptions")),
+            ],
+            object(),
+            ("apply_status", &[obj, "opts"]),
+        ),
     }
 }
 
-fn ext_method(ctx: &Ctx<'_>, pkg: &Package, kind: &Kind, m: &ExtMethod) -> TokenStream {
-    let name = ident(&m.rust_name);
-    let result = ctx.type_ref(pkg, kind, &m.result);
-    let input = ctx.type_ref(pkg, kind, &m.input);
+fn ext_method(src: &mut Src, ctx: &Ctx<'_>, pkg: &Package, kind: &Kind, m: &ExtMethod) {
+    let name = ident(&m.rust_name).to_string();
+    let result = Ty::new(ctx.type_ref_text(pkg, kind, &m.result));
+    let input = ctx.type_ref_text(pkg, kind, &m.input);
     let sub = match &m.subresource {
-        Some(s) => quote!(Some(#s)),
-        None => quote!(None),
+        Some(s) => format!("Some({s:?})"),
+        None => "None".to_string(),
     };
     let target = match &m.subresource {
         Some(s) => format!("the `{s}` subresource of a `{}`", kind.name),
@@ -714,108 +819,134 @@ fn ext_method(ctx: &Ctx<'_>, pkg: &Package, kind: &Kind, m: &ExtMethod) -> Token
         TypeRef::Local(n) => snake(n),
         TypeRef::Path(p) => snake(p.rsplit("::").next().unwrap_or("input")),
     };
-    let input_id = ident(&input_name);
+    let input_id = ident(&input_name).to_string();
     let tag = format!("(`+genclient:method={}`)", m.name);
-    let rt = ctx.rt();
-    let rt_serde = quote!(#rt::serde);
+    let rt = ctx.rt_text();
+    let p = |s: &str| Ty::new(s);
+    let object_list = |t: Ty| Ty::generic("kube::api::ObjectList", vec![t]);
+    let input_param = |ty: &str| p(&format!("{input_id}: &{ty}"));
     match m.verb {
-        ExtVerb::Get => {
-            let doc = docs(&format!("Reads {target} {tag}."));
-            quote! {
-                #doc
-                #[inline]
-                pub async fn #name(&self, name: &str, params: &kube::api::GetParams) -> kube::Result<#result> {
-                    self.inner.get_as(name, #sub, params).await
-                }
-            }
-        }
+        ExtVerb::Get => delegate(
+            src,
+            &format!("Reads {target} {tag}."),
+            &name,
+            &[],
+            &[p("name: &str"), p("params: &kube::api::GetParams")],
+            result,
+            ("get_as", &["name", &sub, "params"]),
+        ),
         ExtVerb::List => {
-            let doc = docs(&format!("Lists {target} {tag}."));
+            let doc = format!("Lists {target} {tag}.");
             match &m.subresource {
-                None => quote! {
-                    #doc
-                    #[inline]
-                    pub async fn #name(&self, params: &kube::api::ListParams) -> kube::Result<kube::api::ObjectList<#result>> {
-                        self.inner.list_as(None, params).await
-                    }
-                },
-                Some(s) => quote! {
-                    #doc
-                    #[inline]
-                    pub async fn #name(&self, name: &str, params: &kube::api::ListParams) -> kube::Result<kube::api::ObjectList<#result>> {
-                        self.inner.list_as(Some((name, #s)), params).await
-                    }
-                },
+                None => delegate(
+                    src,
+                    &doc,
+                    &name,
+                    &[],
+                    &[p("params: &kube::api::ListParams")],
+                    object_list(result),
+                    ("list_as", &["None", "params"]),
+                ),
+                Some(s) => delegate(
+                    src,
+                    &doc,
+                    &name,
+                    &[],
+                    &[p("name: &str"), p("params: &kube::api::ListParams")],
+                    object_list(result),
+                    ("list_as", &[&format!("Some((name, {s:?}))"), "params"]),
+                ),
             }
         }
         ExtVerb::Create => {
-            let doc = docs(&format!("Creates {target} {tag}."));
+            let doc = format!("Creates {target} {tag}.");
             match &m.subresource {
-                None => quote! {
-                    #doc
-                    #[inline]
-                    pub async fn #name(&self, #input_id: &#input, params: &kube::api::PostParams) -> kube::Result<#result> {
-                        self.inner.create_as(None, #input_id, params).await
-                    }
-                },
-                Some(s) => quote! {
-                    #doc
-                    #[inline]
-                    pub async fn #name(&self, name: &str, #input_id: &#input, params: &kube::api::PostParams) -> kube::Result<#result> {
-                        self.inner.create_as(Some((name, #s)), #input_id, params).await
-                    }
-                },
+                None => delegate(
+                    src,
+                    &doc,
+                    &name,
+                    &[],
+                    &[input_param(&input), p("params: &kube::api::PostParams")],
+                    result,
+                    ("create_as", &["None", &input_id, "params"]),
+                ),
+                Some(s) => delegate(
+                    src,
+                    &doc,
+                    &name,
+                    &[],
+                    &[
+                        p("name: &str"),
+                        input_param(&input),
+                        p("params: &kube::api::PostParams"),
+                    ],
+                    result,
+                    (
+                        "create_as",
+                        &[&format!("Some((name, {s:?}))"), &input_id, "params"],
+                    ),
+                ),
             }
         }
         ExtVerb::Update => {
-            let doc = docs(&format!("Replaces {target} {tag}."));
+            let doc = format!("Replaces {target} {tag}.");
             match &m.subresource {
-                None => quote! {
-                    #doc
-                    #[inline]
-                    pub async fn #name(&self, #input_id: &#input, params: &kube::api::PostParams) -> kube::Result<#result> {
-                        self.inner.update_object_as(#input_id, params).await
-                    }
-                },
-                Some(_) => quote! {
-                    #doc
-                    #[inline]
-                    pub async fn #name(&self, name: &str, #input_id: &#input, params: &kube::api::PostParams) -> kube::Result<#result> {
-                        self.inner.update_as(name, #sub, #input_id, params).await
-                    }
-                },
+                None => delegate(
+                    src,
+                    &doc,
+                    &name,
+                    &[],
+                    &[input_param(&input), p("params: &kube::api::PostParams")],
+                    result,
+                    ("update_object_as", &[&input_id, "params"]),
+                ),
+                Some(_) => delegate(
+                    src,
+                    &doc,
+                    &name,
+                    &[],
+                    &[
+                        p("name: &str"),
+                        input_param(&input),
+                        p("params: &kube::api::PostParams"),
+                    ],
+                    result,
+                    ("update_as", &["name", &sub, &input_id, "params"]),
+                ),
             }
         }
-        ExtVerb::Patch => {
-            let doc = docs(&format!("Patches {target} {tag}."));
-            quote! {
-                #doc
-                #[inline]
-                pub async fn #name<P: #rt_serde::Serialize + ::core::fmt::Debug>(
-                    &self,
-                    name: &str,
-                    patch: &kube::api::Patch<P>,
-                    params: &kube::api::PatchParams,
-                ) -> kube::Result<#result> {
-                    self.inner.patch_as(name, #sub, patch, params).await
-                }
-            }
-        }
+        ExtVerb::Patch => delegate(
+            src,
+            &format!("Patches {target} {tag}."),
+            &name,
+            &[p(&format!(
+                "P: {rt}::serde::Serialize + ::core::fmt::Debug"
+            ))],
+            &[
+                p("name: &str"),
+                p("patch: &kube::api::Patch<P>"),
+                p("params: &kube::api::PatchParams"),
+            ],
+            result,
+            ("patch_as", &["name", &sub, "patch", "params"]),
+        ),
         ExtVerb::Apply => {
-            let doc = docs(&format!("Server-side applies to {target} {tag}."));
-            let rt_apply = quote!(#rt::apply);
+            let doc = format!("Server-side applies to {target} {tag}.");
+            let opts = p(&format!("opts: &{rt}::apply::ApplyOptions"));
             match (&m.input, &m.subresource) {
                 // The kind's own configuration names the object.
-                (TypeRef::Kind, None) => {
-                    let ac = apply_configuration(ctx, pkg, &kind.name);
-                    quote! {
-                        #doc
-                        #[inline]
-                        pub async fn #name(&self, #input_id: &#ac, opts: &#rt_apply::ApplyOptions) -> kube::Result<#result> {
-                            self.inner.apply_configuration_as(#input_id, None, opts).await
-                        }
-                    }
-                }
+                (TypeRef::Kind, None) => delegate(
+                    src,
+                    &doc,
+                    &name,
+                    &[],
+                    &[
+                        input_param(&apply_configuration(ctx, pkg, &kind.name)),
+                        opts,
+                    ],
+                    result,
+                    ("apply_configuration_as", &[&input_id, "None", "opts"]),
+                ),
                 // A package type's configuration; a type of another crate has none and is sent
                 // as it is.
                 (TypeRef::Kind | TypeRef::Local(_), _) => {
@@ -823,21 +954,31 @@ fn ext_method(ctx: &Ctx<'_>, pkg: &Package, kind: &Kind, m: &ExtMethod) -> Token
                         TypeRef::Local(n) => apply_configuration(ctx, pkg, n),
                         _ => apply_configuration(ctx, pkg, &kind.name),
                     };
-                    quote! {
-                        #doc
-                        #[inline]
-                        pub async fn #name(&self, name: &str, #input_id: &#ac, opts: &#rt_apply::ApplyOptions) -> kube::Result<#result> {
-                            self.inner.apply_as(name, #sub, #input_id, &opts.patch_params()).await
-                        }
-                    }
+                    delegate(
+                        src,
+                        &doc,
+                        &name,
+                        &[],
+                        &[p("name: &str"), input_param(&ac), opts],
+                        result,
+                        (
+                            "apply_as",
+                            &["name", &sub, &input_id, "&opts.patch_params()"],
+                        ),
+                    )
                 }
-                (TypeRef::Path(_), _) => quote! {
-                    #doc
-                    #[inline]
-                    pub async fn #name(&self, name: &str, #input_id: &#input, opts: &#rt_apply::ApplyOptions) -> kube::Result<#result> {
-                        self.inner.apply_as(name, #sub, #input_id, &opts.patch_params()).await
-                    }
-                },
+                (TypeRef::Path(_), _) => delegate(
+                    src,
+                    &doc,
+                    &name,
+                    &[],
+                    &[p("name: &str"), input_param(&input), opts],
+                    result,
+                    (
+                        "apply_as",
+                        &["name", &sub, &input_id, "&opts.patch_params()"],
+                    ),
+                ),
             }
         }
     }

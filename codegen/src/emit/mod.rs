@@ -99,32 +99,21 @@ impl Ctx<'_> {
         quote!(#apis::#g::#v)
     }
 
-    /// A type of an API package (`crate::pkg::apis::crddemo::v1::Mydemo`).
-    pub(crate) fn api_type(&self, pkg: &Package, name: &str) -> TokenStream {
-        let p = self.package_path(pkg);
-        let n = namer::ident(name);
-        quote!(#p::#n)
-    }
-
-    /// A type named by an extension method's `input=`/`result=`.
-    pub(crate) fn type_ref(&self, pkg: &Package, kind: &Kind, r: &TypeRef) -> TokenStream {
+    /// A type named by an extension method's `input=`/`result=`, as text.
+    pub(crate) fn type_ref_text(&self, pkg: &Package, kind: &Kind, r: &TypeRef) -> String {
+        let api_type =
+            |name: &str| format!("{}::{}", self.package_path_text(pkg), namer::ident(name));
         match r {
-            TypeRef::Kind => self.api_type(pkg, &kind.name),
-            TypeRef::Local(n) => self.api_type(pkg, n),
+            TypeRef::Kind => api_type(&kind.name),
+            TypeRef::Local(n) => api_type(n),
             TypeRef::Path(p) => {
-                let rt = self.rt();
+                let p: String = p.split_whitespace().collect();
                 match p
                     .strip_prefix("k8s_openapi::")
                     .or_else(|| p.strip_prefix("::k8s_openapi::"))
                 {
-                    Some(rest) => {
-                        let rest: syn::Path =
-                            syn::parse_str(rest).unwrap_or_else(|_| syn::parse_quote!(Unparsable));
-                        quote!(#rt::k8s_openapi::#rest)
-                    }
-                    None => syn::parse_str::<syn::Path>(p)
-                        .map(|p| p.to_token_stream())
-                        .unwrap_or_else(|_| quote!(Unparsable)),
+                    Some(rest) => format!("{}::k8s_openapi::{rest}", self.rt_text()),
+                    None => p,
                 }
             }
         }

@@ -222,9 +222,9 @@ impl Src {
         pad(&mut self.out, indent);
         self.out.push_str(head);
         if !generics.is_empty() {
-            // rustfmt keeps the generics on the first line when `…>(` ends two columns short
-            // of the limit.
-            if indent + head.len() + generics_flat.len() + 1 < MAX_WIDTH - 1 {
+            // rustfmt keeps the generics on the first line when `…>(` ends three columns
+            // short of the limit.
+            if fits(indent + head.len() + generics_flat.len() + "(".len() + 3) {
                 self.out.push_str(generics_flat);
             } else {
                 self.out.push_str("<\n");
@@ -290,6 +290,30 @@ impl Src {
         args: &[&str],
         tail: &str,
     ) {
+        self.call_with(indent, lead, callee, args, tail, ",");
+    }
+
+    /// As [`Src::call`], inside a macro's arguments, where `rustfmt` writes no trailing comma.
+    pub(crate) fn call_in_macro(
+        &mut self,
+        indent: usize,
+        lead: &str,
+        callee: &str,
+        args: &[&str],
+        tail: &str,
+    ) {
+        self.call_with(indent, lead, callee, args, tail, "");
+    }
+
+    fn call_with(
+        &mut self,
+        indent: usize,
+        lead: &str,
+        callee: &str,
+        args: &[&str],
+        tail: &str,
+        last_comma: &str,
+    ) {
         let inner = args.join(", ");
         if inner.len() <= FN_CALL_WIDTH
             && indent + lead.len() + callee.len() + inner.len() + 2 + tail.len() <= MAX_WIDTH
@@ -298,8 +322,9 @@ impl Src {
             return;
         }
         self.line(indent, &format!("{lead}{callee}("));
-        for a in args {
-            self.line(indent + TAB, &format!("{a},"));
+        for (i, a) in args.iter().enumerate() {
+            let comma = if i + 1 < args.len() { "," } else { last_comma };
+            self.line(indent + TAB, &format!("{a}{comma}"));
         }
         self.line(indent, &format!("){tail}"));
     }
@@ -385,5 +410,90 @@ pub(crate) fn doc_lines(out: &mut String, indent: usize, marker: &str, text: &st
             out.push_str(l);
         }
         out.push('\n');
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_type_too_long_for_its_line_breaks_its_arguments_one_per_line() {
+        let mut src = Src::new();
+        let long = Ty::generic(
+            "::std::collections::BTreeMap",
+            vec![
+                Ty::new("::std::string::String"),
+                Ty::new(format!("crate::pkg::apis::group::v1::{}", "A".repeat(40))),
+            ],
+        );
+        src.field(
+            4,
+            "pub field",
+            &Ty::generic("::core::option::Option", vec![long]),
+        );
+        let text = src.finish();
+        assert_eq!(
+            text,
+            format!(
+                "    pub field: ::core::option::Option<\n        ::std::collections::BTreeMap<\n            \
+                 ::std::string::String,\n            crate::pkg::apis::group::v1::{},\n        >,\n    >,\n",
+                "A".repeat(40)
+            )
+        );
+        assert!(text.lines().all(|l| l.len() <= MAX_WIDTH));
+    }
+
+    #[test]
+    fn a_signature_breaks_its_parameters_before_its_return_type() {
+        let mut src = Src::new();
+        let params = [Ty::new("&self"), Ty::new("name: &str")];
+        src.fn_sig(4, "pub fn get", &[], &params, Some(&Ty::new("Self")));
+        assert_eq!(
+            src.finish(),
+            "    pub fn get(&self, name: &str) -> Self {\n"
+        );
+
+        let mut src = Src::new();
+        let ret = Ty::generic(
+            "::core::result::Result",
+            vec![Ty::new("A".repeat(50)), Ty::new("B".repeat(40))],
+        );
+        src.fn_sig(0, "pub fn extract", &[], &params, Some(&ret));
+        assert_eq!(
+            src.finish(),
+            format!(
+                "pub fn extract(\n    &self,\n    name: &str,\n) -> ::core::result::Result<\n    {},\n    {},\n> {{\n",
+                "A".repeat(50),
+                "B".repeat(40)
+            )
+        );
+    }
+
+    #[test]
+    fn attributes_and_calls_break_past_their_own_width_limits() {
+        let mut src = Src::new();
+        src.attr_list(4, "serde", &["rename = \"a\"", "default"]);
+        src.attr_list(
+            4,
+            "serde",
+            &[
+                "rename = \"apiVersion\"",
+                "default",
+                "skip_serializing_if = \"Option::is_none\"",
+            ],
+        );
+        src.call(8, "", "f", &["a", "b"], ";");
+        src.call(8, "", "f", &[&"x".repeat(40), &"y".repeat(20)], ";");
+        let x = "x".repeat(40);
+        let y = "y".repeat(20);
+        assert_eq!(
+            src.finish(),
+            format!(
+                "    #[serde(rename = \"a\", default)]\n    #[serde(\n        rename = \"apiVersion\",\n        \
+                 default,\n        skip_serializing_if = \"Option::is_none\"\n    )]\n        f(a, b);\n        \
+                 f(\n            {x},\n            {y},\n        );\n"
+            )
+        );
     }
 }

@@ -5,16 +5,21 @@
 
 //! The typed client of `MutatingAdmissionPolicy` (`mutatingadmissionpolicies.admissionregistration.k8s.io/v1`).
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::admissionregistration::v1::MutatingAdmissionPolicy;
+
+// The tags agree with the re-exported type: scope and resource.
 const _: () = {
     ::kube_codegen_runtime::check::cluster_scoped::<MutatingAdmissionPolicy>();
     assert!(
-        ::kube_codegen_runtime::check::same_str(< MutatingAdmissionPolicy as
-        ::kube_codegen_runtime::k8s_openapi::Resource > ::URL_PATH_SEGMENT,
-        "mutatingadmissionpolicies"),
+        ::kube_codegen_runtime::check::same_str(
+            <MutatingAdmissionPolicy as ::kube_codegen_runtime::k8s_openapi::Resource>::URL_PATH_SEGMENT,
+            "mutatingadmissionpolicies"
+        ),
         "the tags of MutatingAdmissionPolicy disagree with its type: resource \"mutatingadmissionpolicies\" is not its URL_PATH_SEGMENT"
     );
 };
+
 /// The typed client of `mutatingadmissionpolicies.admissionregistration.k8s.io` (cluster-scoped).
 ///
 /// Verbs: create, update, delete, delete_collection, get, list, watch, patch.
@@ -22,6 +27,7 @@ const _: () = {
 pub struct MutatingAdmissionPolicyClient {
     inner: ::kube_codegen_runtime::client::TypedClient<MutatingAdmissionPolicy>,
 }
+
 impl MutatingAdmissionPolicyClient {
     /// A client for `MutatingAdmissionPolicy` objects.
     #[inline]
@@ -30,17 +36,20 @@ impl MutatingAdmissionPolicyClient {
             inner: ::kube_codegen_runtime::client::TypedClient::new(client, None),
         }
     }
+
     /// The same resource as a `kube::Api`, for anything this client does not offer.
     #[inline]
     pub fn api(&self) -> kube::Api<MutatingAdmissionPolicy> {
         kube::Api::all(self.inner.client().clone())
     }
+
     /// The underlying client, for methods written beside the generated ones (client-go's
     /// expansions).
     #[inline]
     pub fn client(&self) -> &kube::Client {
         self.inner.client()
     }
+
     /// Creates a `MutatingAdmissionPolicy` (POST to the collection) and returns it as stored.
     #[inline]
     pub async fn create(
@@ -50,6 +59,7 @@ impl MutatingAdmissionPolicyClient {
     ) -> kube::Result<MutatingAdmissionPolicy> {
         self.inner.create(mutating_admission_policy, params).await
     }
+
     /// Replaces a `MutatingAdmissionPolicy` (PUT); its `metadata.resourceVersion` makes the update conditional (409 Conflict when stale).
     #[inline]
     pub async fn update(
@@ -59,6 +69,7 @@ impl MutatingAdmissionPolicyClient {
     ) -> kube::Result<MutatingAdmissionPolicy> {
         self.inner.update(mutating_admission_policy, params).await
     }
+
     /// Deletes a `MutatingAdmissionPolicy`: `Left` with the object while finalizers keep it, `Right` with the server's status once gone.
     #[inline]
     pub async fn delete(
@@ -66,13 +77,11 @@ impl MutatingAdmissionPolicyClient {
         name: &str,
         params: &kube::api::DeleteParams,
     ) -> kube::Result<
-        ::kube_codegen_runtime::either::Either<
-            MutatingAdmissionPolicy,
-            kube::core::Status,
-        >,
+        ::kube_codegen_runtime::either::Either<MutatingAdmissionPolicy, kube::core::Status>,
     > {
         self.inner.delete(name, params).await
     }
+
     /// Deletes every `MutatingAdmissionPolicy` that `list_params` selects.
     #[inline]
     pub async fn delete_collection(
@@ -87,6 +96,7 @@ impl MutatingAdmissionPolicyClient {
     > {
         self.inner.delete_collection(params, list_params).await
     }
+
     /// Reads a `MutatingAdmissionPolicy` by name (404 NotFound when absent).
     #[inline]
     pub async fn get(
@@ -96,6 +106,7 @@ impl MutatingAdmissionPolicyClient {
     ) -> kube::Result<MutatingAdmissionPolicy> {
         self.inner.get(name, params).await
     }
+
     /// Lists `MutatingAdmissionPolicy` objects (label/field selectors, pagination).
     #[inline]
     pub async fn list(
@@ -104,17 +115,17 @@ impl MutatingAdmissionPolicyClient {
     ) -> kube::Result<kube::api::ObjectList<MutatingAdmissionPolicy>> {
         self.inner.list(params).await
     }
+
     /// Watches `MutatingAdmissionPolicy` objects changed after `resource_version` (`"0"` for any).
     #[inline]
     pub async fn watch(
         &self,
         params: &kube::api::WatchParams,
         resource_version: &str,
-    ) -> kube::Result<
-        ::kube_codegen_runtime::client::WatchStream<MutatingAdmissionPolicy>,
-    > {
+    ) -> kube::Result<::kube_codegen_runtime::client::WatchStream<MutatingAdmissionPolicy>> {
         self.inner.watch(params, resource_version).await
     }
+
     /// Patches a `MutatingAdmissionPolicy` (merge, JSON, strategic or apply patch).
     #[inline]
     pub async fn patch<P: ::kube_codegen_runtime::serde::Serialize + ::core::fmt::Debug>(

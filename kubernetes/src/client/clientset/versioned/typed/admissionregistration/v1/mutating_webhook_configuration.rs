@@ -5,16 +5,21 @@
 
 //! The typed client of `MutatingWebhookConfiguration` (`mutatingwebhookconfigurations.admissionregistration.k8s.io/v1`).
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::admissionregistration::v1::MutatingWebhookConfiguration;
+
+// The tags agree with the re-exported type: scope and resource.
 const _: () = {
     ::kube_codegen_runtime::check::cluster_scoped::<MutatingWebhookConfiguration>();
     assert!(
-        ::kube_codegen_runtime::check::same_str(< MutatingWebhookConfiguration as
-        ::kube_codegen_runtime::k8s_openapi::Resource > ::URL_PATH_SEGMENT,
-        "mutatingwebhookconfigurations"),
+        ::kube_codegen_runtime::check::same_str(
+            <MutatingWebhookConfiguration as ::kube_codegen_runtime::k8s_openapi::Resource>::URL_PATH_SEGMENT,
+            "mutatingwebhookconfigurations"
+        ),
         "the tags of MutatingWebhookConfiguration disagree with its type: resource \"mutatingwebhookconfigurations\" is not its URL_PATH_SEGMENT"
     );
 };
+
 /// The typed client of `mutatingwebhookconfigurations.admissionregistration.k8s.io` (cluster-scoped).
 ///
 /// Verbs: create, update, delete, delete_collection, get, list, watch, patch.
@@ -22,6 +27,7 @@ const _: () = {
 pub struct MutatingWebhookConfigurationClient {
     inner: ::kube_codegen_runtime::client::TypedClient<MutatingWebhookConfiguration>,
 }
+
 impl MutatingWebhookConfigurationClient {
     /// A client for `MutatingWebhookConfiguration` objects.
     #[inline]
@@ -30,17 +36,20 @@ impl MutatingWebhookConfigurationClient {
             inner: ::kube_codegen_runtime::client::TypedClient::new(client, None),
         }
     }
+
     /// The same resource as a `kube::Api`, for anything this client does not offer.
     #[inline]
     pub fn api(&self) -> kube::Api<MutatingWebhookConfiguration> {
         kube::Api::all(self.inner.client().clone())
     }
+
     /// The underlying client, for methods written beside the generated ones (client-go's
     /// expansions).
     #[inline]
     pub fn client(&self) -> &kube::Client {
         self.inner.client()
     }
+
     /// Creates a `MutatingWebhookConfiguration` (POST to the collection) and returns it as stored.
     #[inline]
     pub async fn create(
@@ -48,8 +57,11 @@ impl MutatingWebhookConfigurationClient {
         mutating_webhook_configuration: &MutatingWebhookConfiguration,
         params: &kube::api::PostParams,
     ) -> kube::Result<MutatingWebhookConfiguration> {
-        self.inner.create(mutating_webhook_configuration, params).await
+        self.inner
+            .create(mutating_webhook_configuration, params)
+            .await
     }
+
     /// Replaces a `MutatingWebhookConfiguration` (PUT); its `metadata.resourceVersion` makes the update conditional (409 Conflict when stale).
     #[inline]
     pub async fn update(
@@ -57,8 +69,11 @@ impl MutatingWebhookConfigurationClient {
         mutating_webhook_configuration: &MutatingWebhookConfiguration,
         params: &kube::api::PostParams,
     ) -> kube::Result<MutatingWebhookConfiguration> {
-        self.inner.update(mutating_webhook_configuration, params).await
+        self.inner
+            .update(mutating_webhook_configuration, params)
+            .await
     }
+
     /// Deletes a `MutatingWebhookConfiguration`: `Left` with the object while finalizers keep it, `Right` with the server's status once gone.
     #[inline]
     pub async fn delete(
@@ -66,13 +81,11 @@ impl MutatingWebhookConfigurationClient {
         name: &str,
         params: &kube::api::DeleteParams,
     ) -> kube::Result<
-        ::kube_codegen_runtime::either::Either<
-            MutatingWebhookConfiguration,
-            kube::core::Status,
-        >,
+        ::kube_codegen_runtime::either::Either<MutatingWebhookConfiguration, kube::core::Status>,
     > {
         self.inner.delete(name, params).await
     }
+
     /// Deletes every `MutatingWebhookConfiguration` that `list_params` selects.
     #[inline]
     pub async fn delete_collection(
@@ -87,6 +100,7 @@ impl MutatingWebhookConfigurationClient {
     > {
         self.inner.delete_collection(params, list_params).await
     }
+
     /// Reads a `MutatingWebhookConfiguration` by name (404 NotFound when absent).
     #[inline]
     pub async fn get(
@@ -96,6 +110,7 @@ impl MutatingWebhookConfigurationClient {
     ) -> kube::Result<MutatingWebhookConfiguration> {
         self.inner.get(name, params).await
     }
+
     /// Lists `MutatingWebhookConfiguration` objects (label/field selectors, pagination).
     #[inline]
     pub async fn list(
@@ -104,17 +119,18 @@ impl MutatingWebhookConfigurationClient {
     ) -> kube::Result<kube::api::ObjectList<MutatingWebhookConfiguration>> {
         self.inner.list(params).await
     }
+
     /// Watches `MutatingWebhookConfiguration` objects changed after `resource_version` (`"0"` for any).
     #[inline]
     pub async fn watch(
         &self,
         params: &kube::api::WatchParams,
         resource_version: &str,
-    ) -> kube::Result<
-        ::kube_codegen_runtime::client::WatchStream<MutatingWebhookConfiguration>,
-    > {
+    ) -> kube::Result<::kube_codegen_runtime::client::WatchStream<MutatingWebhookConfiguration>>
+    {
         self.inner.watch(params, resource_version).await
     }
+
     /// Patches a `MutatingWebhookConfiguration` (merge, JSON, strategic or apply patch).
     #[inline]
     pub async fn patch<P: ::kube_codegen_runtime::serde::Serialize + ::core::fmt::Debug>(

@@ -5,16 +5,21 @@
 
 //! The typed client of `ValidatingAdmissionPolicy` (`validatingadmissionpolicies.admissionregistration.k8s.io/v1`).
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::admissionregistration::v1::ValidatingAdmissionPolicy;
+
+// The tags agree with the re-exported type: scope and resource.
 const _: () = {
     ::kube_codegen_runtime::check::cluster_scoped::<ValidatingAdmissionPolicy>();
     assert!(
-        ::kube_codegen_runtime::check::same_str(< ValidatingAdmissionPolicy as
-        ::kube_codegen_runtime::k8s_openapi::Resource > ::URL_PATH_SEGMENT,
-        "validatingadmissionpolicies"),
+        ::kube_codegen_runtime::check::same_str(
+            <ValidatingAdmissionPolicy as ::kube_codegen_runtime::k8s_openapi::Resource>::URL_PATH_SEGMENT,
+            "validatingadmissionpolicies"
+        ),
         "the tags of ValidatingAdmissionPolicy disagree with its type: resource \"validatingadmissionpolicies\" is not its URL_PATH_SEGMENT"
     );
 };
+
 /// The typed client of `validatingadmissionpolicies.admissionregistration.k8s.io` (cluster-scoped).
 ///
 /// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch.
@@ -22,6 +27,7 @@ const _: () = {
 pub struct ValidatingAdmissionPolicyClient {
     inner: ::kube_codegen_runtime::client::TypedClient<ValidatingAdmissionPolicy>,
 }
+
 impl ValidatingAdmissionPolicyClient {
     /// A client for `ValidatingAdmissionPolicy` objects.
     #[inline]
@@ -30,17 +36,20 @@ impl ValidatingAdmissionPolicyClient {
             inner: ::kube_codegen_runtime::client::TypedClient::new(client, None),
         }
     }
+
     /// The same resource as a `kube::Api`, for anything this client does not offer.
     #[inline]
     pub fn api(&self) -> kube::Api<ValidatingAdmissionPolicy> {
         kube::Api::all(self.inner.client().clone())
     }
+
     /// The underlying client, for methods written beside the generated ones (client-go's
     /// expansions).
     #[inline]
     pub fn client(&self) -> &kube::Client {
         self.inner.client()
     }
+
     /// Creates a `ValidatingAdmissionPolicy` (POST to the collection) and returns it as stored.
     #[inline]
     pub async fn create(
@@ -50,6 +59,7 @@ impl ValidatingAdmissionPolicyClient {
     ) -> kube::Result<ValidatingAdmissionPolicy> {
         self.inner.create(validating_admission_policy, params).await
     }
+
     /// Replaces a `ValidatingAdmissionPolicy` (PUT); its `metadata.resourceVersion` makes the update conditional (409 Conflict when stale).
     #[inline]
     pub async fn update(
@@ -59,6 +69,7 @@ impl ValidatingAdmissionPolicyClient {
     ) -> kube::Result<ValidatingAdmissionPolicy> {
         self.inner.update(validating_admission_policy, params).await
     }
+
     /// Replaces the `status` subresource of a `ValidatingAdmissionPolicy` (PUT `…/status`).
     #[inline]
     pub async fn update_status(
@@ -66,8 +77,11 @@ impl ValidatingAdmissionPolicyClient {
         validating_admission_policy: &ValidatingAdmissionPolicy,
         params: &kube::api::PostParams,
     ) -> kube::Result<ValidatingAdmissionPolicy> {
-        self.inner.update_status(validating_admission_policy, params).await
+        self.inner
+            .update_status(validating_admission_policy, params)
+            .await
     }
+
     /// Deletes a `ValidatingAdmissionPolicy`: `Left` with the object while finalizers keep it, `Right` with the server's status once gone.
     #[inline]
     pub async fn delete(
@@ -75,13 +89,11 @@ impl ValidatingAdmissionPolicyClient {
         name: &str,
         params: &kube::api::DeleteParams,
     ) -> kube::Result<
-        ::kube_codegen_runtime::either::Either<
-            ValidatingAdmissionPolicy,
-            kube::core::Status,
-        >,
+        ::kube_codegen_runtime::either::Either<ValidatingAdmissionPolicy, kube::core::Status>,
     > {
         self.inner.delete(name, params).await
     }
+
     /// Deletes every `ValidatingAdmissionPolicy` that `list_params` selects.
     #[inline]
     pub async fn delete_collection(
@@ -96,6 +108,7 @@ impl ValidatingAdmissionPolicyClient {
     > {
         self.inner.delete_collection(params, list_params).await
     }
+
     /// Reads a `ValidatingAdmissionPolicy` by name (404 NotFound when absent).
     #[inline]
     pub async fn get(
@@ -105,6 +118,7 @@ impl ValidatingAdmissionPolicyClient {
     ) -> kube::Result<ValidatingAdmissionPolicy> {
         self.inner.get(name, params).await
     }
+
     /// Lists `ValidatingAdmissionPolicy` objects (label/field selectors, pagination).
     #[inline]
     pub async fn list(
@@ -113,17 +127,17 @@ impl ValidatingAdmissionPolicyClient {
     ) -> kube::Result<kube::api::ObjectList<ValidatingAdmissionPolicy>> {
         self.inner.list(params).await
     }
+
     /// Watches `ValidatingAdmissionPolicy` objects changed after `resource_version` (`"0"` for any).
     #[inline]
     pub async fn watch(
         &self,
         params: &kube::api::WatchParams,
         resource_version: &str,
-    ) -> kube::Result<
-        ::kube_codegen_runtime::client::WatchStream<ValidatingAdmissionPolicy>,
-    > {
+    ) -> kube::Result<::kube_codegen_runtime::client::WatchStream<ValidatingAdmissionPolicy>> {
         self.inner.watch(params, resource_version).await
     }
+
     /// Patches a `ValidatingAdmissionPolicy` (merge, JSON, strategic or apply patch).
     #[inline]
     pub async fn patch<P: ::kube_codegen_runtime::serde::Serialize + ::core::fmt::Debug>(

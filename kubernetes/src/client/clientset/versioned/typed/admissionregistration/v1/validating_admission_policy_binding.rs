@@ -5,16 +5,21 @@
 
 //! The typed client of `ValidatingAdmissionPolicyBinding` (`validatingadmissionpolicybindings.admissionregistration.k8s.io/v1`).
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::admissionregistration::v1::ValidatingAdmissionPolicyBinding;
+
+// The tags agree with the re-exported type: scope and resource.
 const _: () = {
     ::kube_codegen_runtime::check::cluster_scoped::<ValidatingAdmissionPolicyBinding>();
     assert!(
-        ::kube_codegen_runtime::check::same_str(< ValidatingAdmissionPolicyBinding as
-        ::kube_codegen_runtime::k8s_openapi::Resource > ::URL_PATH_SEGMENT,
-        "validatingadmissionpolicybindings"),
+        ::kube_codegen_runtime::check::same_str(
+            <ValidatingAdmissionPolicyBinding as ::kube_codegen_runtime::k8s_openapi::Resource>::URL_PATH_SEGMENT,
+            "validatingadmissionpolicybindings"
+        ),
         "the tags of ValidatingAdmissionPolicyBinding disagree with its type: resource \"validatingadmissionpolicybindings\" is not its URL_PATH_SEGMENT"
     );
 };
+
 /// The typed client of `validatingadmissionpolicybindings.admissionregistration.k8s.io` (cluster-scoped).
 ///
 /// Verbs: create, update, delete, delete_collection, get, list, watch, patch.
@@ -22,6 +27,7 @@ const _: () = {
 pub struct ValidatingAdmissionPolicyBindingClient {
     inner: ::kube_codegen_runtime::client::TypedClient<ValidatingAdmissionPolicyBinding>,
 }
+
 impl ValidatingAdmissionPolicyBindingClient {
     /// A client for `ValidatingAdmissionPolicyBinding` objects.
     #[inline]
@@ -30,17 +36,20 @@ impl ValidatingAdmissionPolicyBindingClient {
             inner: ::kube_codegen_runtime::client::TypedClient::new(client, None),
         }
     }
+
     /// The same resource as a `kube::Api`, for anything this client does not offer.
     #[inline]
     pub fn api(&self) -> kube::Api<ValidatingAdmissionPolicyBinding> {
         kube::Api::all(self.inner.client().clone())
     }
+
     /// The underlying client, for methods written beside the generated ones (client-go's
     /// expansions).
     #[inline]
     pub fn client(&self) -> &kube::Client {
         self.inner.client()
     }
+
     /// Creates a `ValidatingAdmissionPolicyBinding` (POST to the collection) and returns it as stored.
     #[inline]
     pub async fn create(
@@ -48,8 +57,11 @@ impl ValidatingAdmissionPolicyBindingClient {
         validating_admission_policy_binding: &ValidatingAdmissionPolicyBinding,
         params: &kube::api::PostParams,
     ) -> kube::Result<ValidatingAdmissionPolicyBinding> {
-        self.inner.create(validating_admission_policy_binding, params).await
+        self.inner
+            .create(validating_admission_policy_binding, params)
+            .await
     }
+
     /// Replaces a `ValidatingAdmissionPolicyBinding` (PUT); its `metadata.resourceVersion` makes the update conditional (409 Conflict when stale).
     #[inline]
     pub async fn update(
@@ -57,8 +69,11 @@ impl ValidatingAdmissionPolicyBindingClient {
         validating_admission_policy_binding: &ValidatingAdmissionPolicyBinding,
         params: &kube::api::PostParams,
     ) -> kube::Result<ValidatingAdmissionPolicyBinding> {
-        self.inner.update(validating_admission_policy_binding, params).await
+        self.inner
+            .update(validating_admission_policy_binding, params)
+            .await
     }
+
     /// Deletes a `ValidatingAdmissionPolicyBinding`: `Left` with the object while finalizers keep it, `Right` with the server's status once gone.
     #[inline]
     pub async fn delete(
@@ -73,6 +88,7 @@ impl ValidatingAdmissionPolicyBindingClient {
     > {
         self.inner.delete(name, params).await
     }
+
     /// Deletes every `ValidatingAdmissionPolicyBinding` that `list_params` selects.
     #[inline]
     pub async fn delete_collection(
@@ -87,6 +103,7 @@ impl ValidatingAdmissionPolicyBindingClient {
     > {
         self.inner.delete_collection(params, list_params).await
     }
+
     /// Reads a `ValidatingAdmissionPolicyBinding` by name (404 NotFound when absent).
     #[inline]
     pub async fn get(
@@ -96,6 +113,7 @@ impl ValidatingAdmissionPolicyBindingClient {
     ) -> kube::Result<ValidatingAdmissionPolicyBinding> {
         self.inner.get(name, params).await
     }
+
     /// Lists `ValidatingAdmissionPolicyBinding` objects (label/field selectors, pagination).
     #[inline]
     pub async fn list(
@@ -104,17 +122,18 @@ impl ValidatingAdmissionPolicyBindingClient {
     ) -> kube::Result<kube::api::ObjectList<ValidatingAdmissionPolicyBinding>> {
         self.inner.list(params).await
     }
+
     /// Watches `ValidatingAdmissionPolicyBinding` objects changed after `resource_version` (`"0"` for any).
     #[inline]
     pub async fn watch(
         &self,
         params: &kube::api::WatchParams,
         resource_version: &str,
-    ) -> kube::Result<
-        ::kube_codegen_runtime::client::WatchStream<ValidatingAdmissionPolicyBinding>,
-    > {
+    ) -> kube::Result<::kube_codegen_runtime::client::WatchStream<ValidatingAdmissionPolicyBinding>>
+    {
         self.inner.watch(params, resource_version).await
     }
+
     /// Patches a `ValidatingAdmissionPolicyBinding` (merge, JSON, strategic or apply patch).
     #[inline]
     pub async fn patch<P: ::kube_codegen_runtime::serde::Serialize + ::core::fmt::Debug>(

@@ -5,16 +5,21 @@
 
 //! The typed client of `ValidatingWebhookConfiguration` (`validatingwebhookconfigurations.admissionregistration.k8s.io/v1`).
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::admissionregistration::v1::ValidatingWebhookConfiguration;
+
+// The tags agree with the re-exported type: scope and resource.
 const _: () = {
     ::kube_codegen_runtime::check::cluster_scoped::<ValidatingWebhookConfiguration>();
     assert!(
-        ::kube_codegen_runtime::check::same_str(< ValidatingWebhookConfiguration as
-        ::kube_codegen_runtime::k8s_openapi::Resource > ::URL_PATH_SEGMENT,
-        "validatingwebhookconfigurations"),
+        ::kube_codegen_runtime::check::same_str(
+            <ValidatingWebhookConfiguration as ::kube_codegen_runtime::k8s_openapi::Resource>::URL_PATH_SEGMENT,
+            "validatingwebhookconfigurations"
+        ),
         "the tags of ValidatingWebhookConfiguration disagree with its type: resource \"validatingwebhookconfigurations\" is not its URL_PATH_SEGMENT"
     );
 };
+
 /// The typed client of `validatingwebhookconfigurations.admissionregistration.k8s.io` (cluster-scoped).
 ///
 /// Verbs: create, update, delete, delete_collection, get, list, watch, patch.
@@ -22,6 +27,7 @@ const _: () = {
 pub struct ValidatingWebhookConfigurationClient {
     inner: ::kube_codegen_runtime::client::TypedClient<ValidatingWebhookConfiguration>,
 }
+
 impl ValidatingWebhookConfigurationClient {
     /// A client for `ValidatingWebhookConfiguration` objects.
     #[inline]
@@ -30,17 +36,20 @@ impl ValidatingWebhookConfigurationClient {
             inner: ::kube_codegen_runtime::client::TypedClient::new(client, None),
         }
     }
+
     /// The same resource as a `kube::Api`, for anything this client does not offer.
     #[inline]
     pub fn api(&self) -> kube::Api<ValidatingWebhookConfiguration> {
         kube::Api::all(self.inner.client().clone())
     }
+
     /// The underlying client, for methods written beside the generated ones (client-go's
     /// expansions).
     #[inline]
     pub fn client(&self) -> &kube::Client {
         self.inner.client()
     }
+
     /// Creates a `ValidatingWebhookConfiguration` (POST to the collection) and returns it as stored.
     #[inline]
     pub async fn create(
@@ -48,8 +57,11 @@ impl ValidatingWebhookConfigurationClient {
         validating_webhook_configuration: &ValidatingWebhookConfiguration,
         params: &kube::api::PostParams,
     ) -> kube::Result<ValidatingWebhookConfiguration> {
-        self.inner.create(validating_webhook_configuration, params).await
+        self.inner
+            .create(validating_webhook_configuration, params)
+            .await
     }
+
     /// Replaces a `ValidatingWebhookConfiguration` (PUT); its `metadata.resourceVersion` makes the update conditional (409 Conflict when stale).
     #[inline]
     pub async fn update(
@@ -57,8 +69,11 @@ impl ValidatingWebhookConfigurationClient {
         validating_webhook_configuration: &ValidatingWebhookConfiguration,
         params: &kube::api::PostParams,
     ) -> kube::Result<ValidatingWebhookConfiguration> {
-        self.inner.update(validating_webhook_configuration, params).await
+        self.inner
+            .update(validating_webhook_configuration, params)
+            .await
     }
+
     /// Deletes a `ValidatingWebhookConfiguration`: `Left` with the object while finalizers keep it, `Right` with the server's status once gone.
     #[inline]
     pub async fn delete(
@@ -66,13 +81,11 @@ impl ValidatingWebhookConfigurationClient {
         name: &str,
         params: &kube::api::DeleteParams,
     ) -> kube::Result<
-        ::kube_codegen_runtime::either::Either<
-            ValidatingWebhookConfiguration,
-            kube::core::Status,
-        >,
+        ::kube_codegen_runtime::either::Either<ValidatingWebhookConfiguration, kube::core::Status>,
     > {
         self.inner.delete(name, params).await
     }
+
     /// Deletes every `ValidatingWebhookConfiguration` that `list_params` selects.
     #[inline]
     pub async fn delete_collection(
@@ -87,6 +100,7 @@ impl ValidatingWebhookConfigurationClient {
     > {
         self.inner.delete_collection(params, list_params).await
     }
+
     /// Reads a `ValidatingWebhookConfiguration` by name (404 NotFound when absent).
     #[inline]
     pub async fn get(
@@ -96,6 +110,7 @@ impl ValidatingWebhookConfigurationClient {
     ) -> kube::Result<ValidatingWebhookConfiguration> {
         self.inner.get(name, params).await
     }
+
     /// Lists `ValidatingWebhookConfiguration` objects (label/field selectors, pagination).
     #[inline]
     pub async fn list(
@@ -104,17 +119,18 @@ impl ValidatingWebhookConfigurationClient {
     ) -> kube::Result<kube::api::ObjectList<ValidatingWebhookConfiguration>> {
         self.inner.list(params).await
     }
+
     /// Watches `ValidatingWebhookConfiguration` objects changed after `resource_version` (`"0"` for any).
     #[inline]
     pub async fn watch(
         &self,
         params: &kube::api::WatchParams,
         resource_version: &str,
-    ) -> kube::Result<
-        ::kube_codegen_runtime::client::WatchStream<ValidatingWebhookConfiguration>,
-    > {
+    ) -> kube::Result<::kube_codegen_runtime::client::WatchStream<ValidatingWebhookConfiguration>>
+    {
         self.inner.watch(params, resource_version).await
     }
+
     /// Patches a `ValidatingWebhookConfiguration` (merge, JSON, strategic or apply patch).
     #[inline]
     pub async fn patch<P: ::kube_codegen_runtime::serde::Serialize + ::core::fmt::Debug>(

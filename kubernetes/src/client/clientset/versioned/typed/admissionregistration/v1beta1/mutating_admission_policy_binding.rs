@@ -5,16 +5,21 @@
 
 //! The typed client of `MutatingAdmissionPolicyBinding` (`mutatingadmissionpolicybindings.admissionregistration.k8s.io/v1beta1`).
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::admissionregistration::v1beta1::MutatingAdmissionPolicyBinding;
+
+// The tags agree with the re-exported type: scope and resource.
 const _: () = {
     ::kube_codegen_runtime::check::cluster_scoped::<MutatingAdmissionPolicyBinding>();
     assert!(
-        ::kube_codegen_runtime::check::same_str(< MutatingAdmissionPolicyBinding as
-        ::kube_codegen_runtime::k8s_openapi::Resource > ::URL_PATH_SEGMENT,
-        "mutatingadmissionpolicybindings"),
+        ::kube_codegen_runtime::check::same_str(
+            <MutatingAdmissionPolicyBinding as ::kube_codegen_runtime::k8s_openapi::Resource>::URL_PATH_SEGMENT,
+            "mutatingadmissionpolicybindings"
+        ),
         "the tags of MutatingAdmissionPolicyBinding disagree with its type: resource \"mutatingadmissionpolicybindings\" is not its URL_PATH_SEGMENT"
     );
 };
+
 /// The typed client of `mutatingadmissionpolicybindings.admissionregistration.k8s.io` (cluster-scoped).
 ///
 /// Verbs: create, update, delete, delete_collection, get, list, watch, patch.
@@ -22,6 +27,7 @@ const _: () = {
 pub struct MutatingAdmissionPolicyBindingClient {
     inner: ::kube_codegen_runtime::client::TypedClient<MutatingAdmissionPolicyBinding>,
 }
+
 impl MutatingAdmissionPolicyBindingClient {
     /// A client for `MutatingAdmissionPolicyBinding` objects.
     #[inline]
@@ -30,17 +36,20 @@ impl MutatingAdmissionPolicyBindingClient {
             inner: ::kube_codegen_runtime::client::TypedClient::new(client, None),
         }
     }
+
     /// The same resource as a `kube::Api`, for anything this client does not offer.
     #[inline]
     pub fn api(&self) -> kube::Api<MutatingAdmissionPolicyBinding> {
         kube::Api::all(self.inner.client().clone())
     }
+
     /// The underlying client, for methods written beside the generated ones (client-go's
     /// expansions).
     #[inline]
     pub fn client(&self) -> &kube::Client {
         self.inner.client()
     }
+
     /// Creates a `MutatingAdmissionPolicyBinding` (POST to the collection) and returns it as stored.
     #[inline]
     pub async fn create(
@@ -48,8 +57,11 @@ impl MutatingAdmissionPolicyBindingClient {
         mutating_admission_policy_binding: &MutatingAdmissionPolicyBinding,
         params: &kube::api::PostParams,
     ) -> kube::Result<MutatingAdmissionPolicyBinding> {
-        self.inner.create(mutating_admission_policy_binding, params).await
+        self.inner
+            .create(mutating_admission_policy_binding, params)
+            .await
     }
+
     /// Replaces a `MutatingAdmissionPolicyBinding` (PUT); its `metadata.resourceVersion` makes the update conditional (409 Conflict when stale).
     #[inline]
     pub async fn update(
@@ -57,8 +69,11 @@ impl MutatingAdmissionPolicyBindingClient {
         mutating_admission_policy_binding: &MutatingAdmissionPolicyBinding,
         params: &kube::api::PostParams,
     ) -> kube::Result<MutatingAdmissionPolicyBinding> {
-        self.inner.update(mutating_admission_policy_binding, params).await
+        self.inner
+            .update(mutating_admission_policy_binding, params)
+            .await
     }
+
     /// Deletes a `MutatingAdmissionPolicyBinding`: `Left` with the object while finalizers keep it, `Right` with the server's status once gone.
     #[inline]
     pub async fn delete(
@@ -66,13 +81,11 @@ impl MutatingAdmissionPolicyBindingClient {
         name: &str,
         params: &kube::api::DeleteParams,
     ) -> kube::Result<
-        ::kube_codegen_runtime::either::Either<
-            MutatingAdmissionPolicyBinding,
-            kube::core::Status,
-        >,
+        ::kube_codegen_runtime::either::Either<MutatingAdmissionPolicyBinding, kube::core::Status>,
     > {
         self.inner.delete(name, params).await
     }
+
     /// Deletes every `MutatingAdmissionPolicyBinding` that `list_params` selects.
     #[inline]
     pub async fn delete_collection(
@@ -87,6 +100,7 @@ impl MutatingAdmissionPolicyBindingClient {
     > {
         self.inner.delete_collection(params, list_params).await
     }
+
     /// Reads a `MutatingAdmissionPolicyBinding` by name (404 NotFound when absent).
     #[inline]
     pub async fn get(
@@ -96,6 +110,7 @@ impl MutatingAdmissionPolicyBindingClient {
     ) -> kube::Result<MutatingAdmissionPolicyBinding> {
         self.inner.get(name, params).await
     }
+
     /// Lists `MutatingAdmissionPolicyBinding` objects (label/field selectors, pagination).
     #[inline]
     pub async fn list(
@@ -104,17 +119,18 @@ impl MutatingAdmissionPolicyBindingClient {
     ) -> kube::Result<kube::api::ObjectList<MutatingAdmissionPolicyBinding>> {
         self.inner.list(params).await
     }
+
     /// Watches `MutatingAdmissionPolicyBinding` objects changed after `resource_version` (`"0"` for any).
     #[inline]
     pub async fn watch(
         &self,
         params: &kube::api::WatchParams,
         resource_version: &str,
-    ) -> kube::Result<
-        ::kube_codegen_runtime::client::WatchStream<MutatingAdmissionPolicyBinding>,
-    > {
+    ) -> kube::Result<::kube_codegen_runtime::client::WatchStream<MutatingAdmissionPolicyBinding>>
+    {
         self.inner.watch(params, resource_version).await
     }
+
     /// Patches a `MutatingAdmissionPolicyBinding` (merge, JSON, strategic or apply patch).
     #[inline]
     pub async fn patch<P: ::kube_codegen_runtime::serde::Serialize + ::core::fmt::Debug>(

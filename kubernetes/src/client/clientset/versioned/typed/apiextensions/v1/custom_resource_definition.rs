@@ -5,16 +5,21 @@
 
 //! The typed client of `CustomResourceDefinition` (`customresourcedefinitions.apiextensions.k8s.io/v1`).
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::apiextensions::v1::CustomResourceDefinition;
+
+// The tags agree with the re-exported type: scope and resource.
 const _: () = {
     ::kube_codegen_runtime::check::cluster_scoped::<CustomResourceDefinition>();
     assert!(
-        ::kube_codegen_runtime::check::same_str(< CustomResourceDefinition as
-        ::kube_codegen_runtime::k8s_openapi::Resource > ::URL_PATH_SEGMENT,
-        "customresourcedefinitions"),
+        ::kube_codegen_runtime::check::same_str(
+            <CustomResourceDefinition as ::kube_codegen_runtime::k8s_openapi::Resource>::URL_PATH_SEGMENT,
+            "customresourcedefinitions"
+        ),
         "the tags of CustomResourceDefinition disagree with its type: resource \"customresourcedefinitions\" is not its URL_PATH_SEGMENT"
     );
 };
+
 /// The typed client of `customresourcedefinitions.apiextensions.k8s.io` (cluster-scoped).
 ///
 /// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch.
@@ -22,6 +27,7 @@ const _: () = {
 pub struct CustomResourceDefinitionClient {
     inner: ::kube_codegen_runtime::client::TypedClient<CustomResourceDefinition>,
 }
+
 impl CustomResourceDefinitionClient {
     /// A client for `CustomResourceDefinition` objects.
     #[inline]
@@ -30,17 +36,20 @@ impl CustomResourceDefinitionClient {
             inner: ::kube_codegen_runtime::client::TypedClient::new(client, None),
         }
     }
+
     /// The same resource as a `kube::Api`, for anything this client does not offer.
     #[inline]
     pub fn api(&self) -> kube::Api<CustomResourceDefinition> {
         kube::Api::all(self.inner.client().clone())
     }
+
     /// The underlying client, for methods written beside the generated ones (client-go's
     /// expansions).
     #[inline]
     pub fn client(&self) -> &kube::Client {
         self.inner.client()
     }
+
     /// Creates a `CustomResourceDefinition` (POST to the collection) and returns it as stored.
     #[inline]
     pub async fn create(
@@ -50,6 +59,7 @@ impl CustomResourceDefinitionClient {
     ) -> kube::Result<CustomResourceDefinition> {
         self.inner.create(custom_resource_definition, params).await
     }
+
     /// Replaces a `CustomResourceDefinition` (PUT); its `metadata.resourceVersion` makes the update conditional (409 Conflict when stale).
     #[inline]
     pub async fn update(
@@ -59,6 +69,7 @@ impl CustomResourceDefinitionClient {
     ) -> kube::Result<CustomResourceDefinition> {
         self.inner.update(custom_resource_definition, params).await
     }
+
     /// Replaces the `status` subresource of a `CustomResourceDefinition` (PUT `…/status`).
     #[inline]
     pub async fn update_status(
@@ -66,8 +77,11 @@ impl CustomResourceDefinitionClient {
         custom_resource_definition: &CustomResourceDefinition,
         params: &kube::api::PostParams,
     ) -> kube::Result<CustomResourceDefinition> {
-        self.inner.update_status(custom_resource_definition, params).await
+        self.inner
+            .update_status(custom_resource_definition, params)
+            .await
     }
+
     /// Deletes a `CustomResourceDefinition`: `Left` with the object while finalizers keep it, `Right` with the server's status once gone.
     #[inline]
     pub async fn delete(
@@ -75,13 +89,11 @@ impl CustomResourceDefinitionClient {
         name: &str,
         params: &kube::api::DeleteParams,
     ) -> kube::Result<
-        ::kube_codegen_runtime::either::Either<
-            CustomResourceDefinition,
-            kube::core::Status,
-        >,
+        ::kube_codegen_runtime::either::Either<CustomResourceDefinition, kube::core::Status>,
     > {
         self.inner.delete(name, params).await
     }
+
     /// Deletes every `CustomResourceDefinition` that `list_params` selects.
     #[inline]
     pub async fn delete_collection(
@@ -96,6 +108,7 @@ impl CustomResourceDefinitionClient {
     > {
         self.inner.delete_collection(params, list_params).await
     }
+
     /// Reads a `CustomResourceDefinition` by name (404 NotFound when absent).
     #[inline]
     pub async fn get(
@@ -105,6 +118,7 @@ impl CustomResourceDefinitionClient {
     ) -> kube::Result<CustomResourceDefinition> {
         self.inner.get(name, params).await
     }
+
     /// Lists `CustomResourceDefinition` objects (label/field selectors, pagination).
     #[inline]
     pub async fn list(
@@ -113,17 +127,17 @@ impl CustomResourceDefinitionClient {
     ) -> kube::Result<kube::api::ObjectList<CustomResourceDefinition>> {
         self.inner.list(params).await
     }
+
     /// Watches `CustomResourceDefinition` objects changed after `resource_version` (`"0"` for any).
     #[inline]
     pub async fn watch(
         &self,
         params: &kube::api::WatchParams,
         resource_version: &str,
-    ) -> kube::Result<
-        ::kube_codegen_runtime::client::WatchStream<CustomResourceDefinition>,
-    > {
+    ) -> kube::Result<::kube_codegen_runtime::client::WatchStream<CustomResourceDefinition>> {
         self.inner.watch(params, resource_version).await
     }
+
     /// Patches a `CustomResourceDefinition` (merge, JSON, strategic or apply patch).
     #[inline]
     pub async fn patch<P: ::kube_codegen_runtime::serde::Serialize + ::core::fmt::Debug>(

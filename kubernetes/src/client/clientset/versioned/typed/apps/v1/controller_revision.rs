@@ -5,16 +5,21 @@
 
 //! The typed client of `ControllerRevision` (`controllerrevisions.apps/v1`).
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::apps::v1::ControllerRevision;
+
+// The tags agree with the re-exported type: scope and resource.
 const _: () = {
     ::kube_codegen_runtime::check::namespaced::<ControllerRevision>();
     assert!(
-        ::kube_codegen_runtime::check::same_str(< ControllerRevision as
-        ::kube_codegen_runtime::k8s_openapi::Resource > ::URL_PATH_SEGMENT,
-        "controllerrevisions"),
+        ::kube_codegen_runtime::check::same_str(
+            <ControllerRevision as ::kube_codegen_runtime::k8s_openapi::Resource>::URL_PATH_SEGMENT,
+            "controllerrevisions"
+        ),
         "the tags of ControllerRevision disagree with its type: resource \"controllerrevisions\" is not its URL_PATH_SEGMENT"
     );
 };
+
 /// The typed client of `controllerrevisions.apps` in one namespace (or all namespaces).
 ///
 /// Verbs: create, update, delete, delete_collection, get, list, watch, patch.
@@ -22,17 +27,16 @@ const _: () = {
 pub struct ControllerRevisionClient {
     inner: ::kube_codegen_runtime::client::TypedClient<ControllerRevision>,
 }
+
 impl ControllerRevisionClient {
     /// A client for `ControllerRevision` objects in `namespace`; `""` addresses all namespaces.
     #[inline]
     pub fn new(client: kube::Client, namespace: &str) -> Self {
         Self {
-            inner: ::kube_codegen_runtime::client::TypedClient::new(
-                client,
-                Some(namespace),
-            ),
+            inner: ::kube_codegen_runtime::client::TypedClient::new(client, Some(namespace)),
         }
     }
+
     /// The same resource as a `kube::Api`, for anything this client does not offer.
     #[inline]
     pub fn api(&self) -> kube::Api<ControllerRevision> {
@@ -41,17 +45,20 @@ impl ControllerRevisionClient {
             None => kube::Api::all(self.inner.client().clone()),
         }
     }
+
     /// The underlying client, for methods written beside the generated ones (client-go's
     /// expansions).
     #[inline]
     pub fn client(&self) -> &kube::Client {
         self.inner.client()
     }
+
     /// The namespace this client addresses (`None`: all namespaces).
     #[inline]
     pub fn namespace(&self) -> Option<&str> {
         self.inner.namespace()
     }
+
     /// Creates a `ControllerRevision` (POST to the collection) and returns it as stored.
     #[inline]
     pub async fn create(
@@ -61,6 +68,7 @@ impl ControllerRevisionClient {
     ) -> kube::Result<ControllerRevision> {
         self.inner.create(controller_revision, params).await
     }
+
     /// Replaces a `ControllerRevision` (PUT); its `metadata.resourceVersion` makes the update conditional (409 Conflict when stale).
     #[inline]
     pub async fn update(
@@ -70,17 +78,18 @@ impl ControllerRevisionClient {
     ) -> kube::Result<ControllerRevision> {
         self.inner.update(controller_revision, params).await
     }
+
     /// Deletes a `ControllerRevision`: `Left` with the object while finalizers keep it, `Right` with the server's status once gone.
     #[inline]
     pub async fn delete(
         &self,
         name: &str,
         params: &kube::api::DeleteParams,
-    ) -> kube::Result<
-        ::kube_codegen_runtime::either::Either<ControllerRevision, kube::core::Status>,
-    > {
+    ) -> kube::Result<::kube_codegen_runtime::either::Either<ControllerRevision, kube::core::Status>>
+    {
         self.inner.delete(name, params).await
     }
+
     /// Deletes every `ControllerRevision` that `list_params` selects.
     #[inline]
     pub async fn delete_collection(
@@ -95,6 +104,7 @@ impl ControllerRevisionClient {
     > {
         self.inner.delete_collection(params, list_params).await
     }
+
     /// Reads a `ControllerRevision` by name (404 NotFound when absent).
     #[inline]
     pub async fn get(
@@ -104,6 +114,7 @@ impl ControllerRevisionClient {
     ) -> kube::Result<ControllerRevision> {
         self.inner.get(name, params).await
     }
+
     /// Lists `ControllerRevision` objects (label/field selectors, pagination).
     #[inline]
     pub async fn list(
@@ -112,6 +123,7 @@ impl ControllerRevisionClient {
     ) -> kube::Result<kube::api::ObjectList<ControllerRevision>> {
         self.inner.list(params).await
     }
+
     /// Watches `ControllerRevision` objects changed after `resource_version` (`"0"` for any).
     #[inline]
     pub async fn watch(
@@ -121,6 +133,7 @@ impl ControllerRevisionClient {
     ) -> kube::Result<::kube_codegen_runtime::client::WatchStream<ControllerRevision>> {
         self.inner.watch(params, resource_version).await
     }
+
     /// Patches a `ControllerRevision` (merge, JSON, strategic or apply patch).
     #[inline]
     pub async fn patch<P: ::kube_codegen_runtime::serde::Serialize + ::core::fmt::Debug>(

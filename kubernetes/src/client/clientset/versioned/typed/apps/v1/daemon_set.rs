@@ -5,16 +5,21 @@
 
 //! The typed client of `DaemonSet` (`daemonsets.apps/v1`).
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::apps::v1::DaemonSet;
+
+// The tags agree with the re-exported type: scope and resource.
 const _: () = {
     ::kube_codegen_runtime::check::namespaced::<DaemonSet>();
     assert!(
-        ::kube_codegen_runtime::check::same_str(< DaemonSet as
-        ::kube_codegen_runtime::k8s_openapi::Resource > ::URL_PATH_SEGMENT,
-        "daemonsets"),
+        ::kube_codegen_runtime::check::same_str(
+            <DaemonSet as ::kube_codegen_runtime::k8s_openapi::Resource>::URL_PATH_SEGMENT,
+            "daemonsets"
+        ),
         "the tags of DaemonSet disagree with its type: resource \"daemonsets\" is not its URL_PATH_SEGMENT"
     );
 };
+
 /// The typed client of `daemonsets.apps` in one namespace (or all namespaces).
 ///
 /// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch.
@@ -22,17 +27,16 @@ const _: () = {
 pub struct DaemonSetClient {
     inner: ::kube_codegen_runtime::client::TypedClient<DaemonSet>,
 }
+
 impl DaemonSetClient {
     /// A client for `DaemonSet` objects in `namespace`; `""` addresses all namespaces.
     #[inline]
     pub fn new(client: kube::Client, namespace: &str) -> Self {
         Self {
-            inner: ::kube_codegen_runtime::client::TypedClient::new(
-                client,
-                Some(namespace),
-            ),
+            inner: ::kube_codegen_runtime::client::TypedClient::new(client, Some(namespace)),
         }
     }
+
     /// The same resource as a `kube::Api`, for anything this client does not offer.
     #[inline]
     pub fn api(&self) -> kube::Api<DaemonSet> {
@@ -41,17 +45,20 @@ impl DaemonSetClient {
             None => kube::Api::all(self.inner.client().clone()),
         }
     }
+
     /// The underlying client, for methods written beside the generated ones (client-go's
     /// expansions).
     #[inline]
     pub fn client(&self) -> &kube::Client {
         self.inner.client()
     }
+
     /// The namespace this client addresses (`None`: all namespaces).
     #[inline]
     pub fn namespace(&self) -> Option<&str> {
         self.inner.namespace()
     }
+
     /// Creates a `DaemonSet` (POST to the collection) and returns it as stored.
     #[inline]
     pub async fn create(
@@ -61,6 +68,7 @@ impl DaemonSetClient {
     ) -> kube::Result<DaemonSet> {
         self.inner.create(daemon_set, params).await
     }
+
     /// Replaces a `DaemonSet` (PUT); its `metadata.resourceVersion` makes the update conditional (409 Conflict when stale).
     #[inline]
     pub async fn update(
@@ -70,6 +78,7 @@ impl DaemonSetClient {
     ) -> kube::Result<DaemonSet> {
         self.inner.update(daemon_set, params).await
     }
+
     /// Replaces the `status` subresource of a `DaemonSet` (PUT `…/status`).
     #[inline]
     pub async fn update_status(
@@ -79,17 +88,17 @@ impl DaemonSetClient {
     ) -> kube::Result<DaemonSet> {
         self.inner.update_status(daemon_set, params).await
     }
+
     /// Deletes a `DaemonSet`: `Left` with the object while finalizers keep it, `Right` with the server's status once gone.
     #[inline]
     pub async fn delete(
         &self,
         name: &str,
         params: &kube::api::DeleteParams,
-    ) -> kube::Result<
-        ::kube_codegen_runtime::either::Either<DaemonSet, kube::core::Status>,
-    > {
+    ) -> kube::Result<::kube_codegen_runtime::either::Either<DaemonSet, kube::core::Status>> {
         self.inner.delete(name, params).await
     }
+
     /// Deletes every `DaemonSet` that `list_params` selects.
     #[inline]
     pub async fn delete_collection(
@@ -104,15 +113,13 @@ impl DaemonSetClient {
     > {
         self.inner.delete_collection(params, list_params).await
     }
+
     /// Reads a `DaemonSet` by name (404 NotFound when absent).
     #[inline]
-    pub async fn get(
-        &self,
-        name: &str,
-        params: &kube::api::GetParams,
-    ) -> kube::Result<DaemonSet> {
+    pub async fn get(&self, name: &str, params: &kube::api::GetParams) -> kube::Result<DaemonSet> {
         self.inner.get(name, params).await
     }
+
     /// Lists `DaemonSet` objects (label/field selectors, pagination).
     #[inline]
     pub async fn list(
@@ -121,6 +128,7 @@ impl DaemonSetClient {
     ) -> kube::Result<kube::api::ObjectList<DaemonSet>> {
         self.inner.list(params).await
     }
+
     /// Watches `DaemonSet` objects changed after `resource_version` (`"0"` for any).
     #[inline]
     pub async fn watch(
@@ -130,6 +138,7 @@ impl DaemonSetClient {
     ) -> kube::Result<::kube_codegen_runtime::client::WatchStream<DaemonSet>> {
         self.inner.watch(params, resource_version).await
     }
+
     /// Patches a `DaemonSet` (merge, JSON, strategic or apply patch).
     #[inline]
     pub async fn patch<P: ::kube_codegen_runtime::serde::Serialize + ::core::fmt::Debug>(

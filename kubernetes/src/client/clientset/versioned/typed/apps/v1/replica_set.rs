@@ -5,16 +5,21 @@
 
 //! The typed client of `ReplicaSet` (`replicasets.apps/v1`).
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::apps::v1::ReplicaSet;
+
+// The tags agree with the re-exported type: scope and resource.
 const _: () = {
     ::kube_codegen_runtime::check::namespaced::<ReplicaSet>();
     assert!(
-        ::kube_codegen_runtime::check::same_str(< ReplicaSet as
-        ::kube_codegen_runtime::k8s_openapi::Resource > ::URL_PATH_SEGMENT,
-        "replicasets"),
+        ::kube_codegen_runtime::check::same_str(
+            <ReplicaSet as ::kube_codegen_runtime::k8s_openapi::Resource>::URL_PATH_SEGMENT,
+            "replicasets"
+        ),
         "the tags of ReplicaSet disagree with its type: resource \"replicasets\" is not its URL_PATH_SEGMENT"
     );
 };
+
 /// The typed client of `replicasets.apps` in one namespace (or all namespaces).
 ///
 /// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch.
@@ -22,17 +27,16 @@ const _: () = {
 pub struct ReplicaSetClient {
     inner: ::kube_codegen_runtime::client::TypedClient<ReplicaSet>,
 }
+
 impl ReplicaSetClient {
     /// A client for `ReplicaSet` objects in `namespace`; `""` addresses all namespaces.
     #[inline]
     pub fn new(client: kube::Client, namespace: &str) -> Self {
         Self {
-            inner: ::kube_codegen_runtime::client::TypedClient::new(
-                client,
-                Some(namespace),
-            ),
+            inner: ::kube_codegen_runtime::client::TypedClient::new(client, Some(namespace)),
         }
     }
+
     /// The same resource as a `kube::Api`, for anything this client does not offer.
     #[inline]
     pub fn api(&self) -> kube::Api<ReplicaSet> {
@@ -41,17 +45,20 @@ impl ReplicaSetClient {
             None => kube::Api::all(self.inner.client().clone()),
         }
     }
+
     /// The underlying client, for methods written beside the generated ones (client-go's
     /// expansions).
     #[inline]
     pub fn client(&self) -> &kube::Client {
         self.inner.client()
     }
+
     /// The namespace this client addresses (`None`: all namespaces).
     #[inline]
     pub fn namespace(&self) -> Option<&str> {
         self.inner.namespace()
     }
+
     /// Creates a `ReplicaSet` (POST to the collection) and returns it as stored.
     #[inline]
     pub async fn create(
@@ -61,6 +68,7 @@ impl ReplicaSetClient {
     ) -> kube::Result<ReplicaSet> {
         self.inner.create(replica_set, params).await
     }
+
     /// Replaces a `ReplicaSet` (PUT); its `metadata.resourceVersion` makes the update conditional (409 Conflict when stale).
     #[inline]
     pub async fn update(
@@ -70,6 +78,7 @@ impl ReplicaSetClient {
     ) -> kube::Result<ReplicaSet> {
         self.inner.update(replica_set, params).await
     }
+
     /// Replaces the `status` subresource of a `ReplicaSet` (PUT `…/status`).
     #[inline]
     pub async fn update_status(
@@ -79,17 +88,17 @@ impl ReplicaSetClient {
     ) -> kube::Result<ReplicaSet> {
         self.inner.update_status(replica_set, params).await
     }
+
     /// Deletes a `ReplicaSet`: `Left` with the object while finalizers keep it, `Right` with the server's status once gone.
     #[inline]
     pub async fn delete(
         &self,
         name: &str,
         params: &kube::api::DeleteParams,
-    ) -> kube::Result<
-        ::kube_codegen_runtime::either::Either<ReplicaSet, kube::core::Status>,
-    > {
+    ) -> kube::Result<::kube_codegen_runtime::either::Either<ReplicaSet, kube::core::Status>> {
         self.inner.delete(name, params).await
     }
+
     /// Deletes every `ReplicaSet` that `list_params` selects.
     #[inline]
     pub async fn delete_collection(
@@ -104,15 +113,13 @@ impl ReplicaSetClient {
     > {
         self.inner.delete_collection(params, list_params).await
     }
+
     /// Reads a `ReplicaSet` by name (404 NotFound when absent).
     #[inline]
-    pub async fn get(
-        &self,
-        name: &str,
-        params: &kube::api::GetParams,
-    ) -> kube::Result<ReplicaSet> {
+    pub async fn get(&self, name: &str, params: &kube::api::GetParams) -> kube::Result<ReplicaSet> {
         self.inner.get(name, params).await
     }
+
     /// Lists `ReplicaSet` objects (label/field selectors, pagination).
     #[inline]
     pub async fn list(
@@ -121,6 +128,7 @@ impl ReplicaSetClient {
     ) -> kube::Result<kube::api::ObjectList<ReplicaSet>> {
         self.inner.list(params).await
     }
+
     /// Watches `ReplicaSet` objects changed after `resource_version` (`"0"` for any).
     #[inline]
     pub async fn watch(
@@ -130,6 +138,7 @@ impl ReplicaSetClient {
     ) -> kube::Result<::kube_codegen_runtime::client::WatchStream<ReplicaSet>> {
         self.inner.watch(params, resource_version).await
     }
+
     /// Patches a `ReplicaSet` (merge, JSON, strategic or apply patch).
     #[inline]
     pub async fn patch<P: ::kube_codegen_runtime::serde::Serialize + ::core::fmt::Debug>(
@@ -140,6 +149,7 @@ impl ReplicaSetClient {
     ) -> kube::Result<ReplicaSet> {
         self.inner.patch(name, patch, params).await
     }
+
     /// Reads the `scale` subresource of a `ReplicaSet` (`+genclient:method=GetScale`).
     #[inline]
     pub async fn get_scale(
@@ -149,6 +159,7 @@ impl ReplicaSetClient {
     ) -> kube::Result<::kube_codegen_runtime::k8s_openapi::api::autoscaling::v1::Scale> {
         self.inner.get_as(name, Some("scale"), params).await
     }
+
     /// Replaces the `scale` subresource of a `ReplicaSet` (`+genclient:method=UpdateScale`).
     #[inline]
     pub async fn update_scale(
@@ -157,6 +168,8 @@ impl ReplicaSetClient {
         scale: &::kube_codegen_runtime::k8s_openapi::api::autoscaling::v1::Scale,
         params: &kube::api::PostParams,
     ) -> kube::Result<::kube_codegen_runtime::k8s_openapi::api::autoscaling::v1::Scale> {
-        self.inner.update_as(name, Some("scale"), scale, params).await
+        self.inner
+            .update_as(name, Some("scale"), scale, params)
+            .await
     }
 }

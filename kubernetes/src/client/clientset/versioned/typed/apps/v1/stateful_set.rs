@@ -5,16 +5,21 @@
 
 //! The typed client of `StatefulSet` (`statefulsets.apps/v1`).
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::apps::v1::StatefulSet;
+
+// The tags agree with the re-exported type: scope and resource.
 const _: () = {
     ::kube_codegen_runtime::check::namespaced::<StatefulSet>();
     assert!(
-        ::kube_codegen_runtime::check::same_str(< StatefulSet as
-        ::kube_codegen_runtime::k8s_openapi::Resource > ::URL_PATH_SEGMENT,
-        "statefulsets"),
+        ::kube_codegen_runtime::check::same_str(
+            <StatefulSet as ::kube_codegen_runtime::k8s_openapi::Resource>::URL_PATH_SEGMENT,
+            "statefulsets"
+        ),
         "the tags of StatefulSet disagree with its type: resource \"statefulsets\" is not its URL_PATH_SEGMENT"
     );
 };
+
 /// The typed client of `statefulsets.apps` in one namespace (or all namespaces).
 ///
 /// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch.
@@ -22,17 +27,16 @@ const _: () = {
 pub struct StatefulSetClient {
     inner: ::kube_codegen_runtime::client::TypedClient<StatefulSet>,
 }
+
 impl StatefulSetClient {
     /// A client for `StatefulSet` objects in `namespace`; `""` addresses all namespaces.
     #[inline]
     pub fn new(client: kube::Client, namespace: &str) -> Self {
         Self {
-            inner: ::kube_codegen_runtime::client::TypedClient::new(
-                client,
-                Some(namespace),
-            ),
+            inner: ::kube_codegen_runtime::client::TypedClient::new(client, Some(namespace)),
         }
     }
+
     /// The same resource as a `kube::Api`, for anything this client does not offer.
     #[inline]
     pub fn api(&self) -> kube::Api<StatefulSet> {
@@ -41,17 +45,20 @@ impl StatefulSetClient {
             None => kube::Api::all(self.inner.client().clone()),
         }
     }
+
     /// The underlying client, for methods written beside the generated ones (client-go's
     /// expansions).
     #[inline]
     pub fn client(&self) -> &kube::Client {
         self.inner.client()
     }
+
     /// The namespace this client addresses (`None`: all namespaces).
     #[inline]
     pub fn namespace(&self) -> Option<&str> {
         self.inner.namespace()
     }
+
     /// Creates a `StatefulSet` (POST to the collection) and returns it as stored.
     #[inline]
     pub async fn create(
@@ -61,6 +68,7 @@ impl StatefulSetClient {
     ) -> kube::Result<StatefulSet> {
         self.inner.create(stateful_set, params).await
     }
+
     /// Replaces a `StatefulSet` (PUT); its `metadata.resourceVersion` makes the update conditional (409 Conflict when stale).
     #[inline]
     pub async fn update(
@@ -70,6 +78,7 @@ impl StatefulSetClient {
     ) -> kube::Result<StatefulSet> {
         self.inner.update(stateful_set, params).await
     }
+
     /// Replaces the `status` subresource of a `StatefulSet` (PUT `…/status`).
     #[inline]
     pub async fn update_status(
@@ -79,17 +88,17 @@ impl StatefulSetClient {
     ) -> kube::Result<StatefulSet> {
         self.inner.update_status(stateful_set, params).await
     }
+
     /// Deletes a `StatefulSet`: `Left` with the object while finalizers keep it, `Right` with the server's status once gone.
     #[inline]
     pub async fn delete(
         &self,
         name: &str,
         params: &kube::api::DeleteParams,
-    ) -> kube::Result<
-        ::kube_codegen_runtime::either::Either<StatefulSet, kube::core::Status>,
-    > {
+    ) -> kube::Result<::kube_codegen_runtime::either::Either<StatefulSet, kube::core::Status>> {
         self.inner.delete(name, params).await
     }
+
     /// Deletes every `StatefulSet` that `list_params` selects.
     #[inline]
     pub async fn delete_collection(
@@ -104,6 +113,7 @@ impl StatefulSetClient {
     > {
         self.inner.delete_collection(params, list_params).await
     }
+
     /// Reads a `StatefulSet` by name (404 NotFound when absent).
     #[inline]
     pub async fn get(
@@ -113,6 +123,7 @@ impl StatefulSetClient {
     ) -> kube::Result<StatefulSet> {
         self.inner.get(name, params).await
     }
+
     /// Lists `StatefulSet` objects (label/field selectors, pagination).
     #[inline]
     pub async fn list(
@@ -121,6 +132,7 @@ impl StatefulSetClient {
     ) -> kube::Result<kube::api::ObjectList<StatefulSet>> {
         self.inner.list(params).await
     }
+
     /// Watches `StatefulSet` objects changed after `resource_version` (`"0"` for any).
     #[inline]
     pub async fn watch(
@@ -130,6 +142,7 @@ impl StatefulSetClient {
     ) -> kube::Result<::kube_codegen_runtime::client::WatchStream<StatefulSet>> {
         self.inner.watch(params, resource_version).await
     }
+
     /// Patches a `StatefulSet` (merge, JSON, strategic or apply patch).
     #[inline]
     pub async fn patch<P: ::kube_codegen_runtime::serde::Serialize + ::core::fmt::Debug>(
@@ -140,6 +153,7 @@ impl StatefulSetClient {
     ) -> kube::Result<StatefulSet> {
         self.inner.patch(name, patch, params).await
     }
+
     /// Reads the `scale` subresource of a `StatefulSet` (`+genclient:method=GetScale`).
     #[inline]
     pub async fn get_scale(
@@ -149,6 +163,7 @@ impl StatefulSetClient {
     ) -> kube::Result<::kube_codegen_runtime::k8s_openapi::api::autoscaling::v1::Scale> {
         self.inner.get_as(name, Some("scale"), params).await
     }
+
     /// Replaces the `scale` subresource of a `StatefulSet` (`+genclient:method=UpdateScale`).
     #[inline]
     pub async fn update_scale(
@@ -157,6 +172,8 @@ impl StatefulSetClient {
         scale: &::kube_codegen_runtime::k8s_openapi::api::autoscaling::v1::Scale,
         params: &kube::api::PostParams,
     ) -> kube::Result<::kube_codegen_runtime::k8s_openapi::api::autoscaling::v1::Scale> {
-        self.inner.update_as(name, Some("scale"), scale, params).await
+        self.inner
+            .update_as(name, Some("scale"), scale, params)
+            .await
     }
 }

@@ -5,16 +5,21 @@
 
 //! The typed client of `SelfSubjectReview` (`selfsubjectreviews.authentication.k8s.io/v1`).
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::authentication::v1::SelfSubjectReview;
+
+// The tags agree with the re-exported type: scope and resource.
 const _: () = {
     ::kube_codegen_runtime::check::cluster_scoped::<SelfSubjectReview>();
     assert!(
-        ::kube_codegen_runtime::check::same_str(< SelfSubjectReview as
-        ::kube_codegen_runtime::k8s_openapi::Resource > ::URL_PATH_SEGMENT,
-        "selfsubjectreviews"),
+        ::kube_codegen_runtime::check::same_str(
+            <SelfSubjectReview as ::kube_codegen_runtime::k8s_openapi::Resource>::URL_PATH_SEGMENT,
+            "selfsubjectreviews"
+        ),
         "the tags of SelfSubjectReview disagree with its type: resource \"selfsubjectreviews\" is not its URL_PATH_SEGMENT"
     );
 };
+
 /// The typed client of `selfsubjectreviews.authentication.k8s.io` (cluster-scoped).
 ///
 /// Verbs: create.
@@ -22,6 +27,7 @@ const _: () = {
 pub struct SelfSubjectReviewClient {
     inner: ::kube_codegen_runtime::client::TypedClient<SelfSubjectReview>,
 }
+
 impl SelfSubjectReviewClient {
     /// A client for `SelfSubjectReview` objects.
     #[inline]
@@ -30,17 +36,20 @@ impl SelfSubjectReviewClient {
             inner: ::kube_codegen_runtime::client::TypedClient::new(client, None),
         }
     }
+
     /// The same resource as a `kube::Api`, for anything this client does not offer.
     #[inline]
     pub fn api(&self) -> kube::Api<SelfSubjectReview> {
         kube::Api::all(self.inner.client().clone())
     }
+
     /// The underlying client, for methods written beside the generated ones (client-go's
     /// expansions).
     #[inline]
     pub fn client(&self) -> &kube::Client {
         self.inner.client()
     }
+
     /// Creates a `SelfSubjectReview` (POST to the collection) and returns it as stored.
     #[inline]
     pub async fn create(

@@ -5,16 +5,21 @@
 
 //! The typed client of `TokenReview` (`tokenreviews.authentication.k8s.io/v1`).
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::authentication::v1::TokenReview;
+
+// The tags agree with the re-exported type: scope and resource.
 const _: () = {
     ::kube_codegen_runtime::check::cluster_scoped::<TokenReview>();
     assert!(
-        ::kube_codegen_runtime::check::same_str(< TokenReview as
-        ::kube_codegen_runtime::k8s_openapi::Resource > ::URL_PATH_SEGMENT,
-        "tokenreviews"),
+        ::kube_codegen_runtime::check::same_str(
+            <TokenReview as ::kube_codegen_runtime::k8s_openapi::Resource>::URL_PATH_SEGMENT,
+            "tokenreviews"
+        ),
         "the tags of TokenReview disagree with its type: resource \"tokenreviews\" is not its URL_PATH_SEGMENT"
     );
 };
+
 /// The typed client of `tokenreviews.authentication.k8s.io` (cluster-scoped).
 ///
 /// Verbs: create.
@@ -22,6 +27,7 @@ const _: () = {
 pub struct TokenReviewClient {
     inner: ::kube_codegen_runtime::client::TypedClient<TokenReview>,
 }
+
 impl TokenReviewClient {
     /// A client for `TokenReview` objects.
     #[inline]
@@ -30,17 +36,20 @@ impl TokenReviewClient {
             inner: ::kube_codegen_runtime::client::TypedClient::new(client, None),
         }
     }
+
     /// The same resource as a `kube::Api`, for anything this client does not offer.
     #[inline]
     pub fn api(&self) -> kube::Api<TokenReview> {
         kube::Api::all(self.inner.client().clone())
     }
+
     /// The underlying client, for methods written beside the generated ones (client-go's
     /// expansions).
     #[inline]
     pub fn client(&self) -> &kube::Client {
         self.inner.client()
     }
+
     /// Creates a `TokenReview` (POST to the collection) and returns it as stored.
     #[inline]
     pub async fn create(

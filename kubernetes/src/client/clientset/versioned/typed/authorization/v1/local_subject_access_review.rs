@@ -5,16 +5,21 @@
 
 //! The typed client of `LocalSubjectAccessReview` (`localsubjectaccessreviews.authorization.k8s.io/v1`).
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::authorization::v1::LocalSubjectAccessReview;
+
+// The tags agree with the re-exported type: scope and resource.
 const _: () = {
     ::kube_codegen_runtime::check::namespaced::<LocalSubjectAccessReview>();
     assert!(
-        ::kube_codegen_runtime::check::same_str(< LocalSubjectAccessReview as
-        ::kube_codegen_runtime::k8s_openapi::Resource > ::URL_PATH_SEGMENT,
-        "localsubjectaccessreviews"),
+        ::kube_codegen_runtime::check::same_str(
+            <LocalSubjectAccessReview as ::kube_codegen_runtime::k8s_openapi::Resource>::URL_PATH_SEGMENT,
+            "localsubjectaccessreviews"
+        ),
         "the tags of LocalSubjectAccessReview disagree with its type: resource \"localsubjectaccessreviews\" is not its URL_PATH_SEGMENT"
     );
 };
+
 /// The typed client of `localsubjectaccessreviews.authorization.k8s.io` in one namespace (or all namespaces).
 ///
 /// Verbs: create.
@@ -22,17 +27,16 @@ const _: () = {
 pub struct LocalSubjectAccessReviewClient {
     inner: ::kube_codegen_runtime::client::TypedClient<LocalSubjectAccessReview>,
 }
+
 impl LocalSubjectAccessReviewClient {
     /// A client for `LocalSubjectAccessReview` objects in `namespace`; `""` addresses all namespaces.
     #[inline]
     pub fn new(client: kube::Client, namespace: &str) -> Self {
         Self {
-            inner: ::kube_codegen_runtime::client::TypedClient::new(
-                client,
-                Some(namespace),
-            ),
+            inner: ::kube_codegen_runtime::client::TypedClient::new(client, Some(namespace)),
         }
     }
+
     /// The same resource as a `kube::Api`, for anything this client does not offer.
     #[inline]
     pub fn api(&self) -> kube::Api<LocalSubjectAccessReview> {
@@ -41,17 +45,20 @@ impl LocalSubjectAccessReviewClient {
             None => kube::Api::all(self.inner.client().clone()),
         }
     }
+
     /// The underlying client, for methods written beside the generated ones (client-go's
     /// expansions).
     #[inline]
     pub fn client(&self) -> &kube::Client {
         self.inner.client()
     }
+
     /// The namespace this client addresses (`None`: all namespaces).
     #[inline]
     pub fn namespace(&self) -> Option<&str> {
         self.inner.namespace()
     }
+
     /// Creates a `LocalSubjectAccessReview` (POST to the collection) and returns it as stored.
     #[inline]
     pub async fn create(

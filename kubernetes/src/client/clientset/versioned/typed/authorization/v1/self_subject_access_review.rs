@@ -5,16 +5,21 @@
 
 //! The typed client of `SelfSubjectAccessReview` (`selfsubjectaccessreviews.authorization.k8s.io/v1`).
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::authorization::v1::SelfSubjectAccessReview;
+
+// The tags agree with the re-exported type: scope and resource.
 const _: () = {
     ::kube_codegen_runtime::check::cluster_scoped::<SelfSubjectAccessReview>();
     assert!(
-        ::kube_codegen_runtime::check::same_str(< SelfSubjectAccessReview as
-        ::kube_codegen_runtime::k8s_openapi::Resource > ::URL_PATH_SEGMENT,
-        "selfsubjectaccessreviews"),
+        ::kube_codegen_runtime::check::same_str(
+            <SelfSubjectAccessReview as ::kube_codegen_runtime::k8s_openapi::Resource>::URL_PATH_SEGMENT,
+            "selfsubjectaccessreviews"
+        ),
         "the tags of SelfSubjectAccessReview disagree with its type: resource \"selfsubjectaccessreviews\" is not its URL_PATH_SEGMENT"
     );
 };
+
 /// The typed client of `selfsubjectaccessreviews.authorization.k8s.io` (cluster-scoped).
 ///
 /// Verbs: create.
@@ -22,6 +27,7 @@ const _: () = {
 pub struct SelfSubjectAccessReviewClient {
     inner: ::kube_codegen_runtime::client::TypedClient<SelfSubjectAccessReview>,
 }
+
 impl SelfSubjectAccessReviewClient {
     /// A client for `SelfSubjectAccessReview` objects.
     #[inline]
@@ -30,17 +36,20 @@ impl SelfSubjectAccessReviewClient {
             inner: ::kube_codegen_runtime::client::TypedClient::new(client, None),
         }
     }
+
     /// The same resource as a `kube::Api`, for anything this client does not offer.
     #[inline]
     pub fn api(&self) -> kube::Api<SelfSubjectAccessReview> {
         kube::Api::all(self.inner.client().clone())
     }
+
     /// The underlying client, for methods written beside the generated ones (client-go's
     /// expansions).
     #[inline]
     pub fn client(&self) -> &kube::Client {
         self.inner.client()
     }
+
     /// Creates a `SelfSubjectAccessReview` (POST to the collection) and returns it as stored.
     #[inline]
     pub async fn create(

@@ -5,16 +5,21 @@
 
 //! The typed client of `HorizontalPodAutoscaler` (`horizontalpodautoscalers.autoscaling/v2`).
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::autoscaling::v2::HorizontalPodAutoscaler;
+
+// The tags agree with the re-exported type: scope and resource.
 const _: () = {
     ::kube_codegen_runtime::check::namespaced::<HorizontalPodAutoscaler>();
     assert!(
-        ::kube_codegen_runtime::check::same_str(< HorizontalPodAutoscaler as
-        ::kube_codegen_runtime::k8s_openapi::Resource > ::URL_PATH_SEGMENT,
-        "horizontalpodautoscalers"),
+        ::kube_codegen_runtime::check::same_str(
+            <HorizontalPodAutoscaler as ::kube_codegen_runtime::k8s_openapi::Resource>::URL_PATH_SEGMENT,
+            "horizontalpodautoscalers"
+        ),
         "the tags of HorizontalPodAutoscaler disagree with its type: resource \"horizontalpodautoscalers\" is not its URL_PATH_SEGMENT"
     );
 };
+
 /// The typed client of `horizontalpodautoscalers.autoscaling` in one namespace (or all namespaces).
 ///
 /// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch.
@@ -22,17 +27,16 @@ const _: () = {
 pub struct HorizontalPodAutoscalerClient {
     inner: ::kube_codegen_runtime::client::TypedClient<HorizontalPodAutoscaler>,
 }
+
 impl HorizontalPodAutoscalerClient {
     /// A client for `HorizontalPodAutoscaler` objects in `namespace`; `""` addresses all namespaces.
     #[inline]
     pub fn new(client: kube::Client, namespace: &str) -> Self {
         Self {
-            inner: ::kube_codegen_runtime::client::TypedClient::new(
-                client,
-                Some(namespace),
-            ),
+            inner: ::kube_codegen_runtime::client::TypedClient::new(client, Some(namespace)),
         }
     }
+
     /// The same resource as a `kube::Api`, for anything this client does not offer.
     #[inline]
     pub fn api(&self) -> kube::Api<HorizontalPodAutoscaler> {
@@ -41,17 +45,20 @@ impl HorizontalPodAutoscalerClient {
             None => kube::Api::all(self.inner.client().clone()),
         }
     }
+
     /// The underlying client, for methods written beside the generated ones (client-go's
     /// expansions).
     #[inline]
     pub fn client(&self) -> &kube::Client {
         self.inner.client()
     }
+
     /// The namespace this client addresses (`None`: all namespaces).
     #[inline]
     pub fn namespace(&self) -> Option<&str> {
         self.inner.namespace()
     }
+
     /// Creates a `HorizontalPodAutoscaler` (POST to the collection) and returns it as stored.
     #[inline]
     pub async fn create(
@@ -61,6 +68,7 @@ impl HorizontalPodAutoscalerClient {
     ) -> kube::Result<HorizontalPodAutoscaler> {
         self.inner.create(horizontal_pod_autoscaler, params).await
     }
+
     /// Replaces a `HorizontalPodAutoscaler` (PUT); its `metadata.resourceVersion` makes the update conditional (409 Conflict when stale).
     #[inline]
     pub async fn update(
@@ -70,6 +78,7 @@ impl HorizontalPodAutoscalerClient {
     ) -> kube::Result<HorizontalPodAutoscaler> {
         self.inner.update(horizontal_pod_autoscaler, params).await
     }
+
     /// Replaces the `status` subresource of a `HorizontalPodAutoscaler` (PUT `…/status`).
     #[inline]
     pub async fn update_status(
@@ -77,8 +86,11 @@ impl HorizontalPodAutoscalerClient {
         horizontal_pod_autoscaler: &HorizontalPodAutoscaler,
         params: &kube::api::PostParams,
     ) -> kube::Result<HorizontalPodAutoscaler> {
-        self.inner.update_status(horizontal_pod_autoscaler, params).await
+        self.inner
+            .update_status(horizontal_pod_autoscaler, params)
+            .await
     }
+
     /// Deletes a `HorizontalPodAutoscaler`: `Left` with the object while finalizers keep it, `Right` with the server's status once gone.
     #[inline]
     pub async fn delete(
@@ -86,13 +98,11 @@ impl HorizontalPodAutoscalerClient {
         name: &str,
         params: &kube::api::DeleteParams,
     ) -> kube::Result<
-        ::kube_codegen_runtime::either::Either<
-            HorizontalPodAutoscaler,
-            kube::core::Status,
-        >,
+        ::kube_codegen_runtime::either::Either<HorizontalPodAutoscaler, kube::core::Status>,
     > {
         self.inner.delete(name, params).await
     }
+
     /// Deletes every `HorizontalPodAutoscaler` that `list_params` selects.
     #[inline]
     pub async fn delete_collection(
@@ -107,6 +117,7 @@ impl HorizontalPodAutoscalerClient {
     > {
         self.inner.delete_collection(params, list_params).await
     }
+
     /// Reads a `HorizontalPodAutoscaler` by name (404 NotFound when absent).
     #[inline]
     pub async fn get(
@@ -116,6 +127,7 @@ impl HorizontalPodAutoscalerClient {
     ) -> kube::Result<HorizontalPodAutoscaler> {
         self.inner.get(name, params).await
     }
+
     /// Lists `HorizontalPodAutoscaler` objects (label/field selectors, pagination).
     #[inline]
     pub async fn list(
@@ -124,17 +136,17 @@ impl HorizontalPodAutoscalerClient {
     ) -> kube::Result<kube::api::ObjectList<HorizontalPodAutoscaler>> {
         self.inner.list(params).await
     }
+
     /// Watches `HorizontalPodAutoscaler` objects changed after `resource_version` (`"0"` for any).
     #[inline]
     pub async fn watch(
         &self,
         params: &kube::api::WatchParams,
         resource_version: &str,
-    ) -> kube::Result<
-        ::kube_codegen_runtime::client::WatchStream<HorizontalPodAutoscaler>,
-    > {
+    ) -> kube::Result<::kube_codegen_runtime::client::WatchStream<HorizontalPodAutoscaler>> {
         self.inner.watch(params, resource_version).await
     }
+
     /// Patches a `HorizontalPodAutoscaler` (merge, JSON, strategic or apply patch).
     #[inline]
     pub async fn patch<P: ::kube_codegen_runtime::serde::Serialize + ::core::fmt::Debug>(

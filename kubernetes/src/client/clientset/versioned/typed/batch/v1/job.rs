@@ -5,15 +5,21 @@
 
 //! The typed client of `Job` (`jobs.batch/v1`).
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::batch::v1::Job;
+
+// The tags agree with the re-exported type: scope and resource.
 const _: () = {
     ::kube_codegen_runtime::check::namespaced::<Job>();
     assert!(
-        ::kube_codegen_runtime::check::same_str(< Job as
-        ::kube_codegen_runtime::k8s_openapi::Resource > ::URL_PATH_SEGMENT, "jobs"),
+        ::kube_codegen_runtime::check::same_str(
+            <Job as ::kube_codegen_runtime::k8s_openapi::Resource>::URL_PATH_SEGMENT,
+            "jobs"
+        ),
         "the tags of Job disagree with its type: resource \"jobs\" is not its URL_PATH_SEGMENT"
     );
 };
+
 /// The typed client of `jobs.batch` in one namespace (or all namespaces).
 ///
 /// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch.
@@ -21,17 +27,16 @@ const _: () = {
 pub struct JobClient {
     inner: ::kube_codegen_runtime::client::TypedClient<Job>,
 }
+
 impl JobClient {
     /// A client for `Job` objects in `namespace`; `""` addresses all namespaces.
     #[inline]
     pub fn new(client: kube::Client, namespace: &str) -> Self {
         Self {
-            inner: ::kube_codegen_runtime::client::TypedClient::new(
-                client,
-                Some(namespace),
-            ),
+            inner: ::kube_codegen_runtime::client::TypedClient::new(client, Some(namespace)),
         }
     }
+
     /// The same resource as a `kube::Api`, for anything this client does not offer.
     #[inline]
     pub fn api(&self) -> kube::Api<Job> {
@@ -40,35 +45,32 @@ impl JobClient {
             None => kube::Api::all(self.inner.client().clone()),
         }
     }
+
     /// The underlying client, for methods written beside the generated ones (client-go's
     /// expansions).
     #[inline]
     pub fn client(&self) -> &kube::Client {
         self.inner.client()
     }
+
     /// The namespace this client addresses (`None`: all namespaces).
     #[inline]
     pub fn namespace(&self) -> Option<&str> {
         self.inner.namespace()
     }
+
     /// Creates a `Job` (POST to the collection) and returns it as stored.
     #[inline]
-    pub async fn create(
-        &self,
-        job: &Job,
-        params: &kube::api::PostParams,
-    ) -> kube::Result<Job> {
+    pub async fn create(&self, job: &Job, params: &kube::api::PostParams) -> kube::Result<Job> {
         self.inner.create(job, params).await
     }
+
     /// Replaces a `Job` (PUT); its `metadata.resourceVersion` makes the update conditional (409 Conflict when stale).
     #[inline]
-    pub async fn update(
-        &self,
-        job: &Job,
-        params: &kube::api::PostParams,
-    ) -> kube::Result<Job> {
+    pub async fn update(&self, job: &Job, params: &kube::api::PostParams) -> kube::Result<Job> {
         self.inner.update(job, params).await
     }
+
     /// Replaces the `status` subresource of a `Job` (PUT `…/status`).
     #[inline]
     pub async fn update_status(
@@ -78,6 +80,7 @@ impl JobClient {
     ) -> kube::Result<Job> {
         self.inner.update_status(job, params).await
     }
+
     /// Deletes a `Job`: `Left` with the object while finalizers keep it, `Right` with the server's status once gone.
     #[inline]
     pub async fn delete(
@@ -87,6 +90,7 @@ impl JobClient {
     ) -> kube::Result<::kube_codegen_runtime::either::Either<Job, kube::core::Status>> {
         self.inner.delete(name, params).await
     }
+
     /// Deletes every `Job` that `list_params` selects.
     #[inline]
     pub async fn delete_collection(
@@ -94,22 +98,17 @@ impl JobClient {
         params: &kube::api::DeleteParams,
         list_params: &kube::api::ListParams,
     ) -> kube::Result<
-        ::kube_codegen_runtime::either::Either<
-            kube::api::ObjectList<Job>,
-            kube::core::Status,
-        >,
+        ::kube_codegen_runtime::either::Either<kube::api::ObjectList<Job>, kube::core::Status>,
     > {
         self.inner.delete_collection(params, list_params).await
     }
+
     /// Reads a `Job` by name (404 NotFound when absent).
     #[inline]
-    pub async fn get(
-        &self,
-        name: &str,
-        params: &kube::api::GetParams,
-    ) -> kube::Result<Job> {
+    pub async fn get(&self, name: &str, params: &kube::api::GetParams) -> kube::Result<Job> {
         self.inner.get(name, params).await
     }
+
     /// Lists `Job` objects (label/field selectors, pagination).
     #[inline]
     pub async fn list(
@@ -118,6 +117,7 @@ impl JobClient {
     ) -> kube::Result<kube::api::ObjectList<Job>> {
         self.inner.list(params).await
     }
+
     /// Watches `Job` objects changed after `resource_version` (`"0"` for any).
     #[inline]
     pub async fn watch(
@@ -127,6 +127,7 @@ impl JobClient {
     ) -> kube::Result<::kube_codegen_runtime::client::WatchStream<Job>> {
         self.inner.watch(params, resource_version).await
     }
+
     /// Patches a `Job` (merge, JSON, strategic or apply patch).
     #[inline]
     pub async fn patch<P: ::kube_codegen_runtime::serde::Serialize + ::core::fmt::Debug>(

@@ -5,16 +5,21 @@
 
 //! The typed client of `CertificateSigningRequest` (`certificatesigningrequests.certificates.k8s.io/v1`).
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::certificates::v1::CertificateSigningRequest;
+
+// The tags agree with the re-exported type: scope and resource.
 const _: () = {
     ::kube_codegen_runtime::check::cluster_scoped::<CertificateSigningRequest>();
     assert!(
-        ::kube_codegen_runtime::check::same_str(< CertificateSigningRequest as
-        ::kube_codegen_runtime::k8s_openapi::Resource > ::URL_PATH_SEGMENT,
-        "certificatesigningrequests"),
+        ::kube_codegen_runtime::check::same_str(
+            <CertificateSigningRequest as ::kube_codegen_runtime::k8s_openapi::Resource>::URL_PATH_SEGMENT,
+            "certificatesigningrequests"
+        ),
         "the tags of CertificateSigningRequest disagree with its type: resource \"certificatesigningrequests\" is not its URL_PATH_SEGMENT"
     );
 };
+
 /// The typed client of `certificatesigningrequests.certificates.k8s.io` (cluster-scoped).
 ///
 /// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch.
@@ -22,6 +27,7 @@ const _: () = {
 pub struct CertificateSigningRequestClient {
     inner: ::kube_codegen_runtime::client::TypedClient<CertificateSigningRequest>,
 }
+
 impl CertificateSigningRequestClient {
     /// A client for `CertificateSigningRequest` objects.
     #[inline]
@@ -30,17 +36,20 @@ impl CertificateSigningRequestClient {
             inner: ::kube_codegen_runtime::client::TypedClient::new(client, None),
         }
     }
+
     /// The same resource as a `kube::Api`, for anything this client does not offer.
     #[inline]
     pub fn api(&self) -> kube::Api<CertificateSigningRequest> {
         kube::Api::all(self.inner.client().clone())
     }
+
     /// The underlying client, for methods written beside the generated ones (client-go's
     /// expansions).
     #[inline]
     pub fn client(&self) -> &kube::Client {
         self.inner.client()
     }
+
     /// Creates a `CertificateSigningRequest` (POST to the collection) and returns it as stored.
     #[inline]
     pub async fn create(
@@ -50,6 +59,7 @@ impl CertificateSigningRequestClient {
     ) -> kube::Result<CertificateSigningRequest> {
         self.inner.create(certificate_signing_request, params).await
     }
+
     /// Replaces a `CertificateSigningRequest` (PUT); its `metadata.resourceVersion` makes the update conditional (409 Conflict when stale).
     #[inline]
     pub async fn update(
@@ -59,6 +69,7 @@ impl CertificateSigningRequestClient {
     ) -> kube::Result<CertificateSigningRequest> {
         self.inner.update(certificate_signing_request, params).await
     }
+
     /// Replaces the `status` subresource of a `CertificateSigningRequest` (PUT `…/status`).
     #[inline]
     pub async fn update_status(
@@ -66,8 +77,11 @@ impl CertificateSigningRequestClient {
         certificate_signing_request: &CertificateSigningRequest,
         params: &kube::api::PostParams,
     ) -> kube::Result<CertificateSigningRequest> {
-        self.inner.update_status(certificate_signing_request, params).await
+        self.inner
+            .update_status(certificate_signing_request, params)
+            .await
     }
+
     /// Deletes a `CertificateSigningRequest`: `Left` with the object while finalizers keep it, `Right` with the server's status once gone.
     #[inline]
     pub async fn delete(
@@ -75,13 +89,11 @@ impl CertificateSigningRequestClient {
         name: &str,
         params: &kube::api::DeleteParams,
     ) -> kube::Result<
-        ::kube_codegen_runtime::either::Either<
-            CertificateSigningRequest,
-            kube::core::Status,
-        >,
+        ::kube_codegen_runtime::either::Either<CertificateSigningRequest, kube::core::Status>,
     > {
         self.inner.delete(name, params).await
     }
+
     /// Deletes every `CertificateSigningRequest` that `list_params` selects.
     #[inline]
     pub async fn delete_collection(
@@ -96,6 +108,7 @@ impl CertificateSigningRequestClient {
     > {
         self.inner.delete_collection(params, list_params).await
     }
+
     /// Reads a `CertificateSigningRequest` by name (404 NotFound when absent).
     #[inline]
     pub async fn get(
@@ -105,6 +118,7 @@ impl CertificateSigningRequestClient {
     ) -> kube::Result<CertificateSigningRequest> {
         self.inner.get(name, params).await
     }
+
     /// Lists `CertificateSigningRequest` objects (label/field selectors, pagination).
     #[inline]
     pub async fn list(
@@ -113,17 +127,17 @@ impl CertificateSigningRequestClient {
     ) -> kube::Result<kube::api::ObjectList<CertificateSigningRequest>> {
         self.inner.list(params).await
     }
+
     /// Watches `CertificateSigningRequest` objects changed after `resource_version` (`"0"` for any).
     #[inline]
     pub async fn watch(
         &self,
         params: &kube::api::WatchParams,
         resource_version: &str,
-    ) -> kube::Result<
-        ::kube_codegen_runtime::client::WatchStream<CertificateSigningRequest>,
-    > {
+    ) -> kube::Result<::kube_codegen_runtime::client::WatchStream<CertificateSigningRequest>> {
         self.inner.watch(params, resource_version).await
     }
+
     /// Patches a `CertificateSigningRequest` (merge, JSON, strategic or apply patch).
     #[inline]
     pub async fn patch<P: ::kube_codegen_runtime::serde::Serialize + ::core::fmt::Debug>(
@@ -134,6 +148,7 @@ impl CertificateSigningRequestClient {
     ) -> kube::Result<CertificateSigningRequest> {
         self.inner.patch(name, patch, params).await
     }
+
     /// Replaces the `approval` subresource of a `CertificateSigningRequest` (`+genclient:method=UpdateApproval`).
     #[inline]
     pub async fn update_approval(

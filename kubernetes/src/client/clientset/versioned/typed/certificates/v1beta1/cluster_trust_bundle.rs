@@ -5,16 +5,21 @@
 
 //! The typed client of `ClusterTrustBundle` (`clustertrustbundles.certificates.k8s.io/v1beta1`).
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::certificates::v1beta1::ClusterTrustBundle;
+
+// The tags agree with the re-exported type: scope and resource.
 const _: () = {
     ::kube_codegen_runtime::check::cluster_scoped::<ClusterTrustBundle>();
     assert!(
-        ::kube_codegen_runtime::check::same_str(< ClusterTrustBundle as
-        ::kube_codegen_runtime::k8s_openapi::Resource > ::URL_PATH_SEGMENT,
-        "clustertrustbundles"),
+        ::kube_codegen_runtime::check::same_str(
+            <ClusterTrustBundle as ::kube_codegen_runtime::k8s_openapi::Resource>::URL_PATH_SEGMENT,
+            "clustertrustbundles"
+        ),
         "the tags of ClusterTrustBundle disagree with its type: resource \"clustertrustbundles\" is not its URL_PATH_SEGMENT"
     );
 };
+
 /// The typed client of `clustertrustbundles.certificates.k8s.io` (cluster-scoped).
 ///
 /// Verbs: create, update, delete, delete_collection, get, list, watch, patch.
@@ -22,6 +27,7 @@ const _: () = {
 pub struct ClusterTrustBundleClient {
     inner: ::kube_codegen_runtime::client::TypedClient<ClusterTrustBundle>,
 }
+
 impl ClusterTrustBundleClient {
     /// A client for `ClusterTrustBundle` objects.
     #[inline]
@@ -30,17 +36,20 @@ impl ClusterTrustBundleClient {
             inner: ::kube_codegen_runtime::client::TypedClient::new(client, None),
         }
     }
+
     /// The same resource as a `kube::Api`, for anything this client does not offer.
     #[inline]
     pub fn api(&self) -> kube::Api<ClusterTrustBundle> {
         kube::Api::all(self.inner.client().clone())
     }
+
     /// The underlying client, for methods written beside the generated ones (client-go's
     /// expansions).
     #[inline]
     pub fn client(&self) -> &kube::Client {
         self.inner.client()
     }
+
     /// Creates a `ClusterTrustBundle` (POST to the collection) and returns it as stored.
     #[inline]
     pub async fn create(
@@ -50,6 +59,7 @@ impl ClusterTrustBundleClient {
     ) -> kube::Result<ClusterTrustBundle> {
         self.inner.create(cluster_trust_bundle, params).await
     }
+
     /// Replaces a `ClusterTrustBundle` (PUT); its `metadata.resourceVersion` makes the update conditional (409 Conflict when stale).
     #[inline]
     pub async fn update(
@@ -59,17 +69,18 @@ impl ClusterTrustBundleClient {
     ) -> kube::Result<ClusterTrustBundle> {
         self.inner.update(cluster_trust_bundle, params).await
     }
+
     /// Deletes a `ClusterTrustBundle`: `Left` with the object while finalizers keep it, `Right` with the server's status once gone.
     #[inline]
     pub async fn delete(
         &self,
         name: &str,
         params: &kube::api::DeleteParams,
-    ) -> kube::Result<
-        ::kube_codegen_runtime::either::Either<ClusterTrustBundle, kube::core::Status>,
-    > {
+    ) -> kube::Result<::kube_codegen_runtime::either::Either<ClusterTrustBundle, kube::core::Status>>
+    {
         self.inner.delete(name, params).await
     }
+
     /// Deletes every `ClusterTrustBundle` that `list_params` selects.
     #[inline]
     pub async fn delete_collection(
@@ -84,6 +95,7 @@ impl ClusterTrustBundleClient {
     > {
         self.inner.delete_collection(params, list_params).await
     }
+
     /// Reads a `ClusterTrustBundle` by name (404 NotFound when absent).
     #[inline]
     pub async fn get(
@@ -93,6 +105,7 @@ impl ClusterTrustBundleClient {
     ) -> kube::Result<ClusterTrustBundle> {
         self.inner.get(name, params).await
     }
+
     /// Lists `ClusterTrustBundle` objects (label/field selectors, pagination).
     #[inline]
     pub async fn list(
@@ -101,6 +114,7 @@ impl ClusterTrustBundleClient {
     ) -> kube::Result<kube::api::ObjectList<ClusterTrustBundle>> {
         self.inner.list(params).await
     }
+
     /// Watches `ClusterTrustBundle` objects changed after `resource_version` (`"0"` for any).
     #[inline]
     pub async fn watch(
@@ -110,6 +124,7 @@ impl ClusterTrustBundleClient {
     ) -> kube::Result<::kube_codegen_runtime::client::WatchStream<ClusterTrustBundle>> {
         self.inner.watch(params, resource_version).await
     }
+
     /// Patches a `ClusterTrustBundle` (merge, JSON, strategic or apply patch).
     #[inline]
     pub async fn patch<P: ::kube_codegen_runtime::serde::Serialize + ::core::fmt::Debug>(

@@ -5,16 +5,21 @@
 
 //! The typed client of `PodCertificateRequest` (`podcertificaterequests.certificates.k8s.io/v1beta1`).
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::certificates::v1beta1::PodCertificateRequest;
+
+// The tags agree with the re-exported type: scope and resource.
 const _: () = {
     ::kube_codegen_runtime::check::namespaced::<PodCertificateRequest>();
     assert!(
-        ::kube_codegen_runtime::check::same_str(< PodCertificateRequest as
-        ::kube_codegen_runtime::k8s_openapi::Resource > ::URL_PATH_SEGMENT,
-        "podcertificaterequests"),
+        ::kube_codegen_runtime::check::same_str(
+            <PodCertificateRequest as ::kube_codegen_runtime::k8s_openapi::Resource>::URL_PATH_SEGMENT,
+            "podcertificaterequests"
+        ),
         "the tags of PodCertificateRequest disagree with its type: resource \"podcertificaterequests\" is not its URL_PATH_SEGMENT"
     );
 };
+
 /// The typed client of `podcertificaterequests.certificates.k8s.io` in one namespace (or all namespaces).
 ///
 /// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch.
@@ -22,17 +27,16 @@ const _: () = {
 pub struct PodCertificateRequestClient {
     inner: ::kube_codegen_runtime::client::TypedClient<PodCertificateRequest>,
 }
+
 impl PodCertificateRequestClient {
     /// A client for `PodCertificateRequest` objects in `namespace`; `""` addresses all namespaces.
     #[inline]
     pub fn new(client: kube::Client, namespace: &str) -> Self {
         Self {
-            inner: ::kube_codegen_runtime::client::TypedClient::new(
-                client,
-                Some(namespace),
-            ),
+            inner: ::kube_codegen_runtime::client::TypedClient::new(client, Some(namespace)),
         }
     }
+
     /// The same resource as a `kube::Api`, for anything this client does not offer.
     #[inline]
     pub fn api(&self) -> kube::Api<PodCertificateRequest> {
@@ -41,17 +45,20 @@ impl PodCertificateRequestClient {
             None => kube::Api::all(self.inner.client().clone()),
         }
     }
+
     /// The underlying client, for methods written beside the generated ones (client-go's
     /// expansions).
     #[inline]
     pub fn client(&self) -> &kube::Client {
         self.inner.client()
     }
+
     /// The namespace this client addresses (`None`: all namespaces).
     #[inline]
     pub fn namespace(&self) -> Option<&str> {
         self.inner.namespace()
     }
+
     /// Creates a `PodCertificateRequest` (POST to the collection) and returns it as stored.
     #[inline]
     pub async fn create(
@@ -61,6 +68,7 @@ impl PodCertificateRequestClient {
     ) -> kube::Result<PodCertificateRequest> {
         self.inner.create(pod_certificate_request, params).await
     }
+
     /// Replaces a `PodCertificateRequest` (PUT); its `metadata.resourceVersion` makes the update conditional (409 Conflict when stale).
     #[inline]
     pub async fn update(
@@ -70,6 +78,7 @@ impl PodCertificateRequestClient {
     ) -> kube::Result<PodCertificateRequest> {
         self.inner.update(pod_certificate_request, params).await
     }
+
     /// Replaces the `status` subresource of a `PodCertificateRequest` (PUT `…/status`).
     #[inline]
     pub async fn update_status(
@@ -77,8 +86,11 @@ impl PodCertificateRequestClient {
         pod_certificate_request: &PodCertificateRequest,
         params: &kube::api::PostParams,
     ) -> kube::Result<PodCertificateRequest> {
-        self.inner.update_status(pod_certificate_request, params).await
+        self.inner
+            .update_status(pod_certificate_request, params)
+            .await
     }
+
     /// Deletes a `PodCertificateRequest`: `Left` with the object while finalizers keep it, `Right` with the server's status once gone.
     #[inline]
     pub async fn delete(
@@ -90,6 +102,7 @@ impl PodCertificateRequestClient {
     > {
         self.inner.delete(name, params).await
     }
+
     /// Deletes every `PodCertificateRequest` that `list_params` selects.
     #[inline]
     pub async fn delete_collection(
@@ -104,6 +117,7 @@ impl PodCertificateRequestClient {
     > {
         self.inner.delete_collection(params, list_params).await
     }
+
     /// Reads a `PodCertificateRequest` by name (404 NotFound when absent).
     #[inline]
     pub async fn get(
@@ -113,6 +127,7 @@ impl PodCertificateRequestClient {
     ) -> kube::Result<PodCertificateRequest> {
         self.inner.get(name, params).await
     }
+
     /// Lists `PodCertificateRequest` objects (label/field selectors, pagination).
     #[inline]
     pub async fn list(
@@ -121,17 +136,17 @@ impl PodCertificateRequestClient {
     ) -> kube::Result<kube::api::ObjectList<PodCertificateRequest>> {
         self.inner.list(params).await
     }
+
     /// Watches `PodCertificateRequest` objects changed after `resource_version` (`"0"` for any).
     #[inline]
     pub async fn watch(
         &self,
         params: &kube::api::WatchParams,
         resource_version: &str,
-    ) -> kube::Result<
-        ::kube_codegen_runtime::client::WatchStream<PodCertificateRequest>,
-    > {
+    ) -> kube::Result<::kube_codegen_runtime::client::WatchStream<PodCertificateRequest>> {
         self.inner.watch(params, resource_version).await
     }
+
     /// Patches a `PodCertificateRequest` (merge, JSON, strategic or apply patch).
     #[inline]
     pub async fn patch<P: ::kube_codegen_runtime::serde::Serialize + ::core::fmt::Debug>(

@@ -5,15 +5,21 @@
 
 //! The typed client of `Lease` (`leases.coordination.k8s.io/v1`).
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::coordination::v1::Lease;
+
+// The tags agree with the re-exported type: scope and resource.
 const _: () = {
     ::kube_codegen_runtime::check::namespaced::<Lease>();
     assert!(
-        ::kube_codegen_runtime::check::same_str(< Lease as
-        ::kube_codegen_runtime::k8s_openapi::Resource > ::URL_PATH_SEGMENT, "leases"),
+        ::kube_codegen_runtime::check::same_str(
+            <Lease as ::kube_codegen_runtime::k8s_openapi::Resource>::URL_PATH_SEGMENT,
+            "leases"
+        ),
         "the tags of Lease disagree with its type: resource \"leases\" is not its URL_PATH_SEGMENT"
     );
 };
+
 /// The typed client of `leases.coordination.k8s.io` in one namespace (or all namespaces).
 ///
 /// Verbs: create, update, delete, delete_collection, get, list, watch, patch.
@@ -21,17 +27,16 @@ const _: () = {
 pub struct LeaseClient {
     inner: ::kube_codegen_runtime::client::TypedClient<Lease>,
 }
+
 impl LeaseClient {
     /// A client for `Lease` objects in `namespace`; `""` addresses all namespaces.
     #[inline]
     pub fn new(client: kube::Client, namespace: &str) -> Self {
         Self {
-            inner: ::kube_codegen_runtime::client::TypedClient::new(
-                client,
-                Some(namespace),
-            ),
+            inner: ::kube_codegen_runtime::client::TypedClient::new(client, Some(namespace)),
         }
     }
+
     /// The same resource as a `kube::Api`, for anything this client does not offer.
     #[inline]
     pub fn api(&self) -> kube::Api<Lease> {
@@ -40,17 +45,20 @@ impl LeaseClient {
             None => kube::Api::all(self.inner.client().clone()),
         }
     }
+
     /// The underlying client, for methods written beside the generated ones (client-go's
     /// expansions).
     #[inline]
     pub fn client(&self) -> &kube::Client {
         self.inner.client()
     }
+
     /// The namespace this client addresses (`None`: all namespaces).
     #[inline]
     pub fn namespace(&self) -> Option<&str> {
         self.inner.namespace()
     }
+
     /// Creates a `Lease` (POST to the collection) and returns it as stored.
     #[inline]
     pub async fn create(
@@ -60,6 +68,7 @@ impl LeaseClient {
     ) -> kube::Result<Lease> {
         self.inner.create(lease, params).await
     }
+
     /// Replaces a `Lease` (PUT); its `metadata.resourceVersion` makes the update conditional (409 Conflict when stale).
     #[inline]
     pub async fn update(
@@ -69,17 +78,17 @@ impl LeaseClient {
     ) -> kube::Result<Lease> {
         self.inner.update(lease, params).await
     }
+
     /// Deletes a `Lease`: `Left` with the object while finalizers keep it, `Right` with the server's status once gone.
     #[inline]
     pub async fn delete(
         &self,
         name: &str,
         params: &kube::api::DeleteParams,
-    ) -> kube::Result<
-        ::kube_codegen_runtime::either::Either<Lease, kube::core::Status>,
-    > {
+    ) -> kube::Result<::kube_codegen_runtime::either::Either<Lease, kube::core::Status>> {
         self.inner.delete(name, params).await
     }
+
     /// Deletes every `Lease` that `list_params` selects.
     #[inline]
     pub async fn delete_collection(
@@ -87,22 +96,17 @@ impl LeaseClient {
         params: &kube::api::DeleteParams,
         list_params: &kube::api::ListParams,
     ) -> kube::Result<
-        ::kube_codegen_runtime::either::Either<
-            kube::api::ObjectList<Lease>,
-            kube::core::Status,
-        >,
+        ::kube_codegen_runtime::either::Either<kube::api::ObjectList<Lease>, kube::core::Status>,
     > {
         self.inner.delete_collection(params, list_params).await
     }
+
     /// Reads a `Lease` by name (404 NotFound when absent).
     #[inline]
-    pub async fn get(
-        &self,
-        name: &str,
-        params: &kube::api::GetParams,
-    ) -> kube::Result<Lease> {
+    pub async fn get(&self, name: &str, params: &kube::api::GetParams) -> kube::Result<Lease> {
         self.inner.get(name, params).await
     }
+
     /// Lists `Lease` objects (label/field selectors, pagination).
     #[inline]
     pub async fn list(
@@ -111,6 +115,7 @@ impl LeaseClient {
     ) -> kube::Result<kube::api::ObjectList<Lease>> {
         self.inner.list(params).await
     }
+
     /// Watches `Lease` objects changed after `resource_version` (`"0"` for any).
     #[inline]
     pub async fn watch(
@@ -120,6 +125,7 @@ impl LeaseClient {
     ) -> kube::Result<::kube_codegen_runtime::client::WatchStream<Lease>> {
         self.inner.watch(params, resource_version).await
     }
+
     /// Patches a `Lease` (merge, JSON, strategic or apply patch).
     #[inline]
     pub async fn patch<P: ::kube_codegen_runtime::serde::Serialize + ::core::fmt::Debug>(

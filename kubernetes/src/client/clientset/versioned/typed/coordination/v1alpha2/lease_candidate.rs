@@ -5,16 +5,21 @@
 
 //! The typed client of `LeaseCandidate` (`leasecandidates.coordination.k8s.io/v1alpha2`).
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::coordination::v1alpha2::LeaseCandidate;
+
+// The tags agree with the re-exported type: scope and resource.
 const _: () = {
     ::kube_codegen_runtime::check::namespaced::<LeaseCandidate>();
     assert!(
-        ::kube_codegen_runtime::check::same_str(< LeaseCandidate as
-        ::kube_codegen_runtime::k8s_openapi::Resource > ::URL_PATH_SEGMENT,
-        "leasecandidates"),
+        ::kube_codegen_runtime::check::same_str(
+            <LeaseCandidate as ::kube_codegen_runtime::k8s_openapi::Resource>::URL_PATH_SEGMENT,
+            "leasecandidates"
+        ),
         "the tags of LeaseCandidate disagree with its type: resource \"leasecandidates\" is not its URL_PATH_SEGMENT"
     );
 };
+
 /// The typed client of `leasecandidates.coordination.k8s.io` in one namespace (or all namespaces).
 ///
 /// Verbs: create, update, delete, delete_collection, get, list, watch, patch.
@@ -22,17 +27,16 @@ const _: () = {
 pub struct LeaseCandidateClient {
     inner: ::kube_codegen_runtime::client::TypedClient<LeaseCandidate>,
 }
+
 impl LeaseCandidateClient {
     /// A client for `LeaseCandidate` objects in `namespace`; `""` addresses all namespaces.
     #[inline]
     pub fn new(client: kube::Client, namespace: &str) -> Self {
         Self {
-            inner: ::kube_codegen_runtime::client::TypedClient::new(
-                client,
-                Some(namespace),
-            ),
+            inner: ::kube_codegen_runtime::client::TypedClient::new(client, Some(namespace)),
         }
     }
+
     /// The same resource as a `kube::Api`, for anything this client does not offer.
     #[inline]
     pub fn api(&self) -> kube::Api<LeaseCandidate> {
@@ -41,17 +45,20 @@ impl LeaseCandidateClient {
             None => kube::Api::all(self.inner.client().clone()),
         }
     }
+
     /// The underlying client, for methods written beside the generated ones (client-go's
     /// expansions).
     #[inline]
     pub fn client(&self) -> &kube::Client {
         self.inner.client()
     }
+
     /// The namespace this client addresses (`None`: all namespaces).
     #[inline]
     pub fn namespace(&self) -> Option<&str> {
         self.inner.namespace()
     }
+
     /// Creates a `LeaseCandidate` (POST to the collection) and returns it as stored.
     #[inline]
     pub async fn create(
@@ -61,6 +68,7 @@ impl LeaseCandidateClient {
     ) -> kube::Result<LeaseCandidate> {
         self.inner.create(lease_candidate, params).await
     }
+
     /// Replaces a `LeaseCandidate` (PUT); its `metadata.resourceVersion` makes the update conditional (409 Conflict when stale).
     #[inline]
     pub async fn update(
@@ -70,17 +78,18 @@ impl LeaseCandidateClient {
     ) -> kube::Result<LeaseCandidate> {
         self.inner.update(lease_candidate, params).await
     }
+
     /// Deletes a `LeaseCandidate`: `Left` with the object while finalizers keep it, `Right` with the server's status once gone.
     #[inline]
     pub async fn delete(
         &self,
         name: &str,
         params: &kube::api::DeleteParams,
-    ) -> kube::Result<
-        ::kube_codegen_runtime::either::Either<LeaseCandidate, kube::core::Status>,
-    > {
+    ) -> kube::Result<::kube_codegen_runtime::either::Either<LeaseCandidate, kube::core::Status>>
+    {
         self.inner.delete(name, params).await
     }
+
     /// Deletes every `LeaseCandidate` that `list_params` selects.
     #[inline]
     pub async fn delete_collection(
@@ -95,6 +104,7 @@ impl LeaseCandidateClient {
     > {
         self.inner.delete_collection(params, list_params).await
     }
+
     /// Reads a `LeaseCandidate` by name (404 NotFound when absent).
     #[inline]
     pub async fn get(
@@ -104,6 +114,7 @@ impl LeaseCandidateClient {
     ) -> kube::Result<LeaseCandidate> {
         self.inner.get(name, params).await
     }
+
     /// Lists `LeaseCandidate` objects (label/field selectors, pagination).
     #[inline]
     pub async fn list(
@@ -112,6 +123,7 @@ impl LeaseCandidateClient {
     ) -> kube::Result<kube::api::ObjectList<LeaseCandidate>> {
         self.inner.list(params).await
     }
+
     /// Watches `LeaseCandidate` objects changed after `resource_version` (`"0"` for any).
     #[inline]
     pub async fn watch(
@@ -121,6 +133,7 @@ impl LeaseCandidateClient {
     ) -> kube::Result<::kube_codegen_runtime::client::WatchStream<LeaseCandidate>> {
         self.inner.watch(params, resource_version).await
     }
+
     /// Patches a `LeaseCandidate` (merge, JSON, strategic or apply patch).
     #[inline]
     pub async fn patch<P: ::kube_codegen_runtime::serde::Serialize + ::core::fmt::Debug>(

@@ -5,16 +5,21 @@
 
 //! The typed client of `ConfigMap` (`configmaps/v1`).
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::core::v1::ConfigMap;
+
+// The tags agree with the re-exported type: scope and resource.
 const _: () = {
     ::kube_codegen_runtime::check::namespaced::<ConfigMap>();
     assert!(
-        ::kube_codegen_runtime::check::same_str(< ConfigMap as
-        ::kube_codegen_runtime::k8s_openapi::Resource > ::URL_PATH_SEGMENT,
-        "configmaps"),
+        ::kube_codegen_runtime::check::same_str(
+            <ConfigMap as ::kube_codegen_runtime::k8s_openapi::Resource>::URL_PATH_SEGMENT,
+            "configmaps"
+        ),
         "the tags of ConfigMap disagree with its type: resource \"configmaps\" is not its URL_PATH_SEGMENT"
     );
 };
+
 /// The typed client of `configmaps` in one namespace (or all namespaces).
 ///
 /// Verbs: create, update, delete, delete_collection, get, list, watch, patch.
@@ -22,17 +27,16 @@ const _: () = {
 pub struct ConfigMapClient {
     inner: ::kube_codegen_runtime::client::TypedClient<ConfigMap>,
 }
+
 impl ConfigMapClient {
     /// A client for `ConfigMap` objects in `namespace`; `""` addresses all namespaces.
     #[inline]
     pub fn new(client: kube::Client, namespace: &str) -> Self {
         Self {
-            inner: ::kube_codegen_runtime::client::TypedClient::new(
-                client,
-                Some(namespace),
-            ),
+            inner: ::kube_codegen_runtime::client::TypedClient::new(client, Some(namespace)),
         }
     }
+
     /// The same resource as a `kube::Api`, for anything this client does not offer.
     #[inline]
     pub fn api(&self) -> kube::Api<ConfigMap> {
@@ -41,17 +45,20 @@ impl ConfigMapClient {
             None => kube::Api::all(self.inner.client().clone()),
         }
     }
+
     /// The underlying client, for methods written beside the generated ones (client-go's
     /// expansions).
     #[inline]
     pub fn client(&self) -> &kube::Client {
         self.inner.client()
     }
+
     /// The namespace this client addresses (`None`: all namespaces).
     #[inline]
     pub fn namespace(&self) -> Option<&str> {
         self.inner.namespace()
     }
+
     /// Creates a `ConfigMap` (POST to the collection) and returns it as stored.
     #[inline]
     pub async fn create(
@@ -61,6 +68,7 @@ impl ConfigMapClient {
     ) -> kube::Result<ConfigMap> {
         self.inner.create(config_map, params).await
     }
+
     /// Replaces a `ConfigMap` (PUT); its `metadata.resourceVersion` makes the update conditional (409 Conflict when stale).
     #[inline]
     pub async fn update(
@@ -70,17 +78,17 @@ impl ConfigMapClient {
     ) -> kube::Result<ConfigMap> {
         self.inner.update(config_map, params).await
     }
+
     /// Deletes a `ConfigMap`: `Left` with the object while finalizers keep it, `Right` with the server's status once gone.
     #[inline]
     pub async fn delete(
         &self,
         name: &str,
         params: &kube::api::DeleteParams,
-    ) -> kube::Result<
-        ::kube_codegen_runtime::either::Either<ConfigMap, kube::core::Status>,
-    > {
+    ) -> kube::Result<::kube_codegen_runtime::either::Either<ConfigMap, kube::core::Status>> {
         self.inner.delete(name, params).await
     }
+
     /// Deletes every `ConfigMap` that `list_params` selects.
     #[inline]
     pub async fn delete_collection(
@@ -95,15 +103,13 @@ impl ConfigMapClient {
     > {
         self.inner.delete_collection(params, list_params).await
     }
+
     /// Reads a `ConfigMap` by name (404 NotFound when absent).
     #[inline]
-    pub async fn get(
-        &self,
-        name: &str,
-        params: &kube::api::GetParams,
-    ) -> kube::Result<ConfigMap> {
+    pub async fn get(&self, name: &str, params: &kube::api::GetParams) -> kube::Result<ConfigMap> {
         self.inner.get(name, params).await
     }
+
     /// Lists `ConfigMap` objects (label/field selectors, pagination).
     #[inline]
     pub async fn list(
@@ -112,6 +118,7 @@ impl ConfigMapClient {
     ) -> kube::Result<kube::api::ObjectList<ConfigMap>> {
         self.inner.list(params).await
     }
+
     /// Watches `ConfigMap` objects changed after `resource_version` (`"0"` for any).
     #[inline]
     pub async fn watch(
@@ -121,6 +128,7 @@ impl ConfigMapClient {
     ) -> kube::Result<::kube_codegen_runtime::client::WatchStream<ConfigMap>> {
         self.inner.watch(params, resource_version).await
     }
+
     /// Patches a `ConfigMap` (merge, JSON, strategic or apply patch).
     #[inline]
     pub async fn patch<P: ::kube_codegen_runtime::serde::Serialize + ::core::fmt::Debug>(

@@ -5,15 +5,21 @@
 
 //! The typed client of `Endpoints` (`endpoints/v1`).
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::core::v1::Endpoints;
+
+// The tags agree with the re-exported type: scope and resource.
 const _: () = {
     ::kube_codegen_runtime::check::namespaced::<Endpoints>();
     assert!(
-        ::kube_codegen_runtime::check::same_str(< Endpoints as
-        ::kube_codegen_runtime::k8s_openapi::Resource > ::URL_PATH_SEGMENT, "endpoints"),
+        ::kube_codegen_runtime::check::same_str(
+            <Endpoints as ::kube_codegen_runtime::k8s_openapi::Resource>::URL_PATH_SEGMENT,
+            "endpoints"
+        ),
         "the tags of Endpoints disagree with its type: resource \"endpoints\" is not its URL_PATH_SEGMENT"
     );
 };
+
 /// The typed client of `endpoints` in one namespace (or all namespaces).
 ///
 /// Verbs: create, update, delete, delete_collection, get, list, watch, patch.
@@ -21,17 +27,16 @@ const _: () = {
 pub struct EndpointsClient {
     inner: ::kube_codegen_runtime::client::TypedClient<Endpoints>,
 }
+
 impl EndpointsClient {
     /// A client for `Endpoints` objects in `namespace`; `""` addresses all namespaces.
     #[inline]
     pub fn new(client: kube::Client, namespace: &str) -> Self {
         Self {
-            inner: ::kube_codegen_runtime::client::TypedClient::new(
-                client,
-                Some(namespace),
-            ),
+            inner: ::kube_codegen_runtime::client::TypedClient::new(client, Some(namespace)),
         }
     }
+
     /// The same resource as a `kube::Api`, for anything this client does not offer.
     #[inline]
     pub fn api(&self) -> kube::Api<Endpoints> {
@@ -40,17 +45,20 @@ impl EndpointsClient {
             None => kube::Api::all(self.inner.client().clone()),
         }
     }
+
     /// The underlying client, for methods written beside the generated ones (client-go's
     /// expansions).
     #[inline]
     pub fn client(&self) -> &kube::Client {
         self.inner.client()
     }
+
     /// The namespace this client addresses (`None`: all namespaces).
     #[inline]
     pub fn namespace(&self) -> Option<&str> {
         self.inner.namespace()
     }
+
     /// Creates a `Endpoints` (POST to the collection) and returns it as stored.
     #[inline]
     pub async fn create(
@@ -60,6 +68,7 @@ impl EndpointsClient {
     ) -> kube::Result<Endpoints> {
         self.inner.create(endpoints, params).await
     }
+
     /// Replaces a `Endpoints` (PUT); its `metadata.resourceVersion` makes the update conditional (409 Conflict when stale).
     #[inline]
     pub async fn update(
@@ -69,17 +78,17 @@ impl EndpointsClient {
     ) -> kube::Result<Endpoints> {
         self.inner.update(endpoints, params).await
     }
+
     /// Deletes a `Endpoints`: `Left` with the object while finalizers keep it, `Right` with the server's status once gone.
     #[inline]
     pub async fn delete(
         &self,
         name: &str,
         params: &kube::api::DeleteParams,
-    ) -> kube::Result<
-        ::kube_codegen_runtime::either::Either<Endpoints, kube::core::Status>,
-    > {
+    ) -> kube::Result<::kube_codegen_runtime::either::Either<Endpoints, kube::core::Status>> {
         self.inner.delete(name, params).await
     }
+
     /// Deletes every `Endpoints` that `list_params` selects.
     #[inline]
     pub async fn delete_collection(
@@ -94,15 +103,13 @@ impl EndpointsClient {
     > {
         self.inner.delete_collection(params, list_params).await
     }
+
     /// Reads a `Endpoints` by name (404 NotFound when absent).
     #[inline]
-    pub async fn get(
-        &self,
-        name: &str,
-        params: &kube::api::GetParams,
-    ) -> kube::Result<Endpoints> {
+    pub async fn get(&self, name: &str, params: &kube::api::GetParams) -> kube::Result<Endpoints> {
         self.inner.get(name, params).await
     }
+
     /// Lists `Endpoints` objects (label/field selectors, pagination).
     #[inline]
     pub async fn list(
@@ -111,6 +118,7 @@ impl EndpointsClient {
     ) -> kube::Result<kube::api::ObjectList<Endpoints>> {
         self.inner.list(params).await
     }
+
     /// Watches `Endpoints` objects changed after `resource_version` (`"0"` for any).
     #[inline]
     pub async fn watch(
@@ -120,6 +128,7 @@ impl EndpointsClient {
     ) -> kube::Result<::kube_codegen_runtime::client::WatchStream<Endpoints>> {
         self.inner.watch(params, resource_version).await
     }
+
     /// Patches a `Endpoints` (merge, JSON, strategic or apply patch).
     #[inline]
     pub async fn patch<P: ::kube_codegen_runtime::serde::Serialize + ::core::fmt::Debug>(

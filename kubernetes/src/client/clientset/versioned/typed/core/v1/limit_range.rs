@@ -5,16 +5,21 @@
 
 //! The typed client of `LimitRange` (`limitranges/v1`).
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::core::v1::LimitRange;
+
+// The tags agree with the re-exported type: scope and resource.
 const _: () = {
     ::kube_codegen_runtime::check::namespaced::<LimitRange>();
     assert!(
-        ::kube_codegen_runtime::check::same_str(< LimitRange as
-        ::kube_codegen_runtime::k8s_openapi::Resource > ::URL_PATH_SEGMENT,
-        "limitranges"),
+        ::kube_codegen_runtime::check::same_str(
+            <LimitRange as ::kube_codegen_runtime::k8s_openapi::Resource>::URL_PATH_SEGMENT,
+            "limitranges"
+        ),
         "the tags of LimitRange disagree with its type: resource \"limitranges\" is not its URL_PATH_SEGMENT"
     );
 };
+
 /// The typed client of `limitranges` in one namespace (or all namespaces).
 ///
 /// Verbs: create, update, delete, delete_collection, get, list, watch, patch.
@@ -22,17 +27,16 @@ const _: () = {
 pub struct LimitRangeClient {
     inner: ::kube_codegen_runtime::client::TypedClient<LimitRange>,
 }
+
 impl LimitRangeClient {
     /// A client for `LimitRange` objects in `namespace`; `""` addresses all namespaces.
     #[inline]
     pub fn new(client: kube::Client, namespace: &str) -> Self {
         Self {
-            inner: ::kube_codegen_runtime::client::TypedClient::new(
-                client,
-                Some(namespace),
-            ),
+            inner: ::kube_codegen_runtime::client::TypedClient::new(client, Some(namespace)),
         }
     }
+
     /// The same resource as a `kube::Api`, for anything this client does not offer.
     #[inline]
     pub fn api(&self) -> kube::Api<LimitRange> {
@@ -41,17 +45,20 @@ impl LimitRangeClient {
             None => kube::Api::all(self.inner.client().clone()),
         }
     }
+
     /// The underlying client, for methods written beside the generated ones (client-go's
     /// expansions).
     #[inline]
     pub fn client(&self) -> &kube::Client {
         self.inner.client()
     }
+
     /// The namespace this client addresses (`None`: all namespaces).
     #[inline]
     pub fn namespace(&self) -> Option<&str> {
         self.inner.namespace()
     }
+
     /// Creates a `LimitRange` (POST to the collection) and returns it as stored.
     #[inline]
     pub async fn create(
@@ -61,6 +68,7 @@ impl LimitRangeClient {
     ) -> kube::Result<LimitRange> {
         self.inner.create(limit_range, params).await
     }
+
     /// Replaces a `LimitRange` (PUT); its `metadata.resourceVersion` makes the update conditional (409 Conflict when stale).
     #[inline]
     pub async fn update(
@@ -70,17 +78,17 @@ impl LimitRangeClient {
     ) -> kube::Result<LimitRange> {
         self.inner.update(limit_range, params).await
     }
+
     /// Deletes a `LimitRange`: `Left` with the object while finalizers keep it, `Right` with the server's status once gone.
     #[inline]
     pub async fn delete(
         &self,
         name: &str,
         params: &kube::api::DeleteParams,
-    ) -> kube::Result<
-        ::kube_codegen_runtime::either::Either<LimitRange, kube::core::Status>,
-    > {
+    ) -> kube::Result<::kube_codegen_runtime::either::Either<LimitRange, kube::core::Status>> {
         self.inner.delete(name, params).await
     }
+
     /// Deletes every `LimitRange` that `list_params` selects.
     #[inline]
     pub async fn delete_collection(
@@ -95,15 +103,13 @@ impl LimitRangeClient {
     > {
         self.inner.delete_collection(params, list_params).await
     }
+
     /// Reads a `LimitRange` by name (404 NotFound when absent).
     #[inline]
-    pub async fn get(
-        &self,
-        name: &str,
-        params: &kube::api::GetParams,
-    ) -> kube::Result<LimitRange> {
+    pub async fn get(&self, name: &str, params: &kube::api::GetParams) -> kube::Result<LimitRange> {
         self.inner.get(name, params).await
     }
+
     /// Lists `LimitRange` objects (label/field selectors, pagination).
     #[inline]
     pub async fn list(
@@ -112,6 +118,7 @@ impl LimitRangeClient {
     ) -> kube::Result<kube::api::ObjectList<LimitRange>> {
         self.inner.list(params).await
     }
+
     /// Watches `LimitRange` objects changed after `resource_version` (`"0"` for any).
     #[inline]
     pub async fn watch(
@@ -121,6 +128,7 @@ impl LimitRangeClient {
     ) -> kube::Result<::kube_codegen_runtime::client::WatchStream<LimitRange>> {
         self.inner.watch(params, resource_version).await
     }
+
     /// Patches a `LimitRange` (merge, JSON, strategic or apply patch).
     #[inline]
     pub async fn patch<P: ::kube_codegen_runtime::serde::Serialize + ::core::fmt::Debug>(

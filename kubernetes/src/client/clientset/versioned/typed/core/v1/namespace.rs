@@ -5,16 +5,21 @@
 
 //! The typed client of `Namespace` (`namespaces/v1`).
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::core::v1::Namespace;
+
+// The tags agree with the re-exported type: scope and resource.
 const _: () = {
     ::kube_codegen_runtime::check::cluster_scoped::<Namespace>();
     assert!(
-        ::kube_codegen_runtime::check::same_str(< Namespace as
-        ::kube_codegen_runtime::k8s_openapi::Resource > ::URL_PATH_SEGMENT,
-        "namespaces"),
+        ::kube_codegen_runtime::check::same_str(
+            <Namespace as ::kube_codegen_runtime::k8s_openapi::Resource>::URL_PATH_SEGMENT,
+            "namespaces"
+        ),
         "the tags of Namespace disagree with its type: resource \"namespaces\" is not its URL_PATH_SEGMENT"
     );
 };
+
 /// The typed client of `namespaces` (cluster-scoped).
 ///
 /// Verbs: create, update, update_status, delete, get, list, watch, patch.
@@ -22,6 +27,7 @@ const _: () = {
 pub struct NamespaceClient {
     inner: ::kube_codegen_runtime::client::TypedClient<Namespace>,
 }
+
 impl NamespaceClient {
     /// A client for `Namespace` objects.
     #[inline]
@@ -30,17 +36,20 @@ impl NamespaceClient {
             inner: ::kube_codegen_runtime::client::TypedClient::new(client, None),
         }
     }
+
     /// The same resource as a `kube::Api`, for anything this client does not offer.
     #[inline]
     pub fn api(&self) -> kube::Api<Namespace> {
         kube::Api::all(self.inner.client().clone())
     }
+
     /// The underlying client, for methods written beside the generated ones (client-go's
     /// expansions).
     #[inline]
     pub fn client(&self) -> &kube::Client {
         self.inner.client()
     }
+
     /// Creates a `Namespace` (POST to the collection) and returns it as stored.
     #[inline]
     pub async fn create(
@@ -50,6 +59,7 @@ impl NamespaceClient {
     ) -> kube::Result<Namespace> {
         self.inner.create(namespace, params).await
     }
+
     /// Replaces a `Namespace` (PUT); its `metadata.resourceVersion` makes the update conditional (409 Conflict when stale).
     #[inline]
     pub async fn update(
@@ -59,6 +69,7 @@ impl NamespaceClient {
     ) -> kube::Result<Namespace> {
         self.inner.update(namespace, params).await
     }
+
     /// Replaces the `status` subresource of a `Namespace` (PUT `…/status`).
     #[inline]
     pub async fn update_status(
@@ -68,26 +79,23 @@ impl NamespaceClient {
     ) -> kube::Result<Namespace> {
         self.inner.update_status(namespace, params).await
     }
+
     /// Deletes a `Namespace`: `Left` with the object while finalizers keep it, `Right` with the server's status once gone.
     #[inline]
     pub async fn delete(
         &self,
         name: &str,
         params: &kube::api::DeleteParams,
-    ) -> kube::Result<
-        ::kube_codegen_runtime::either::Either<Namespace, kube::core::Status>,
-    > {
+    ) -> kube::Result<::kube_codegen_runtime::either::Either<Namespace, kube::core::Status>> {
         self.inner.delete(name, params).await
     }
+
     /// Reads a `Namespace` by name (404 NotFound when absent).
     #[inline]
-    pub async fn get(
-        &self,
-        name: &str,
-        params: &kube::api::GetParams,
-    ) -> kube::Result<Namespace> {
+    pub async fn get(&self, name: &str, params: &kube::api::GetParams) -> kube::Result<Namespace> {
         self.inner.get(name, params).await
     }
+
     /// Lists `Namespace` objects (label/field selectors, pagination).
     #[inline]
     pub async fn list(
@@ -96,6 +104,7 @@ impl NamespaceClient {
     ) -> kube::Result<kube::api::ObjectList<Namespace>> {
         self.inner.list(params).await
     }
+
     /// Watches `Namespace` objects changed after `resource_version` (`"0"` for any).
     #[inline]
     pub async fn watch(
@@ -105,6 +114,7 @@ impl NamespaceClient {
     ) -> kube::Result<::kube_codegen_runtime::client::WatchStream<Namespace>> {
         self.inner.watch(params, resource_version).await
     }
+
     /// Patches a `Namespace` (merge, JSON, strategic or apply patch).
     #[inline]
     pub async fn patch<P: ::kube_codegen_runtime::serde::Serialize + ::core::fmt::Debug>(

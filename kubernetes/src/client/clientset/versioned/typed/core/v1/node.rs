@@ -5,15 +5,21 @@
 
 //! The typed client of `Node` (`nodes/v1`).
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::core::v1::Node;
+
+// The tags agree with the re-exported type: scope and resource.
 const _: () = {
     ::kube_codegen_runtime::check::cluster_scoped::<Node>();
     assert!(
-        ::kube_codegen_runtime::check::same_str(< Node as
-        ::kube_codegen_runtime::k8s_openapi::Resource > ::URL_PATH_SEGMENT, "nodes"),
+        ::kube_codegen_runtime::check::same_str(
+            <Node as ::kube_codegen_runtime::k8s_openapi::Resource>::URL_PATH_SEGMENT,
+            "nodes"
+        ),
         "the tags of Node disagree with its type: resource \"nodes\" is not its URL_PATH_SEGMENT"
     );
 };
+
 /// The typed client of `nodes` (cluster-scoped).
 ///
 /// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch.
@@ -21,6 +27,7 @@ const _: () = {
 pub struct NodeClient {
     inner: ::kube_codegen_runtime::client::TypedClient<Node>,
 }
+
 impl NodeClient {
     /// A client for `Node` objects.
     #[inline]
@@ -29,35 +36,32 @@ impl NodeClient {
             inner: ::kube_codegen_runtime::client::TypedClient::new(client, None),
         }
     }
+
     /// The same resource as a `kube::Api`, for anything this client does not offer.
     #[inline]
     pub fn api(&self) -> kube::Api<Node> {
         kube::Api::all(self.inner.client().clone())
     }
+
     /// The underlying client, for methods written beside the generated ones (client-go's
     /// expansions).
     #[inline]
     pub fn client(&self) -> &kube::Client {
         self.inner.client()
     }
+
     /// Creates a `Node` (POST to the collection) and returns it as stored.
     #[inline]
-    pub async fn create(
-        &self,
-        node: &Node,
-        params: &kube::api::PostParams,
-    ) -> kube::Result<Node> {
+    pub async fn create(&self, node: &Node, params: &kube::api::PostParams) -> kube::Result<Node> {
         self.inner.create(node, params).await
     }
+
     /// Replaces a `Node` (PUT); its `metadata.resourceVersion` makes the update conditional (409 Conflict when stale).
     #[inline]
-    pub async fn update(
-        &self,
-        node: &Node,
-        params: &kube::api::PostParams,
-    ) -> kube::Result<Node> {
+    pub async fn update(&self, node: &Node, params: &kube::api::PostParams) -> kube::Result<Node> {
         self.inner.update(node, params).await
     }
+
     /// Replaces the `status` subresource of a `Node` (PUT `…/status`).
     #[inline]
     pub async fn update_status(
@@ -67,6 +71,7 @@ impl NodeClient {
     ) -> kube::Result<Node> {
         self.inner.update_status(node, params).await
     }
+
     /// Deletes a `Node`: `Left` with the object while finalizers keep it, `Right` with the server's status once gone.
     #[inline]
     pub async fn delete(
@@ -76,6 +81,7 @@ impl NodeClient {
     ) -> kube::Result<::kube_codegen_runtime::either::Either<Node, kube::core::Status>> {
         self.inner.delete(name, params).await
     }
+
     /// Deletes every `Node` that `list_params` selects.
     #[inline]
     pub async fn delete_collection(
@@ -83,22 +89,17 @@ impl NodeClient {
         params: &kube::api::DeleteParams,
         list_params: &kube::api::ListParams,
     ) -> kube::Result<
-        ::kube_codegen_runtime::either::Either<
-            kube::api::ObjectList<Node>,
-            kube::core::Status,
-        >,
+        ::kube_codegen_runtime::either::Either<kube::api::ObjectList<Node>, kube::core::Status>,
     > {
         self.inner.delete_collection(params, list_params).await
     }
+
     /// Reads a `Node` by name (404 NotFound when absent).
     #[inline]
-    pub async fn get(
-        &self,
-        name: &str,
-        params: &kube::api::GetParams,
-    ) -> kube::Result<Node> {
+    pub async fn get(&self, name: &str, params: &kube::api::GetParams) -> kube::Result<Node> {
         self.inner.get(name, params).await
     }
+
     /// Lists `Node` objects (label/field selectors, pagination).
     #[inline]
     pub async fn list(
@@ -107,6 +108,7 @@ impl NodeClient {
     ) -> kube::Result<kube::api::ObjectList<Node>> {
         self.inner.list(params).await
     }
+
     /// Watches `Node` objects changed after `resource_version` (`"0"` for any).
     #[inline]
     pub async fn watch(
@@ -116,6 +118,7 @@ impl NodeClient {
     ) -> kube::Result<::kube_codegen_runtime::client::WatchStream<Node>> {
         self.inner.watch(params, resource_version).await
     }
+
     /// Patches a `Node` (merge, JSON, strategic or apply patch).
     #[inline]
     pub async fn patch<P: ::kube_codegen_runtime::serde::Serialize + ::core::fmt::Debug>(

@@ -5,16 +5,21 @@
 
 //! The typed client of `PersistentVolume` (`persistentvolumes/v1`).
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::core::v1::PersistentVolume;
+
+// The tags agree with the re-exported type: scope and resource.
 const _: () = {
     ::kube_codegen_runtime::check::cluster_scoped::<PersistentVolume>();
     assert!(
-        ::kube_codegen_runtime::check::same_str(< PersistentVolume as
-        ::kube_codegen_runtime::k8s_openapi::Resource > ::URL_PATH_SEGMENT,
-        "persistentvolumes"),
+        ::kube_codegen_runtime::check::same_str(
+            <PersistentVolume as ::kube_codegen_runtime::k8s_openapi::Resource>::URL_PATH_SEGMENT,
+            "persistentvolumes"
+        ),
         "the tags of PersistentVolume disagree with its type: resource \"persistentvolumes\" is not its URL_PATH_SEGMENT"
     );
 };
+
 /// The typed client of `persistentvolumes` (cluster-scoped).
 ///
 /// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch.
@@ -22,6 +27,7 @@ const _: () = {
 pub struct PersistentVolumeClient {
     inner: ::kube_codegen_runtime::client::TypedClient<PersistentVolume>,
 }
+
 impl PersistentVolumeClient {
     /// A client for `PersistentVolume` objects.
     #[inline]
@@ -30,17 +36,20 @@ impl PersistentVolumeClient {
             inner: ::kube_codegen_runtime::client::TypedClient::new(client, None),
         }
     }
+
     /// The same resource as a `kube::Api`, for anything this client does not offer.
     #[inline]
     pub fn api(&self) -> kube::Api<PersistentVolume> {
         kube::Api::all(self.inner.client().clone())
     }
+
     /// The underlying client, for methods written beside the generated ones (client-go's
     /// expansions).
     #[inline]
     pub fn client(&self) -> &kube::Client {
         self.inner.client()
     }
+
     /// Creates a `PersistentVolume` (POST to the collection) and returns it as stored.
     #[inline]
     pub async fn create(
@@ -50,6 +59,7 @@ impl PersistentVolumeClient {
     ) -> kube::Result<PersistentVolume> {
         self.inner.create(persistent_volume, params).await
     }
+
     /// Replaces a `PersistentVolume` (PUT); its `metadata.resourceVersion` makes the update conditional (409 Conflict when stale).
     #[inline]
     pub async fn update(
@@ -59,6 +69,7 @@ impl PersistentVolumeClient {
     ) -> kube::Result<PersistentVolume> {
         self.inner.update(persistent_volume, params).await
     }
+
     /// Replaces the `status` subresource of a `PersistentVolume` (PUT `…/status`).
     #[inline]
     pub async fn update_status(
@@ -68,17 +79,18 @@ impl PersistentVolumeClient {
     ) -> kube::Result<PersistentVolume> {
         self.inner.update_status(persistent_volume, params).await
     }
+
     /// Deletes a `PersistentVolume`: `Left` with the object while finalizers keep it, `Right` with the server's status once gone.
     #[inline]
     pub async fn delete(
         &self,
         name: &str,
         params: &kube::api::DeleteParams,
-    ) -> kube::Result<
-        ::kube_codegen_runtime::either::Either<PersistentVolume, kube::core::Status>,
-    > {
+    ) -> kube::Result<::kube_codegen_runtime::either::Either<PersistentVolume, kube::core::Status>>
+    {
         self.inner.delete(name, params).await
     }
+
     /// Deletes every `PersistentVolume` that `list_params` selects.
     #[inline]
     pub async fn delete_collection(
@@ -93,6 +105,7 @@ impl PersistentVolumeClient {
     > {
         self.inner.delete_collection(params, list_params).await
     }
+
     /// Reads a `PersistentVolume` by name (404 NotFound when absent).
     #[inline]
     pub async fn get(
@@ -102,6 +115,7 @@ impl PersistentVolumeClient {
     ) -> kube::Result<PersistentVolume> {
         self.inner.get(name, params).await
     }
+
     /// Lists `PersistentVolume` objects (label/field selectors, pagination).
     #[inline]
     pub async fn list(
@@ -110,6 +124,7 @@ impl PersistentVolumeClient {
     ) -> kube::Result<kube::api::ObjectList<PersistentVolume>> {
         self.inner.list(params).await
     }
+
     /// Watches `PersistentVolume` objects changed after `resource_version` (`"0"` for any).
     #[inline]
     pub async fn watch(
@@ -119,6 +134,7 @@ impl PersistentVolumeClient {
     ) -> kube::Result<::kube_codegen_runtime::client::WatchStream<PersistentVolume>> {
         self.inner.watch(params, resource_version).await
     }
+
     /// Patches a `PersistentVolume` (merge, JSON, strategic or apply patch).
     #[inline]
     pub async fn patch<P: ::kube_codegen_runtime::serde::Serialize + ::core::fmt::Debug>(

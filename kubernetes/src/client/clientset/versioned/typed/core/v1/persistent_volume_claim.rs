@@ -5,16 +5,21 @@
 
 //! The typed client of `PersistentVolumeClaim` (`persistentvolumeclaims/v1`).
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::core::v1::PersistentVolumeClaim;
+
+// The tags agree with the re-exported type: scope and resource.
 const _: () = {
     ::kube_codegen_runtime::check::namespaced::<PersistentVolumeClaim>();
     assert!(
-        ::kube_codegen_runtime::check::same_str(< PersistentVolumeClaim as
-        ::kube_codegen_runtime::k8s_openapi::Resource > ::URL_PATH_SEGMENT,
-        "persistentvolumeclaims"),
+        ::kube_codegen_runtime::check::same_str(
+            <PersistentVolumeClaim as ::kube_codegen_runtime::k8s_openapi::Resource>::URL_PATH_SEGMENT,
+            "persistentvolumeclaims"
+        ),
         "the tags of PersistentVolumeClaim disagree with its type: resource \"persistentvolumeclaims\" is not its URL_PATH_SEGMENT"
     );
 };
+
 /// The typed client of `persistentvolumeclaims` in one namespace (or all namespaces).
 ///
 /// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch.
@@ -22,17 +27,16 @@ const _: () = {
 pub struct PersistentVolumeClaimClient {
     inner: ::kube_codegen_runtime::client::TypedClient<PersistentVolumeClaim>,
 }
+
 impl PersistentVolumeClaimClient {
     /// A client for `PersistentVolumeClaim` objects in `namespace`; `""` addresses all namespaces.
     #[inline]
     pub fn new(client: kube::Client, namespace: &str) -> Self {
         Self {
-            inner: ::kube_codegen_runtime::client::TypedClient::new(
-                client,
-                Some(namespace),
-            ),
+            inner: ::kube_codegen_runtime::client::TypedClient::new(client, Some(namespace)),
         }
     }
+
     /// The same resource as a `kube::Api`, for anything this client does not offer.
     #[inline]
     pub fn api(&self) -> kube::Api<PersistentVolumeClaim> {
@@ -41,17 +45,20 @@ impl PersistentVolumeClaimClient {
             None => kube::Api::all(self.inner.client().clone()),
         }
     }
+
     /// The underlying client, for methods written beside the generated ones (client-go's
     /// expansions).
     #[inline]
     pub fn client(&self) -> &kube::Client {
         self.inner.client()
     }
+
     /// The namespace this client addresses (`None`: all namespaces).
     #[inline]
     pub fn namespace(&self) -> Option<&str> {
         self.inner.namespace()
     }
+
     /// Creates a `PersistentVolumeClaim` (POST to the collection) and returns it as stored.
     #[inline]
     pub async fn create(
@@ -61,6 +68,7 @@ impl PersistentVolumeClaimClient {
     ) -> kube::Result<PersistentVolumeClaim> {
         self.inner.create(persistent_volume_claim, params).await
     }
+
     /// Replaces a `PersistentVolumeClaim` (PUT); its `metadata.resourceVersion` makes the update conditional (409 Conflict when stale).
     #[inline]
     pub async fn update(
@@ -70,6 +78,7 @@ impl PersistentVolumeClaimClient {
     ) -> kube::Result<PersistentVolumeClaim> {
         self.inner.update(persistent_volume_claim, params).await
     }
+
     /// Replaces the `status` subresource of a `PersistentVolumeClaim` (PUT `…/status`).
     #[inline]
     pub async fn update_status(
@@ -77,8 +86,11 @@ impl PersistentVolumeClaimClient {
         persistent_volume_claim: &PersistentVolumeClaim,
         params: &kube::api::PostParams,
     ) -> kube::Result<PersistentVolumeClaim> {
-        self.inner.update_status(persistent_volume_claim, params).await
+        self.inner
+            .update_status(persistent_volume_claim, params)
+            .await
     }
+
     /// Deletes a `PersistentVolumeClaim`: `Left` with the object while finalizers keep it, `Right` with the server's status once gone.
     #[inline]
     pub async fn delete(
@@ -90,6 +102,7 @@ impl PersistentVolumeClaimClient {
     > {
         self.inner.delete(name, params).await
     }
+
     /// Deletes every `PersistentVolumeClaim` that `list_params` selects.
     #[inline]
     pub async fn delete_collection(
@@ -104,6 +117,7 @@ impl PersistentVolumeClaimClient {
     > {
         self.inner.delete_collection(params, list_params).await
     }
+
     /// Reads a `PersistentVolumeClaim` by name (404 NotFound when absent).
     #[inline]
     pub async fn get(
@@ -113,6 +127,7 @@ impl PersistentVolumeClaimClient {
     ) -> kube::Result<PersistentVolumeClaim> {
         self.inner.get(name, params).await
     }
+
     /// Lists `PersistentVolumeClaim` objects (label/field selectors, pagination).
     #[inline]
     pub async fn list(
@@ -121,17 +136,17 @@ impl PersistentVolumeClaimClient {
     ) -> kube::Result<kube::api::ObjectList<PersistentVolumeClaim>> {
         self.inner.list(params).await
     }
+
     /// Watches `PersistentVolumeClaim` objects changed after `resource_version` (`"0"` for any).
     #[inline]
     pub async fn watch(
         &self,
         params: &kube::api::WatchParams,
         resource_version: &str,
-    ) -> kube::Result<
-        ::kube_codegen_runtime::client::WatchStream<PersistentVolumeClaim>,
-    > {
+    ) -> kube::Result<::kube_codegen_runtime::client::WatchStream<PersistentVolumeClaim>> {
         self.inner.watch(params, resource_version).await
     }
+
     /// Patches a `PersistentVolumeClaim` (merge, JSON, strategic or apply patch).
     #[inline]
     pub async fn patch<P: ::kube_codegen_runtime::serde::Serialize + ::core::fmt::Debug>(

@@ -5,15 +5,21 @@
 
 //! The typed client of `Pod` (`pods/v1`).
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::core::v1::Pod;
+
+// The tags agree with the re-exported type: scope and resource.
 const _: () = {
     ::kube_codegen_runtime::check::namespaced::<Pod>();
     assert!(
-        ::kube_codegen_runtime::check::same_str(< Pod as
-        ::kube_codegen_runtime::k8s_openapi::Resource > ::URL_PATH_SEGMENT, "pods"),
+        ::kube_codegen_runtime::check::same_str(
+            <Pod as ::kube_codegen_runtime::k8s_openapi::Resource>::URL_PATH_SEGMENT,
+            "pods"
+        ),
         "the tags of Pod disagree with its type: resource \"pods\" is not its URL_PATH_SEGMENT"
     );
 };
+
 /// The typed client of `pods` in one namespace (or all namespaces).
 ///
 /// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch.
@@ -21,17 +27,16 @@ const _: () = {
 pub struct PodClient {
     inner: ::kube_codegen_runtime::client::TypedClient<Pod>,
 }
+
 impl PodClient {
     /// A client for `Pod` objects in `namespace`; `""` addresses all namespaces.
     #[inline]
     pub fn new(client: kube::Client, namespace: &str) -> Self {
         Self {
-            inner: ::kube_codegen_runtime::client::TypedClient::new(
-                client,
-                Some(namespace),
-            ),
+            inner: ::kube_codegen_runtime::client::TypedClient::new(client, Some(namespace)),
         }
     }
+
     /// The same resource as a `kube::Api`, for anything this client does not offer.
     #[inline]
     pub fn api(&self) -> kube::Api<Pod> {
@@ -40,35 +45,32 @@ impl PodClient {
             None => kube::Api::all(self.inner.client().clone()),
         }
     }
+
     /// The underlying client, for methods written beside the generated ones (client-go's
     /// expansions).
     #[inline]
     pub fn client(&self) -> &kube::Client {
         self.inner.client()
     }
+
     /// The namespace this client addresses (`None`: all namespaces).
     #[inline]
     pub fn namespace(&self) -> Option<&str> {
         self.inner.namespace()
     }
+
     /// Creates a `Pod` (POST to the collection) and returns it as stored.
     #[inline]
-    pub async fn create(
-        &self,
-        pod: &Pod,
-        params: &kube::api::PostParams,
-    ) -> kube::Result<Pod> {
+    pub async fn create(&self, pod: &Pod, params: &kube::api::PostParams) -> kube::Result<Pod> {
         self.inner.create(pod, params).await
     }
+
     /// Replaces a `Pod` (PUT); its `metadata.resourceVersion` makes the update conditional (409 Conflict when stale).
     #[inline]
-    pub async fn update(
-        &self,
-        pod: &Pod,
-        params: &kube::api::PostParams,
-    ) -> kube::Result<Pod> {
+    pub async fn update(&self, pod: &Pod, params: &kube::api::PostParams) -> kube::Result<Pod> {
         self.inner.update(pod, params).await
     }
+
     /// Replaces the `status` subresource of a `Pod` (PUT `…/status`).
     #[inline]
     pub async fn update_status(
@@ -78,6 +80,7 @@ impl PodClient {
     ) -> kube::Result<Pod> {
         self.inner.update_status(pod, params).await
     }
+
     /// Deletes a `Pod`: `Left` with the object while finalizers keep it, `Right` with the server's status once gone.
     #[inline]
     pub async fn delete(
@@ -87,6 +90,7 @@ impl PodClient {
     ) -> kube::Result<::kube_codegen_runtime::either::Either<Pod, kube::core::Status>> {
         self.inner.delete(name, params).await
     }
+
     /// Deletes every `Pod` that `list_params` selects.
     #[inline]
     pub async fn delete_collection(
@@ -94,22 +98,17 @@ impl PodClient {
         params: &kube::api::DeleteParams,
         list_params: &kube::api::ListParams,
     ) -> kube::Result<
-        ::kube_codegen_runtime::either::Either<
-            kube::api::ObjectList<Pod>,
-            kube::core::Status,
-        >,
+        ::kube_codegen_runtime::either::Either<kube::api::ObjectList<Pod>, kube::core::Status>,
     > {
         self.inner.delete_collection(params, list_params).await
     }
+
     /// Reads a `Pod` by name (404 NotFound when absent).
     #[inline]
-    pub async fn get(
-        &self,
-        name: &str,
-        params: &kube::api::GetParams,
-    ) -> kube::Result<Pod> {
+    pub async fn get(&self, name: &str, params: &kube::api::GetParams) -> kube::Result<Pod> {
         self.inner.get(name, params).await
     }
+
     /// Lists `Pod` objects (label/field selectors, pagination).
     #[inline]
     pub async fn list(
@@ -118,6 +117,7 @@ impl PodClient {
     ) -> kube::Result<kube::api::ObjectList<Pod>> {
         self.inner.list(params).await
     }
+
     /// Watches `Pod` objects changed after `resource_version` (`"0"` for any).
     #[inline]
     pub async fn watch(
@@ -127,6 +127,7 @@ impl PodClient {
     ) -> kube::Result<::kube_codegen_runtime::client::WatchStream<Pod>> {
         self.inner.watch(params, resource_version).await
     }
+
     /// Patches a `Pod` (merge, JSON, strategic or apply patch).
     #[inline]
     pub async fn patch<P: ::kube_codegen_runtime::serde::Serialize + ::core::fmt::Debug>(
@@ -137,6 +138,7 @@ impl PodClient {
     ) -> kube::Result<Pod> {
         self.inner.patch(name, patch, params).await
     }
+
     /// Replaces the `ephemeralcontainers` subresource of a `Pod` (`+genclient:method=UpdateEphemeralContainers`).
     #[inline]
     pub async fn update_ephemeral_containers(
@@ -145,8 +147,11 @@ impl PodClient {
         pod: &crate::apis::core::v1::Pod,
         params: &kube::api::PostParams,
     ) -> kube::Result<crate::apis::core::v1::Pod> {
-        self.inner.update_as(name, Some("ephemeralcontainers"), pod, params).await
+        self.inner
+            .update_as(name, Some("ephemeralcontainers"), pod, params)
+            .await
     }
+
     /// Replaces the `resize` subresource of a `Pod` (`+genclient:method=UpdateResize`).
     #[inline]
     pub async fn update_resize(
@@ -155,6 +160,8 @@ impl PodClient {
         pod: &crate::apis::core::v1::Pod,
         params: &kube::api::PostParams,
     ) -> kube::Result<crate::apis::core::v1::Pod> {
-        self.inner.update_as(name, Some("resize"), pod, params).await
+        self.inner
+            .update_as(name, Some("resize"), pod, params)
+            .await
     }
 }

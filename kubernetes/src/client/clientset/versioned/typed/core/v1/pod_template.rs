@@ -5,16 +5,21 @@
 
 //! The typed client of `PodTemplate` (`podtemplates/v1`).
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::core::v1::PodTemplate;
+
+// The tags agree with the re-exported type: scope and resource.
 const _: () = {
     ::kube_codegen_runtime::check::namespaced::<PodTemplate>();
     assert!(
-        ::kube_codegen_runtime::check::same_str(< PodTemplate as
-        ::kube_codegen_runtime::k8s_openapi::Resource > ::URL_PATH_SEGMENT,
-        "podtemplates"),
+        ::kube_codegen_runtime::check::same_str(
+            <PodTemplate as ::kube_codegen_runtime::k8s_openapi::Resource>::URL_PATH_SEGMENT,
+            "podtemplates"
+        ),
         "the tags of PodTemplate disagree with its type: resource \"podtemplates\" is not its URL_PATH_SEGMENT"
     );
 };
+
 /// The typed client of `podtemplates` in one namespace (or all namespaces).
 ///
 /// Verbs: create, update, delete, delete_collection, get, list, watch, patch.
@@ -22,17 +27,16 @@ const _: () = {
 pub struct PodTemplateClient {
     inner: ::kube_codegen_runtime::client::TypedClient<PodTemplate>,
 }
+
 impl PodTemplateClient {
     /// A client for `PodTemplate` objects in `namespace`; `""` addresses all namespaces.
     #[inline]
     pub fn new(client: kube::Client, namespace: &str) -> Self {
         Self {
-            inner: ::kube_codegen_runtime::client::TypedClient::new(
-                client,
-                Some(namespace),
-            ),
+            inner: ::kube_codegen_runtime::client::TypedClient::new(client, Some(namespace)),
         }
     }
+
     /// The same resource as a `kube::Api`, for anything this client does not offer.
     #[inline]
     pub fn api(&self) -> kube::Api<PodTemplate> {
@@ -41,17 +45,20 @@ impl PodTemplateClient {
             None => kube::Api::all(self.inner.client().clone()),
         }
     }
+
     /// The underlying client, for methods written beside the generated ones (client-go's
     /// expansions).
     #[inline]
     pub fn client(&self) -> &kube::Client {
         self.inner.client()
     }
+
     /// The namespace this client addresses (`None`: all namespaces).
     #[inline]
     pub fn namespace(&self) -> Option<&str> {
         self.inner.namespace()
     }
+
     /// Creates a `PodTemplate` (POST to the collection) and returns it as stored.
     #[inline]
     pub async fn create(
@@ -61,6 +68,7 @@ impl PodTemplateClient {
     ) -> kube::Result<PodTemplate> {
         self.inner.create(pod_template, params).await
     }
+
     /// Replaces a `PodTemplate` (PUT); its `metadata.resourceVersion` makes the update conditional (409 Conflict when stale).
     #[inline]
     pub async fn update(
@@ -70,17 +78,17 @@ impl PodTemplateClient {
     ) -> kube::Result<PodTemplate> {
         self.inner.update(pod_template, params).await
     }
+
     /// Deletes a `PodTemplate`: `Left` with the object while finalizers keep it, `Right` with the server's status once gone.
     #[inline]
     pub async fn delete(
         &self,
         name: &str,
         params: &kube::api::DeleteParams,
-    ) -> kube::Result<
-        ::kube_codegen_runtime::either::Either<PodTemplate, kube::core::Status>,
-    > {
+    ) -> kube::Result<::kube_codegen_runtime::either::Either<PodTemplate, kube::core::Status>> {
         self.inner.delete(name, params).await
     }
+
     /// Deletes every `PodTemplate` that `list_params` selects.
     #[inline]
     pub async fn delete_collection(
@@ -95,6 +103,7 @@ impl PodTemplateClient {
     > {
         self.inner.delete_collection(params, list_params).await
     }
+
     /// Reads a `PodTemplate` by name (404 NotFound when absent).
     #[inline]
     pub async fn get(
@@ -104,6 +113,7 @@ impl PodTemplateClient {
     ) -> kube::Result<PodTemplate> {
         self.inner.get(name, params).await
     }
+
     /// Lists `PodTemplate` objects (label/field selectors, pagination).
     #[inline]
     pub async fn list(
@@ -112,6 +122,7 @@ impl PodTemplateClient {
     ) -> kube::Result<kube::api::ObjectList<PodTemplate>> {
         self.inner.list(params).await
     }
+
     /// Watches `PodTemplate` objects changed after `resource_version` (`"0"` for any).
     #[inline]
     pub async fn watch(
@@ -121,6 +132,7 @@ impl PodTemplateClient {
     ) -> kube::Result<::kube_codegen_runtime::client::WatchStream<PodTemplate>> {
         self.inner.watch(params, resource_version).await
     }
+
     /// Patches a `PodTemplate` (merge, JSON, strategic or apply patch).
     #[inline]
     pub async fn patch<P: ::kube_codegen_runtime::serde::Serialize + ::core::fmt::Debug>(

@@ -5,16 +5,21 @@
 
 //! The typed client of `ReplicationController` (`replicationcontrollers/v1`).
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::core::v1::ReplicationController;
+
+// The tags agree with the re-exported type: scope and resource.
 const _: () = {
     ::kube_codegen_runtime::check::namespaced::<ReplicationController>();
     assert!(
-        ::kube_codegen_runtime::check::same_str(< ReplicationController as
-        ::kube_codegen_runtime::k8s_openapi::Resource > ::URL_PATH_SEGMENT,
-        "replicationcontrollers"),
+        ::kube_codegen_runtime::check::same_str(
+            <ReplicationController as ::kube_codegen_runtime::k8s_openapi::Resource>::URL_PATH_SEGMENT,
+            "replicationcontrollers"
+        ),
         "the tags of ReplicationController disagree with its type: resource \"replicationcontrollers\" is not its URL_PATH_SEGMENT"
     );
 };
+
 /// The typed client of `replicationcontrollers` in one namespace (or all namespaces).
 ///
 /// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch.
@@ -22,17 +27,16 @@ const _: () = {
 pub struct ReplicationControllerClient {
     inner: ::kube_codegen_runtime::client::TypedClient<ReplicationController>,
 }
+
 impl ReplicationControllerClient {
     /// A client for `ReplicationController` objects in `namespace`; `""` addresses all namespaces.
     #[inline]
     pub fn new(client: kube::Client, namespace: &str) -> Self {
         Self {
-            inner: ::kube_codegen_runtime::client::TypedClient::new(
-                client,
-                Some(namespace),
-            ),
+            inner: ::kube_codegen_runtime::client::TypedClient::new(client, Some(namespace)),
         }
     }
+
     /// The same resource as a `kube::Api`, for anything this client does not offer.
     #[inline]
     pub fn api(&self) -> kube::Api<ReplicationController> {
@@ -41,17 +45,20 @@ impl ReplicationControllerClient {
             None => kube::Api::all(self.inner.client().clone()),
         }
     }
+
     /// The underlying client, for methods written beside the generated ones (client-go's
     /// expansions).
     #[inline]
     pub fn client(&self) -> &kube::Client {
         self.inner.client()
     }
+
     /// The namespace this client addresses (`None`: all namespaces).
     #[inline]
     pub fn namespace(&self) -> Option<&str> {
         self.inner.namespace()
     }
+
     /// Creates a `ReplicationController` (POST to the collection) and returns it as stored.
     #[inline]
     pub async fn create(
@@ -61,6 +68,7 @@ impl ReplicationControllerClient {
     ) -> kube::Result<ReplicationController> {
         self.inner.create(replication_controller, params).await
     }
+
     /// Replaces a `ReplicationController` (PUT); its `metadata.resourceVersion` makes the update conditional (409 Conflict when stale).
     #[inline]
     pub async fn update(
@@ -70,6 +78,7 @@ impl ReplicationControllerClient {
     ) -> kube::Result<ReplicationController> {
         self.inner.update(replication_controller, params).await
     }
+
     /// Replaces the `status` subresource of a `ReplicationController` (PUT `…/status`).
     #[inline]
     pub async fn update_status(
@@ -77,8 +86,11 @@ impl ReplicationControllerClient {
         replication_controller: &ReplicationController,
         params: &kube::api::PostParams,
     ) -> kube::Result<ReplicationController> {
-        self.inner.update_status(replication_controller, params).await
+        self.inner
+            .update_status(replication_controller, params)
+            .await
     }
+
     /// Deletes a `ReplicationController`: `Left` with the object while finalizers keep it, `Right` with the server's status once gone.
     #[inline]
     pub async fn delete(
@@ -90,6 +102,7 @@ impl ReplicationControllerClient {
     > {
         self.inner.delete(name, params).await
     }
+
     /// Deletes every `ReplicationController` that `list_params` selects.
     #[inline]
     pub async fn delete_collection(
@@ -104,6 +117,7 @@ impl ReplicationControllerClient {
     > {
         self.inner.delete_collection(params, list_params).await
     }
+
     /// Reads a `ReplicationController` by name (404 NotFound when absent).
     #[inline]
     pub async fn get(
@@ -113,6 +127,7 @@ impl ReplicationControllerClient {
     ) -> kube::Result<ReplicationController> {
         self.inner.get(name, params).await
     }
+
     /// Lists `ReplicationController` objects (label/field selectors, pagination).
     #[inline]
     pub async fn list(
@@ -121,17 +136,17 @@ impl ReplicationControllerClient {
     ) -> kube::Result<kube::api::ObjectList<ReplicationController>> {
         self.inner.list(params).await
     }
+
     /// Watches `ReplicationController` objects changed after `resource_version` (`"0"` for any).
     #[inline]
     pub async fn watch(
         &self,
         params: &kube::api::WatchParams,
         resource_version: &str,
-    ) -> kube::Result<
-        ::kube_codegen_runtime::client::WatchStream<ReplicationController>,
-    > {
+    ) -> kube::Result<::kube_codegen_runtime::client::WatchStream<ReplicationController>> {
         self.inner.watch(params, resource_version).await
     }
+
     /// Patches a `ReplicationController` (merge, JSON, strategic or apply patch).
     #[inline]
     pub async fn patch<P: ::kube_codegen_runtime::serde::Serialize + ::core::fmt::Debug>(
@@ -142,6 +157,7 @@ impl ReplicationControllerClient {
     ) -> kube::Result<ReplicationController> {
         self.inner.patch(name, patch, params).await
     }
+
     /// Reads the `scale` subresource of a `ReplicationController` (`+genclient:method=GetScale`).
     #[inline]
     pub async fn get_scale(
@@ -151,6 +167,7 @@ impl ReplicationControllerClient {
     ) -> kube::Result<::kube_codegen_runtime::k8s_openapi::api::autoscaling::v1::Scale> {
         self.inner.get_as(name, Some("scale"), params).await
     }
+
     /// Replaces the `scale` subresource of a `ReplicationController` (`+genclient:method=UpdateScale`).
     #[inline]
     pub async fn update_scale(
@@ -159,6 +176,8 @@ impl ReplicationControllerClient {
         scale: &::kube_codegen_runtime::k8s_openapi::api::autoscaling::v1::Scale,
         params: &kube::api::PostParams,
     ) -> kube::Result<::kube_codegen_runtime::k8s_openapi::api::autoscaling::v1::Scale> {
-        self.inner.update_as(name, Some("scale"), scale, params).await
+        self.inner
+            .update_as(name, Some("scale"), scale, params)
+            .await
     }
 }

@@ -5,16 +5,21 @@
 
 //! The typed client of `ResourceQuota` (`resourcequotas/v1`).
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::core::v1::ResourceQuota;
+
+// The tags agree with the re-exported type: scope and resource.
 const _: () = {
     ::kube_codegen_runtime::check::namespaced::<ResourceQuota>();
     assert!(
-        ::kube_codegen_runtime::check::same_str(< ResourceQuota as
-        ::kube_codegen_runtime::k8s_openapi::Resource > ::URL_PATH_SEGMENT,
-        "resourcequotas"),
+        ::kube_codegen_runtime::check::same_str(
+            <ResourceQuota as ::kube_codegen_runtime::k8s_openapi::Resource>::URL_PATH_SEGMENT,
+            "resourcequotas"
+        ),
         "the tags of ResourceQuota disagree with its type: resource \"resourcequotas\" is not its URL_PATH_SEGMENT"
     );
 };
+
 /// The typed client of `resourcequotas` in one namespace (or all namespaces).
 ///
 /// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch.
@@ -22,17 +27,16 @@ const _: () = {
 pub struct ResourceQuotaClient {
     inner: ::kube_codegen_runtime::client::TypedClient<ResourceQuota>,
 }
+
 impl ResourceQuotaClient {
     /// A client for `ResourceQuota` objects in `namespace`; `""` addresses all namespaces.
     #[inline]
     pub fn new(client: kube::Client, namespace: &str) -> Self {
         Self {
-            inner: ::kube_codegen_runtime::client::TypedClient::new(
-                client,
-                Some(namespace),
-            ),
+            inner: ::kube_codegen_runtime::client::TypedClient::new(client, Some(namespace)),
         }
     }
+
     /// The same resource as a `kube::Api`, for anything this client does not offer.
     #[inline]
     pub fn api(&self) -> kube::Api<ResourceQuota> {
@@ -41,17 +45,20 @@ impl ResourceQuotaClient {
             None => kube::Api::all(self.inner.client().clone()),
         }
     }
+
     /// The underlying client, for methods written beside the generated ones (client-go's
     /// expansions).
     #[inline]
     pub fn client(&self) -> &kube::Client {
         self.inner.client()
     }
+
     /// The namespace this client addresses (`None`: all namespaces).
     #[inline]
     pub fn namespace(&self) -> Option<&str> {
         self.inner.namespace()
     }
+
     /// Creates a `ResourceQuota` (POST to the collection) and returns it as stored.
     #[inline]
     pub async fn create(
@@ -61,6 +68,7 @@ impl ResourceQuotaClient {
     ) -> kube::Result<ResourceQuota> {
         self.inner.create(resource_quota, params).await
     }
+
     /// Replaces a `ResourceQuota` (PUT); its `metadata.resourceVersion` makes the update conditional (409 Conflict when stale).
     #[inline]
     pub async fn update(
@@ -70,6 +78,7 @@ impl ResourceQuotaClient {
     ) -> kube::Result<ResourceQuota> {
         self.inner.update(resource_quota, params).await
     }
+
     /// Replaces the `status` subresource of a `ResourceQuota` (PUT `…/status`).
     #[inline]
     pub async fn update_status(
@@ -79,17 +88,18 @@ impl ResourceQuotaClient {
     ) -> kube::Result<ResourceQuota> {
         self.inner.update_status(resource_quota, params).await
     }
+
     /// Deletes a `ResourceQuota`: `Left` with the object while finalizers keep it, `Right` with the server's status once gone.
     #[inline]
     pub async fn delete(
         &self,
         name: &str,
         params: &kube::api::DeleteParams,
-    ) -> kube::Result<
-        ::kube_codegen_runtime::either::Either<ResourceQuota, kube::core::Status>,
-    > {
+    ) -> kube::Result<::kube_codegen_runtime::either::Either<ResourceQuota, kube::core::Status>>
+    {
         self.inner.delete(name, params).await
     }
+
     /// Deletes every `ResourceQuota` that `list_params` selects.
     #[inline]
     pub async fn delete_collection(
@@ -104,6 +114,7 @@ impl ResourceQuotaClient {
     > {
         self.inner.delete_collection(params, list_params).await
     }
+
     /// Reads a `ResourceQuota` by name (404 NotFound when absent).
     #[inline]
     pub async fn get(
@@ -113,6 +124,7 @@ impl ResourceQuotaClient {
     ) -> kube::Result<ResourceQuota> {
         self.inner.get(name, params).await
     }
+
     /// Lists `ResourceQuota` objects (label/field selectors, pagination).
     #[inline]
     pub async fn list(
@@ -121,6 +133,7 @@ impl ResourceQuotaClient {
     ) -> kube::Result<kube::api::ObjectList<ResourceQuota>> {
         self.inner.list(params).await
     }
+
     /// Watches `ResourceQuota` objects changed after `resource_version` (`"0"` for any).
     #[inline]
     pub async fn watch(
@@ -130,6 +143,7 @@ impl ResourceQuotaClient {
     ) -> kube::Result<::kube_codegen_runtime::client::WatchStream<ResourceQuota>> {
         self.inner.watch(params, resource_version).await
     }
+
     /// Patches a `ResourceQuota` (merge, JSON, strategic or apply patch).
     #[inline]
     pub async fn patch<P: ::kube_codegen_runtime::serde::Serialize + ::core::fmt::Debug>(

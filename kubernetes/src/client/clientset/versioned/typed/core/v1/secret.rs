@@ -5,15 +5,21 @@
 
 //! The typed client of `Secret` (`secrets/v1`).
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::core::v1::Secret;
+
+// The tags agree with the re-exported type: scope and resource.
 const _: () = {
     ::kube_codegen_runtime::check::namespaced::<Secret>();
     assert!(
-        ::kube_codegen_runtime::check::same_str(< Secret as
-        ::kube_codegen_runtime::k8s_openapi::Resource > ::URL_PATH_SEGMENT, "secrets"),
+        ::kube_codegen_runtime::check::same_str(
+            <Secret as ::kube_codegen_runtime::k8s_openapi::Resource>::URL_PATH_SEGMENT,
+            "secrets"
+        ),
         "the tags of Secret disagree with its type: resource \"secrets\" is not its URL_PATH_SEGMENT"
     );
 };
+
 /// The typed client of `secrets` in one namespace (or all namespaces).
 ///
 /// Verbs: create, update, delete, delete_collection, get, list, watch, patch.
@@ -21,17 +27,16 @@ const _: () = {
 pub struct SecretClient {
     inner: ::kube_codegen_runtime::client::TypedClient<Secret>,
 }
+
 impl SecretClient {
     /// A client for `Secret` objects in `namespace`; `""` addresses all namespaces.
     #[inline]
     pub fn new(client: kube::Client, namespace: &str) -> Self {
         Self {
-            inner: ::kube_codegen_runtime::client::TypedClient::new(
-                client,
-                Some(namespace),
-            ),
+            inner: ::kube_codegen_runtime::client::TypedClient::new(client, Some(namespace)),
         }
     }
+
     /// The same resource as a `kube::Api`, for anything this client does not offer.
     #[inline]
     pub fn api(&self) -> kube::Api<Secret> {
@@ -40,17 +45,20 @@ impl SecretClient {
             None => kube::Api::all(self.inner.client().clone()),
         }
     }
+
     /// The underlying client, for methods written beside the generated ones (client-go's
     /// expansions).
     #[inline]
     pub fn client(&self) -> &kube::Client {
         self.inner.client()
     }
+
     /// The namespace this client addresses (`None`: all namespaces).
     #[inline]
     pub fn namespace(&self) -> Option<&str> {
         self.inner.namespace()
     }
+
     /// Creates a `Secret` (POST to the collection) and returns it as stored.
     #[inline]
     pub async fn create(
@@ -60,6 +68,7 @@ impl SecretClient {
     ) -> kube::Result<Secret> {
         self.inner.create(secret, params).await
     }
+
     /// Replaces a `Secret` (PUT); its `metadata.resourceVersion` makes the update conditional (409 Conflict when stale).
     #[inline]
     pub async fn update(
@@ -69,17 +78,17 @@ impl SecretClient {
     ) -> kube::Result<Secret> {
         self.inner.update(secret, params).await
     }
+
     /// Deletes a `Secret`: `Left` with the object while finalizers keep it, `Right` with the server's status once gone.
     #[inline]
     pub async fn delete(
         &self,
         name: &str,
         params: &kube::api::DeleteParams,
-    ) -> kube::Result<
-        ::kube_codegen_runtime::either::Either<Secret, kube::core::Status>,
-    > {
+    ) -> kube::Result<::kube_codegen_runtime::either::Either<Secret, kube::core::Status>> {
         self.inner.delete(name, params).await
     }
+
     /// Deletes every `Secret` that `list_params` selects.
     #[inline]
     pub async fn delete_collection(
@@ -87,22 +96,17 @@ impl SecretClient {
         params: &kube::api::DeleteParams,
         list_params: &kube::api::ListParams,
     ) -> kube::Result<
-        ::kube_codegen_runtime::either::Either<
-            kube::api::ObjectList<Secret>,
-            kube::core::Status,
-        >,
+        ::kube_codegen_runtime::either::Either<kube::api::ObjectList<Secret>, kube::core::Status>,
     > {
         self.inner.delete_collection(params, list_params).await
     }
+
     /// Reads a `Secret` by name (404 NotFound when absent).
     #[inline]
-    pub async fn get(
-        &self,
-        name: &str,
-        params: &kube::api::GetParams,
-    ) -> kube::Result<Secret> {
+    pub async fn get(&self, name: &str, params: &kube::api::GetParams) -> kube::Result<Secret> {
         self.inner.get(name, params).await
     }
+
     /// Lists `Secret` objects (label/field selectors, pagination).
     #[inline]
     pub async fn list(
@@ -111,6 +115,7 @@ impl SecretClient {
     ) -> kube::Result<kube::api::ObjectList<Secret>> {
         self.inner.list(params).await
     }
+
     /// Watches `Secret` objects changed after `resource_version` (`"0"` for any).
     #[inline]
     pub async fn watch(
@@ -120,6 +125,7 @@ impl SecretClient {
     ) -> kube::Result<::kube_codegen_runtime::client::WatchStream<Secret>> {
         self.inner.watch(params, resource_version).await
     }
+
     /// Patches a `Secret` (merge, JSON, strategic or apply patch).
     #[inline]
     pub async fn patch<P: ::kube_codegen_runtime::serde::Serialize + ::core::fmt::Debug>(

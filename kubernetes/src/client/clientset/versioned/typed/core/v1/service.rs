@@ -5,15 +5,21 @@
 
 //! The typed client of `Service` (`services/v1`).
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::core::v1::Service;
+
+// The tags agree with the re-exported type: scope and resource.
 const _: () = {
     ::kube_codegen_runtime::check::namespaced::<Service>();
     assert!(
-        ::kube_codegen_runtime::check::same_str(< Service as
-        ::kube_codegen_runtime::k8s_openapi::Resource > ::URL_PATH_SEGMENT, "services"),
+        ::kube_codegen_runtime::check::same_str(
+            <Service as ::kube_codegen_runtime::k8s_openapi::Resource>::URL_PATH_SEGMENT,
+            "services"
+        ),
         "the tags of Service disagree with its type: resource \"services\" is not its URL_PATH_SEGMENT"
     );
 };
+
 /// The typed client of `services` in one namespace (or all namespaces).
 ///
 /// Verbs: create, update, update_status, delete, get, list, watch, patch.
@@ -21,17 +27,16 @@ const _: () = {
 pub struct ServiceClient {
     inner: ::kube_codegen_runtime::client::TypedClient<Service>,
 }
+
 impl ServiceClient {
     /// A client for `Service` objects in `namespace`; `""` addresses all namespaces.
     #[inline]
     pub fn new(client: kube::Client, namespace: &str) -> Self {
         Self {
-            inner: ::kube_codegen_runtime::client::TypedClient::new(
-                client,
-                Some(namespace),
-            ),
+            inner: ::kube_codegen_runtime::client::TypedClient::new(client, Some(namespace)),
         }
     }
+
     /// The same resource as a `kube::Api`, for anything this client does not offer.
     #[inline]
     pub fn api(&self) -> kube::Api<Service> {
@@ -40,17 +45,20 @@ impl ServiceClient {
             None => kube::Api::all(self.inner.client().clone()),
         }
     }
+
     /// The underlying client, for methods written beside the generated ones (client-go's
     /// expansions).
     #[inline]
     pub fn client(&self) -> &kube::Client {
         self.inner.client()
     }
+
     /// The namespace this client addresses (`None`: all namespaces).
     #[inline]
     pub fn namespace(&self) -> Option<&str> {
         self.inner.namespace()
     }
+
     /// Creates a `Service` (POST to the collection) and returns it as stored.
     #[inline]
     pub async fn create(
@@ -60,6 +68,7 @@ impl ServiceClient {
     ) -> kube::Result<Service> {
         self.inner.create(service, params).await
     }
+
     /// Replaces a `Service` (PUT); its `metadata.resourceVersion` makes the update conditional (409 Conflict when stale).
     #[inline]
     pub async fn update(
@@ -69,6 +78,7 @@ impl ServiceClient {
     ) -> kube::Result<Service> {
         self.inner.update(service, params).await
     }
+
     /// Replaces the `status` subresource of a `Service` (PUT `…/status`).
     #[inline]
     pub async fn update_status(
@@ -78,26 +88,23 @@ impl ServiceClient {
     ) -> kube::Result<Service> {
         self.inner.update_status(service, params).await
     }
+
     /// Deletes a `Service`: `Left` with the object while finalizers keep it, `Right` with the server's status once gone.
     #[inline]
     pub async fn delete(
         &self,
         name: &str,
         params: &kube::api::DeleteParams,
-    ) -> kube::Result<
-        ::kube_codegen_runtime::either::Either<Service, kube::core::Status>,
-    > {
+    ) -> kube::Result<::kube_codegen_runtime::either::Either<Service, kube::core::Status>> {
         self.inner.delete(name, params).await
     }
+
     /// Reads a `Service` by name (404 NotFound when absent).
     #[inline]
-    pub async fn get(
-        &self,
-        name: &str,
-        params: &kube::api::GetParams,
-    ) -> kube::Result<Service> {
+    pub async fn get(&self, name: &str, params: &kube::api::GetParams) -> kube::Result<Service> {
         self.inner.get(name, params).await
     }
+
     /// Lists `Service` objects (label/field selectors, pagination).
     #[inline]
     pub async fn list(
@@ -106,6 +113,7 @@ impl ServiceClient {
     ) -> kube::Result<kube::api::ObjectList<Service>> {
         self.inner.list(params).await
     }
+
     /// Watches `Service` objects changed after `resource_version` (`"0"` for any).
     #[inline]
     pub async fn watch(
@@ -115,6 +123,7 @@ impl ServiceClient {
     ) -> kube::Result<::kube_codegen_runtime::client::WatchStream<Service>> {
         self.inner.watch(params, resource_version).await
     }
+
     /// Patches a `Service` (merge, JSON, strategic or apply patch).
     #[inline]
     pub async fn patch<P: ::kube_codegen_runtime::serde::Serialize + ::core::fmt::Debug>(

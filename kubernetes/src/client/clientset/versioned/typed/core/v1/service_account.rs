@@ -5,16 +5,21 @@
 
 //! The typed client of `ServiceAccount` (`serviceaccounts/v1`).
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::core::v1::ServiceAccount;
+
+// The tags agree with the re-exported type: scope and resource.
 const _: () = {
     ::kube_codegen_runtime::check::namespaced::<ServiceAccount>();
     assert!(
-        ::kube_codegen_runtime::check::same_str(< ServiceAccount as
-        ::kube_codegen_runtime::k8s_openapi::Resource > ::URL_PATH_SEGMENT,
-        "serviceaccounts"),
+        ::kube_codegen_runtime::check::same_str(
+            <ServiceAccount as ::kube_codegen_runtime::k8s_openapi::Resource>::URL_PATH_SEGMENT,
+            "serviceaccounts"
+        ),
         "the tags of ServiceAccount disagree with its type: resource \"serviceaccounts\" is not its URL_PATH_SEGMENT"
     );
 };
+
 /// The typed client of `serviceaccounts` in one namespace (or all namespaces).
 ///
 /// Verbs: create, update, delete, delete_collection, get, list, watch, patch.
@@ -22,17 +27,16 @@ const _: () = {
 pub struct ServiceAccountClient {
     inner: ::kube_codegen_runtime::client::TypedClient<ServiceAccount>,
 }
+
 impl ServiceAccountClient {
     /// A client for `ServiceAccount` objects in `namespace`; `""` addresses all namespaces.
     #[inline]
     pub fn new(client: kube::Client, namespace: &str) -> Self {
         Self {
-            inner: ::kube_codegen_runtime::client::TypedClient::new(
-                client,
-                Some(namespace),
-            ),
+            inner: ::kube_codegen_runtime::client::TypedClient::new(client, Some(namespace)),
         }
     }
+
     /// The same resource as a `kube::Api`, for anything this client does not offer.
     #[inline]
     pub fn api(&self) -> kube::Api<ServiceAccount> {
@@ -41,17 +45,20 @@ impl ServiceAccountClient {
             None => kube::Api::all(self.inner.client().clone()),
         }
     }
+
     /// The underlying client, for methods written beside the generated ones (client-go's
     /// expansions).
     #[inline]
     pub fn client(&self) -> &kube::Client {
         self.inner.client()
     }
+
     /// The namespace this client addresses (`None`: all namespaces).
     #[inline]
     pub fn namespace(&self) -> Option<&str> {
         self.inner.namespace()
     }
+
     /// Creates a `ServiceAccount` (POST to the collection) and returns it as stored.
     #[inline]
     pub async fn create(
@@ -61,6 +68,7 @@ impl ServiceAccountClient {
     ) -> kube::Result<ServiceAccount> {
         self.inner.create(service_account, params).await
     }
+
     /// Replaces a `ServiceAccount` (PUT); its `metadata.resourceVersion` makes the update conditional (409 Conflict when stale).
     #[inline]
     pub async fn update(
@@ -70,17 +78,18 @@ impl ServiceAccountClient {
     ) -> kube::Result<ServiceAccount> {
         self.inner.update(service_account, params).await
     }
+
     /// Deletes a `ServiceAccount`: `Left` with the object while finalizers keep it, `Right` with the server's status once gone.
     #[inline]
     pub async fn delete(
         &self,
         name: &str,
         params: &kube::api::DeleteParams,
-    ) -> kube::Result<
-        ::kube_codegen_runtime::either::Either<ServiceAccount, kube::core::Status>,
-    > {
+    ) -> kube::Result<::kube_codegen_runtime::either::Either<ServiceAccount, kube::core::Status>>
+    {
         self.inner.delete(name, params).await
     }
+
     /// Deletes every `ServiceAccount` that `list_params` selects.
     #[inline]
     pub async fn delete_collection(
@@ -95,6 +104,7 @@ impl ServiceAccountClient {
     > {
         self.inner.delete_collection(params, list_params).await
     }
+
     /// Reads a `ServiceAccount` by name (404 NotFound when absent).
     #[inline]
     pub async fn get(
@@ -104,6 +114,7 @@ impl ServiceAccountClient {
     ) -> kube::Result<ServiceAccount> {
         self.inner.get(name, params).await
     }
+
     /// Lists `ServiceAccount` objects (label/field selectors, pagination).
     #[inline]
     pub async fn list(
@@ -112,6 +123,7 @@ impl ServiceAccountClient {
     ) -> kube::Result<kube::api::ObjectList<ServiceAccount>> {
         self.inner.list(params).await
     }
+
     /// Watches `ServiceAccount` objects changed after `resource_version` (`"0"` for any).
     #[inline]
     pub async fn watch(
@@ -121,6 +133,7 @@ impl ServiceAccountClient {
     ) -> kube::Result<::kube_codegen_runtime::client::WatchStream<ServiceAccount>> {
         self.inner.watch(params, resource_version).await
     }
+
     /// Patches a `ServiceAccount` (merge, JSON, strategic or apply patch).
     #[inline]
     pub async fn patch<P: ::kube_codegen_runtime::serde::Serialize + ::core::fmt::Debug>(
@@ -131,6 +144,7 @@ impl ServiceAccountClient {
     ) -> kube::Result<ServiceAccount> {
         self.inner.patch(name, patch, params).await
     }
+
     /// Creates the `token` subresource of a `ServiceAccount` (`+genclient:method=CreateToken`).
     #[inline]
     pub async fn create_token(
@@ -138,9 +152,10 @@ impl ServiceAccountClient {
         name: &str,
         token_request: &::kube_codegen_runtime::k8s_openapi::api::authentication::v1::TokenRequest,
         params: &kube::api::PostParams,
-    ) -> kube::Result<
-        ::kube_codegen_runtime::k8s_openapi::api::authentication::v1::TokenRequest,
-    > {
-        self.inner.create_as(Some((name, "token")), token_request, params).await
+    ) -> kube::Result<::kube_codegen_runtime::k8s_openapi::api::authentication::v1::TokenRequest>
+    {
+        self.inner
+            .create_as(Some((name, "token")), token_request, params)
+            .await
     }
 }

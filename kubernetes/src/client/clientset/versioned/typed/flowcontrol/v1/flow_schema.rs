@@ -5,16 +5,21 @@
 
 //! The typed client of `FlowSchema` (`flowschemas.flowcontrol.apiserver.k8s.io/v1`).
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::flowcontrol::v1::FlowSchema;
+
+// The tags agree with the re-exported type: scope and resource.
 const _: () = {
     ::kube_codegen_runtime::check::cluster_scoped::<FlowSchema>();
     assert!(
-        ::kube_codegen_runtime::check::same_str(< FlowSchema as
-        ::kube_codegen_runtime::k8s_openapi::Resource > ::URL_PATH_SEGMENT,
-        "flowschemas"),
+        ::kube_codegen_runtime::check::same_str(
+            <FlowSchema as ::kube_codegen_runtime::k8s_openapi::Resource>::URL_PATH_SEGMENT,
+            "flowschemas"
+        ),
         "the tags of FlowSchema disagree with its type: resource \"flowschemas\" is not its URL_PATH_SEGMENT"
     );
 };
+
 /// The typed client of `flowschemas.flowcontrol.apiserver.k8s.io` (cluster-scoped).
 ///
 /// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch.
@@ -22,6 +27,7 @@ const _: () = {
 pub struct FlowSchemaClient {
     inner: ::kube_codegen_runtime::client::TypedClient<FlowSchema>,
 }
+
 impl FlowSchemaClient {
     /// A client for `FlowSchema` objects.
     #[inline]
@@ -30,17 +36,20 @@ impl FlowSchemaClient {
             inner: ::kube_codegen_runtime::client::TypedClient::new(client, None),
         }
     }
+
     /// The same resource as a `kube::Api`, for anything this client does not offer.
     #[inline]
     pub fn api(&self) -> kube::Api<FlowSchema> {
         kube::Api::all(self.inner.client().clone())
     }
+
     /// The underlying client, for methods written beside the generated ones (client-go's
     /// expansions).
     #[inline]
     pub fn client(&self) -> &kube::Client {
         self.inner.client()
     }
+
     /// Creates a `FlowSchema` (POST to the collection) and returns it as stored.
     #[inline]
     pub async fn create(
@@ -50,6 +59,7 @@ impl FlowSchemaClient {
     ) -> kube::Result<FlowSchema> {
         self.inner.create(flow_schema, params).await
     }
+
     /// Replaces a `FlowSchema` (PUT); its `metadata.resourceVersion` makes the update conditional (409 Conflict when stale).
     #[inline]
     pub async fn update(
@@ -59,6 +69,7 @@ impl FlowSchemaClient {
     ) -> kube::Result<FlowSchema> {
         self.inner.update(flow_schema, params).await
     }
+
     /// Replaces the `status` subresource of a `FlowSchema` (PUT `…/status`).
     #[inline]
     pub async fn update_status(
@@ -68,17 +79,17 @@ impl FlowSchemaClient {
     ) -> kube::Result<FlowSchema> {
         self.inner.update_status(flow_schema, params).await
     }
+
     /// Deletes a `FlowSchema`: `Left` with the object while finalizers keep it, `Right` with the server's status once gone.
     #[inline]
     pub async fn delete(
         &self,
         name: &str,
         params: &kube::api::DeleteParams,
-    ) -> kube::Result<
-        ::kube_codegen_runtime::either::Either<FlowSchema, kube::core::Status>,
-    > {
+    ) -> kube::Result<::kube_codegen_runtime::either::Either<FlowSchema, kube::core::Status>> {
         self.inner.delete(name, params).await
     }
+
     /// Deletes every `FlowSchema` that `list_params` selects.
     #[inline]
     pub async fn delete_collection(
@@ -93,15 +104,13 @@ impl FlowSchemaClient {
     > {
         self.inner.delete_collection(params, list_params).await
     }
+
     /// Reads a `FlowSchema` by name (404 NotFound when absent).
     #[inline]
-    pub async fn get(
-        &self,
-        name: &str,
-        params: &kube::api::GetParams,
-    ) -> kube::Result<FlowSchema> {
+    pub async fn get(&self, name: &str, params: &kube::api::GetParams) -> kube::Result<FlowSchema> {
         self.inner.get(name, params).await
     }
+
     /// Lists `FlowSchema` objects (label/field selectors, pagination).
     #[inline]
     pub async fn list(
@@ -110,6 +119,7 @@ impl FlowSchemaClient {
     ) -> kube::Result<kube::api::ObjectList<FlowSchema>> {
         self.inner.list(params).await
     }
+
     /// Watches `FlowSchema` objects changed after `resource_version` (`"0"` for any).
     #[inline]
     pub async fn watch(
@@ -119,6 +129,7 @@ impl FlowSchemaClient {
     ) -> kube::Result<::kube_codegen_runtime::client::WatchStream<FlowSchema>> {
         self.inner.watch(params, resource_version).await
     }
+
     /// Patches a `FlowSchema` (merge, JSON, strategic or apply patch).
     #[inline]
     pub async fn patch<P: ::kube_codegen_runtime::serde::Serialize + ::core::fmt::Debug>(

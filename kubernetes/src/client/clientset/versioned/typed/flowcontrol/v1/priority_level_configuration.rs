@@ -5,16 +5,21 @@
 
 //! The typed client of `PriorityLevelConfiguration` (`prioritylevelconfigurations.flowcontrol.apiserver.k8s.io/v1`).
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::flowcontrol::v1::PriorityLevelConfiguration;
+
+// The tags agree with the re-exported type: scope and resource.
 const _: () = {
     ::kube_codegen_runtime::check::cluster_scoped::<PriorityLevelConfiguration>();
     assert!(
-        ::kube_codegen_runtime::check::same_str(< PriorityLevelConfiguration as
-        ::kube_codegen_runtime::k8s_openapi::Resource > ::URL_PATH_SEGMENT,
-        "prioritylevelconfigurations"),
+        ::kube_codegen_runtime::check::same_str(
+            <PriorityLevelConfiguration as ::kube_codegen_runtime::k8s_openapi::Resource>::URL_PATH_SEGMENT,
+            "prioritylevelconfigurations"
+        ),
         "the tags of PriorityLevelConfiguration disagree with its type: resource \"prioritylevelconfigurations\" is not its URL_PATH_SEGMENT"
     );
 };
+
 /// The typed client of `prioritylevelconfigurations.flowcontrol.apiserver.k8s.io` (cluster-scoped).
 ///
 /// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch.
@@ -22,6 +27,7 @@ const _: () = {
 pub struct PriorityLevelConfigurationClient {
     inner: ::kube_codegen_runtime::client::TypedClient<PriorityLevelConfiguration>,
 }
+
 impl PriorityLevelConfigurationClient {
     /// A client for `PriorityLevelConfiguration` objects.
     #[inline]
@@ -30,17 +36,20 @@ impl PriorityLevelConfigurationClient {
             inner: ::kube_codegen_runtime::client::TypedClient::new(client, None),
         }
     }
+
     /// The same resource as a `kube::Api`, for anything this client does not offer.
     #[inline]
     pub fn api(&self) -> kube::Api<PriorityLevelConfiguration> {
         kube::Api::all(self.inner.client().clone())
     }
+
     /// The underlying client, for methods written beside the generated ones (client-go's
     /// expansions).
     #[inline]
     pub fn client(&self) -> &kube::Client {
         self.inner.client()
     }
+
     /// Creates a `PriorityLevelConfiguration` (POST to the collection) and returns it as stored.
     #[inline]
     pub async fn create(
@@ -48,8 +57,11 @@ impl PriorityLevelConfigurationClient {
         priority_level_configuration: &PriorityLevelConfiguration,
         params: &kube::api::PostParams,
     ) -> kube::Result<PriorityLevelConfiguration> {
-        self.inner.create(priority_level_configuration, params).await
+        self.inner
+            .create(priority_level_configuration, params)
+            .await
     }
+
     /// Replaces a `PriorityLevelConfiguration` (PUT); its `metadata.resourceVersion` makes the update conditional (409 Conflict when stale).
     #[inline]
     pub async fn update(
@@ -57,8 +69,11 @@ impl PriorityLevelConfigurationClient {
         priority_level_configuration: &PriorityLevelConfiguration,
         params: &kube::api::PostParams,
     ) -> kube::Result<PriorityLevelConfiguration> {
-        self.inner.update(priority_level_configuration, params).await
+        self.inner
+            .update(priority_level_configuration, params)
+            .await
     }
+
     /// Replaces the `status` subresource of a `PriorityLevelConfiguration` (PUT `…/status`).
     #[inline]
     pub async fn update_status(
@@ -66,8 +81,11 @@ impl PriorityLevelConfigurationClient {
         priority_level_configuration: &PriorityLevelConfiguration,
         params: &kube::api::PostParams,
     ) -> kube::Result<PriorityLevelConfiguration> {
-        self.inner.update_status(priority_level_configuration, params).await
+        self.inner
+            .update_status(priority_level_configuration, params)
+            .await
     }
+
     /// Deletes a `PriorityLevelConfiguration`: `Left` with the object while finalizers keep it, `Right` with the server's status once gone.
     #[inline]
     pub async fn delete(
@@ -75,13 +93,11 @@ impl PriorityLevelConfigurationClient {
         name: &str,
         params: &kube::api::DeleteParams,
     ) -> kube::Result<
-        ::kube_codegen_runtime::either::Either<
-            PriorityLevelConfiguration,
-            kube::core::Status,
-        >,
+        ::kube_codegen_runtime::either::Either<PriorityLevelConfiguration, kube::core::Status>,
     > {
         self.inner.delete(name, params).await
     }
+
     /// Deletes every `PriorityLevelConfiguration` that `list_params` selects.
     #[inline]
     pub async fn delete_collection(
@@ -96,6 +112,7 @@ impl PriorityLevelConfigurationClient {
     > {
         self.inner.delete_collection(params, list_params).await
     }
+
     /// Reads a `PriorityLevelConfiguration` by name (404 NotFound when absent).
     #[inline]
     pub async fn get(
@@ -105,6 +122,7 @@ impl PriorityLevelConfigurationClient {
     ) -> kube::Result<PriorityLevelConfiguration> {
         self.inner.get(name, params).await
     }
+
     /// Lists `PriorityLevelConfiguration` objects (label/field selectors, pagination).
     #[inline]
     pub async fn list(
@@ -113,17 +131,17 @@ impl PriorityLevelConfigurationClient {
     ) -> kube::Result<kube::api::ObjectList<PriorityLevelConfiguration>> {
         self.inner.list(params).await
     }
+
     /// Watches `PriorityLevelConfiguration` objects changed after `resource_version` (`"0"` for any).
     #[inline]
     pub async fn watch(
         &self,
         params: &kube::api::WatchParams,
         resource_version: &str,
-    ) -> kube::Result<
-        ::kube_codegen_runtime::client::WatchStream<PriorityLevelConfiguration>,
-    > {
+    ) -> kube::Result<::kube_codegen_runtime::client::WatchStream<PriorityLevelConfiguration>> {
         self.inner.watch(params, resource_version).await
     }
+
     /// Patches a `PriorityLevelConfiguration` (merge, JSON, strategic or apply patch).
     #[inline]
     pub async fn patch<P: ::kube_codegen_runtime::serde::Serialize + ::core::fmt::Debug>(

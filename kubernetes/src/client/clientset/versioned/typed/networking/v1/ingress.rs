@@ -5,15 +5,21 @@
 
 //! The typed client of `Ingress` (`ingresses.networking.k8s.io/v1`).
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::networking::v1::Ingress;
+
+// The tags agree with the re-exported type: scope and resource.
 const _: () = {
     ::kube_codegen_runtime::check::namespaced::<Ingress>();
     assert!(
-        ::kube_codegen_runtime::check::same_str(< Ingress as
-        ::kube_codegen_runtime::k8s_openapi::Resource > ::URL_PATH_SEGMENT, "ingresses"),
+        ::kube_codegen_runtime::check::same_str(
+            <Ingress as ::kube_codegen_runtime::k8s_openapi::Resource>::URL_PATH_SEGMENT,
+            "ingresses"
+        ),
         "the tags of Ingress disagree with its type: resource \"ingresses\" is not its URL_PATH_SEGMENT"
     );
 };
+
 /// The typed client of `ingresses.networking.k8s.io` in one namespace (or all namespaces).
 ///
 /// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch.
@@ -21,17 +27,16 @@ const _: () = {
 pub struct IngressClient {
     inner: ::kube_codegen_runtime::client::TypedClient<Ingress>,
 }
+
 impl IngressClient {
     /// A client for `Ingress` objects in `namespace`; `""` addresses all namespaces.
     #[inline]
     pub fn new(client: kube::Client, namespace: &str) -> Self {
         Self {
-            inner: ::kube_codegen_runtime::client::TypedClient::new(
-                client,
-                Some(namespace),
-            ),
+            inner: ::kube_codegen_runtime::client::TypedClient::new(client, Some(namespace)),
         }
     }
+
     /// The same resource as a `kube::Api`, for anything this client does not offer.
     #[inline]
     pub fn api(&self) -> kube::Api<Ingress> {
@@ -40,17 +45,20 @@ impl IngressClient {
             None => kube::Api::all(self.inner.client().clone()),
         }
     }
+
     /// The underlying client, for methods written beside the generated ones (client-go's
     /// expansions).
     #[inline]
     pub fn client(&self) -> &kube::Client {
         self.inner.client()
     }
+
     /// The namespace this client addresses (`None`: all namespaces).
     #[inline]
     pub fn namespace(&self) -> Option<&str> {
         self.inner.namespace()
     }
+
     /// Creates a `Ingress` (POST to the collection) and returns it as stored.
     #[inline]
     pub async fn create(
@@ -60,6 +68,7 @@ impl IngressClient {
     ) -> kube::Result<Ingress> {
         self.inner.create(ingress, params).await
     }
+
     /// Replaces a `Ingress` (PUT); its `metadata.resourceVersion` makes the update conditional (409 Conflict when stale).
     #[inline]
     pub async fn update(
@@ -69,6 +78,7 @@ impl IngressClient {
     ) -> kube::Result<Ingress> {
         self.inner.update(ingress, params).await
     }
+
     /// Replaces the `status` subresource of a `Ingress` (PUT `…/status`).
     #[inline]
     pub async fn update_status(
@@ -78,17 +88,17 @@ impl IngressClient {
     ) -> kube::Result<Ingress> {
         self.inner.update_status(ingress, params).await
     }
+
     /// Deletes a `Ingress`: `Left` with the object while finalizers keep it, `Right` with the server's status once gone.
     #[inline]
     pub async fn delete(
         &self,
         name: &str,
         params: &kube::api::DeleteParams,
-    ) -> kube::Result<
-        ::kube_codegen_runtime::either::Either<Ingress, kube::core::Status>,
-    > {
+    ) -> kube::Result<::kube_codegen_runtime::either::Either<Ingress, kube::core::Status>> {
         self.inner.delete(name, params).await
     }
+
     /// Deletes every `Ingress` that `list_params` selects.
     #[inline]
     pub async fn delete_collection(
@@ -96,22 +106,17 @@ impl IngressClient {
         params: &kube::api::DeleteParams,
         list_params: &kube::api::ListParams,
     ) -> kube::Result<
-        ::kube_codegen_runtime::either::Either<
-            kube::api::ObjectList<Ingress>,
-            kube::core::Status,
-        >,
+        ::kube_codegen_runtime::either::Either<kube::api::ObjectList<Ingress>, kube::core::Status>,
     > {
         self.inner.delete_collection(params, list_params).await
     }
+
     /// Reads a `Ingress` by name (404 NotFound when absent).
     #[inline]
-    pub async fn get(
-        &self,
-        name: &str,
-        params: &kube::api::GetParams,
-    ) -> kube::Result<Ingress> {
+    pub async fn get(&self, name: &str, params: &kube::api::GetParams) -> kube::Result<Ingress> {
         self.inner.get(name, params).await
     }
+
     /// Lists `Ingress` objects (label/field selectors, pagination).
     #[inline]
     pub async fn list(
@@ -120,6 +125,7 @@ impl IngressClient {
     ) -> kube::Result<kube::api::ObjectList<Ingress>> {
         self.inner.list(params).await
     }
+
     /// Watches `Ingress` objects changed after `resource_version` (`"0"` for any).
     #[inline]
     pub async fn watch(
@@ -129,6 +135,7 @@ impl IngressClient {
     ) -> kube::Result<::kube_codegen_runtime::client::WatchStream<Ingress>> {
         self.inner.watch(params, resource_version).await
     }
+
     /// Patches a `Ingress` (merge, JSON, strategic or apply patch).
     #[inline]
     pub async fn patch<P: ::kube_codegen_runtime::serde::Serialize + ::core::fmt::Debug>(

@@ -5,16 +5,21 @@
 
 //! The typed client of `IPAddress` (`ipaddresses.networking.k8s.io/v1`).
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::networking::v1::IPAddress;
+
+// The tags agree with the re-exported type: scope and resource.
 const _: () = {
     ::kube_codegen_runtime::check::cluster_scoped::<IPAddress>();
     assert!(
-        ::kube_codegen_runtime::check::same_str(< IPAddress as
-        ::kube_codegen_runtime::k8s_openapi::Resource > ::URL_PATH_SEGMENT,
-        "ipaddresses"),
+        ::kube_codegen_runtime::check::same_str(
+            <IPAddress as ::kube_codegen_runtime::k8s_openapi::Resource>::URL_PATH_SEGMENT,
+            "ipaddresses"
+        ),
         "the tags of IPAddress disagree with its type: resource \"ipaddresses\" is not its URL_PATH_SEGMENT"
     );
 };
+
 /// The typed client of `ipaddresses.networking.k8s.io` (cluster-scoped).
 ///
 /// Verbs: create, update, delete, delete_collection, get, list, watch, patch.
@@ -22,6 +27,7 @@ const _: () = {
 pub struct IPAddressClient {
     inner: ::kube_codegen_runtime::client::TypedClient<IPAddress>,
 }
+
 impl IPAddressClient {
     /// A client for `IPAddress` objects.
     #[inline]
@@ -30,17 +36,20 @@ impl IPAddressClient {
             inner: ::kube_codegen_runtime::client::TypedClient::new(client, None),
         }
     }
+
     /// The same resource as a `kube::Api`, for anything this client does not offer.
     #[inline]
     pub fn api(&self) -> kube::Api<IPAddress> {
         kube::Api::all(self.inner.client().clone())
     }
+
     /// The underlying client, for methods written beside the generated ones (client-go's
     /// expansions).
     #[inline]
     pub fn client(&self) -> &kube::Client {
         self.inner.client()
     }
+
     /// Creates a `IPAddress` (POST to the collection) and returns it as stored.
     #[inline]
     pub async fn create(
@@ -50,6 +59,7 @@ impl IPAddressClient {
     ) -> kube::Result<IPAddress> {
         self.inner.create(ip_address, params).await
     }
+
     /// Replaces a `IPAddress` (PUT); its `metadata.resourceVersion` makes the update conditional (409 Conflict when stale).
     #[inline]
     pub async fn update(
@@ -59,17 +69,17 @@ impl IPAddressClient {
     ) -> kube::Result<IPAddress> {
         self.inner.update(ip_address, params).await
     }
+
     /// Deletes a `IPAddress`: `Left` with the object while finalizers keep it, `Right` with the server's status once gone.
     #[inline]
     pub async fn delete(
         &self,
         name: &str,
         params: &kube::api::DeleteParams,
-    ) -> kube::Result<
-        ::kube_codegen_runtime::either::Either<IPAddress, kube::core::Status>,
-    > {
+    ) -> kube::Result<::kube_codegen_runtime::either::Either<IPAddress, kube::core::Status>> {
         self.inner.delete(name, params).await
     }
+
     /// Deletes every `IPAddress` that `list_params` selects.
     #[inline]
     pub async fn delete_collection(
@@ -84,15 +94,13 @@ impl IPAddressClient {
     > {
         self.inner.delete_collection(params, list_params).await
     }
+
     /// Reads a `IPAddress` by name (404 NotFound when absent).
     #[inline]
-    pub async fn get(
-        &self,
-        name: &str,
-        params: &kube::api::GetParams,
-    ) -> kube::Result<IPAddress> {
+    pub async fn get(&self, name: &str, params: &kube::api::GetParams) -> kube::Result<IPAddress> {
         self.inner.get(name, params).await
     }
+
     /// Lists `IPAddress` objects (label/field selectors, pagination).
     #[inline]
     pub async fn list(
@@ -101,6 +109,7 @@ impl IPAddressClient {
     ) -> kube::Result<kube::api::ObjectList<IPAddress>> {
         self.inner.list(params).await
     }
+
     /// Watches `IPAddress` objects changed after `resource_version` (`"0"` for any).
     #[inline]
     pub async fn watch(
@@ -110,6 +119,7 @@ impl IPAddressClient {
     ) -> kube::Result<::kube_codegen_runtime::client::WatchStream<IPAddress>> {
         self.inner.watch(params, resource_version).await
     }
+
     /// Patches a `IPAddress` (merge, JSON, strategic or apply patch).
     #[inline]
     pub async fn patch<P: ::kube_codegen_runtime::serde::Serialize + ::core::fmt::Debug>(

@@ -5,16 +5,21 @@
 
 //! The typed client of `ServiceCIDR` (`servicecidrs.networking.k8s.io/v1`).
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::networking::v1::ServiceCIDR;
+
+// The tags agree with the re-exported type: scope and resource.
 const _: () = {
     ::kube_codegen_runtime::check::cluster_scoped::<ServiceCIDR>();
     assert!(
-        ::kube_codegen_runtime::check::same_str(< ServiceCIDR as
-        ::kube_codegen_runtime::k8s_openapi::Resource > ::URL_PATH_SEGMENT,
-        "servicecidrs"),
+        ::kube_codegen_runtime::check::same_str(
+            <ServiceCIDR as ::kube_codegen_runtime::k8s_openapi::Resource>::URL_PATH_SEGMENT,
+            "servicecidrs"
+        ),
         "the tags of ServiceCIDR disagree with its type: resource \"servicecidrs\" is not its URL_PATH_SEGMENT"
     );
 };
+
 /// The typed client of `servicecidrs.networking.k8s.io` (cluster-scoped).
 ///
 /// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch.
@@ -22,6 +27,7 @@ const _: () = {
 pub struct ServiceCIDRClient {
     inner: ::kube_codegen_runtime::client::TypedClient<ServiceCIDR>,
 }
+
 impl ServiceCIDRClient {
     /// A client for `ServiceCIDR` objects.
     #[inline]
@@ -30,17 +36,20 @@ impl ServiceCIDRClient {
             inner: ::kube_codegen_runtime::client::TypedClient::new(client, None),
         }
     }
+
     /// The same resource as a `kube::Api`, for anything this client does not offer.
     #[inline]
     pub fn api(&self) -> kube::Api<ServiceCIDR> {
         kube::Api::all(self.inner.client().clone())
     }
+
     /// The underlying client, for methods written beside the generated ones (client-go's
     /// expansions).
     #[inline]
     pub fn client(&self) -> &kube::Client {
         self.inner.client()
     }
+
     /// Creates a `ServiceCIDR` (POST to the collection) and returns it as stored.
     #[inline]
     pub async fn create(
@@ -50,6 +59,7 @@ impl ServiceCIDRClient {
     ) -> kube::Result<ServiceCIDR> {
         self.inner.create(service_cidr, params).await
     }
+
     /// Replaces a `ServiceCIDR` (PUT); its `metadata.resourceVersion` makes the update conditional (409 Conflict when stale).
     #[inline]
     pub async fn update(
@@ -59,6 +69,7 @@ impl ServiceCIDRClient {
     ) -> kube::Result<ServiceCIDR> {
         self.inner.update(service_cidr, params).await
     }
+
     /// Replaces the `status` subresource of a `ServiceCIDR` (PUT `…/status`).
     #[inline]
     pub async fn update_status(
@@ -68,17 +79,17 @@ impl ServiceCIDRClient {
     ) -> kube::Result<ServiceCIDR> {
         self.inner.update_status(service_cidr, params).await
     }
+
     /// Deletes a `ServiceCIDR`: `Left` with the object while finalizers keep it, `Right` with the server's status once gone.
     #[inline]
     pub async fn delete(
         &self,
         name: &str,
         params: &kube::api::DeleteParams,
-    ) -> kube::Result<
-        ::kube_codegen_runtime::either::Either<ServiceCIDR, kube::core::Status>,
-    > {
+    ) -> kube::Result<::kube_codegen_runtime::either::Either<ServiceCIDR, kube::core::Status>> {
         self.inner.delete(name, params).await
     }
+
     /// Deletes every `ServiceCIDR` that `list_params` selects.
     #[inline]
     pub async fn delete_collection(
@@ -93,6 +104,7 @@ impl ServiceCIDRClient {
     > {
         self.inner.delete_collection(params, list_params).await
     }
+
     /// Reads a `ServiceCIDR` by name (404 NotFound when absent).
     #[inline]
     pub async fn get(
@@ -102,6 +114,7 @@ impl ServiceCIDRClient {
     ) -> kube::Result<ServiceCIDR> {
         self.inner.get(name, params).await
     }
+
     /// Lists `ServiceCIDR` objects (label/field selectors, pagination).
     #[inline]
     pub async fn list(
@@ -110,6 +123,7 @@ impl ServiceCIDRClient {
     ) -> kube::Result<kube::api::ObjectList<ServiceCIDR>> {
         self.inner.list(params).await
     }
+
     /// Watches `ServiceCIDR` objects changed after `resource_version` (`"0"` for any).
     #[inline]
     pub async fn watch(
@@ -119,6 +133,7 @@ impl ServiceCIDRClient {
     ) -> kube::Result<::kube_codegen_runtime::client::WatchStream<ServiceCIDR>> {
         self.inner.watch(params, resource_version).await
     }
+
     /// Patches a `ServiceCIDR` (merge, JSON, strategic or apply patch).
     #[inline]
     pub async fn patch<P: ::kube_codegen_runtime::serde::Serialize + ::core::fmt::Debug>(

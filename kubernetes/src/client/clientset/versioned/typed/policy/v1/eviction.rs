@@ -5,7 +5,9 @@
 
 //! The typed client of `Eviction` (`evictions.policy/v1`).
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::policy::v1::Eviction;
+
 /// The typed client of `evictions.policy` in one namespace (or all namespaces).
 ///
 /// Verbs: none (`+genclient:noVerbs`).
@@ -13,23 +15,23 @@ use crate::apis::policy::v1::Eviction;
 pub struct EvictionClient {
     inner: ::kube_codegen_runtime::client::TypedClient<Eviction>,
 }
+
 impl EvictionClient {
     /// A client for `Eviction` objects in `namespace`; `""` addresses all namespaces.
     #[inline]
     pub fn new(client: kube::Client, namespace: &str) -> Self {
         Self {
-            inner: ::kube_codegen_runtime::client::TypedClient::new(
-                client,
-                Some(namespace),
-            ),
+            inner: ::kube_codegen_runtime::client::TypedClient::new(client, Some(namespace)),
         }
     }
+
     /// The underlying client, for methods written beside the generated ones (client-go's
     /// expansions).
     #[inline]
     pub fn client(&self) -> &kube::Client {
         self.inner.client()
     }
+
     /// The namespace this client addresses (`None`: all namespaces).
     #[inline]
     pub fn namespace(&self) -> Option<&str> {

@@ -5,16 +5,21 @@
 
 //! The typed client of `PodDisruptionBudget` (`poddisruptionbudgets.policy/v1`).
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::policy::v1::PodDisruptionBudget;
+
+// The tags agree with the re-exported type: scope and resource.
 const _: () = {
     ::kube_codegen_runtime::check::namespaced::<PodDisruptionBudget>();
     assert!(
-        ::kube_codegen_runtime::check::same_str(< PodDisruptionBudget as
-        ::kube_codegen_runtime::k8s_openapi::Resource > ::URL_PATH_SEGMENT,
-        "poddisruptionbudgets"),
+        ::kube_codegen_runtime::check::same_str(
+            <PodDisruptionBudget as ::kube_codegen_runtime::k8s_openapi::Resource>::URL_PATH_SEGMENT,
+            "poddisruptionbudgets"
+        ),
         "the tags of PodDisruptionBudget disagree with its type: resource \"poddisruptionbudgets\" is not its URL_PATH_SEGMENT"
     );
 };
+
 /// The typed client of `poddisruptionbudgets.policy` in one namespace (or all namespaces).
 ///
 /// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch.
@@ -22,17 +27,16 @@ const _: () = {
 pub struct PodDisruptionBudgetClient {
     inner: ::kube_codegen_runtime::client::TypedClient<PodDisruptionBudget>,
 }
+
 impl PodDisruptionBudgetClient {
     /// A client for `PodDisruptionBudget` objects in `namespace`; `""` addresses all namespaces.
     #[inline]
     pub fn new(client: kube::Client, namespace: &str) -> Self {
         Self {
-            inner: ::kube_codegen_runtime::client::TypedClient::new(
-                client,
-                Some(namespace),
-            ),
+            inner: ::kube_codegen_runtime::client::TypedClient::new(client, Some(namespace)),
         }
     }
+
     /// The same resource as a `kube::Api`, for anything this client does not offer.
     #[inline]
     pub fn api(&self) -> kube::Api<PodDisruptionBudget> {
@@ -41,17 +45,20 @@ impl PodDisruptionBudgetClient {
             None => kube::Api::all(self.inner.client().clone()),
         }
     }
+
     /// The underlying client, for methods written beside the generated ones (client-go's
     /// expansions).
     #[inline]
     pub fn client(&self) -> &kube::Client {
         self.inner.client()
     }
+
     /// The namespace this client addresses (`None`: all namespaces).
     #[inline]
     pub fn namespace(&self) -> Option<&str> {
         self.inner.namespace()
     }
+
     /// Creates a `PodDisruptionBudget` (POST to the collection) and returns it as stored.
     #[inline]
     pub async fn create(
@@ -61,6 +68,7 @@ impl PodDisruptionBudgetClient {
     ) -> kube::Result<PodDisruptionBudget> {
         self.inner.create(pod_disruption_budget, params).await
     }
+
     /// Replaces a `PodDisruptionBudget` (PUT); its `metadata.resourceVersion` makes the update conditional (409 Conflict when stale).
     #[inline]
     pub async fn update(
@@ -70,6 +78,7 @@ impl PodDisruptionBudgetClient {
     ) -> kube::Result<PodDisruptionBudget> {
         self.inner.update(pod_disruption_budget, params).await
     }
+
     /// Replaces the `status` subresource of a `PodDisruptionBudget` (PUT `…/status`).
     #[inline]
     pub async fn update_status(
@@ -77,19 +86,22 @@ impl PodDisruptionBudgetClient {
         pod_disruption_budget: &PodDisruptionBudget,
         params: &kube::api::PostParams,
     ) -> kube::Result<PodDisruptionBudget> {
-        self.inner.update_status(pod_disruption_budget, params).await
+        self.inner
+            .update_status(pod_disruption_budget, params)
+            .await
     }
+
     /// Deletes a `PodDisruptionBudget`: `Left` with the object while finalizers keep it, `Right` with the server's status once gone.
     #[inline]
     pub async fn delete(
         &self,
         name: &str,
         params: &kube::api::DeleteParams,
-    ) -> kube::Result<
-        ::kube_codegen_runtime::either::Either<PodDisruptionBudget, kube::core::Status>,
-    > {
+    ) -> kube::Result<::kube_codegen_runtime::either::Either<PodDisruptionBudget, kube::core::Status>>
+    {
         self.inner.delete(name, params).await
     }
+
     /// Deletes every `PodDisruptionBudget` that `list_params` selects.
     #[inline]
     pub async fn delete_collection(
@@ -104,6 +116,7 @@ impl PodDisruptionBudgetClient {
     > {
         self.inner.delete_collection(params, list_params).await
     }
+
     /// Reads a `PodDisruptionBudget` by name (404 NotFound when absent).
     #[inline]
     pub async fn get(
@@ -113,6 +126,7 @@ impl PodDisruptionBudgetClient {
     ) -> kube::Result<PodDisruptionBudget> {
         self.inner.get(name, params).await
     }
+
     /// Lists `PodDisruptionBudget` objects (label/field selectors, pagination).
     #[inline]
     pub async fn list(
@@ -121,6 +135,7 @@ impl PodDisruptionBudgetClient {
     ) -> kube::Result<kube::api::ObjectList<PodDisruptionBudget>> {
         self.inner.list(params).await
     }
+
     /// Watches `PodDisruptionBudget` objects changed after `resource_version` (`"0"` for any).
     #[inline]
     pub async fn watch(
@@ -130,6 +145,7 @@ impl PodDisruptionBudgetClient {
     ) -> kube::Result<::kube_codegen_runtime::client::WatchStream<PodDisruptionBudget>> {
         self.inner.watch(params, resource_version).await
     }
+
     /// Patches a `PodDisruptionBudget` (merge, JSON, strategic or apply patch).
     #[inline]
     pub async fn patch<P: ::kube_codegen_runtime::serde::Serialize + ::core::fmt::Debug>(

@@ -5,15 +5,21 @@
 
 //! The typed client of `Role` (`roles.rbac.authorization.k8s.io/v1`).
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::rbac::v1::Role;
+
+// The tags agree with the re-exported type: scope and resource.
 const _: () = {
     ::kube_codegen_runtime::check::namespaced::<Role>();
     assert!(
-        ::kube_codegen_runtime::check::same_str(< Role as
-        ::kube_codegen_runtime::k8s_openapi::Resource > ::URL_PATH_SEGMENT, "roles"),
+        ::kube_codegen_runtime::check::same_str(
+            <Role as ::kube_codegen_runtime::k8s_openapi::Resource>::URL_PATH_SEGMENT,
+            "roles"
+        ),
         "the tags of Role disagree with its type: resource \"roles\" is not its URL_PATH_SEGMENT"
     );
 };
+
 /// The typed client of `roles.rbac.authorization.k8s.io` in one namespace (or all namespaces).
 ///
 /// Verbs: create, update, delete, delete_collection, get, list, watch, patch.
@@ -21,17 +27,16 @@ const _: () = {
 pub struct RoleClient {
     inner: ::kube_codegen_runtime::client::TypedClient<Role>,
 }
+
 impl RoleClient {
     /// A client for `Role` objects in `namespace`; `""` addresses all namespaces.
     #[inline]
     pub fn new(client: kube::Client, namespace: &str) -> Self {
         Self {
-            inner: ::kube_codegen_runtime::client::TypedClient::new(
-                client,
-                Some(namespace),
-            ),
+            inner: ::kube_codegen_runtime::client::TypedClient::new(client, Some(namespace)),
         }
     }
+
     /// The same resource as a `kube::Api`, for anything this client does not offer.
     #[inline]
     pub fn api(&self) -> kube::Api<Role> {
@@ -40,35 +45,32 @@ impl RoleClient {
             None => kube::Api::all(self.inner.client().clone()),
         }
     }
+
     /// The underlying client, for methods written beside the generated ones (client-go's
     /// expansions).
     #[inline]
     pub fn client(&self) -> &kube::Client {
         self.inner.client()
     }
+
     /// The namespace this client addresses (`None`: all namespaces).
     #[inline]
     pub fn namespace(&self) -> Option<&str> {
         self.inner.namespace()
     }
+
     /// Creates a `Role` (POST to the collection) and returns it as stored.
     #[inline]
-    pub async fn create(
-        &self,
-        role: &Role,
-        params: &kube::api::PostParams,
-    ) -> kube::Result<Role> {
+    pub async fn create(&self, role: &Role, params: &kube::api::PostParams) -> kube::Result<Role> {
         self.inner.create(role, params).await
     }
+
     /// Replaces a `Role` (PUT); its `metadata.resourceVersion` makes the update conditional (409 Conflict when stale).
     #[inline]
-    pub async fn update(
-        &self,
-        role: &Role,
-        params: &kube::api::PostParams,
-    ) -> kube::Result<Role> {
+    pub async fn update(&self, role: &Role, params: &kube::api::PostParams) -> kube::Result<Role> {
         self.inner.update(role, params).await
     }
+
     /// Deletes a `Role`: `Left` with the object while finalizers keep it, `Right` with the server's status once gone.
     #[inline]
     pub async fn delete(
@@ -78,6 +80,7 @@ impl RoleClient {
     ) -> kube::Result<::kube_codegen_runtime::either::Either<Role, kube::core::Status>> {
         self.inner.delete(name, params).await
     }
+
     /// Deletes every `Role` that `list_params` selects.
     #[inline]
     pub async fn delete_collection(
@@ -85,22 +88,17 @@ impl RoleClient {
         params: &kube::api::DeleteParams,
         list_params: &kube::api::ListParams,
     ) -> kube::Result<
-        ::kube_codegen_runtime::either::Either<
-            kube::api::ObjectList<Role>,
-            kube::core::Status,
-        >,
+        ::kube_codegen_runtime::either::Either<kube::api::ObjectList<Role>, kube::core::Status>,
     > {
         self.inner.delete_collection(params, list_params).await
     }
+
     /// Reads a `Role` by name (404 NotFound when absent).
     #[inline]
-    pub async fn get(
-        &self,
-        name: &str,
-        params: &kube::api::GetParams,
-    ) -> kube::Result<Role> {
+    pub async fn get(&self, name: &str, params: &kube::api::GetParams) -> kube::Result<Role> {
         self.inner.get(name, params).await
     }
+
     /// Lists `Role` objects (label/field selectors, pagination).
     #[inline]
     pub async fn list(
@@ -109,6 +107,7 @@ impl RoleClient {
     ) -> kube::Result<kube::api::ObjectList<Role>> {
         self.inner.list(params).await
     }
+
     /// Watches `Role` objects changed after `resource_version` (`"0"` for any).
     #[inline]
     pub async fn watch(
@@ -118,6 +117,7 @@ impl RoleClient {
     ) -> kube::Result<::kube_codegen_runtime::client::WatchStream<Role>> {
         self.inner.watch(params, resource_version).await
     }
+
     /// Patches a `Role` (merge, JSON, strategic or apply patch).
     #[inline]
     pub async fn patch<P: ::kube_codegen_runtime::serde::Serialize + ::core::fmt::Debug>(

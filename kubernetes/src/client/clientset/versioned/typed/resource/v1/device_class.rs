@@ -5,16 +5,21 @@
 
 //! The typed client of `DeviceClass` (`deviceclasses.resource.k8s.io/v1`).
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::resource::v1::DeviceClass;
+
+// The tags agree with the re-exported type: scope and resource.
 const _: () = {
     ::kube_codegen_runtime::check::cluster_scoped::<DeviceClass>();
     assert!(
-        ::kube_codegen_runtime::check::same_str(< DeviceClass as
-        ::kube_codegen_runtime::k8s_openapi::Resource > ::URL_PATH_SEGMENT,
-        "deviceclasses"),
+        ::kube_codegen_runtime::check::same_str(
+            <DeviceClass as ::kube_codegen_runtime::k8s_openapi::Resource>::URL_PATH_SEGMENT,
+            "deviceclasses"
+        ),
         "the tags of DeviceClass disagree with its type: resource \"deviceclasses\" is not its URL_PATH_SEGMENT"
     );
 };
+
 /// The typed client of `deviceclasses.resource.k8s.io` (cluster-scoped).
 ///
 /// Verbs: create, update, delete, delete_collection, get, list, watch, patch.
@@ -22,6 +27,7 @@ const _: () = {
 pub struct DeviceClassClient {
     inner: ::kube_codegen_runtime::client::TypedClient<DeviceClass>,
 }
+
 impl DeviceClassClient {
     /// A client for `DeviceClass` objects.
     #[inline]
@@ -30,17 +36,20 @@ impl DeviceClassClient {
             inner: ::kube_codegen_runtime::client::TypedClient::new(client, None),
         }
     }
+
     /// The same resource as a `kube::Api`, for anything this client does not offer.
     #[inline]
     pub fn api(&self) -> kube::Api<DeviceClass> {
         kube::Api::all(self.inner.client().clone())
     }
+
     /// The underlying client, for methods written beside the generated ones (client-go's
     /// expansions).
     #[inline]
     pub fn client(&self) -> &kube::Client {
         self.inner.client()
     }
+
     /// Creates a `DeviceClass` (POST to the collection) and returns it as stored.
     #[inline]
     pub async fn create(
@@ -50,6 +59,7 @@ impl DeviceClassClient {
     ) -> kube::Result<DeviceClass> {
         self.inner.create(device_class, params).await
     }
+
     /// Replaces a `DeviceClass` (PUT); its `metadata.resourceVersion` makes the update conditional (409 Conflict when stale).
     #[inline]
     pub async fn update(
@@ -59,17 +69,17 @@ impl DeviceClassClient {
     ) -> kube::Result<DeviceClass> {
         self.inner.update(device_class, params).await
     }
+
     /// Deletes a `DeviceClass`: `Left` with the object while finalizers keep it, `Right` with the server's status once gone.
     #[inline]
     pub async fn delete(
         &self,
         name: &str,
         params: &kube::api::DeleteParams,
-    ) -> kube::Result<
-        ::kube_codegen_runtime::either::Either<DeviceClass, kube::core::Status>,
-    > {
+    ) -> kube::Result<::kube_codegen_runtime::either::Either<DeviceClass, kube::core::Status>> {
         self.inner.delete(name, params).await
     }
+
     /// Deletes every `DeviceClass` that `list_params` selects.
     #[inline]
     pub async fn delete_collection(
@@ -84,6 +94,7 @@ impl DeviceClassClient {
     > {
         self.inner.delete_collection(params, list_params).await
     }
+
     /// Reads a `DeviceClass` by name (404 NotFound when absent).
     #[inline]
     pub async fn get(
@@ -93,6 +104,7 @@ impl DeviceClassClient {
     ) -> kube::Result<DeviceClass> {
         self.inner.get(name, params).await
     }
+
     /// Lists `DeviceClass` objects (label/field selectors, pagination).
     #[inline]
     pub async fn list(
@@ -101,6 +113,7 @@ impl DeviceClassClient {
     ) -> kube::Result<kube::api::ObjectList<DeviceClass>> {
         self.inner.list(params).await
     }
+
     /// Watches `DeviceClass` objects changed after `resource_version` (`"0"` for any).
     #[inline]
     pub async fn watch(
@@ -110,6 +123,7 @@ impl DeviceClassClient {
     ) -> kube::Result<::kube_codegen_runtime::client::WatchStream<DeviceClass>> {
         self.inner.watch(params, resource_version).await
     }
+
     /// Patches a `DeviceClass` (merge, JSON, strategic or apply patch).
     #[inline]
     pub async fn patch<P: ::kube_codegen_runtime::serde::Serialize + ::core::fmt::Debug>(

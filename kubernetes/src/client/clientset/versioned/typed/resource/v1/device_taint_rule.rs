@@ -5,16 +5,21 @@
 
 //! The typed client of `DeviceTaintRule` (`devicetaintrules.resource.k8s.io/v1`).
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::resource::v1::DeviceTaintRule;
+
+// The tags agree with the re-exported type: scope and resource.
 const _: () = {
     ::kube_codegen_runtime::check::cluster_scoped::<DeviceTaintRule>();
     assert!(
-        ::kube_codegen_runtime::check::same_str(< DeviceTaintRule as
-        ::kube_codegen_runtime::k8s_openapi::Resource > ::URL_PATH_SEGMENT,
-        "devicetaintrules"),
+        ::kube_codegen_runtime::check::same_str(
+            <DeviceTaintRule as ::kube_codegen_runtime::k8s_openapi::Resource>::URL_PATH_SEGMENT,
+            "devicetaintrules"
+        ),
         "the tags of DeviceTaintRule disagree with its type: resource \"devicetaintrules\" is not its URL_PATH_SEGMENT"
     );
 };
+
 /// The typed client of `devicetaintrules.resource.k8s.io` (cluster-scoped).
 ///
 /// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch.
@@ -22,6 +27,7 @@ const _: () = {
 pub struct DeviceTaintRuleClient {
     inner: ::kube_codegen_runtime::client::TypedClient<DeviceTaintRule>,
 }
+
 impl DeviceTaintRuleClient {
     /// A client for `DeviceTaintRule` objects.
     #[inline]
@@ -30,17 +36,20 @@ impl DeviceTaintRuleClient {
             inner: ::kube_codegen_runtime::client::TypedClient::new(client, None),
         }
     }
+
     /// The same resource as a `kube::Api`, for anything this client does not offer.
     #[inline]
     pub fn api(&self) -> kube::Api<DeviceTaintRule> {
         kube::Api::all(self.inner.client().clone())
     }
+
     /// The underlying client, for methods written beside the generated ones (client-go's
     /// expansions).
     #[inline]
     pub fn client(&self) -> &kube::Client {
         self.inner.client()
     }
+
     /// Creates a `DeviceTaintRule` (POST to the collection) and returns it as stored.
     #[inline]
     pub async fn create(
@@ -50,6 +59,7 @@ impl DeviceTaintRuleClient {
     ) -> kube::Result<DeviceTaintRule> {
         self.inner.create(device_taint_rule, params).await
     }
+
     /// Replaces a `DeviceTaintRule` (PUT); its `metadata.resourceVersion` makes the update conditional (409 Conflict when stale).
     #[inline]
     pub async fn update(
@@ -59,6 +69,7 @@ impl DeviceTaintRuleClient {
     ) -> kube::Result<DeviceTaintRule> {
         self.inner.update(device_taint_rule, params).await
     }
+
     /// Replaces the `status` subresource of a `DeviceTaintRule` (PUT `…/status`).
     #[inline]
     pub async fn update_status(
@@ -68,17 +79,18 @@ impl DeviceTaintRuleClient {
     ) -> kube::Result<DeviceTaintRule> {
         self.inner.update_status(device_taint_rule, params).await
     }
+
     /// Deletes a `DeviceTaintRule`: `Left` with the object while finalizers keep it, `Right` with the server's status once gone.
     #[inline]
     pub async fn delete(
         &self,
         name: &str,
         params: &kube::api::DeleteParams,
-    ) -> kube::Result<
-        ::kube_codegen_runtime::either::Either<DeviceTaintRule, kube::core::Status>,
-    > {
+    ) -> kube::Result<::kube_codegen_runtime::either::Either<DeviceTaintRule, kube::core::Status>>
+    {
         self.inner.delete(name, params).await
     }
+
     /// Deletes every `DeviceTaintRule` that `list_params` selects.
     #[inline]
     pub async fn delete_collection(
@@ -93,6 +105,7 @@ impl DeviceTaintRuleClient {
     > {
         self.inner.delete_collection(params, list_params).await
     }
+
     /// Reads a `DeviceTaintRule` by name (404 NotFound when absent).
     #[inline]
     pub async fn get(
@@ -102,6 +115,7 @@ impl DeviceTaintRuleClient {
     ) -> kube::Result<DeviceTaintRule> {
         self.inner.get(name, params).await
     }
+
     /// Lists `DeviceTaintRule` objects (label/field selectors, pagination).
     #[inline]
     pub async fn list(
@@ -110,6 +124,7 @@ impl DeviceTaintRuleClient {
     ) -> kube::Result<kube::api::ObjectList<DeviceTaintRule>> {
         self.inner.list(params).await
     }
+
     /// Watches `DeviceTaintRule` objects changed after `resource_version` (`"0"` for any).
     #[inline]
     pub async fn watch(
@@ -119,6 +134,7 @@ impl DeviceTaintRuleClient {
     ) -> kube::Result<::kube_codegen_runtime::client::WatchStream<DeviceTaintRule>> {
         self.inner.watch(params, resource_version).await
     }
+
     /// Patches a `DeviceTaintRule` (merge, JSON, strategic or apply patch).
     #[inline]
     pub async fn patch<P: ::kube_codegen_runtime::serde::Serialize + ::core::fmt::Debug>(

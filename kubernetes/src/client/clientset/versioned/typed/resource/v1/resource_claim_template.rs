@@ -5,16 +5,21 @@
 
 //! The typed client of `ResourceClaimTemplate` (`resourceclaimtemplates.resource.k8s.io/v1`).
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::resource::v1::ResourceClaimTemplate;
+
+// The tags agree with the re-exported type: scope and resource.
 const _: () = {
     ::kube_codegen_runtime::check::namespaced::<ResourceClaimTemplate>();
     assert!(
-        ::kube_codegen_runtime::check::same_str(< ResourceClaimTemplate as
-        ::kube_codegen_runtime::k8s_openapi::Resource > ::URL_PATH_SEGMENT,
-        "resourceclaimtemplates"),
+        ::kube_codegen_runtime::check::same_str(
+            <ResourceClaimTemplate as ::kube_codegen_runtime::k8s_openapi::Resource>::URL_PATH_SEGMENT,
+            "resourceclaimtemplates"
+        ),
         "the tags of ResourceClaimTemplate disagree with its type: resource \"resourceclaimtemplates\" is not its URL_PATH_SEGMENT"
     );
 };
+
 /// The typed client of `resourceclaimtemplates.resource.k8s.io` in one namespace (or all namespaces).
 ///
 /// Verbs: create, update, delete, delete_collection, get, list, watch, patch.
@@ -22,17 +27,16 @@ const _: () = {
 pub struct ResourceClaimTemplateClient {
     inner: ::kube_codegen_runtime::client::TypedClient<ResourceClaimTemplate>,
 }
+
 impl ResourceClaimTemplateClient {
     /// A client for `ResourceClaimTemplate` objects in `namespace`; `""` addresses all namespaces.
     #[inline]
     pub fn new(client: kube::Client, namespace: &str) -> Self {
         Self {
-            inner: ::kube_codegen_runtime::client::TypedClient::new(
-                client,
-                Some(namespace),
-            ),
+            inner: ::kube_codegen_runtime::client::TypedClient::new(client, Some(namespace)),
         }
     }
+
     /// The same resource as a `kube::Api`, for anything this client does not offer.
     #[inline]
     pub fn api(&self) -> kube::Api<ResourceClaimTemplate> {
@@ -41,17 +45,20 @@ impl ResourceClaimTemplateClient {
             None => kube::Api::all(self.inner.client().clone()),
         }
     }
+
     /// The underlying client, for methods written beside the generated ones (client-go's
     /// expansions).
     #[inline]
     pub fn client(&self) -> &kube::Client {
         self.inner.client()
     }
+
     /// The namespace this client addresses (`None`: all namespaces).
     #[inline]
     pub fn namespace(&self) -> Option<&str> {
         self.inner.namespace()
     }
+
     /// Creates a `ResourceClaimTemplate` (POST to the collection) and returns it as stored.
     #[inline]
     pub async fn create(
@@ -61,6 +68,7 @@ impl ResourceClaimTemplateClient {
     ) -> kube::Result<ResourceClaimTemplate> {
         self.inner.create(resource_claim_template, params).await
     }
+
     /// Replaces a `ResourceClaimTemplate` (PUT); its `metadata.resourceVersion` makes the update conditional (409 Conflict when stale).
     #[inline]
     pub async fn update(
@@ -70,6 +78,7 @@ impl ResourceClaimTemplateClient {
     ) -> kube::Result<ResourceClaimTemplate> {
         self.inner.update(resource_claim_template, params).await
     }
+
     /// Deletes a `ResourceClaimTemplate`: `Left` with the object while finalizers keep it, `Right` with the server's status once gone.
     #[inline]
     pub async fn delete(
@@ -81,6 +90,7 @@ impl ResourceClaimTemplateClient {
     > {
         self.inner.delete(name, params).await
     }
+
     /// Deletes every `ResourceClaimTemplate` that `list_params` selects.
     #[inline]
     pub async fn delete_collection(
@@ -95,6 +105,7 @@ impl ResourceClaimTemplateClient {
     > {
         self.inner.delete_collection(params, list_params).await
     }
+
     /// Reads a `ResourceClaimTemplate` by name (404 NotFound when absent).
     #[inline]
     pub async fn get(
@@ -104,6 +115,7 @@ impl ResourceClaimTemplateClient {
     ) -> kube::Result<ResourceClaimTemplate> {
         self.inner.get(name, params).await
     }
+
     /// Lists `ResourceClaimTemplate` objects (label/field selectors, pagination).
     #[inline]
     pub async fn list(
@@ -112,17 +124,17 @@ impl ResourceClaimTemplateClient {
     ) -> kube::Result<kube::api::ObjectList<ResourceClaimTemplate>> {
         self.inner.list(params).await
     }
+
     /// Watches `ResourceClaimTemplate` objects changed after `resource_version` (`"0"` for any).
     #[inline]
     pub async fn watch(
         &self,
         params: &kube::api::WatchParams,
         resource_version: &str,
-    ) -> kube::Result<
-        ::kube_codegen_runtime::client::WatchStream<ResourceClaimTemplate>,
-    > {
+    ) -> kube::Result<::kube_codegen_runtime::client::WatchStream<ResourceClaimTemplate>> {
         self.inner.watch(params, resource_version).await
     }
+
     /// Patches a `ResourceClaimTemplate` (merge, JSON, strategic or apply patch).
     #[inline]
     pub async fn patch<P: ::kube_codegen_runtime::serde::Serialize + ::core::fmt::Debug>(

@@ -5,16 +5,21 @@
 
 //! The typed client of `ResourcePoolStatusRequest` (`resourcepoolstatusrequests.resource.k8s.io/v1alpha3`).
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::resource::v1alpha3::ResourcePoolStatusRequest;
+
+// The tags agree with the re-exported type: scope and resource.
 const _: () = {
     ::kube_codegen_runtime::check::cluster_scoped::<ResourcePoolStatusRequest>();
     assert!(
-        ::kube_codegen_runtime::check::same_str(< ResourcePoolStatusRequest as
-        ::kube_codegen_runtime::k8s_openapi::Resource > ::URL_PATH_SEGMENT,
-        "resourcepoolstatusrequests"),
+        ::kube_codegen_runtime::check::same_str(
+            <ResourcePoolStatusRequest as ::kube_codegen_runtime::k8s_openapi::Resource>::URL_PATH_SEGMENT,
+            "resourcepoolstatusrequests"
+        ),
         "the tags of ResourcePoolStatusRequest disagree with its type: resource \"resourcepoolstatusrequests\" is not its URL_PATH_SEGMENT"
     );
 };
+
 /// The typed client of `resourcepoolstatusrequests.resource.k8s.io` (cluster-scoped).
 ///
 /// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch.
@@ -22,6 +27,7 @@ const _: () = {
 pub struct ResourcePoolStatusRequestClient {
     inner: ::kube_codegen_runtime::client::TypedClient<ResourcePoolStatusRequest>,
 }
+
 impl ResourcePoolStatusRequestClient {
     /// A client for `ResourcePoolStatusRequest` objects.
     #[inline]
@@ -30,17 +36,20 @@ impl ResourcePoolStatusRequestClient {
             inner: ::kube_codegen_runtime::client::TypedClient::new(client, None),
         }
     }
+
     /// The same resource as a `kube::Api`, for anything this client does not offer.
     #[inline]
     pub fn api(&self) -> kube::Api<ResourcePoolStatusRequest> {
         kube::Api::all(self.inner.client().clone())
     }
+
     /// The underlying client, for methods written beside the generated ones (client-go's
     /// expansions).
     #[inline]
     pub fn client(&self) -> &kube::Client {
         self.inner.client()
     }
+
     /// Creates a `ResourcePoolStatusRequest` (POST to the collection) and returns it as stored.
     #[inline]
     pub async fn create(
@@ -48,8 +57,11 @@ impl ResourcePoolStatusRequestClient {
         resource_pool_status_request: &ResourcePoolStatusRequest,
         params: &kube::api::PostParams,
     ) -> kube::Result<ResourcePoolStatusRequest> {
-        self.inner.create(resource_pool_status_request, params).await
+        self.inner
+            .create(resource_pool_status_request, params)
+            .await
     }
+
     /// Replaces a `ResourcePoolStatusRequest` (PUT); its `metadata.resourceVersion` makes the update conditional (409 Conflict when stale).
     #[inline]
     pub async fn update(
@@ -57,8 +69,11 @@ impl ResourcePoolStatusRequestClient {
         resource_pool_status_request: &ResourcePoolStatusRequest,
         params: &kube::api::PostParams,
     ) -> kube::Result<ResourcePoolStatusRequest> {
-        self.inner.update(resource_pool_status_request, params).await
+        self.inner
+            .update(resource_pool_status_request, params)
+            .await
     }
+
     /// Replaces the `status` subresource of a `ResourcePoolStatusRequest` (PUT `…/status`).
     #[inline]
     pub async fn update_status(
@@ -66,8 +81,11 @@ impl ResourcePoolStatusRequestClient {
         resource_pool_status_request: &ResourcePoolStatusRequest,
         params: &kube::api::PostParams,
     ) -> kube::Result<ResourcePoolStatusRequest> {
-        self.inner.update_status(resource_pool_status_request, params).await
+        self.inner
+            .update_status(resource_pool_status_request, params)
+            .await
     }
+
     /// Deletes a `ResourcePoolStatusRequest`: `Left` with the object while finalizers keep it, `Right` with the server's status once gone.
     #[inline]
     pub async fn delete(
@@ -75,13 +93,11 @@ impl ResourcePoolStatusRequestClient {
         name: &str,
         params: &kube::api::DeleteParams,
     ) -> kube::Result<
-        ::kube_codegen_runtime::either::Either<
-            ResourcePoolStatusRequest,
-            kube::core::Status,
-        >,
+        ::kube_codegen_runtime::either::Either<ResourcePoolStatusRequest, kube::core::Status>,
     > {
         self.inner.delete(name, params).await
     }
+
     /// Deletes every `ResourcePoolStatusRequest` that `list_params` selects.
     #[inline]
     pub async fn delete_collection(
@@ -96,6 +112,7 @@ impl ResourcePoolStatusRequestClient {
     > {
         self.inner.delete_collection(params, list_params).await
     }
+
     /// Reads a `ResourcePoolStatusRequest` by name (404 NotFound when absent).
     #[inline]
     pub async fn get(
@@ -105,6 +122,7 @@ impl ResourcePoolStatusRequestClient {
     ) -> kube::Result<ResourcePoolStatusRequest> {
         self.inner.get(name, params).await
     }
+
     /// Lists `ResourcePoolStatusRequest` objects (label/field selectors, pagination).
     #[inline]
     pub async fn list(
@@ -113,17 +131,17 @@ impl ResourcePoolStatusRequestClient {
     ) -> kube::Result<kube::api::ObjectList<ResourcePoolStatusRequest>> {
         self.inner.list(params).await
     }
+
     /// Watches `ResourcePoolStatusRequest` objects changed after `resource_version` (`"0"` for any).
     #[inline]
     pub async fn watch(
         &self,
         params: &kube::api::WatchParams,
         resource_version: &str,
-    ) -> kube::Result<
-        ::kube_codegen_runtime::client::WatchStream<ResourcePoolStatusRequest>,
-    > {
+    ) -> kube::Result<::kube_codegen_runtime::client::WatchStream<ResourcePoolStatusRequest>> {
         self.inner.watch(params, resource_version).await
     }
+
     /// Patches a `ResourcePoolStatusRequest` (merge, JSON, strategic or apply patch).
     #[inline]
     pub async fn patch<P: ::kube_codegen_runtime::serde::Serialize + ::core::fmt::Debug>(

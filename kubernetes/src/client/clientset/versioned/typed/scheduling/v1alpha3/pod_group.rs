@@ -5,15 +5,21 @@
 
 //! The typed client of `PodGroup` (`podgroups.scheduling.k8s.io/v1alpha3`).
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::scheduling::v1alpha3::PodGroup;
+
+// The tags agree with the re-exported type: scope and resource.
 const _: () = {
     ::kube_codegen_runtime::check::namespaced::<PodGroup>();
     assert!(
-        ::kube_codegen_runtime::check::same_str(< PodGroup as
-        ::kube_codegen_runtime::k8s_openapi::Resource > ::URL_PATH_SEGMENT, "podgroups"),
+        ::kube_codegen_runtime::check::same_str(
+            <PodGroup as ::kube_codegen_runtime::k8s_openapi::Resource>::URL_PATH_SEGMENT,
+            "podgroups"
+        ),
         "the tags of PodGroup disagree with its type: resource \"podgroups\" is not its URL_PATH_SEGMENT"
     );
 };
+
 /// The typed client of `podgroups.scheduling.k8s.io` in one namespace (or all namespaces).
 ///
 /// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch.
@@ -21,17 +27,16 @@ const _: () = {
 pub struct PodGroupClient {
     inner: ::kube_codegen_runtime::client::TypedClient<PodGroup>,
 }
+
 impl PodGroupClient {
     /// A client for `PodGroup` objects in `namespace`; `""` addresses all namespaces.
     #[inline]
     pub fn new(client: kube::Client, namespace: &str) -> Self {
         Self {
-            inner: ::kube_codegen_runtime::client::TypedClient::new(
-                client,
-                Some(namespace),
-            ),
+            inner: ::kube_codegen_runtime::client::TypedClient::new(client, Some(namespace)),
         }
     }
+
     /// The same resource as a `kube::Api`, for anything this client does not offer.
     #[inline]
     pub fn api(&self) -> kube::Api<PodGroup> {
@@ -40,17 +45,20 @@ impl PodGroupClient {
             None => kube::Api::all(self.inner.client().clone()),
         }
     }
+
     /// The underlying client, for methods written beside the generated ones (client-go's
     /// expansions).
     #[inline]
     pub fn client(&self) -> &kube::Client {
         self.inner.client()
     }
+
     /// The namespace this client addresses (`None`: all namespaces).
     #[inline]
     pub fn namespace(&self) -> Option<&str> {
         self.inner.namespace()
     }
+
     /// Creates a `PodGroup` (POST to the collection) and returns it as stored.
     #[inline]
     pub async fn create(
@@ -60,6 +68,7 @@ impl PodGroupClient {
     ) -> kube::Result<PodGroup> {
         self.inner.create(pod_group, params).await
     }
+
     /// Replaces a `PodGroup` (PUT); its `metadata.resourceVersion` makes the update conditional (409 Conflict when stale).
     #[inline]
     pub async fn update(
@@ -69,6 +78,7 @@ impl PodGroupClient {
     ) -> kube::Result<PodGroup> {
         self.inner.update(pod_group, params).await
     }
+
     /// Replaces the `status` subresource of a `PodGroup` (PUT `…/status`).
     #[inline]
     pub async fn update_status(
@@ -78,17 +88,17 @@ impl PodGroupClient {
     ) -> kube::Result<PodGroup> {
         self.inner.update_status(pod_group, params).await
     }
+
     /// Deletes a `PodGroup`: `Left` with the object while finalizers keep it, `Right` with the server's status once gone.
     #[inline]
     pub async fn delete(
         &self,
         name: &str,
         params: &kube::api::DeleteParams,
-    ) -> kube::Result<
-        ::kube_codegen_runtime::either::Either<PodGroup, kube::core::Status>,
-    > {
+    ) -> kube::Result<::kube_codegen_runtime::either::Either<PodGroup, kube::core::Status>> {
         self.inner.delete(name, params).await
     }
+
     /// Deletes every `PodGroup` that `list_params` selects.
     #[inline]
     pub async fn delete_collection(
@@ -96,22 +106,17 @@ impl PodGroupClient {
         params: &kube::api::DeleteParams,
         list_params: &kube::api::ListParams,
     ) -> kube::Result<
-        ::kube_codegen_runtime::either::Either<
-            kube::api::ObjectList<PodGroup>,
-            kube::core::Status,
-        >,
+        ::kube_codegen_runtime::either::Either<kube::api::ObjectList<PodGroup>, kube::core::Status>,
     > {
         self.inner.delete_collection(params, list_params).await
     }
+
     /// Reads a `PodGroup` by name (404 NotFound when absent).
     #[inline]
-    pub async fn get(
-        &self,
-        name: &str,
-        params: &kube::api::GetParams,
-    ) -> kube::Result<PodGroup> {
+    pub async fn get(&self, name: &str, params: &kube::api::GetParams) -> kube::Result<PodGroup> {
         self.inner.get(name, params).await
     }
+
     /// Lists `PodGroup` objects (label/field selectors, pagination).
     #[inline]
     pub async fn list(
@@ -120,6 +125,7 @@ impl PodGroupClient {
     ) -> kube::Result<kube::api::ObjectList<PodGroup>> {
         self.inner.list(params).await
     }
+
     /// Watches `PodGroup` objects changed after `resource_version` (`"0"` for any).
     #[inline]
     pub async fn watch(
@@ -129,6 +135,7 @@ impl PodGroupClient {
     ) -> kube::Result<::kube_codegen_runtime::client::WatchStream<PodGroup>> {
         self.inner.watch(params, resource_version).await
     }
+
     /// Patches a `PodGroup` (merge, JSON, strategic or apply patch).
     #[inline]
     pub async fn patch<P: ::kube_codegen_runtime::serde::Serialize + ::core::fmt::Debug>(

@@ -5,15 +5,21 @@
 
 //! The typed client of `Workload` (`workloads.scheduling.k8s.io/v1alpha3`).
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::scheduling::v1alpha3::Workload;
+
+// The tags agree with the re-exported type: scope and resource.
 const _: () = {
     ::kube_codegen_runtime::check::namespaced::<Workload>();
     assert!(
-        ::kube_codegen_runtime::check::same_str(< Workload as
-        ::kube_codegen_runtime::k8s_openapi::Resource > ::URL_PATH_SEGMENT, "workloads"),
+        ::kube_codegen_runtime::check::same_str(
+            <Workload as ::kube_codegen_runtime::k8s_openapi::Resource>::URL_PATH_SEGMENT,
+            "workloads"
+        ),
         "the tags of Workload disagree with its type: resource \"workloads\" is not its URL_PATH_SEGMENT"
     );
 };
+
 /// The typed client of `workloads.scheduling.k8s.io` in one namespace (or all namespaces).
 ///
 /// Verbs: create, update, delete, delete_collection, get, list, watch, patch.
@@ -21,17 +27,16 @@ const _: () = {
 pub struct WorkloadClient {
     inner: ::kube_codegen_runtime::client::TypedClient<Workload>,
 }
+
 impl WorkloadClient {
     /// A client for `Workload` objects in `namespace`; `""` addresses all namespaces.
     #[inline]
     pub fn new(client: kube::Client, namespace: &str) -> Self {
         Self {
-            inner: ::kube_codegen_runtime::client::TypedClient::new(
-                client,
-                Some(namespace),
-            ),
+            inner: ::kube_codegen_runtime::client::TypedClient::new(client, Some(namespace)),
         }
     }
+
     /// The same resource as a `kube::Api`, for anything this client does not offer.
     #[inline]
     pub fn api(&self) -> kube::Api<Workload> {
@@ -40,17 +45,20 @@ impl WorkloadClient {
             None => kube::Api::all(self.inner.client().clone()),
         }
     }
+
     /// The underlying client, for methods written beside the generated ones (client-go's
     /// expansions).
     #[inline]
     pub fn client(&self) -> &kube::Client {
         self.inner.client()
     }
+
     /// The namespace this client addresses (`None`: all namespaces).
     #[inline]
     pub fn namespace(&self) -> Option<&str> {
         self.inner.namespace()
     }
+
     /// Creates a `Workload` (POST to the collection) and returns it as stored.
     #[inline]
     pub async fn create(
@@ -60,6 +68,7 @@ impl WorkloadClient {
     ) -> kube::Result<Workload> {
         self.inner.create(workload, params).await
     }
+
     /// Replaces a `Workload` (PUT); its `metadata.resourceVersion` makes the update conditional (409 Conflict when stale).
     #[inline]
     pub async fn update(
@@ -69,17 +78,17 @@ impl WorkloadClient {
     ) -> kube::Result<Workload> {
         self.inner.update(workload, params).await
     }
+
     /// Deletes a `Workload`: `Left` with the object while finalizers keep it, `Right` with the server's status once gone.
     #[inline]
     pub async fn delete(
         &self,
         name: &str,
         params: &kube::api::DeleteParams,
-    ) -> kube::Result<
-        ::kube_codegen_runtime::either::Either<Workload, kube::core::Status>,
-    > {
+    ) -> kube::Result<::kube_codegen_runtime::either::Either<Workload, kube::core::Status>> {
         self.inner.delete(name, params).await
     }
+
     /// Deletes every `Workload` that `list_params` selects.
     #[inline]
     pub async fn delete_collection(
@@ -87,22 +96,17 @@ impl WorkloadClient {
         params: &kube::api::DeleteParams,
         list_params: &kube::api::ListParams,
     ) -> kube::Result<
-        ::kube_codegen_runtime::either::Either<
-            kube::api::ObjectList<Workload>,
-            kube::core::Status,
-        >,
+        ::kube_codegen_runtime::either::Either<kube::api::ObjectList<Workload>, kube::core::Status>,
     > {
         self.inner.delete_collection(params, list_params).await
     }
+
     /// Reads a `Workload` by name (404 NotFound when absent).
     #[inline]
-    pub async fn get(
-        &self,
-        name: &str,
-        params: &kube::api::GetParams,
-    ) -> kube::Result<Workload> {
+    pub async fn get(&self, name: &str, params: &kube::api::GetParams) -> kube::Result<Workload> {
         self.inner.get(name, params).await
     }
+
     /// Lists `Workload` objects (label/field selectors, pagination).
     #[inline]
     pub async fn list(
@@ -111,6 +115,7 @@ impl WorkloadClient {
     ) -> kube::Result<kube::api::ObjectList<Workload>> {
         self.inner.list(params).await
     }
+
     /// Watches `Workload` objects changed after `resource_version` (`"0"` for any).
     #[inline]
     pub async fn watch(
@@ -120,6 +125,7 @@ impl WorkloadClient {
     ) -> kube::Result<::kube_codegen_runtime::client::WatchStream<Workload>> {
         self.inner.watch(params, resource_version).await
     }
+
     /// Patches a `Workload` (merge, JSON, strategic or apply patch).
     #[inline]
     pub async fn patch<P: ::kube_codegen_runtime::serde::Serialize + ::core::fmt::Debug>(

@@ -5,15 +5,21 @@
 
 //! The typed client of `CSINode` (`csinodes.storage.k8s.io/v1`).
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::storage::v1::CSINode;
+
+// The tags agree with the re-exported type: scope and resource.
 const _: () = {
     ::kube_codegen_runtime::check::cluster_scoped::<CSINode>();
     assert!(
-        ::kube_codegen_runtime::check::same_str(< CSINode as
-        ::kube_codegen_runtime::k8s_openapi::Resource > ::URL_PATH_SEGMENT, "csinodes"),
+        ::kube_codegen_runtime::check::same_str(
+            <CSINode as ::kube_codegen_runtime::k8s_openapi::Resource>::URL_PATH_SEGMENT,
+            "csinodes"
+        ),
         "the tags of CSINode disagree with its type: resource \"csinodes\" is not its URL_PATH_SEGMENT"
     );
 };
+
 /// The typed client of `csinodes.storage.k8s.io` (cluster-scoped).
 ///
 /// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch.
@@ -21,6 +27,7 @@ const _: () = {
 pub struct CSINodeClient {
     inner: ::kube_codegen_runtime::client::TypedClient<CSINode>,
 }
+
 impl CSINodeClient {
     /// A client for `CSINode` objects.
     #[inline]
@@ -29,17 +36,20 @@ impl CSINodeClient {
             inner: ::kube_codegen_runtime::client::TypedClient::new(client, None),
         }
     }
+
     /// The same resource as a `kube::Api`, for anything this client does not offer.
     #[inline]
     pub fn api(&self) -> kube::Api<CSINode> {
         kube::Api::all(self.inner.client().clone())
     }
+
     /// The underlying client, for methods written beside the generated ones (client-go's
     /// expansions).
     #[inline]
     pub fn client(&self) -> &kube::Client {
         self.inner.client()
     }
+
     /// Creates a `CSINode` (POST to the collection) and returns it as stored.
     #[inline]
     pub async fn create(
@@ -49,6 +59,7 @@ impl CSINodeClient {
     ) -> kube::Result<CSINode> {
         self.inner.create(csi_node, params).await
     }
+
     /// Replaces a `CSINode` (PUT); its `metadata.resourceVersion` makes the update conditional (409 Conflict when stale).
     #[inline]
     pub async fn update(
@@ -58,6 +69,7 @@ impl CSINodeClient {
     ) -> kube::Result<CSINode> {
         self.inner.update(csi_node, params).await
     }
+
     /// Replaces the `status` subresource of a `CSINode` (PUT `…/status`).
     #[inline]
     pub async fn update_status(
@@ -67,17 +79,17 @@ impl CSINodeClient {
     ) -> kube::Result<CSINode> {
         self.inner.update_status(csi_node, params).await
     }
+
     /// Deletes a `CSINode`: `Left` with the object while finalizers keep it, `Right` with the server's status once gone.
     #[inline]
     pub async fn delete(
         &self,
         name: &str,
         params: &kube::api::DeleteParams,
-    ) -> kube::Result<
-        ::kube_codegen_runtime::either::Either<CSINode, kube::core::Status>,
-    > {
+    ) -> kube::Result<::kube_codegen_runtime::either::Either<CSINode, kube::core::Status>> {
         self.inner.delete(name, params).await
     }
+
     /// Deletes every `CSINode` that `list_params` selects.
     #[inline]
     pub async fn delete_collection(
@@ -85,22 +97,17 @@ impl CSINodeClient {
         params: &kube::api::DeleteParams,
         list_params: &kube::api::ListParams,
     ) -> kube::Result<
-        ::kube_codegen_runtime::either::Either<
-            kube::api::ObjectList<CSINode>,
-            kube::core::Status,
-        >,
+        ::kube_codegen_runtime::either::Either<kube::api::ObjectList<CSINode>, kube::core::Status>,
     > {
         self.inner.delete_collection(params, list_params).await
     }
+
     /// Reads a `CSINode` by name (404 NotFound when absent).
     #[inline]
-    pub async fn get(
-        &self,
-        name: &str,
-        params: &kube::api::GetParams,
-    ) -> kube::Result<CSINode> {
+    pub async fn get(&self, name: &str, params: &kube::api::GetParams) -> kube::Result<CSINode> {
         self.inner.get(name, params).await
     }
+
     /// Lists `CSINode` objects (label/field selectors, pagination).
     #[inline]
     pub async fn list(
@@ -109,6 +116,7 @@ impl CSINodeClient {
     ) -> kube::Result<kube::api::ObjectList<CSINode>> {
         self.inner.list(params).await
     }
+
     /// Watches `CSINode` objects changed after `resource_version` (`"0"` for any).
     #[inline]
     pub async fn watch(
@@ -118,6 +126,7 @@ impl CSINodeClient {
     ) -> kube::Result<::kube_codegen_runtime::client::WatchStream<CSINode>> {
         self.inner.watch(params, resource_version).await
     }
+
     /// Patches a `CSINode` (merge, JSON, strategic or apply patch).
     #[inline]
     pub async fn patch<P: ::kube_codegen_runtime::serde::Serialize + ::core::fmt::Debug>(

@@ -5,16 +5,21 @@
 
 //! The typed client of `VolumeAttachment` (`volumeattachments.storage.k8s.io/v1`).
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::storage::v1::VolumeAttachment;
+
+// The tags agree with the re-exported type: scope and resource.
 const _: () = {
     ::kube_codegen_runtime::check::cluster_scoped::<VolumeAttachment>();
     assert!(
-        ::kube_codegen_runtime::check::same_str(< VolumeAttachment as
-        ::kube_codegen_runtime::k8s_openapi::Resource > ::URL_PATH_SEGMENT,
-        "volumeattachments"),
+        ::kube_codegen_runtime::check::same_str(
+            <VolumeAttachment as ::kube_codegen_runtime::k8s_openapi::Resource>::URL_PATH_SEGMENT,
+            "volumeattachments"
+        ),
         "the tags of VolumeAttachment disagree with its type: resource \"volumeattachments\" is not its URL_PATH_SEGMENT"
     );
 };
+
 /// The typed client of `volumeattachments.storage.k8s.io` (cluster-scoped).
 ///
 /// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch.
@@ -22,6 +27,7 @@ const _: () = {
 pub struct VolumeAttachmentClient {
     inner: ::kube_codegen_runtime::client::TypedClient<VolumeAttachment>,
 }
+
 impl VolumeAttachmentClient {
     /// A client for `VolumeAttachment` objects.
     #[inline]
@@ -30,17 +36,20 @@ impl VolumeAttachmentClient {
             inner: ::kube_codegen_runtime::client::TypedClient::new(client, None),
         }
     }
+
     /// The same resource as a `kube::Api`, for anything this client does not offer.
     #[inline]
     pub fn api(&self) -> kube::Api<VolumeAttachment> {
         kube::Api::all(self.inner.client().clone())
     }
+
     /// The underlying client, for methods written beside the generated ones (client-go's
     /// expansions).
     #[inline]
     pub fn client(&self) -> &kube::Client {
         self.inner.client()
     }
+
     /// Creates a `VolumeAttachment` (POST to the collection) and returns it as stored.
     #[inline]
     pub async fn create(
@@ -50,6 +59,7 @@ impl VolumeAttachmentClient {
     ) -> kube::Result<VolumeAttachment> {
         self.inner.create(volume_attachment, params).await
     }
+
     /// Replaces a `VolumeAttachment` (PUT); its `metadata.resourceVersion` makes the update conditional (409 Conflict when stale).
     #[inline]
     pub async fn update(
@@ -59,6 +69,7 @@ impl VolumeAttachmentClient {
     ) -> kube::Result<VolumeAttachment> {
         self.inner.update(volume_attachment, params).await
     }
+
     /// Replaces the `status` subresource of a `VolumeAttachment` (PUT `…/status`).
     #[inline]
     pub async fn update_status(
@@ -68,17 +79,18 @@ impl VolumeAttachmentClient {
     ) -> kube::Result<VolumeAttachment> {
         self.inner.update_status(volume_attachment, params).await
     }
+
     /// Deletes a `VolumeAttachment`: `Left` with the object while finalizers keep it, `Right` with the server's status once gone.
     #[inline]
     pub async fn delete(
         &self,
         name: &str,
         params: &kube::api::DeleteParams,
-    ) -> kube::Result<
-        ::kube_codegen_runtime::either::Either<VolumeAttachment, kube::core::Status>,
-    > {
+    ) -> kube::Result<::kube_codegen_runtime::either::Either<VolumeAttachment, kube::core::Status>>
+    {
         self.inner.delete(name, params).await
     }
+
     /// Deletes every `VolumeAttachment` that `list_params` selects.
     #[inline]
     pub async fn delete_collection(
@@ -93,6 +105,7 @@ impl VolumeAttachmentClient {
     > {
         self.inner.delete_collection(params, list_params).await
     }
+
     /// Reads a `VolumeAttachment` by name (404 NotFound when absent).
     #[inline]
     pub async fn get(
@@ -102,6 +115,7 @@ impl VolumeAttachmentClient {
     ) -> kube::Result<VolumeAttachment> {
         self.inner.get(name, params).await
     }
+
     /// Lists `VolumeAttachment` objects (label/field selectors, pagination).
     #[inline]
     pub async fn list(
@@ -110,6 +124,7 @@ impl VolumeAttachmentClient {
     ) -> kube::Result<kube::api::ObjectList<VolumeAttachment>> {
         self.inner.list(params).await
     }
+
     /// Watches `VolumeAttachment` objects changed after `resource_version` (`"0"` for any).
     #[inline]
     pub async fn watch(
@@ -119,6 +134,7 @@ impl VolumeAttachmentClient {
     ) -> kube::Result<::kube_codegen_runtime::client::WatchStream<VolumeAttachment>> {
         self.inner.watch(params, resource_version).await
     }
+
     /// Patches a `VolumeAttachment` (merge, JSON, strategic or apply patch).
     #[inline]
     pub async fn patch<P: ::kube_codegen_runtime::serde::Serialize + ::core::fmt::Debug>(

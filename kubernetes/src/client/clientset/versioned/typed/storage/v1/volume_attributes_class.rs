@@ -5,16 +5,21 @@
 
 //! The typed client of `VolumeAttributesClass` (`volumeattributesclasses.storage.k8s.io/v1`).
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::storage::v1::VolumeAttributesClass;
+
+// The tags agree with the re-exported type: scope and resource.
 const _: () = {
     ::kube_codegen_runtime::check::cluster_scoped::<VolumeAttributesClass>();
     assert!(
-        ::kube_codegen_runtime::check::same_str(< VolumeAttributesClass as
-        ::kube_codegen_runtime::k8s_openapi::Resource > ::URL_PATH_SEGMENT,
-        "volumeattributesclasses"),
+        ::kube_codegen_runtime::check::same_str(
+            <VolumeAttributesClass as ::kube_codegen_runtime::k8s_openapi::Resource>::URL_PATH_SEGMENT,
+            "volumeattributesclasses"
+        ),
         "the tags of VolumeAttributesClass disagree with its type: resource \"volumeattributesclasses\" is not its URL_PATH_SEGMENT"
     );
 };
+
 /// The typed client of `volumeattributesclasses.storage.k8s.io` (cluster-scoped).
 ///
 /// Verbs: create, update, delete, delete_collection, get, list, watch, patch.
@@ -22,6 +27,7 @@ const _: () = {
 pub struct VolumeAttributesClassClient {
     inner: ::kube_codegen_runtime::client::TypedClient<VolumeAttributesClass>,
 }
+
 impl VolumeAttributesClassClient {
     /// A client for `VolumeAttributesClass` objects.
     #[inline]
@@ -30,17 +36,20 @@ impl VolumeAttributesClassClient {
             inner: ::kube_codegen_runtime::client::TypedClient::new(client, None),
         }
     }
+
     /// The same resource as a `kube::Api`, for anything this client does not offer.
     #[inline]
     pub fn api(&self) -> kube::Api<VolumeAttributesClass> {
         kube::Api::all(self.inner.client().clone())
     }
+
     /// The underlying client, for methods written beside the generated ones (client-go's
     /// expansions).
     #[inline]
     pub fn client(&self) -> &kube::Client {
         self.inner.client()
     }
+
     /// Creates a `VolumeAttributesClass` (POST to the collection) and returns it as stored.
     #[inline]
     pub async fn create(
@@ -50,6 +59,7 @@ impl VolumeAttributesClassClient {
     ) -> kube::Result<VolumeAttributesClass> {
         self.inner.create(volume_attributes_class, params).await
     }
+
     /// Replaces a `VolumeAttributesClass` (PUT); its `metadata.resourceVersion` makes the update conditional (409 Conflict when stale).
     #[inline]
     pub async fn update(
@@ -59,6 +69,7 @@ impl VolumeAttributesClassClient {
     ) -> kube::Result<VolumeAttributesClass> {
         self.inner.update(volume_attributes_class, params).await
     }
+
     /// Deletes a `VolumeAttributesClass`: `Left` with the object while finalizers keep it, `Right` with the server's status once gone.
     #[inline]
     pub async fn delete(
@@ -70,6 +81,7 @@ impl VolumeAttributesClassClient {
     > {
         self.inner.delete(name, params).await
     }
+
     /// Deletes every `VolumeAttributesClass` that `list_params` selects.
     #[inline]
     pub async fn delete_collection(
@@ -84,6 +96,7 @@ impl VolumeAttributesClassClient {
     > {
         self.inner.delete_collection(params, list_params).await
     }
+
     /// Reads a `VolumeAttributesClass` by name (404 NotFound when absent).
     #[inline]
     pub async fn get(
@@ -93,6 +106,7 @@ impl VolumeAttributesClassClient {
     ) -> kube::Result<VolumeAttributesClass> {
         self.inner.get(name, params).await
     }
+
     /// Lists `VolumeAttributesClass` objects (label/field selectors, pagination).
     #[inline]
     pub async fn list(
@@ -101,17 +115,17 @@ impl VolumeAttributesClassClient {
     ) -> kube::Result<kube::api::ObjectList<VolumeAttributesClass>> {
         self.inner.list(params).await
     }
+
     /// Watches `VolumeAttributesClass` objects changed after `resource_version` (`"0"` for any).
     #[inline]
     pub async fn watch(
         &self,
         params: &kube::api::WatchParams,
         resource_version: &str,
-    ) -> kube::Result<
-        ::kube_codegen_runtime::client::WatchStream<VolumeAttributesClass>,
-    > {
+    ) -> kube::Result<::kube_codegen_runtime::client::WatchStream<VolumeAttributesClass>> {
         self.inner.watch(params, resource_version).await
     }
+
     /// Patches a `VolumeAttributesClass` (merge, JSON, strategic or apply patch).
     #[inline]
     pub async fn patch<P: ::kube_codegen_runtime::serde::Serialize + ::core::fmt::Debug>(

@@ -5,16 +5,21 @@
 
 //! The typed client of `StorageVersionMigration` (`storageversionmigrations.storagemigration.k8s.io/v1beta1`).
 use ::kube_codegen_runtime::kube;
+
 use crate::apis::storagemigration::v1beta1::StorageVersionMigration;
+
+// The tags agree with the re-exported type: scope and resource.
 const _: () = {
     ::kube_codegen_runtime::check::cluster_scoped::<StorageVersionMigration>();
     assert!(
-        ::kube_codegen_runtime::check::same_str(< StorageVersionMigration as
-        ::kube_codegen_runtime::k8s_openapi::Resource > ::URL_PATH_SEGMENT,
-        "storageversionmigrations"),
+        ::kube_codegen_runtime::check::same_str(
+            <StorageVersionMigration as ::kube_codegen_runtime::k8s_openapi::Resource>::URL_PATH_SEGMENT,
+            "storageversionmigrations"
+        ),
         "the tags of StorageVersionMigration disagree with its type: resource \"storageversionmigrations\" is not its URL_PATH_SEGMENT"
     );
 };
+
 /// The typed client of `storageversionmigrations.storagemigration.k8s.io` (cluster-scoped).
 ///
 /// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch.
@@ -22,6 +27,7 @@ const _: () = {
 pub struct StorageVersionMigrationClient {
     inner: ::kube_codegen_runtime::client::TypedClient<StorageVersionMigration>,
 }
+
 impl StorageVersionMigrationClient {
     /// A client for `StorageVersionMigration` objects.
     #[inline]
@@ -30,17 +36,20 @@ impl StorageVersionMigrationClient {
             inner: ::kube_codegen_runtime::client::TypedClient::new(client, None),
         }
     }
+
     /// The same resource as a `kube::Api`, for anything this client does not offer.
     #[inline]
     pub fn api(&self) -> kube::Api<StorageVersionMigration> {
         kube::Api::all(self.inner.client().clone())
     }
+
     /// The underlying client, for methods written beside the generated ones (client-go's
     /// expansions).
     #[inline]
     pub fn client(&self) -> &kube::Client {
         self.inner.client()
     }
+
     /// Creates a `StorageVersionMigration` (POST to the collection) and returns it as stored.
     #[inline]
     pub async fn create(
@@ -50,6 +59,7 @@ impl StorageVersionMigrationClient {
     ) -> kube::Result<StorageVersionMigration> {
         self.inner.create(storage_version_migration, params).await
     }
+
     /// Replaces a `StorageVersionMigration` (PUT); its `metadata.resourceVersion` makes the update conditional (409 Conflict when stale).
     #[inline]
     pub async fn update(
@@ -59,6 +69,7 @@ impl StorageVersionMigrationClient {
     ) -> kube::Result<StorageVersionMigration> {
         self.inner.update(storage_version_migration, params).await
     }
+
     /// Replaces the `status` subresource of a `StorageVersionMigration` (PUT `…/status`).
     #[inline]
     pub async fn update_status(
@@ -66,8 +77,11 @@ impl StorageVersionMigrationClient {
         storage_version_migration: &StorageVersionMigration,
         params: &kube::api::PostParams,
     ) -> kube::Result<StorageVersionMigration> {
-        self.inner.update_status(storage_version_migration, params).await
+        self.inner
+            .update_status(storage_version_migration, params)
+            .await
     }
+
     /// Deletes a `StorageVersionMigration`: `Left` with the object while finalizers keep it, `Right` with the server's status once gone.
     #[inline]
     pub async fn delete(
@@ -75,13 +89,11 @@ impl StorageVersionMigrationClient {
         name: &str,
         params: &kube::api::DeleteParams,
     ) -> kube::Result<
-        ::kube_codegen_runtime::either::Either<
-            StorageVersionMigration,
-            kube::core::Status,
-        >,
+        ::kube_codegen_runtime::either::Either<StorageVersionMigration, kube::core::Status>,
     > {
         self.inner.delete(name, params).await
     }
+
     /// Deletes every `StorageVersionMigration` that `list_params` selects.
     #[inline]
     pub async fn delete_collection(
@@ -96,6 +108,7 @@ impl StorageVersionMigrationClient {
     > {
         self.inner.delete_collection(params, list_params).await
     }
+
     /// Reads a `StorageVersionMigration` by name (404 NotFound when absent).
     #[inline]
     pub async fn get(
@@ -105,6 +118,7 @@ impl StorageVersionMigrationClient {
     ) -> kube::Result<StorageVersionMigration> {
         self.inner.get(name, params).await
     }
+
     /// Lists `StorageVersionMigration` objects (label/field selectors, pagination).
     #[inline]
     pub async fn list(
@@ -113,17 +127,17 @@ impl StorageVersionMigrationClient {
     ) -> kube::Result<kube::api::ObjectList<StorageVersionMigration>> {
         self.inner.list(params).await
     }
+
     /// Watches `StorageVersionMigration` objects changed after `resource_version` (`"0"` for any).
     #[inline]
     pub async fn watch(
         &self,
         params: &kube::api::WatchParams,
         resource_version: &str,
-    ) -> kube::Result<
-        ::kube_codegen_runtime::client::WatchStream<StorageVersionMigration>,
-    > {
+    ) -> kube::Result<::kube_codegen_runtime::client::WatchStream<StorageVersionMigration>> {
         self.inner.watch(params, resource_version).await
     }
+
     /// Patches a `StorageVersionMigration` (merge, JSON, strategic or apply patch).
     #[inline]
     pub async fn patch<P: ::kube_codegen_runtime::serde::Serialize + ::core::fmt::Debug>(

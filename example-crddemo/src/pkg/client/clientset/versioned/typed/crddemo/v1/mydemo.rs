@@ -5,8 +5,11 @@
 
 //! The typed client of `Mydemo` (`mydemos.crddemo.k8s.io/v1`).
 use ::kube_codegen_runtime::kube;
+
 use crate::pkg::apis::crddemo::v1::Mydemo;
+
 use crate::pkg::apis::crddemo::v1::MydemoList;
+
 /// The typed client of `mydemos.crddemo.k8s.io` in one namespace (or all namespaces).
 ///
 /// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch, apply, apply_status.
@@ -14,17 +17,16 @@ use crate::pkg::apis::crddemo::v1::MydemoList;
 pub struct MydemoClient {
     inner: ::kube_codegen_runtime::client::TypedClient<Mydemo>,
 }
+
 impl MydemoClient {
     /// A client for `Mydemo` objects in `namespace`; `""` addresses all namespaces.
     #[inline]
     pub fn new(client: kube::Client, namespace: &str) -> Self {
         Self {
-            inner: ::kube_codegen_runtime::client::TypedClient::new(
-                client,
-                Some(namespace),
-            ),
+            inner: ::kube_codegen_runtime::client::TypedClient::new(client, Some(namespace)),
         }
     }
+
     /// The same resource as a `kube::Api`, for anything this client does not offer.
     #[inline]
     pub fn api(&self) -> kube::Api<Mydemo> {
@@ -33,17 +35,20 @@ impl MydemoClient {
             None => kube::Api::all(self.inner.client().clone()),
         }
     }
+
     /// The underlying client, for methods written beside the generated ones (client-go's
     /// expansions).
     #[inline]
     pub fn client(&self) -> &kube::Client {
         self.inner.client()
     }
+
     /// The namespace this client addresses (`None`: all namespaces).
     #[inline]
     pub fn namespace(&self) -> Option<&str> {
         self.inner.namespace()
     }
+
     /// Creates a `Mydemo` (POST to the collection) and returns it as stored.
     #[inline]
     pub async fn create(
@@ -53,6 +58,7 @@ impl MydemoClient {
     ) -> kube::Result<Mydemo> {
         self.inner.create(mydemo, params).await
     }
+
     /// Replaces a `Mydemo` (PUT); its `metadata.resourceVersion` makes the update conditional (409 Conflict when stale).
     #[inline]
     pub async fn update(
@@ -62,6 +68,7 @@ impl MydemoClient {
     ) -> kube::Result<Mydemo> {
         self.inner.update(mydemo, params).await
     }
+
     /// Replaces the `status` subresource of a `Mydemo` (PUT `…/status`).
     #[inline]
     pub async fn update_status(
@@ -71,45 +78,39 @@ impl MydemoClient {
     ) -> kube::Result<Mydemo> {
         self.inner.update_status(mydemo, params).await
     }
+
     /// Deletes a `Mydemo`: `Left` with the object while finalizers keep it, `Right` with the server's status once gone.
     #[inline]
     pub async fn delete(
         &self,
         name: &str,
         params: &kube::api::DeleteParams,
-    ) -> kube::Result<
-        ::kube_codegen_runtime::either::Either<Mydemo, kube::core::Status>,
-    > {
+    ) -> kube::Result<::kube_codegen_runtime::either::Either<Mydemo, kube::core::Status>> {
         self.inner.delete(name, params).await
     }
+
     /// Deletes every `Mydemo` that `list_params` selects.
     #[inline]
     pub async fn delete_collection(
         &self,
         params: &kube::api::DeleteParams,
         list_params: &kube::api::ListParams,
-    ) -> kube::Result<
-        ::kube_codegen_runtime::either::Either<MydemoList, kube::core::Status>,
-    > {
+    ) -> kube::Result<::kube_codegen_runtime::either::Either<MydemoList, kube::core::Status>> {
         self.inner.delete_collection(params, list_params).await
     }
+
     /// Reads a `Mydemo` by name (404 NotFound when absent).
     #[inline]
-    pub async fn get(
-        &self,
-        name: &str,
-        params: &kube::api::GetParams,
-    ) -> kube::Result<Mydemo> {
+    pub async fn get(&self, name: &str, params: &kube::api::GetParams) -> kube::Result<Mydemo> {
         self.inner.get(name, params).await
     }
+
     /// Lists `Mydemo` objects (label/field selectors, pagination).
     #[inline]
-    pub async fn list(
-        &self,
-        params: &kube::api::ListParams,
-    ) -> kube::Result<MydemoList> {
+    pub async fn list(&self, params: &kube::api::ListParams) -> kube::Result<MydemoList> {
         self.inner.list(params).await
     }
+
     /// Watches `Mydemo` objects changed after `resource_version` (`"0"` for any).
     #[inline]
     pub async fn watch(
@@ -119,6 +120,7 @@ impl MydemoClient {
     ) -> kube::Result<::kube_codegen_runtime::client::WatchStream<Mydemo>> {
         self.inner.watch(params, resource_version).await
     }
+
     /// Patches a `Mydemo` (merge, JSON, strategic or apply patch).
     #[inline]
     pub async fn patch<P: ::kube_codegen_runtime::serde::Serialize + ::core::fmt::Debug>(
@@ -129,6 +131,7 @@ impl MydemoClient {
     ) -> kube::Result<Mydemo> {
         self.inner.patch(name, patch, params).await
     }
+
     /// Server-side applies `mydemo` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `Mydemo` as stored.
     #[inline]
     pub async fn apply(
@@ -138,6 +141,7 @@ impl MydemoClient {
     ) -> kube::Result<Mydemo> {
         self.inner.apply(mydemo, opts).await
     }
+
     /// Server-side applies the `status` of `mydemo` to the `status` subresource (client-go's `ApplyStatus`); status fields are owned apart from the main resource's. Returns the `Mydemo` as stored.
     #[inline]
     pub async fn apply_status(
