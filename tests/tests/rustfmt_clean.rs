@@ -1,5 +1,5 @@
 //! The files the generator writes as text (one per kind or type: apply configurations, typed
-//! clients, listers, informers) are laid out as `rustfmt` would lay them out: `rustfmt --check` leaves every one
+//! clients, listers, informers; and each package's deep copies) are laid out as `rustfmt` would lay them out: `rustfmt --check` leaves every one
 //! unchanged, for every fixture and for module paths of several lengths (which move where lines
 //! must break). Every generated file of those runs parses with `syn`.
 
@@ -98,6 +98,7 @@ fn per_kind_files_pass_rustfmt_check_for_any_path_lengths() {
                 .client_module("crate::client")
                 .runtime_crate(runtime)
                 .generators([
+                    kube_codegen::Generator::Deepcopy,
                     kube_codegen::Generator::ApplyConfiguration,
                     kube_codegen::Generator::Client,
                     kube_codegen::Generator::Lister,
@@ -120,7 +121,9 @@ fn per_kind_files_pass_rustfmt_check_for_any_path_lengths() {
                     ["applyconfiguration", "typed", "listers", "externalversions"]
                         .iter()
                         .any(|t| c.as_os_str() == *t)
-                }) && f.file_name().is_some_and(|n| n != "mod.rs");
+                }) && f.file_name().is_some_and(|n| n != "mod.rs")
+                    || f.file_name()
+                        .is_some_and(|n| n == "zz_generated_deepcopy.rs");
                 if !leaf || has_unbreakable_line(&code) {
                     continue;
                 }

@@ -6,173 +6,201 @@
 //!   `+k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object`, which gives it
 //!   `kube::Resource` (kind, group, version, plural, scope, metadata) through kube's blanket impl.
 
-use proc_macro2::TokenStream;
-use quote::quote;
-
-use super::{Ctx, docs};
+use super::Ctx;
+use super::text::Src;
 use crate::model::{CloneType, ObjectType, Package, Scope, Shape};
 use crate::namer::ident;
 use crate::output::{Module, Root};
 
-/// Emits `zz_generated_deepcopy` for `pkg`.
+/// Emits `zz_generated_deepcopy` for `pkg`, written as text (see [`text`](super::text)).
 pub(crate) fn package(ctx: &Ctx<'_>, pkg: &Package) -> Vec<Module> {
-    [pkg]
-        .into_iter()
-        .map(|pkg| {
-            let clones = pkg.clones.iter().map(clone_impl);
-            let objects = pkg.objects.iter().map(|o| resource_impl(ctx, pkg, o));
-            Module {
-                root: Root::Apis,
-                path: vec![
-                    pkg.group_dir.clone(),
-                    pkg.version.clone(),
-                    "zz_generated_deepcopy".into(),
-                ],
-                doc: format!(
-                    "Deep copy (`Clone`) and `runtime.Object` (`kube::Resource`) implementations for {}.",
-                    pkg.api_version()
-                ),
-                items: quote!(#(#clones)* #(#objects)*),
-                text: None,
-                cfg: None,
-            }
-        })
-        .collect()
-}
-
-fn clone_fields(shape: &Shape, access: impl Fn(usize, &str) -> TokenStream) -> TokenStream {
-    match shape {
-        Shape::Named(fields) => {
-            let fs = fields.iter().enumerate().map(|(i, f)| {
-                let id = ident(f);
-                let a = access(i, f);
-                quote!(#id: ::core::clone::Clone::clone(#a))
-            });
-            quote!({ #(#fs),* })
-        }
-        Shape::Tuple(n) => {
-            let fs = (0..*n).map(|i| {
-                let a = access(i, "");
-                quote!(::core::clone::Clone::clone(#a))
-            });
-            quote!(( #(#fs),* ))
-        }
-        Shape::Unit | Shape::Enum(_) => quote!(),
+    let rt = ctx.rt_text();
+    let mut src = Src::new();
+    for t in &pkg.clones {
+        clone_impl(&mut src, t);
     }
+    for o in &pkg.objects {
+        resource_impl(&mut src, &rt, pkg, o);
+    }
+    vec![Module {
+        root: Root::Apis,
+        path: vec![
+            pkg.group_dir.clone(),
+            pkg.version.clone(),
+            "zz_generated_deepcopy".into(),
+        ],
+        doc: format!(
+            "Deep copy (`Clone`) and `runtime.Object` (`kube::Resource`) implementations for {}.",
+            pkg.api_version()
+        ),
+        items: proc_macro2::TokenStream::new(),
+        text: Some(trim_blank_end(src.finish())),
+        cfg: None,
+    }]
 }
 
-fn clone_impl(t: &CloneType) -> TokenStream {
-    let name = ident(&t.name);
-    let lts: Vec<syn::Lifetime> = t
-        .lifetimes
-        .iter()
-        .map(|l| syn::Lifetime::new(&format!("'{l}"), proc_macro2::Span::call_site()))
-        .collect();
-    let tps: Vec<_> = t.type_params.iter().map(|p| ident(p)).collect();
+/// `text` with no blank line at its end (items are each followed by one).
+fn trim_blank_end(mut text: String) -> String {
+    while text.ends_with("\n\n") {
+        text.pop();
+    }
+    text
+}
+
+const CLONE: &str = "::core::clone::Clone::clone";
+
+/// `rustfmt`'s `struct_lit_width`: the widest field list a struct literal or pattern keeps on
+/// one line.
+const STRUCT_LIT_WIDTH: usize = 18;
+
+/// A struct literal `{head} {` … `}{tail}` with each field cloned from `access(field)`.
+fn named_literal(
+    src: &mut Src,
+    indent: usize,
+    head: &str,
+    fields: &[String],
+    access: &dyn Fn(&str) -> String,
+    tail: &str,
+) {
+    if fields.is_empty() {
+        src.line(indent, &format!("{head} {{}}{tail}"));
+        return;
+    }
+    src.line(indent, &format!("{head} {{"));
+    for f in fields {
+        let id = ident(f).to_string();
+        src.call(indent + 4, &format!("{id}: "), CLONE, &[&access(&id)], ",");
+    }
+    src.line(indent, &format!("}}{tail}"));
+}
+
+fn clone_impl(src: &mut Src, t: &CloneType) {
+    let name = ident(&t.name).to_string();
+    let lts: Vec<String> = t.lifetimes.iter().map(|l| format!("'{l}")).collect();
+    let tps: Vec<String> = t.type_params.iter().map(|p| ident(p).to_string()).collect();
     let (impl_gen, ty_gen) = if lts.is_empty() && tps.is_empty() {
-        (quote!(), quote!())
+        (String::new(), String::new())
     } else {
+        let bounded = tps.iter().map(|p| format!("{p}: ::core::clone::Clone"));
+        let params: Vec<String> = lts.iter().cloned().chain(bounded).collect();
+        let args: Vec<String> = lts.iter().chain(&tps).cloned().collect();
         (
-            quote!(<#(#lts,)* #(#tps: ::core::clone::Clone),*>),
-            quote!(<#(#lts,)* #(#tps),*>),
+            format!("<{}>", params.join(", ")),
+            format!("<{}>", args.join(", ")),
         )
     };
-    let body = match &t.shape {
-        Shape::Enum(variants) if variants.is_empty() => quote!(match *self {}),
+    src.impl_for(
+        0,
+        &format!("{impl_gen} ::core::clone::Clone"),
+        &format!("super::{name}{ty_gen}"),
+    );
+    src.doc(4, &format!("A deep copy of `{}`.", t.name));
+    src.line(4, "#[inline]");
+    src.line(4, "fn clone(&self) -> Self {");
+    match &t.shape {
+        Shape::Enum(variants) if variants.is_empty() => src.line(8, "match *self {}"),
         Shape::Enum(variants) => {
-            let arms = variants.iter().map(|(v, shape)| {
-                let vid = ident(v);
+            src.line(8, "match self {");
+            for (v, shape) in variants {
+                let vid = format!("Self::{}", ident(v));
                 match shape {
                     Shape::Named(fields) => {
-                        let binds = fields.iter().map(|f| ident(f));
-                        let built = clone_fields(shape, |_, f| {
-                            let id = ident(f);
-                            quote!(#id)
-                        });
-                        quote!(Self::#vid { #(#binds),* } => Self::#vid #built)
+                        let binds: Vec<String> =
+                            fields.iter().map(|f| ident(f).to_string()).collect();
+                        let body = binds.join(", ");
+                        if body.len() <= STRUCT_LIT_WIDTH {
+                            let head = format!("{vid} {{ {body} }} => {vid}");
+                            named_literal(src, 12, &head, fields, &|id| id.to_string(), ",");
+                        } else {
+                            src.line(12, &format!("{vid} {{"));
+                            for b in &binds {
+                                src.line(16, &format!("{b},"));
+                            }
+                            named_literal(
+                                src,
+                                12,
+                                &format!("}} => {vid}"),
+                                fields,
+                                &|id| id.to_string(),
+                                ",",
+                            );
+                        }
                     }
                     Shape::Tuple(n) => {
-                        let binds: Vec<_> = (0..*n).map(|i| quote::format_ident!("f{i}")).collect();
-                        let built = clone_fields(shape, |i, _| {
-                            let b = &binds[i];
-                            quote!(#b)
-                        });
-                        quote!(Self::#vid( #(#binds),* ) => Self::#vid #built)
+                        let binds: Vec<String> = (0..*n).map(|i| format!("f{i}")).collect();
+                        let clones: Vec<String> =
+                            binds.iter().map(|b| format!("{CLONE}({b})")).collect();
+                        let clones: Vec<&str> = clones.iter().map(String::as_str).collect();
+                        src.call(
+                            12,
+                            &format!("{vid}({}) => ", binds.join(", ")),
+                            &vid,
+                            &clones,
+                            ",",
+                        );
                     }
-                    _ => quote!(Self::#vid => Self::#vid),
+                    _ => src.line(12, &format!("{vid} => {vid},")),
                 }
-            });
-            quote!(match self { #(#arms,)* })
-        }
-        Shape::Unit => quote!(Self),
-        shape => {
-            let built = clone_fields(shape, |i, f| {
-                if f.is_empty() {
-                    let idx = syn::Index::from(i);
-                    quote!(&self.#idx)
-                } else {
-                    let id = ident(f);
-                    quote!(&self.#id)
-                }
-            });
-            quote!(Self #built)
-        }
-    };
-    let doc = docs(&format!("A deep copy of `{}`.", t.name));
-    quote! {
-        impl #impl_gen ::core::clone::Clone for super::#name #ty_gen {
-            #doc
-            #[inline]
-            fn clone(&self) -> Self {
-                #body
             }
+            src.line(8, "}");
+        }
+        Shape::Unit => src.line(8, "Self"),
+        Shape::Named(fields) => {
+            named_literal(src, 8, "Self", fields, &|id| format!("&self.{id}"), "");
+        }
+        Shape::Tuple(n) => {
+            let clones: Vec<String> = (0..*n).map(|i| format!("{CLONE}(&self.{i})")).collect();
+            let clones: Vec<&str> = clones.iter().map(String::as_str).collect();
+            src.call(8, "", "Self", &clones, "");
         }
     }
+    src.line(4, "}");
+    src.line(0, "}");
+    src.line(0, "");
 }
 
-fn resource_impl(ctx: &Ctx<'_>, pkg: &Package, o: &ObjectType) -> TokenStream {
-    let rt = ctx.rt();
-    let name = ident(&o.name);
-    let kind = &o.name;
-    let group = &pkg.group_name;
-    let version = &pkg.version;
-    let api_version = pkg.api_version();
-    let plural = &o.resource;
+fn resource_impl(src: &mut Src, rt: &str, pkg: &Package, o: &ObjectType) {
+    let name = ident(&o.name).to_string();
     let scope = match o.scope {
-        Scope::Namespaced => quote!(NamespaceResourceScope),
-        Scope::Cluster => quote!(ClusterResourceScope),
+        Scope::Namespaced => "NamespaceResourceScope",
+        Scope::Cluster => "ClusterResourceScope",
     };
-    let list = o.list_kind.as_ref().map(|l| {
-        quote! {
-            impl #rt::k8s_openapi::ListableResource for super::#name {
-                const LIST_KIND: &'static str = #l;
-            }
-        }
-    });
-    quote! {
-        impl #rt::k8s_openapi::Resource for super::#name {
-            const API_VERSION: &'static str = #api_version;
-            const GROUP: &'static str = #group;
-            const KIND: &'static str = #kind;
-            const VERSION: &'static str = #version;
-            const URL_PATH_SEGMENT: &'static str = #plural;
-            type Scope = #rt::k8s_openapi::#scope;
-        }
-
-        impl #rt::k8s_openapi::Metadata for super::#name {
-            type Ty = #rt::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-
-            #[inline]
-            fn metadata(&self) -> &Self::Ty {
-                &self.metadata
-            }
-
-            #[inline]
-            fn metadata_mut(&mut self) -> &mut Self::Ty {
-                &mut self.metadata
-            }
-        }
-
-        #list
+    let ty = format!("super::{name}");
+    src.impl_for(0, &format!("{rt}::k8s_openapi::Resource"), &ty);
+    for (c, v) in [
+        ("API_VERSION", pkg.api_version()),
+        ("GROUP", pkg.group_name.clone()),
+        ("KIND", o.name.clone()),
+        ("VERSION", pkg.version.clone()),
+        ("URL_PATH_SEGMENT", o.resource.clone()),
+    ] {
+        src.assign(4, &format!("const {c}: &'static str"), &format!("{v:?}"));
+    }
+    src.assign(4, "type Scope", &format!("{rt}::k8s_openapi::{scope}"));
+    src.line(0, "}");
+    src.line(0, "");
+    src.impl_for(0, &format!("{rt}::k8s_openapi::Metadata"), &ty);
+    src.assign(
+        4,
+        "type Ty",
+        &format!("{rt}::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta"),
+    );
+    src.line(0, "");
+    src.line(4, "#[inline]");
+    src.line(4, "fn metadata(&self) -> &Self::Ty {");
+    src.line(8, "&self.metadata");
+    src.line(4, "}");
+    src.line(0, "");
+    src.line(4, "#[inline]");
+    src.line(4, "fn metadata_mut(&mut self) -> &mut Self::Ty {");
+    src.line(8, "&mut self.metadata");
+    src.line(4, "}");
+    src.line(0, "}");
+    src.line(0, "");
+    if let Some(l) = &o.list_kind {
+        src.impl_for(0, &format!("{rt}::k8s_openapi::ListableResource"), &ty);
+        src.assign(4, "const LIST_KIND: &'static str", &format!("{l:?}"));
+        src.line(0, "}");
+        src.line(0, "");
     }
 }

@@ -388,11 +388,14 @@ impl Src {
     /// `impl {tr} for {ty} {`, with `for {ty}` and the brace on lines of their own when it does
     /// not fit.
     pub(crate) fn impl_for(&mut self, indent: usize, tr: &str, ty: &str) {
-        let one = format!("impl {tr} for {ty} {{");
+        // `tr` may start with the impl's generics (`<T: Clone> Clone`).
+        let tr = tr.trim_start();
+        let sep = if tr.starts_with('<') { "" } else { " " };
+        let one = format!("impl{sep}{tr} for {ty} {{");
         if indent + one.len() <= MAX_WIDTH {
             self.line(indent, &one);
         } else {
-            self.line(indent, &format!("impl {tr}"));
+            self.line(indent, &format!("impl{sep}{tr}"));
             self.line(indent + TAB, &format!("for {ty}"));
             self.line(indent, "{");
         }

@@ -15,6 +15,7 @@ impl ::core::clone::Clone for super::Mydemo {
         }
     }
 }
+
 impl ::core::clone::Clone for super::MydemoList {
     /// A deep copy of `MydemoList`.
     #[inline]
@@ -25,6 +26,7 @@ impl ::core::clone::Clone for super::MydemoList {
         }
     }
 }
+
 impl ::core::clone::Clone for super::MydemoSpec {
     /// A deep copy of `MydemoSpec`.
     #[inline]
@@ -35,6 +37,7 @@ impl ::core::clone::Clone for super::MydemoSpec {
         }
     }
 }
+
 impl ::core::clone::Clone for super::MydemoStatus {
     /// A deep copy of `MydemoStatus`.
     #[inline]
@@ -46,6 +49,7 @@ impl ::core::clone::Clone for super::MydemoStatus {
         }
     }
 }
+
 impl ::kube_codegen_runtime::k8s_openapi::Resource for super::Mydemo {
     const API_VERSION: &'static str = "crddemo.k8s.io/v1";
     const GROUP: &'static str = "crddemo.k8s.io";
@@ -54,17 +58,21 @@ impl ::kube_codegen_runtime::k8s_openapi::Resource for super::Mydemo {
     const URL_PATH_SEGMENT: &'static str = "mydemos";
     type Scope = ::kube_codegen_runtime::k8s_openapi::NamespaceResourceScope;
 }
+
 impl ::kube_codegen_runtime::k8s_openapi::Metadata for super::Mydemo {
     type Ty = ::kube_codegen_runtime::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+
     #[inline]
     fn metadata(&self) -> &Self::Ty {
         &self.metadata
     }
+
     #[inline]
     fn metadata_mut(&mut self) -> &mut Self::Ty {
         &mut self.metadata
     }
 }
+
 impl ::kube_codegen_runtime::k8s_openapi::ListableResource for super::Mydemo {
     const LIST_KIND: &'static str = "MydemoList";
 }
