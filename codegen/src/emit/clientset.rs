@@ -406,16 +406,11 @@ fn kind_client(ctx: &Ctx<'_>, pkg: &Package, kind: &Kind) -> Module {
     let typed_new = format!("{rt}::client::TypedClient::new");
     match kind.scope {
         Scope::Namespaced => {
-            src.doc(
-                4,
+            src.inline_fn(
                 &format!(
                     "A client for `{kname}` objects in `namespace`; `\"\"` addresses all \
                      namespaces."
                 ),
-            );
-            src.line(4, "#[inline]");
-            src.fn_sig(
-                4,
                 "pub fn new",
                 &[],
                 &[Ty::new("client: kube::Client"), Ty::new("namespace: &str")],
@@ -431,10 +426,8 @@ fn kind_client(ctx: &Ctx<'_>, pkg: &Package, kind: &Kind) -> Module {
             );
         }
         Scope::Cluster => {
-            src.doc(4, &format!("A client for `{kname}` objects."));
-            src.line(4, "#[inline]");
-            src.fn_sig(
-                4,
+            src.inline_fn(
+                &format!("A client for `{kname}` objects."),
                 "pub fn new",
                 &[],
                 &[Ty::new("client: kube::Client")],
@@ -450,13 +443,8 @@ fn kind_client(ctx: &Ctx<'_>, pkg: &Package, kind: &Kind) -> Module {
     // a subresource type, which `kube::Api` refuses): no `kube::Api` for it.
     if !(kind.no_verbs && kind.external.is_some()) {
         src.line(0, "");
-        src.doc(
-            4,
+        src.inline_fn(
             "The same resource as a `kube::Api`, for anything this client does not offer.",
-        );
-        src.line(4, "#[inline]");
-        src.fn_sig(
-            4,
             "pub fn api",
             &[],
             &[Ty::new("&self")],
@@ -477,14 +465,9 @@ fn kind_client(ctx: &Ctx<'_>, pkg: &Package, kind: &Kind) -> Module {
         src.line(4, "}");
     }
     src.line(0, "");
-    src.doc(
-        4,
+    src.inline_fn(
         "The underlying client, for methods written beside the generated ones (client-go's\n\
          expansions).",
-    );
-    src.line(4, "#[inline]");
-    src.fn_sig(
-        4,
         "pub fn client",
         &[],
         &[Ty::new("&self")],
@@ -494,13 +477,8 @@ fn kind_client(ctx: &Ctx<'_>, pkg: &Package, kind: &Kind) -> Module {
     src.line(4, "}");
     if kind.scope == Scope::Namespaced {
         src.line(0, "");
-        src.doc(
-            4,
+        src.inline_fn(
             "The namespace this client addresses (`None`: all namespaces).",
-        );
-        src.line(4, "#[inline]");
-        src.fn_sig(
-            4,
             "pub fn namespace",
             &[],
             &[Ty::new("&self")],
@@ -584,13 +562,8 @@ fn external_checks(src: &mut Src, rt: &str, kind: &Kind, ty: &str) {
     src.line(0, "const _: () = {");
     src.line(4, &format!("{rt}::check::{scope}::<{ty}>();"));
     src.line(4, "assert!(");
-    src.call_in_macro(
-        8,
-        "",
-        &format!("{rt}::check::same_str"),
-        &[&segment, &resource],
-        ",",
-    );
+    let same_str = format!("{rt}::check::same_str");
+    src.call_with(8, "", &same_str, &[&segment, &resource], ",", "");
     src.line(8, &message);
     src.line(4, ");");
     src.line(0, "};");
@@ -648,158 +621,126 @@ fn verb_method(src: &mut Src, n: &Names<'_>, verb: Verb, kind: &Kind, list_ty: &
     let k = &kind.name;
     let (ty, obj, rt) = (n.ty, n.obj, n.rt);
     let object = || Ty::new(ty);
-    let param = |s: &str| Ty::new(s);
+    let p = |s: &str| Ty::new(s);
     let either = |t: Ty| {
         Ty::generic(
             format!("{rt}::either::Either"),
             vec![t, Ty::new("kube::core::Status")],
         )
     };
-    match verb {
-        Verb::Create => delegate(
-            src,
-            &format!("Creates a `{k}` (POST to the collection) and returns it as stored."),
-            "create",
-            &[],
-            &[
-                param(&format!("{obj}: &{ty}")),
-                param("params: &kube::api::PostParams"),
-            ],
+    // The object and how to write it (create, update, update_status), and the same for apply.
+    let write = || {
+        vec![
+            p(&format!("{obj}: &{ty}")),
+            p("params: &kube::api::PostParams"),
+        ]
+    };
+    let apply = || {
+        vec![
+            p(&format!("{obj}: &{}", n.ac)),
+            p(&format!("opts: &{rt}::apply::ApplyOptions")),
+        ]
+    };
+    let (doc, params, ret, args): (String, Vec<Ty>, Ty, &[&str]) = match verb {
+        Verb::Create => (
+            format!("Creates a `{k}` (POST to the collection) and returns it as stored."),
+            write(),
             object(),
-            ("create", &[obj, "params"]),
+            &[obj, "params"],
         ),
-        Verb::Update => delegate(
-            src,
-            &format!(
+        Verb::Update => (
+            format!(
                 "Replaces a `{k}` (PUT); its `metadata.resourceVersion` makes the update \
                  conditional (409 Conflict when stale)."
             ),
-            "update",
-            &[],
-            &[
-                param(&format!("{obj}: &{ty}")),
-                param("params: &kube::api::PostParams"),
-            ],
+            write(),
             object(),
-            ("update", &[obj, "params"]),
+            &[obj, "params"],
         ),
-        Verb::UpdateStatus => delegate(
-            src,
-            &format!("Replaces the `status` subresource of a `{k}` (PUT `…/status`)."),
-            "update_status",
-            &[],
-            &[
-                param(&format!("{obj}: &{ty}")),
-                param("params: &kube::api::PostParams"),
-            ],
+        Verb::UpdateStatus => (
+            format!("Replaces the `status` subresource of a `{k}` (PUT `…/status`)."),
+            write(),
             object(),
-            ("update_status", &[obj, "params"]),
+            &[obj, "params"],
         ),
-        Verb::Delete => delegate(
-            src,
-            &format!(
+        Verb::Delete => (
+            format!(
                 "Deletes a `{k}`: `Left` with the object while finalizers keep it, `Right` with \
                  the server's status once gone."
             ),
-            "delete",
-            &[],
-            &[
-                param("name: &str"),
-                param("params: &kube::api::DeleteParams"),
-            ],
+            vec![p("name: &str"), p("params: &kube::api::DeleteParams")],
             either(object()),
-            ("delete", &["name", "params"]),
+            &["name", "params"],
         ),
-        Verb::DeleteCollection => delegate(
-            src,
-            &format!("Deletes every `{k}` that `list_params` selects."),
-            "delete_collection",
-            &[],
-            &[
-                param("params: &kube::api::DeleteParams"),
-                param("list_params: &kube::api::ListParams"),
+        Verb::DeleteCollection => (
+            format!("Deletes every `{k}` that `list_params` selects."),
+            vec![
+                p("params: &kube::api::DeleteParams"),
+                p("list_params: &kube::api::ListParams"),
             ],
             either(list_ty.clone()),
-            ("delete_collection", &["params", "list_params"]),
+            &["params", "list_params"],
         ),
-        Verb::Get => delegate(
-            src,
-            &format!("Reads a `{k}` by name (404 NotFound when absent)."),
-            "get",
-            &[],
-            &[param("name: &str"), param("params: &kube::api::GetParams")],
+        Verb::Get => (
+            format!("Reads a `{k}` by name (404 NotFound when absent)."),
+            vec![p("name: &str"), p("params: &kube::api::GetParams")],
             object(),
-            ("get", &["name", "params"]),
+            &["name", "params"],
         ),
-        Verb::List => delegate(
-            src,
-            &format!("Lists `{k}` objects (label/field selectors, pagination)."),
-            "list",
-            &[],
-            &[param("params: &kube::api::ListParams")],
+        Verb::List => (
+            format!("Lists `{k}` objects (label/field selectors, pagination)."),
+            vec![p("params: &kube::api::ListParams")],
             list_ty.clone(),
-            ("list", &["params"]),
+            &["params"],
         ),
-        Verb::Watch => delegate(
-            src,
-            &format!("Watches `{k}` objects changed after `resource_version` (`\"0\"` for any)."),
-            "watch",
-            &[],
-            &[
-                param("params: &kube::api::WatchParams"),
-                param("resource_version: &str"),
+        Verb::Watch => (
+            format!("Watches `{k}` objects changed after `resource_version` (`\"0\"` for any)."),
+            vec![
+                p("params: &kube::api::WatchParams"),
+                p("resource_version: &str"),
             ],
             Ty::generic(format!("{rt}::client::WatchStream"), vec![object()]),
-            ("watch", &["params", "resource_version"]),
+            &["params", "resource_version"],
         ),
-        Verb::Patch => delegate(
-            src,
-            &format!("Patches a `{k}` (merge, JSON, strategic or apply patch)."),
-            "patch",
-            &[param(&format!(
-                "P: {rt}::serde::Serialize + ::core::fmt::Debug"
-            ))],
-            &[
-                param("name: &str"),
-                param("patch: &kube::api::Patch<P>"),
-                param("params: &kube::api::PatchParams"),
+        Verb::Patch => (
+            format!("Patches a `{k}` (merge, JSON, strategic or apply patch)."),
+            vec![
+                p("name: &str"),
+                p("patch: &kube::api::Patch<P>"),
+                p("params: &kube::api::PatchParams"),
             ],
             object(),
-            ("patch", &["name", "patch", "params"]),
+            &["name", "patch", "params"],
         ),
-        Verb::Apply => delegate(
-            src,
-            &format!(
+        Verb::Apply => (
+            format!(
                 "Server-side applies `{obj}` (client-go's `Apply`): the fields it sets become \
                  owned by `opts.field_manager`; a field another manager owns with a different \
                  value is a 409 conflict unless `opts.force`. Returns the `{k}` as stored."
             ),
-            "apply",
-            &[],
-            &[
-                param(&format!("{obj}: &{}", n.ac)),
-                param(&format!("opts: &{rt}::apply::ApplyOptions")),
-            ],
+            apply(),
             object(),
-            ("apply", &[obj, "opts"]),
+            &[obj, "opts"],
         ),
-        Verb::ApplyStatus => delegate(
-            src,
-            &format!(
+        Verb::ApplyStatus => (
+            format!(
                 "Server-side applies the `status` of `{obj}` to the `status` subresource \
                  (client-go's `ApplyStatus`); status fields are owned apart from the main \
                  resource's. Returns the `{k}` as stored."
             ),
-            "apply_status",
-            &[],
-            &[
-                param(&format!("{obj}: &{}", n.ac)),
-                param(&format!("opts: &{rt}::apply::ApplyOptions")),
-            ],
+            apply(),
             object(),
-            ("apply_status", &[obj, "opts"]),
+            &[obj, "opts"],
         ),
-    }
+    };
+    let generics = match verb {
+        Verb::Patch => vec![p(&format!(
+            "P: {rt}::serde::Serialize + ::core::fmt::Debug"
+        ))],
+        _ => Vec::new(),
+    };
+    let name = verb.rust_name();
+    delegate(src, &doc, name, &generics, &params, ret, (name, args));
 }
 
 fn ext_method(src: &mut Src, ctx: &Ctx<'_>, pkg: &Package, kind: &Kind, m: &ExtMethod) {
@@ -825,161 +766,114 @@ fn ext_method(src: &mut Src, ctx: &Ctx<'_>, pkg: &Package, kind: &Kind, m: &ExtM
     let p = |s: &str| Ty::new(s);
     let object_list = |t: Ty| Ty::generic("kube::api::ObjectList", vec![t]);
     let input_param = |ty: &str| p(&format!("{input_id}: &{ty}"));
-    match m.verb {
-        ExtVerb::Get => delegate(
-            src,
-            &format!("Reads {target} {tag}."),
-            &name,
-            &[],
-            &[p("name: &str"), p("params: &kube::api::GetParams")],
-            result,
-            ("get_as", &["name", &sub, "params"]),
-        ),
-        ExtVerb::List => {
-            let doc = format!("Lists {target} {tag}.");
-            match &m.subresource {
-                None => delegate(
-                    src,
-                    &doc,
-                    &name,
-                    &[],
-                    &[p("params: &kube::api::ListParams")],
-                    object_list(result),
-                    ("list_as", &["None", "params"]),
-                ),
-                Some(s) => delegate(
-                    src,
-                    &doc,
-                    &name,
-                    &[],
-                    &[p("name: &str"), p("params: &kube::api::ListParams")],
-                    object_list(result),
-                    ("list_as", &[&format!("Some((name, {s:?}))"), "params"]),
-                ),
-            }
-        }
-        ExtVerb::Create => {
-            let doc = format!("Creates {target} {tag}.");
-            match &m.subresource {
-                None => delegate(
-                    src,
-                    &doc,
-                    &name,
-                    &[],
-                    &[input_param(&input), p("params: &kube::api::PostParams")],
-                    result,
-                    ("create_as", &["None", &input_id, "params"]),
-                ),
-                Some(s) => delegate(
-                    src,
-                    &doc,
-                    &name,
-                    &[],
-                    &[
+    let s = |v: &str| v.to_string();
+    let named = |sub: &str| format!("Some((name, {sub:?}))");
+    let post = || p("params: &kube::api::PostParams");
+    let (doc, params, ret, method, args): (String, Vec<Ty>, Ty, &str, Vec<String>) =
+        match (m.verb, &m.subresource) {
+            (ExtVerb::Get, _) => (
+                format!("Reads {target} {tag}."),
+                vec![p("name: &str"), p("params: &kube::api::GetParams")],
+                result,
+                "get_as",
+                vec![s("name"), sub.clone(), s("params")],
+            ),
+            (ExtVerb::List, None) => (
+                format!("Lists {target} {tag}."),
+                vec![p("params: &kube::api::ListParams")],
+                object_list(result),
+                "list_as",
+                vec![s("None"), s("params")],
+            ),
+            (ExtVerb::List, Some(sr)) => (
+                format!("Lists {target} {tag}."),
+                vec![p("name: &str"), p("params: &kube::api::ListParams")],
+                object_list(result),
+                "list_as",
+                vec![named(sr), s("params")],
+            ),
+            (ExtVerb::Create, None) => (
+                format!("Creates {target} {tag}."),
+                vec![input_param(&input), post()],
+                result,
+                "create_as",
+                vec![s("None"), input_id.clone(), s("params")],
+            ),
+            (ExtVerb::Create, Some(sr)) => (
+                format!("Creates {target} {tag}."),
+                vec![p("name: &str"), input_param(&input), post()],
+                result,
+                "create_as",
+                vec![named(sr), input_id.clone(), s("params")],
+            ),
+            (ExtVerb::Update, None) => (
+                format!("Replaces {target} {tag}."),
+                vec![input_param(&input), post()],
+                result,
+                "update_object_as",
+                vec![input_id.clone(), s("params")],
+            ),
+            (ExtVerb::Update, Some(_)) => (
+                format!("Replaces {target} {tag}."),
+                vec![p("name: &str"), input_param(&input), post()],
+                result,
+                "update_as",
+                vec![s("name"), sub.clone(), input_id.clone(), s("params")],
+            ),
+            (ExtVerb::Patch, _) => (
+                format!("Patches {target} {tag}."),
+                vec![
+                    p("name: &str"),
+                    p("patch: &kube::api::Patch<P>"),
+                    p("params: &kube::api::PatchParams"),
+                ],
+                result,
+                "patch_as",
+                vec![s("name"), sub.clone(), s("patch"), s("params")],
+            ),
+            // The kind's own configuration names the object.
+            (ExtVerb::Apply, None) if m.input == TypeRef::Kind => (
+                format!("Server-side applies to {target} {tag}."),
+                vec![
+                    input_param(&apply_configuration(ctx, pkg, &kind.name)),
+                    p(&format!("opts: &{rt}::apply::ApplyOptions")),
+                ],
+                result,
+                "apply_configuration_as",
+                vec![input_id.clone(), s("None"), s("opts")],
+            ),
+            // A package type's configuration; a type of another crate has none and is sent as
+            // it is.
+            (ExtVerb::Apply, _) => {
+                let input_ty = match &m.input {
+                    TypeRef::Local(n) => apply_configuration(ctx, pkg, n),
+                    TypeRef::Kind => apply_configuration(ctx, pkg, &kind.name),
+                    TypeRef::Path(_) => input.clone(),
+                };
+                (
+                    format!("Server-side applies to {target} {tag}."),
+                    vec![
                         p("name: &str"),
-                        input_param(&input),
-                        p("params: &kube::api::PostParams"),
+                        input_param(&input_ty),
+                        p(&format!("opts: &{rt}::apply::ApplyOptions")),
                     ],
                     result,
-                    (
-                        "create_as",
-                        &[&format!("Some((name, {s:?}))"), &input_id, "params"],
-                    ),
-                ),
-            }
-        }
-        ExtVerb::Update => {
-            let doc = format!("Replaces {target} {tag}.");
-            match &m.subresource {
-                None => delegate(
-                    src,
-                    &doc,
-                    &name,
-                    &[],
-                    &[input_param(&input), p("params: &kube::api::PostParams")],
-                    result,
-                    ("update_object_as", &[&input_id, "params"]),
-                ),
-                Some(_) => delegate(
-                    src,
-                    &doc,
-                    &name,
-                    &[],
-                    &[
-                        p("name: &str"),
-                        input_param(&input),
-                        p("params: &kube::api::PostParams"),
+                    "apply_as",
+                    vec![
+                        s("name"),
+                        sub.clone(),
+                        input_id.clone(),
+                        s("&opts.patch_params()"),
                     ],
-                    result,
-                    ("update_as", &["name", &sub, &input_id, "params"]),
-                ),
+                )
             }
-        }
-        ExtVerb::Patch => delegate(
-            src,
-            &format!("Patches {target} {tag}."),
-            &name,
-            &[p(&format!(
-                "P: {rt}::serde::Serialize + ::core::fmt::Debug"
-            ))],
-            &[
-                p("name: &str"),
-                p("patch: &kube::api::Patch<P>"),
-                p("params: &kube::api::PatchParams"),
-            ],
-            result,
-            ("patch_as", &["name", &sub, "patch", "params"]),
-        ),
-        ExtVerb::Apply => {
-            let doc = format!("Server-side applies to {target} {tag}.");
-            let opts = p(&format!("opts: &{rt}::apply::ApplyOptions"));
-            match (&m.input, &m.subresource) {
-                // The kind's own configuration names the object.
-                (TypeRef::Kind, None) => delegate(
-                    src,
-                    &doc,
-                    &name,
-                    &[],
-                    &[
-                        input_param(&apply_configuration(ctx, pkg, &kind.name)),
-                        opts,
-                    ],
-                    result,
-                    ("apply_configuration_as", &[&input_id, "None", "opts"]),
-                ),
-                // A package type's configuration; a type of another crate has none and is sent
-                // as it is.
-                (TypeRef::Kind | TypeRef::Local(_), _) => {
-                    let ac = match &m.input {
-                        TypeRef::Local(n) => apply_configuration(ctx, pkg, n),
-                        _ => apply_configuration(ctx, pkg, &kind.name),
-                    };
-                    delegate(
-                        src,
-                        &doc,
-                        &name,
-                        &[],
-                        &[p("name: &str"), input_param(&ac), opts],
-                        result,
-                        (
-                            "apply_as",
-                            &["name", &sub, &input_id, "&opts.patch_params()"],
-                        ),
-                    )
-                }
-                (TypeRef::Path(_), _) => delegate(
-                    src,
-                    &doc,
-                    &name,
-                    &[],
-                    &[p("name: &str"), input_param(&input), opts],
-                    result,
-                    (
-                        "apply_as",
-                        &["name", &sub, &input_id, "&opts.patch_params()"],
-                    ),
-                ),
-            }
-        }
-    }
+        };
+    let generics = match m.verb {
+        ExtVerb::Patch => vec![p(&format!(
+            "P: {rt}::serde::Serialize + ::core::fmt::Debug"
+        ))],
+        _ => Vec::new(),
+    };
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    delegate(src, &doc, &name, &generics, &params, ret, (method, &args));
 }

@@ -49,6 +49,18 @@ fn trim_blank_end(mut text: String) -> String {
 
 const CLONE: &str = "::core::clone::Clone::clone";
 
+/// `Metadata`'s two methods, the same for every object type.
+const METADATA_FNS: &str = "
+    #[inline]
+    fn metadata(&self) -> &Self::Ty {
+        &self.metadata
+    }
+
+    #[inline]
+    fn metadata_mut(&mut self) -> &mut Self::Ty {
+        &mut self.metadata
+    }";
+
 /// `rustfmt`'s `struct_lit_width`: the widest field list a struct literal or pattern keeps on
 /// one line.
 const STRUCT_LIT_WIDTH: usize = 18;
@@ -185,16 +197,9 @@ fn resource_impl(src: &mut Src, rt: &str, pkg: &Package, o: &ObjectType) {
         "type Ty",
         &format!("{rt}::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta"),
     );
-    src.line(0, "");
-    src.line(4, "#[inline]");
-    src.line(4, "fn metadata(&self) -> &Self::Ty {");
-    src.line(8, "&self.metadata");
-    src.line(4, "}");
-    src.line(0, "");
-    src.line(4, "#[inline]");
-    src.line(4, "fn metadata_mut(&mut self) -> &mut Self::Ty {");
-    src.line(8, "&mut self.metadata");
-    src.line(4, "}");
+    for l in METADATA_FNS.lines() {
+        src.line(0, l);
+    }
     src.line(0, "}");
     src.line(0, "");
     if let Some(l) = &o.list_kind {

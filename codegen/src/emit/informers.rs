@@ -345,13 +345,8 @@ fn kind_informer(ctx: &Ctx<'_>, pkg: &Package, kind: &Kind) -> Module {
     src.line(0, "}");
     src.line(0, "");
     src.line(0, &format!("impl {informer} {{"));
-    src.doc(
-        4,
+    src.inline_fn(
         "The factory's shared informer of this kind (created on first use).",
-    );
-    src.line(4, "#[inline]");
-    src.fn_sig(
-        4,
         "pub fn new",
         &[],
         &[Ty::new(format!(
@@ -369,13 +364,8 @@ fn kind_informer(ctx: &Ctx<'_>, pkg: &Package, kind: &Kind) -> Module {
     src.line(8, "}");
     src.line(4, "}");
     src.line(0, "");
-    src.doc(
-        4,
+    src.inline_fn(
         "The informer: event handlers, indexers, sync state, cache.",
-    );
-    src.line(4, "#[inline]");
-    src.fn_sig(
-        4,
         "pub fn informer",
         &[],
         &[Ty::new("&self")],
@@ -391,13 +381,8 @@ fn kind_informer(ctx: &Ctx<'_>, pkg: &Package, kind: &Kind) -> Module {
             &format!("{}Lister", kind.name),
         ]);
         src.line(0, "");
-        src.doc(
-            4,
+        src.inline_fn(
             &format!("A lister over this informer's store of `{name}` objects."),
-        );
-        src.line(4, "#[inline]");
-        src.fn_sig(
-            4,
             "pub fn lister",
             &[],
             &[Ty::new("&self")],

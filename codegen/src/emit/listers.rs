@@ -101,13 +101,8 @@ fn lister(ctx: &Ctx<'_>, pkg: &Package, kind: &Kind) -> Module {
     let selector = Ty::new(format!("selector: &{rt}::labels::Selector"));
     let this = || Ty::new("&self");
     let get = |src: &mut Src| {
-        src.doc(
-            4,
+        src.inline_fn(
             &format!("The `{name}` called `name`, or a NotFound error like the API server's."),
-        );
-        src.line(4, "#[inline]");
-        src.fn_sig(
-            4,
             "pub fn get",
             &[],
             &[this(), Ty::new("name: &str")],
@@ -123,10 +118,8 @@ fn lister(ctx: &Ctx<'_>, pkg: &Package, kind: &Kind) -> Module {
         src.line(4, "}");
     };
     let list = |src: &mut Src, doc: &str| {
-        src.doc(4, doc);
-        src.line(4, "#[inline]");
-        src.fn_sig(
-            4,
+        src.inline_fn(
+            doc,
             "pub fn list",
             &[],
             &[this(), selector.clone()],
@@ -157,16 +150,11 @@ fn lister(ctx: &Ctx<'_>, pkg: &Package, kind: &Kind) -> Module {
     src.line(0, "}");
     src.line(0, "");
     src.line(0, &format!("impl {lister} {{"));
-    src.doc(
-        4,
+    src.inline_fn(
         &format!(
             "A lister over `store` (usually the one of the `{name}` informer: \
              `{name}Informer::lister()`)."
         ),
-    );
-    src.line(4, "#[inline]");
-    src.fn_sig(
-        4,
         "pub fn new",
         &[],
         &[Ty::generic(
@@ -188,13 +176,8 @@ fn lister(ctx: &Ctx<'_>, pkg: &Package, kind: &Kind) -> Module {
     src.line(8, "}");
     src.line(4, "}");
     src.line(0, "");
-    src.doc(
-        4,
+    src.inline_fn(
         "The generic lister this wraps (store access, custom indexes).",
-    );
-    src.line(4, "#[inline]");
-    src.fn_sig(
-        4,
         "pub fn generic",
         &[],
         &[this()],
@@ -210,16 +193,11 @@ fn lister(ctx: &Ctx<'_>, pkg: &Package, kind: &Kind) -> Module {
                 &format!("Every `{name}` in every namespace that `selector` matches."),
             );
             src.line(0, "");
-            src.doc(
-                4,
+            src.inline_fn(
                 &format!(
                     "`{name}` objects in `namespace`, read through the namespace index (no full \
                      scan)."
                 ),
-            );
-            src.line(4, "#[inline]");
-            src.fn_sig(
-                4,
                 "pub fn namespaced",
                 &[Ty::new("'a")],
                 &[Ty::new("&'a self"), Ty::new("namespace: &'a str")],

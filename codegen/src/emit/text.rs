@@ -270,6 +270,20 @@ impl Src {
         self.out.push('\n');
     }
 
+    /// A method's doc, `#[inline]` and signature (inside an impl, up to its opening brace).
+    pub(crate) fn inline_fn(
+        &mut self,
+        doc: &str,
+        head: &str,
+        generics: &[Ty],
+        params: &[Ty],
+        ret: Option<&Ty>,
+    ) {
+        self.doc(TAB, doc);
+        self.line(TAB, "#[inline]");
+        self.fn_sig(TAB, head, generics, params, ret);
+    }
+
     /// `{lhs} = {rhs};`, the right-hand side on the next line when the statement does not fit.
     pub(crate) fn assign(&mut self, indent: usize, lhs: &str, rhs: &str) {
         if indent + lhs.len() + rhs.len() + 4 <= MAX_WIDTH {
@@ -293,19 +307,9 @@ impl Src {
         self.call_with(indent, lead, callee, args, tail, ",");
     }
 
-    /// As [`Src::call`], inside a macro's arguments, where `rustfmt` writes no trailing comma.
-    pub(crate) fn call_in_macro(
-        &mut self,
-        indent: usize,
-        lead: &str,
-        callee: &str,
-        args: &[&str],
-        tail: &str,
-    ) {
-        self.call_with(indent, lead, callee, args, tail, "");
-    }
-
-    fn call_with(
+    /// As [`Src::call`]; `last_comma` ends the last argument when they are one per line (`""`
+    /// inside a macro's arguments, where `rustfmt` writes no trailing comma).
+    pub(crate) fn call_with(
         &mut self,
         indent: usize,
         lead: &str,
