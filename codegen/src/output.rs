@@ -176,7 +176,7 @@ impl Node {
         }
         let mut out =
             String::with_capacity(self.texts.iter().map(String::len).sum::<usize>() + 256);
-        crate::emit::doc_text(&mut out, "//!", &self.doc);
+        doc_comment(&mut out, 0, "//!", &self.doc);
         if let Some(f) = &self.cfg {
             out.push_str(&format!("#![cfg(feature = \"{}\")]\n", f.escape_default()));
         }
@@ -292,6 +292,21 @@ pub(crate) fn doc_lines(doc: &str, inner: bool) -> TokenStream {
         }
     });
     quote!(#(#lines)*)
+}
+
+/// `text` as comment lines starting with `marker` (`///` or `//!`) at `indent`: the text form of
+/// [`doc_lines`], for modules written as text.
+pub(crate) fn doc_comment(out: &mut String, indent: usize, marker: &str, text: &str) {
+    for l in text.lines() {
+        out.extend(std::iter::repeat_n(' ', indent));
+        out.push_str(marker);
+        let l = l.trim_end();
+        if !l.is_empty() {
+            out.push(' ');
+            out.push_str(l);
+        }
+        out.push('\n');
+    }
 }
 
 /// The header put on every generated file: the marker line, then the user's boilerplate.

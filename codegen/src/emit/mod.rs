@@ -283,8 +283,3 @@ impl Generator {
 pub(crate) fn docs(text: &str) -> TokenStream {
     crate::output::doc_lines(text, false)
 }
-
-/// `text` as comment lines starting with `marker` (`///`, `//!`), for modules written as text.
-pub(crate) fn doc_text(out: &mut String, marker: &str, text: &str) {
-    text::doc_lines(out, 0, marker, text);
-}

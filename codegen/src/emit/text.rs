@@ -138,7 +138,7 @@ impl Src {
 
     /// `text` as `///` lines (a blank line as `///`).
     pub(crate) fn doc(&mut self, indent: usize, text: &str) {
-        doc_lines(&mut self.out, indent, "///", text);
+        crate::output::doc_comment(&mut self.out, indent, "///", text);
     }
 
     /// `#[name(items…)]`: on one line while the items take at most 70 columns and the line fits,
@@ -403,20 +403,6 @@ impl Src {
             self.line(indent + TAB, &format!("for {ty}"));
             self.line(indent, "{");
         }
-    }
-}
-
-/// `text` as comment lines starting with `marker` (`///` or `//!`) at `indent`.
-pub(crate) fn doc_lines(out: &mut String, indent: usize, marker: &str, text: &str) {
-    for l in text.lines() {
-        pad(out, indent);
-        out.push_str(marker);
-        let l = l.trim_end();
-        if !l.is_empty() {
-            out.push(' ');
-            out.push_str(l);
-        }
-        out.push('\n');
     }
 }
 
