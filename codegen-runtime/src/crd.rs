@@ -10,7 +10,8 @@
 //! assert_eq!(crd.metadata.name.as_deref(), Some("widgets.example.com"));
 //! ```
 
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+/// k8s-openapi's CustomResourceDefinition, re-exported under a short path for generated code.
+pub use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 
 /// Why a CRD document could not be read.
 #[derive(Debug, thiserror::Error)]

@@ -18,8 +18,9 @@
 //! * tags finds the comment blocks that belong to items and packages, by gengo's rules;
 //! * model validates them and turns them into plain data;
 //! * crd derives structural OpenAPI schemas and assembles CustomResourceDefinitions;
-//! * emit turns the model into modules (`quote!` lives only there), one generator per module;
-//! * format renders them with `prettyplease` as files;
+//! * emit turns the model into modules written as text in rustfmt's layout, one generator per
+//!   module;
+//! * format gives them their headers, docs and child declarations as files;
 //! * write stages them on disk all-or-nothing (or, verifying, compares).
 //!
 //! Packages run on every core, each worker owning its packages end to end.

@@ -1,12 +1,14 @@
 //! Stage 6, format: the modules one work item emitted (one package's, or those spanning
-//! packages), rendered with `prettyplease` into files. Three layouts hold the same modules:
+//! packages), as files: each module's text after its header, `//!` doc and the declarations of
+//! its children. Three layouts hold the same modules:
 //!
 //! * the tree ([`Layout::Tree`], the CLI's): one file per module, generated modules beside the
 //!   types under the apis dir, the client tree under the output dir;
 //! * the included tree ([`Layout::Included`], `build.rs`'s): the same files under
 //!   `$OUT_DIR/kube-codegen/`, plus `client.rs` and `apis/<group>/<version>.rs`, which declare
 //!   them with `#[path = "…"]` for `include_client!`/`include_package!`;
-//! * inline modules ([`Modules::inline_client`], the proc macro's): one token tree.
+//! * inline modules ([`Modules::inline_client`], the proc macro's): one token tree, the texts
+//!   parsed into tokens and printed with `prettyplease` (the compiler reads it, not people).
 //!
 //! Every module file is byte-identical in the first two, so the front doors produce the same
 //! code.
@@ -32,7 +34,7 @@ pub(crate) enum Root {
     Client,
 }
 
-/// A module produced by an emitter.
+/// A module produced by an emitter: its items, already laid out as text (see `emit::text`).
 #[derive(Debug, Clone)]
 pub(crate) struct Module {
     /// Which tree it belongs to.
@@ -42,33 +44,38 @@ pub(crate) struct Module {
     pub path: Vec<String>,
     /// The module's doc comment (rendered as `//!` lines).
     pub doc: String,
-    /// The module's items.
-    pub items: TokenStream,
-    /// Items already written as formatted text (the per-kind files some emitters write
-    /// directly); rendered after `items`.
-    pub text: Option<String>,
+    /// The module's items, formatted.
+    pub text: String,
     /// The Cargo feature the whole module is behind (`#![cfg(feature = "…")]`), if any.
     pub cfg: Option<String>,
 }
 
 impl Module {
     /// A client-tree module.
-    pub(crate) fn client(path: &[&str], doc: impl Into<String>, items: TokenStream) -> Self {
+    pub(crate) fn client(path: &[&str], doc: impl Into<String>, text: String) -> Self {
         Module {
             root: Root::Client,
             path: path.iter().map(|s| s.to_string()).collect(),
             doc: doc.into(),
-            items,
-            text: None,
+            text,
             cfg: None,
         }
     }
 
-    /// A client-tree module whose items are already formatted text.
-    pub(crate) fn client_text(path: &[&str], doc: impl Into<String>, text: String) -> Self {
+    /// A module beside the types of the package `<group_dir>/<version>`, named `name`.
+    pub(crate) fn apis(
+        group_dir: &str,
+        version: &str,
+        name: &str,
+        doc: impl Into<String>,
+        text: String,
+    ) -> Self {
         Module {
-            text: Some(text),
-            ..Module::client(path, doc, TokenStream::new())
+            root: Root::Apis,
+            path: vec![group_dir.into(), version.into(), name.into()],
+            doc: doc.into(),
+            text,
+            cfg: None,
         }
     }
 
@@ -119,8 +126,7 @@ struct Node {
     /// Declared by its parent but rendered by another work item or an earlier run.
     external: bool,
     doc: String,
-    items: Vec<TokenStream>,
-    /// Items written as formatted text.
+    /// The items of every emitter that wrote to this module, in order.
     texts: Vec<String>,
     /// The Cargo feature the module is behind.
     cfg: Option<String>,
@@ -138,10 +144,9 @@ impl Node {
                 if self.cfg.is_none() {
                     self.cfg = m.cfg;
                 }
-                if !m.items.is_empty() {
-                    self.items.push(m.items);
+                if !m.text.is_empty() {
+                    self.texts.push(m.text);
                 }
-                self.texts.extend(m.text);
             }
             Some((head, rest)) => self
                 .children
@@ -168,22 +173,31 @@ impl Node {
             .collect()
     }
 
-    /// The file text of a module whose items are all text and that has no children: its doc
-    /// and feature gate, then the text, with no token stream built, parsed or printed.
-    fn text_file(&self) -> Option<String> {
-        if self.texts.is_empty() || !self.items.is_empty() || !self.children.is_empty() {
-            return None;
-        }
+    /// The module's file: its doc and feature gate, its children's declarations, then its
+    /// items.
+    fn file(&self) -> String {
         let mut out =
             String::with_capacity(self.texts.iter().map(String::len).sum::<usize>() + 256);
         doc_comment(&mut out, 0, "//!", &self.doc);
         if let Some(f) = &self.cfg {
             out.push_str(&format!("#![cfg(feature = \"{}\")]\n", f.escape_default()));
         }
-        for t in &self.texts {
+        for k in self.children.keys() {
+            // Keep `cargo fmt` of the user's crate out of generated files.
+            out.push_str(&format!("#[rustfmt::skip]\npub mod {};\n", namer::ident(k)));
+        }
+        self.push_texts(&mut out, !self.children.is_empty());
+        out
+    }
+
+    /// The items, after a blank line when `after_something`.
+    fn push_texts(&self, out: &mut String, after_something: bool) {
+        for (i, t) in self.texts.iter().enumerate() {
+            if i > 0 || after_something {
+                out.push('\n');
+            }
             out.push_str(t);
         }
-        Some(out)
     }
 
     /// `#![cfg(feature = "…")]` (inner) or `#[cfg(…)]` (outer) when the module is behind a
@@ -211,32 +225,20 @@ impl Node {
         doc_lines(&self.doc, true)
     }
 
-    /// The module's content with children declared as `pub mod x;`.
-    fn tree_tokens(&self, what: &Path) -> Result<TokenStream> {
-        let doc = self.doc_attrs();
-        let cfg = self.cfg_attr(true);
-        let doc = quote!(#doc #cfg);
-        let mods = self.children.keys().map(|k| {
-            let id = namer::ident(k);
-            // Generated code is formatted by prettyplease; keep `cargo fmt` out of it.
-            quote!(#[rustfmt::skip] pub mod #id;)
-        });
-        let items = &self.items;
-        let texts = self.text_tokens(what)?;
-        Ok(quote!(#doc #(#mods)* #(#items)* #(#texts)*))
-    }
-
-    /// The module's content with children declared as `#[path = "…"] pub mod x;` (the root of
-    /// the included layout: no inner doc, which an `include!`d file cannot carry).
-    fn path_tokens(&self, dir: &Path) -> Result<TokenStream> {
-        let mods = self.children.iter().map(|(k, child)| {
-            let id = namer::ident(k);
+    /// The module's items with children declared as `#[path = "…"] pub mod x;` (the root of
+    /// the included layout: no inner doc, which an `include!`d file cannot carry), then `tail`.
+    fn path_file(&self, dir: &Path, tail: &str) -> String {
+        let mut out = String::new();
+        for (k, child) in &self.children {
             let file = dir.join(child.file_name(k)).to_string_lossy().into_owned();
-            quote!(#[path = #file] pub mod #id;)
-        });
-        let items = &self.items;
-        let texts = self.text_tokens(dir)?;
-        Ok(quote!(#(#mods)* #(#items)* #(#texts)*))
+            out.push_str(&format!(
+                "#[path = {file:?}]\npub mod {};\n",
+                namer::ident(k)
+            ));
+        }
+        self.push_texts(&mut out, false);
+        out.push_str(tail);
+        out
     }
 
     /// The module's content with children inlined as `pub mod x { … }`.
@@ -249,9 +251,8 @@ impl Node {
             let cfg = child.cfg_attr(false);
             mods.push(quote!(#cfg #[rustfmt::skip] pub mod #id { #body }));
         }
-        let items = &self.items;
         let texts = self.text_tokens(what)?;
-        Ok(quote!(#doc #(#mods)* #(#items)* #(#texts)*))
+        Ok(quote!(#doc #(#mods)* #(#texts)*))
     }
 
     /// The file of this node, named `name`, relative to its parent's folder. (A module rendered
@@ -417,33 +418,23 @@ impl Modules {
         let client_root = layout.client_root();
         render_node(&self.client, &client_root, None, header, sink)?;
         if let (Layout::Included { out }, true) = (layout, self.client.defined) {
-            let text = header.render(&format(
-                self.client.path_tokens(&client_root)?,
-                Path::new("client.rs"),
-            )?);
+            let text = header.render(&self.client.path_file(&client_root, ""));
             sink(out.join("client.rs"), text)?;
         }
         let apis_root = layout.apis_root();
         for ((group, version), pkg) in &self.apis {
             let dir = apis_root.join(group).join(version);
             for (name, node) in &pkg.children {
-                let path = dir.join(format!("{name}.rs"));
-                let text = match node.text_file() {
-                    Some(t) => header.render(&t),
-                    None => header.render(&format(node.tree_tokens(&path)?, &path)?),
-                };
-                sink(path, text)?;
+                sink(dir.join(format!("{name}.rs")), header.render(&node.file()))?;
             }
             if let Layout::Included { .. } = layout {
-                let mut body = pkg.path_tokens(&dir)?;
-                if pkg.children.contains_key("zz_generated_register") {
-                    body.extend(quote!(
-                        pub use self::zz_generated_register::*;
-                    ));
-                }
+                let tail = if pkg.children.contains_key("zz_generated_register") {
+                    "\npub use self::zz_generated_register::*;\n"
+                } else {
+                    ""
+                };
                 let path = apis_root.join(group).join(format!("{version}.rs"));
-                let text = header.render(&format(body, &path)?);
-                sink(path, text)?;
+                sink(path, header.render(&pkg.path_file(&dir, tail)))?;
             }
         }
         Ok(())
@@ -451,7 +442,7 @@ impl Modules {
 
     /// The client tree as inline modules, formatted (what the proc macro expands to).
     pub(crate) fn inline_client(&self, header: &Header) -> Result<Option<String>> {
-        if self.client.children.is_empty() && self.client.items.is_empty() {
+        if self.client.children.is_empty() && self.client.texts.is_empty() {
             return Ok(None);
         }
         let tokens = self.client.inline_tokens(false, Path::new("client"))?;
@@ -505,11 +496,7 @@ fn render_node(
             None => dir.join("mod.rs"),
             Some(n) => dir.join(node.file_name(n)),
         };
-        let text = match node.text_file() {
-            Some(t) => header.render(&t),
-            None => header.render(&format(node.tree_tokens(&path)?, &path)?),
-        };
-        sink(path, text)?;
+        sink(path, header.render(&node.file()))?;
     }
     for (child_name, child) in &node.children {
         render_node(child, &own_dir, Some(child_name), header, sink)?;
@@ -524,21 +511,17 @@ mod tests {
     #[test]
     fn tree_and_inline_layouts_hold_the_same_modules() {
         let mut mods = Modules::new(vec![
-            Module::client(&[], "Root.", quote!()),
+            Module::client(&[], "Root.", String::new()),
             Module::client(
                 &["clientset", "versioned"],
                 "The clientset.",
-                quote!(
-                    pub struct Clientset;
-                ),
+                "pub struct Clientset;\n".into(),
             ),
-            Module::client(&["clientset"], "Clientsets.", quote!()),
+            Module::client(&["clientset"], "Clientsets.", String::new()),
             Module::client(
                 &["clientset", "versioned", "typed"],
                 "Typed.",
-                quote!(
-                    pub struct T;
-                ),
+                "pub struct T;\n".into(),
             ),
         ]);
         mods.declare_client(&["listers".to_string()]);
@@ -573,7 +556,7 @@ mod tests {
         assert!(text.contains("// Copyright The Authors."));
         assert!(
             text.contains(
-                "//! The clientset.\n#[rustfmt::skip]\npub mod typed;\npub struct Clientset;"
+                "//! The clientset.\n#[rustfmt::skip]\npub mod typed;\n\npub struct Clientset;"
             ),
             "{text}"
         );
@@ -611,22 +594,10 @@ mod tests {
     #[test]
     fn a_module_behind_a_feature_is_gated_in_every_layout() {
         let mods = Modules::new(vec![
-            Module::client(&["listers"], "Listers.", quote!()),
-            Module::client(
-                &["listers", "apps"],
-                "Apps.",
-                quote!(
-                    pub struct A;
-                ),
-            )
-            .behind(Some("apps".into())),
-            Module::client(
-                &["listers", "core"],
-                "Core.",
-                quote!(
-                    pub struct C;
-                ),
-            ),
+            Module::client(&["listers"], "Listers.", String::new()),
+            Module::client(&["listers", "apps"], "Apps.", "pub struct A;\n".into())
+                .behind(Some("apps".into())),
+            Module::client(&["listers", "core"], "Core.", "pub struct C;\n".into()),
         ]);
         let header = Header::new("");
         let mut tree = Vec::new();

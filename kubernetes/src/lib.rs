@@ -7,7 +7,7 @@
 #![deny(missing_docs)]
 
 pub mod apis;
-// Generated code: formatted by prettyplease, and held to no warnings at all.
+// Generated code: in rustfmt's layout, and held to no warnings at all.
 #[rustfmt::skip]
 #[deny(warnings)]
 pub mod client;

@@ -7,8 +7,6 @@
 //! manager owns from `metadata.managedFields` (no OpenAPI document needed). The analysis is the
 //! `applyconfig` stage.
 
-use quote::{format_ident, quote};
-
 use super::Ctx;
 use super::text::{self, Src, Ty};
 use crate::applyconfig::{AcField, AcKind, AcPackage, AcTy, AcType, PathRoot};
@@ -32,7 +30,7 @@ pub(crate) fn global(ctx: &Ctx<'_>) -> Vec<Module> {
         "Apply configurations for server-side apply: one per kind and per type it reaches, each \
          serializing only the fields that were set, and `extract_<kind>` functions that read \
          what a field manager owns.",
-        quote!(),
+        String::new(),
     )];
     let mut groups_seen: Vec<&str> = Vec::new();
     for pkg in &ctx.model.packages {
@@ -46,7 +44,7 @@ pub(crate) fn global(ctx: &Ctx<'_>) -> Vec<Module> {
                 "Apply configurations of the `{}` API group.",
                 super::listers::group_label(pkg)
             ),
-            quote!(),
+            String::new(),
         ));
     }
     out
@@ -57,22 +55,31 @@ pub(crate) fn package(ctx: &Ctx<'_>, pkg: &Package) -> Vec<Module> {
     let Some(acs) = configs(ctx, pkg) else {
         return Vec::new();
     };
-    let reexports = acs.types.iter().map(|t| {
-        let m = ident(&snake(&t.name));
-        let ac = ac_ident(&t.name);
-        match &t.kind {
-            Some(k) => {
-                let (e, es, ef) = extract_idents(&t.name);
-                let status = k.has_status.then(|| quote!(#es,));
-                quote!(pub use self::#m::{#ac, #e, #status #ef};)
-            }
-            None => quote!(pub use self::#m::#ac;),
-        }
-    });
+    let reexports = acs
+        .types
+        .iter()
+        .map(|t| {
+            let ac = format!("{}ApplyConfiguration", t.name);
+            let items = match &t.kind {
+                Some(k) => {
+                    let s = snake(&t.name);
+                    let mut items = vec![ac, format!("extract_{s}"), format!("extract_{s}_from")];
+                    if k.has_status {
+                        items.push(format!("extract_{s}_status"));
+                    }
+                    items
+                }
+                None => vec![ac],
+            };
+            (ident(&snake(&t.name)).to_string(), items)
+        })
+        .collect();
+    let mut src = Src::new();
+    src.reexports(reexports);
     let mut out = vec![Module::client(
         &[DIR, &pkg.group_module, &pkg.version_module()],
         format!("Apply configurations of the `{}` API.", pkg.api_version()),
-        quote!(#(#reexports)*),
+        src.finish(),
     )];
     // The kinds' own modules are emitted with the kinds (`kind`), spread over the workers.
     for t in acs.types.iter().filter(|t| t.kind.is_none()) {
@@ -94,19 +101,6 @@ pub(crate) fn kind(ctx: &Ctx<'_>, pkg: &Package, kind: &crate::model::Kind) -> V
         .collect()
 }
 
-fn ac_ident(name: &str) -> proc_macro2::Ident {
-    format_ident!("{name}ApplyConfiguration")
-}
-
-fn extract_idents(name: &str) -> (proc_macro2::Ident, proc_macro2::Ident, proc_macro2::Ident) {
-    let s = snake(name);
-    (
-        format_ident!("extract_{s}"),
-        format_ident!("extract_{s}_status"),
-        format_ident!("extract_{s}_from"),
-    )
-}
-
 /// Where the generated code finds things, as text.
 struct Names {
     /// The runtime crate (`::kube_codegen_runtime`).
@@ -118,8 +112,8 @@ struct Names {
 impl Names {
     fn new(ctx: &Ctx<'_>, pkg: &Package) -> Self {
         Names {
-            rt: ctx.rt_text(),
-            package: ctx.package_path_text(pkg),
+            rt: ctx.rt(),
+            package: ctx.package_path(pkg),
         }
     }
 }
@@ -190,7 +184,7 @@ fn field_decl(src: &mut Src, n: &Names, f: &AcField) {
 /// The setter of `f`: lists append, maps merge, anything else is replaced.
 fn setter(src: &mut Src, n: &Names, f: &AcField) {
     let id = ident(&f.rust).to_string();
-    let head = format!("pub fn {}", format_ident!("with_{}", f.rust));
+    let head = format!("pub fn {}", ident(&format!("with_{}", f.rust)));
     let json = &f.json;
     let target = format!(".{id}");
     let this = Ty::new("mut self");
@@ -412,7 +406,7 @@ fn type_module(ctx: &Ctx<'_>, pkg: &Package, t: &AcType) -> Module {
             pkg.api_version()
         ),
     };
-    Module::client_text(
+    Module::client(
         &[
             DIR,
             &pkg.group_module,

@@ -1,105 +1,148 @@
 //! The crd generator's Rust side: `zz_generated_crd.rs` beside the types, implementing
 //! `kube::CustomResourceExt` with the CRD that the CRD stage ([`crate::crd`]) assembled.
 
-use quote::quote;
-
 use std::path::{Component, Path};
 
-use super::{CrdSource, Ctx, docs};
+use super::text::{self, Src};
+use super::{CrdSource, Ctx};
 use crate::model::Package;
-use crate::output::{Module, Root};
+use crate::output::Module;
 
 /// Emits `zz_generated_crd` for `pkg`: `kube::CustomResourceExt` for each kind that has a CRD.
 /// A package without one gets a module with only its doc, so declaring the module is always
 /// valid.
 pub(crate) fn package(ctx: &Ctx<'_>, pkg: &Package) -> Vec<Module> {
     let rt = ctx.rt();
-    [pkg]
-        .into_iter()
-        .map(|pkg| {
-            let impls = ctx.crds.iter().filter_map(|crd| {
-                let v = crd
-                    .versions
-                    .iter()
-                    .find(|v| v.group_dir == pkg.group_dir && v.name == pkg.version)?;
-                let ty = crate::namer::ident(&crd.kind);
-                let name = crd.name();
-                let file = ctx.crd_files.iter().find(|f| f.crd_name == name)?;
-                let (source, doc) = match &ctx.crd_source {
-                    CrdSource::Files { crd_dir, apis_root } => {
-                        let from = apis_root.join(&pkg.group_dir).join(&pkg.version);
-                        let to = crd_dir.join(&file.file_name);
-                        let rel = relative_path(&from, &to);
-                        (
-                            quote!(include_str!(#rel)),
-                            format!("The CRD `{name}`, every version included: the YAML document kube-codegen wrote to `{}`.", file.file_name),
-                        )
-                    }
-                    CrdSource::Inline => {
-                        let text = &file.text;
-                        (
-                            quote!(#text),
-                            format!("The CRD `{name}`, every version included: the document kube-codegen writes as YAML."),
-                        )
-                    }
-                };
-                let group = &crd.group;
-                let version = &v.name;
-                let api_version = format!("{}/{}", crd.group, v.name);
-                let kind = &crd.kind;
-                let plural = &crd.plural;
-                let short = &crd.short_names;
-                let doc = docs(&doc);
-                Some(quote! {
-                    impl #rt::kube::CustomResourceExt for super::#ty {
-                        #doc
-                        fn crd() -> #rt::k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition {
-                            const CRD_YAML: &str = #source;
-                            // kube-codegen wrote CRD_YAML from a typed model whose every field has
-                            // the type of k8s-openapi's CustomResourceDefinition, and the tests
-                            // read every generated CRD: this cannot fail unless the file is edited.
-                            #rt::crd::from_yaml(CRD_YAML)
-                                .expect("kube-codegen generates a valid CustomResourceDefinition")
-                        }
-
-                        fn crd_name() -> &'static str {
-                            #name
-                        }
-
-                        fn api_resource() -> #rt::kube::core::ApiResource {
-                            #rt::kube::core::ApiResource {
-                                group: #group.into(),
-                                version: #version.into(),
-                                api_version: #api_version.into(),
-                                kind: #kind.into(),
-                                plural: #plural.into(),
-                            }
-                        }
-
-                        fn shortnames() -> &'static [&'static str] {
-                            &[#(#short),*]
-                        }
-                    }
-                })
-            });
-            let items = quote!(#(#impls)*);
-            Module {
-                root: Root::Apis,
-                path: vec![
-                    pkg.group_dir.clone(),
-                    pkg.version.clone(),
-                    "zz_generated_crd".into(),
-                ],
-                doc: format!(
-                    "CustomResourceDefinitions of {}: `kube::CustomResourceExt` for its kinds.",
-                    pkg.api_version()
-                ),
-                items,
-                text: None,
-                cfg: None,
+    let mut src = Src::new();
+    let mut imported = false;
+    for crd in ctx.crds {
+        let Some(v) = crd
+            .versions
+            .iter()
+            .find(|v| v.group_dir == pkg.group_dir && v.name == pkg.version)
+        else {
+            continue;
+        };
+        let name = crd.name();
+        let Some(file) = ctx.crd_files.iter().find(|f| f.crd_name == name) else {
+            continue;
+        };
+        let (source, doc) = match &ctx.crd_source {
+            CrdSource::Files { crd_dir, apis_root } => {
+                let from = apis_root.join(&pkg.group_dir).join(&pkg.version);
+                let to = crd_dir.join(&file.file_name);
+                let rel = relative_path(&from, &to);
+                (
+                    Source::Include(format!("{rel:?}")),
+                    format!(
+                        "The CRD `{name}`, every version included: the YAML document \
+                         kube-codegen wrote to `{}`.",
+                        file.file_name
+                    ),
+                )
             }
-        })
-        .collect()
+            CrdSource::Inline => (
+                Source::Text(format!("{:?}", file.text)),
+                format!(
+                    "The CRD `{name}`, every version included: the document kube-codegen \
+                     writes as YAML."
+                ),
+            ),
+        };
+        if !std::mem::replace(&mut imported, true) {
+            src.line(0, &format!("use {rt}::crd::CustomResourceDefinition;"));
+            src.line(0, &format!("use {rt}::kube::CustomResourceExt;"));
+            src.line(0, &format!("use {rt}::kube::core::ApiResource;"));
+        }
+        src.line(0, "");
+        src.line(
+            0,
+            &format!(
+                "impl CustomResourceExt for super::{} {{",
+                crate::namer::ident(&crd.kind)
+            ),
+        );
+        src.doc(4, &doc);
+        src.line(4, "fn crd() -> CustomResourceDefinition {");
+        match source {
+            // Too long even on a line of its own: rustfmt breaks the macro's argument instead.
+            Source::Include(path)
+                if 12 + "include_str!();".len() + path.len() > text::MAX_WIDTH =>
+            {
+                src.call_with(
+                    8,
+                    "const CRD_YAML: &str = ",
+                    "include_str!",
+                    &[&path],
+                    ";",
+                    "",
+                );
+            }
+            Source::Include(path) => {
+                src.assign(8, "const CRD_YAML: &str", &format!("include_str!({path})"));
+            }
+            Source::Text(text) => src.assign(8, "const CRD_YAML: &str", &text),
+        }
+        src.line(
+            8,
+            "// kube-codegen wrote CRD_YAML from a typed model whose every field has the type of",
+        );
+        src.line(
+            8,
+            "// k8s-openapi's CustomResourceDefinition, and the tests read every generated CRD:",
+        );
+        src.line(8, "// this cannot fail unless the file is edited.");
+        src.chain(
+            8,
+            &format!("{rt}::crd::from_yaml(CRD_YAML)"),
+            &[".expect(\"kube-codegen generates a valid CustomResourceDefinition\")"],
+            "",
+        );
+        src.line(4, "}");
+        src.line(0, "");
+        src.line(4, "fn crd_name() -> &'static str {");
+        src.line(8, &format!("{name:?}"));
+        src.line(4, "}");
+        src.line(0, "");
+        src.line(4, "fn api_resource() -> ApiResource {");
+        src.line(8, "ApiResource {");
+        let api_version = format!("{}/{}", crd.group, v.name);
+        for (field, value) in [
+            ("group", crd.group.as_str()),
+            ("version", v.name.as_str()),
+            ("api_version", api_version.as_str()),
+            ("kind", crd.kind.as_str()),
+            ("plural", crd.plural.as_str()),
+        ] {
+            src.line(12, &format!("{field}: {value:?}.into(),"));
+        }
+        src.line(8, "}");
+        src.line(4, "}");
+        src.line(0, "");
+        src.line(4, "fn shortnames() -> &'static [&'static str] {");
+        let short: Vec<String> = crd.short_names.iter().map(|s| format!("{s:?}")).collect();
+        src.array(8, "&", &short, "");
+        src.line(4, "}");
+        src.line(0, "}");
+    }
+    vec![Module::apis(
+        &pkg.group_dir,
+        &pkg.version,
+        "zz_generated_crd",
+        format!(
+            "CustomResourceDefinitions of {}: `kube::CustomResourceExt` for its kinds.",
+            pkg.api_version()
+        ),
+        src.finish(),
+    )]
+}
+
+/// Where `crd()` reads the YAML from, as Rust literals.
+enum Source {
+    /// `include_str!` of this path literal.
+    Include(String),
+    /// This string literal.
+    Text(String),
 }
 
 /// `to` relative to the folder `from`, with `/` separators (as `include_str!` takes it): both

@@ -10,11 +10,11 @@ use super::Ctx;
 use super::text::Src;
 use crate::model::{CloneType, ObjectType, Package, Scope, Shape};
 use crate::namer::ident;
-use crate::output::{Module, Root};
+use crate::output::Module;
 
 /// Emits `zz_generated_deepcopy` for `pkg`, written as text (see [`text`](super::text)).
 pub(crate) fn package(ctx: &Ctx<'_>, pkg: &Package) -> Vec<Module> {
-    let rt = ctx.rt_text();
+    let rt = ctx.rt();
     let mut src = Src::new();
     for t in &pkg.clones {
         clone_impl(&mut src, t);
@@ -22,21 +22,16 @@ pub(crate) fn package(ctx: &Ctx<'_>, pkg: &Package) -> Vec<Module> {
     for o in &pkg.objects {
         resource_impl(&mut src, &rt, pkg, o);
     }
-    vec![Module {
-        root: Root::Apis,
-        path: vec![
-            pkg.group_dir.clone(),
-            pkg.version.clone(),
-            "zz_generated_deepcopy".into(),
-        ],
-        doc: format!(
+    vec![Module::apis(
+        &pkg.group_dir,
+        &pkg.version,
+        "zz_generated_deepcopy",
+        format!(
             "Deep copy (`Clone`) and `runtime.Object` (`kube::Resource`) implementations for {}.",
             pkg.api_version()
         ),
-        items: proc_macro2::TokenStream::new(),
-        text: Some(trim_blank_end(src.finish())),
-        cfg: None,
-    }]
+        trim_blank_end(src.finish()),
+    )]
 }
 
 /// `text` with no blank line at its end (items are each followed by one).

@@ -7,10 +7,8 @@
 //! An informer is generated for every `+genclient` kind that is not `noVerbs` and keeps `list`
 //! and `watch` (informer-gen's rule).
 
-use quote::{format_ident, quote};
-
-use super::text::{Src, Ty};
-use super::{Ctx, docs};
+use super::Ctx;
+use super::text::{self, Src, Ty};
 use crate::model::{Kind, Package};
 use crate::namer::{ident, snake};
 use crate::output::Module;
@@ -21,12 +19,60 @@ fn informer_kinds(pkg: &Package) -> Vec<&Kind> {
     pkg.kinds.iter().filter(|k| k.wants_informer()).collect()
 }
 
-fn group_struct(pkg: &Package) -> proc_macro2::Ident {
-    format_ident!("{}Informers", pkg.group_go_name)
+fn group_struct(pkg: &Package) -> String {
+    format!("{}Informers", pkg.group_go_name)
 }
 
-fn version_struct(pkg: &Package) -> proc_macro2::Ident {
-    format_ident!("{}Informers", pkg.group_version_camel())
+fn version_struct(pkg: &Package) -> String {
+    format!("{}Informers", pkg.group_version_camel())
+}
+
+/// `pub struct {name}<'a>` over a runtime factory and its `new`: what a group's and a
+/// version's informers are. Leaves the impl open for the accessors.
+fn factory_view(src: &mut Src, rt: &str, doc: &str, name: &str, new_doc: &str) {
+    src.doc(0, doc);
+    src.line(0, "#[derive(Clone, Copy)]");
+    src.line(0, &format!("pub struct {name}<'a> {{"));
+    src.field(
+        4,
+        "factory",
+        &Ty::new(format!("&'a {rt}::factory::SharedInformerFactory")),
+    );
+    src.line(0, "}");
+    src.line(0, "");
+    src.line(0, &format!("impl<'a> {name}<'a> {{"));
+    src.inline_fn(
+        new_doc,
+        "pub fn new",
+        &[],
+        &[Ty::new(format!(
+            "factory: &'a {rt}::factory::SharedInformerFactory"
+        ))],
+        Some(&Ty::new("Self")),
+    );
+    src.line(8, "Self { factory }");
+    src.line(4, "}");
+}
+
+/// A method `{name}(&self) -> {ret}` whose body calls `{ret}::new({arg})` (without the
+/// lifetime `ret` may end with), preceded by `attrs`.
+fn accessor(src: &mut Src, doc: &str, attrs: &[String], name: &str, ret: &str, arg: &str) {
+    src.line(0, "");
+    src.doc(4, doc);
+    for a in attrs {
+        src.line(4, a);
+    }
+    src.line(4, "#[inline]");
+    src.fn_sig(
+        4,
+        &format!("pub fn {name}"),
+        &[],
+        &[Ty::new("&self")],
+        Some(&Ty::new(ret)),
+    );
+    let callee = ret.trim_end_matches("<'_>").trim_end_matches("<'a>");
+    src.call(8, "", &format!("{callee}::new"), &[arg], "");
+    src.line(4, "}");
 }
 
 /// Emits the informers tree's modules that span packages: the root, the factory and the group
@@ -42,7 +88,7 @@ pub(crate) fn global(ctx: &Ctx<'_>) -> Vec<Module> {
     let mut out = vec![Module::client(
         &["informers"],
         "Informers: shared, cached watches of every generated kind.",
-        quote!(),
+        String::new(),
     )];
     out.push(factory(ctx, &packages));
 
@@ -56,43 +102,34 @@ pub(crate) fn global(ctx: &Ctx<'_>) -> Vec<Module> {
     for (group_module, versions) in &groups {
         let first = versions[0];
         let gs = group_struct(first);
-        let accessors = versions.iter().map(|p| {
-            let m = ident(&p.version_module());
-            let vs = version_struct(p);
-            let doc = docs(&format!("Informers of the `{}` API.", p.api_version()));
-            quote! {
-                #doc
-                #[inline]
-                pub fn #m(&self) -> self::#m::#vs<'a> {
-                    self::#m::#vs::new(self.factory)
-                }
-            }
-        });
-        let doc = docs(&format!(
-            "Informers of the `{}` API group, one accessor per version.",
-            group_label(first)
-        ));
+        let mut src = Src::new();
+        factory_view(
+            &mut src,
+            &rt,
+            &format!(
+                "Informers of the `{}` API group, one accessor per version.",
+                group_label(first)
+            ),
+            &gs,
+            "The group's informers on `factory`.",
+        );
+        for p in versions {
+            let m = ident(&p.version_module()).to_string();
+            accessor(
+                &mut src,
+                &format!("Informers of the `{}` API.", p.api_version()),
+                &[],
+                &m,
+                &format!("self::{m}::{}<'a>", version_struct(p)),
+                "self.factory",
+            );
+        }
+        src.line(0, "}");
         out.push(
             Module::client(
                 &["informers", "externalversions", group_module],
                 format!("Informers of the `{}` API group.", group_label(first)),
-                quote! {
-                    #doc
-                    #[derive(Clone, Copy)]
-                    pub struct #gs<'a> {
-                        factory: &'a #rt::factory::SharedInformerFactory,
-                    }
-
-                    impl<'a> #gs<'a> {
-                        /// The group's informers on `factory`.
-                        #[inline]
-                        pub fn new(factory: &'a #rt::factory::SharedInformerFactory) -> Self {
-                            Self { factory }
-                        }
-
-                        #(#accessors)*
-                    }
-                },
+                src.finish(),
             )
             .behind(ctx.group_feature(first)),
         );
@@ -121,173 +158,264 @@ pub(crate) fn kind(ctx: &Ctx<'_>, pkg: &Package, kind: &Kind) -> Vec<Module> {
 fn factory(ctx: &Ctx<'_>, packages: &[&Package]) -> Module {
     let rt = ctx.rt();
     let clientset = ctx.client_path(&["clientset", "versioned", "Clientset"]);
+    let runtime_factory = format!("{rt}::factory::SharedInformerFactory");
     let mut seen = Vec::new();
-    let groups = packages.iter().filter(|p| {
-        let new = !seen.contains(&p.group_module);
-        seen.push(p.group_module.clone());
-        new
-    });
-    let groups: Vec<&&Package> = groups.collect();
-    let accessors = groups.iter().map(|p| {
-        let m = ident(&p.group_module);
-        let method = ident(&snake(&p.group_go_name));
-        let gs = group_struct(p);
-        let doc = docs(&format!("Informers of the `{}` API group.", group_label(p)));
-        let cfg = ctx.group_cfg(p);
-        quote! {
-            #doc
-            #cfg
-            #[inline]
-            pub fn #method(&self) -> self::#m::#gs<'_> {
-                self::#m::#gs::new(&self.inner)
-            }
-        }
-    });
-    let group_trait_methods = groups.iter().map(|p| {
-        let m = ident(&p.group_module);
-        let method = ident(&snake(&p.group_go_name));
-        let gs = group_struct(p);
-        let doc = docs(&format!("Informers of the `{}` API group.", group_label(p)));
-        let cfg = ctx.group_cfg(p);
-        quote! {
-            #doc
-            #cfg
-            fn #method(&self) -> self::#m::#gs<'_>;
-        }
-    });
-    let group_trait_impls = groups.iter().map(|p| {
-        let m = ident(&p.group_module);
-        let method = ident(&snake(&p.group_go_name));
-        let gs = group_struct(p);
-        let cfg = ctx.group_cfg(p);
-        quote! {
-            #cfg
-            #[inline]
-            fn #method(&self) -> self::#m::#gs<'_> {
-                self::#m::#gs::new(self)
-            }
-        }
-    });
-    let arms = packages.iter().flat_map(|p| {
-        let pkg_path = ctx.package_path(p);
-        let group = p.group_name.clone();
-        let version = p.version.clone();
-        let cfg = ctx.group_cfg(p);
-        informer_kinds(p).into_iter().map(move |k| {
-            let kind = ident(&k.name);
-            let resource = &k.resource;
-            quote!(#cfg (#group, #version, #resource) => Ok(self.inner.generic_informer_for::<#pkg_path::#kind>()),)
+    let groups: Vec<&&Package> = packages
+        .iter()
+        .filter(|p| {
+            let new = !seen.contains(&p.group_module);
+            seen.push(p.group_module.clone());
+            new
         })
-    });
-    let items = quote! {
-        /// The shared informer factory of this clientset: one informer (one watch) per kind
-        /// however many callers ask, started, synced and shut down together.
-        ///
-        /// Every method of the runtime factory (`start`, `wait_for_cache_sync`, `shutdown`,
-        /// `informer_for::<K>()` for any other kind such as `Service`) is available through
-        /// `Deref`; the generated accessors add typed paths such as `crddemo().v1().mydemos()`.
-        #[derive(Clone, Debug)]
-        pub struct SharedInformerFactory {
-            inner: #rt::factory::SharedInformerFactory,
-        }
-
-        impl SharedInformerFactory {
-            /// A factory over `clientset` with the defaults: all namespaces, no resync.
-            #[inline]
-            pub fn new(clientset: &#clientset) -> Self {
-                Self::builder(clientset).build()
-            }
-
-            /// A builder over `clientset`: `namespace(..)`, `tweak_list_params(..)`,
-            /// `default_resync(..)`, `resync_for::<K>(..)`, `transform(..)` …, then `build()`.
-            #[inline]
-            pub fn builder(clientset: &#clientset) -> #rt::factory::FactoryBuilder<Self> {
-                #rt::factory::SharedInformerFactory::builder(clientset.client().clone()).typed()
-            }
-
-            /// The runtime factory this wraps.
-            #[inline]
-            pub fn factory(&self) -> &#rt::factory::SharedInformerFactory {
-                &self.inner
-            }
-
-            /// The informer of a resource named by group, version and resource (client-go's
-            /// `ForResource`), for every kind of this clientset and any other kind the factory
-            /// has an informer of. A kind costs compile time here only where this is called.
-            #[inline]
-            pub fn for_resource(
-                &self,
-                gvr: &#rt::kube::core::GroupVersionResource,
-            ) -> Result<#rt::factory::GenericInformer, #rt::factory::FactoryError> {
-                match (gvr.group.as_str(), gvr.version.as_str(), gvr.resource.as_str()) {
-                    #(#arms)*
-                    _ => self.inner.for_resource(gvr),
-                }
-            }
-
-            #(#accessors)*
-        }
-
-        impl From<#rt::factory::SharedInformerFactory> for SharedInformerFactory {
-            #[inline]
-            fn from(factory: #rt::factory::SharedInformerFactory) -> Self {
-                Self { inner: factory }
-            }
-        }
-
-        impl ::core::ops::Deref for SharedInformerFactory {
-            type Target = #rt::factory::SharedInformerFactory;
-
-            #[inline]
-            fn deref(&self) -> &Self::Target {
-                &self.inner
-            }
-        }
-
-        /// This clientset's group accessors on any runtime factory, so that every factory
-        /// that derefs to one (another clientset's generated factory, say) reaches these kinds
-        /// too, with the very informers this factory would hand out: one watch, one cache per
-        /// kind. Import the trait to use it.
-        pub trait InformerGroups {
-            #(#group_trait_methods)*
-        }
-
-        impl InformerGroups for #rt::factory::SharedInformerFactory {
-            #(#group_trait_impls)*
-        }
+        .collect();
+    // (module, method, group struct) of each group.
+    let group_names = |p: &Package| {
+        let m = ident(&p.group_module).to_string();
+        let method = ident(&snake(&p.group_go_name)).to_string();
+        let ret = format!("self::{m}::{}<'_>", group_struct(p));
+        (method, ret)
     };
+    let mut src = Src::new();
+    src.doc(
+        0,
+        "The shared informer factory of this clientset: one informer (one watch) per kind\n\
+         however many callers ask, started, synced and shut down together.\n\n\
+         Every method of the runtime factory (`start`, `wait_for_cache_sync`, `shutdown`,\n\
+         `informer_for::<K>()` for any other kind such as `Service`) is available through\n\
+         `Deref`; the generated accessors add typed paths such as `crddemo().v1().mydemos()`.",
+    );
+    src.line(0, "#[derive(Clone, Debug)]");
+    src.line(0, "pub struct SharedInformerFactory {");
+    src.field(4, "inner", &Ty::new(runtime_factory.as_str()));
+    src.line(0, "}");
+    src.line(0, "");
+    src.line(0, "impl SharedInformerFactory {");
+    let by_clientset = Ty::new(format!("clientset: &{clientset}"));
+    src.inline_fn(
+        "A factory over `clientset` with the defaults: all namespaces, no resync.",
+        "pub fn new",
+        &[],
+        std::slice::from_ref(&by_clientset),
+        Some(&Ty::new("Self")),
+    );
+    src.chain(8, "Self::builder(clientset)", &[".build()"], "");
+    src.line(4, "}");
+    src.line(0, "");
+    src.inline_fn(
+        "A builder over `clientset`: `namespace(..)`, `tweak_list_params(..)`,\n\
+         `default_resync(..)`, `resync_for::<K>(..)`, `transform(..)` …, then `build()`.",
+        "pub fn builder",
+        &[],
+        std::slice::from_ref(&by_clientset),
+        Some(&Ty::generic(
+            format!("{rt}::factory::FactoryBuilder"),
+            vec![Ty::new("Self")],
+        )),
+    );
+    src.chain(8, "let client = clientset", &[".client()", ".clone()"], ";");
+    src.chain(
+        8,
+        &format!("{runtime_factory}::builder(client)"),
+        &[".typed()"],
+        "",
+    );
+    src.line(4, "}");
+    src.line(0, "");
+    src.inline_fn(
+        "The runtime factory this wraps.",
+        "pub fn factory",
+        &[],
+        &[Ty::new("&self")],
+        Some(&Ty::new(format!("&{runtime_factory}"))),
+    );
+    src.line(8, "&self.inner");
+    src.line(4, "}");
+    src.line(0, "");
+    src.inline_fn(
+        "The informer of a resource named by group, version and resource (client-go's\n\
+         `ForResource`), for every kind of this clientset and any other kind the factory\n\
+         has an informer of. A kind costs compile time here only where this is called.",
+        "pub fn for_resource",
+        &[],
+        &[
+            Ty::new("&self"),
+            Ty::new(format!("gvr: &{rt}::kube::core::GroupVersionResource")),
+        ],
+        Some(&Ty::generic(
+            "Result",
+            vec![
+                Ty::new(format!("{rt}::factory::GenericInformer")),
+                Ty::new(format!("{rt}::factory::FactoryError")),
+            ],
+        )),
+    );
+    src.line(8, "match (&*gvr.group, &*gvr.version, &*gvr.resource) {");
+    for p in packages {
+        for k in informer_kinds(p) {
+            if let Some(a) = ctx.group_cfg(p) {
+                src.line(12, &a);
+            }
+            let pattern = format!("({:?}, {:?}, {:?})", p.group_name, p.version, k.resource);
+            if 12 + pattern.len() + " => {".len() <= text::MAX_WIDTH {
+                src.line(12, &format!("{pattern} => {{"));
+            } else {
+                src.line(12, "(");
+                for part in [&p.group_name, &p.version, &k.resource] {
+                    src.line(16, &format!("{part:?},"));
+                }
+                src.line(12, ") => {");
+            }
+            src.line(
+                16,
+                &format!("use {}::{} as K;", ctx.package_path(p), ident(&k.name)),
+            );
+            src.line(16, "Ok(self.inner.generic_informer_for::<K>())");
+            src.line(12, "}");
+        }
+    }
+    src.line(12, "_ => self.inner.for_resource(gvr),");
+    src.line(8, "}");
+    src.line(4, "}");
+    for p in &groups {
+        let (method, ret) = group_names(p);
+        accessor(
+            &mut src,
+            &format!("Informers of the `{}` API group.", group_label(p)),
+            ctx.group_cfg(p).as_slice(),
+            &method,
+            &ret,
+            "&self.inner",
+        );
+    }
+    src.line(0, "}");
+    src.line(0, "");
+    src.impl_for(
+        0,
+        &format!("From<{runtime_factory}>"),
+        "SharedInformerFactory",
+    );
+    src.line(4, "#[inline]");
+    src.fn_sig(
+        4,
+        "fn from",
+        &[],
+        &[Ty::new(format!("factory: {runtime_factory}"))],
+        Some(&Ty::new("Self")),
+    );
+    src.line(8, "Self { inner: factory }");
+    src.line(4, "}");
+    src.line(0, "}");
+    src.line(0, "");
+    src.impl_for(0, "::core::ops::Deref", "SharedInformerFactory");
+    src.assign(4, "type Target", &runtime_factory);
+    src.line(0, "");
+    src.line(4, "#[inline]");
+    src.line(4, "fn deref(&self) -> &Self::Target {");
+    src.line(8, "&self.inner");
+    src.line(4, "}");
+    src.line(0, "}");
+    src.line(0, "");
+    src.doc(
+        0,
+        "This clientset's group accessors on any runtime factory, so that every factory\n\
+         that derefs to one (another clientset's generated factory, say) reaches these kinds\n\
+         too, with the very informers this factory would hand out: one watch, one cache per\n\
+         kind. Import the trait to use it.",
+    );
+    src.line(0, "pub trait InformerGroups {");
+    for (i, p) in groups.iter().enumerate() {
+        let (method, ret) = group_names(p);
+        if i > 0 {
+            src.line(0, "");
+        }
+        src.doc(
+            4,
+            &format!("Informers of the `{}` API group.", group_label(p)),
+        );
+        if let Some(a) = ctx.group_cfg(p) {
+            src.line(4, &a);
+        }
+        let mut sig = Src::new();
+        sig.fn_sig(
+            4,
+            &format!("fn {method}"),
+            &[],
+            &[Ty::new("&self")],
+            Some(&Ty::new(ret)),
+        );
+        // A declaration: the signature ends with `;` where a definition opens its body.
+        let sig = sig.finish();
+        let sig = sig.trim_end().strip_suffix(" {").unwrap_or(sig.trim_end());
+        src.line(0, &format!("{sig};"));
+    }
+    src.line(0, "}");
+    src.line(0, "");
+    src.impl_for(0, "InformerGroups", &runtime_factory);
+    for (i, p) in groups.iter().enumerate() {
+        let (method, ret) = group_names(p);
+        if i > 0 {
+            src.line(0, "");
+        }
+        if let Some(a) = ctx.group_cfg(p) {
+            src.line(4, &a);
+        }
+        src.line(4, "#[inline]");
+        src.fn_sig(
+            4,
+            &format!("fn {method}"),
+            &[],
+            &[Ty::new("&self")],
+            Some(&Ty::new(ret.as_str())),
+        );
+        let callee = ret.trim_end_matches("<'_>");
+        src.call(8, "", &format!("{callee}::new"), &["self"], "");
+        src.line(4, "}");
+    }
+    src.line(0, "}");
     Module::client(
         &["informers", "externalversions"],
         "Informers of the versioned clientset's kinds, and their shared factory.",
-        items,
+        src.finish(),
     )
 }
 
 fn version_module(ctx: &Ctx<'_>, pkg: &Package) -> Module {
     let rt = ctx.rt();
-    let vs = version_struct(pkg);
     let kinds = informer_kinds(pkg);
-    let reexports = kinds.iter().map(|k| {
-        let m = ident(&k.module());
-        let i = format_ident!("{}Informer", k.name);
-        quote!(pub use self::#m::#i;)
-    });
-    let accessors = kinds.iter().map(|k| {
-        let method = ident(&k.accessor());
-        let i = format_ident!("{}Informer", k.name);
-        let doc = docs(&format!("The shared informer of `{}`.", k.name));
-        quote! {
-            #doc
-            #[inline]
-            pub fn #method(&self) -> #i {
-                #i::new(self.factory)
-            }
-        }
-    });
-    let doc = docs(&format!(
-        "Informers of the `{}` API, one accessor per kind.",
-        pkg.api_version()
-    ));
+    let mut src = Src::new();
+    src.reexports(
+        kinds
+            .iter()
+            .map(|k| {
+                (
+                    ident(&k.module()).to_string(),
+                    vec![format!("{}Informer", k.name)],
+                )
+            })
+            .collect(),
+    );
+    src.line(0, "");
+    factory_view(
+        &mut src,
+        &rt,
+        &format!(
+            "Informers of the `{}` API, one accessor per kind.",
+            pkg.api_version()
+        ),
+        &version_struct(pkg),
+        "The version's informers on `factory`.",
+    );
+    for k in &kinds {
+        accessor(
+            &mut src,
+            &format!("The shared informer of `{}`.", k.name),
+            &[],
+            &ident(&k.accessor()).to_string(),
+            &format!("{}Informer", k.name),
+            "self.factory",
+        );
+    }
+    src.line(0, "}");
     Module::client(
         &[
             "informers",
@@ -296,31 +424,13 @@ fn version_module(ctx: &Ctx<'_>, pkg: &Package) -> Module {
             &pkg.version_module(),
         ],
         format!("Informers of the `{}` API.", pkg.api_version()),
-        quote! {
-            #(#reexports)*
-
-            #doc
-            #[derive(Clone, Copy)]
-            pub struct #vs<'a> {
-                factory: &'a #rt::factory::SharedInformerFactory,
-            }
-
-            impl<'a> #vs<'a> {
-                /// The version's informers on `factory`.
-                #[inline]
-                pub fn new(factory: &'a #rt::factory::SharedInformerFactory) -> Self {
-                    Self { factory }
-                }
-
-                #(#accessors)*
-            }
-        },
+        src.finish(),
     )
 }
 
 /// The informer module of `kind`, written as text (see [`text`](super::text)).
 fn kind_informer(ctx: &Ctx<'_>, pkg: &Package, kind: &Kind) -> Module {
-    let rt = ctx.rt_text();
+    let rt = ctx.rt();
     let k = ident(&kind.name).to_string();
     let informer = format!("{}Informer", kind.name);
     let name = &kind.name;
@@ -329,7 +439,7 @@ fn kind_informer(ctx: &Ctx<'_>, pkg: &Package, kind: &Kind) -> Module {
         vec![Ty::new(k.as_str())],
     );
     let mut src = Src::new();
-    src.line(0, &format!("use {}::{k};", ctx.package_path_text(pkg)));
+    src.line(0, &format!("use {}::{k};", ctx.package_path(pkg)));
     src.line(0, "");
     src.doc(
         0,
@@ -374,7 +484,7 @@ fn kind_informer(ctx: &Ctx<'_>, pkg: &Package, kind: &Kind) -> Module {
     src.line(8, "&self.informer");
     src.line(4, "}");
     if kind.wants_lister() {
-        let lister = ctx.client_path_text(&[
+        let lister = ctx.client_path(&[
             "listers",
             &pkg.group_module,
             &pkg.version_module(),
@@ -398,7 +508,7 @@ fn kind_informer(ctx: &Ctx<'_>, pkg: &Package, kind: &Kind) -> Module {
         src.line(4, "}");
     }
     src.line(0, "}");
-    Module::client_text(
+    Module::client(
         &[
             "informers",
             "externalversions",

@@ -6,8 +6,6 @@
 //! A lister is generated for every `+genclient` kind that keeps both `list` and `get`
 //! (lister-gen's rule; `noVerbs` kinds therefore get none here).
 
-use quote::{format_ident, quote};
-
 use super::Ctx;
 use super::text::{Src, Ty};
 use crate::model::{Kind, Package, Scope};
@@ -24,7 +22,7 @@ pub(crate) fn global(ctx: &Ctx<'_>) -> Vec<Module> {
     let mut out = vec![Module::client(
         &["listers"],
         "Listers: typed, namespace-indexed reads from informer caches.",
-        quote!(),
+        String::new(),
     )];
     let mut groups_seen: Vec<&str> = Vec::new();
     for pkg in &ctx.model.packages {
@@ -37,7 +35,7 @@ pub(crate) fn global(ctx: &Ctx<'_>) -> Vec<Module> {
                 Module::client(
                     &["listers", &pkg.group_module],
                     format!("Listers of the `{}` API group.", group_label(pkg)),
-                    quote!(),
+                    String::new(),
                 )
                 .behind(ctx.group_feature(pkg)),
             );
@@ -52,21 +50,22 @@ pub(crate) fn package(_ctx: &Ctx<'_>, pkg: &Package) -> Vec<Module> {
     if kinds.is_empty() {
         return Vec::new();
     }
-    let reexports = kinds.iter().map(|k| {
-        let m = ident(&k.module());
-        let lister = format_ident!("{}Lister", k.name);
-        match k.scope {
-            Scope::Namespaced => {
-                let ns = format_ident!("{}NamespaceLister", k.name);
-                quote!(pub use self::#m::{#lister, #ns};)
+    let reexports = kinds
+        .iter()
+        .map(|k| {
+            let mut items = vec![format!("{}Lister", k.name)];
+            if k.scope == Scope::Namespaced {
+                items.push(format!("{}NamespaceLister", k.name));
             }
-            Scope::Cluster => quote!(pub use self::#m::#lister;),
-        }
-    });
+            (ident(&k.module()).to_string(), items)
+        })
+        .collect();
+    let mut src = Src::new();
+    src.reexports(reexports);
     vec![Module::client(
         &["listers", &pkg.group_module, &pkg.version_module()],
         format!("Listers of the `{}` API.", pkg.api_version()),
-        quote!(#(#reexports)*),
+        src.finish(),
     )]
 }
 
@@ -90,7 +89,7 @@ pub(crate) fn group_label(pkg: &Package) -> String {
 
 /// The lister module of `kind`, written as text (see [`text`](super::text)).
 fn lister(ctx: &Ctx<'_>, pkg: &Package, kind: &Kind) -> Module {
-    let rt = ctx.rt_text();
+    let rt = ctx.rt();
     let k = ident(&kind.name).to_string();
     let lister = format!("{}Lister", kind.name);
     let ns_lister = format!("{}NamespaceLister", kind.name);
@@ -135,7 +134,7 @@ fn lister(ctx: &Ctx<'_>, pkg: &Package, kind: &Kind) -> Module {
     src.line(0, "");
     src.line(0, &format!("use {rt}::kube;"));
     src.line(0, "");
-    src.line(0, &format!("use {}::{k};", ctx.package_path_text(pkg)));
+    src.line(0, &format!("use {}::{k};", ctx.package_path(pkg)));
     src.line(0, "");
     src.doc(
         0,
@@ -249,7 +248,7 @@ fn lister(ctx: &Ctx<'_>, pkg: &Package, kind: &Kind) -> Module {
             src.line(0, "}");
         }
     }
-    Module::client_text(
+    Module::client(
         &[
             "listers",
             &pkg.group_module,

@@ -1,10 +1,8 @@
 //! Stage 5, emit: one module per generator, each a set of functions from the [`Model`] to
 //! [`Module`]s — `kind` for what belongs to one kind (typed client, lister, informer), `package`
 //! for the rest of an API package (files beside the types, version modules), `global` for what
-//! spans packages (the clientset, the informer factory, group modules). `quote!` lives only here. See `docs/generator.md` for how to add a generator.
-
-use proc_macro2::TokenStream;
-use quote::{ToTokens, quote};
+//! spans packages (the clientset, the informer factory, group modules). Each writes text laid out
+//! as `rustfmt` lays it out ([`text`]). See `docs/generator.md` for how to add a generator.
 
 use crate::model::{Kind, Model, Package, TypeRef};
 use crate::namer;
@@ -19,26 +17,28 @@ mod listers;
 mod register;
 mod text;
 
-/// Rust paths the generated code refers to. Holds `proc_macro2` values, which are not `Send`:
-/// every worker makes its own from the run's settings.
+/// Rust paths the generated code refers to, written as the generated code writes them.
 #[derive(Debug, Clone)]
 pub(crate) struct Paths {
     /// The module of the apis tree (`crate::pkg::apis`).
-    pub apis: syn::Path,
+    pub apis: String,
     /// The module the client tree is placed in (`crate::pkg::client`).
-    pub client: syn::Path,
+    pub client: String,
     /// The runtime crate (`::kube_codegen_runtime`).
-    pub runtime: syn::Path,
+    pub runtime: String,
 }
 
 impl Paths {
-    /// The paths of `settings` (checked Rust paths, so parsing them again cannot fail).
+    /// The paths of `settings` (checked Rust paths), each normalized (`crate :: x` is
+    /// `crate::x`).
     pub(crate) fn new(settings: &crate::config::Settings) -> Self {
-        let parse = |s: &str| syn::parse_str(s).unwrap_or_else(|_| syn::parse_quote!(crate));
+        let text = |s: &str| {
+            syn::parse_str::<syn::Path>(s).map_or_else(|_| "crate".to_string(), |p| path_text(&p))
+        };
         Paths {
-            apis: parse(&settings.apis_module),
-            client: parse(&settings.client_module),
-            runtime: parse(&settings.runtime_crate),
+            apis: text(&settings.apis_module),
+            client: text(&settings.client_module),
+            runtime: text(&settings.runtime_crate),
         }
     }
 }
@@ -86,23 +86,9 @@ pub(crate) enum CrdSource<'a> {
 }
 
 impl Ctx<'_> {
-    /// The runtime crate path.
-    pub(crate) fn rt(&self) -> TokenStream {
-        self.paths.runtime.to_token_stream()
-    }
-
-    /// The module of one API package (`crate::pkg::apis::crddemo::v1`).
-    pub(crate) fn package_path(&self, pkg: &Package) -> TokenStream {
-        let apis = &self.paths.apis;
-        let g = namer::ident(&pkg.group_module);
-        let v = namer::ident(&pkg.version_module());
-        quote!(#apis::#g::#v)
-    }
-
     /// A type named by an extension method's `input=`/`result=`, as text.
     pub(crate) fn type_ref_text(&self, pkg: &Package, kind: &Kind, r: &TypeRef) -> String {
-        let api_type =
-            |name: &str| format!("{}::{}", self.package_path_text(pkg), namer::ident(name));
+        let api_type = |name: &str| format!("{}::{}", self.package_path(pkg), namer::ident(name));
         match r {
             TypeRef::Kind => api_type(&kind.name),
             TypeRef::Local(n) => api_type(n),
@@ -112,7 +98,7 @@ impl Ctx<'_> {
                     .strip_prefix("k8s_openapi::")
                     .or_else(|| p.strip_prefix("::k8s_openapi::"))
                 {
-                    Some(rest) => format!("{}::k8s_openapi::{rest}", self.rt_text()),
+                    Some(rest) => format!("{}::k8s_openapi::{rest}", self.rt()),
                     None => p,
                 }
             }
@@ -120,14 +106,10 @@ impl Ctx<'_> {
     }
 
     /// `#[cfg(feature = "<group module>")]` for items of `pkg`'s group when the run puts groups
-    /// behind features, else nothing.
-    pub(crate) fn group_cfg(&self, pkg: &Package) -> TokenStream {
-        if self.group_features {
-            let f = &pkg.group_module;
-            quote!(#[cfg(feature = #f)])
-        } else {
-            quote!()
-        }
+    /// behind features.
+    pub(crate) fn group_cfg(&self, pkg: &Package) -> Option<String> {
+        self.group_feature(pkg)
+            .map(|f| format!("#[cfg(feature = {f:?})]"))
     }
 
     /// The feature of `pkg`'s group, when the run puts groups behind features.
@@ -135,31 +117,24 @@ impl Ctx<'_> {
         self.group_features.then(|| pkg.group_module.clone())
     }
 
-    /// A path inside the client tree (`crate::pkg::client::clientset::versioned`).
-    pub(crate) fn client_path(&self, segments: &[&str]) -> TokenStream {
-        let base = &self.paths.client;
-        let segs = segments.iter().map(|s| namer::ident(s));
-        quote!(#base #(::#segs)*)
+    /// The runtime crate's path (`::kube_codegen_runtime`).
+    pub(crate) fn rt(&self) -> String {
+        self.paths.runtime.clone()
     }
 
-    /// [`Ctx::rt`] as text, for the emitters that write text.
-    pub(crate) fn rt_text(&self) -> String {
-        path_text(&self.paths.runtime)
-    }
-
-    /// [`Ctx::package_path`] as text.
-    pub(crate) fn package_path_text(&self, pkg: &Package) -> String {
+    /// The module of one API package (`crate::pkg::apis::crddemo::v1`).
+    pub(crate) fn package_path(&self, pkg: &Package) -> String {
         format!(
             "{}::{}::{}",
-            path_text(&self.paths.apis),
+            self.paths.apis,
             namer::ident(&pkg.group_module),
             namer::ident(&pkg.version_module())
         )
     }
 
-    /// [`Ctx::client_path`] as text.
-    pub(crate) fn client_path_text(&self, segments: &[&str]) -> String {
-        let mut out = path_text(&self.paths.client);
+    /// A path inside the client tree (`crate::pkg::client::clientset::versioned`).
+    pub(crate) fn client_path(&self, segments: &[&str]) -> String {
+        let mut out = self.paths.client.clone();
         for s in segments {
             out.push_str("::");
             out.push_str(&namer::ident(s).to_string());
@@ -169,7 +144,7 @@ impl Ctx<'_> {
 }
 
 /// A plain path (`::kube_codegen_runtime`, `crate::pkg::apis`) as text.
-pub(crate) fn path_text(path: &syn::Path) -> String {
+fn path_text(path: &syn::Path) -> String {
     let mut out = String::new();
     if path.leading_colon.is_some() {
         out.push_str("::");
@@ -277,9 +252,4 @@ impl Generator {
             Generator::Deepcopy | Generator::Register | Generator::Crd => None,
         }
     }
-}
-
-/// `#[doc = "…"]` for each line of `text`.
-pub(crate) fn docs(text: &str) -> TokenStream {
-    crate::output::doc_lines(text, false)
 }

@@ -3,94 +3,127 @@
 //! and `RESOURCES`, the registry entries of its `+genclient` kinds that the fake API server and
 //! discovery serve.
 
-use quote::quote;
-
-use super::{Ctx, docs};
+use super::Ctx;
+use super::text::Src;
 use crate::model::{Package, Scope};
-use crate::output::{Module, Root};
+use crate::output::Module;
 
 /// Emits `zz_generated_register` for `pkg`.
 pub(crate) fn package(ctx: &Ctx<'_>, pkg: &Package) -> Vec<Module> {
     let rt = ctx.rt();
-    [pkg]
-        .into_iter()
-        .map(|pkg| {
-            let group = &pkg.group_name;
-            let version = &pkg.version;
-            let api_version = pkg.api_version();
-            let entries = pkg.kinds.iter().map(|k| {
-                let kind = &k.name;
-                let list_kind = format!("{}List", k.name);
-                let plural = &k.resource;
-                let singular = k.singular();
-                let namespaced = k.scope == Scope::Namespaced;
-                let short_names = &k.short_names;
-                let mut subs: Vec<&str> = Vec::new();
-                if k.has_status {
-                    subs.push("status");
-                }
-                for m in &k.methods {
-                    if let Some(s) = m.subresource.as_deref()
-                        && !subs.contains(&s)
-                    {
-                        subs.push(s);
-                    }
-                }
-                quote! {
-                    #rt::resource::ResourceInfo {
-                        group: GROUP_NAME,
-                        version: VERSION,
-                        kind: #kind,
-                        list_kind: #list_kind,
-                        plural: #plural,
-                        singular: #singular,
-                        namespaced: #namespaced,
-                        subresources: &[#(#subs),*],
-                        short_names: &[#(#short_names),*],
-                    }
-                }
-            });
-            let group_doc = docs(&{ if group.is_empty() {
-                "The API group: empty, the legacy core group served under `/api`.".to_string()
+    let api_version = pkg.api_version();
+    let mut src = Src::new();
+    // Private imports: the package re-exports this module's public items only.
+    src.line(
+        0,
+        &format!("use {rt}::resource::{{GroupResource, GroupVersion, ResourceInfo}};"),
+    );
+    src.line(0, "");
+    src.doc(
+        0,
+        if pkg.group_name.is_empty() {
+            "The API group: empty, the legacy core group served under `/api`."
+        } else {
+            "The API group."
+        },
+    );
+    src.line(
+        0,
+        &format!("pub const GROUP_NAME: &str = {:?};", pkg.group_name),
+    );
+    src.line(0, "");
+    src.doc(0, "The API version.");
+    src.line(0, &format!("pub const VERSION: &str = {:?};", pkg.version));
+    src.line(0, "");
+    src.doc(
+        0,
+        "`group/version`, as objects of this package carry in `apiVersion`.",
+    );
+    src.line(
+        0,
+        &format!("pub const API_VERSION: &str = {api_version:?};"),
+    );
+    src.line(0, "");
+    src.doc(0, "The group-version, as `SchemeGroupVersion` is in Go.");
+    src.line(
+        0,
+        "pub const SCHEME_GROUP_VERSION: GroupVersion = GroupVersion {",
+    );
+    src.line(4, "group: GROUP_NAME,");
+    src.line(4, "version: VERSION,");
+    src.line(0, "};");
+    src.line(0, "");
+    src.doc(
+        0,
+        "A resource of this group, qualified by the group, as `Resource(\"…\")` is in Go.",
+    );
+    src.line(0, "pub fn resource(resource: &str) -> GroupResource {");
+    src.line(4, "SCHEME_GROUP_VERSION.resource(resource)");
+    src.line(0, "}");
+    src.line(0, "");
+    src.doc(
+        0,
+        "The resources this group-version serves, for the fake API server and discovery.",
+    );
+    let lead = "pub const RESOURCES: &[ResourceInfo] = &";
+    match pkg.kinds.as_slice() {
+        [] => src.line(0, &format!("{lead}[];")),
+        kinds => {
+            // One entry: `&[ResourceInfo {` (rustfmt lets a lone struct literal open on the
+            // array's line); more: one per line.
+            let (open, indent) = if kinds.len() == 1 {
+                (format!("{lead}[ResourceInfo {{"), 0)
             } else {
-                "The API group.".to_string()
-            } });
-            let items = quote! {
-                #group_doc
-                pub const GROUP_NAME: &str = #group;
-
-                /// The API version.
-                pub const VERSION: &str = #version;
-
-                /// `group/version`, as objects of this package carry in `apiVersion`.
-                pub const API_VERSION: &str = #api_version;
-
-                /// The group-version, as `SchemeGroupVersion` is in Go.
-                pub const SCHEME_GROUP_VERSION: #rt::resource::GroupVersion = #rt::resource::GroupVersion {
-                    group: GROUP_NAME,
-                    version: VERSION,
-                };
-
-                /// A resource of this group, qualified by the group, as `Resource("…")` is in Go.
-                pub fn resource(resource: &str) -> #rt::resource::GroupResource {
-                    SCHEME_GROUP_VERSION.resource(resource)
-                }
-
-                /// The resources this group-version serves, for the fake API server and discovery.
-                pub const RESOURCES: &[#rt::resource::ResourceInfo] = &[#(#entries),*];
+                src.line(0, &format!("{lead}["));
+                ("ResourceInfo {".to_string(), 4)
             };
-            Module {
-                root: Root::Apis,
-                path: vec![
-                    pkg.group_dir.clone(),
-                    pkg.version.clone(),
-                    "zz_generated_register".into(),
-                ],
-                doc: format!("Registration of the {api_version} API."),
-                items,
-                text: None,
-                cfg: None,
+            for k in kinds {
+                src.line(indent, &open);
+                resource_fields(&mut src, indent + 4, k);
+                src.line(indent, if kinds.len() == 1 { "}];" } else { "}," });
             }
-        })
-        .collect()
+            if kinds.len() > 1 {
+                src.line(0, "];");
+            }
+        }
+    }
+    vec![Module::apis(
+        &pkg.group_dir,
+        &pkg.version,
+        "zz_generated_register",
+        format!("Registration of the {api_version} API."),
+        src.finish(),
+    )]
+}
+
+/// The fields of `kind`'s `ResourceInfo`.
+fn resource_fields(src: &mut Src, indent: usize, k: &crate::model::Kind) {
+    let mut subs: Vec<&str> = Vec::new();
+    if k.has_status {
+        subs.push("status");
+    }
+    for m in &k.methods {
+        if let Some(s) = m.subresource.as_deref()
+            && !subs.contains(&s)
+        {
+            subs.push(s);
+        }
+    }
+    src.line(indent, "group: GROUP_NAME,");
+    src.line(indent, "version: VERSION,");
+    src.line(indent, &format!("kind: {:?},", k.name));
+    src.line(
+        indent,
+        &format!("list_kind: \"{}List\",", k.name.escape_debug()),
+    );
+    src.line(indent, &format!("plural: {:?},", k.resource));
+    src.line(indent, &format!("singular: {:?},", k.singular()));
+    src.line(
+        indent,
+        &format!("namespaced: {},", k.scope == Scope::Namespaced),
+    );
+    let strings = |v: &[&str]| v.iter().map(|s| format!("{s:?}")).collect::<Vec<_>>();
+    src.array(indent, "subresources: &", &strings(&subs), ",");
+    let short: Vec<&str> = k.short_names.iter().map(String::as_str).collect();
+    src.array(indent, "short_names: &", &strings(&short), ",");
 }

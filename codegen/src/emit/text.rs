@@ -1,15 +1,15 @@
 //! Rust source written directly as text, laid out as `rustfmt` lays it out with its default
-//! settings, for the files there are many of (one per kind or type): they skip building a token
-//! stream, parsing it back with `syn` and printing it with `prettyplease`, which is most of what
-//! such a file costs, and `cargo fmt --check` accepts them as they are.
+//! settings (style edition 2024): no token stream is built, parsed back with `syn` and printed
+//! with `prettyplease` (which was most of what a file cost), and `cargo fmt --check` accepts
+//! every generated file as it is.
 //!
 //! Only the shapes the text emitters write are covered, each with the width rule `rustfmt`
 //! applies to it: a line is at most [`MAX_WIDTH`] columns; a call's arguments, a method chain
 //! and an attribute's argument list have their own limits (`fn_call_width`, `chain_width`,
 //! `attr_fn_like_width`); a type too long for its line breaks its generic arguments one per
 //! line; a signature that does not fit breaks its parameters (and, if needed, its generics) one
-//! per line. The tests run `rustfmt --check` over every file written this way, names of any
-//! length included.
+//! per line; arrays and `use` lists follow their own width and sorting rules. The tests run
+//! `rustfmt --check` over every generated file, names of any length included.
 
 /// `rustfmt`'s `max_width`.
 pub(crate) const MAX_WIDTH: usize = 100;
@@ -19,6 +19,11 @@ const FN_CALL_WIDTH: usize = 60;
 const CHAIN_WIDTH: usize = 60;
 /// `rustfmt`'s `attr_fn_like_width`: the widest argument list an attribute keeps on one line.
 const ATTR_FN_LIKE_WIDTH: usize = 70;
+/// `rustfmt`'s `array_width`: the widest array kept on one line.
+const ARRAY_WIDTH: usize = 60;
+/// `rustfmt`'s `short_array_element_width_threshold`: arrays of items no wider than this fill
+/// their lines instead of taking one line per item.
+const SHORT_ARRAY_ELEMENT: usize = 10;
 /// The widest `#[derive(…)]` line `rustfmt` keeps as one line.
 const DERIVE_WIDTH: usize = 96;
 /// One level of indentation.
@@ -221,6 +226,13 @@ impl Src {
         }
         pad(&mut self.out, indent);
         self.out.push_str(head);
+        if let (true, true, Some(r)) = (params.is_empty(), generics.is_empty(), ret) {
+            // Nothing to break but the return type.
+            self.out.push_str("() -> ");
+            r.write(&mut self.out, indent + head.len() + 6, indent, " {");
+            self.out.push('\n');
+            return;
+        }
         if !generics.is_empty() {
             // rustfmt keeps the generics on the first line when `…>(` ends three columns
             // short of the limit.
@@ -295,7 +307,7 @@ impl Src {
     }
 
     /// `{lead}{callee}(args…){tail}`: on one line when the arguments take at most 60 columns
-    /// and the line fits, else one argument per line (with a trailing comma).
+    /// (or there is one) and the line fits, else one argument per line (with a trailing comma).
     pub(crate) fn call(
         &mut self,
         indent: usize,
@@ -319,7 +331,8 @@ impl Src {
         last_comma: &str,
     ) {
         let inner = args.join(", ");
-        if inner.len() <= FN_CALL_WIDTH
+        // A single argument is only limited by the line.
+        if (args.len() == 1 || inner.len() <= FN_CALL_WIDTH)
             && indent + lead.len() + callee.len() + inner.len() + 2 + tail.len() <= MAX_WIDTH
         {
             self.line(indent, &format!("{lead}{callee}({inner}){tail}"));
@@ -406,9 +419,198 @@ impl Src {
     }
 }
 
+/// One piece of a name as the style guide's version sorting sees it: an underscore, a run of
+/// digits, or a run of anything else.
+#[derive(Debug, PartialEq, Eq)]
+enum Chunk<'a> {
+    Underscore,
+    Digits(&'a str),
+    Other(&'a str),
+}
+
+fn chunks(s: &str) -> impl Iterator<Item = Chunk<'_>> {
+    let mut rest = s;
+    std::iter::from_fn(move || {
+        let first = rest.chars().next()?;
+        let (chunk, len) = if first == '_' {
+            (Chunk::Underscore, 1)
+        } else if first.is_ascii_digit() {
+            let len = rest
+                .find(|c: char| !c.is_ascii_digit())
+                .unwrap_or(rest.len());
+            (Chunk::Digits(&rest[..len]), len)
+        } else {
+            let len = rest
+                .find(|c: char| c == '_' || c.is_ascii_digit())
+                .unwrap_or(rest.len());
+            (Chunk::Other(&rest[..len]), len)
+        };
+        rest = &rest[len..];
+        Some(chunk)
+    })
+}
+
+/// The Rust style guide's "version sorting", which `rustfmt` (style edition 2024) applies to
+/// imports: `v2` before `v10`, `_` before any other character.
+pub(crate) fn version_cmp(a: &str, b: &str) -> std::cmp::Ordering {
+    use std::cmp::Ordering;
+    let (mut ca, mut cb) = (chunks(a), chunks(b));
+    // Equal numbers written with different leading zeros: the first such pair decides, last.
+    let mut zeros = Ordering::Equal;
+    loop {
+        let (x, y) = match (ca.next(), cb.next()) {
+            (None, None) => return zeros,
+            (None, Some(_)) => return Ordering::Less,
+            (Some(_), None) => return Ordering::Greater,
+            (Some(x), Some(y)) => (x, y),
+        };
+        let order = match (&x, &y) {
+            (Chunk::Underscore, Chunk::Underscore) => Ordering::Equal,
+            (Chunk::Underscore, _) => Ordering::Less,
+            (_, Chunk::Underscore) => Ordering::Greater,
+            (Chunk::Digits(p), Chunk::Digits(q)) => {
+                let (tp, tq) = (p.trim_start_matches('0'), q.trim_start_matches('0'));
+                let by_value = tp.len().cmp(&tq.len()).then_with(|| tp.cmp(tq));
+                if by_value == Ordering::Equal && zeros == Ordering::Equal {
+                    // More leading zeros sorts first.
+                    zeros = q.len().cmp(&p.len());
+                }
+                by_value
+            }
+            (Chunk::Digits(p) | Chunk::Other(p), Chunk::Digits(q) | Chunk::Other(q)) => p.cmp(q),
+        };
+        if order != Ordering::Equal {
+            return order;
+        }
+    }
+}
+
+impl Src {
+    /// `{lead}{{items…}};` (a `use` with a list), the items sorted as `rustfmt` sorts them: one
+    /// line when it fits, else the items filling lines of their own at `indent + 4`. A single
+    /// item is written without braces.
+    pub(crate) fn use_list(&mut self, indent: usize, lead: &str, items: &[&str]) {
+        let mut items = items.to_vec();
+        items.sort_by(|a, b| (*a != "self").cmp(&(*b != "self")).then(version_cmp(a, b)));
+        if let [one] = items.as_slice() {
+            self.line(indent, &format!("{lead}{one};"));
+            return;
+        }
+        // rustfmt keeps a list on one line two columns short of the limit, and fills the lines
+        // of a broken one up to one column short.
+        let one = format!("{lead}{{{}}};", items.join(", "));
+        if indent + one.len() < MAX_WIDTH - 1 {
+            self.line(indent, &one);
+            return;
+        }
+        self.line(indent, &format!("{lead}{{"));
+        let mut line = String::new();
+        let last = items.len() - 1;
+        for (i, item) in items.into_iter().enumerate() {
+            // (The last item's comma is not counted.)
+            let comma = usize::from(i < last);
+            if !line.is_empty() && indent + TAB + line.len() + 1 + item.len() + comma >= MAX_WIDTH {
+                self.line(indent + TAB, &line);
+                line.clear();
+            }
+            if !line.is_empty() {
+                line.push(' ');
+            }
+            line.push_str(item);
+            line.push(',');
+        }
+        self.line(indent + TAB, &line);
+        self.line(indent, "};");
+    }
+
+    /// `{lead}[items…]{tail}`, an array: on one line when the items take at most 60 columns
+    /// (`array_width`; or there is one) and the line fits; else, when every item is at most 10 columns
+    /// (`short_array_element_width_threshold`), the items filling lines; else one per line.
+    pub(crate) fn array(&mut self, indent: usize, lead: &str, items: &[String], tail: &str) {
+        let inner = items.join(", ");
+        // A single item is only limited by the line.
+        if (items.len() == 1 || inner.len() <= ARRAY_WIDTH)
+            && fits(indent + lead.len() + inner.len() + 2 + tail.len())
+        {
+            self.line(indent, &format!("{lead}[{inner}]{tail}"));
+            return;
+        }
+        self.line(indent, &format!("{lead}["));
+        if items.iter().all(|i| i.len() <= SHORT_ARRAY_ELEMENT) {
+            let mut line = String::new();
+            for item in items {
+                if !line.is_empty() && !fits(indent + TAB + line.len() + 1 + item.len() + 1) {
+                    self.line(indent + TAB, &line);
+                    line.clear();
+                }
+                if !line.is_empty() {
+                    line.push(' ');
+                }
+                line.push_str(item);
+                line.push(',');
+            }
+            self.line(indent + TAB, &line);
+        } else {
+            for item in items {
+                self.line(indent + TAB, &format!("{item},"));
+            }
+        }
+        self.line(indent, &format!("]{tail}"));
+    }
+
+    /// `pub use self::<module>::{items…};` for each `(module, items)`, in the order `rustfmt`
+    /// keeps (modules version-sorted, a raw identifier by its name).
+    pub(crate) fn reexports(&mut self, mut entries: Vec<(String, Vec<String>)>) {
+        if entries.is_empty() {
+            return;
+        }
+        let key = |m: &str| m.trim_start_matches("r#").to_string();
+        entries.sort_by(|(a, _), (b, _)| version_cmp(&key(a), &key(b)));
+        for (module, items) in &entries {
+            let items: Vec<&str> = items.iter().map(String::as_str).collect();
+            self.use_list(0, &format!("pub use self::{module}::"), &items);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn version_sorting_orders_numbers_by_value_and_underscores_first() {
+        let mut names = vec![
+            "v10", "v2", "v1beta1", "v1", "a_b", "ab", "Zed", "apple", "x86_64", "x86_128", "v01",
+        ];
+        names.sort_by(|a, b| version_cmp(a, b));
+        assert_eq!(
+            names,
+            [
+                "Zed", "a_b", "ab", "apple", "v01", "v1", "v1beta1", "v2", "v10", "x86_64",
+                "x86_128"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_use_list_is_sorted_and_fills_lines_when_too_long() {
+        let mut src = Src::new();
+        src.use_list(0, "pub use self::a::", &["b", "A", "self"]);
+        src.use_list(0, "pub use self::c::", &["C"]);
+        let long: Vec<String> = (0..5)
+            .map(|i| format!("Item{i}{}", "x".repeat(20)))
+            .collect();
+        let long: Vec<&str> = long.iter().map(String::as_str).collect();
+        src.use_list(0, "pub use self::d::", &long);
+        let x = "x".repeat(20);
+        assert_eq!(
+            src.finish(),
+            format!(
+                "pub use self::a::{{self, A, b}};\npub use self::c::C;\npub use self::d::{{\n    \
+                 Item0{x}, Item1{x}, Item2{x},\n    Item3{x}, Item4{x},\n}};\n"
+            )
+        );
+    }
 
     #[test]
     fn a_type_too_long_for_its_line_breaks_its_arguments_one_per_line() {

@@ -4,24 +4,31 @@
 // SPDX-License-Identifier: Apache-2.0
 
 //! Registration of the v1 API.
+use ::kube_codegen_runtime::resource::{GroupResource, GroupVersion, ResourceInfo};
+
 /// The API group: empty, the legacy core group served under `/api`.
 pub const GROUP_NAME: &str = "";
+
 /// The API version.
 pub const VERSION: &str = "v1";
+
 /// `group/version`, as objects of this package carry in `apiVersion`.
 pub const API_VERSION: &str = "v1";
+
 /// The group-version, as `SchemeGroupVersion` is in Go.
-pub const SCHEME_GROUP_VERSION: ::kube_codegen_runtime::resource::GroupVersion = ::kube_codegen_runtime::resource::GroupVersion {
+pub const SCHEME_GROUP_VERSION: GroupVersion = GroupVersion {
     group: GROUP_NAME,
     version: VERSION,
 };
+
 /// A resource of this group, qualified by the group, as `Resource("…")` is in Go.
-pub fn resource(resource: &str) -> ::kube_codegen_runtime::resource::GroupResource {
+pub fn resource(resource: &str) -> GroupResource {
     SCHEME_GROUP_VERSION.resource(resource)
 }
+
 /// The resources this group-version serves, for the fake API server and discovery.
-pub const RESOURCES: &[::kube_codegen_runtime::resource::ResourceInfo] = &[
-    ::kube_codegen_runtime::resource::ResourceInfo {
+pub const RESOURCES: &[ResourceInfo] = &[
+    ResourceInfo {
         group: GROUP_NAME,
         version: VERSION,
         kind: "ComponentStatus",
@@ -32,7 +39,7 @@ pub const RESOURCES: &[::kube_codegen_runtime::resource::ResourceInfo] = &[
         subresources: &[],
         short_names: &["cs"],
     },
-    ::kube_codegen_runtime::resource::ResourceInfo {
+    ResourceInfo {
         group: GROUP_NAME,
         version: VERSION,
         kind: "ConfigMap",
@@ -43,7 +50,7 @@ pub const RESOURCES: &[::kube_codegen_runtime::resource::ResourceInfo] = &[
         subresources: &[],
         short_names: &["cm"],
     },
-    ::kube_codegen_runtime::resource::ResourceInfo {
+    ResourceInfo {
         group: GROUP_NAME,
         version: VERSION,
         kind: "Endpoints",
@@ -54,7 +61,7 @@ pub const RESOURCES: &[::kube_codegen_runtime::resource::ResourceInfo] = &[
         subresources: &[],
         short_names: &["ep"],
     },
-    ::kube_codegen_runtime::resource::ResourceInfo {
+    ResourceInfo {
         group: GROUP_NAME,
         version: VERSION,
         kind: "Event",
@@ -65,7 +72,7 @@ pub const RESOURCES: &[::kube_codegen_runtime::resource::ResourceInfo] = &[
         subresources: &[],
         short_names: &["ev"],
     },
-    ::kube_codegen_runtime::resource::ResourceInfo {
+    ResourceInfo {
         group: GROUP_NAME,
         version: VERSION,
         kind: "LimitRange",
@@ -76,7 +83,7 @@ pub const RESOURCES: &[::kube_codegen_runtime::resource::ResourceInfo] = &[
         subresources: &[],
         short_names: &["limits"],
     },
-    ::kube_codegen_runtime::resource::ResourceInfo {
+    ResourceInfo {
         group: GROUP_NAME,
         version: VERSION,
         kind: "Namespace",
@@ -87,7 +94,7 @@ pub const RESOURCES: &[::kube_codegen_runtime::resource::ResourceInfo] = &[
         subresources: &["status"],
         short_names: &["ns"],
     },
-    ::kube_codegen_runtime::resource::ResourceInfo {
+    ResourceInfo {
         group: GROUP_NAME,
         version: VERSION,
         kind: "Node",
@@ -98,7 +105,7 @@ pub const RESOURCES: &[::kube_codegen_runtime::resource::ResourceInfo] = &[
         subresources: &["status"],
         short_names: &["no"],
     },
-    ::kube_codegen_runtime::resource::ResourceInfo {
+    ResourceInfo {
         group: GROUP_NAME,
         version: VERSION,
         kind: "PersistentVolume",
@@ -109,7 +116,7 @@ pub const RESOURCES: &[::kube_codegen_runtime::resource::ResourceInfo] = &[
         subresources: &["status"],
         short_names: &["pv"],
     },
-    ::kube_codegen_runtime::resource::ResourceInfo {
+    ResourceInfo {
         group: GROUP_NAME,
         version: VERSION,
         kind: "PersistentVolumeClaim",
@@ -120,7 +127,7 @@ pub const RESOURCES: &[::kube_codegen_runtime::resource::ResourceInfo] = &[
         subresources: &["status"],
         short_names: &["pvc"],
     },
-    ::kube_codegen_runtime::resource::ResourceInfo {
+    ResourceInfo {
         group: GROUP_NAME,
         version: VERSION,
         kind: "Pod",
@@ -131,7 +138,7 @@ pub const RESOURCES: &[::kube_codegen_runtime::resource::ResourceInfo] = &[
         subresources: &["status", "ephemeralcontainers", "resize"],
         short_names: &["po"],
     },
-    ::kube_codegen_runtime::resource::ResourceInfo {
+    ResourceInfo {
         group: GROUP_NAME,
         version: VERSION,
         kind: "PodTemplate",
@@ -142,7 +149,7 @@ pub const RESOURCES: &[::kube_codegen_runtime::resource::ResourceInfo] = &[
         subresources: &[],
         short_names: &[],
     },
-    ::kube_codegen_runtime::resource::ResourceInfo {
+    ResourceInfo {
         group: GROUP_NAME,
         version: VERSION,
         kind: "ReplicationController",
@@ -153,7 +160,7 @@ pub const RESOURCES: &[::kube_codegen_runtime::resource::ResourceInfo] = &[
         subresources: &["status", "scale"],
         short_names: &["rc"],
     },
-    ::kube_codegen_runtime::resource::ResourceInfo {
+    ResourceInfo {
         group: GROUP_NAME,
         version: VERSION,
         kind: "ResourceQuota",
@@ -164,7 +171,7 @@ pub const RESOURCES: &[::kube_codegen_runtime::resource::ResourceInfo] = &[
         subresources: &["status"],
         short_names: &["quota"],
     },
-    ::kube_codegen_runtime::resource::ResourceInfo {
+    ResourceInfo {
         group: GROUP_NAME,
         version: VERSION,
         kind: "Secret",
@@ -175,7 +182,7 @@ pub const RESOURCES: &[::kube_codegen_runtime::resource::ResourceInfo] = &[
         subresources: &[],
         short_names: &[],
     },
-    ::kube_codegen_runtime::resource::ResourceInfo {
+    ResourceInfo {
         group: GROUP_NAME,
         version: VERSION,
         kind: "Service",
@@ -186,7 +193,7 @@ pub const RESOURCES: &[::kube_codegen_runtime::resource::ResourceInfo] = &[
         subresources: &["status"],
         short_names: &["svc"],
     },
-    ::kube_codegen_runtime::resource::ResourceInfo {
+    ResourceInfo {
         group: GROUP_NAME,
         version: VERSION,
         kind: "ServiceAccount",

@@ -4,32 +4,37 @@
 // SPDX-License-Identifier: Apache-2.0
 
 //! Registration of the storagemigration.k8s.io/v1beta1 API.
+use ::kube_codegen_runtime::resource::{GroupResource, GroupVersion, ResourceInfo};
+
 /// The API group.
 pub const GROUP_NAME: &str = "storagemigration.k8s.io";
+
 /// The API version.
 pub const VERSION: &str = "v1beta1";
+
 /// `group/version`, as objects of this package carry in `apiVersion`.
 pub const API_VERSION: &str = "storagemigration.k8s.io/v1beta1";
+
 /// The group-version, as `SchemeGroupVersion` is in Go.
-pub const SCHEME_GROUP_VERSION: ::kube_codegen_runtime::resource::GroupVersion = ::kube_codegen_runtime::resource::GroupVersion {
+pub const SCHEME_GROUP_VERSION: GroupVersion = GroupVersion {
     group: GROUP_NAME,
     version: VERSION,
 };
+
 /// A resource of this group, qualified by the group, as `Resource("…")` is in Go.
-pub fn resource(resource: &str) -> ::kube_codegen_runtime::resource::GroupResource {
+pub fn resource(resource: &str) -> GroupResource {
     SCHEME_GROUP_VERSION.resource(resource)
 }
+
 /// The resources this group-version serves, for the fake API server and discovery.
-pub const RESOURCES: &[::kube_codegen_runtime::resource::ResourceInfo] = &[
-    ::kube_codegen_runtime::resource::ResourceInfo {
-        group: GROUP_NAME,
-        version: VERSION,
-        kind: "StorageVersionMigration",
-        list_kind: "StorageVersionMigrationList",
-        plural: "storageversionmigrations",
-        singular: "storageversionmigration",
-        namespaced: false,
-        subresources: &["status"],
-        short_names: &[],
-    },
-];
+pub const RESOURCES: &[ResourceInfo] = &[ResourceInfo {
+    group: GROUP_NAME,
+    version: VERSION,
+    kind: "StorageVersionMigration",
+    list_kind: "StorageVersionMigrationList",
+    plural: "storageversionmigrations",
+    singular: "storageversionmigration",
+    namespaced: false,
+    subresources: &["status"],
+    short_names: &[],
+}];

@@ -10,12 +10,15 @@
 /// subresources, finalizers, selectors, watches), plus a handle to inspect recorded
 /// actions, inject faults with reactors, and read stored objects.
 pub enum Clientset {}
+
 impl Clientset {
     /// A clientset over a new in-memory API server that serves every resource of this
     /// clientset (with its CRD, when one was generated) and the common built-ins,
     /// seeded with `objects` (each with `apiVersion` and `kind`;
     /// `kube_codegen_runtime::fake::to_value(&obj)` adds them for typed objects).
     /// Needs a Tokio runtime.
+    // client-go's `fake.NewSimpleClientset` hands back its own clientset type; here the
+    // point is to hand back the real one, so `new` deliberately returns another type.
     #[allow(clippy::new_ret_no_self)]
     #[inline]
     pub fn new(
@@ -24,12 +27,11 @@ impl Clientset {
         (super::Clientset, ::kube_codegen_runtime::fake::FakeHandle),
         ::kube_codegen_runtime::fake::FakeError,
     > {
-        let (client, handle) = ::kube_codegen_runtime::fake::new_client(
-            &Self::resources(),
-            objects,
-        )?;
+        let resources = Self::resources();
+        let (client, handle) = ::kube_codegen_runtime::fake::new_client(&resources, objects)?;
         Ok((super::Clientset::new(client), handle))
     }
+
     /// The resources of this clientset, as the fake API server registers them.
     #[inline]
     pub fn resources() -> Vec<::kube_codegen_runtime::resource::ResourceInfo> {
@@ -37,11 +39,9 @@ impl Clientset {
         #[cfg(feature = "admissionregistration")]
         resources.extend_from_slice(crate::apis::admissionregistration::v1::RESOURCES);
         #[cfg(feature = "admissionregistration")]
-        resources
-            .extend_from_slice(crate::apis::admissionregistration::v1alpha1::RESOURCES);
+        resources.extend_from_slice(crate::apis::admissionregistration::v1alpha1::RESOURCES);
         #[cfg(feature = "admissionregistration")]
-        resources
-            .extend_from_slice(crate::apis::admissionregistration::v1beta1::RESOURCES);
+        resources.extend_from_slice(crate::apis::admissionregistration::v1beta1::RESOURCES);
         #[cfg(feature = "apiextensions")]
         resources.extend_from_slice(crate::apis::apiextensions::v1::RESOURCES);
         #[cfg(feature = "apiregistration")]

@@ -8,7 +8,9 @@
 pub mod fake;
 #[rustfmt::skip]
 pub mod typed;
+
 use ::kube_codegen_runtime::kube;
+
 /// Gives access to the typed client of every generated API group-version.
 ///
 /// Cheap to clone: it holds one `kube::Client`, shared by every client it hands out.
@@ -16,6 +18,7 @@ use ::kube_codegen_runtime::kube;
 pub struct Clientset {
     client: kube::Client,
 }
+
 impl Clientset {
     /// A clientset configured from the environment: the kubeconfig (`$KUBECONFIG` or
     /// `~/.kube/config`) or, inside a cluster, the service account.
@@ -23,22 +26,26 @@ impl Clientset {
     pub async fn try_default() -> kube::Result<Self> {
         Ok(Self::new(kube::Client::try_default().await?))
     }
+
     /// A clientset over an existing client (a real cluster, or the fake API server).
     #[inline]
     pub fn new(client: kube::Client) -> Self {
         Self { client }
     }
+
     /// The underlying client, for raw requests, `kube::Api` and `kube::runtime`.
     #[inline]
     pub fn client(&self) -> &kube::Client {
         &self.client
     }
+
     /// A discovery client over the same connection; call `run().await` on it to learn
     /// the server's groups and resources.
     #[inline]
     pub fn discovery(&self) -> kube::Discovery {
         kube::Discovery::new(self.client.clone())
     }
+
     /// The client of the `admissionregistration.k8s.io/v1` API.
     #[cfg(feature = "admissionregistration")]
     #[inline]
@@ -49,6 +56,7 @@ impl Clientset {
             self.client.clone(),
         )
     }
+
     /// The client of the `admissionregistration.k8s.io/v1alpha1` API.
     #[cfg(feature = "admissionregistration")]
     #[inline]
@@ -59,6 +67,7 @@ impl Clientset {
             self.client.clone(),
         )
     }
+
     /// The client of the `admissionregistration.k8s.io/v1beta1` API.
     #[cfg(feature = "admissionregistration")]
     #[inline]
@@ -69,250 +78,243 @@ impl Clientset {
             self.client.clone(),
         )
     }
+
     /// The client of the `apiextensions.k8s.io/v1` API.
     #[cfg(feature = "apiextensions")]
     #[inline]
-    pub fn apiextensions_v1(
-        &self,
-    ) -> self::typed::apiextensions::v1::ApiextensionsV1Client {
+    pub fn apiextensions_v1(&self) -> self::typed::apiextensions::v1::ApiextensionsV1Client {
         self::typed::apiextensions::v1::ApiextensionsV1Client::new(self.client.clone())
     }
+
     /// The client of the `apiregistration.k8s.io/v1` API.
     #[cfg(feature = "apiregistration")]
     #[inline]
-    pub fn apiregistration_v1(
-        &self,
-    ) -> self::typed::apiregistration::v1::ApiregistrationV1Client {
-        self::typed::apiregistration::v1::ApiregistrationV1Client::new(
-            self.client.clone(),
-        )
+    pub fn apiregistration_v1(&self) -> self::typed::apiregistration::v1::ApiregistrationV1Client {
+        self::typed::apiregistration::v1::ApiregistrationV1Client::new(self.client.clone())
     }
+
     /// The client of the `internal.apiserver.k8s.io/v1alpha1` API.
     #[cfg(feature = "apiserverinternal")]
     #[inline]
     pub fn internal_v1alpha1(
         &self,
     ) -> self::typed::apiserverinternal::v1alpha1::InternalV1alpha1Client {
-        self::typed::apiserverinternal::v1alpha1::InternalV1alpha1Client::new(
-            self.client.clone(),
-        )
+        self::typed::apiserverinternal::v1alpha1::InternalV1alpha1Client::new(self.client.clone())
     }
+
     /// The client of the `apps/v1` API.
     #[cfg(feature = "apps")]
     #[inline]
     pub fn apps_v1(&self) -> self::typed::apps::v1::AppsV1Client {
         self::typed::apps::v1::AppsV1Client::new(self.client.clone())
     }
+
     /// The client of the `authentication.k8s.io/v1` API.
     #[cfg(feature = "authentication")]
     #[inline]
-    pub fn authentication_v1(
-        &self,
-    ) -> self::typed::authentication::v1::AuthenticationV1Client {
+    pub fn authentication_v1(&self) -> self::typed::authentication::v1::AuthenticationV1Client {
         self::typed::authentication::v1::AuthenticationV1Client::new(self.client.clone())
     }
+
     /// The client of the `authorization.k8s.io/v1` API.
     #[cfg(feature = "authorization")]
     #[inline]
-    pub fn authorization_v1(
-        &self,
-    ) -> self::typed::authorization::v1::AuthorizationV1Client {
+    pub fn authorization_v1(&self) -> self::typed::authorization::v1::AuthorizationV1Client {
         self::typed::authorization::v1::AuthorizationV1Client::new(self.client.clone())
     }
+
     /// The client of the `autoscaling/v1` API.
     #[cfg(feature = "autoscaling")]
     #[inline]
     pub fn autoscaling_v1(&self) -> self::typed::autoscaling::v1::AutoscalingV1Client {
         self::typed::autoscaling::v1::AutoscalingV1Client::new(self.client.clone())
     }
+
     /// The client of the `autoscaling/v2` API.
     #[cfg(feature = "autoscaling")]
     #[inline]
     pub fn autoscaling_v2(&self) -> self::typed::autoscaling::v2::AutoscalingV2Client {
         self::typed::autoscaling::v2::AutoscalingV2Client::new(self.client.clone())
     }
+
     /// The client of the `batch/v1` API.
     #[cfg(feature = "batch")]
     #[inline]
     pub fn batch_v1(&self) -> self::typed::batch::v1::BatchV1Client {
         self::typed::batch::v1::BatchV1Client::new(self.client.clone())
     }
+
     /// The client of the `certificates.k8s.io/v1` API.
     #[cfg(feature = "certificates")]
     #[inline]
-    pub fn certificates_v1(
-        &self,
-    ) -> self::typed::certificates::v1::CertificatesV1Client {
+    pub fn certificates_v1(&self) -> self::typed::certificates::v1::CertificatesV1Client {
         self::typed::certificates::v1::CertificatesV1Client::new(self.client.clone())
     }
+
     /// The client of the `certificates.k8s.io/v1beta1` API.
     #[cfg(feature = "certificates")]
     #[inline]
     pub fn certificates_v1beta1(
         &self,
     ) -> self::typed::certificates::v1beta1::CertificatesV1beta1Client {
-        self::typed::certificates::v1beta1::CertificatesV1beta1Client::new(
-            self.client.clone(),
-        )
+        self::typed::certificates::v1beta1::CertificatesV1beta1Client::new(self.client.clone())
     }
+
     /// The client of the `coordination.k8s.io/v1` API.
     #[cfg(feature = "coordination")]
     #[inline]
-    pub fn coordination_v1(
-        &self,
-    ) -> self::typed::coordination::v1::CoordinationV1Client {
+    pub fn coordination_v1(&self) -> self::typed::coordination::v1::CoordinationV1Client {
         self::typed::coordination::v1::CoordinationV1Client::new(self.client.clone())
     }
+
     /// The client of the `coordination.k8s.io/v1alpha2` API.
     #[cfg(feature = "coordination")]
     #[inline]
     pub fn coordination_v1alpha2(
         &self,
     ) -> self::typed::coordination::v1alpha2::CoordinationV1alpha2Client {
-        self::typed::coordination::v1alpha2::CoordinationV1alpha2Client::new(
-            self.client.clone(),
-        )
+        self::typed::coordination::v1alpha2::CoordinationV1alpha2Client::new(self.client.clone())
     }
+
     /// The client of the `coordination.k8s.io/v1beta1` API.
     #[cfg(feature = "coordination")]
     #[inline]
     pub fn coordination_v1beta1(
         &self,
     ) -> self::typed::coordination::v1beta1::CoordinationV1beta1Client {
-        self::typed::coordination::v1beta1::CoordinationV1beta1Client::new(
-            self.client.clone(),
-        )
+        self::typed::coordination::v1beta1::CoordinationV1beta1Client::new(self.client.clone())
     }
+
     /// The client of the `v1` API.
     #[cfg(feature = "core")]
     #[inline]
     pub fn core_v1(&self) -> self::typed::core::v1::CoreV1Client {
         self::typed::core::v1::CoreV1Client::new(self.client.clone())
     }
+
     /// The client of the `discovery.k8s.io/v1` API.
     #[cfg(feature = "discovery")]
     #[inline]
     pub fn discovery_v1(&self) -> self::typed::discovery::v1::DiscoveryV1Client {
         self::typed::discovery::v1::DiscoveryV1Client::new(self.client.clone())
     }
+
     /// The client of the `events.k8s.io/v1` API.
     #[cfg(feature = "events")]
     #[inline]
     pub fn events_v1(&self) -> self::typed::events::v1::EventsV1Client {
         self::typed::events::v1::EventsV1Client::new(self.client.clone())
     }
+
     /// The client of the `flowcontrol.apiserver.k8s.io/v1` API.
     #[cfg(feature = "flowcontrol")]
     #[inline]
     pub fn flowcontrol_v1(&self) -> self::typed::flowcontrol::v1::FlowcontrolV1Client {
         self::typed::flowcontrol::v1::FlowcontrolV1Client::new(self.client.clone())
     }
+
     /// The client of the `lifecycle.k8s.io/v1alpha1` API.
     #[cfg(feature = "lifecycle")]
     #[inline]
-    pub fn lifecycle_v1alpha1(
-        &self,
-    ) -> self::typed::lifecycle::v1alpha1::LifecycleV1alpha1Client {
-        self::typed::lifecycle::v1alpha1::LifecycleV1alpha1Client::new(
-            self.client.clone(),
-        )
+    pub fn lifecycle_v1alpha1(&self) -> self::typed::lifecycle::v1alpha1::LifecycleV1alpha1Client {
+        self::typed::lifecycle::v1alpha1::LifecycleV1alpha1Client::new(self.client.clone())
     }
+
     /// The client of the `networking.k8s.io/v1` API.
     #[cfg(feature = "networking")]
     #[inline]
     pub fn networking_v1(&self) -> self::typed::networking::v1::NetworkingV1Client {
         self::typed::networking::v1::NetworkingV1Client::new(self.client.clone())
     }
+
     /// The client of the `node.k8s.io/v1` API.
     #[cfg(feature = "node")]
     #[inline]
     pub fn node_v1(&self) -> self::typed::node::v1::NodeV1Client {
         self::typed::node::v1::NodeV1Client::new(self.client.clone())
     }
+
     /// The client of the `policy/v1` API.
     #[cfg(feature = "policy")]
     #[inline]
     pub fn policy_v1(&self) -> self::typed::policy::v1::PolicyV1Client {
         self::typed::policy::v1::PolicyV1Client::new(self.client.clone())
     }
+
     /// The client of the `rbac.authorization.k8s.io/v1` API.
     #[cfg(feature = "rbac")]
     #[inline]
     pub fn rbac_v1(&self) -> self::typed::rbac::v1::RbacV1Client {
         self::typed::rbac::v1::RbacV1Client::new(self.client.clone())
     }
+
     /// The client of the `resource.k8s.io/v1` API.
     #[cfg(feature = "resource")]
     #[inline]
     pub fn resource_v1(&self) -> self::typed::resource::v1::ResourceV1Client {
         self::typed::resource::v1::ResourceV1Client::new(self.client.clone())
     }
+
     /// The client of the `resource.k8s.io/v1alpha3` API.
     #[cfg(feature = "resource")]
     #[inline]
-    pub fn resource_v1alpha3(
-        &self,
-    ) -> self::typed::resource::v1alpha3::ResourceV1alpha3Client {
+    pub fn resource_v1alpha3(&self) -> self::typed::resource::v1alpha3::ResourceV1alpha3Client {
         self::typed::resource::v1alpha3::ResourceV1alpha3Client::new(self.client.clone())
     }
+
     /// The client of the `resource.k8s.io/v1beta1` API.
     #[cfg(feature = "resource")]
     #[inline]
-    pub fn resource_v1beta1(
-        &self,
-    ) -> self::typed::resource::v1beta1::ResourceV1beta1Client {
+    pub fn resource_v1beta1(&self) -> self::typed::resource::v1beta1::ResourceV1beta1Client {
         self::typed::resource::v1beta1::ResourceV1beta1Client::new(self.client.clone())
     }
+
     /// The client of the `resource.k8s.io/v1beta2` API.
     #[cfg(feature = "resource")]
     #[inline]
-    pub fn resource_v1beta2(
-        &self,
-    ) -> self::typed::resource::v1beta2::ResourceV1beta2Client {
+    pub fn resource_v1beta2(&self) -> self::typed::resource::v1beta2::ResourceV1beta2Client {
         self::typed::resource::v1beta2::ResourceV1beta2Client::new(self.client.clone())
     }
+
     /// The client of the `scheduling.k8s.io/v1` API.
     #[cfg(feature = "scheduling")]
     #[inline]
     pub fn scheduling_v1(&self) -> self::typed::scheduling::v1::SchedulingV1Client {
         self::typed::scheduling::v1::SchedulingV1Client::new(self.client.clone())
     }
+
     /// The client of the `scheduling.k8s.io/v1alpha3` API.
     #[cfg(feature = "scheduling")]
     #[inline]
     pub fn scheduling_v1alpha3(
         &self,
     ) -> self::typed::scheduling::v1alpha3::SchedulingV1alpha3Client {
-        self::typed::scheduling::v1alpha3::SchedulingV1alpha3Client::new(
-            self.client.clone(),
-        )
+        self::typed::scheduling::v1alpha3::SchedulingV1alpha3Client::new(self.client.clone())
     }
+
     /// The client of the `scheduling.k8s.io/v1beta1` API.
     #[cfg(feature = "scheduling")]
     #[inline]
-    pub fn scheduling_v1beta1(
-        &self,
-    ) -> self::typed::scheduling::v1beta1::SchedulingV1beta1Client {
-        self::typed::scheduling::v1beta1::SchedulingV1beta1Client::new(
-            self.client.clone(),
-        )
+    pub fn scheduling_v1beta1(&self) -> self::typed::scheduling::v1beta1::SchedulingV1beta1Client {
+        self::typed::scheduling::v1beta1::SchedulingV1beta1Client::new(self.client.clone())
     }
+
     /// The client of the `storage.k8s.io/v1` API.
     #[cfg(feature = "storage")]
     #[inline]
     pub fn storage_v1(&self) -> self::typed::storage::v1::StorageV1Client {
         self::typed::storage::v1::StorageV1Client::new(self.client.clone())
     }
+
     /// The client of the `storagemigration.k8s.io/v1` API.
     #[cfg(feature = "storagemigration")]
     #[inline]
     pub fn storagemigration_v1(
         &self,
     ) -> self::typed::storagemigration::v1::StoragemigrationV1Client {
-        self::typed::storagemigration::v1::StoragemigrationV1Client::new(
-            self.client.clone(),
-        )
+        self::typed::storagemigration::v1::StoragemigrationV1Client::new(self.client.clone())
     }
+
     /// The client of the `storagemigration.k8s.io/v1beta1` API.
     #[cfg(feature = "storagemigration")]
     #[inline]
@@ -324,18 +326,21 @@ impl Clientset {
         )
     }
 }
+
 impl From<kube::Client> for Clientset {
     #[inline]
     fn from(client: kube::Client) -> Self {
         Self::new(client)
     }
 }
+
 impl From<Clientset> for kube::Client {
     #[inline]
     fn from(clientset: Clientset) -> Self {
         clientset.client
     }
 }
+
 impl AsRef<kube::Client> for Clientset {
     #[inline]
     fn as_ref(&self) -> &kube::Client {

@@ -48,6 +48,7 @@ pub mod scheduling;
 pub mod storage;
 #[rustfmt::skip]
 pub mod storagemigration;
+
 /// The shared informer factory of this clientset: one informer (one watch) per kind
 /// however many callers ask, started, synced and shut down together.
 ///
@@ -58,28 +59,30 @@ pub mod storagemigration;
 pub struct SharedInformerFactory {
     inner: ::kube_codegen_runtime::factory::SharedInformerFactory,
 }
+
 impl SharedInformerFactory {
     /// A factory over `clientset` with the defaults: all namespaces, no resync.
     #[inline]
     pub fn new(clientset: &crate::client::clientset::versioned::Clientset) -> Self {
         Self::builder(clientset).build()
     }
+
     /// A builder over `clientset`: `namespace(..)`, `tweak_list_params(..)`,
     /// `default_resync(..)`, `resync_for::<K>(..)`, `transform(..)` …, then `build()`.
     #[inline]
     pub fn builder(
         clientset: &crate::client::clientset::versioned::Clientset,
     ) -> ::kube_codegen_runtime::factory::FactoryBuilder<Self> {
-        ::kube_codegen_runtime::factory::SharedInformerFactory::builder(
-                clientset.client().clone(),
-            )
-            .typed()
+        let client = clientset.client().clone();
+        ::kube_codegen_runtime::factory::SharedInformerFactory::builder(client).typed()
     }
+
     /// The runtime factory this wraps.
     #[inline]
     pub fn factory(&self) -> &::kube_codegen_runtime::factory::SharedInformerFactory {
         &self.inner
     }
+
     /// The informer of a resource named by group, version and resource (client-go's
     /// `ForResource`), for every kind of this clientset and any other kind the factory
     /// has an informer of. A kind costs compile time here only where this is called.
@@ -91,838 +94,476 @@ impl SharedInformerFactory {
         ::kube_codegen_runtime::factory::GenericInformer,
         ::kube_codegen_runtime::factory::FactoryError,
     > {
-        match (gvr.group.as_str(), gvr.version.as_str(), gvr.resource.as_str()) {
+        match (&*gvr.group, &*gvr.version, &*gvr.resource) {
             #[cfg(feature = "admissionregistration")]
             ("admissionregistration.k8s.io", "v1", "mutatingadmissionpolicies") => {
-                Ok(
-                    self
-                        .inner
-                        .generic_informer_for::<
-                            crate::apis::admissionregistration::v1::MutatingAdmissionPolicy,
-                        >(),
-                )
+                use crate::apis::admissionregistration::v1::MutatingAdmissionPolicy as K;
+                Ok(self.inner.generic_informer_for::<K>())
             }
             #[cfg(feature = "admissionregistration")]
             ("admissionregistration.k8s.io", "v1", "mutatingadmissionpolicybindings") => {
-                Ok(
-                    self
-                        .inner
-                        .generic_informer_for::<
-                            crate::apis::admissionregistration::v1::MutatingAdmissionPolicyBinding,
-                        >(),
-                )
+                use crate::apis::admissionregistration::v1::MutatingAdmissionPolicyBinding as K;
+                Ok(self.inner.generic_informer_for::<K>())
             }
             #[cfg(feature = "admissionregistration")]
             ("admissionregistration.k8s.io", "v1", "mutatingwebhookconfigurations") => {
-                Ok(
-                    self
-                        .inner
-                        .generic_informer_for::<
-                            crate::apis::admissionregistration::v1::MutatingWebhookConfiguration,
-                        >(),
-                )
+                use crate::apis::admissionregistration::v1::MutatingWebhookConfiguration as K;
+                Ok(self.inner.generic_informer_for::<K>())
             }
             #[cfg(feature = "admissionregistration")]
             ("admissionregistration.k8s.io", "v1", "validatingadmissionpolicies") => {
-                Ok(
-                    self
-                        .inner
-                        .generic_informer_for::<
-                            crate::apis::admissionregistration::v1::ValidatingAdmissionPolicy,
-                        >(),
-                )
+                use crate::apis::admissionregistration::v1::ValidatingAdmissionPolicy as K;
+                Ok(self.inner.generic_informer_for::<K>())
             }
             #[cfg(feature = "admissionregistration")]
-            (
-                "admissionregistration.k8s.io",
-                "v1",
-                "validatingadmissionpolicybindings",
-            ) => {
-                Ok(
-                    self
-                        .inner
-                        .generic_informer_for::<
-                            crate::apis::admissionregistration::v1::ValidatingAdmissionPolicyBinding,
-                        >(),
-                )
+            ("admissionregistration.k8s.io", "v1", "validatingadmissionpolicybindings") => {
+                use crate::apis::admissionregistration::v1::ValidatingAdmissionPolicyBinding as K;
+                Ok(self.inner.generic_informer_for::<K>())
             }
             #[cfg(feature = "admissionregistration")]
             ("admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations") => {
-                Ok(
-                    self
-                        .inner
-                        .generic_informer_for::<
-                            crate::apis::admissionregistration::v1::ValidatingWebhookConfiguration,
-                        >(),
-                )
+                use crate::apis::admissionregistration::v1::ValidatingWebhookConfiguration as K;
+                Ok(self.inner.generic_informer_for::<K>())
             }
             #[cfg(feature = "admissionregistration")]
             ("admissionregistration.k8s.io", "v1alpha1", "mutatingadmissionpolicies") => {
-                Ok(
-                    self
-                        .inner
-                        .generic_informer_for::<
-                            crate::apis::admissionregistration::v1alpha1::MutatingAdmissionPolicy,
-                        >(),
-                )
+                use crate::apis::admissionregistration::v1alpha1::MutatingAdmissionPolicy as K;
+                Ok(self.inner.generic_informer_for::<K>())
             }
             #[cfg(feature = "admissionregistration")]
-            (
-                "admissionregistration.k8s.io",
-                "v1alpha1",
-                "mutatingadmissionpolicybindings",
-            ) => {
-                Ok(
-                    self
-                        .inner
-                        .generic_informer_for::<
-                            crate::apis::admissionregistration::v1alpha1::MutatingAdmissionPolicyBinding,
-                        >(),
-                )
+            ("admissionregistration.k8s.io", "v1alpha1", "mutatingadmissionpolicybindings") => {
+                use crate::apis::admissionregistration::v1alpha1::MutatingAdmissionPolicyBinding as K;
+                Ok(self.inner.generic_informer_for::<K>())
             }
             #[cfg(feature = "admissionregistration")]
             ("admissionregistration.k8s.io", "v1beta1", "mutatingadmissionpolicies") => {
-                Ok(
-                    self
-                        .inner
-                        .generic_informer_for::<
-                            crate::apis::admissionregistration::v1beta1::MutatingAdmissionPolicy,
-                        >(),
-                )
+                use crate::apis::admissionregistration::v1beta1::MutatingAdmissionPolicy as K;
+                Ok(self.inner.generic_informer_for::<K>())
             }
             #[cfg(feature = "admissionregistration")]
-            (
-                "admissionregistration.k8s.io",
-                "v1beta1",
-                "mutatingadmissionpolicybindings",
-            ) => {
-                Ok(
-                    self
-                        .inner
-                        .generic_informer_for::<
-                            crate::apis::admissionregistration::v1beta1::MutatingAdmissionPolicyBinding,
-                        >(),
-                )
+            ("admissionregistration.k8s.io", "v1beta1", "mutatingadmissionpolicybindings") => {
+                use crate::apis::admissionregistration::v1beta1::MutatingAdmissionPolicyBinding as K;
+                Ok(self.inner.generic_informer_for::<K>())
             }
             #[cfg(feature = "apiextensions")]
             ("apiextensions.k8s.io", "v1", "customresourcedefinitions") => {
-                Ok(
-                    self
-                        .inner
-                        .generic_informer_for::<
-                            crate::apis::apiextensions::v1::CustomResourceDefinition,
-                        >(),
-                )
+                use crate::apis::apiextensions::v1::CustomResourceDefinition as K;
+                Ok(self.inner.generic_informer_for::<K>())
             }
             #[cfg(feature = "apiregistration")]
             ("apiregistration.k8s.io", "v1", "apiservices") => {
-                Ok(
-                    self
-                        .inner
-                        .generic_informer_for::<
-                            crate::apis::apiregistration::v1::APIService,
-                        >(),
-                )
+                use crate::apis::apiregistration::v1::APIService as K;
+                Ok(self.inner.generic_informer_for::<K>())
             }
             #[cfg(feature = "apiserverinternal")]
             ("internal.apiserver.k8s.io", "v1alpha1", "storageversions") => {
-                Ok(
-                    self
-                        .inner
-                        .generic_informer_for::<
-                            crate::apis::apiserverinternal::v1alpha1::StorageVersion,
-                        >(),
-                )
+                use crate::apis::apiserverinternal::v1alpha1::StorageVersion as K;
+                Ok(self.inner.generic_informer_for::<K>())
             }
             #[cfg(feature = "apps")]
             ("apps", "v1", "controllerrevisions") => {
-                Ok(
-                    self
-                        .inner
-                        .generic_informer_for::<
-                            crate::apis::apps::v1::ControllerRevision,
-                        >(),
-                )
+                use crate::apis::apps::v1::ControllerRevision as K;
+                Ok(self.inner.generic_informer_for::<K>())
             }
             #[cfg(feature = "apps")]
             ("apps", "v1", "daemonsets") => {
-                Ok(self.inner.generic_informer_for::<crate::apis::apps::v1::DaemonSet>())
+                use crate::apis::apps::v1::DaemonSet as K;
+                Ok(self.inner.generic_informer_for::<K>())
             }
             #[cfg(feature = "apps")]
             ("apps", "v1", "deployments") => {
-                Ok(
-                    self
-                        .inner
-                        .generic_informer_for::<crate::apis::apps::v1::Deployment>(),
-                )
+                use crate::apis::apps::v1::Deployment as K;
+                Ok(self.inner.generic_informer_for::<K>())
             }
             #[cfg(feature = "apps")]
             ("apps", "v1", "replicasets") => {
-                Ok(
-                    self
-                        .inner
-                        .generic_informer_for::<crate::apis::apps::v1::ReplicaSet>(),
-                )
+                use crate::apis::apps::v1::ReplicaSet as K;
+                Ok(self.inner.generic_informer_for::<K>())
             }
             #[cfg(feature = "apps")]
             ("apps", "v1", "statefulsets") => {
-                Ok(
-                    self
-                        .inner
-                        .generic_informer_for::<crate::apis::apps::v1::StatefulSet>(),
-                )
+                use crate::apis::apps::v1::StatefulSet as K;
+                Ok(self.inner.generic_informer_for::<K>())
             }
             #[cfg(feature = "autoscaling")]
             ("autoscaling", "v1", "horizontalpodautoscalers") => {
-                Ok(
-                    self
-                        .inner
-                        .generic_informer_for::<
-                            crate::apis::autoscaling::v1::HorizontalPodAutoscaler,
-                        >(),
-                )
+                use crate::apis::autoscaling::v1::HorizontalPodAutoscaler as K;
+                Ok(self.inner.generic_informer_for::<K>())
             }
             #[cfg(feature = "autoscaling")]
             ("autoscaling", "v2", "horizontalpodautoscalers") => {
-                Ok(
-                    self
-                        .inner
-                        .generic_informer_for::<
-                            crate::apis::autoscaling::v2::HorizontalPodAutoscaler,
-                        >(),
-                )
+                use crate::apis::autoscaling::v2::HorizontalPodAutoscaler as K;
+                Ok(self.inner.generic_informer_for::<K>())
             }
             #[cfg(feature = "batch")]
             ("batch", "v1", "cronjobs") => {
-                Ok(self.inner.generic_informer_for::<crate::apis::batch::v1::CronJob>())
+                use crate::apis::batch::v1::CronJob as K;
+                Ok(self.inner.generic_informer_for::<K>())
             }
             #[cfg(feature = "batch")]
             ("batch", "v1", "jobs") => {
-                Ok(self.inner.generic_informer_for::<crate::apis::batch::v1::Job>())
+                use crate::apis::batch::v1::Job as K;
+                Ok(self.inner.generic_informer_for::<K>())
             }
             #[cfg(feature = "certificates")]
             ("certificates.k8s.io", "v1", "certificatesigningrequests") => {
-                Ok(
-                    self
-                        .inner
-                        .generic_informer_for::<
-                            crate::apis::certificates::v1::CertificateSigningRequest,
-                        >(),
-                )
+                use crate::apis::certificates::v1::CertificateSigningRequest as K;
+                Ok(self.inner.generic_informer_for::<K>())
             }
             #[cfg(feature = "certificates")]
             ("certificates.k8s.io", "v1", "clustertrustbundles") => {
-                Ok(
-                    self
-                        .inner
-                        .generic_informer_for::<
-                            crate::apis::certificates::v1::ClusterTrustBundle,
-                        >(),
-                )
+                use crate::apis::certificates::v1::ClusterTrustBundle as K;
+                Ok(self.inner.generic_informer_for::<K>())
             }
             #[cfg(feature = "certificates")]
             ("certificates.k8s.io", "v1", "podcertificaterequests") => {
-                Ok(
-                    self
-                        .inner
-                        .generic_informer_for::<
-                            crate::apis::certificates::v1::PodCertificateRequest,
-                        >(),
-                )
+                use crate::apis::certificates::v1::PodCertificateRequest as K;
+                Ok(self.inner.generic_informer_for::<K>())
             }
             #[cfg(feature = "certificates")]
             ("certificates.k8s.io", "v1beta1", "clustertrustbundles") => {
-                Ok(
-                    self
-                        .inner
-                        .generic_informer_for::<
-                            crate::apis::certificates::v1beta1::ClusterTrustBundle,
-                        >(),
-                )
+                use crate::apis::certificates::v1beta1::ClusterTrustBundle as K;
+                Ok(self.inner.generic_informer_for::<K>())
             }
             #[cfg(feature = "certificates")]
             ("certificates.k8s.io", "v1beta1", "podcertificaterequests") => {
-                Ok(
-                    self
-                        .inner
-                        .generic_informer_for::<
-                            crate::apis::certificates::v1beta1::PodCertificateRequest,
-                        >(),
-                )
+                use crate::apis::certificates::v1beta1::PodCertificateRequest as K;
+                Ok(self.inner.generic_informer_for::<K>())
             }
             #[cfg(feature = "coordination")]
             ("coordination.k8s.io", "v1", "leases") => {
-                Ok(
-                    self
-                        .inner
-                        .generic_informer_for::<crate::apis::coordination::v1::Lease>(),
-                )
+                use crate::apis::coordination::v1::Lease as K;
+                Ok(self.inner.generic_informer_for::<K>())
             }
             #[cfg(feature = "coordination")]
             ("coordination.k8s.io", "v1alpha2", "leasecandidates") => {
-                Ok(
-                    self
-                        .inner
-                        .generic_informer_for::<
-                            crate::apis::coordination::v1alpha2::LeaseCandidate,
-                        >(),
-                )
+                use crate::apis::coordination::v1alpha2::LeaseCandidate as K;
+                Ok(self.inner.generic_informer_for::<K>())
             }
             #[cfg(feature = "coordination")]
             ("coordination.k8s.io", "v1beta1", "leasecandidates") => {
-                Ok(
-                    self
-                        .inner
-                        .generic_informer_for::<
-                            crate::apis::coordination::v1beta1::LeaseCandidate,
-                        >(),
-                )
+                use crate::apis::coordination::v1beta1::LeaseCandidate as K;
+                Ok(self.inner.generic_informer_for::<K>())
             }
             #[cfg(feature = "core")]
             ("", "v1", "componentstatuses") => {
-                Ok(
-                    self
-                        .inner
-                        .generic_informer_for::<crate::apis::core::v1::ComponentStatus>(),
-                )
+                use crate::apis::core::v1::ComponentStatus as K;
+                Ok(self.inner.generic_informer_for::<K>())
             }
             #[cfg(feature = "core")]
             ("", "v1", "configmaps") => {
-                Ok(self.inner.generic_informer_for::<crate::apis::core::v1::ConfigMap>())
+                use crate::apis::core::v1::ConfigMap as K;
+                Ok(self.inner.generic_informer_for::<K>())
             }
             #[cfg(feature = "core")]
             ("", "v1", "endpoints") => {
-                Ok(self.inner.generic_informer_for::<crate::apis::core::v1::Endpoints>())
+                use crate::apis::core::v1::Endpoints as K;
+                Ok(self.inner.generic_informer_for::<K>())
             }
             #[cfg(feature = "core")]
             ("", "v1", "events") => {
-                Ok(self.inner.generic_informer_for::<crate::apis::core::v1::Event>())
+                use crate::apis::core::v1::Event as K;
+                Ok(self.inner.generic_informer_for::<K>())
             }
             #[cfg(feature = "core")]
             ("", "v1", "limitranges") => {
-                Ok(
-                    self
-                        .inner
-                        .generic_informer_for::<crate::apis::core::v1::LimitRange>(),
-                )
+                use crate::apis::core::v1::LimitRange as K;
+                Ok(self.inner.generic_informer_for::<K>())
             }
             #[cfg(feature = "core")]
             ("", "v1", "namespaces") => {
-                Ok(self.inner.generic_informer_for::<crate::apis::core::v1::Namespace>())
+                use crate::apis::core::v1::Namespace as K;
+                Ok(self.inner.generic_informer_for::<K>())
             }
             #[cfg(feature = "core")]
             ("", "v1", "nodes") => {
-                Ok(self.inner.generic_informer_for::<crate::apis::core::v1::Node>())
+                use crate::apis::core::v1::Node as K;
+                Ok(self.inner.generic_informer_for::<K>())
             }
             #[cfg(feature = "core")]
             ("", "v1", "persistentvolumes") => {
-                Ok(
-                    self
-                        .inner
-                        .generic_informer_for::<
-                            crate::apis::core::v1::PersistentVolume,
-                        >(),
-                )
+                use crate::apis::core::v1::PersistentVolume as K;
+                Ok(self.inner.generic_informer_for::<K>())
             }
             #[cfg(feature = "core")]
             ("", "v1", "persistentvolumeclaims") => {
-                Ok(
-                    self
-                        .inner
-                        .generic_informer_for::<
-                            crate::apis::core::v1::PersistentVolumeClaim,
-                        >(),
-                )
+                use crate::apis::core::v1::PersistentVolumeClaim as K;
+                Ok(self.inner.generic_informer_for::<K>())
             }
             #[cfg(feature = "core")]
             ("", "v1", "pods") => {
-                Ok(self.inner.generic_informer_for::<crate::apis::core::v1::Pod>())
+                use crate::apis::core::v1::Pod as K;
+                Ok(self.inner.generic_informer_for::<K>())
             }
             #[cfg(feature = "core")]
             ("", "v1", "podtemplates") => {
-                Ok(
-                    self
-                        .inner
-                        .generic_informer_for::<crate::apis::core::v1::PodTemplate>(),
-                )
+                use crate::apis::core::v1::PodTemplate as K;
+                Ok(self.inner.generic_informer_for::<K>())
             }
             #[cfg(feature = "core")]
             ("", "v1", "replicationcontrollers") => {
-                Ok(
-                    self
-                        .inner
-                        .generic_informer_for::<
-                            crate::apis::core::v1::ReplicationController,
-                        >(),
-                )
+                use crate::apis::core::v1::ReplicationController as K;
+                Ok(self.inner.generic_informer_for::<K>())
             }
             #[cfg(feature = "core")]
             ("", "v1", "resourcequotas") => {
-                Ok(
-                    self
-                        .inner
-                        .generic_informer_for::<crate::apis::core::v1::ResourceQuota>(),
-                )
+                use crate::apis::core::v1::ResourceQuota as K;
+                Ok(self.inner.generic_informer_for::<K>())
             }
             #[cfg(feature = "core")]
             ("", "v1", "secrets") => {
-                Ok(self.inner.generic_informer_for::<crate::apis::core::v1::Secret>())
+                use crate::apis::core::v1::Secret as K;
+                Ok(self.inner.generic_informer_for::<K>())
             }
             #[cfg(feature = "core")]
             ("", "v1", "services") => {
-                Ok(self.inner.generic_informer_for::<crate::apis::core::v1::Service>())
+                use crate::apis::core::v1::Service as K;
+                Ok(self.inner.generic_informer_for::<K>())
             }
             #[cfg(feature = "core")]
             ("", "v1", "serviceaccounts") => {
-                Ok(
-                    self
-                        .inner
-                        .generic_informer_for::<crate::apis::core::v1::ServiceAccount>(),
-                )
+                use crate::apis::core::v1::ServiceAccount as K;
+                Ok(self.inner.generic_informer_for::<K>())
             }
             #[cfg(feature = "discovery")]
             ("discovery.k8s.io", "v1", "endpointslices") => {
-                Ok(
-                    self
-                        .inner
-                        .generic_informer_for::<
-                            crate::apis::discovery::v1::EndpointSlice,
-                        >(),
-                )
+                use crate::apis::discovery::v1::EndpointSlice as K;
+                Ok(self.inner.generic_informer_for::<K>())
             }
             #[cfg(feature = "events")]
             ("events.k8s.io", "v1", "events") => {
-                Ok(self.inner.generic_informer_for::<crate::apis::events::v1::Event>())
+                use crate::apis::events::v1::Event as K;
+                Ok(self.inner.generic_informer_for::<K>())
             }
             #[cfg(feature = "flowcontrol")]
             ("flowcontrol.apiserver.k8s.io", "v1", "flowschemas") => {
-                Ok(
-                    self
-                        .inner
-                        .generic_informer_for::<
-                            crate::apis::flowcontrol::v1::FlowSchema,
-                        >(),
-                )
+                use crate::apis::flowcontrol::v1::FlowSchema as K;
+                Ok(self.inner.generic_informer_for::<K>())
             }
             #[cfg(feature = "flowcontrol")]
             ("flowcontrol.apiserver.k8s.io", "v1", "prioritylevelconfigurations") => {
-                Ok(
-                    self
-                        .inner
-                        .generic_informer_for::<
-                            crate::apis::flowcontrol::v1::PriorityLevelConfiguration,
-                        >(),
-                )
+                use crate::apis::flowcontrol::v1::PriorityLevelConfiguration as K;
+                Ok(self.inner.generic_informer_for::<K>())
             }
             #[cfg(feature = "lifecycle")]
             ("lifecycle.k8s.io", "v1alpha1", "evictions") => {
-                Ok(
-                    self
-                        .inner
-                        .generic_informer_for::<
-                            crate::apis::lifecycle::v1alpha1::Eviction,
-                        >(),
-                )
+                use crate::apis::lifecycle::v1alpha1::Eviction as K;
+                Ok(self.inner.generic_informer_for::<K>())
             }
             #[cfg(feature = "lifecycle")]
             ("lifecycle.k8s.io", "v1alpha1", "evictionrequests") => {
-                Ok(
-                    self
-                        .inner
-                        .generic_informer_for::<
-                            crate::apis::lifecycle::v1alpha1::EvictionRequest,
-                        >(),
-                )
+                use crate::apis::lifecycle::v1alpha1::EvictionRequest as K;
+                Ok(self.inner.generic_informer_for::<K>())
             }
             #[cfg(feature = "networking")]
             ("networking.k8s.io", "v1", "ipaddresses") => {
-                Ok(
-                    self
-                        .inner
-                        .generic_informer_for::<crate::apis::networking::v1::IPAddress>(),
-                )
+                use crate::apis::networking::v1::IPAddress as K;
+                Ok(self.inner.generic_informer_for::<K>())
             }
             #[cfg(feature = "networking")]
             ("networking.k8s.io", "v1", "ingresses") => {
-                Ok(
-                    self
-                        .inner
-                        .generic_informer_for::<crate::apis::networking::v1::Ingress>(),
-                )
+                use crate::apis::networking::v1::Ingress as K;
+                Ok(self.inner.generic_informer_for::<K>())
             }
             #[cfg(feature = "networking")]
             ("networking.k8s.io", "v1", "ingressclasses") => {
-                Ok(
-                    self
-                        .inner
-                        .generic_informer_for::<
-                            crate::apis::networking::v1::IngressClass,
-                        >(),
-                )
+                use crate::apis::networking::v1::IngressClass as K;
+                Ok(self.inner.generic_informer_for::<K>())
             }
             #[cfg(feature = "networking")]
             ("networking.k8s.io", "v1", "networkpolicies") => {
-                Ok(
-                    self
-                        .inner
-                        .generic_informer_for::<
-                            crate::apis::networking::v1::NetworkPolicy,
-                        >(),
-                )
+                use crate::apis::networking::v1::NetworkPolicy as K;
+                Ok(self.inner.generic_informer_for::<K>())
             }
             #[cfg(feature = "networking")]
             ("networking.k8s.io", "v1", "servicecidrs") => {
-                Ok(
-                    self
-                        .inner
-                        .generic_informer_for::<
-                            crate::apis::networking::v1::ServiceCIDR,
-                        >(),
-                )
+                use crate::apis::networking::v1::ServiceCIDR as K;
+                Ok(self.inner.generic_informer_for::<K>())
             }
             #[cfg(feature = "node")]
             ("node.k8s.io", "v1", "runtimeclasses") => {
-                Ok(
-                    self
-                        .inner
-                        .generic_informer_for::<crate::apis::node::v1::RuntimeClass>(),
-                )
+                use crate::apis::node::v1::RuntimeClass as K;
+                Ok(self.inner.generic_informer_for::<K>())
             }
             #[cfg(feature = "policy")]
             ("policy", "v1", "poddisruptionbudgets") => {
-                Ok(
-                    self
-                        .inner
-                        .generic_informer_for::<
-                            crate::apis::policy::v1::PodDisruptionBudget,
-                        >(),
-                )
+                use crate::apis::policy::v1::PodDisruptionBudget as K;
+                Ok(self.inner.generic_informer_for::<K>())
             }
             #[cfg(feature = "rbac")]
             ("rbac.authorization.k8s.io", "v1", "clusterroles") => {
-                Ok(
-                    self
-                        .inner
-                        .generic_informer_for::<crate::apis::rbac::v1::ClusterRole>(),
-                )
+                use crate::apis::rbac::v1::ClusterRole as K;
+                Ok(self.inner.generic_informer_for::<K>())
             }
             #[cfg(feature = "rbac")]
             ("rbac.authorization.k8s.io", "v1", "clusterrolebindings") => {
-                Ok(
-                    self
-                        .inner
-                        .generic_informer_for::<
-                            crate::apis::rbac::v1::ClusterRoleBinding,
-                        >(),
-                )
+                use crate::apis::rbac::v1::ClusterRoleBinding as K;
+                Ok(self.inner.generic_informer_for::<K>())
             }
             #[cfg(feature = "rbac")]
             ("rbac.authorization.k8s.io", "v1", "roles") => {
-                Ok(self.inner.generic_informer_for::<crate::apis::rbac::v1::Role>())
+                use crate::apis::rbac::v1::Role as K;
+                Ok(self.inner.generic_informer_for::<K>())
             }
             #[cfg(feature = "rbac")]
             ("rbac.authorization.k8s.io", "v1", "rolebindings") => {
-                Ok(
-                    self
-                        .inner
-                        .generic_informer_for::<crate::apis::rbac::v1::RoleBinding>(),
-                )
+                use crate::apis::rbac::v1::RoleBinding as K;
+                Ok(self.inner.generic_informer_for::<K>())
             }
             #[cfg(feature = "resource")]
             ("resource.k8s.io", "v1", "deviceclasses") => {
-                Ok(
-                    self
-                        .inner
-                        .generic_informer_for::<crate::apis::resource::v1::DeviceClass>(),
-                )
+                use crate::apis::resource::v1::DeviceClass as K;
+                Ok(self.inner.generic_informer_for::<K>())
             }
             #[cfg(feature = "resource")]
             ("resource.k8s.io", "v1", "devicetaintrules") => {
-                Ok(
-                    self
-                        .inner
-                        .generic_informer_for::<
-                            crate::apis::resource::v1::DeviceTaintRule,
-                        >(),
-                )
+                use crate::apis::resource::v1::DeviceTaintRule as K;
+                Ok(self.inner.generic_informer_for::<K>())
             }
             #[cfg(feature = "resource")]
             ("resource.k8s.io", "v1", "resourceclaims") => {
-                Ok(
-                    self
-                        .inner
-                        .generic_informer_for::<
-                            crate::apis::resource::v1::ResourceClaim,
-                        >(),
-                )
+                use crate::apis::resource::v1::ResourceClaim as K;
+                Ok(self.inner.generic_informer_for::<K>())
             }
             #[cfg(feature = "resource")]
             ("resource.k8s.io", "v1", "resourceclaimtemplates") => {
-                Ok(
-                    self
-                        .inner
-                        .generic_informer_for::<
-                            crate::apis::resource::v1::ResourceClaimTemplate,
-                        >(),
-                )
+                use crate::apis::resource::v1::ResourceClaimTemplate as K;
+                Ok(self.inner.generic_informer_for::<K>())
             }
             #[cfg(feature = "resource")]
             ("resource.k8s.io", "v1", "resourceslices") => {
-                Ok(
-                    self
-                        .inner
-                        .generic_informer_for::<
-                            crate::apis::resource::v1::ResourceSlice,
-                        >(),
-                )
+                use crate::apis::resource::v1::ResourceSlice as K;
+                Ok(self.inner.generic_informer_for::<K>())
             }
             #[cfg(feature = "resource")]
             ("resource.k8s.io", "v1alpha3", "devicetaintrules") => {
-                Ok(
-                    self
-                        .inner
-                        .generic_informer_for::<
-                            crate::apis::resource::v1alpha3::DeviceTaintRule,
-                        >(),
-                )
+                use crate::apis::resource::v1alpha3::DeviceTaintRule as K;
+                Ok(self.inner.generic_informer_for::<K>())
             }
             #[cfg(feature = "resource")]
             ("resource.k8s.io", "v1alpha3", "resourcepoolstatusrequests") => {
-                Ok(
-                    self
-                        .inner
-                        .generic_informer_for::<
-                            crate::apis::resource::v1alpha3::ResourcePoolStatusRequest,
-                        >(),
-                )
+                use crate::apis::resource::v1alpha3::ResourcePoolStatusRequest as K;
+                Ok(self.inner.generic_informer_for::<K>())
             }
             #[cfg(feature = "resource")]
             ("resource.k8s.io", "v1beta1", "deviceclasses") => {
-                Ok(
-                    self
-                        .inner
-                        .generic_informer_for::<
-                            crate::apis::resource::v1beta1::DeviceClass,
-                        >(),
-                )
+                use crate::apis::resource::v1beta1::DeviceClass as K;
+                Ok(self.inner.generic_informer_for::<K>())
             }
             #[cfg(feature = "resource")]
             ("resource.k8s.io", "v1beta1", "resourceclaims") => {
-                Ok(
-                    self
-                        .inner
-                        .generic_informer_for::<
-                            crate::apis::resource::v1beta1::ResourceClaim,
-                        >(),
-                )
+                use crate::apis::resource::v1beta1::ResourceClaim as K;
+                Ok(self.inner.generic_informer_for::<K>())
             }
             #[cfg(feature = "resource")]
             ("resource.k8s.io", "v1beta1", "resourceclaimtemplates") => {
-                Ok(
-                    self
-                        .inner
-                        .generic_informer_for::<
-                            crate::apis::resource::v1beta1::ResourceClaimTemplate,
-                        >(),
-                )
+                use crate::apis::resource::v1beta1::ResourceClaimTemplate as K;
+                Ok(self.inner.generic_informer_for::<K>())
             }
             #[cfg(feature = "resource")]
             ("resource.k8s.io", "v1beta1", "resourceslices") => {
-                Ok(
-                    self
-                        .inner
-                        .generic_informer_for::<
-                            crate::apis::resource::v1beta1::ResourceSlice,
-                        >(),
-                )
+                use crate::apis::resource::v1beta1::ResourceSlice as K;
+                Ok(self.inner.generic_informer_for::<K>())
             }
             #[cfg(feature = "resource")]
             ("resource.k8s.io", "v1beta2", "deviceclasses") => {
-                Ok(
-                    self
-                        .inner
-                        .generic_informer_for::<
-                            crate::apis::resource::v1beta2::DeviceClass,
-                        >(),
-                )
+                use crate::apis::resource::v1beta2::DeviceClass as K;
+                Ok(self.inner.generic_informer_for::<K>())
             }
             #[cfg(feature = "resource")]
             ("resource.k8s.io", "v1beta2", "devicetaintrules") => {
-                Ok(
-                    self
-                        .inner
-                        .generic_informer_for::<
-                            crate::apis::resource::v1beta2::DeviceTaintRule,
-                        >(),
-                )
+                use crate::apis::resource::v1beta2::DeviceTaintRule as K;
+                Ok(self.inner.generic_informer_for::<K>())
             }
             #[cfg(feature = "resource")]
             ("resource.k8s.io", "v1beta2", "resourceclaims") => {
-                Ok(
-                    self
-                        .inner
-                        .generic_informer_for::<
-                            crate::apis::resource::v1beta2::ResourceClaim,
-                        >(),
-                )
+                use crate::apis::resource::v1beta2::ResourceClaim as K;
+                Ok(self.inner.generic_informer_for::<K>())
             }
             #[cfg(feature = "resource")]
             ("resource.k8s.io", "v1beta2", "resourceclaimtemplates") => {
-                Ok(
-                    self
-                        .inner
-                        .generic_informer_for::<
-                            crate::apis::resource::v1beta2::ResourceClaimTemplate,
-                        >(),
-                )
+                use crate::apis::resource::v1beta2::ResourceClaimTemplate as K;
+                Ok(self.inner.generic_informer_for::<K>())
             }
             #[cfg(feature = "resource")]
             ("resource.k8s.io", "v1beta2", "resourceslices") => {
-                Ok(
-                    self
-                        .inner
-                        .generic_informer_for::<
-                            crate::apis::resource::v1beta2::ResourceSlice,
-                        >(),
-                )
+                use crate::apis::resource::v1beta2::ResourceSlice as K;
+                Ok(self.inner.generic_informer_for::<K>())
             }
             #[cfg(feature = "scheduling")]
             ("scheduling.k8s.io", "v1", "priorityclasses") => {
-                Ok(
-                    self
-                        .inner
-                        .generic_informer_for::<
-                            crate::apis::scheduling::v1::PriorityClass,
-                        >(),
-                )
+                use crate::apis::scheduling::v1::PriorityClass as K;
+                Ok(self.inner.generic_informer_for::<K>())
             }
             #[cfg(feature = "scheduling")]
             ("scheduling.k8s.io", "v1alpha3", "compositepodgroups") => {
-                Ok(
-                    self
-                        .inner
-                        .generic_informer_for::<
-                            crate::apis::scheduling::v1alpha3::CompositePodGroup,
-                        >(),
-                )
+                use crate::apis::scheduling::v1alpha3::CompositePodGroup as K;
+                Ok(self.inner.generic_informer_for::<K>())
             }
             #[cfg(feature = "scheduling")]
             ("scheduling.k8s.io", "v1alpha3", "podgroups") => {
-                Ok(
-                    self
-                        .inner
-                        .generic_informer_for::<
-                            crate::apis::scheduling::v1alpha3::PodGroup,
-                        >(),
-                )
+                use crate::apis::scheduling::v1alpha3::PodGroup as K;
+                Ok(self.inner.generic_informer_for::<K>())
             }
             #[cfg(feature = "scheduling")]
             ("scheduling.k8s.io", "v1alpha3", "workloads") => {
-                Ok(
-                    self
-                        .inner
-                        .generic_informer_for::<
-                            crate::apis::scheduling::v1alpha3::Workload,
-                        >(),
-                )
+                use crate::apis::scheduling::v1alpha3::Workload as K;
+                Ok(self.inner.generic_informer_for::<K>())
             }
             #[cfg(feature = "scheduling")]
             ("scheduling.k8s.io", "v1beta1", "podgroups") => {
-                Ok(
-                    self
-                        .inner
-                        .generic_informer_for::<
-                            crate::apis::scheduling::v1beta1::PodGroup,
-                        >(),
-                )
+                use crate::apis::scheduling::v1beta1::PodGroup as K;
+                Ok(self.inner.generic_informer_for::<K>())
             }
             #[cfg(feature = "scheduling")]
             ("scheduling.k8s.io", "v1beta1", "workloads") => {
-                Ok(
-                    self
-                        .inner
-                        .generic_informer_for::<
-                            crate::apis::scheduling::v1beta1::Workload,
-                        >(),
-                )
+                use crate::apis::scheduling::v1beta1::Workload as K;
+                Ok(self.inner.generic_informer_for::<K>())
             }
             #[cfg(feature = "storage")]
             ("storage.k8s.io", "v1", "csidrivers") => {
-                Ok(
-                    self
-                        .inner
-                        .generic_informer_for::<crate::apis::storage::v1::CSIDriver>(),
-                )
+                use crate::apis::storage::v1::CSIDriver as K;
+                Ok(self.inner.generic_informer_for::<K>())
             }
             #[cfg(feature = "storage")]
             ("storage.k8s.io", "v1", "csinodes") => {
-                Ok(
-                    self
-                        .inner
-                        .generic_informer_for::<crate::apis::storage::v1::CSINode>(),
-                )
+                use crate::apis::storage::v1::CSINode as K;
+                Ok(self.inner.generic_informer_for::<K>())
             }
             #[cfg(feature = "storage")]
             ("storage.k8s.io", "v1", "csistoragecapacities") => {
-                Ok(
-                    self
-                        .inner
-                        .generic_informer_for::<
-                            crate::apis::storage::v1::CSIStorageCapacity,
-                        >(),
-                )
+                use crate::apis::storage::v1::CSIStorageCapacity as K;
+                Ok(self.inner.generic_informer_for::<K>())
             }
             #[cfg(feature = "storage")]
             ("storage.k8s.io", "v1", "storageclasses") => {
-                Ok(
-                    self
-                        .inner
-                        .generic_informer_for::<crate::apis::storage::v1::StorageClass>(),
-                )
+                use crate::apis::storage::v1::StorageClass as K;
+                Ok(self.inner.generic_informer_for::<K>())
             }
             #[cfg(feature = "storage")]
             ("storage.k8s.io", "v1", "volumeattachments") => {
-                Ok(
-                    self
-                        .inner
-                        .generic_informer_for::<
-                            crate::apis::storage::v1::VolumeAttachment,
-                        >(),
-                )
+                use crate::apis::storage::v1::VolumeAttachment as K;
+                Ok(self.inner.generic_informer_for::<K>())
             }
             #[cfg(feature = "storage")]
             ("storage.k8s.io", "v1", "volumeattributesclasses") => {
-                Ok(
-                    self
-                        .inner
-                        .generic_informer_for::<
-                            crate::apis::storage::v1::VolumeAttributesClass,
-                        >(),
-                )
+                use crate::apis::storage::v1::VolumeAttributesClass as K;
+                Ok(self.inner.generic_informer_for::<K>())
             }
             #[cfg(feature = "storagemigration")]
             ("storagemigration.k8s.io", "v1", "storageversionmigrations") => {
-                Ok(
-                    self
-                        .inner
-                        .generic_informer_for::<
-                            crate::apis::storagemigration::v1::StorageVersionMigration,
-                        >(),
-                )
+                use crate::apis::storagemigration::v1::StorageVersionMigration as K;
+                Ok(self.inner.generic_informer_for::<K>())
             }
             #[cfg(feature = "storagemigration")]
             ("storagemigration.k8s.io", "v1beta1", "storageversionmigrations") => {
-                Ok(
-                    self
-                        .inner
-                        .generic_informer_for::<
-                            crate::apis::storagemigration::v1beta1::StorageVersionMigration,
-                        >(),
-                )
+                use crate::apis::storagemigration::v1beta1::StorageVersionMigration as K;
+                Ok(self.inner.generic_informer_for::<K>())
             }
             _ => self.inner.for_resource(gvr),
         }
     }
+
     /// Informers of the `admissionregistration.k8s.io` API group.
     #[cfg(feature = "admissionregistration")]
     #[inline]
@@ -931,151 +572,171 @@ impl SharedInformerFactory {
     ) -> self::admissionregistration::AdmissionregistrationInformers<'_> {
         self::admissionregistration::AdmissionregistrationInformers::new(&self.inner)
     }
+
     /// Informers of the `apiextensions.k8s.io` API group.
     #[cfg(feature = "apiextensions")]
     #[inline]
     pub fn apiextensions(&self) -> self::apiextensions::ApiextensionsInformers<'_> {
         self::apiextensions::ApiextensionsInformers::new(&self.inner)
     }
+
     /// Informers of the `apiregistration.k8s.io` API group.
     #[cfg(feature = "apiregistration")]
     #[inline]
-    pub fn apiregistration(
-        &self,
-    ) -> self::apiregistration::ApiregistrationInformers<'_> {
+    pub fn apiregistration(&self) -> self::apiregistration::ApiregistrationInformers<'_> {
         self::apiregistration::ApiregistrationInformers::new(&self.inner)
     }
+
     /// Informers of the `internal.apiserver.k8s.io` API group.
     #[cfg(feature = "apiserverinternal")]
     #[inline]
     pub fn internal(&self) -> self::apiserverinternal::InternalInformers<'_> {
         self::apiserverinternal::InternalInformers::new(&self.inner)
     }
+
     /// Informers of the `apps` API group.
     #[cfg(feature = "apps")]
     #[inline]
     pub fn apps(&self) -> self::apps::AppsInformers<'_> {
         self::apps::AppsInformers::new(&self.inner)
     }
+
     /// Informers of the `autoscaling` API group.
     #[cfg(feature = "autoscaling")]
     #[inline]
     pub fn autoscaling(&self) -> self::autoscaling::AutoscalingInformers<'_> {
         self::autoscaling::AutoscalingInformers::new(&self.inner)
     }
+
     /// Informers of the `batch` API group.
     #[cfg(feature = "batch")]
     #[inline]
     pub fn batch(&self) -> self::batch::BatchInformers<'_> {
         self::batch::BatchInformers::new(&self.inner)
     }
+
     /// Informers of the `certificates.k8s.io` API group.
     #[cfg(feature = "certificates")]
     #[inline]
     pub fn certificates(&self) -> self::certificates::CertificatesInformers<'_> {
         self::certificates::CertificatesInformers::new(&self.inner)
     }
+
     /// Informers of the `coordination.k8s.io` API group.
     #[cfg(feature = "coordination")]
     #[inline]
     pub fn coordination(&self) -> self::coordination::CoordinationInformers<'_> {
         self::coordination::CoordinationInformers::new(&self.inner)
     }
+
     /// Informers of the `core` API group.
     #[cfg(feature = "core")]
     #[inline]
     pub fn core(&self) -> self::core::CoreInformers<'_> {
         self::core::CoreInformers::new(&self.inner)
     }
+
     /// Informers of the `discovery.k8s.io` API group.
     #[cfg(feature = "discovery")]
     #[inline]
     pub fn discovery(&self) -> self::discovery::DiscoveryInformers<'_> {
         self::discovery::DiscoveryInformers::new(&self.inner)
     }
+
     /// Informers of the `events.k8s.io` API group.
     #[cfg(feature = "events")]
     #[inline]
     pub fn events(&self) -> self::events::EventsInformers<'_> {
         self::events::EventsInformers::new(&self.inner)
     }
+
     /// Informers of the `flowcontrol.apiserver.k8s.io` API group.
     #[cfg(feature = "flowcontrol")]
     #[inline]
     pub fn flowcontrol(&self) -> self::flowcontrol::FlowcontrolInformers<'_> {
         self::flowcontrol::FlowcontrolInformers::new(&self.inner)
     }
+
     /// Informers of the `lifecycle.k8s.io` API group.
     #[cfg(feature = "lifecycle")]
     #[inline]
     pub fn lifecycle(&self) -> self::lifecycle::LifecycleInformers<'_> {
         self::lifecycle::LifecycleInformers::new(&self.inner)
     }
+
     /// Informers of the `networking.k8s.io` API group.
     #[cfg(feature = "networking")]
     #[inline]
     pub fn networking(&self) -> self::networking::NetworkingInformers<'_> {
         self::networking::NetworkingInformers::new(&self.inner)
     }
+
     /// Informers of the `node.k8s.io` API group.
     #[cfg(feature = "node")]
     #[inline]
     pub fn node(&self) -> self::node::NodeInformers<'_> {
         self::node::NodeInformers::new(&self.inner)
     }
+
     /// Informers of the `policy` API group.
     #[cfg(feature = "policy")]
     #[inline]
     pub fn policy(&self) -> self::policy::PolicyInformers<'_> {
         self::policy::PolicyInformers::new(&self.inner)
     }
+
     /// Informers of the `rbac.authorization.k8s.io` API group.
     #[cfg(feature = "rbac")]
     #[inline]
     pub fn rbac(&self) -> self::rbac::RbacInformers<'_> {
         self::rbac::RbacInformers::new(&self.inner)
     }
+
     /// Informers of the `resource.k8s.io` API group.
     #[cfg(feature = "resource")]
     #[inline]
     pub fn resource(&self) -> self::resource::ResourceInformers<'_> {
         self::resource::ResourceInformers::new(&self.inner)
     }
+
     /// Informers of the `scheduling.k8s.io` API group.
     #[cfg(feature = "scheduling")]
     #[inline]
     pub fn scheduling(&self) -> self::scheduling::SchedulingInformers<'_> {
         self::scheduling::SchedulingInformers::new(&self.inner)
     }
+
     /// Informers of the `storage.k8s.io` API group.
     #[cfg(feature = "storage")]
     #[inline]
     pub fn storage(&self) -> self::storage::StorageInformers<'_> {
         self::storage::StorageInformers::new(&self.inner)
     }
+
     /// Informers of the `storagemigration.k8s.io` API group.
     #[cfg(feature = "storagemigration")]
     #[inline]
-    pub fn storagemigration(
-        &self,
-    ) -> self::storagemigration::StoragemigrationInformers<'_> {
+    pub fn storagemigration(&self) -> self::storagemigration::StoragemigrationInformers<'_> {
         self::storagemigration::StoragemigrationInformers::new(&self.inner)
     }
 }
-impl From<::kube_codegen_runtime::factory::SharedInformerFactory>
-for SharedInformerFactory {
+
+impl From<::kube_codegen_runtime::factory::SharedInformerFactory> for SharedInformerFactory {
     #[inline]
     fn from(factory: ::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self { inner: factory }
     }
 }
+
 impl ::core::ops::Deref for SharedInformerFactory {
     type Target = ::kube_codegen_runtime::factory::SharedInformerFactory;
+
     #[inline]
     fn deref(&self) -> &Self::Target {
         &self.inner
     }
 }
+
 /// This clientset's group accessors on any runtime factory, so that every factory
 /// that derefs to one (another clientset's generated factory, say) reaches these kinds
 /// too, with the very informers this factory would hand out: one watch, one cache per
@@ -1086,70 +747,92 @@ pub trait InformerGroups {
     fn admissionregistration(
         &self,
     ) -> self::admissionregistration::AdmissionregistrationInformers<'_>;
+
     /// Informers of the `apiextensions.k8s.io` API group.
     #[cfg(feature = "apiextensions")]
     fn apiextensions(&self) -> self::apiextensions::ApiextensionsInformers<'_>;
+
     /// Informers of the `apiregistration.k8s.io` API group.
     #[cfg(feature = "apiregistration")]
     fn apiregistration(&self) -> self::apiregistration::ApiregistrationInformers<'_>;
+
     /// Informers of the `internal.apiserver.k8s.io` API group.
     #[cfg(feature = "apiserverinternal")]
     fn internal(&self) -> self::apiserverinternal::InternalInformers<'_>;
+
     /// Informers of the `apps` API group.
     #[cfg(feature = "apps")]
     fn apps(&self) -> self::apps::AppsInformers<'_>;
+
     /// Informers of the `autoscaling` API group.
     #[cfg(feature = "autoscaling")]
     fn autoscaling(&self) -> self::autoscaling::AutoscalingInformers<'_>;
+
     /// Informers of the `batch` API group.
     #[cfg(feature = "batch")]
     fn batch(&self) -> self::batch::BatchInformers<'_>;
+
     /// Informers of the `certificates.k8s.io` API group.
     #[cfg(feature = "certificates")]
     fn certificates(&self) -> self::certificates::CertificatesInformers<'_>;
+
     /// Informers of the `coordination.k8s.io` API group.
     #[cfg(feature = "coordination")]
     fn coordination(&self) -> self::coordination::CoordinationInformers<'_>;
+
     /// Informers of the `core` API group.
     #[cfg(feature = "core")]
     fn core(&self) -> self::core::CoreInformers<'_>;
+
     /// Informers of the `discovery.k8s.io` API group.
     #[cfg(feature = "discovery")]
     fn discovery(&self) -> self::discovery::DiscoveryInformers<'_>;
+
     /// Informers of the `events.k8s.io` API group.
     #[cfg(feature = "events")]
     fn events(&self) -> self::events::EventsInformers<'_>;
+
     /// Informers of the `flowcontrol.apiserver.k8s.io` API group.
     #[cfg(feature = "flowcontrol")]
     fn flowcontrol(&self) -> self::flowcontrol::FlowcontrolInformers<'_>;
+
     /// Informers of the `lifecycle.k8s.io` API group.
     #[cfg(feature = "lifecycle")]
     fn lifecycle(&self) -> self::lifecycle::LifecycleInformers<'_>;
+
     /// Informers of the `networking.k8s.io` API group.
     #[cfg(feature = "networking")]
     fn networking(&self) -> self::networking::NetworkingInformers<'_>;
+
     /// Informers of the `node.k8s.io` API group.
     #[cfg(feature = "node")]
     fn node(&self) -> self::node::NodeInformers<'_>;
+
     /// Informers of the `policy` API group.
     #[cfg(feature = "policy")]
     fn policy(&self) -> self::policy::PolicyInformers<'_>;
+
     /// Informers of the `rbac.authorization.k8s.io` API group.
     #[cfg(feature = "rbac")]
     fn rbac(&self) -> self::rbac::RbacInformers<'_>;
+
     /// Informers of the `resource.k8s.io` API group.
     #[cfg(feature = "resource")]
     fn resource(&self) -> self::resource::ResourceInformers<'_>;
+
     /// Informers of the `scheduling.k8s.io` API group.
     #[cfg(feature = "scheduling")]
     fn scheduling(&self) -> self::scheduling::SchedulingInformers<'_>;
+
     /// Informers of the `storage.k8s.io` API group.
     #[cfg(feature = "storage")]
     fn storage(&self) -> self::storage::StorageInformers<'_>;
+
     /// Informers of the `storagemigration.k8s.io` API group.
     #[cfg(feature = "storagemigration")]
     fn storagemigration(&self) -> self::storagemigration::StoragemigrationInformers<'_>;
 }
+
 impl InformerGroups for ::kube_codegen_runtime::factory::SharedInformerFactory {
     #[cfg(feature = "admissionregistration")]
     #[inline]
@@ -1158,106 +841,127 @@ impl InformerGroups for ::kube_codegen_runtime::factory::SharedInformerFactory {
     ) -> self::admissionregistration::AdmissionregistrationInformers<'_> {
         self::admissionregistration::AdmissionregistrationInformers::new(self)
     }
+
     #[cfg(feature = "apiextensions")]
     #[inline]
     fn apiextensions(&self) -> self::apiextensions::ApiextensionsInformers<'_> {
         self::apiextensions::ApiextensionsInformers::new(self)
     }
+
     #[cfg(feature = "apiregistration")]
     #[inline]
     fn apiregistration(&self) -> self::apiregistration::ApiregistrationInformers<'_> {
         self::apiregistration::ApiregistrationInformers::new(self)
     }
+
     #[cfg(feature = "apiserverinternal")]
     #[inline]
     fn internal(&self) -> self::apiserverinternal::InternalInformers<'_> {
         self::apiserverinternal::InternalInformers::new(self)
     }
+
     #[cfg(feature = "apps")]
     #[inline]
     fn apps(&self) -> self::apps::AppsInformers<'_> {
         self::apps::AppsInformers::new(self)
     }
+
     #[cfg(feature = "autoscaling")]
     #[inline]
     fn autoscaling(&self) -> self::autoscaling::AutoscalingInformers<'_> {
         self::autoscaling::AutoscalingInformers::new(self)
     }
+
     #[cfg(feature = "batch")]
     #[inline]
     fn batch(&self) -> self::batch::BatchInformers<'_> {
         self::batch::BatchInformers::new(self)
     }
+
     #[cfg(feature = "certificates")]
     #[inline]
     fn certificates(&self) -> self::certificates::CertificatesInformers<'_> {
         self::certificates::CertificatesInformers::new(self)
     }
+
     #[cfg(feature = "coordination")]
     #[inline]
     fn coordination(&self) -> self::coordination::CoordinationInformers<'_> {
         self::coordination::CoordinationInformers::new(self)
     }
+
     #[cfg(feature = "core")]
     #[inline]
     fn core(&self) -> self::core::CoreInformers<'_> {
         self::core::CoreInformers::new(self)
     }
+
     #[cfg(feature = "discovery")]
     #[inline]
     fn discovery(&self) -> self::discovery::DiscoveryInformers<'_> {
         self::discovery::DiscoveryInformers::new(self)
     }
+
     #[cfg(feature = "events")]
     #[inline]
     fn events(&self) -> self::events::EventsInformers<'_> {
         self::events::EventsInformers::new(self)
     }
+
     #[cfg(feature = "flowcontrol")]
     #[inline]
     fn flowcontrol(&self) -> self::flowcontrol::FlowcontrolInformers<'_> {
         self::flowcontrol::FlowcontrolInformers::new(self)
     }
+
     #[cfg(feature = "lifecycle")]
     #[inline]
     fn lifecycle(&self) -> self::lifecycle::LifecycleInformers<'_> {
         self::lifecycle::LifecycleInformers::new(self)
     }
+
     #[cfg(feature = "networking")]
     #[inline]
     fn networking(&self) -> self::networking::NetworkingInformers<'_> {
         self::networking::NetworkingInformers::new(self)
     }
+
     #[cfg(feature = "node")]
     #[inline]
     fn node(&self) -> self::node::NodeInformers<'_> {
         self::node::NodeInformers::new(self)
     }
+
     #[cfg(feature = "policy")]
     #[inline]
     fn policy(&self) -> self::policy::PolicyInformers<'_> {
         self::policy::PolicyInformers::new(self)
     }
+
     #[cfg(feature = "rbac")]
     #[inline]
     fn rbac(&self) -> self::rbac::RbacInformers<'_> {
         self::rbac::RbacInformers::new(self)
     }
+
     #[cfg(feature = "resource")]
     #[inline]
     fn resource(&self) -> self::resource::ResourceInformers<'_> {
         self::resource::ResourceInformers::new(self)
     }
+
     #[cfg(feature = "scheduling")]
     #[inline]
     fn scheduling(&self) -> self::scheduling::SchedulingInformers<'_> {
         self::scheduling::SchedulingInformers::new(self)
     }
+
     #[cfg(feature = "storage")]
     #[inline]
     fn storage(&self) -> self::storage::StorageInformers<'_> {
         self::storage::StorageInformers::new(self)
     }
+
     #[cfg(feature = "storagemigration")]
     #[inline]
     fn storagemigration(&self) -> self::storagemigration::StoragemigrationInformers<'_> {

@@ -4,18 +4,27 @@
 // SPDX-License-Identifier: Apache-2.0
 
 //! CustomResourceDefinitions of crddemo.k8s.io/v1: `kube::CustomResourceExt` for its kinds.
-impl ::kube_codegen_runtime::kube::CustomResourceExt for super::Mydemo {
+use ::kube_codegen_runtime::crd::CustomResourceDefinition;
+use ::kube_codegen_runtime::kube::CustomResourceExt;
+use ::kube_codegen_runtime::kube::core::ApiResource;
+
+impl CustomResourceExt for super::Mydemo {
     /// The CRD `mydemos.crddemo.k8s.io`, every version included: the YAML document kube-codegen wrote to `mydemo.yaml`.
-    fn crd() -> ::kube_codegen_runtime::k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition {
+    fn crd() -> CustomResourceDefinition {
         const CRD_YAML: &str = include_str!("../../../../../crd/mydemo.yaml");
+        // kube-codegen wrote CRD_YAML from a typed model whose every field has the type of
+        // k8s-openapi's CustomResourceDefinition, and the tests read every generated CRD:
+        // this cannot fail unless the file is edited.
         ::kube_codegen_runtime::crd::from_yaml(CRD_YAML)
             .expect("kube-codegen generates a valid CustomResourceDefinition")
     }
+
     fn crd_name() -> &'static str {
         "mydemos.crddemo.k8s.io"
     }
-    fn api_resource() -> ::kube_codegen_runtime::kube::core::ApiResource {
-        ::kube_codegen_runtime::kube::core::ApiResource {
+
+    fn api_resource() -> ApiResource {
+        ApiResource {
             group: "crddemo.k8s.io".into(),
             version: "v1".into(),
             api_version: "crddemo.k8s.io/v1".into(),
@@ -23,6 +32,7 @@ impl ::kube_codegen_runtime::kube::CustomResourceExt for super::Mydemo {
             plural: "mydemos".into(),
         }
     }
+
     fn shortnames() -> &'static [&'static str] {
         &[]
     }

@@ -9,12 +9,15 @@
 /// subresources, finalizers, selectors, watches), plus a handle to inspect recorded
 /// actions, inject faults with reactors, and read stored objects.
 pub enum Clientset {}
+
 impl Clientset {
     /// A clientset over a new in-memory API server that serves every resource of this
     /// clientset (with its CRD, when one was generated) and the common built-ins,
     /// seeded with `objects` (each with `apiVersion` and `kind`;
     /// `kube_codegen_runtime::fake::to_value(&obj)` adds them for typed objects).
     /// Needs a Tokio runtime.
+    // client-go's `fake.NewSimpleClientset` hands back its own clientset type; here the
+    // point is to hand back the real one, so `new` deliberately returns another type.
     #[allow(clippy::new_ret_no_self)]
     #[inline]
     pub fn new(
@@ -23,12 +26,12 @@ impl Clientset {
         (super::Clientset, ::kube_codegen_runtime::fake::FakeHandle),
         ::kube_codegen_runtime::fake::FakeError,
     > {
-        let (client, handle) = ::kube_codegen_runtime::fake::new_client(
-            &Self::resources(),
-            Self::crds()?.into_iter().chain(objects),
-        )?;
+        let resources = Self::resources();
+        let seed = Self::crds()?.into_iter().chain(objects);
+        let (client, handle) = ::kube_codegen_runtime::fake::new_client(&resources, seed)?;
         Ok((super::Clientset::new(client), handle))
     }
+
     /// The resources of this clientset, as the fake API server registers them.
     #[inline]
     pub fn resources() -> Vec<::kube_codegen_runtime::resource::ResourceInfo> {
@@ -36,6 +39,7 @@ impl Clientset {
         resources.extend_from_slice(crate::pkg::apis::crddemo::v1::RESOURCES);
         resources
     }
+
     /// The CustomResourceDefinitions of this clientset's kinds, as objects to seed:
     /// [`new`](Self::new) installs them, so the fake validates, prunes and defaults
     /// by their schemas and server-side apply merges lists and maps as they say.
@@ -43,12 +47,10 @@ impl Clientset {
         Vec<::kube_codegen_runtime::serde_json::Value>,
         ::kube_codegen_runtime::fake::FakeError,
     > {
-        [
-            ::kube_codegen_runtime::fake::to_value(
-                &<crate::pkg::apis::crddemo::v1::Mydemo as ::kube_codegen_runtime::kube::CustomResourceExt>::crd(),
-            ),
-        ]
-            .into_iter()
+        use ::kube_codegen_runtime::kube::CustomResourceExt as _;
+        let crds = [crate::pkg::apis::crddemo::v1::Mydemo::crd()];
+        crds.iter()
+            .map(::kube_codegen_runtime::fake::to_value)
             .collect()
     }
 }

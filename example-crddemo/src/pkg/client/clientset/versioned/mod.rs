@@ -8,7 +8,9 @@
 pub mod fake;
 #[rustfmt::skip]
 pub mod typed;
+
 use ::kube_codegen_runtime::kube;
+
 /// Gives access to the typed client of every generated API group-version.
 ///
 /// Cheap to clone: it holds one `kube::Client`, shared by every client it hands out.
@@ -16,6 +18,7 @@ use ::kube_codegen_runtime::kube;
 pub struct Clientset {
     client: kube::Client,
 }
+
 impl Clientset {
     /// A clientset configured from the environment: the kubeconfig (`$KUBECONFIG` or
     /// `~/.kube/config`) or, inside a cluster, the service account.
@@ -23,40 +26,47 @@ impl Clientset {
     pub async fn try_default() -> kube::Result<Self> {
         Ok(Self::new(kube::Client::try_default().await?))
     }
+
     /// A clientset over an existing client (a real cluster, or the fake API server).
     #[inline]
     pub fn new(client: kube::Client) -> Self {
         Self { client }
     }
+
     /// The underlying client, for raw requests, `kube::Api` and `kube::runtime`.
     #[inline]
     pub fn client(&self) -> &kube::Client {
         &self.client
     }
+
     /// A discovery client over the same connection; call `run().await` on it to learn
     /// the server's groups and resources.
     #[inline]
     pub fn discovery(&self) -> kube::Discovery {
         kube::Discovery::new(self.client.clone())
     }
+
     /// The client of the `crddemo.k8s.io/v1` API.
     #[inline]
     pub fn crddemo_v1(&self) -> self::typed::crddemo::v1::CrddemoV1Client {
         self::typed::crddemo::v1::CrddemoV1Client::new(self.client.clone())
     }
 }
+
 impl From<kube::Client> for Clientset {
     #[inline]
     fn from(client: kube::Client) -> Self {
         Self::new(client)
     }
 }
+
 impl From<Clientset> for kube::Client {
     #[inline]
     fn from(clientset: Clientset) -> Self {
         clientset.client
     }
 }
+
 impl AsRef<kube::Client> for Clientset {
     #[inline]
     fn as_ref(&self) -> &kube::Client {

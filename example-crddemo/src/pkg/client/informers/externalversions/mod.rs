@@ -6,6 +6,7 @@
 //! Informers of the versioned clientset's kinds, and their shared factory.
 #[rustfmt::skip]
 pub mod crddemo;
+
 /// The shared informer factory of this clientset: one informer (one watch) per kind
 /// however many callers ask, started, synced and shut down together.
 ///
@@ -16,28 +17,30 @@ pub mod crddemo;
 pub struct SharedInformerFactory {
     inner: ::kube_codegen_runtime::factory::SharedInformerFactory,
 }
+
 impl SharedInformerFactory {
     /// A factory over `clientset` with the defaults: all namespaces, no resync.
     #[inline]
     pub fn new(clientset: &crate::pkg::client::clientset::versioned::Clientset) -> Self {
         Self::builder(clientset).build()
     }
+
     /// A builder over `clientset`: `namespace(..)`, `tweak_list_params(..)`,
     /// `default_resync(..)`, `resync_for::<K>(..)`, `transform(..)` …, then `build()`.
     #[inline]
     pub fn builder(
         clientset: &crate::pkg::client::clientset::versioned::Clientset,
     ) -> ::kube_codegen_runtime::factory::FactoryBuilder<Self> {
-        ::kube_codegen_runtime::factory::SharedInformerFactory::builder(
-                clientset.client().clone(),
-            )
-            .typed()
+        let client = clientset.client().clone();
+        ::kube_codegen_runtime::factory::SharedInformerFactory::builder(client).typed()
     }
+
     /// The runtime factory this wraps.
     #[inline]
     pub fn factory(&self) -> &::kube_codegen_runtime::factory::SharedInformerFactory {
         &self.inner
     }
+
     /// The informer of a resource named by group, version and resource (client-go's
     /// `ForResource`), for every kind of this clientset and any other kind the factory
     /// has an informer of. A kind costs compile time here only where this is called.
@@ -49,37 +52,38 @@ impl SharedInformerFactory {
         ::kube_codegen_runtime::factory::GenericInformer,
         ::kube_codegen_runtime::factory::FactoryError,
     > {
-        match (gvr.group.as_str(), gvr.version.as_str(), gvr.resource.as_str()) {
+        match (&*gvr.group, &*gvr.version, &*gvr.resource) {
             ("crddemo.k8s.io", "v1", "mydemos") => {
-                Ok(
-                    self
-                        .inner
-                        .generic_informer_for::<crate::pkg::apis::crddemo::v1::Mydemo>(),
-                )
+                use crate::pkg::apis::crddemo::v1::Mydemo as K;
+                Ok(self.inner.generic_informer_for::<K>())
             }
             _ => self.inner.for_resource(gvr),
         }
     }
+
     /// Informers of the `crddemo.k8s.io` API group.
     #[inline]
     pub fn crddemo(&self) -> self::crddemo::CrddemoInformers<'_> {
         self::crddemo::CrddemoInformers::new(&self.inner)
     }
 }
-impl From<::kube_codegen_runtime::factory::SharedInformerFactory>
-for SharedInformerFactory {
+
+impl From<::kube_codegen_runtime::factory::SharedInformerFactory> for SharedInformerFactory {
     #[inline]
     fn from(factory: ::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self { inner: factory }
     }
 }
+
 impl ::core::ops::Deref for SharedInformerFactory {
     type Target = ::kube_codegen_runtime::factory::SharedInformerFactory;
+
     #[inline]
     fn deref(&self) -> &Self::Target {
         &self.inner
     }
 }
+
 /// This clientset's group accessors on any runtime factory, so that every factory
 /// that derefs to one (another clientset's generated factory, say) reaches these kinds
 /// too, with the very informers this factory would hand out: one watch, one cache per
@@ -88,6 +92,7 @@ pub trait InformerGroups {
     /// Informers of the `crddemo.k8s.io` API group.
     fn crddemo(&self) -> self::crddemo::CrddemoInformers<'_>;
 }
+
 impl InformerGroups for ::kube_codegen_runtime::factory::SharedInformerFactory {
     #[inline]
     fn crddemo(&self) -> self::crddemo::CrddemoInformers<'_> {

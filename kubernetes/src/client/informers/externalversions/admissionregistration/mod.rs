@@ -11,31 +11,32 @@ pub mod v1;
 pub mod v1alpha1;
 #[rustfmt::skip]
 pub mod v1beta1;
+
 /// Informers of the `admissionregistration.k8s.io` API group, one accessor per version.
 #[derive(Clone, Copy)]
 pub struct AdmissionregistrationInformers<'a> {
     factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory,
 }
+
 impl<'a> AdmissionregistrationInformers<'a> {
     /// The group's informers on `factory`.
     #[inline]
-    pub fn new(
-        factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self { factory }
     }
+
     /// Informers of the `admissionregistration.k8s.io/v1` API.
     #[inline]
     pub fn v1(&self) -> self::v1::AdmissionregistrationV1Informers<'a> {
         self::v1::AdmissionregistrationV1Informers::new(self.factory)
     }
+
     /// Informers of the `admissionregistration.k8s.io/v1alpha1` API.
     #[inline]
-    pub fn v1alpha1(
-        &self,
-    ) -> self::v1alpha1::AdmissionregistrationV1alpha1Informers<'a> {
+    pub fn v1alpha1(&self) -> self::v1alpha1::AdmissionregistrationV1alpha1Informers<'a> {
         self::v1alpha1::AdmissionregistrationV1alpha1Informers::new(self.factory)
     }
+
     /// Informers of the `admissionregistration.k8s.io/v1beta1` API.
     #[inline]
     pub fn v1beta1(&self) -> self::v1beta1::AdmissionregistrationV1beta1Informers<'a> {

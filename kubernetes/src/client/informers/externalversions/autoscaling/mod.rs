@@ -9,24 +9,26 @@
 pub mod v1;
 #[rustfmt::skip]
 pub mod v2;
+
 /// Informers of the `autoscaling` API group, one accessor per version.
 #[derive(Clone, Copy)]
 pub struct AutoscalingInformers<'a> {
     factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory,
 }
+
 impl<'a> AutoscalingInformers<'a> {
     /// The group's informers on `factory`.
     #[inline]
-    pub fn new(
-        factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self { factory }
     }
+
     /// Informers of the `autoscaling/v1` API.
     #[inline]
     pub fn v1(&self) -> self::v1::AutoscalingV1Informers<'a> {
         self::v1::AutoscalingV1Informers::new(self.factory)
     }
+
     /// Informers of the `autoscaling/v2` API.
     #[inline]
     pub fn v2(&self) -> self::v2::AutoscalingV2Informers<'a> {

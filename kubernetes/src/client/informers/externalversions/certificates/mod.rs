@@ -9,24 +9,26 @@
 pub mod v1;
 #[rustfmt::skip]
 pub mod v1beta1;
+
 /// Informers of the `certificates.k8s.io` API group, one accessor per version.
 #[derive(Clone, Copy)]
 pub struct CertificatesInformers<'a> {
     factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory,
 }
+
 impl<'a> CertificatesInformers<'a> {
     /// The group's informers on `factory`.
     #[inline]
-    pub fn new(
-        factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self { factory }
     }
+
     /// Informers of the `certificates.k8s.io/v1` API.
     #[inline]
     pub fn v1(&self) -> self::v1::CertificatesV1Informers<'a> {
         self::v1::CertificatesV1Informers::new(self.factory)
     }
+
     /// Informers of the `certificates.k8s.io/v1beta1` API.
     #[inline]
     pub fn v1beta1(&self) -> self::v1beta1::CertificatesV1beta1Informers<'a> {

@@ -11,29 +11,32 @@ pub mod v1;
 pub mod v1alpha2;
 #[rustfmt::skip]
 pub mod v1beta1;
+
 /// Informers of the `coordination.k8s.io` API group, one accessor per version.
 #[derive(Clone, Copy)]
 pub struct CoordinationInformers<'a> {
     factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory,
 }
+
 impl<'a> CoordinationInformers<'a> {
     /// The group's informers on `factory`.
     #[inline]
-    pub fn new(
-        factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self { factory }
     }
+
     /// Informers of the `coordination.k8s.io/v1` API.
     #[inline]
     pub fn v1(&self) -> self::v1::CoordinationV1Informers<'a> {
         self::v1::CoordinationV1Informers::new(self.factory)
     }
+
     /// Informers of the `coordination.k8s.io/v1alpha2` API.
     #[inline]
     pub fn v1alpha2(&self) -> self::v1alpha2::CoordinationV1alpha2Informers<'a> {
         self::v1alpha2::CoordinationV1alpha2Informers::new(self.factory)
     }
+
     /// Informers of the `coordination.k8s.io/v1beta1` API.
     #[inline]
     pub fn v1beta1(&self) -> self::v1beta1::CoordinationV1beta1Informers<'a> {

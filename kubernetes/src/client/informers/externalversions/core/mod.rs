@@ -7,19 +7,20 @@
 #![cfg(feature = "core")]
 #[rustfmt::skip]
 pub mod v1;
+
 /// Informers of the `core` API group, one accessor per version.
 #[derive(Clone, Copy)]
 pub struct CoreInformers<'a> {
     factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory,
 }
+
 impl<'a> CoreInformers<'a> {
     /// The group's informers on `factory`.
     #[inline]
-    pub fn new(
-        factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self { factory }
     }
+
     /// Informers of the `v1` API.
     #[inline]
     pub fn v1(&self) -> self::v1::CoreV1Informers<'a> {

@@ -7,19 +7,20 @@
 #![cfg(feature = "flowcontrol")]
 #[rustfmt::skip]
 pub mod v1;
+
 /// Informers of the `flowcontrol.apiserver.k8s.io` API group, one accessor per version.
 #[derive(Clone, Copy)]
 pub struct FlowcontrolInformers<'a> {
     factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory,
 }
+
 impl<'a> FlowcontrolInformers<'a> {
     /// The group's informers on `factory`.
     #[inline]
-    pub fn new(
-        factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self { factory }
     }
+
     /// Informers of the `flowcontrol.apiserver.k8s.io/v1` API.
     #[inline]
     pub fn v1(&self) -> self::v1::FlowcontrolV1Informers<'a> {

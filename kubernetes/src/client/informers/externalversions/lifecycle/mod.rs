@@ -7,19 +7,20 @@
 #![cfg(feature = "lifecycle")]
 #[rustfmt::skip]
 pub mod v1alpha1;
+
 /// Informers of the `lifecycle.k8s.io` API group, one accessor per version.
 #[derive(Clone, Copy)]
 pub struct LifecycleInformers<'a> {
     factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory,
 }
+
 impl<'a> LifecycleInformers<'a> {
     /// The group's informers on `factory`.
     #[inline]
-    pub fn new(
-        factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self { factory }
     }
+
     /// Informers of the `lifecycle.k8s.io/v1alpha1` API.
     #[inline]
     pub fn v1alpha1(&self) -> self::v1alpha1::LifecycleV1alpha1Informers<'a> {

@@ -7,19 +7,20 @@
 #![cfg(feature = "networking")]
 #[rustfmt::skip]
 pub mod v1;
+
 /// Informers of the `networking.k8s.io` API group, one accessor per version.
 #[derive(Clone, Copy)]
 pub struct NetworkingInformers<'a> {
     factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory,
 }
+
 impl<'a> NetworkingInformers<'a> {
     /// The group's informers on `factory`.
     #[inline]
-    pub fn new(
-        factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self { factory }
     }
+
     /// Informers of the `networking.k8s.io/v1` API.
     #[inline]
     pub fn v1(&self) -> self::v1::NetworkingV1Informers<'a> {

@@ -7,19 +7,20 @@
 #![cfg(feature = "policy")]
 #[rustfmt::skip]
 pub mod v1;
+
 /// Informers of the `policy` API group, one accessor per version.
 #[derive(Clone, Copy)]
 pub struct PolicyInformers<'a> {
     factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory,
 }
+
 impl<'a> PolicyInformers<'a> {
     /// The group's informers on `factory`.
     #[inline]
-    pub fn new(
-        factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self { factory }
     }
+
     /// Informers of the `policy/v1` API.
     #[inline]
     pub fn v1(&self) -> self::v1::PolicyV1Informers<'a> {

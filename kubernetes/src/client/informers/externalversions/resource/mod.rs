@@ -13,34 +13,38 @@ pub mod v1alpha3;
 pub mod v1beta1;
 #[rustfmt::skip]
 pub mod v1beta2;
+
 /// Informers of the `resource.k8s.io` API group, one accessor per version.
 #[derive(Clone, Copy)]
 pub struct ResourceInformers<'a> {
     factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory,
 }
+
 impl<'a> ResourceInformers<'a> {
     /// The group's informers on `factory`.
     #[inline]
-    pub fn new(
-        factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self { factory }
     }
+
     /// Informers of the `resource.k8s.io/v1` API.
     #[inline]
     pub fn v1(&self) -> self::v1::ResourceV1Informers<'a> {
         self::v1::ResourceV1Informers::new(self.factory)
     }
+
     /// Informers of the `resource.k8s.io/v1alpha3` API.
     #[inline]
     pub fn v1alpha3(&self) -> self::v1alpha3::ResourceV1alpha3Informers<'a> {
         self::v1alpha3::ResourceV1alpha3Informers::new(self.factory)
     }
+
     /// Informers of the `resource.k8s.io/v1beta1` API.
     #[inline]
     pub fn v1beta1(&self) -> self::v1beta1::ResourceV1beta1Informers<'a> {
         self::v1beta1::ResourceV1beta1Informers::new(self.factory)
     }
+
     /// Informers of the `resource.k8s.io/v1beta2` API.
     #[inline]
     pub fn v1beta2(&self) -> self::v1beta2::ResourceV1beta2Informers<'a> {

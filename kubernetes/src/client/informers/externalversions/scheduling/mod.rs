@@ -11,29 +11,32 @@ pub mod v1;
 pub mod v1alpha3;
 #[rustfmt::skip]
 pub mod v1beta1;
+
 /// Informers of the `scheduling.k8s.io` API group, one accessor per version.
 #[derive(Clone, Copy)]
 pub struct SchedulingInformers<'a> {
     factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory,
 }
+
 impl<'a> SchedulingInformers<'a> {
     /// The group's informers on `factory`.
     #[inline]
-    pub fn new(
-        factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self { factory }
     }
+
     /// Informers of the `scheduling.k8s.io/v1` API.
     #[inline]
     pub fn v1(&self) -> self::v1::SchedulingV1Informers<'a> {
         self::v1::SchedulingV1Informers::new(self.factory)
     }
+
     /// Informers of the `scheduling.k8s.io/v1alpha3` API.
     #[inline]
     pub fn v1alpha3(&self) -> self::v1alpha3::SchedulingV1alpha3Informers<'a> {
         self::v1alpha3::SchedulingV1alpha3Informers::new(self.factory)
     }
+
     /// Informers of the `scheduling.k8s.io/v1beta1` API.
     #[inline]
     pub fn v1beta1(&self) -> self::v1beta1::SchedulingV1beta1Informers<'a> {

@@ -9,24 +9,26 @@
 pub mod v1;
 #[rustfmt::skip]
 pub mod v1beta1;
+
 /// Informers of the `storagemigration.k8s.io` API group, one accessor per version.
 #[derive(Clone, Copy)]
 pub struct StoragemigrationInformers<'a> {
     factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory,
 }
+
 impl<'a> StoragemigrationInformers<'a> {
     /// The group's informers on `factory`.
     #[inline]
-    pub fn new(
-        factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self { factory }
     }
+
     /// Informers of the `storagemigration.k8s.io/v1` API.
     #[inline]
     pub fn v1(&self) -> self::v1::StoragemigrationV1Informers<'a> {
         self::v1::StoragemigrationV1Informers::new(self.factory)
     }
+
     /// Informers of the `storagemigration.k8s.io/v1beta1` API.
     #[inline]
     pub fn v1beta1(&self) -> self::v1beta1::StoragemigrationV1beta1Informers<'a> {

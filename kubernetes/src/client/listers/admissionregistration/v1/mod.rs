@@ -16,6 +16,7 @@ pub mod validating_admission_policy;
 pub mod validating_admission_policy_binding;
 #[rustfmt::skip]
 pub mod validating_webhook_configuration;
+
 pub use self::mutating_admission_policy::MutatingAdmissionPolicyLister;
 pub use self::mutating_admission_policy_binding::MutatingAdmissionPolicyBindingLister;
 pub use self::mutating_webhook_configuration::MutatingWebhookConfigurationLister;

@@ -8,5 +8,6 @@
 pub mod mutating_admission_policy;
 #[rustfmt::skip]
 pub mod mutating_admission_policy_binding;
+
 pub use self::mutating_admission_policy::MutatingAdmissionPolicyLister;
 pub use self::mutating_admission_policy_binding::MutatingAdmissionPolicyBindingLister;

@@ -6,4 +6,5 @@
 //! Listers of the `apiextensions.k8s.io/v1` API.
 #[rustfmt::skip]
 pub mod custom_resource_definition;
+
 pub use self::custom_resource_definition::CustomResourceDefinitionLister;

@@ -6,4 +6,5 @@
 //! Listers of the `apiregistration.k8s.io/v1` API.
 #[rustfmt::skip]
 pub mod api_service;
+
 pub use self::api_service::APIServiceLister;

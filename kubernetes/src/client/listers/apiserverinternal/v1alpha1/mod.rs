@@ -6,4 +6,5 @@
 //! Listers of the `internal.apiserver.k8s.io/v1alpha1` API.
 #[rustfmt::skip]
 pub mod storage_version;
+
 pub use self::storage_version::StorageVersionLister;

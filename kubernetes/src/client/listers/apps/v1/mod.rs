@@ -14,9 +14,8 @@ pub mod deployment;
 pub mod replica_set;
 #[rustfmt::skip]
 pub mod stateful_set;
-pub use self::controller_revision::{
-    ControllerRevisionLister, ControllerRevisionNamespaceLister,
-};
+
+pub use self::controller_revision::{ControllerRevisionLister, ControllerRevisionNamespaceLister};
 pub use self::daemon_set::{DaemonSetLister, DaemonSetNamespaceLister};
 pub use self::deployment::{DeploymentLister, DeploymentNamespaceLister};
 pub use self::replica_set::{ReplicaSetLister, ReplicaSetNamespaceLister};

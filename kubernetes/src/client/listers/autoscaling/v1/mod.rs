@@ -6,6 +6,7 @@
 //! Listers of the `autoscaling/v1` API.
 #[rustfmt::skip]
 pub mod horizontal_pod_autoscaler;
+
 pub use self::horizontal_pod_autoscaler::{
     HorizontalPodAutoscalerLister, HorizontalPodAutoscalerNamespaceLister,
 };

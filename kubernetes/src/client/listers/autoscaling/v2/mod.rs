@@ -6,6 +6,7 @@
 //! Listers of the `autoscaling/v2` API.
 #[rustfmt::skip]
 pub mod horizontal_pod_autoscaler;
+
 pub use self::horizontal_pod_autoscaler::{
     HorizontalPodAutoscalerLister, HorizontalPodAutoscalerNamespaceLister,
 };

@@ -8,5 +8,6 @@
 pub mod cron_job;
 #[rustfmt::skip]
 pub mod job;
+
 pub use self::cron_job::{CronJobLister, CronJobNamespaceLister};
 pub use self::job::{JobLister, JobNamespaceLister};

@@ -10,6 +10,7 @@ pub mod certificate_signing_request;
 pub mod cluster_trust_bundle;
 #[rustfmt::skip]
 pub mod pod_certificate_request;
+
 pub use self::certificate_signing_request::CertificateSigningRequestLister;
 pub use self::cluster_trust_bundle::ClusterTrustBundleLister;
 pub use self::pod_certificate_request::{

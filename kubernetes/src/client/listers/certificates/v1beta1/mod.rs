@@ -8,6 +8,7 @@
 pub mod cluster_trust_bundle;
 #[rustfmt::skip]
 pub mod pod_certificate_request;
+
 pub use self::cluster_trust_bundle::ClusterTrustBundleLister;
 pub use self::pod_certificate_request::{
     PodCertificateRequestLister, PodCertificateRequestNamespaceLister,

@@ -6,4 +6,5 @@
 //! Listers of the `coordination.k8s.io/v1` API.
 #[rustfmt::skip]
 pub mod lease;
+
 pub use self::lease::{LeaseLister, LeaseNamespaceLister};

@@ -6,4 +6,5 @@
 //! Listers of the `coordination.k8s.io/v1alpha2` API.
 #[rustfmt::skip]
 pub mod lease_candidate;
+
 pub use self::lease_candidate::{LeaseCandidateLister, LeaseCandidateNamespaceLister};

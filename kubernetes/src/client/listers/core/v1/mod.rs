@@ -36,6 +36,7 @@ pub mod secret;
 pub mod service;
 #[rustfmt::skip]
 pub mod service_account;
+
 pub use self::component_status::ComponentStatusLister;
 pub use self::config_map::{ConfigMapLister, ConfigMapNamespaceLister};
 pub use self::endpoints::{EndpointsLister, EndpointsNamespaceLister};

@@ -6,4 +6,5 @@
 //! Listers of the `discovery.k8s.io/v1` API.
 #[rustfmt::skip]
 pub mod endpoint_slice;
+
 pub use self::endpoint_slice::{EndpointSliceLister, EndpointSliceNamespaceLister};

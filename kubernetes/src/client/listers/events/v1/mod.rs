@@ -6,4 +6,5 @@
 //! Listers of the `events.k8s.io/v1` API.
 #[rustfmt::skip]
 pub mod event;
+
 pub use self::event::{EventLister, EventNamespaceLister};

@@ -8,5 +8,6 @@
 pub mod flow_schema;
 #[rustfmt::skip]
 pub mod priority_level_configuration;
+
 pub use self::flow_schema::FlowSchemaLister;
 pub use self::priority_level_configuration::PriorityLevelConfigurationLister;

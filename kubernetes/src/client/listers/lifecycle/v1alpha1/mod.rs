@@ -8,5 +8,6 @@
 pub mod eviction;
 #[rustfmt::skip]
 pub mod eviction_request;
+
 pub use self::eviction::{EvictionLister, EvictionNamespaceLister};
 pub use self::eviction_request::{EvictionRequestLister, EvictionRequestNamespaceLister};

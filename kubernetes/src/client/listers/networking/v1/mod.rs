@@ -14,8 +14,9 @@ pub mod ip_address;
 pub mod network_policy;
 #[rustfmt::skip]
 pub mod service_cidr;
-pub use self::ip_address::IPAddressLister;
+
 pub use self::ingress::{IngressLister, IngressNamespaceLister};
 pub use self::ingress_class::IngressClassLister;
+pub use self::ip_address::IPAddressLister;
 pub use self::network_policy::{NetworkPolicyLister, NetworkPolicyNamespaceLister};
 pub use self::service_cidr::ServiceCIDRLister;

@@ -6,4 +6,5 @@
 //! Listers of the `node.k8s.io/v1` API.
 #[rustfmt::skip]
 pub mod runtime_class;
+
 pub use self::runtime_class::RuntimeClassLister;

@@ -6,6 +6,7 @@
 //! Listers of the `policy/v1` API.
 #[rustfmt::skip]
 pub mod pod_disruption_budget;
+
 pub use self::pod_disruption_budget::{
     PodDisruptionBudgetLister, PodDisruptionBudgetNamespaceLister,
 };

@@ -12,6 +12,7 @@ pub mod cluster_role_binding;
 pub mod role;
 #[rustfmt::skip]
 pub mod role_binding;
+
 pub use self::cluster_role::ClusterRoleLister;
 pub use self::cluster_role_binding::ClusterRoleBindingLister;
 pub use self::role::{RoleLister, RoleNamespaceLister};

@@ -14,6 +14,7 @@ pub mod resource_claim;
 pub mod resource_claim_template;
 #[rustfmt::skip]
 pub mod resource_slice;
+
 pub use self::device_class::DeviceClassLister;
 pub use self::device_taint_rule::DeviceTaintRuleLister;
 pub use self::resource_claim::{ResourceClaimLister, ResourceClaimNamespaceLister};

@@ -8,5 +8,6 @@
 pub mod device_taint_rule;
 #[rustfmt::skip]
 pub mod resource_pool_status_request;
+
 pub use self::device_taint_rule::DeviceTaintRuleLister;
 pub use self::resource_pool_status_request::ResourcePoolStatusRequestLister;

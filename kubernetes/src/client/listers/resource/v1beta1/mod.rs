@@ -12,6 +12,7 @@ pub mod resource_claim;
 pub mod resource_claim_template;
 #[rustfmt::skip]
 pub mod resource_slice;
+
 pub use self::device_class::DeviceClassLister;
 pub use self::resource_claim::{ResourceClaimLister, ResourceClaimNamespaceLister};
 pub use self::resource_claim_template::{

@@ -6,4 +6,5 @@
 //! Listers of the `scheduling.k8s.io/v1` API.
 #[rustfmt::skip]
 pub mod priority_class;
+
 pub use self::priority_class::PriorityClassLister;

@@ -10,8 +10,7 @@ pub mod composite_pod_group;
 pub mod pod_group;
 #[rustfmt::skip]
 pub mod workload;
-pub use self::composite_pod_group::{
-    CompositePodGroupLister, CompositePodGroupNamespaceLister,
-};
+
+pub use self::composite_pod_group::{CompositePodGroupLister, CompositePodGroupNamespaceLister};
 pub use self::pod_group::{PodGroupLister, PodGroupNamespaceLister};
 pub use self::workload::{WorkloadLister, WorkloadNamespaceLister};

@@ -8,5 +8,6 @@
 pub mod pod_group;
 #[rustfmt::skip]
 pub mod workload;
+
 pub use self::pod_group::{PodGroupLister, PodGroupNamespaceLister};
 pub use self::workload::{WorkloadLister, WorkloadNamespaceLister};

@@ -16,11 +16,10 @@ pub mod storage_class;
 pub mod volume_attachment;
 #[rustfmt::skip]
 pub mod volume_attributes_class;
+
 pub use self::csi_driver::CSIDriverLister;
 pub use self::csi_node::CSINodeLister;
-pub use self::csi_storage_capacity::{
-    CSIStorageCapacityLister, CSIStorageCapacityNamespaceLister,
-};
+pub use self::csi_storage_capacity::{CSIStorageCapacityLister, CSIStorageCapacityNamespaceLister};
 pub use self::storage_class::StorageClassLister;
 pub use self::volume_attachment::VolumeAttachmentLister;
 pub use self::volume_attributes_class::VolumeAttributesClassLister;

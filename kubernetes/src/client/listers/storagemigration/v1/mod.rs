@@ -6,4 +6,5 @@
 //! Listers of the `storagemigration.k8s.io/v1` API.
 #[rustfmt::skip]
 pub mod storage_version_migration;
+
 pub use self::storage_version_migration::StorageVersionMigrationLister;

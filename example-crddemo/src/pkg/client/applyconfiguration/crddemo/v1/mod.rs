@@ -10,8 +10,9 @@ pub mod mydemo;
 pub mod mydemo_spec;
 #[rustfmt::skip]
 pub mod mydemo_status;
+
 pub use self::mydemo::{
-    MydemoApplyConfiguration, extract_mydemo, extract_mydemo_status, extract_mydemo_from,
+    MydemoApplyConfiguration, extract_mydemo, extract_mydemo_from, extract_mydemo_status,
 };
 pub use self::mydemo_spec::MydemoSpecApplyConfiguration;
 pub use self::mydemo_status::MydemoStatusApplyConfiguration;

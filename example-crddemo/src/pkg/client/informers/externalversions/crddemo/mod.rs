@@ -6,19 +6,20 @@
 //! Informers of the `crddemo.k8s.io` API group.
 #[rustfmt::skip]
 pub mod v1;
+
 /// Informers of the `crddemo.k8s.io` API group, one accessor per version.
 #[derive(Clone, Copy)]
 pub struct CrddemoInformers<'a> {
     factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory,
 }
+
 impl<'a> CrddemoInformers<'a> {
     /// The group's informers on `factory`.
     #[inline]
-    pub fn new(
-        factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self { factory }
     }
+
     /// Informers of the `crddemo.k8s.io/v1` API.
     #[inline]
     pub fn v1(&self) -> self::v1::CrddemoV1Informers<'a> {

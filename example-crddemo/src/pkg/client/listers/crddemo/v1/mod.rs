@@ -6,4 +6,5 @@
 //! Listers of the `crddemo.k8s.io/v1` API.
 #[rustfmt::skip]
 pub mod mydemo;
+
 pub use self::mydemo::{MydemoLister, MydemoNamespaceLister};

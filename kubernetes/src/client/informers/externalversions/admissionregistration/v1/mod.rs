@@ -16,61 +16,60 @@ pub mod validating_admission_policy;
 pub mod validating_admission_policy_binding;
 #[rustfmt::skip]
 pub mod validating_webhook_configuration;
+
 pub use self::mutating_admission_policy::MutatingAdmissionPolicyInformer;
 pub use self::mutating_admission_policy_binding::MutatingAdmissionPolicyBindingInformer;
 pub use self::mutating_webhook_configuration::MutatingWebhookConfigurationInformer;
 pub use self::validating_admission_policy::ValidatingAdmissionPolicyInformer;
 pub use self::validating_admission_policy_binding::ValidatingAdmissionPolicyBindingInformer;
 pub use self::validating_webhook_configuration::ValidatingWebhookConfigurationInformer;
+
 /// Informers of the `admissionregistration.k8s.io/v1` API, one accessor per kind.
 #[derive(Clone, Copy)]
 pub struct AdmissionregistrationV1Informers<'a> {
     factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory,
 }
+
 impl<'a> AdmissionregistrationV1Informers<'a> {
     /// The version's informers on `factory`.
     #[inline]
-    pub fn new(
-        factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self { factory }
     }
+
     /// The shared informer of `MutatingAdmissionPolicy`.
     #[inline]
     pub fn mutating_admission_policies(&self) -> MutatingAdmissionPolicyInformer {
         MutatingAdmissionPolicyInformer::new(self.factory)
     }
+
     /// The shared informer of `MutatingAdmissionPolicyBinding`.
     #[inline]
-    pub fn mutating_admission_policy_bindings(
-        &self,
-    ) -> MutatingAdmissionPolicyBindingInformer {
+    pub fn mutating_admission_policy_bindings(&self) -> MutatingAdmissionPolicyBindingInformer {
         MutatingAdmissionPolicyBindingInformer::new(self.factory)
     }
+
     /// The shared informer of `MutatingWebhookConfiguration`.
     #[inline]
-    pub fn mutating_webhook_configurations(
-        &self,
-    ) -> MutatingWebhookConfigurationInformer {
+    pub fn mutating_webhook_configurations(&self) -> MutatingWebhookConfigurationInformer {
         MutatingWebhookConfigurationInformer::new(self.factory)
     }
+
     /// The shared informer of `ValidatingAdmissionPolicy`.
     #[inline]
     pub fn validating_admission_policies(&self) -> ValidatingAdmissionPolicyInformer {
         ValidatingAdmissionPolicyInformer::new(self.factory)
     }
+
     /// The shared informer of `ValidatingAdmissionPolicyBinding`.
     #[inline]
-    pub fn validating_admission_policy_bindings(
-        &self,
-    ) -> ValidatingAdmissionPolicyBindingInformer {
+    pub fn validating_admission_policy_bindings(&self) -> ValidatingAdmissionPolicyBindingInformer {
         ValidatingAdmissionPolicyBindingInformer::new(self.factory)
     }
+
     /// The shared informer of `ValidatingWebhookConfiguration`.
     #[inline]
-    pub fn validating_webhook_configurations(
-        &self,
-    ) -> ValidatingWebhookConfigurationInformer {
+    pub fn validating_webhook_configurations(&self) -> ValidatingWebhookConfigurationInformer {
         ValidatingWebhookConfigurationInformer::new(self.factory)
     }
 }

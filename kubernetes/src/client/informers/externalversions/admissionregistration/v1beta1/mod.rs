@@ -8,31 +8,32 @@
 pub mod mutating_admission_policy;
 #[rustfmt::skip]
 pub mod mutating_admission_policy_binding;
+
 pub use self::mutating_admission_policy::MutatingAdmissionPolicyInformer;
 pub use self::mutating_admission_policy_binding::MutatingAdmissionPolicyBindingInformer;
+
 /// Informers of the `admissionregistration.k8s.io/v1beta1` API, one accessor per kind.
 #[derive(Clone, Copy)]
 pub struct AdmissionregistrationV1beta1Informers<'a> {
     factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory,
 }
+
 impl<'a> AdmissionregistrationV1beta1Informers<'a> {
     /// The version's informers on `factory`.
     #[inline]
-    pub fn new(
-        factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self { factory }
     }
+
     /// The shared informer of `MutatingAdmissionPolicy`.
     #[inline]
     pub fn mutating_admission_policies(&self) -> MutatingAdmissionPolicyInformer {
         MutatingAdmissionPolicyInformer::new(self.factory)
     }
+
     /// The shared informer of `MutatingAdmissionPolicyBinding`.
     #[inline]
-    pub fn mutating_admission_policy_bindings(
-        &self,
-    ) -> MutatingAdmissionPolicyBindingInformer {
+    pub fn mutating_admission_policy_bindings(&self) -> MutatingAdmissionPolicyBindingInformer {
         MutatingAdmissionPolicyBindingInformer::new(self.factory)
     }
 }

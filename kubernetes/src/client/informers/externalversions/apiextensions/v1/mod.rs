@@ -6,20 +6,22 @@
 //! Informers of the `apiextensions.k8s.io/v1` API.
 #[rustfmt::skip]
 pub mod custom_resource_definition;
+
 pub use self::custom_resource_definition::CustomResourceDefinitionInformer;
+
 /// Informers of the `apiextensions.k8s.io/v1` API, one accessor per kind.
 #[derive(Clone, Copy)]
 pub struct ApiextensionsV1Informers<'a> {
     factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory,
 }
+
 impl<'a> ApiextensionsV1Informers<'a> {
     /// The version's informers on `factory`.
     #[inline]
-    pub fn new(
-        factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self { factory }
     }
+
     /// The shared informer of `CustomResourceDefinition`.
     #[inline]
     pub fn custom_resource_definitions(&self) -> CustomResourceDefinitionInformer {

@@ -6,20 +6,22 @@
 //! Informers of the `apiregistration.k8s.io/v1` API.
 #[rustfmt::skip]
 pub mod api_service;
+
 pub use self::api_service::APIServiceInformer;
+
 /// Informers of the `apiregistration.k8s.io/v1` API, one accessor per kind.
 #[derive(Clone, Copy)]
 pub struct ApiregistrationV1Informers<'a> {
     factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory,
 }
+
 impl<'a> ApiregistrationV1Informers<'a> {
     /// The version's informers on `factory`.
     #[inline]
-    pub fn new(
-        factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self { factory }
     }
+
     /// The shared informer of `APIService`.
     #[inline]
     pub fn api_services(&self) -> APIServiceInformer {

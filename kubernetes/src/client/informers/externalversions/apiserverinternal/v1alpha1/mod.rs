@@ -6,20 +6,22 @@
 //! Informers of the `internal.apiserver.k8s.io/v1alpha1` API.
 #[rustfmt::skip]
 pub mod storage_version;
+
 pub use self::storage_version::StorageVersionInformer;
+
 /// Informers of the `internal.apiserver.k8s.io/v1alpha1` API, one accessor per kind.
 #[derive(Clone, Copy)]
 pub struct InternalV1alpha1Informers<'a> {
     factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory,
 }
+
 impl<'a> InternalV1alpha1Informers<'a> {
     /// The version's informers on `factory`.
     #[inline]
-    pub fn new(
-        factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self { factory }
     }
+
     /// The shared informer of `StorageVersion`.
     #[inline]
     pub fn storage_versions(&self) -> StorageVersionInformer {

@@ -14,44 +14,50 @@ pub mod deployment;
 pub mod replica_set;
 #[rustfmt::skip]
 pub mod stateful_set;
+
 pub use self::controller_revision::ControllerRevisionInformer;
 pub use self::daemon_set::DaemonSetInformer;
 pub use self::deployment::DeploymentInformer;
 pub use self::replica_set::ReplicaSetInformer;
 pub use self::stateful_set::StatefulSetInformer;
+
 /// Informers of the `apps/v1` API, one accessor per kind.
 #[derive(Clone, Copy)]
 pub struct AppsV1Informers<'a> {
     factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory,
 }
+
 impl<'a> AppsV1Informers<'a> {
     /// The version's informers on `factory`.
     #[inline]
-    pub fn new(
-        factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self { factory }
     }
+
     /// The shared informer of `ControllerRevision`.
     #[inline]
     pub fn controller_revisions(&self) -> ControllerRevisionInformer {
         ControllerRevisionInformer::new(self.factory)
     }
+
     /// The shared informer of `DaemonSet`.
     #[inline]
     pub fn daemon_sets(&self) -> DaemonSetInformer {
         DaemonSetInformer::new(self.factory)
     }
+
     /// The shared informer of `Deployment`.
     #[inline]
     pub fn deployments(&self) -> DeploymentInformer {
         DeploymentInformer::new(self.factory)
     }
+
     /// The shared informer of `ReplicaSet`.
     #[inline]
     pub fn replica_sets(&self) -> ReplicaSetInformer {
         ReplicaSetInformer::new(self.factory)
     }
+
     /// The shared informer of `StatefulSet`.
     #[inline]
     pub fn stateful_sets(&self) -> StatefulSetInformer {

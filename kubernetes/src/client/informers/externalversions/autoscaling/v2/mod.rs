@@ -6,20 +6,22 @@
 //! Informers of the `autoscaling/v2` API.
 #[rustfmt::skip]
 pub mod horizontal_pod_autoscaler;
+
 pub use self::horizontal_pod_autoscaler::HorizontalPodAutoscalerInformer;
+
 /// Informers of the `autoscaling/v2` API, one accessor per kind.
 #[derive(Clone, Copy)]
 pub struct AutoscalingV2Informers<'a> {
     factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory,
 }
+
 impl<'a> AutoscalingV2Informers<'a> {
     /// The version's informers on `factory`.
     #[inline]
-    pub fn new(
-        factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self { factory }
     }
+
     /// The shared informer of `HorizontalPodAutoscaler`.
     #[inline]
     pub fn horizontal_pod_autoscalers(&self) -> HorizontalPodAutoscalerInformer {

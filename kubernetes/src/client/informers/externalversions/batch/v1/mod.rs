@@ -8,26 +8,29 @@
 pub mod cron_job;
 #[rustfmt::skip]
 pub mod job;
+
 pub use self::cron_job::CronJobInformer;
 pub use self::job::JobInformer;
+
 /// Informers of the `batch/v1` API, one accessor per kind.
 #[derive(Clone, Copy)]
 pub struct BatchV1Informers<'a> {
     factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory,
 }
+
 impl<'a> BatchV1Informers<'a> {
     /// The version's informers on `factory`.
     #[inline]
-    pub fn new(
-        factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self { factory }
     }
+
     /// The shared informer of `CronJob`.
     #[inline]
     pub fn cron_jobs(&self) -> CronJobInformer {
         CronJobInformer::new(self.factory)
     }
+
     /// The shared informer of `Job`.
     #[inline]
     pub fn jobs(&self) -> JobInformer {

@@ -8,26 +8,29 @@
 pub mod cluster_trust_bundle;
 #[rustfmt::skip]
 pub mod pod_certificate_request;
+
 pub use self::cluster_trust_bundle::ClusterTrustBundleInformer;
 pub use self::pod_certificate_request::PodCertificateRequestInformer;
+
 /// Informers of the `certificates.k8s.io/v1beta1` API, one accessor per kind.
 #[derive(Clone, Copy)]
 pub struct CertificatesV1beta1Informers<'a> {
     factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory,
 }
+
 impl<'a> CertificatesV1beta1Informers<'a> {
     /// The version's informers on `factory`.
     #[inline]
-    pub fn new(
-        factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self { factory }
     }
+
     /// The shared informer of `ClusterTrustBundle`.
     #[inline]
     pub fn cluster_trust_bundles(&self) -> ClusterTrustBundleInformer {
         ClusterTrustBundleInformer::new(self.factory)
     }
+
     /// The shared informer of `PodCertificateRequest`.
     #[inline]
     pub fn pod_certificate_requests(&self) -> PodCertificateRequestInformer {

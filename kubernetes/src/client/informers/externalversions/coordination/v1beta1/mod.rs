@@ -6,20 +6,22 @@
 //! Informers of the `coordination.k8s.io/v1beta1` API.
 #[rustfmt::skip]
 pub mod lease_candidate;
+
 pub use self::lease_candidate::LeaseCandidateInformer;
+
 /// Informers of the `coordination.k8s.io/v1beta1` API, one accessor per kind.
 #[derive(Clone, Copy)]
 pub struct CoordinationV1beta1Informers<'a> {
     factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory,
 }
+
 impl<'a> CoordinationV1beta1Informers<'a> {
     /// The version's informers on `factory`.
     #[inline]
-    pub fn new(
-        factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self { factory }
     }
+
     /// The shared informer of `LeaseCandidate`.
     #[inline]
     pub fn lease_candidates(&self) -> LeaseCandidateInformer {

@@ -36,6 +36,7 @@ pub mod secret;
 pub mod service;
 #[rustfmt::skip]
 pub mod service_account;
+
 pub use self::component_status::ComponentStatusInformer;
 pub use self::config_map::ConfigMapInformer;
 pub use self::endpoints::EndpointsInformer;
@@ -52,94 +53,110 @@ pub use self::resource_quota::ResourceQuotaInformer;
 pub use self::secret::SecretInformer;
 pub use self::service::ServiceInformer;
 pub use self::service_account::ServiceAccountInformer;
+
 /// Informers of the `v1` API, one accessor per kind.
 #[derive(Clone, Copy)]
 pub struct CoreV1Informers<'a> {
     factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory,
 }
+
 impl<'a> CoreV1Informers<'a> {
     /// The version's informers on `factory`.
     #[inline]
-    pub fn new(
-        factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self { factory }
     }
+
     /// The shared informer of `ComponentStatus`.
     #[inline]
     pub fn component_statuses(&self) -> ComponentStatusInformer {
         ComponentStatusInformer::new(self.factory)
     }
+
     /// The shared informer of `ConfigMap`.
     #[inline]
     pub fn config_maps(&self) -> ConfigMapInformer {
         ConfigMapInformer::new(self.factory)
     }
+
     /// The shared informer of `Endpoints`.
     #[inline]
     pub fn endpoints(&self) -> EndpointsInformer {
         EndpointsInformer::new(self.factory)
     }
+
     /// The shared informer of `Event`.
     #[inline]
     pub fn events(&self) -> EventInformer {
         EventInformer::new(self.factory)
     }
+
     /// The shared informer of `LimitRange`.
     #[inline]
     pub fn limit_ranges(&self) -> LimitRangeInformer {
         LimitRangeInformer::new(self.factory)
     }
+
     /// The shared informer of `Namespace`.
     #[inline]
     pub fn namespaces(&self) -> NamespaceInformer {
         NamespaceInformer::new(self.factory)
     }
+
     /// The shared informer of `Node`.
     #[inline]
     pub fn nodes(&self) -> NodeInformer {
         NodeInformer::new(self.factory)
     }
+
     /// The shared informer of `PersistentVolume`.
     #[inline]
     pub fn persistent_volumes(&self) -> PersistentVolumeInformer {
         PersistentVolumeInformer::new(self.factory)
     }
+
     /// The shared informer of `PersistentVolumeClaim`.
     #[inline]
     pub fn persistent_volume_claims(&self) -> PersistentVolumeClaimInformer {
         PersistentVolumeClaimInformer::new(self.factory)
     }
+
     /// The shared informer of `Pod`.
     #[inline]
     pub fn pods(&self) -> PodInformer {
         PodInformer::new(self.factory)
     }
+
     /// The shared informer of `PodTemplate`.
     #[inline]
     pub fn pod_templates(&self) -> PodTemplateInformer {
         PodTemplateInformer::new(self.factory)
     }
+
     /// The shared informer of `ReplicationController`.
     #[inline]
     pub fn replication_controllers(&self) -> ReplicationControllerInformer {
         ReplicationControllerInformer::new(self.factory)
     }
+
     /// The shared informer of `ResourceQuota`.
     #[inline]
     pub fn resource_quotas(&self) -> ResourceQuotaInformer {
         ResourceQuotaInformer::new(self.factory)
     }
+
     /// The shared informer of `Secret`.
     #[inline]
     pub fn secrets(&self) -> SecretInformer {
         SecretInformer::new(self.factory)
     }
+
     /// The shared informer of `Service`.
     #[inline]
     pub fn services(&self) -> ServiceInformer {
         ServiceInformer::new(self.factory)
     }
+
     /// The shared informer of `ServiceAccount`.
     #[inline]
     pub fn service_accounts(&self) -> ServiceAccountInformer {

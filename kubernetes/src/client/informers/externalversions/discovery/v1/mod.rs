@@ -6,20 +6,22 @@
 //! Informers of the `discovery.k8s.io/v1` API.
 #[rustfmt::skip]
 pub mod endpoint_slice;
+
 pub use self::endpoint_slice::EndpointSliceInformer;
+
 /// Informers of the `discovery.k8s.io/v1` API, one accessor per kind.
 #[derive(Clone, Copy)]
 pub struct DiscoveryV1Informers<'a> {
     factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory,
 }
+
 impl<'a> DiscoveryV1Informers<'a> {
     /// The version's informers on `factory`.
     #[inline]
-    pub fn new(
-        factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self { factory }
     }
+
     /// The shared informer of `EndpointSlice`.
     #[inline]
     pub fn endpoint_slices(&self) -> EndpointSliceInformer {

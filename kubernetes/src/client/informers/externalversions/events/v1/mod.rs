@@ -6,20 +6,22 @@
 //! Informers of the `events.k8s.io/v1` API.
 #[rustfmt::skip]
 pub mod event;
+
 pub use self::event::EventInformer;
+
 /// Informers of the `events.k8s.io/v1` API, one accessor per kind.
 #[derive(Clone, Copy)]
 pub struct EventsV1Informers<'a> {
     factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory,
 }
+
 impl<'a> EventsV1Informers<'a> {
     /// The version's informers on `factory`.
     #[inline]
-    pub fn new(
-        factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self { factory }
     }
+
     /// The shared informer of `Event`.
     #[inline]
     pub fn events(&self) -> EventInformer {

@@ -8,26 +8,29 @@
 pub mod flow_schema;
 #[rustfmt::skip]
 pub mod priority_level_configuration;
+
 pub use self::flow_schema::FlowSchemaInformer;
 pub use self::priority_level_configuration::PriorityLevelConfigurationInformer;
+
 /// Informers of the `flowcontrol.apiserver.k8s.io/v1` API, one accessor per kind.
 #[derive(Clone, Copy)]
 pub struct FlowcontrolV1Informers<'a> {
     factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory,
 }
+
 impl<'a> FlowcontrolV1Informers<'a> {
     /// The version's informers on `factory`.
     #[inline]
-    pub fn new(
-        factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self { factory }
     }
+
     /// The shared informer of `FlowSchema`.
     #[inline]
     pub fn flow_schemas(&self) -> FlowSchemaInformer {
         FlowSchemaInformer::new(self.factory)
     }
+
     /// The shared informer of `PriorityLevelConfiguration`.
     #[inline]
     pub fn priority_level_configurations(&self) -> PriorityLevelConfigurationInformer {

@@ -8,26 +8,29 @@
 pub mod eviction;
 #[rustfmt::skip]
 pub mod eviction_request;
+
 pub use self::eviction::EvictionInformer;
 pub use self::eviction_request::EvictionRequestInformer;
+
 /// Informers of the `lifecycle.k8s.io/v1alpha1` API, one accessor per kind.
 #[derive(Clone, Copy)]
 pub struct LifecycleV1alpha1Informers<'a> {
     factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory,
 }
+
 impl<'a> LifecycleV1alpha1Informers<'a> {
     /// The version's informers on `factory`.
     #[inline]
-    pub fn new(
-        factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self { factory }
     }
+
     /// The shared informer of `Eviction`.
     #[inline]
     pub fn evictions(&self) -> EvictionInformer {
         EvictionInformer::new(self.factory)
     }
+
     /// The shared informer of `EvictionRequest`.
     #[inline]
     pub fn eviction_requests(&self) -> EvictionRequestInformer {

@@ -14,44 +14,50 @@ pub mod ip_address;
 pub mod network_policy;
 #[rustfmt::skip]
 pub mod service_cidr;
-pub use self::ip_address::IPAddressInformer;
+
 pub use self::ingress::IngressInformer;
 pub use self::ingress_class::IngressClassInformer;
+pub use self::ip_address::IPAddressInformer;
 pub use self::network_policy::NetworkPolicyInformer;
 pub use self::service_cidr::ServiceCIDRInformer;
+
 /// Informers of the `networking.k8s.io/v1` API, one accessor per kind.
 #[derive(Clone, Copy)]
 pub struct NetworkingV1Informers<'a> {
     factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory,
 }
+
 impl<'a> NetworkingV1Informers<'a> {
     /// The version's informers on `factory`.
     #[inline]
-    pub fn new(
-        factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self { factory }
     }
+
     /// The shared informer of `IPAddress`.
     #[inline]
     pub fn ip_addresses(&self) -> IPAddressInformer {
         IPAddressInformer::new(self.factory)
     }
+
     /// The shared informer of `Ingress`.
     #[inline]
     pub fn ingresses(&self) -> IngressInformer {
         IngressInformer::new(self.factory)
     }
+
     /// The shared informer of `IngressClass`.
     #[inline]
     pub fn ingress_classes(&self) -> IngressClassInformer {
         IngressClassInformer::new(self.factory)
     }
+
     /// The shared informer of `NetworkPolicy`.
     #[inline]
     pub fn network_policies(&self) -> NetworkPolicyInformer {
         NetworkPolicyInformer::new(self.factory)
     }
+
     /// The shared informer of `ServiceCIDR`.
     #[inline]
     pub fn service_cidrs(&self) -> ServiceCIDRInformer {

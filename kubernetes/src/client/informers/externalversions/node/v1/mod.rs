@@ -6,20 +6,22 @@
 //! Informers of the `node.k8s.io/v1` API.
 #[rustfmt::skip]
 pub mod runtime_class;
+
 pub use self::runtime_class::RuntimeClassInformer;
+
 /// Informers of the `node.k8s.io/v1` API, one accessor per kind.
 #[derive(Clone, Copy)]
 pub struct NodeV1Informers<'a> {
     factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory,
 }
+
 impl<'a> NodeV1Informers<'a> {
     /// The version's informers on `factory`.
     #[inline]
-    pub fn new(
-        factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self { factory }
     }
+
     /// The shared informer of `RuntimeClass`.
     #[inline]
     pub fn runtime_classes(&self) -> RuntimeClassInformer {

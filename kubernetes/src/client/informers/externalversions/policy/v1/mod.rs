@@ -6,20 +6,22 @@
 //! Informers of the `policy/v1` API.
 #[rustfmt::skip]
 pub mod pod_disruption_budget;
+
 pub use self::pod_disruption_budget::PodDisruptionBudgetInformer;
+
 /// Informers of the `policy/v1` API, one accessor per kind.
 #[derive(Clone, Copy)]
 pub struct PolicyV1Informers<'a> {
     factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory,
 }
+
 impl<'a> PolicyV1Informers<'a> {
     /// The version's informers on `factory`.
     #[inline]
-    pub fn new(
-        factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self { factory }
     }
+
     /// The shared informer of `PodDisruptionBudget`.
     #[inline]
     pub fn pod_disruption_budgets(&self) -> PodDisruptionBudgetInformer {

@@ -12,38 +12,43 @@ pub mod cluster_role_binding;
 pub mod role;
 #[rustfmt::skip]
 pub mod role_binding;
+
 pub use self::cluster_role::ClusterRoleInformer;
 pub use self::cluster_role_binding::ClusterRoleBindingInformer;
 pub use self::role::RoleInformer;
 pub use self::role_binding::RoleBindingInformer;
+
 /// Informers of the `rbac.authorization.k8s.io/v1` API, one accessor per kind.
 #[derive(Clone, Copy)]
 pub struct RbacV1Informers<'a> {
     factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory,
 }
+
 impl<'a> RbacV1Informers<'a> {
     /// The version's informers on `factory`.
     #[inline]
-    pub fn new(
-        factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self { factory }
     }
+
     /// The shared informer of `ClusterRole`.
     #[inline]
     pub fn cluster_roles(&self) -> ClusterRoleInformer {
         ClusterRoleInformer::new(self.factory)
     }
+
     /// The shared informer of `ClusterRoleBinding`.
     #[inline]
     pub fn cluster_role_bindings(&self) -> ClusterRoleBindingInformer {
         ClusterRoleBindingInformer::new(self.factory)
     }
+
     /// The shared informer of `Role`.
     #[inline]
     pub fn roles(&self) -> RoleInformer {
         RoleInformer::new(self.factory)
     }
+
     /// The shared informer of `RoleBinding`.
     #[inline]
     pub fn role_bindings(&self) -> RoleBindingInformer {

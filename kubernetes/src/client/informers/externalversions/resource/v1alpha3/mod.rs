@@ -8,26 +8,29 @@
 pub mod device_taint_rule;
 #[rustfmt::skip]
 pub mod resource_pool_status_request;
+
 pub use self::device_taint_rule::DeviceTaintRuleInformer;
 pub use self::resource_pool_status_request::ResourcePoolStatusRequestInformer;
+
 /// Informers of the `resource.k8s.io/v1alpha3` API, one accessor per kind.
 #[derive(Clone, Copy)]
 pub struct ResourceV1alpha3Informers<'a> {
     factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory,
 }
+
 impl<'a> ResourceV1alpha3Informers<'a> {
     /// The version's informers on `factory`.
     #[inline]
-    pub fn new(
-        factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self { factory }
     }
+
     /// The shared informer of `DeviceTaintRule`.
     #[inline]
     pub fn device_taint_rules(&self) -> DeviceTaintRuleInformer {
         DeviceTaintRuleInformer::new(self.factory)
     }
+
     /// The shared informer of `ResourcePoolStatusRequest`.
     #[inline]
     pub fn resource_pool_status_requests(&self) -> ResourcePoolStatusRequestInformer {

@@ -12,38 +12,43 @@ pub mod resource_claim;
 pub mod resource_claim_template;
 #[rustfmt::skip]
 pub mod resource_slice;
+
 pub use self::device_class::DeviceClassInformer;
 pub use self::resource_claim::ResourceClaimInformer;
 pub use self::resource_claim_template::ResourceClaimTemplateInformer;
 pub use self::resource_slice::ResourceSliceInformer;
+
 /// Informers of the `resource.k8s.io/v1beta1` API, one accessor per kind.
 #[derive(Clone, Copy)]
 pub struct ResourceV1beta1Informers<'a> {
     factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory,
 }
+
 impl<'a> ResourceV1beta1Informers<'a> {
     /// The version's informers on `factory`.
     #[inline]
-    pub fn new(
-        factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self { factory }
     }
+
     /// The shared informer of `DeviceClass`.
     #[inline]
     pub fn device_classes(&self) -> DeviceClassInformer {
         DeviceClassInformer::new(self.factory)
     }
+
     /// The shared informer of `ResourceClaim`.
     #[inline]
     pub fn resource_claims(&self) -> ResourceClaimInformer {
         ResourceClaimInformer::new(self.factory)
     }
+
     /// The shared informer of `ResourceClaimTemplate`.
     #[inline]
     pub fn resource_claim_templates(&self) -> ResourceClaimTemplateInformer {
         ResourceClaimTemplateInformer::new(self.factory)
     }
+
     /// The shared informer of `ResourceSlice`.
     #[inline]
     pub fn resource_slices(&self) -> ResourceSliceInformer {

@@ -6,20 +6,22 @@
 //! Informers of the `scheduling.k8s.io/v1` API.
 #[rustfmt::skip]
 pub mod priority_class;
+
 pub use self::priority_class::PriorityClassInformer;
+
 /// Informers of the `scheduling.k8s.io/v1` API, one accessor per kind.
 #[derive(Clone, Copy)]
 pub struct SchedulingV1Informers<'a> {
     factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory,
 }
+
 impl<'a> SchedulingV1Informers<'a> {
     /// The version's informers on `factory`.
     #[inline]
-    pub fn new(
-        factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self { factory }
     }
+
     /// The shared informer of `PriorityClass`.
     #[inline]
     pub fn priority_classes(&self) -> PriorityClassInformer {

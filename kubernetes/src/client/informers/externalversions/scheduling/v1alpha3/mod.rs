@@ -10,32 +10,36 @@ pub mod composite_pod_group;
 pub mod pod_group;
 #[rustfmt::skip]
 pub mod workload;
+
 pub use self::composite_pod_group::CompositePodGroupInformer;
 pub use self::pod_group::PodGroupInformer;
 pub use self::workload::WorkloadInformer;
+
 /// Informers of the `scheduling.k8s.io/v1alpha3` API, one accessor per kind.
 #[derive(Clone, Copy)]
 pub struct SchedulingV1alpha3Informers<'a> {
     factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory,
 }
+
 impl<'a> SchedulingV1alpha3Informers<'a> {
     /// The version's informers on `factory`.
     #[inline]
-    pub fn new(
-        factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self { factory }
     }
+
     /// The shared informer of `CompositePodGroup`.
     #[inline]
     pub fn composite_pod_groups(&self) -> CompositePodGroupInformer {
         CompositePodGroupInformer::new(self.factory)
     }
+
     /// The shared informer of `PodGroup`.
     #[inline]
     pub fn pod_groups(&self) -> PodGroupInformer {
         PodGroupInformer::new(self.factory)
     }
+
     /// The shared informer of `Workload`.
     #[inline]
     pub fn workloads(&self) -> WorkloadInformer {

@@ -8,26 +8,29 @@
 pub mod pod_group;
 #[rustfmt::skip]
 pub mod workload;
+
 pub use self::pod_group::PodGroupInformer;
 pub use self::workload::WorkloadInformer;
+
 /// Informers of the `scheduling.k8s.io/v1beta1` API, one accessor per kind.
 #[derive(Clone, Copy)]
 pub struct SchedulingV1beta1Informers<'a> {
     factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory,
 }
+
 impl<'a> SchedulingV1beta1Informers<'a> {
     /// The version's informers on `factory`.
     #[inline]
-    pub fn new(
-        factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self { factory }
     }
+
     /// The shared informer of `PodGroup`.
     #[inline]
     pub fn pod_groups(&self) -> PodGroupInformer {
         PodGroupInformer::new(self.factory)
     }
+
     /// The shared informer of `Workload`.
     #[inline]
     pub fn workloads(&self) -> WorkloadInformer {

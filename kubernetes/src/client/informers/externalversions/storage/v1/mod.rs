@@ -16,50 +16,57 @@ pub mod storage_class;
 pub mod volume_attachment;
 #[rustfmt::skip]
 pub mod volume_attributes_class;
+
 pub use self::csi_driver::CSIDriverInformer;
 pub use self::csi_node::CSINodeInformer;
 pub use self::csi_storage_capacity::CSIStorageCapacityInformer;
 pub use self::storage_class::StorageClassInformer;
 pub use self::volume_attachment::VolumeAttachmentInformer;
 pub use self::volume_attributes_class::VolumeAttributesClassInformer;
+
 /// Informers of the `storage.k8s.io/v1` API, one accessor per kind.
 #[derive(Clone, Copy)]
 pub struct StorageV1Informers<'a> {
     factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory,
 }
+
 impl<'a> StorageV1Informers<'a> {
     /// The version's informers on `factory`.
     #[inline]
-    pub fn new(
-        factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self { factory }
     }
+
     /// The shared informer of `CSIDriver`.
     #[inline]
     pub fn csi_drivers(&self) -> CSIDriverInformer {
         CSIDriverInformer::new(self.factory)
     }
+
     /// The shared informer of `CSINode`.
     #[inline]
     pub fn csi_nodes(&self) -> CSINodeInformer {
         CSINodeInformer::new(self.factory)
     }
+
     /// The shared informer of `CSIStorageCapacity`.
     #[inline]
     pub fn csi_storage_capacities(&self) -> CSIStorageCapacityInformer {
         CSIStorageCapacityInformer::new(self.factory)
     }
+
     /// The shared informer of `StorageClass`.
     #[inline]
     pub fn storage_classes(&self) -> StorageClassInformer {
         StorageClassInformer::new(self.factory)
     }
+
     /// The shared informer of `VolumeAttachment`.
     #[inline]
     pub fn volume_attachments(&self) -> VolumeAttachmentInformer {
         VolumeAttachmentInformer::new(self.factory)
     }
+
     /// The shared informer of `VolumeAttributesClass`.
     #[inline]
     pub fn volume_attributes_classes(&self) -> VolumeAttributesClassInformer {

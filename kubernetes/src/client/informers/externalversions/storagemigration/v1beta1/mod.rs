@@ -6,20 +6,22 @@
 //! Informers of the `storagemigration.k8s.io/v1beta1` API.
 #[rustfmt::skip]
 pub mod storage_version_migration;
+
 pub use self::storage_version_migration::StorageVersionMigrationInformer;
+
 /// Informers of the `storagemigration.k8s.io/v1beta1` API, one accessor per kind.
 #[derive(Clone, Copy)]
 pub struct StoragemigrationV1beta1Informers<'a> {
     factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory,
 }
+
 impl<'a> StoragemigrationV1beta1Informers<'a> {
     /// The version's informers on `factory`.
     #[inline]
-    pub fn new(
-        factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self { factory }
     }
+
     /// The shared informer of `StorageVersionMigration`.
     #[inline]
     pub fn storage_version_migrations(&self) -> StorageVersionMigrationInformer {

@@ -6,20 +6,22 @@
 //! Informers of the `crddemo.k8s.io/v1` API.
 #[rustfmt::skip]
 pub mod mydemo;
+
 pub use self::mydemo::MydemoInformer;
+
 /// Informers of the `crddemo.k8s.io/v1` API, one accessor per kind.
 #[derive(Clone, Copy)]
 pub struct CrddemoV1Informers<'a> {
     factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory,
 }
+
 impl<'a> CrddemoV1Informers<'a> {
     /// The version's informers on `factory`.
     #[inline]
-    pub fn new(
-        factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory,
-    ) -> Self {
+    pub fn new(factory: &'a ::kube_codegen_runtime::factory::SharedInformerFactory) -> Self {
         Self { factory }
     }
+
     /// The shared informer of `Mydemo`.
     #[inline]
     pub fn mydemos(&self) -> MydemoInformer {

@@ -16,29 +16,35 @@ pub mod validating_admission_policy;
 pub mod validating_admission_policy_binding;
 #[rustfmt::skip]
 pub mod validating_webhook_configuration;
-use ::kube_codegen_runtime::kube;
+
 pub use self::mutating_admission_policy::MutatingAdmissionPolicyClient;
 pub use self::mutating_admission_policy_binding::MutatingAdmissionPolicyBindingClient;
 pub use self::mutating_webhook_configuration::MutatingWebhookConfigurationClient;
 pub use self::validating_admission_policy::ValidatingAdmissionPolicyClient;
 pub use self::validating_admission_policy_binding::ValidatingAdmissionPolicyBindingClient;
 pub use self::validating_webhook_configuration::ValidatingWebhookConfigurationClient;
+
+use ::kube_codegen_runtime::kube;
+
 /// The client of the `admissionregistration.k8s.io/v1` API: one accessor per kind.
 #[derive(Clone)]
 pub struct AdmissionregistrationV1Client {
     client: kube::Client,
 }
+
 impl AdmissionregistrationV1Client {
     /// A group-version client over `client`.
     #[inline]
     pub fn new(client: kube::Client) -> Self {
         Self { client }
     }
+
     /// The underlying client.
     #[inline]
     pub fn client(&self) -> &kube::Client {
         &self.client
     }
+
     /// The REST client of this group-version (Go's `RESTClient()`), for requests the
     /// typed clients do not cover.
     #[inline]
@@ -49,40 +55,40 @@ impl AdmissionregistrationV1Client {
             "v1",
         )
     }
+
     /// `MutatingAdmissionPolicy` objects (cluster-scoped).
     #[inline]
     pub fn mutating_admission_policies(&self) -> MutatingAdmissionPolicyClient {
         MutatingAdmissionPolicyClient::new(self.client.clone())
     }
+
     /// `MutatingAdmissionPolicyBinding` objects (cluster-scoped).
     #[inline]
-    pub fn mutating_admission_policy_bindings(
-        &self,
-    ) -> MutatingAdmissionPolicyBindingClient {
+    pub fn mutating_admission_policy_bindings(&self) -> MutatingAdmissionPolicyBindingClient {
         MutatingAdmissionPolicyBindingClient::new(self.client.clone())
     }
+
     /// `MutatingWebhookConfiguration` objects (cluster-scoped).
     #[inline]
     pub fn mutating_webhook_configurations(&self) -> MutatingWebhookConfigurationClient {
         MutatingWebhookConfigurationClient::new(self.client.clone())
     }
+
     /// `ValidatingAdmissionPolicy` objects (cluster-scoped).
     #[inline]
     pub fn validating_admission_policies(&self) -> ValidatingAdmissionPolicyClient {
         ValidatingAdmissionPolicyClient::new(self.client.clone())
     }
+
     /// `ValidatingAdmissionPolicyBinding` objects (cluster-scoped).
     #[inline]
-    pub fn validating_admission_policy_bindings(
-        &self,
-    ) -> ValidatingAdmissionPolicyBindingClient {
+    pub fn validating_admission_policy_bindings(&self) -> ValidatingAdmissionPolicyBindingClient {
         ValidatingAdmissionPolicyBindingClient::new(self.client.clone())
     }
+
     /// `ValidatingWebhookConfiguration` objects (cluster-scoped).
     #[inline]
-    pub fn validating_webhook_configurations(
-        &self,
-    ) -> ValidatingWebhookConfigurationClient {
+    pub fn validating_webhook_configurations(&self) -> ValidatingWebhookConfigurationClient {
         ValidatingWebhookConfigurationClient::new(self.client.clone())
     }
 }

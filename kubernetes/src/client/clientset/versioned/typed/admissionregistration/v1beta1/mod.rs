@@ -8,25 +8,31 @@
 pub mod mutating_admission_policy;
 #[rustfmt::skip]
 pub mod mutating_admission_policy_binding;
-use ::kube_codegen_runtime::kube;
+
 pub use self::mutating_admission_policy::MutatingAdmissionPolicyClient;
 pub use self::mutating_admission_policy_binding::MutatingAdmissionPolicyBindingClient;
+
+use ::kube_codegen_runtime::kube;
+
 /// The client of the `admissionregistration.k8s.io/v1beta1` API: one accessor per kind.
 #[derive(Clone)]
 pub struct AdmissionregistrationV1beta1Client {
     client: kube::Client,
 }
+
 impl AdmissionregistrationV1beta1Client {
     /// A group-version client over `client`.
     #[inline]
     pub fn new(client: kube::Client) -> Self {
         Self { client }
     }
+
     /// The underlying client.
     #[inline]
     pub fn client(&self) -> &kube::Client {
         &self.client
     }
+
     /// The REST client of this group-version (Go's `RESTClient()`), for requests the
     /// typed clients do not cover.
     #[inline]
@@ -37,16 +43,16 @@ impl AdmissionregistrationV1beta1Client {
             "v1beta1",
         )
     }
+
     /// `MutatingAdmissionPolicy` objects (cluster-scoped).
     #[inline]
     pub fn mutating_admission_policies(&self) -> MutatingAdmissionPolicyClient {
         MutatingAdmissionPolicyClient::new(self.client.clone())
     }
+
     /// `MutatingAdmissionPolicyBinding` objects (cluster-scoped).
     #[inline]
-    pub fn mutating_admission_policy_bindings(
-        &self,
-    ) -> MutatingAdmissionPolicyBindingClient {
+    pub fn mutating_admission_policy_bindings(&self) -> MutatingAdmissionPolicyBindingClient {
         MutatingAdmissionPolicyBindingClient::new(self.client.clone())
     }
 }

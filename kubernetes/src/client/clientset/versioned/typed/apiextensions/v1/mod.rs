@@ -6,24 +6,30 @@
 //! Typed clients of the `apiextensions.k8s.io/v1` API.
 #[rustfmt::skip]
 pub mod custom_resource_definition;
-use ::kube_codegen_runtime::kube;
+
 pub use self::custom_resource_definition::CustomResourceDefinitionClient;
+
+use ::kube_codegen_runtime::kube;
+
 /// The client of the `apiextensions.k8s.io/v1` API: one accessor per kind.
 #[derive(Clone)]
 pub struct ApiextensionsV1Client {
     client: kube::Client,
 }
+
 impl ApiextensionsV1Client {
     /// A group-version client over `client`.
     #[inline]
     pub fn new(client: kube::Client) -> Self {
         Self { client }
     }
+
     /// The underlying client.
     #[inline]
     pub fn client(&self) -> &kube::Client {
         &self.client
     }
+
     /// The REST client of this group-version (Go's `RESTClient()`), for requests the
     /// typed clients do not cover.
     #[inline]
@@ -34,6 +40,7 @@ impl ApiextensionsV1Client {
             "v1",
         )
     }
+
     /// `CustomResourceDefinition` objects (cluster-scoped).
     #[inline]
     pub fn custom_resource_definitions(&self) -> CustomResourceDefinitionClient {

@@ -6,24 +6,30 @@
 //! Typed clients of the `apiregistration.k8s.io/v1` API.
 #[rustfmt::skip]
 pub mod api_service;
-use ::kube_codegen_runtime::kube;
+
 pub use self::api_service::APIServiceClient;
+
+use ::kube_codegen_runtime::kube;
+
 /// The client of the `apiregistration.k8s.io/v1` API: one accessor per kind.
 #[derive(Clone)]
 pub struct ApiregistrationV1Client {
     client: kube::Client,
 }
+
 impl ApiregistrationV1Client {
     /// A group-version client over `client`.
     #[inline]
     pub fn new(client: kube::Client) -> Self {
         Self { client }
     }
+
     /// The underlying client.
     #[inline]
     pub fn client(&self) -> &kube::Client {
         &self.client
     }
+
     /// The REST client of this group-version (Go's `RESTClient()`), for requests the
     /// typed clients do not cover.
     #[inline]
@@ -34,6 +40,7 @@ impl ApiregistrationV1Client {
             "v1",
         )
     }
+
     /// `APIService` objects (cluster-scoped).
     #[inline]
     pub fn api_services(&self) -> APIServiceClient {

@@ -6,24 +6,30 @@
 //! Typed clients of the `internal.apiserver.k8s.io/v1alpha1` API.
 #[rustfmt::skip]
 pub mod storage_version;
-use ::kube_codegen_runtime::kube;
+
 pub use self::storage_version::StorageVersionClient;
+
+use ::kube_codegen_runtime::kube;
+
 /// The client of the `internal.apiserver.k8s.io/v1alpha1` API: one accessor per kind.
 #[derive(Clone)]
 pub struct InternalV1alpha1Client {
     client: kube::Client,
 }
+
 impl InternalV1alpha1Client {
     /// A group-version client over `client`.
     #[inline]
     pub fn new(client: kube::Client) -> Self {
         Self { client }
     }
+
     /// The underlying client.
     #[inline]
     pub fn client(&self) -> &kube::Client {
         &self.client
     }
+
     /// The REST client of this group-version (Go's `RESTClient()`), for requests the
     /// typed clients do not cover.
     #[inline]
@@ -34,6 +40,7 @@ impl InternalV1alpha1Client {
             "v1alpha1",
         )
     }
+
     /// `StorageVersion` objects (cluster-scoped).
     #[inline]
     pub fn storage_versions(&self) -> StorageVersionClient {

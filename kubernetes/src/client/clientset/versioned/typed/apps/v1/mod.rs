@@ -14,54 +14,65 @@ pub mod deployment;
 pub mod replica_set;
 #[rustfmt::skip]
 pub mod stateful_set;
-use ::kube_codegen_runtime::kube;
+
 pub use self::controller_revision::ControllerRevisionClient;
 pub use self::daemon_set::DaemonSetClient;
 pub use self::deployment::DeploymentClient;
 pub use self::replica_set::ReplicaSetClient;
 pub use self::stateful_set::StatefulSetClient;
+
+use ::kube_codegen_runtime::kube;
+
 /// The client of the `apps/v1` API: one accessor per kind.
 #[derive(Clone)]
 pub struct AppsV1Client {
     client: kube::Client,
 }
+
 impl AppsV1Client {
     /// A group-version client over `client`.
     #[inline]
     pub fn new(client: kube::Client) -> Self {
         Self { client }
     }
+
     /// The underlying client.
     #[inline]
     pub fn client(&self) -> &kube::Client {
         &self.client
     }
+
     /// The REST client of this group-version (Go's `RESTClient()`), for requests the
     /// typed clients do not cover.
     #[inline]
     pub fn rest_client(&self) -> ::kube_codegen_runtime::rest::RestClient {
         ::kube_codegen_runtime::rest::RestClient::new(self.client.clone(), "apps", "v1")
     }
+
     /// `ControllerRevision` objects in `namespace`; `""` addresses all namespaces.
     #[inline]
     pub fn controller_revisions(&self, namespace: &str) -> ControllerRevisionClient {
         ControllerRevisionClient::new(self.client.clone(), namespace)
     }
+
     /// `DaemonSet` objects in `namespace`; `""` addresses all namespaces.
     #[inline]
     pub fn daemon_sets(&self, namespace: &str) -> DaemonSetClient {
         DaemonSetClient::new(self.client.clone(), namespace)
     }
+
     /// `Deployment` objects in `namespace`; `""` addresses all namespaces.
     #[inline]
     pub fn deployments(&self, namespace: &str) -> DeploymentClient {
         DeploymentClient::new(self.client.clone(), namespace)
     }
+
     /// `ReplicaSet` objects in `namespace`; `""` addresses all namespaces.
     #[inline]
     pub fn replica_sets(&self, namespace: &str) -> ReplicaSetClient {
         ReplicaSetClient::new(self.client.clone(), namespace)
     }
+
     /// `StatefulSet` objects in `namespace`; `""` addresses all namespaces.
     #[inline]
     pub fn stateful_sets(&self, namespace: &str) -> StatefulSetClient {

@@ -8,25 +8,31 @@
 pub mod self_subject_review;
 #[rustfmt::skip]
 pub mod token_review;
-use ::kube_codegen_runtime::kube;
+
 pub use self::self_subject_review::SelfSubjectReviewClient;
 pub use self::token_review::TokenReviewClient;
+
+use ::kube_codegen_runtime::kube;
+
 /// The client of the `authentication.k8s.io/v1` API: one accessor per kind.
 #[derive(Clone)]
 pub struct AuthenticationV1Client {
     client: kube::Client,
 }
+
 impl AuthenticationV1Client {
     /// A group-version client over `client`.
     #[inline]
     pub fn new(client: kube::Client) -> Self {
         Self { client }
     }
+
     /// The underlying client.
     #[inline]
     pub fn client(&self) -> &kube::Client {
         &self.client
     }
+
     /// The REST client of this group-version (Go's `RESTClient()`), for requests the
     /// typed clients do not cover.
     #[inline]
@@ -37,11 +43,13 @@ impl AuthenticationV1Client {
             "v1",
         )
     }
+
     /// `SelfSubjectReview` objects (cluster-scoped).
     #[inline]
     pub fn self_subject_reviews(&self) -> SelfSubjectReviewClient {
         SelfSubjectReviewClient::new(self.client.clone())
     }
+
     /// `TokenReview` objects (cluster-scoped).
     #[inline]
     pub fn token_reviews(&self) -> TokenReviewClient {

@@ -12,27 +12,33 @@ pub mod self_subject_access_review;
 pub mod self_subject_rules_review;
 #[rustfmt::skip]
 pub mod subject_access_review;
-use ::kube_codegen_runtime::kube;
+
 pub use self::local_subject_access_review::LocalSubjectAccessReviewClient;
 pub use self::self_subject_access_review::SelfSubjectAccessReviewClient;
 pub use self::self_subject_rules_review::SelfSubjectRulesReviewClient;
 pub use self::subject_access_review::SubjectAccessReviewClient;
+
+use ::kube_codegen_runtime::kube;
+
 /// The client of the `authorization.k8s.io/v1` API: one accessor per kind.
 #[derive(Clone)]
 pub struct AuthorizationV1Client {
     client: kube::Client,
 }
+
 impl AuthorizationV1Client {
     /// A group-version client over `client`.
     #[inline]
     pub fn new(client: kube::Client) -> Self {
         Self { client }
     }
+
     /// The underlying client.
     #[inline]
     pub fn client(&self) -> &kube::Client {
         &self.client
     }
+
     /// The REST client of this group-version (Go's `RESTClient()`), for requests the
     /// typed clients do not cover.
     #[inline]
@@ -43,24 +49,25 @@ impl AuthorizationV1Client {
             "v1",
         )
     }
+
     /// `LocalSubjectAccessReview` objects in `namespace`; `""` addresses all namespaces.
     #[inline]
-    pub fn local_subject_access_reviews(
-        &self,
-        namespace: &str,
-    ) -> LocalSubjectAccessReviewClient {
+    pub fn local_subject_access_reviews(&self, namespace: &str) -> LocalSubjectAccessReviewClient {
         LocalSubjectAccessReviewClient::new(self.client.clone(), namespace)
     }
+
     /// `SelfSubjectAccessReview` objects (cluster-scoped).
     #[inline]
     pub fn self_subject_access_reviews(&self) -> SelfSubjectAccessReviewClient {
         SelfSubjectAccessReviewClient::new(self.client.clone())
     }
+
     /// `SelfSubjectRulesReview` objects (cluster-scoped).
     #[inline]
     pub fn self_subject_rules_reviews(&self) -> SelfSubjectRulesReviewClient {
         SelfSubjectRulesReviewClient::new(self.client.clone())
     }
+
     /// `SubjectAccessReview` objects (cluster-scoped).
     #[inline]
     pub fn subject_access_reviews(&self) -> SubjectAccessReviewClient {

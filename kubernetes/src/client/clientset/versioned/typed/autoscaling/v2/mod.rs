@@ -6,40 +6,40 @@
 //! Typed clients of the `autoscaling/v2` API.
 #[rustfmt::skip]
 pub mod horizontal_pod_autoscaler;
-use ::kube_codegen_runtime::kube;
+
 pub use self::horizontal_pod_autoscaler::HorizontalPodAutoscalerClient;
+
+use ::kube_codegen_runtime::kube;
+
 /// The client of the `autoscaling/v2` API: one accessor per kind.
 #[derive(Clone)]
 pub struct AutoscalingV2Client {
     client: kube::Client,
 }
+
 impl AutoscalingV2Client {
     /// A group-version client over `client`.
     #[inline]
     pub fn new(client: kube::Client) -> Self {
         Self { client }
     }
+
     /// The underlying client.
     #[inline]
     pub fn client(&self) -> &kube::Client {
         &self.client
     }
+
     /// The REST client of this group-version (Go's `RESTClient()`), for requests the
     /// typed clients do not cover.
     #[inline]
     pub fn rest_client(&self) -> ::kube_codegen_runtime::rest::RestClient {
-        ::kube_codegen_runtime::rest::RestClient::new(
-            self.client.clone(),
-            "autoscaling",
-            "v2",
-        )
+        ::kube_codegen_runtime::rest::RestClient::new(self.client.clone(), "autoscaling", "v2")
     }
+
     /// `HorizontalPodAutoscaler` objects in `namespace`; `""` addresses all namespaces.
     #[inline]
-    pub fn horizontal_pod_autoscalers(
-        &self,
-        namespace: &str,
-    ) -> HorizontalPodAutoscalerClient {
+    pub fn horizontal_pod_autoscalers(&self, namespace: &str) -> HorizontalPodAutoscalerClient {
         HorizontalPodAutoscalerClient::new(self.client.clone(), namespace)
     }
 }

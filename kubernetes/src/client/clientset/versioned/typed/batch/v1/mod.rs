@@ -8,36 +8,44 @@
 pub mod cron_job;
 #[rustfmt::skip]
 pub mod job;
-use ::kube_codegen_runtime::kube;
+
 pub use self::cron_job::CronJobClient;
 pub use self::job::JobClient;
+
+use ::kube_codegen_runtime::kube;
+
 /// The client of the `batch/v1` API: one accessor per kind.
 #[derive(Clone)]
 pub struct BatchV1Client {
     client: kube::Client,
 }
+
 impl BatchV1Client {
     /// A group-version client over `client`.
     #[inline]
     pub fn new(client: kube::Client) -> Self {
         Self { client }
     }
+
     /// The underlying client.
     #[inline]
     pub fn client(&self) -> &kube::Client {
         &self.client
     }
+
     /// The REST client of this group-version (Go's `RESTClient()`), for requests the
     /// typed clients do not cover.
     #[inline]
     pub fn rest_client(&self) -> ::kube_codegen_runtime::rest::RestClient {
         ::kube_codegen_runtime::rest::RestClient::new(self.client.clone(), "batch", "v1")
     }
+
     /// `CronJob` objects in `namespace`; `""` addresses all namespaces.
     #[inline]
     pub fn cron_jobs(&self, namespace: &str) -> CronJobClient {
         CronJobClient::new(self.client.clone(), namespace)
     }
+
     /// `Job` objects in `namespace`; `""` addresses all namespaces.
     #[inline]
     pub fn jobs(&self, namespace: &str) -> JobClient {

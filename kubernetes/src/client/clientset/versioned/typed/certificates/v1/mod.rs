@@ -10,26 +10,32 @@ pub mod certificate_signing_request;
 pub mod cluster_trust_bundle;
 #[rustfmt::skip]
 pub mod pod_certificate_request;
-use ::kube_codegen_runtime::kube;
+
 pub use self::certificate_signing_request::CertificateSigningRequestClient;
 pub use self::cluster_trust_bundle::ClusterTrustBundleClient;
 pub use self::pod_certificate_request::PodCertificateRequestClient;
+
+use ::kube_codegen_runtime::kube;
+
 /// The client of the `certificates.k8s.io/v1` API: one accessor per kind.
 #[derive(Clone)]
 pub struct CertificatesV1Client {
     client: kube::Client,
 }
+
 impl CertificatesV1Client {
     /// A group-version client over `client`.
     #[inline]
     pub fn new(client: kube::Client) -> Self {
         Self { client }
     }
+
     /// The underlying client.
     #[inline]
     pub fn client(&self) -> &kube::Client {
         &self.client
     }
+
     /// The REST client of this group-version (Go's `RESTClient()`), for requests the
     /// typed clients do not cover.
     #[inline]
@@ -40,22 +46,22 @@ impl CertificatesV1Client {
             "v1",
         )
     }
+
     /// `CertificateSigningRequest` objects (cluster-scoped).
     #[inline]
     pub fn certificate_signing_requests(&self) -> CertificateSigningRequestClient {
         CertificateSigningRequestClient::new(self.client.clone())
     }
+
     /// `ClusterTrustBundle` objects (cluster-scoped).
     #[inline]
     pub fn cluster_trust_bundles(&self) -> ClusterTrustBundleClient {
         ClusterTrustBundleClient::new(self.client.clone())
     }
+
     /// `PodCertificateRequest` objects in `namespace`; `""` addresses all namespaces.
     #[inline]
-    pub fn pod_certificate_requests(
-        &self,
-        namespace: &str,
-    ) -> PodCertificateRequestClient {
+    pub fn pod_certificate_requests(&self, namespace: &str) -> PodCertificateRequestClient {
         PodCertificateRequestClient::new(self.client.clone(), namespace)
     }
 }

@@ -8,25 +8,31 @@
 pub mod cluster_trust_bundle;
 #[rustfmt::skip]
 pub mod pod_certificate_request;
-use ::kube_codegen_runtime::kube;
+
 pub use self::cluster_trust_bundle::ClusterTrustBundleClient;
 pub use self::pod_certificate_request::PodCertificateRequestClient;
+
+use ::kube_codegen_runtime::kube;
+
 /// The client of the `certificates.k8s.io/v1beta1` API: one accessor per kind.
 #[derive(Clone)]
 pub struct CertificatesV1beta1Client {
     client: kube::Client,
 }
+
 impl CertificatesV1beta1Client {
     /// A group-version client over `client`.
     #[inline]
     pub fn new(client: kube::Client) -> Self {
         Self { client }
     }
+
     /// The underlying client.
     #[inline]
     pub fn client(&self) -> &kube::Client {
         &self.client
     }
+
     /// The REST client of this group-version (Go's `RESTClient()`), for requests the
     /// typed clients do not cover.
     #[inline]
@@ -37,17 +43,16 @@ impl CertificatesV1beta1Client {
             "v1beta1",
         )
     }
+
     /// `ClusterTrustBundle` objects (cluster-scoped).
     #[inline]
     pub fn cluster_trust_bundles(&self) -> ClusterTrustBundleClient {
         ClusterTrustBundleClient::new(self.client.clone())
     }
+
     /// `PodCertificateRequest` objects in `namespace`; `""` addresses all namespaces.
     #[inline]
-    pub fn pod_certificate_requests(
-        &self,
-        namespace: &str,
-    ) -> PodCertificateRequestClient {
+    pub fn pod_certificate_requests(&self, namespace: &str) -> PodCertificateRequestClient {
         PodCertificateRequestClient::new(self.client.clone(), namespace)
     }
 }

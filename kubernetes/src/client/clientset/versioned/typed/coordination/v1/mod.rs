@@ -6,24 +6,30 @@
 //! Typed clients of the `coordination.k8s.io/v1` API.
 #[rustfmt::skip]
 pub mod lease;
-use ::kube_codegen_runtime::kube;
+
 pub use self::lease::LeaseClient;
+
+use ::kube_codegen_runtime::kube;
+
 /// The client of the `coordination.k8s.io/v1` API: one accessor per kind.
 #[derive(Clone)]
 pub struct CoordinationV1Client {
     client: kube::Client,
 }
+
 impl CoordinationV1Client {
     /// A group-version client over `client`.
     #[inline]
     pub fn new(client: kube::Client) -> Self {
         Self { client }
     }
+
     /// The underlying client.
     #[inline]
     pub fn client(&self) -> &kube::Client {
         &self.client
     }
+
     /// The REST client of this group-version (Go's `RESTClient()`), for requests the
     /// typed clients do not cover.
     #[inline]
@@ -34,6 +40,7 @@ impl CoordinationV1Client {
             "v1",
         )
     }
+
     /// `Lease` objects in `namespace`; `""` addresses all namespaces.
     #[inline]
     pub fn leases(&self, namespace: &str) -> LeaseClient {

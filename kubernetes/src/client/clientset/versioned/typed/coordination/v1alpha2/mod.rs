@@ -6,24 +6,30 @@
 //! Typed clients of the `coordination.k8s.io/v1alpha2` API.
 #[rustfmt::skip]
 pub mod lease_candidate;
-use ::kube_codegen_runtime::kube;
+
 pub use self::lease_candidate::LeaseCandidateClient;
+
+use ::kube_codegen_runtime::kube;
+
 /// The client of the `coordination.k8s.io/v1alpha2` API: one accessor per kind.
 #[derive(Clone)]
 pub struct CoordinationV1alpha2Client {
     client: kube::Client,
 }
+
 impl CoordinationV1alpha2Client {
     /// A group-version client over `client`.
     #[inline]
     pub fn new(client: kube::Client) -> Self {
         Self { client }
     }
+
     /// The underlying client.
     #[inline]
     pub fn client(&self) -> &kube::Client {
         &self.client
     }
+
     /// The REST client of this group-version (Go's `RESTClient()`), for requests the
     /// typed clients do not cover.
     #[inline]
@@ -34,6 +40,7 @@ impl CoordinationV1alpha2Client {
             "v1alpha2",
         )
     }
+
     /// `LeaseCandidate` objects in `namespace`; `""` addresses all namespaces.
     #[inline]
     pub fn lease_candidates(&self, namespace: &str) -> LeaseCandidateClient {

@@ -36,7 +36,7 @@ pub mod secret;
 pub mod service;
 #[rustfmt::skip]
 pub mod service_account;
-use ::kube_codegen_runtime::kube;
+
 pub use self::component_status::ComponentStatusClient;
 pub use self::config_map::ConfigMapClient;
 pub use self::endpoints::EndpointsClient;
@@ -53,109 +53,125 @@ pub use self::resource_quota::ResourceQuotaClient;
 pub use self::secret::SecretClient;
 pub use self::service::ServiceClient;
 pub use self::service_account::ServiceAccountClient;
+
+use ::kube_codegen_runtime::kube;
+
 /// The client of the `v1` API: one accessor per kind.
 #[derive(Clone)]
 pub struct CoreV1Client {
     client: kube::Client,
 }
+
 impl CoreV1Client {
     /// A group-version client over `client`.
     #[inline]
     pub fn new(client: kube::Client) -> Self {
         Self { client }
     }
+
     /// The underlying client.
     #[inline]
     pub fn client(&self) -> &kube::Client {
         &self.client
     }
+
     /// The REST client of this group-version (Go's `RESTClient()`), for requests the
     /// typed clients do not cover.
     #[inline]
     pub fn rest_client(&self) -> ::kube_codegen_runtime::rest::RestClient {
         ::kube_codegen_runtime::rest::RestClient::new(self.client.clone(), "", "v1")
     }
+
     /// `ComponentStatus` objects (cluster-scoped).
     #[inline]
     pub fn component_statuses(&self) -> ComponentStatusClient {
         ComponentStatusClient::new(self.client.clone())
     }
+
     /// `ConfigMap` objects in `namespace`; `""` addresses all namespaces.
     #[inline]
     pub fn config_maps(&self, namespace: &str) -> ConfigMapClient {
         ConfigMapClient::new(self.client.clone(), namespace)
     }
+
     /// `Endpoints` objects in `namespace`; `""` addresses all namespaces.
     #[inline]
     pub fn endpoints(&self, namespace: &str) -> EndpointsClient {
         EndpointsClient::new(self.client.clone(), namespace)
     }
+
     /// `Event` objects in `namespace`; `""` addresses all namespaces.
     #[inline]
     pub fn events(&self, namespace: &str) -> EventClient {
         EventClient::new(self.client.clone(), namespace)
     }
+
     /// `LimitRange` objects in `namespace`; `""` addresses all namespaces.
     #[inline]
     pub fn limit_ranges(&self, namespace: &str) -> LimitRangeClient {
         LimitRangeClient::new(self.client.clone(), namespace)
     }
+
     /// `Namespace` objects (cluster-scoped).
     #[inline]
     pub fn namespaces(&self) -> NamespaceClient {
         NamespaceClient::new(self.client.clone())
     }
+
     /// `Node` objects (cluster-scoped).
     #[inline]
     pub fn nodes(&self) -> NodeClient {
         NodeClient::new(self.client.clone())
     }
+
     /// `PersistentVolume` objects (cluster-scoped).
     #[inline]
     pub fn persistent_volumes(&self) -> PersistentVolumeClient {
         PersistentVolumeClient::new(self.client.clone())
     }
+
     /// `PersistentVolumeClaim` objects in `namespace`; `""` addresses all namespaces.
     #[inline]
-    pub fn persistent_volume_claims(
-        &self,
-        namespace: &str,
-    ) -> PersistentVolumeClaimClient {
+    pub fn persistent_volume_claims(&self, namespace: &str) -> PersistentVolumeClaimClient {
         PersistentVolumeClaimClient::new(self.client.clone(), namespace)
     }
+
     /// `Pod` objects in `namespace`; `""` addresses all namespaces.
     #[inline]
     pub fn pods(&self, namespace: &str) -> PodClient {
         PodClient::new(self.client.clone(), namespace)
     }
+
     /// `PodTemplate` objects in `namespace`; `""` addresses all namespaces.
     #[inline]
     pub fn pod_templates(&self, namespace: &str) -> PodTemplateClient {
         PodTemplateClient::new(self.client.clone(), namespace)
     }
+
     /// `ReplicationController` objects in `namespace`; `""` addresses all namespaces.
     #[inline]
-    pub fn replication_controllers(
-        &self,
-        namespace: &str,
-    ) -> ReplicationControllerClient {
+    pub fn replication_controllers(&self, namespace: &str) -> ReplicationControllerClient {
         ReplicationControllerClient::new(self.client.clone(), namespace)
     }
+
     /// `ResourceQuota` objects in `namespace`; `""` addresses all namespaces.
     #[inline]
     pub fn resource_quotas(&self, namespace: &str) -> ResourceQuotaClient {
         ResourceQuotaClient::new(self.client.clone(), namespace)
     }
+
     /// `Secret` objects in `namespace`; `""` addresses all namespaces.
     #[inline]
     pub fn secrets(&self, namespace: &str) -> SecretClient {
         SecretClient::new(self.client.clone(), namespace)
     }
+
     /// `Service` objects in `namespace`; `""` addresses all namespaces.
     #[inline]
     pub fn services(&self, namespace: &str) -> ServiceClient {
         ServiceClient::new(self.client.clone(), namespace)
     }
+
     /// `ServiceAccount` objects in `namespace`; `""` addresses all namespaces.
     #[inline]
     pub fn service_accounts(&self, namespace: &str) -> ServiceAccountClient {

@@ -6,34 +6,37 @@
 //! Typed clients of the `discovery.k8s.io/v1` API.
 #[rustfmt::skip]
 pub mod endpoint_slice;
-use ::kube_codegen_runtime::kube;
+
 pub use self::endpoint_slice::EndpointSliceClient;
+
+use ::kube_codegen_runtime::kube;
+
 /// The client of the `discovery.k8s.io/v1` API: one accessor per kind.
 #[derive(Clone)]
 pub struct DiscoveryV1Client {
     client: kube::Client,
 }
+
 impl DiscoveryV1Client {
     /// A group-version client over `client`.
     #[inline]
     pub fn new(client: kube::Client) -> Self {
         Self { client }
     }
+
     /// The underlying client.
     #[inline]
     pub fn client(&self) -> &kube::Client {
         &self.client
     }
+
     /// The REST client of this group-version (Go's `RESTClient()`), for requests the
     /// typed clients do not cover.
     #[inline]
     pub fn rest_client(&self) -> ::kube_codegen_runtime::rest::RestClient {
-        ::kube_codegen_runtime::rest::RestClient::new(
-            self.client.clone(),
-            "discovery.k8s.io",
-            "v1",
-        )
+        ::kube_codegen_runtime::rest::RestClient::new(self.client.clone(), "discovery.k8s.io", "v1")
     }
+
     /// `EndpointSlice` objects in `namespace`; `""` addresses all namespaces.
     #[inline]
     pub fn endpoint_slices(&self, namespace: &str) -> EndpointSliceClient {

@@ -8,25 +8,31 @@
 pub mod flow_schema;
 #[rustfmt::skip]
 pub mod priority_level_configuration;
-use ::kube_codegen_runtime::kube;
+
 pub use self::flow_schema::FlowSchemaClient;
 pub use self::priority_level_configuration::PriorityLevelConfigurationClient;
+
+use ::kube_codegen_runtime::kube;
+
 /// The client of the `flowcontrol.apiserver.k8s.io/v1` API: one accessor per kind.
 #[derive(Clone)]
 pub struct FlowcontrolV1Client {
     client: kube::Client,
 }
+
 impl FlowcontrolV1Client {
     /// A group-version client over `client`.
     #[inline]
     pub fn new(client: kube::Client) -> Self {
         Self { client }
     }
+
     /// The underlying client.
     #[inline]
     pub fn client(&self) -> &kube::Client {
         &self.client
     }
+
     /// The REST client of this group-version (Go's `RESTClient()`), for requests the
     /// typed clients do not cover.
     #[inline]
@@ -37,11 +43,13 @@ impl FlowcontrolV1Client {
             "v1",
         )
     }
+
     /// `FlowSchema` objects (cluster-scoped).
     #[inline]
     pub fn flow_schemas(&self) -> FlowSchemaClient {
         FlowSchemaClient::new(self.client.clone())
     }
+
     /// `PriorityLevelConfiguration` objects (cluster-scoped).
     #[inline]
     pub fn priority_level_configurations(&self) -> PriorityLevelConfigurationClient {

@@ -8,25 +8,31 @@
 pub mod eviction;
 #[rustfmt::skip]
 pub mod eviction_request;
-use ::kube_codegen_runtime::kube;
+
 pub use self::eviction::EvictionClient;
 pub use self::eviction_request::EvictionRequestClient;
+
+use ::kube_codegen_runtime::kube;
+
 /// The client of the `lifecycle.k8s.io/v1alpha1` API: one accessor per kind.
 #[derive(Clone)]
 pub struct LifecycleV1alpha1Client {
     client: kube::Client,
 }
+
 impl LifecycleV1alpha1Client {
     /// A group-version client over `client`.
     #[inline]
     pub fn new(client: kube::Client) -> Self {
         Self { client }
     }
+
     /// The underlying client.
     #[inline]
     pub fn client(&self) -> &kube::Client {
         &self.client
     }
+
     /// The REST client of this group-version (Go's `RESTClient()`), for requests the
     /// typed clients do not cover.
     #[inline]
@@ -37,11 +43,13 @@ impl LifecycleV1alpha1Client {
             "v1alpha1",
         )
     }
+
     /// `Eviction` objects in `namespace`; `""` addresses all namespaces.
     #[inline]
     pub fn evictions(&self, namespace: &str) -> EvictionClient {
         EvictionClient::new(self.client.clone(), namespace)
     }
+
     /// `EvictionRequest` objects in `namespace`; `""` addresses all namespaces.
     #[inline]
     pub fn eviction_requests(&self, namespace: &str) -> EvictionRequestClient {

@@ -14,28 +14,34 @@ pub mod ip_address;
 pub mod network_policy;
 #[rustfmt::skip]
 pub mod service_cidr;
-use ::kube_codegen_runtime::kube;
-pub use self::ip_address::IPAddressClient;
+
 pub use self::ingress::IngressClient;
 pub use self::ingress_class::IngressClassClient;
+pub use self::ip_address::IPAddressClient;
 pub use self::network_policy::NetworkPolicyClient;
 pub use self::service_cidr::ServiceCIDRClient;
+
+use ::kube_codegen_runtime::kube;
+
 /// The client of the `networking.k8s.io/v1` API: one accessor per kind.
 #[derive(Clone)]
 pub struct NetworkingV1Client {
     client: kube::Client,
 }
+
 impl NetworkingV1Client {
     /// A group-version client over `client`.
     #[inline]
     pub fn new(client: kube::Client) -> Self {
         Self { client }
     }
+
     /// The underlying client.
     #[inline]
     pub fn client(&self) -> &kube::Client {
         &self.client
     }
+
     /// The REST client of this group-version (Go's `RESTClient()`), for requests the
     /// typed clients do not cover.
     #[inline]
@@ -46,26 +52,31 @@ impl NetworkingV1Client {
             "v1",
         )
     }
+
     /// `IPAddress` objects (cluster-scoped).
     #[inline]
     pub fn ip_addresses(&self) -> IPAddressClient {
         IPAddressClient::new(self.client.clone())
     }
+
     /// `Ingress` objects in `namespace`; `""` addresses all namespaces.
     #[inline]
     pub fn ingresses(&self, namespace: &str) -> IngressClient {
         IngressClient::new(self.client.clone(), namespace)
     }
+
     /// `IngressClass` objects (cluster-scoped).
     #[inline]
     pub fn ingress_classes(&self) -> IngressClassClient {
         IngressClassClient::new(self.client.clone())
     }
+
     /// `NetworkPolicy` objects in `namespace`; `""` addresses all namespaces.
     #[inline]
     pub fn network_policies(&self, namespace: &str) -> NetworkPolicyClient {
         NetworkPolicyClient::new(self.client.clone(), namespace)
     }
+
     /// `ServiceCIDR` objects (cluster-scoped).
     #[inline]
     pub fn service_cidrs(&self) -> ServiceCIDRClient {

@@ -6,34 +6,37 @@
 //! Typed clients of the `node.k8s.io/v1` API.
 #[rustfmt::skip]
 pub mod runtime_class;
-use ::kube_codegen_runtime::kube;
+
 pub use self::runtime_class::RuntimeClassClient;
+
+use ::kube_codegen_runtime::kube;
+
 /// The client of the `node.k8s.io/v1` API: one accessor per kind.
 #[derive(Clone)]
 pub struct NodeV1Client {
     client: kube::Client,
 }
+
 impl NodeV1Client {
     /// A group-version client over `client`.
     #[inline]
     pub fn new(client: kube::Client) -> Self {
         Self { client }
     }
+
     /// The underlying client.
     #[inline]
     pub fn client(&self) -> &kube::Client {
         &self.client
     }
+
     /// The REST client of this group-version (Go's `RESTClient()`), for requests the
     /// typed clients do not cover.
     #[inline]
     pub fn rest_client(&self) -> ::kube_codegen_runtime::rest::RestClient {
-        ::kube_codegen_runtime::rest::RestClient::new(
-            self.client.clone(),
-            "node.k8s.io",
-            "v1",
-        )
+        ::kube_codegen_runtime::rest::RestClient::new(self.client.clone(), "node.k8s.io", "v1")
     }
+
     /// `RuntimeClass` objects (cluster-scoped).
     #[inline]
     pub fn runtime_classes(&self) -> RuntimeClassClient {

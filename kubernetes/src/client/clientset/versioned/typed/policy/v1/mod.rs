@@ -8,40 +8,44 @@
 pub mod eviction;
 #[rustfmt::skip]
 pub mod pod_disruption_budget;
-use ::kube_codegen_runtime::kube;
+
 pub use self::eviction::EvictionClient;
 pub use self::pod_disruption_budget::PodDisruptionBudgetClient;
+
+use ::kube_codegen_runtime::kube;
+
 /// The client of the `policy/v1` API: one accessor per kind.
 #[derive(Clone)]
 pub struct PolicyV1Client {
     client: kube::Client,
 }
+
 impl PolicyV1Client {
     /// A group-version client over `client`.
     #[inline]
     pub fn new(client: kube::Client) -> Self {
         Self { client }
     }
+
     /// The underlying client.
     #[inline]
     pub fn client(&self) -> &kube::Client {
         &self.client
     }
+
     /// The REST client of this group-version (Go's `RESTClient()`), for requests the
     /// typed clients do not cover.
     #[inline]
     pub fn rest_client(&self) -> ::kube_codegen_runtime::rest::RestClient {
-        ::kube_codegen_runtime::rest::RestClient::new(
-            self.client.clone(),
-            "policy",
-            "v1",
-        )
+        ::kube_codegen_runtime::rest::RestClient::new(self.client.clone(), "policy", "v1")
     }
+
     /// `Eviction` objects in `namespace`; `""` addresses all namespaces.
     #[inline]
     pub fn evictions(&self, namespace: &str) -> EvictionClient {
         EvictionClient::new(self.client.clone(), namespace)
     }
+
     /// `PodDisruptionBudget` objects in `namespace`; `""` addresses all namespaces.
     #[inline]
     pub fn pod_disruption_budgets(&self, namespace: &str) -> PodDisruptionBudgetClient {

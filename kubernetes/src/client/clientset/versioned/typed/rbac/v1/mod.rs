@@ -12,27 +12,33 @@ pub mod cluster_role_binding;
 pub mod role;
 #[rustfmt::skip]
 pub mod role_binding;
-use ::kube_codegen_runtime::kube;
+
 pub use self::cluster_role::ClusterRoleClient;
 pub use self::cluster_role_binding::ClusterRoleBindingClient;
 pub use self::role::RoleClient;
 pub use self::role_binding::RoleBindingClient;
+
+use ::kube_codegen_runtime::kube;
+
 /// The client of the `rbac.authorization.k8s.io/v1` API: one accessor per kind.
 #[derive(Clone)]
 pub struct RbacV1Client {
     client: kube::Client,
 }
+
 impl RbacV1Client {
     /// A group-version client over `client`.
     #[inline]
     pub fn new(client: kube::Client) -> Self {
         Self { client }
     }
+
     /// The underlying client.
     #[inline]
     pub fn client(&self) -> &kube::Client {
         &self.client
     }
+
     /// The REST client of this group-version (Go's `RESTClient()`), for requests the
     /// typed clients do not cover.
     #[inline]
@@ -43,21 +49,25 @@ impl RbacV1Client {
             "v1",
         )
     }
+
     /// `ClusterRole` objects (cluster-scoped).
     #[inline]
     pub fn cluster_roles(&self) -> ClusterRoleClient {
         ClusterRoleClient::new(self.client.clone())
     }
+
     /// `ClusterRoleBinding` objects (cluster-scoped).
     #[inline]
     pub fn cluster_role_bindings(&self) -> ClusterRoleBindingClient {
         ClusterRoleBindingClient::new(self.client.clone())
     }
+
     /// `Role` objects in `namespace`; `""` addresses all namespaces.
     #[inline]
     pub fn roles(&self, namespace: &str) -> RoleClient {
         RoleClient::new(self.client.clone(), namespace)
     }
+
     /// `RoleBinding` objects in `namespace`; `""` addresses all namespaces.
     #[inline]
     pub fn role_bindings(&self, namespace: &str) -> RoleBindingClient {

@@ -8,25 +8,31 @@
 pub mod device_taint_rule;
 #[rustfmt::skip]
 pub mod resource_pool_status_request;
-use ::kube_codegen_runtime::kube;
+
 pub use self::device_taint_rule::DeviceTaintRuleClient;
 pub use self::resource_pool_status_request::ResourcePoolStatusRequestClient;
+
+use ::kube_codegen_runtime::kube;
+
 /// The client of the `resource.k8s.io/v1alpha3` API: one accessor per kind.
 #[derive(Clone)]
 pub struct ResourceV1alpha3Client {
     client: kube::Client,
 }
+
 impl ResourceV1alpha3Client {
     /// A group-version client over `client`.
     #[inline]
     pub fn new(client: kube::Client) -> Self {
         Self { client }
     }
+
     /// The underlying client.
     #[inline]
     pub fn client(&self) -> &kube::Client {
         &self.client
     }
+
     /// The REST client of this group-version (Go's `RESTClient()`), for requests the
     /// typed clients do not cover.
     #[inline]
@@ -37,11 +43,13 @@ impl ResourceV1alpha3Client {
             "v1alpha3",
         )
     }
+
     /// `DeviceTaintRule` objects (cluster-scoped).
     #[inline]
     pub fn device_taint_rules(&self) -> DeviceTaintRuleClient {
         DeviceTaintRuleClient::new(self.client.clone())
     }
+
     /// `ResourcePoolStatusRequest` objects (cluster-scoped).
     #[inline]
     pub fn resource_pool_status_requests(&self) -> ResourcePoolStatusRequestClient {

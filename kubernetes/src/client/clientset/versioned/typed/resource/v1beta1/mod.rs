@@ -12,27 +12,33 @@ pub mod resource_claim;
 pub mod resource_claim_template;
 #[rustfmt::skip]
 pub mod resource_slice;
-use ::kube_codegen_runtime::kube;
+
 pub use self::device_class::DeviceClassClient;
 pub use self::resource_claim::ResourceClaimClient;
 pub use self::resource_claim_template::ResourceClaimTemplateClient;
 pub use self::resource_slice::ResourceSliceClient;
+
+use ::kube_codegen_runtime::kube;
+
 /// The client of the `resource.k8s.io/v1beta1` API: one accessor per kind.
 #[derive(Clone)]
 pub struct ResourceV1beta1Client {
     client: kube::Client,
 }
+
 impl ResourceV1beta1Client {
     /// A group-version client over `client`.
     #[inline]
     pub fn new(client: kube::Client) -> Self {
         Self { client }
     }
+
     /// The underlying client.
     #[inline]
     pub fn client(&self) -> &kube::Client {
         &self.client
     }
+
     /// The REST client of this group-version (Go's `RESTClient()`), for requests the
     /// typed clients do not cover.
     #[inline]
@@ -43,24 +49,25 @@ impl ResourceV1beta1Client {
             "v1beta1",
         )
     }
+
     /// `DeviceClass` objects (cluster-scoped).
     #[inline]
     pub fn device_classes(&self) -> DeviceClassClient {
         DeviceClassClient::new(self.client.clone())
     }
+
     /// `ResourceClaim` objects in `namespace`; `""` addresses all namespaces.
     #[inline]
     pub fn resource_claims(&self, namespace: &str) -> ResourceClaimClient {
         ResourceClaimClient::new(self.client.clone(), namespace)
     }
+
     /// `ResourceClaimTemplate` objects in `namespace`; `""` addresses all namespaces.
     #[inline]
-    pub fn resource_claim_templates(
-        &self,
-        namespace: &str,
-    ) -> ResourceClaimTemplateClient {
+    pub fn resource_claim_templates(&self, namespace: &str) -> ResourceClaimTemplateClient {
         ResourceClaimTemplateClient::new(self.client.clone(), namespace)
     }
+
     /// `ResourceSlice` objects (cluster-scoped).
     #[inline]
     pub fn resource_slices(&self) -> ResourceSliceClient {

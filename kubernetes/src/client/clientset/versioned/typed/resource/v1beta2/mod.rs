@@ -14,28 +14,34 @@ pub mod resource_claim;
 pub mod resource_claim_template;
 #[rustfmt::skip]
 pub mod resource_slice;
-use ::kube_codegen_runtime::kube;
+
 pub use self::device_class::DeviceClassClient;
 pub use self::device_taint_rule::DeviceTaintRuleClient;
 pub use self::resource_claim::ResourceClaimClient;
 pub use self::resource_claim_template::ResourceClaimTemplateClient;
 pub use self::resource_slice::ResourceSliceClient;
+
+use ::kube_codegen_runtime::kube;
+
 /// The client of the `resource.k8s.io/v1beta2` API: one accessor per kind.
 #[derive(Clone)]
 pub struct ResourceV1beta2Client {
     client: kube::Client,
 }
+
 impl ResourceV1beta2Client {
     /// A group-version client over `client`.
     #[inline]
     pub fn new(client: kube::Client) -> Self {
         Self { client }
     }
+
     /// The underlying client.
     #[inline]
     pub fn client(&self) -> &kube::Client {
         &self.client
     }
+
     /// The REST client of this group-version (Go's `RESTClient()`), for requests the
     /// typed clients do not cover.
     #[inline]
@@ -46,29 +52,31 @@ impl ResourceV1beta2Client {
             "v1beta2",
         )
     }
+
     /// `DeviceClass` objects (cluster-scoped).
     #[inline]
     pub fn device_classes(&self) -> DeviceClassClient {
         DeviceClassClient::new(self.client.clone())
     }
+
     /// `DeviceTaintRule` objects (cluster-scoped).
     #[inline]
     pub fn device_taint_rules(&self) -> DeviceTaintRuleClient {
         DeviceTaintRuleClient::new(self.client.clone())
     }
+
     /// `ResourceClaim` objects in `namespace`; `""` addresses all namespaces.
     #[inline]
     pub fn resource_claims(&self, namespace: &str) -> ResourceClaimClient {
         ResourceClaimClient::new(self.client.clone(), namespace)
     }
+
     /// `ResourceClaimTemplate` objects in `namespace`; `""` addresses all namespaces.
     #[inline]
-    pub fn resource_claim_templates(
-        &self,
-        namespace: &str,
-    ) -> ResourceClaimTemplateClient {
+    pub fn resource_claim_templates(&self, namespace: &str) -> ResourceClaimTemplateClient {
         ResourceClaimTemplateClient::new(self.client.clone(), namespace)
     }
+
     /// `ResourceSlice` objects (cluster-scoped).
     #[inline]
     pub fn resource_slices(&self) -> ResourceSliceClient {

@@ -6,24 +6,30 @@
 //! Typed clients of the `scheduling.k8s.io/v1` API.
 #[rustfmt::skip]
 pub mod priority_class;
-use ::kube_codegen_runtime::kube;
+
 pub use self::priority_class::PriorityClassClient;
+
+use ::kube_codegen_runtime::kube;
+
 /// The client of the `scheduling.k8s.io/v1` API: one accessor per kind.
 #[derive(Clone)]
 pub struct SchedulingV1Client {
     client: kube::Client,
 }
+
 impl SchedulingV1Client {
     /// A group-version client over `client`.
     #[inline]
     pub fn new(client: kube::Client) -> Self {
         Self { client }
     }
+
     /// The underlying client.
     #[inline]
     pub fn client(&self) -> &kube::Client {
         &self.client
     }
+
     /// The REST client of this group-version (Go's `RESTClient()`), for requests the
     /// typed clients do not cover.
     #[inline]
@@ -34,6 +40,7 @@ impl SchedulingV1Client {
             "v1",
         )
     }
+
     /// `PriorityClass` objects (cluster-scoped).
     #[inline]
     pub fn priority_classes(&self) -> PriorityClassClient {

@@ -10,26 +10,32 @@ pub mod composite_pod_group;
 pub mod pod_group;
 #[rustfmt::skip]
 pub mod workload;
-use ::kube_codegen_runtime::kube;
+
 pub use self::composite_pod_group::CompositePodGroupClient;
 pub use self::pod_group::PodGroupClient;
 pub use self::workload::WorkloadClient;
+
+use ::kube_codegen_runtime::kube;
+
 /// The client of the `scheduling.k8s.io/v1alpha3` API: one accessor per kind.
 #[derive(Clone)]
 pub struct SchedulingV1alpha3Client {
     client: kube::Client,
 }
+
 impl SchedulingV1alpha3Client {
     /// A group-version client over `client`.
     #[inline]
     pub fn new(client: kube::Client) -> Self {
         Self { client }
     }
+
     /// The underlying client.
     #[inline]
     pub fn client(&self) -> &kube::Client {
         &self.client
     }
+
     /// The REST client of this group-version (Go's `RESTClient()`), for requests the
     /// typed clients do not cover.
     #[inline]
@@ -40,16 +46,19 @@ impl SchedulingV1alpha3Client {
             "v1alpha3",
         )
     }
+
     /// `CompositePodGroup` objects in `namespace`; `""` addresses all namespaces.
     #[inline]
     pub fn composite_pod_groups(&self, namespace: &str) -> CompositePodGroupClient {
         CompositePodGroupClient::new(self.client.clone(), namespace)
     }
+
     /// `PodGroup` objects in `namespace`; `""` addresses all namespaces.
     #[inline]
     pub fn pod_groups(&self, namespace: &str) -> PodGroupClient {
         PodGroupClient::new(self.client.clone(), namespace)
     }
+
     /// `Workload` objects in `namespace`; `""` addresses all namespaces.
     #[inline]
     pub fn workloads(&self, namespace: &str) -> WorkloadClient {

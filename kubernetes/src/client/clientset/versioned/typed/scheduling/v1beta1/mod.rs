@@ -8,25 +8,31 @@
 pub mod pod_group;
 #[rustfmt::skip]
 pub mod workload;
-use ::kube_codegen_runtime::kube;
+
 pub use self::pod_group::PodGroupClient;
 pub use self::workload::WorkloadClient;
+
+use ::kube_codegen_runtime::kube;
+
 /// The client of the `scheduling.k8s.io/v1beta1` API: one accessor per kind.
 #[derive(Clone)]
 pub struct SchedulingV1beta1Client {
     client: kube::Client,
 }
+
 impl SchedulingV1beta1Client {
     /// A group-version client over `client`.
     #[inline]
     pub fn new(client: kube::Client) -> Self {
         Self { client }
     }
+
     /// The underlying client.
     #[inline]
     pub fn client(&self) -> &kube::Client {
         &self.client
     }
+
     /// The REST client of this group-version (Go's `RESTClient()`), for requests the
     /// typed clients do not cover.
     #[inline]
@@ -37,11 +43,13 @@ impl SchedulingV1beta1Client {
             "v1beta1",
         )
     }
+
     /// `PodGroup` objects in `namespace`; `""` addresses all namespaces.
     #[inline]
     pub fn pod_groups(&self, namespace: &str) -> PodGroupClient {
         PodGroupClient::new(self.client.clone(), namespace)
     }
+
     /// `Workload` objects in `namespace`; `""` addresses all namespaces.
     #[inline]
     pub fn workloads(&self, namespace: &str) -> WorkloadClient {

@@ -16,64 +16,72 @@ pub mod storage_class;
 pub mod volume_attachment;
 #[rustfmt::skip]
 pub mod volume_attributes_class;
-use ::kube_codegen_runtime::kube;
+
 pub use self::csi_driver::CSIDriverClient;
 pub use self::csi_node::CSINodeClient;
 pub use self::csi_storage_capacity::CSIStorageCapacityClient;
 pub use self::storage_class::StorageClassClient;
 pub use self::volume_attachment::VolumeAttachmentClient;
 pub use self::volume_attributes_class::VolumeAttributesClassClient;
+
+use ::kube_codegen_runtime::kube;
+
 /// The client of the `storage.k8s.io/v1` API: one accessor per kind.
 #[derive(Clone)]
 pub struct StorageV1Client {
     client: kube::Client,
 }
+
 impl StorageV1Client {
     /// A group-version client over `client`.
     #[inline]
     pub fn new(client: kube::Client) -> Self {
         Self { client }
     }
+
     /// The underlying client.
     #[inline]
     pub fn client(&self) -> &kube::Client {
         &self.client
     }
+
     /// The REST client of this group-version (Go's `RESTClient()`), for requests the
     /// typed clients do not cover.
     #[inline]
     pub fn rest_client(&self) -> ::kube_codegen_runtime::rest::RestClient {
-        ::kube_codegen_runtime::rest::RestClient::new(
-            self.client.clone(),
-            "storage.k8s.io",
-            "v1",
-        )
+        ::kube_codegen_runtime::rest::RestClient::new(self.client.clone(), "storage.k8s.io", "v1")
     }
+
     /// `CSIDriver` objects (cluster-scoped).
     #[inline]
     pub fn csi_drivers(&self) -> CSIDriverClient {
         CSIDriverClient::new(self.client.clone())
     }
+
     /// `CSINode` objects (cluster-scoped).
     #[inline]
     pub fn csi_nodes(&self) -> CSINodeClient {
         CSINodeClient::new(self.client.clone())
     }
+
     /// `CSIStorageCapacity` objects in `namespace`; `""` addresses all namespaces.
     #[inline]
     pub fn csi_storage_capacities(&self, namespace: &str) -> CSIStorageCapacityClient {
         CSIStorageCapacityClient::new(self.client.clone(), namespace)
     }
+
     /// `StorageClass` objects (cluster-scoped).
     #[inline]
     pub fn storage_classes(&self) -> StorageClassClient {
         StorageClassClient::new(self.client.clone())
     }
+
     /// `VolumeAttachment` objects (cluster-scoped).
     #[inline]
     pub fn volume_attachments(&self) -> VolumeAttachmentClient {
         VolumeAttachmentClient::new(self.client.clone())
     }
+
     /// `VolumeAttributesClass` objects (cluster-scoped).
     #[inline]
     pub fn volume_attributes_classes(&self) -> VolumeAttributesClassClient {

@@ -6,24 +6,30 @@
 //! Typed clients of the `storagemigration.k8s.io/v1beta1` API.
 #[rustfmt::skip]
 pub mod storage_version_migration;
-use ::kube_codegen_runtime::kube;
+
 pub use self::storage_version_migration::StorageVersionMigrationClient;
+
+use ::kube_codegen_runtime::kube;
+
 /// The client of the `storagemigration.k8s.io/v1beta1` API: one accessor per kind.
 #[derive(Clone)]
 pub struct StoragemigrationV1beta1Client {
     client: kube::Client,
 }
+
 impl StoragemigrationV1beta1Client {
     /// A group-version client over `client`.
     #[inline]
     pub fn new(client: kube::Client) -> Self {
         Self { client }
     }
+
     /// The underlying client.
     #[inline]
     pub fn client(&self) -> &kube::Client {
         &self.client
     }
+
     /// The REST client of this group-version (Go's `RESTClient()`), for requests the
     /// typed clients do not cover.
     #[inline]
@@ -34,6 +40,7 @@ impl StoragemigrationV1beta1Client {
             "v1beta1",
         )
     }
+
     /// `StorageVersionMigration` objects (cluster-scoped).
     #[inline]
     pub fn storage_version_migrations(&self) -> StorageVersionMigrationClient {
