@@ -30,10 +30,13 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// What `rustfmt --check` would change in `code` (empty when nothing).
-fn rustfmt_diff(code: &str) -> String {
+/// `rustfmt` run on `code`: with `check`, what it would change (empty when nothing); else the
+/// code as it formats it.
+fn rustfmt(code: &str, check: bool) -> String {
+    let mut args = vec!["--edition", "2024", "--color", "never"];
+    args.push(if check { "--check" } else { "--quiet" });
     let mut child = Command::new("rustfmt")
-        .args(["--edition", "2024", "--check", "--color", "never"])
+        .args(&args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -54,12 +57,13 @@ fn rustfmt_diff(code: &str) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
-/// A code line (not a comment) no layout can keep within 100 columns: `rustfmt` gives up on
-/// such an item and leaves it as it finds it, so its check says nothing about our layout.
-fn has_unbreakable_line(code: &str) -> bool {
-    code.lines().any(|l| {
+/// Whether `rustfmt`'s own layout of a file keeps a code line (not a comment) past 100
+/// columns: it then gives up on that item and leaves it as it finds it, so its check says
+/// nothing about our layout of the item.
+fn rustfmt_cannot_fit(formatted: &str) -> bool {
+    formatted.lines().any(|l| {
         let t = l.trim_start();
-        l.len() > 100 && !t.starts_with("//") && !t.contains("object_meta_setters")
+        l.len() > 100 && !t.starts_with("//")
     })
 }
 
@@ -78,6 +82,8 @@ fn generated_files_pass_rustfmt_check_for_any_path_lengths() {
         ),
     ];
     let mut checked = 0;
+    // Files with an item no layout keeps within 100 columns (the longest module paths).
+    let mut skipped = 0;
     let mut failures = Vec::new();
     let mut fixtures: Vec<PathBuf> = std::fs::read_dir(fixtures())
         .unwrap()
@@ -109,12 +115,12 @@ fn generated_files_pass_rustfmt_check_for_any_path_lengths() {
                     failures.push(format!("{} does not parse: {e}", f.display()));
                     continue;
                 }
-                if has_unbreakable_line(&code) {
-                    continue;
-                }
-                checked += 1;
-                let diff = rustfmt_diff(&code);
-                if !diff.is_empty() {
+                let diff = rustfmt(&code, true);
+                if diff.is_empty() {
+                    checked += 1;
+                } else if rustfmt_cannot_fit(&rustfmt(&code, false)) {
+                    skipped += 1;
+                } else {
                     failures.push(format!(
                         "{} ({apis_module}, {runtime}):\n{diff}",
                         f.display()
@@ -123,7 +129,11 @@ fn generated_files_pass_rustfmt_check_for_any_path_lengths() {
             }
         }
     }
-    assert!(checked >= 1000, "only {checked} files checked");
+    eprintln!("{checked} files unchanged by rustfmt, {skipped} with an item it cannot fit");
+    assert!(
+        checked >= 1000 && skipped * 10 < checked,
+        "{checked} files checked, {skipped} skipped"
+    );
     assert!(
         failures.is_empty(),
         "{} of {checked} files fail:\n{}",

@@ -124,7 +124,10 @@ fn fake_clientset(ctx: &Ctx<'_>) -> Module {
         Some(&Ty::generic(
             "Result",
             vec![
-                Ty::new(format!("(super::Clientset, {rt}::fake::FakeHandle)")),
+                Ty::tuple(vec![
+                    Ty::new("super::Clientset"),
+                    Ty::new(format!("{rt}::fake::FakeHandle")),
+                ]),
                 Ty::new(format!("{rt}::fake::FakeError")),
             ],
         )),

@@ -14,9 +14,10 @@ pub(crate) fn package(ctx: &Ctx<'_>, pkg: &Package) -> Vec<Module> {
     let api_version = pkg.api_version();
     let mut src = Src::new();
     // Private imports: the package re-exports this module's public items only.
-    src.line(
+    src.use_list(
         0,
-        &format!("use {rt}::resource::{{GroupResource, GroupVersion, ResourceInfo}};"),
+        &format!("use {rt}::resource::"),
+        &["GroupResource", "GroupVersion", "ResourceInfo"],
     );
     src.line(0, "");
     src.doc(

@@ -35,6 +35,8 @@ const TAB: usize = 4;
 pub(crate) struct Ty {
     head: String,
     args: Vec<Ty>,
+    /// A tuple: `(args…)` (the head is empty).
+    tuple: bool,
 }
 
 impl Ty {
@@ -43,6 +45,7 @@ impl Ty {
         Ty {
             head: head.into(),
             args: Vec::new(),
+            tuple: false,
         }
     }
 
@@ -51,7 +54,21 @@ impl Ty {
         Ty {
             head: head.into(),
             args,
+            tuple: false,
         }
+    }
+
+    /// `(items…)`, broken one item per line like generic arguments.
+    pub(crate) fn tuple(items: Vec<Ty>) -> Self {
+        Ty {
+            head: String::new(),
+            args: items,
+            tuple: true,
+        }
+    }
+
+    fn delimiters(&self) -> (char, char) {
+        if self.tuple { ('(', ')') } else { ('<', '>') }
     }
 
     /// The same type after `prefix` (`value: impl ::core::convert::Into` from
@@ -63,14 +80,15 @@ impl Ty {
 
     fn flat_into(&self, out: &mut String) {
         out.push_str(&self.head);
+        let (open, close) = self.delimiters();
         if let Some((first, rest)) = self.args.split_first() {
-            out.push('<');
+            out.push(open);
             first.flat_into(out);
             for a in rest {
                 out.push_str(", ");
                 a.flat_into(out);
             }
-            out.push('>');
+            out.push(close);
         }
     }
 
@@ -81,6 +99,12 @@ impl Ty {
         s
     }
 
+    /// Whether the type's own width limit lets it stay on one line: a tuple's items are a list
+    /// like a call's arguments, at most 60 columns.
+    fn list_fits(&self) -> bool {
+        !self.tuple || self.flat().len() - 2 <= FN_CALL_WIDTH
+    }
+
     /// Writes the type where the current line has reached column `col`, then `suffix`; when it
     /// does not fit, its arguments go one per line at `indent + 4` and `>` closes at `indent`.
     fn write(&self, out: &mut String, col: usize, indent: usize, suffix: &str) {
@@ -88,20 +112,22 @@ impl Ty {
         // rustfmt lets an `impl Trait<…>` parameter run up to five columns past the limit
         // before it breaks the trait's arguments.
         let limit = MAX_WIDTH + if self.head.contains("impl ") { 5 } else { 0 };
-        if self.args.is_empty() || col + flat.len() + suffix.len() <= limit {
+        if self.args.is_empty() || (self.list_fits() && col + flat.len() + suffix.len() <= limit) {
             out.push_str(&flat);
             out.push_str(suffix);
             return;
         }
+        let (open, close) = self.delimiters();
         out.push_str(&self.head);
-        out.push_str("<\n");
+        out.push(open);
+        out.push('\n');
         for a in &self.args {
             pad(out, indent + TAB);
             a.write(out, indent + TAB, indent + TAB, ",");
             out.push('\n');
         }
         pad(out, indent);
-        out.push('>');
+        out.push(close);
         out.push_str(suffix);
     }
 }
@@ -189,9 +215,9 @@ impl Src {
     pub(crate) fn field(&mut self, indent: usize, vis_name: &str, ty: &Ty) {
         let flat = ty.flat();
         let head = format!("{vis_name}:");
-        if fits(indent + head.len() + 1 + flat.len() + 1) {
+        if ty.list_fits() && fits(indent + head.len() + 1 + flat.len() + 1) {
             self.line(indent, &format!("{head} {flat},"));
-        } else if fits(indent + TAB + flat.len() + 1) {
+        } else if ty.list_fits() && fits(indent + TAB + flat.len() + 1) {
             self.line(indent, &head);
             self.line(indent + TAB, &format!("{flat},"));
         } else {
@@ -332,16 +358,28 @@ impl Src {
     ) {
         let inner = args.join(", ");
         // A single argument is only limited by the line.
-        if (args.len() == 1 || inner.len() <= FN_CALL_WIDTH)
-            && indent + lead.len() + callee.len() + inner.len() + 2 + tail.len() <= MAX_WIDTH
-        {
-            self.line(indent, &format!("{lead}{callee}({inner}){tail}"));
+        let inline = args.len() == 1 || inner.len() <= FN_CALL_WIDTH;
+        let call = format!("{callee}({inner}){tail}");
+        if inline && fits(indent + lead.len() + call.len()) {
+            self.line(indent, &format!("{lead}{call}"));
+            return;
+        }
+        // The right-hand side of `let x =` moves to the next line when it fits there whole (a
+        // struct field's does not).
+        if inline && lead.ends_with("= ") && fits(indent + TAB + call.len()) {
+            self.line(indent, lead.trim_end());
+            self.line(indent + TAB, &call);
             return;
         }
         self.line(indent, &format!("{lead}{callee}("));
-        for (i, a) in args.iter().enumerate() {
-            let comma = if i + 1 < args.len() { "," } else { last_comma };
-            self.line(indent + TAB, &format!("{a}{comma}"));
+        if args.len() > 1 && args.iter().all(|a| is_short_simple(a)) {
+            // Short plain arguments fill one line (rustfmt's "mixed" layout).
+            self.line(indent + TAB, &format!("{inner}{last_comma}"));
+        } else {
+            for (i, a) in args.iter().enumerate() {
+                let comma = if i + 1 < args.len() { "," } else { last_comma };
+                self.line(indent + TAB, &format!("{a}{comma}"));
+            }
         }
         self.line(indent, &format!("){tail}"));
     }
@@ -417,6 +455,14 @@ impl Src {
             self.line(indent, "{");
         }
     }
+}
+
+/// A name or a literal no wider than `short_array_element_width_threshold`: such arguments
+/// share a line when a call's arguments are broken.
+fn is_short_simple(arg: &str) -> bool {
+    arg.len() <= SHORT_ARRAY_ELEMENT
+        && (arg.chars().all(|c| c.is_alphanumeric() || c == '_')
+            || arg.starts_with('"') && arg.ends_with('"') && !arg[1..arg.len() - 1].contains('"'))
 }
 
 /// One piece of a name as the style guide's version sorting sees it: an underscore, a run of
@@ -608,6 +654,42 @@ mod tests {
             format!(
                 "pub use self::a::{{self, A, b}};\npub use self::c::C;\npub use self::d::{{\n    \
                  Item0{x}, Item1{x}, Item2{x},\n    Item3{x}, Item4{x},\n}};\n"
+            )
+        );
+    }
+
+    #[test]
+    fn a_let_moves_its_call_to_the_next_line_and_short_arguments_share_a_line() {
+        let long = format!("crate::{}::new_client", "x".repeat(45));
+        let mut src = Src::new();
+        src.call(8, "let (a, b) = ", &long, &["&resources", "seed"], "?;");
+        src.call(
+            12,
+            "inner: ",
+            &format!("{long}{}", "y".repeat(8)),
+            &["client", "None"],
+            ",",
+        );
+        assert_eq!(
+            src.finish(),
+            format!(
+                "        let (a, b) =\n            {long}(&resources, seed)?;\n            inner: \
+                 {long}{}(\n                client, None,\n            ),\n",
+                "y".repeat(8)
+            )
+        );
+    }
+
+    #[test]
+    fn a_tuple_type_breaks_past_the_list_width() {
+        let mut src = Src::new();
+        let tuple = Ty::tuple(vec![Ty::new("super::Clientset"), Ty::new("x".repeat(50))]);
+        src.field(4, "pub pair", &tuple);
+        assert_eq!(
+            src.finish(),
+            format!(
+                "    pub pair: (\n        super::Clientset,\n        {},\n    ),\n",
+                "x".repeat(50)
             )
         );
     }
