@@ -234,6 +234,34 @@ fn simple_fn(src: &mut Src, doc: &str, head: &str, params: &[Ty], ret: &str, bod
     src.line(4, "}");
 }
 
+/// `#[derive(Clone)] pub struct {name} { client: kube::Client }` and the start of its impl:
+/// `new(client)` and `client()`, the impl left open.
+fn client_holder(src: &mut Src, name: &str, new_doc: &str, client_doc: &str) {
+    src.line(0, "#[derive(Clone)]");
+    src.line(0, &format!("pub struct {name} {{"));
+    src.line(4, "client: kube::Client,");
+    src.line(0, "}");
+    src.line(0, "");
+    src.line(0, &format!("impl {name} {{"));
+    simple_fn(
+        src,
+        new_doc,
+        "pub fn new",
+        &[Ty::new("client: kube::Client")],
+        "Self",
+        "Self { client }",
+    );
+    src.line(0, "");
+    simple_fn(
+        src,
+        client_doc,
+        "pub fn client",
+        &[Ty::new("&self")],
+        "&kube::Client",
+        "&self.client",
+    );
+}
+
 /// `impl {tr} for {ty}` with one inlined method.
 fn impl_one(src: &mut Src, tr: &str, ty: &str, sig: &str, body: &str) {
     src.line(0, "");
@@ -255,12 +283,13 @@ fn clientset(ctx: &Ctx<'_>) -> Module {
         "Gives access to the typed client of every generated API group-version.\n\n\
          Cheap to clone: it holds one `kube::Client`, shared by every client it hands out.",
     );
-    src.line(0, "#[derive(Clone)]");
-    src.line(0, "pub struct Clientset {");
-    src.line(4, "client: kube::Client,");
-    src.line(0, "}");
+    client_holder(
+        &mut src,
+        "Clientset",
+        "A clientset over an existing client (a real cluster, or the fake API server).",
+        "The underlying client, for raw requests, `kube::Api` and `kube::runtime`.",
+    );
     src.line(0, "");
-    src.line(0, "impl Clientset {");
     simple_fn(
         &mut src,
         "A clientset configured from the environment: the kubeconfig (`$KUBECONFIG` or\n\
@@ -269,24 +298,6 @@ fn clientset(ctx: &Ctx<'_>) -> Module {
         &[],
         "kube::Result<Self>",
         "Ok(Self::new(kube::Client::try_default().await?))",
-    );
-    src.line(0, "");
-    simple_fn(
-        &mut src,
-        "A clientset over an existing client (a real cluster, or the fake API server).",
-        "pub fn new",
-        &[Ty::new("client: kube::Client")],
-        "Self",
-        "Self { client }",
-    );
-    src.line(0, "");
-    simple_fn(
-        &mut src,
-        "The underlying client, for raw requests, `kube::Api` and `kube::runtime`.",
-        "pub fn client",
-        &[Ty::new("&self")],
-        "&kube::Client",
-        "&self.client",
     );
     src.line(0, "");
     simple_fn(
@@ -373,28 +384,11 @@ fn group_version_client(ctx: &Ctx<'_>, pkg: &Package) -> Module {
         0,
         &format!("The client of the `{api_version}` API: one accessor per kind."),
     );
-    src.line(0, "#[derive(Clone)]");
-    src.line(0, &format!("pub struct {ty} {{"));
-    src.line(4, "client: kube::Client,");
-    src.line(0, "}");
-    src.line(0, "");
-    src.line(0, &format!("impl {ty} {{"));
-    simple_fn(
+    client_holder(
         &mut src,
+        &ty,
         "A group-version client over `client`.",
-        "pub fn new",
-        &[Ty::new("client: kube::Client")],
-        "Self",
-        "Self { client }",
-    );
-    src.line(0, "");
-    simple_fn(
-        &mut src,
         "The underlying client.",
-        "pub fn client",
-        &[Ty::new("&self")],
-        "&kube::Client",
-        "&self.client",
     );
     src.line(0, "");
     let rest = format!("{rt}::rest::RestClient");

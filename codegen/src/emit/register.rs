@@ -20,31 +20,24 @@ pub(crate) fn package(ctx: &Ctx<'_>, pkg: &Package) -> Vec<Module> {
         &["GroupResource", "GroupVersion", "ResourceInfo"],
     );
     src.line(0, "");
-    src.doc(
-        0,
-        if pkg.group_name.is_empty() {
-            "The API group: empty, the legacy core group served under `/api`."
-        } else {
-            "The API group."
-        },
-    );
-    src.line(
-        0,
-        &format!("pub const GROUP_NAME: &str = {:?};", pkg.group_name),
-    );
-    src.line(0, "");
-    src.doc(0, "The API version.");
-    src.line(0, &format!("pub const VERSION: &str = {:?};", pkg.version));
-    src.line(0, "");
-    src.doc(
-        0,
-        "`group/version`, as objects of this package carry in `apiVersion`.",
-    );
-    src.line(
-        0,
-        &format!("pub const API_VERSION: &str = {api_version:?};"),
-    );
-    src.line(0, "");
+    let group_doc = if pkg.group_name.is_empty() {
+        "The API group: empty, the legacy core group served under `/api`."
+    } else {
+        "The API group."
+    };
+    for (doc, name, value) in [
+        (group_doc, "GROUP_NAME", pkg.group_name.as_str()),
+        ("The API version.", "VERSION", pkg.version.as_str()),
+        (
+            "`group/version`, as objects of this package carry in `apiVersion`.",
+            "API_VERSION",
+            api_version.as_str(),
+        ),
+    ] {
+        src.doc(0, doc);
+        src.line(0, &format!("pub const {name}: &str = {value:?};"));
+        src.line(0, "");
+    }
     src.doc(0, "The group-version, as `SchemeGroupVersion` is in Go.");
     src.line(
         0,

@@ -20,13 +20,6 @@ pub struct Clientset {
 }
 
 impl Clientset {
-    /// A clientset configured from the environment: the kubeconfig (`$KUBECONFIG` or
-    /// `~/.kube/config`) or, inside a cluster, the service account.
-    #[inline]
-    pub async fn try_default() -> kube::Result<Self> {
-        Ok(Self::new(kube::Client::try_default().await?))
-    }
-
     /// A clientset over an existing client (a real cluster, or the fake API server).
     #[inline]
     pub fn new(client: kube::Client) -> Self {
@@ -37,6 +30,13 @@ impl Clientset {
     #[inline]
     pub fn client(&self) -> &kube::Client {
         &self.client
+    }
+
+    /// A clientset configured from the environment: the kubeconfig (`$KUBECONFIG` or
+    /// `~/.kube/config`) or, inside a cluster, the service account.
+    #[inline]
+    pub async fn try_default() -> kube::Result<Self> {
+        Ok(Self::new(kube::Client::try_default().await?))
     }
 
     /// A discovery client over the same connection; call `run().await` on it to learn
