@@ -3,7 +3,7 @@
 
 use std::path::{Component, Path};
 
-use super::text::{self, Src};
+use super::text::Src;
 use super::{CrdSource, Ctx};
 use crate::model::Package;
 use crate::output::Module;
@@ -65,22 +65,15 @@ pub(crate) fn package(ctx: &Ctx<'_>, pkg: &Package) -> Vec<Module> {
         src.doc(4, &doc);
         src.line(4, "fn crd() -> CustomResourceDefinition {");
         match source {
-            // Too long even on a line of its own: rustfmt breaks the macro's argument instead.
-            Source::Include(path)
-                if 12 + "include_str!();".len() + path.len() > text::MAX_WIDTH =>
-            {
-                src.call_with(
-                    8,
-                    "const CRD_YAML: &str = ",
-                    "include_str!",
-                    &[&path],
-                    ";",
-                    "",
-                );
-            }
-            Source::Include(path) => {
-                src.assign(8, "const CRD_YAML: &str", &format!("include_str!({path})"));
-            }
+            // On the line, else on the next, else with the macro's argument broken.
+            Source::Include(path) => src.call_with(
+                8,
+                "const CRD_YAML: &str = ",
+                "include_str!",
+                &[&path],
+                ";",
+                "",
+            ),
             Source::Text(text) => src.assign(8, "const CRD_YAML: &str", &text),
         }
         src.line(

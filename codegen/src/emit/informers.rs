@@ -54,24 +54,20 @@ fn factory_view(src: &mut Src, rt: &str, doc: &str, name: &str, new_doc: &str) {
     src.line(4, "}");
 }
 
-/// A method `{name}(&self) -> {ret}` whose body calls `{ret}::new({arg})` (without the
-/// lifetime `ret` may end with), preceded by `attrs`.
-fn accessor(src: &mut Src, doc: &str, attrs: &[String], name: &str, ret: &str, arg: &str) {
-    src.line(0, "");
-    src.doc(4, doc);
+/// A method `{head}(&self) -> {ty}{lifetime}` whose body is `{ty}::new({arg})`, after `attrs`.
+fn accessor(src: &mut Src, attrs: &[String], head: &str, ty: &str, lifetime: &str, arg: &str) {
     for a in attrs {
         src.line(4, a);
     }
     src.line(4, "#[inline]");
     src.fn_sig(
         4,
-        &format!("pub fn {name}"),
+        head,
         &[],
         &[Ty::new("&self")],
-        Some(&Ty::new(ret)),
+        Some(&Ty::new(format!("{ty}{lifetime}"))),
     );
-    let callee = ret.trim_end_matches("<'_>").trim_end_matches("<'a>");
-    src.call(8, "", &format!("{callee}::new"), &[arg], "");
+    src.call(8, "", &format!("{ty}::new"), &[arg], "");
     src.line(4, "}");
 }
 
@@ -115,12 +111,14 @@ pub(crate) fn global(ctx: &Ctx<'_>) -> Vec<Module> {
         );
         for p in versions {
             let m = ident(&p.version_module()).to_string();
+            src.line(0, "");
+            src.doc(4, &format!("Informers of the `{}` API.", p.api_version()));
             accessor(
                 &mut src,
-                &format!("Informers of the `{}` API.", p.api_version()),
                 &[],
-                &m,
-                &format!("self::{m}::{}<'a>", version_struct(p)),
+                &format!("pub fn {m}"),
+                &format!("self::{m}::{}", version_struct(p)),
+                "<'a>",
                 "self.factory",
             );
         }
@@ -168,12 +166,11 @@ fn factory(ctx: &Ctx<'_>, packages: &[&Package]) -> Module {
             new
         })
         .collect();
-    // (module, method, group struct) of each group.
+    // (method, group struct's path) of each group; the struct borrows the factory (`<'_>`).
     let group_names = |p: &Package| {
         let m = ident(&p.group_module).to_string();
         let method = ident(&snake(&p.group_go_name)).to_string();
-        let ret = format!("self::{m}::{}<'_>", group_struct(p));
-        (method, ret)
+        (method, format!("self::{m}::{}", group_struct(p)))
     };
     let mut src = Src::new();
     src.doc(
@@ -277,13 +274,18 @@ fn factory(ctx: &Ctx<'_>, packages: &[&Package]) -> Module {
     src.line(8, "}");
     src.line(4, "}");
     for p in &groups {
-        let (method, ret) = group_names(p);
+        let (method, ty) = group_names(p);
+        src.line(0, "");
+        src.doc(
+            4,
+            &format!("Informers of the `{}` API group.", group_label(p)),
+        );
         accessor(
             &mut src,
-            &format!("Informers of the `{}` API group.", group_label(p)),
             ctx.group_cfg(p).as_slice(),
-            &method,
-            &ret,
+            &format!("pub fn {method}"),
+            &ty,
+            "<'_>",
             "&self.inner",
         );
     }
@@ -324,7 +326,7 @@ fn factory(ctx: &Ctx<'_>, packages: &[&Package]) -> Module {
     );
     src.line(0, "pub trait InformerGroups {");
     for (i, p) in groups.iter().enumerate() {
-        let (method, ret) = group_names(p);
+        let (method, ty) = group_names(p);
         if i > 0 {
             src.line(0, "");
         }
@@ -335,41 +337,31 @@ fn factory(ctx: &Ctx<'_>, packages: &[&Package]) -> Module {
         if let Some(a) = ctx.group_cfg(p) {
             src.line(4, &a);
         }
-        let mut sig = Src::new();
-        sig.fn_sig(
+        src.fn_decl(
             4,
             &format!("fn {method}"),
             &[],
             &[Ty::new("&self")],
-            Some(&Ty::new(ret)),
+            Some(&Ty::new(format!("{ty}<'_>"))),
         );
-        // A declaration: the signature ends with `;` where a definition opens its body.
-        let sig = sig.finish();
-        let sig = sig.trim_end().strip_suffix(" {").unwrap_or(sig.trim_end());
-        src.line(0, &format!("{sig};"));
     }
     src.line(0, "}");
     src.line(0, "");
     src.impl_for(0, "InformerGroups", &runtime_factory);
     for (i, p) in groups.iter().enumerate() {
-        let (method, ret) = group_names(p);
+        let (method, ty) = group_names(p);
         if i > 0 {
             src.line(0, "");
         }
-        if let Some(a) = ctx.group_cfg(p) {
-            src.line(4, &a);
-        }
-        src.line(4, "#[inline]");
-        src.fn_sig(
-            4,
+        let cfg = ctx.group_cfg(p);
+        accessor(
+            &mut src,
+            cfg.as_slice(),
             &format!("fn {method}"),
-            &[],
-            &[Ty::new("&self")],
-            Some(&Ty::new(ret.as_str())),
+            &ty,
+            "<'_>",
+            "self",
         );
-        let callee = ret.trim_end_matches("<'_>");
-        src.call(8, "", &format!("{callee}::new"), &["self"], "");
-        src.line(4, "}");
     }
     src.line(0, "}");
     Module::client(
@@ -406,12 +398,14 @@ fn version_module(ctx: &Ctx<'_>, pkg: &Package) -> Module {
         "The version's informers on `factory`.",
     );
     for k in &kinds {
+        src.line(0, "");
+        src.doc(4, &format!("The shared informer of `{}`.", k.name));
         accessor(
             &mut src,
-            &format!("The shared informer of `{}`.", k.name),
             &[],
-            &ident(&k.accessor()).to_string(),
+            &format!("pub fn {}", ident(&k.accessor())),
             &format!("{}Informer", k.name),
+            "",
             "self.factory",
         );
     }

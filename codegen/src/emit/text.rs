@@ -240,12 +240,38 @@ impl Src {
         params: &[Ty],
         ret: Option<&Ty>,
     ) {
+        self.signature(indent, head, generics, params, ret, " {");
+    }
+
+    /// A function's declaration (a trait method without a body): [`Src::fn_sig`]'s layout,
+    /// ending with `;`.
+    pub(crate) fn fn_decl(
+        &mut self,
+        indent: usize,
+        head: &str,
+        generics: &[Ty],
+        params: &[Ty],
+        ret: Option<&Ty>,
+    ) {
+        self.signature(indent, head, generics, params, ret, ";");
+    }
+
+    /// A signature ending with `end`: ` {` (a definition) or `;` (a declaration).
+    fn signature(
+        &mut self,
+        indent: usize,
+        head: &str,
+        generics: &[Ty],
+        params: &[Ty],
+        ret: Option<&Ty>,
+        end: &str,
+    ) {
         let join = |tys: &[Ty]| tys.iter().map(Ty::flat).collect::<Vec<_>>().join(", ");
         let generics_flat = (!generics.is_empty()).then(|| format!("<{}>", join(generics)));
         let generics_flat = generics_flat.as_deref().unwrap_or("");
         let params_flat = join(params);
         let ret_flat = ret.map(|r| format!(" -> {}", r.flat())).unwrap_or_default();
-        let one = format!("{head}{generics_flat}({params_flat}){ret_flat} {{");
+        let one = format!("{head}{generics_flat}({params_flat}){ret_flat}{end}");
         if indent + one.len() <= MAX_WIDTH {
             self.line(indent, &one);
             return;
@@ -255,7 +281,7 @@ impl Src {
         if let (true, true, Some(r)) = (params.is_empty(), generics.is_empty(), ret) {
             // Nothing to break but the return type.
             self.out.push_str("() -> ");
-            r.write(&mut self.out, indent + head.len() + 6, indent, " {");
+            r.write(&mut self.out, indent + head.len() + 6, indent, end);
             self.out.push('\n');
             return;
         }
@@ -288,7 +314,9 @@ impl Src {
             Some(r) => {
                 self.out.push_str(" -> ");
                 let flat = r.flat();
-                if indent + 5 + flat.len() + 2 <= MAX_WIDTH - indent {
+                if end != " {" {
+                    r.write(&mut self.out, indent + 5, indent, end);
+                } else if indent + 5 + flat.len() + 2 <= MAX_WIDTH - indent {
                     // (rustfmt counts the indent twice for this line.)
                     self.out.push_str(&flat);
                     self.out.push_str(" {");
@@ -300,10 +328,10 @@ impl Src {
                     pad(&mut self.out, indent);
                     self.out.push('{');
                 } else {
-                    r.write(&mut self.out, indent + 5, indent, " {");
+                    r.write(&mut self.out, indent + 5, indent, end);
                 }
             }
-            None => self.out.push_str(" {"),
+            None => self.out.push_str(end),
         }
         self.out.push('\n');
     }
@@ -372,9 +400,9 @@ impl Src {
             return;
         }
         self.line(indent, &format!("{lead}{callee}("));
-        if args.len() > 1 && args.iter().all(|a| is_short_simple(a)) {
-            // Short plain arguments fill one line (rustfmt's "mixed" layout).
-            self.line(indent + TAB, &format!("{inner}{last_comma}"));
+        if args.len() > 1 && args.iter().all(|a| is_short_simple(a)) && last_comma == "," {
+            // Short plain arguments fill lines (rustfmt's "mixed" layout).
+            self.fill(indent + TAB, args, MAX_WIDTH, true);
         } else {
             for (i, a) in args.iter().enumerate() {
                 let comma = if i + 1 < args.len() { "," } else { last_comma };
@@ -550,22 +578,9 @@ impl Src {
             return;
         }
         self.line(indent, &format!("{lead}{{"));
-        let mut line = String::new();
-        let last = items.len() - 1;
-        for (i, item) in items.into_iter().enumerate() {
-            // (The last item's comma is not counted.)
-            let comma = usize::from(i < last);
-            if !line.is_empty() && indent + TAB + line.len() + 1 + item.len() + comma >= MAX_WIDTH {
-                self.line(indent + TAB, &line);
-                line.clear();
-            }
-            if !line.is_empty() {
-                line.push(' ');
-            }
-            line.push_str(item);
-            line.push(',');
-        }
-        self.line(indent + TAB, &line);
+        // rustfmt fills a broken list's lines up to one column short of the limit, not counting
+        // the last item's comma.
+        self.fill(indent + TAB, &items, MAX_WIDTH - 1, false);
         self.line(indent, "};");
     }
 
@@ -583,25 +598,33 @@ impl Src {
         }
         self.line(indent, &format!("{lead}["));
         if items.iter().all(|i| i.len() <= SHORT_ARRAY_ELEMENT) {
-            let mut line = String::new();
-            for item in items {
-                if !line.is_empty() && !fits(indent + TAB + line.len() + 1 + item.len() + 1) {
-                    self.line(indent + TAB, &line);
-                    line.clear();
-                }
-                if !line.is_empty() {
-                    line.push(' ');
-                }
-                line.push_str(item);
-                line.push(',');
-            }
-            self.line(indent + TAB, &line);
+            let items: Vec<&str> = items.iter().map(String::as_str).collect();
+            self.fill(indent + TAB, &items, MAX_WIDTH, true);
         } else {
             for item in items {
                 self.line(indent + TAB, &format!("{item},"));
             }
         }
         self.line(indent, &format!("]{tail}"));
+    }
+
+    /// `items` filling lines at `indent`, each item followed by a comma, a line holding as many
+    /// as keep it within `limit` columns (`last_comma`: whether the last item's comma counts).
+    fn fill(&mut self, indent: usize, items: &[&str], limit: usize, last_comma: bool) {
+        let mut line = String::new();
+        for (i, item) in items.iter().enumerate() {
+            let comma = usize::from(last_comma || i + 1 < items.len());
+            if !line.is_empty() && indent + line.len() + 1 + item.len() + comma > limit {
+                self.line(indent, &line);
+                line.clear();
+            }
+            if !line.is_empty() {
+                line.push(' ');
+            }
+            line.push_str(item);
+            line.push(',');
+        }
+        self.line(indent, &line);
     }
 
     /// `pub use self::<module>::{items…};` for each `(module, items)`, in the order `rustfmt`
