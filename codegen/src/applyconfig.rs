@@ -1,5 +1,5 @@
-//! The apply-configuration stage (applyconfiguration-gen's analysis): from a package's `syn` AST,
-//! the types that get an apply configuration and the shape of each field, as plain data for
+//! The apply-configuration stage (applyconfiguration-gen's analysis): from a package's type
+//! table (plain data built beside the model), the types that get an apply configuration and the shape of each field, as plain data for
 //! the emitter (`emit/applyconfiguration.rs`).
 //!
 //! Roots are the `+genclient` kinds that keep `apply` or `applyStatus`, and the package types
@@ -22,12 +22,11 @@
 
 use std::collections::BTreeMap;
 
-use syn::ext::IdentExt;
-
-use crate::crd::schema::{ItemRef, PackageTypes, RenameRule, serde_attrs, type_text};
 use crate::error::{Error, Location, Pos, Result};
+use crate::model::types::{
+    Body, Fields, FileInfo, GenericArg, PackageTypes, PathArgs, RenameRule, TypeExpr, TypePath,
+};
 use crate::model::{ExtVerb, Package, TypeRef, Verb};
-use crate::scan::{PackageSource, SourceFile};
 
 /// The apply configurations of every package of a run, by `(group folder, version)`.
 pub(crate) type AcPackages = BTreeMap<(String, String), AcPackage>;
@@ -153,11 +152,10 @@ fn is_apply(v: &Verb) -> bool {
     matches!(v, Verb::Apply | Verb::ApplyStatus)
 }
 
-/// The apply configurations of `pkg`, whose sources are `src`.
-pub(crate) fn package(src: &PackageSource, pkg: &Package) -> Result<AcPackage> {
-    let types = PackageTypes::new(src);
+/// The apply configurations of `pkg`, whose types are `types`.
+pub(crate) fn package(types: &PackageTypes, pkg: &Package) -> Result<AcPackage> {
     let mut walk = Walk {
-        types: &types,
+        types,
         done: BTreeMap::new(),
         queue: Vec::new(),
         kinds: BTreeMap::new(),
@@ -188,8 +186,8 @@ pub(crate) fn package(src: &PackageSource, pkg: &Package) -> Result<AcPackage> {
     Ok(AcPackage { types })
 }
 
-struct Walk<'p, 'a> {
-    types: &'p PackageTypes<'a>,
+struct Walk<'p> {
+    types: &'p PackageTypes,
     /// Types queued or analyzed (`None` while queued).
     done: BTreeMap<String, Option<AcType>>,
     queue: Vec<String>,
@@ -198,14 +196,14 @@ struct Walk<'p, 'a> {
 }
 
 /// Where a field is, for errors.
-fn field_err(file: &SourceFile, span: proc_macro2::Span, what: &str, msg: String) -> Error {
+fn field_err(file: &FileInfo, pos: Pos, what: &str, msg: String) -> Error {
     Error::at(
-        Location::new(&file.path, Pos::of_span(span)),
+        Location::new(&file.path, pos),
         format!("apply configuration of {what}: {msg}"),
     )
 }
 
-impl<'a> Walk<'_, 'a> {
+impl Walk<'_> {
     /// Queues the package type `name` as a root (a kind when `kind` is given). Every root is
     /// wanted before the first analysis, so a kind is always analyzed as one.
     fn want(&mut self, name: &str, kind: Option<&crate::model::Kind>, at: &Location) -> Result<()> {
@@ -241,13 +239,10 @@ impl<'a> Walk<'_, 'a> {
         let Some(item) = self.types.types.get(name) else {
             return false;
         };
-        let ItemRef::Struct(s) = item.item else {
-            return false;
-        };
-        let transparent = serde_attrs(&s.attrs, &item.file.path)
-            .map(|a| a.transparent)
-            .unwrap_or(false);
-        matches!(s.fields, syn::Fields::Named(_)) && !transparent && s.generics.params.is_empty()
+        let transparent = item.serde.ok().is_some_and(|a| a.transparent);
+        matches!(item.body, Body::Struct(Fields::Named(_)))
+            && !transparent
+            && item.generics.count == 0
     }
 
     fn analyze(&mut self, name: &str, kind: Option<&AcKind>) -> Result<AcType> {
@@ -257,47 +252,48 @@ impl<'a> Walk<'_, 'a> {
                 format!("internal error: type {name} not found"),
             ));
         };
-        let ItemRef::Struct(s) = item.item else {
+        let file = self.types.file(item);
+        let Body::Struct(body) = &item.body else {
             return Err(Error::file(
-                &item.file.path,
+                &file.path,
                 format!("internal error: {name} is not a struct"),
             ));
         };
-        let file = item.file;
         let what = format!("`{name}`");
-        if !s.generics.params.is_empty() {
+        if item.generics.count != 0 {
             return Err(field_err(
                 file,
-                s.ident.span(),
+                item.pos,
                 &what,
                 "generic types are not supported".into(),
             ));
         }
-        let attrs = serde_attrs(&s.attrs, &file.path)?;
+        let attrs = item.serde.get()?;
         if let Some(u) = &attrs.unsupported {
             return Err(field_err(
                 file,
-                s.ident.span(),
+                item.pos,
                 &what,
                 format!(
                     "#[serde({u})] changes the serialized form in a way the generator cannot follow"
                 ),
             ));
         }
-        let syn::Fields::Named(named) = &s.fields else {
+        let Fields::Named(named) = body else {
             return Err(field_err(
                 file,
-                s.ident.span(),
+                item.pos,
                 &what,
                 "only structs with named fields get apply configurations".into(),
             ));
         };
         let mut fields = Vec::new();
         let mut metadata_field = None;
-        for f in &named.named {
-            let Some(id) = &f.ident else { continue };
-            let rust = id.unraw().to_string();
-            let fa = serde_attrs(&f.attrs, &file.path)?;
+        for f in named {
+            let Some(rust) = f.ident.clone() else {
+                continue;
+            };
+            let fa = f.serde.get()?;
             let fwhat = format!("field `{name}.{rust}`");
             if fa.skip || fa.skip_serializing {
                 continue;
@@ -305,7 +301,7 @@ impl<'a> Walk<'_, 'a> {
             if let Some(u) = &fa.unsupported {
                 return Err(field_err(
                     file,
-                    id.span(),
+                    f.pos,
                     &fwhat,
                     format!(
                         "#[serde({u})] changes the serialized form in a way the generator cannot follow"
@@ -321,7 +317,7 @@ impl<'a> Walk<'_, 'a> {
             if kind.is_some() && (json == "apiVersion" || json == "kind") {
                 continue;
             }
-            let ty = self.field_type(&f.ty, file, id.span(), &fwhat)?;
+            let ty = self.field_type(&f.ty, file, f.pos, &fwhat)?;
             let ty = match ty {
                 AcTy::Optional(inner) => *inner,
                 other => other,
@@ -332,7 +328,7 @@ impl<'a> Walk<'_, 'a> {
                     _ => {
                         return Err(field_err(
                             file,
-                            id.span(),
+                            f.pos,
                             &fwhat,
                             "#[serde(flatten)] is supported for package structs and maps only"
                                 .into(),
@@ -346,7 +342,7 @@ impl<'a> Walk<'_, 'a> {
             fields.push(AcField {
                 rust,
                 json,
-                doc: copied_doc(&f.attrs),
+                doc: f.doc.as_deref().map(copied_doc),
                 ty,
                 flatten: fa.flatten,
             });
@@ -357,7 +353,7 @@ impl<'a> Walk<'_, 'a> {
                 let Some(metadata_field) = metadata_field else {
                     return Err(field_err(
                         file,
-                        s.ident.span(),
+                        item.pos,
                         &what,
                         "a kind needs a `metadata: ObjectMeta` field".into(),
                     ));
@@ -370,91 +366,69 @@ impl<'a> Walk<'_, 'a> {
         };
         Ok(AcType {
             name: name.to_string(),
-            doc: copied_doc(&s.attrs),
+            doc: item.doc.as_deref().map(copied_doc),
             kind,
             fields,
         })
     }
 
-    fn field_type(
-        &mut self,
-        ty: &syn::Type,
-        file: &'a SourceFile,
-        span: proc_macro2::Span,
-        what: &str,
-    ) -> Result<AcTy> {
-        let err = |msg: String| field_err(file, span, what, msg);
+    fn field_type(&mut self, ty: &TypeExpr, file: &FileInfo, pos: Pos, what: &str) -> Result<AcTy> {
+        let err = |msg: String| field_err(file, pos, what, msg);
         match ty {
-            syn::Type::Paren(p) => self.field_type(&p.elem, file, span, what),
-            syn::Type::Group(g) => self.field_type(&g.elem, file, span, what),
-            syn::Type::Path(p) if p.qself.is_none() => self.path_type(&p.path, file, span, what),
+            TypeExpr::Path(p) => self.path_type(p, file, pos, what),
             // Fixed-size arrays and slices serialize as JSON arrays: a list.
-            syn::Type::Array(a) => Ok(AcTy::List(Box::new(
-                self.field_type(&a.elem, file, span, what)?,
+            TypeExpr::Array { elem, .. } | TypeExpr::Slice(elem) => Ok(AcTy::List(Box::new(
+                self.field_type(elem, file, pos, what)?,
             ))),
-            syn::Type::Slice(sl) => Ok(AcTy::List(Box::new(
-                self.field_type(&sl.elem, file, span, what)?,
+            TypeExpr::Tuple { text, .. } => Err(err(format!(
+                "the tuple `{text}` serializes as an array of mixed types, which an apply configuration cannot describe; use a struct"
             ))),
-            syn::Type::Tuple(t) => Err(err(format!(
-                "the tuple `{}` serializes as an array of mixed types, which an apply configuration cannot describe; use a struct",
-                type_text(t)
-            ))),
-            other => Err(err(format!(
-                "type `{}` is not supported (use a named type)",
-                type_text(other)
+            TypeExpr::Reference { text, .. } | TypeExpr::Other(text) => Err(err(format!(
+                "type `{text}` is not supported (use a named type)"
             ))),
         }
     }
 
     fn path_type(
         &mut self,
-        path: &syn::Path,
-        file: &'a SourceFile,
-        span: proc_macro2::Span,
+        path: &TypePath,
+        file: &FileInfo,
+        pos: Pos,
         what: &str,
     ) -> Result<AcTy> {
-        let err = |msg: String| field_err(file, span, what, msg);
+        let err = |msg: String| field_err(file, pos, what, msg);
         let Some(last) = path.segments.last() else {
             return Err(err("empty type path".into()));
         };
         for seg in path.segments.iter().take(path.segments.len() - 1) {
-            if !seg.arguments.is_empty() {
-                return Err(err(format!("type `{}` is not supported", type_text(path))));
+            if !seg.args.is_empty() {
+                return Err(err(format!("type `{}` is not supported", path.text)));
             }
         }
         let mut args = Vec::new();
-        match &last.arguments {
-            syn::PathArguments::None => {}
-            syn::PathArguments::AngleBracketed(a) => {
-                for arg in &a.args {
+        match &last.args {
+            PathArgs::None => {}
+            PathArgs::Angle(a) => {
+                for arg in a {
                     match arg {
-                        syn::GenericArgument::Type(t) => {
-                            args.push(self.field_type(t, file, span, what)?)
-                        }
-                        syn::GenericArgument::Lifetime(_) => {}
-                        other => {
-                            return Err(err(format!(
-                                "generic argument `{}` is not supported",
-                                type_text(other)
-                            )));
+                        GenericArg::Type(t) => args.push(self.field_type(t, file, pos, what)?),
+                        GenericArg::Lifetime => {}
+                        GenericArg::Other(text) => {
+                            return Err(err(format!("generic argument `{text}` is not supported")));
                         }
                     }
                 }
             }
-            syn::PathArguments::Parenthesized(_) => {
+            PathArgs::Parenthesized => {
                 return Err(err(format!(
                     "function type `{}` cannot be serialized",
-                    type_text(path)
+                    path.text
                 )));
             }
         }
-        let names: Vec<String> = path
-            .segments
-            .iter()
-            .map(|s| s.ident.unraw().to_string())
-            .collect();
+        let names: Vec<String> = path.segments.iter().map(|s| s.name.clone()).collect();
         let (root, full) = self
-            .resolve(&names, path.leading_colon.is_some(), file)
+            .resolve(&names, path.leading_colon, file)
             .map_err(err)?;
         let last = full.last().cloned().unwrap_or_default();
         let arity = |n: usize, args: &[AcTy]| -> Result<()> {
@@ -463,7 +437,7 @@ impl<'a> Walk<'_, 'a> {
             } else {
                 Err(err(format!(
                     "`{}`: expected {n} generic argument(s), found {}",
-                    type_text(path),
+                    path.text,
                     args.len()
                 )))
             }
@@ -540,24 +514,24 @@ impl<'a> Walk<'_, 'a> {
         &self,
         names: &[String],
         leading_colon: bool,
-        file: &SourceFile,
+        file: &FileInfo,
     ) -> std::result::Result<(PathRoot, Vec<String>), String> {
         if leading_colon {
             return Ok(self.absolute(names.to_vec(), file));
         }
-        let imports = self.types.imports.get(file.path.as_path());
+        let imports = &file.imports;
         let first = names[0].as_str();
         if names.len() == 1 {
             if self.types.types.contains_key(first) {
                 return Ok((PathRoot::Package, names.to_vec()));
             }
-            if let Some(full) = imports.and_then(|i| i.names.get(first)) {
+            if let Some(full) = imports.names.get(first) {
                 return Ok(self.absolute(full.clone(), file));
             }
             if PRELUDE.contains(&first) || matches!(first, "Option" | "Box" | "Vec") {
                 return Ok((PathRoot::Prelude, names.to_vec()));
             }
-            if let Some(glob) = imports.and_then(|i| i.globs.first()) {
+            if let Some(glob) = imports.globs.first() {
                 let mut full = glob.clone();
                 full.push(first.to_string());
                 return Ok(self.absolute(full, file));
@@ -566,7 +540,7 @@ impl<'a> Walk<'_, 'a> {
                 "cannot resolve type `{first}`: it is neither declared in this package nor imported by name"
             ));
         }
-        let full: Vec<String> = match imports.and_then(|i| i.names.get(first)) {
+        let full: Vec<String> = match imports.names.get(first) {
             Some(p) if !matches!(first, "self" | "super" | "crate") => {
                 p.iter().chain(names.iter().skip(1)).cloned().collect()
             }
@@ -577,14 +551,14 @@ impl<'a> Walk<'_, 'a> {
 
     /// Roots a full path from a `use` or a written path: `self::`/`super::` to this package's
     /// types, `crate::` kept, k8s-openapi and serde_json through the runtime, the rest global.
-    fn absolute(&self, full: Vec<String>, file: &SourceFile) -> (PathRoot, Vec<String>) {
+    fn absolute(&self, full: Vec<String>, file: &FileInfo) -> (PathRoot, Vec<String>) {
         let last = full.last().cloned().unwrap_or_default();
         match full.first().map(String::as_str) {
             Some("self" | "super") if self.types.types.contains_key(&last) => {
                 (PathRoot::Package, vec![last])
             }
             Some("crate") => (PathRoot::Crate, full[1..].to_vec()),
-            Some("self") if file.module().is_none() => (PathRoot::Package, full[1..].to_vec()),
+            Some("self") if file.is_mod => (PathRoot::Package, full[1..].to_vec()),
             _ => {
                 let full = crate::crd::schema::normalize(full);
                 match full.first().map(String::as_str) {
@@ -596,13 +570,12 @@ impl<'a> Walk<'_, 'a> {
     }
 }
 
-/// A type's or field's doc comment for its apply configuration: tag lines removed, and
+/// A type's or field's description ([`TypeDef::doc`](crate::model::types::TypeDef::doc)) as its apply configuration's doc:
 /// intra-doc links (`` [`Mydemo`] ``, `[Mydemo]`) turned into plain code spans, since the names
 /// they link are in scope in the API package, not in the generated module.
-fn copied_doc(attrs: &[syn::Attribute]) -> Option<String> {
-    let text = crate::crd::schema::doc_text(attrs)?;
+fn copied_doc(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
-    let mut rest = text.as_str();
+    let mut rest = text;
     while let Some(open) = rest.find('[') {
         out.push_str(&rest[..open]);
         let after = &rest[open + 1..];
@@ -631,7 +604,7 @@ fn copied_doc(attrs: &[syn::Attribute]) -> Option<String> {
         rest = &after[close + 1..];
     }
     out.push_str(rest);
-    Some(out)
+    out
 }
 
 fn strip_optional(t: AcTy) -> AcTy {
@@ -661,16 +634,15 @@ mod tests {
         let refs = packages(&root, &gv, false).unwrap();
         let src = read(&refs[0]).unwrap();
         let pkg = build_package(&src, &ModelOptions::default()).unwrap();
-        package(&src, &pkg).unwrap_or_else(|e| panic!("{e}"))
+        package(&PackageTypes::new(&src), &pkg).unwrap_or_else(|e| panic!("{e}"))
     }
 
     #[test]
     fn intra_doc_links_become_code_spans() {
-        let attrs: Vec<syn::Attribute> = vec![syn::parse_quote!(
-            #[doc = " The state of a [`Mydemo`] or [Other], see [the docs](https://x) and [1, 2]."]
-        )];
         assert_eq!(
-            copied_doc(&attrs).unwrap(),
+            copied_doc(
+                "The state of a [`Mydemo`] or [Other], see [the docs](https://x) and [1, 2]."
+            ),
             "The state of a `Mydemo` or `Other`, see [the docs](https://x) and [1, 2]."
         );
     }

@@ -1,20 +1,23 @@
 //! The run: the stages connected, package by package, on every core.
 //!
 //! ```text
-//!             ┌─ worker ─────────────────────────────────────────┐
-//! packages ──▶│ scan ─▶ tags ─▶ model ─▶ crd inputs (schemas)    │──▶ model::finish ─▶ crd::assemble
-//!             └──────────────────────────────────────────────────┘           │  (plain data only)
-//!             ┌─ worker ─────────────────────────────────────────┐           ▼
-//!             │ emit (package) ─▶ format ─▶ file texts           │──▶ write (stage, compare)
-//!             └──────────────────────────────────────────────────┘
+//!             ┌─ worker ──────────────────────────────────────────────┐
+//! packages ──▶│ scan ─▶ tags ─▶ model + type table ─▶ crds, apply     │──▶ model::finish ─▶ crd::assemble
+//!             └───────────────────────────────────────────────────────┘           │  (plain data only)
+//!             ┌─ worker ──────────────────────────────────────────────┐           ▼
+//!             │ emit (package) ─▶ format ─▶ file texts                │──▶ write (stage, compare)
+//!             └───────────────────────────────────────────────────────┘
 //!                                  then: emit (global) ─▶ format ─▶ write ─▶ commit
 //! ```
 //!
 //! `syn` values are not `Send`, so each worker owns its packages end to end:
-//! it parses them, builds their model and derives their CRD schemas, then drops the syntax
-//! trees; later it emits, formats and hands over their files as text. Only plain data crosses
-//! threads — the model, the CRDs, and `(path, text)` pairs on a bounded channel to the thread
-//! that writes them — so memory holds the model plus a few files, however large the tree.
+//! it parses them, builds their model and type table, then drops the syntax trees and derives
+//! their CRD schemas and apply configurations from the table (with fewer packages than cores,
+//! those two run as jobs of their own over the kept tables, so one large package still uses
+//! every core); later it emits, formats and hands over their files as text. Only plain data
+//! crosses threads — the model, the tables, the CRDs, and `(path, text)` pairs on a bounded
+//! channel to the thread that writes them — so memory holds the model plus a few files, however
+//! large the tree.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -25,6 +28,7 @@ use crate::config::Settings;
 use crate::crd::{self, Crd, CrdFile, PackageCrds};
 use crate::emit::{CrdSource, Ctx, Generator, Paths};
 use crate::error::{Error, Result};
+use crate::model::types::PackageTypes;
 use crate::model::{self, Model, ModelOptions, Package};
 use crate::output::{Header, Layout, Module, Modules};
 use crate::scan::{self, PackageRef};
@@ -41,22 +45,29 @@ pub(crate) struct Analysis {
     pub apply_configs: AcPackages,
 }
 
-/// What a scan job derives from its package.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Part {
-    /// The model, the CRD schemas and the apply configurations.
-    All,
-    /// The model and the CRD schemas.
-    ModelAndCrds,
-    /// The apply configurations (the model is built again, and dropped).
-    Apply,
-}
-
 /// What one worker learned of one package.
 struct Scanned {
     package: Result<Package>,
+    /// The package's types, kept when its CRDs and apply configurations are derived by jobs of
+    /// their own.
+    types: Option<PackageTypes>,
     crds: Option<PackageCrds>,
     apply: Option<Result<AcPackage>>,
+}
+
+/// What a job of the second pass derives from a package's types.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Derive {
+    /// The CRD schemas.
+    Crds,
+    /// The apply configurations.
+    Apply,
+}
+
+/// The result of a [`Derive`] job.
+enum Derived {
+    Crds(Option<PackageCrds>),
+    Apply(Result<AcPackage>),
 }
 
 /// How many workers to run for `items` work items: one per core, at most one per item.
@@ -122,21 +133,19 @@ pub(crate) fn analyze(settings: &Settings, parallel_ok: bool) -> Result<Analysis
     };
     let stop = AtomicBool::new(false);
     let cores = if parallel_ok { workers(usize::MAX) } else { 1 };
-    // Fewer packages than cores (one large group): a package's apply configurations are
-    // derived by a job of their own, which parses the package again, beside its model and CRDs.
-    let split = want_apply && refs.len() < cores;
-    let jobs: Vec<(usize, Part)> = (0..refs.len())
-        .flat_map(|i| {
-            if split {
-                vec![(i, Part::ModelAndCrds), (i, Part::Apply)]
-            } else {
-                vec![(i, Part::All)]
-            }
-        })
-        .collect();
-    let n_workers = cores.min(jobs.len()).max(1);
-    let scan_one = |job: usize| -> (Vec<PathBuf>, Result<Scanned>) {
-        let (i, part) = jobs[job];
+    // Fewer packages than cores (one large group): a package's CRDs and apply configurations
+    // are derived from its type table by jobs of their own, after every package is read.
+    let split = (want_crds || want_apply) && refs.len() < cores;
+    let crds_of = |types: &PackageTypes, p: &Package| {
+        if want_crds {
+            crd::package_crds(types, p)
+        } else {
+            None
+        }
+    };
+    let apply_of =
+        |types: &PackageTypes, p: &Package| want_apply.then(|| applyconfig::package(types, p));
+    let scan_one = |i: usize| -> (Vec<PathBuf>, Result<Scanned>) {
         let r: &PackageRef = &refs[i];
         let src = match scan::read(r) {
             Ok(src) => src,
@@ -147,50 +156,72 @@ pub(crate) fn analyze(settings: &Settings, parallel_ok: bool) -> Result<Analysis
         };
         let inputs = src.files.iter().map(|f| f.path.clone()).collect();
         let package = model::build_package(&src, &opts);
-        if package.is_err() {
+        let types = (package.is_ok() && (want_crds || want_apply)).then(|| PackageTypes::new(&src));
+        // The syntax trees go here; what follows reads plain data.
+        drop(src);
+        let mut scanned = Scanned {
+            package,
+            types: None,
+            crds: None,
+            apply: None,
+        };
+        match (&scanned.package, types) {
+            (Ok(_), Some(types)) if split => scanned.types = Some(types),
+            (Ok(p), Some(types)) => {
+                scanned.crds = crds_of(&types, p);
+                scanned.apply = apply_of(&types, p);
+            }
+            _ => {}
+        }
+        if scanned.package.is_err() || scanned.apply.as_ref().is_some_and(Result::is_err) {
             stop.store(true, Ordering::Relaxed);
         }
-        let crds = match (&package, want_crds && part != Part::Apply) {
-            (Ok(p), true) => crd::package_crds(&src, p),
-            _ => None,
-        };
-        let apply = match (&package, want_apply && part != Part::ModelAndCrds) {
-            (Ok(p), true) => Some(applyconfig::package(&src, p)),
-            _ => None,
-        };
-        if apply.as_ref().is_some_and(Result::is_err) {
-            stop.store(true, Ordering::Relaxed);
-        }
-        (
-            inputs,
-            Ok(Scanned {
-                package,
-                crds,
-                apply,
-            }),
-        )
+        (inputs, Ok(scanned))
     };
-    let results = parallel(jobs.len(), n_workers, &stop, &scan_one);
+    let mut results = parallel(refs.len(), cores.min(refs.len()).max(1), &stop, &scan_one);
+    if split && !stop.load(Ordering::Relaxed) {
+        let jobs: Vec<(usize, Derive)> = results
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| matches!(r, Some((_, Ok(s))) if s.types.is_some()))
+            .flat_map(|(i, _)| {
+                let crds = want_crds.then_some((i, Derive::Crds));
+                let apply = want_apply.then_some((i, Derive::Apply));
+                crds.into_iter().chain(apply)
+            })
+            .collect();
+        let derive_one = |j: usize| -> Option<Derived> {
+            let (i, what) = jobs[j];
+            let Some((_, Ok(s))) = &results[i] else {
+                return None;
+            };
+            let (Ok(p), Some(types)) = (&s.package, &s.types) else {
+                return None;
+            };
+            Some(match what {
+                Derive::Crds => Derived::Crds(crds_of(types, p)),
+                Derive::Apply => Derived::Apply(apply_of(types, p)?),
+            })
+        };
+        let derived = parallel(jobs.len(), cores.min(jobs.len()).max(1), &stop, &derive_one);
+        for (&(i, _), d) in jobs.iter().zip(derived) {
+            if let Some((_, Ok(s))) = &mut results[i] {
+                s.types = None;
+                match d.flatten() {
+                    Some(Derived::Crds(c)) => s.crds = c,
+                    Some(Derived::Apply(a)) => s.apply = Some(a),
+                    None => {}
+                }
+            }
+        }
+    }
     // Report the first error in package order, as a sequential run would.
     let mut packages = Vec::with_capacity(refs.len());
     let mut crd_inputs = Vec::with_capacity(refs.len());
     let mut inputs = Vec::new();
     let mut first_err = None;
     let mut apply_configs = AcPackages::new();
-    // A split package's apply job comes right after its model job: merge the two.
-    let mut results = results.into_iter().zip(&jobs).peekable();
-    while let Some((r, &(i, _))) = results.next() {
-        let mut r = r;
-        if let Some((next, _)) = results.next_if(|(_, (j, part))| *j == i && *part == Part::Apply) {
-            r = match (r, next) {
-                (Some((files, Ok(mut model))), Some((_, Ok(apply)))) => {
-                    model.apply = apply.apply;
-                    Some((files, Ok(model)))
-                }
-                (Some((files, Ok(_))), Some((_, Err(e)))) => Some((files, Err(e))),
-                (r, _) => r,
-            };
-        }
+    for r in results {
         let Some((files, scanned)) = r else { continue };
         inputs.extend(files);
         match scanned.and_then(|s| Ok((s.package?, s.crds, s.apply.transpose()?))) {

@@ -1,4 +1,5 @@
-//! The schema stage of the `crd` generator: a pure function from a package's `syn` AST to a
+//! The schema stage of the `crd` generator: a pure function from a package's type table
+//! ([`PackageTypes`], plain data built beside the model) to a
 //! **structural** OpenAPI v3 schema (kube-apiserver's rules for CustomResourceDefinitions), held
 //! as plain data in [`Schema`].
 //!
@@ -37,17 +38,15 @@
 //! is an error naming the field and its `file:line:col`.
 
 use std::collections::BTreeMap;
-use std::path::Path;
 
-use quote::ToTokens;
 use serde_json::{Map, Number, Value};
-use syn::ext::IdentExt;
-use syn::spanned::Spanned;
 
 use super::markers::apply_markers;
-use crate::error::{Error, Location, Pos, Result};
-use crate::scan::{PackageSource, SourceFile};
-use crate::tags::{self, Tag};
+use crate::error::{Error, Location, Result};
+use crate::model::types::{
+    Body, Field, Fields, FileInfo, GenericArg, PackageTypes, PathArgs, RenameRule, TypeDef,
+    TypeExpr, TypePath, Variant,
+};
 
 /// An `x-kubernetes-validations` rule (`+kubebuilder:validation:XValidation:rule=…,message=…`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -512,417 +511,24 @@ pub(crate) fn normalize(mut full: Vec<String>) -> Vec<String> {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Serde attributes.
+// The walk.
 
-/// A `rename_all` rule, as serde applies it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RenameRule {
-    /// `lowercase`
-    Lower,
-    /// `UPPERCASE`
-    Upper,
-    /// `PascalCase`
-    Pascal,
-    /// `camelCase`
-    Camel,
-    /// `snake_case`
-    Snake,
-    /// `SCREAMING_SNAKE_CASE`
-    ScreamingSnake,
-    /// `kebab-case`
-    Kebab,
-    /// `SCREAMING-KEBAB-CASE`
-    ScreamingKebab,
-}
-
-impl RenameRule {
-    /// Parses serde's spelling of a rule.
-    pub fn parse(s: &str) -> Option<RenameRule> {
-        Some(match s {
-            "lowercase" => RenameRule::Lower,
-            "UPPERCASE" => RenameRule::Upper,
-            "PascalCase" => RenameRule::Pascal,
-            "camelCase" => RenameRule::Camel,
-            "snake_case" => RenameRule::Snake,
-            "SCREAMING_SNAKE_CASE" => RenameRule::ScreamingSnake,
-            "kebab-case" => RenameRule::Kebab,
-            "SCREAMING-KEBAB-CASE" => RenameRule::ScreamingKebab,
-            _ => return None,
-        })
-    }
-
-    /// The wire name of a (snake_case) field.
-    pub fn field(self, f: &str) -> String {
-        match self {
-            RenameRule::Lower | RenameRule::Snake => f.to_string(),
-            RenameRule::Upper | RenameRule::ScreamingSnake => f.to_ascii_uppercase(),
-            RenameRule::Pascal | RenameRule::Camel => {
-                let mut pascal = String::new();
-                let mut upper = true;
-                for c in f.chars() {
-                    if c == '_' {
-                        upper = true;
-                    } else if upper {
-                        pascal.push(c.to_ascii_uppercase());
-                        upper = false;
-                    } else {
-                        pascal.push(c);
-                    }
-                }
-                if self == RenameRule::Pascal {
-                    pascal
-                } else {
-                    let mut c = pascal.chars();
-                    c.next()
-                        .map(|f| f.to_ascii_lowercase().to_string() + c.as_str())
-                        .unwrap_or_default()
-                }
-            }
-            RenameRule::Kebab => f.replace('_', "-"),
-            RenameRule::ScreamingKebab => f.to_ascii_uppercase().replace('_', "-"),
-        }
-    }
-
-    /// The wire name of a (PascalCase) variant.
-    pub fn variant(self, v: &str) -> String {
-        let snake = || {
-            let mut out = String::new();
-            for (i, c) in v.chars().enumerate() {
-                if i > 0 && c.is_uppercase() {
-                    out.push('_');
-                }
-                out.push(c.to_ascii_lowercase());
-            }
-            out
-        };
-        match self {
-            RenameRule::Pascal => v.to_string(),
-            RenameRule::Lower => v.to_ascii_lowercase(),
-            RenameRule::Upper => v.to_ascii_uppercase(),
-            RenameRule::Camel => {
-                let mut c = v.chars();
-                match c.next() {
-                    Some(f) => f.to_ascii_lowercase().to_string() + c.as_str(),
-                    None => String::new(),
-                }
-            }
-            RenameRule::Snake => snake(),
-            RenameRule::ScreamingSnake => snake().to_ascii_uppercase(),
-            RenameRule::Kebab => snake().replace('_', "-"),
-            RenameRule::ScreamingKebab => snake().to_ascii_uppercase().replace('_', "-"),
-        }
-    }
-}
-
-#[derive(Debug, Default)]
-pub(crate) struct SerdeAttrs {
-    pub(crate) rename: Option<String>,
-    pub(crate) rename_all: Option<RenameRule>,
-    pub(crate) rename_all_fields: Option<RenameRule>,
-    pub(crate) skip: bool,
-    pub(crate) skip_serializing: bool,
-    pub(crate) skip_deserializing: bool,
-    pub(crate) skip_serializing_if: bool,
-    pub(crate) default: bool,
-    pub(crate) flatten: bool,
-    pub(crate) transparent: bool,
-    pub(crate) tag: Option<String>,
-    pub(crate) content: Option<String>,
-    pub(crate) untagged: bool,
-    /// A serde attribute that changes the representation in a way the schema cannot follow.
-    pub(crate) unsupported: Option<String>,
-}
-
-fn skip_meta(meta: &syn::meta::ParseNestedMeta<'_>) -> syn::Result<()> {
-    if meta.input.peek(syn::Token![=]) {
-        meta.value()?.parse::<syn::Expr>()?;
-    } else if meta.input.peek(syn::token::Paren) {
-        meta.parse_nested_meta(|m| skip_meta(&m))?;
-    }
-    Ok(())
-}
-
-/// `key = "x"` or `key(serialize = "x", deserialize = "y")`: the serialize side.
-fn ser_string(meta: &syn::meta::ParseNestedMeta<'_>) -> syn::Result<Option<String>> {
-    if meta.input.peek(syn::Token![=]) {
-        let s: syn::LitStr = meta.value()?.parse()?;
-        return Ok(Some(s.value()));
-    }
-    let mut out = None;
-    meta.parse_nested_meta(|m| {
-        if m.path.is_ident("serialize") {
-            let s: syn::LitStr = m.value()?.parse()?;
-            out = Some(s.value());
-            Ok(())
-        } else {
-            skip_meta(&m)
-        }
-    })?;
-    Ok(out)
-}
-
-fn rule(meta: &syn::meta::ParseNestedMeta<'_>) -> syn::Result<Option<RenameRule>> {
-    match ser_string(meta)? {
-        Some(s) => RenameRule::parse(&s)
-            .map(Some)
-            .ok_or_else(|| meta.error(format!("unknown rename rule {s:?}"))),
-        None => Ok(None),
-    }
-}
-
-pub(crate) fn serde_attrs(attrs: &[syn::Attribute], path: &Path) -> Result<SerdeAttrs> {
-    let mut out = SerdeAttrs::default();
-    for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
-        attr.parse_nested_meta(|meta| {
-            let key = meta
-                .path
-                .get_ident()
-                .map(|i| i.to_string())
-                .unwrap_or_default();
-            match key.as_str() {
-                "rename" => out.rename = ser_string(&meta)?,
-                "rename_all" => out.rename_all = rule(&meta)?,
-                "rename_all_fields" => out.rename_all_fields = rule(&meta)?,
-                "skip" => out.skip = true,
-                "skip_serializing" => out.skip_serializing = true,
-                "skip_deserializing" => out.skip_deserializing = true,
-                "skip_serializing_if" => {
-                    skip_meta(&meta)?;
-                    out.skip_serializing_if = true;
-                }
-                "default" => {
-                    skip_meta(&meta)?;
-                    out.default = true;
-                }
-                "flatten" => out.flatten = true,
-                "transparent" => out.transparent = true,
-                "untagged" => out.untagged = true,
-                "tag" => {
-                    let s: syn::LitStr = meta.value()?.parse()?;
-                    out.tag = Some(s.value());
-                }
-                "content" => {
-                    let s: syn::LitStr = meta.value()?.parse()?;
-                    out.content = Some(s.value());
-                }
-                "with" | "serialize_with" | "deserialize_with" | "from" | "into" | "try_from"
-                | "remote" => {
-                    skip_meta(&meta)?;
-                    out.unsupported.get_or_insert(key);
-                }
-                _ => skip_meta(&meta)?,
-            }
-            Ok(())
-        })
-        .map_err(|e| {
-            Error::at(
-                Location::new(path, Pos::of_span(e.span())),
-                format!("cannot read #[serde(…)]: {e}"),
-            )
-        })?;
-    }
-    Ok(out)
-}
-
-// ---------------------------------------------------------------------------------------------
-// Docs and tags.
-
-/// The doc comment of an item as a description: one leading space per line removed, tag lines
-/// (`+key…`) dropped, blank lines at either end trimmed. `None` when nothing is left.
-pub fn doc_text(attrs: &[syn::Attribute]) -> Option<String> {
-    let mut lines: Vec<String> = Vec::new();
-    for a in attrs.iter().filter(|a| a.path().is_ident("doc")) {
-        if let syn::Meta::NameValue(nv) = &a.meta
-            && let syn::Expr::Lit(syn::ExprLit {
-                lit: syn::Lit::Str(s),
-                ..
-            }) = &nv.value
-        {
-            for l in s.value().split('\n') {
-                lines.push(l.strip_prefix(' ').unwrap_or(l).trim_end().to_string());
-            }
-        }
-    }
-    lines.retain(|l| {
-        let t = l.trim_start();
-        !(t.starts_with('+') && t.len() > 1 && !t[1..].starts_with(char::is_whitespace))
-    });
-    while lines.first().is_some_and(|l| l.is_empty()) {
-        lines.remove(0);
-    }
-    while lines.last().is_some_and(|l| l.is_empty()) {
-        lines.pop();
-    }
-    // Collapse runs of blank lines left where tag lines were removed.
-    lines.dedup_by(|a, b| a.is_empty() && b.is_empty());
-    (!lines.is_empty()).then(|| lines.join("\n"))
-}
-
-/// The span of a written visibility (`pub`, `pub(crate)`); none for an inherited one, whose
-/// span is the call site, not a place in the file.
-fn vis_span(vis: &syn::Visibility) -> Vec<proc_macro2::Span> {
-    match vis {
-        syn::Visibility::Inherited => Vec::new(),
-        v => vec![v.span()],
-    }
-}
-
-fn line_of(span: proc_macro2::Span) -> usize {
-    span.start().line
-}
-
-/// The tags of an item or field whose attributes are `attrs` and whose name is at `name`.
-fn tags_of(
-    file: &SourceFile,
-    attrs: &[syn::Attribute],
-    other: &[proc_macro2::Span],
-    name: proc_macro2::Span,
-) -> Vec<Tag> {
-    let name_line = line_of(name);
-    let first_line = attrs
-        .iter()
-        .map(|a| line_of(a.pound_token.span))
-        .chain(other.iter().map(|s| line_of(*s)))
-        .chain([name_line])
-        .filter(|&l| l > 0)
-        .min()
-        .unwrap_or(name_line);
-    tags::item_tags(&file.path, &file.text, &file.lines, first_line, name_line)
-}
-
-// ---------------------------------------------------------------------------------------------
-// The package index and the walk.
-
-pub(crate) enum ItemRef<'a> {
-    Struct(&'a syn::ItemStruct),
-    Enum(&'a syn::ItemEnum),
-}
-
-pub(crate) struct TypeItem<'a> {
-    pub(crate) item: ItemRef<'a>,
-    pub(crate) file: &'a SourceFile,
-    pub(crate) tags: Vec<Tag>,
-}
-
-impl TypeItem<'_> {
-    fn generics(&self) -> &syn::Generics {
-        match self.item {
-            ItemRef::Struct(s) => &s.generics,
-            ItemRef::Enum(e) => &e.generics,
-        }
-    }
-
-    fn attrs(&self) -> &[syn::Attribute] {
-        match self.item {
-            ItemRef::Struct(s) => &s.attrs,
-            ItemRef::Enum(e) => &e.attrs,
-        }
-    }
-}
-
-#[derive(Default)]
-pub(crate) struct Imports {
-    /// `use a::b::C;` → `C` ↦ `[a, b, C]`; `use a::b as c;` → `c` ↦ `[a, b]`.
-    pub(crate) names: BTreeMap<String, Vec<String>>,
-    /// `use a::b::*;` → `[a, b]`.
-    pub(crate) globs: Vec<Vec<String>>,
-}
-
-fn collect_use(tree: &syn::UseTree, prefix: &mut Vec<String>, out: &mut Imports) {
-    match tree {
-        syn::UseTree::Path(p) => {
-            prefix.push(p.ident.unraw().to_string());
-            collect_use(&p.tree, prefix, out);
-            prefix.pop();
-        }
-        syn::UseTree::Name(n) => {
-            let name = n.ident.unraw().to_string();
-            if name == "self" {
-                if let Some(last) = prefix.last() {
-                    out.names.insert(last.clone(), prefix.clone());
-                }
-            } else {
-                let mut full = prefix.clone();
-                full.push(name.clone());
-                out.names.insert(name, full);
-            }
-        }
-        syn::UseTree::Rename(r) => {
-            let mut full = prefix.clone();
-            let name = r.ident.unraw().to_string();
-            if name != "self" {
-                full.push(name);
-            }
-            out.names.insert(r.rename.unraw().to_string(), full);
-        }
-        syn::UseTree::Glob(_) => out.globs.push(prefix.clone()),
-        syn::UseTree::Group(g) => {
-            for t in &g.items {
-                collect_use(t, prefix, out);
-            }
-        }
-    }
-}
-
-/// The types of one package, indexed for schema derivation.
-pub struct PackageTypes<'a> {
-    pub(crate) types: BTreeMap<String, TypeItem<'a>>,
-    pub(crate) imports: BTreeMap<&'a Path, Imports>,
+/// The schemas of one package's types, from its type table.
+pub struct SchemaWalker<'a> {
+    pkg: &'a PackageTypes,
     /// Package-level `+kubebuilder:validation:Optional`.
     fields_optional: bool,
 }
 
-impl<'a> PackageTypes<'a> {
-    /// Indexes the structs, enums and `use` declarations of a scanned package.
-    pub fn new(src: &'a PackageSource) -> PackageTypes<'a> {
-        let mut types = BTreeMap::new();
-        let mut imports = BTreeMap::new();
-        for file in &src.files {
-            let mut imp = Imports::default();
-            for item in &file.ast.items {
-                let (item_ref, attrs, vis, kw, ident) = match item {
-                    syn::Item::Struct(s) => (
-                        ItemRef::Struct(s),
-                        &s.attrs,
-                        &s.vis,
-                        s.struct_token.span,
-                        &s.ident,
-                    ),
-                    syn::Item::Enum(e) => (
-                        ItemRef::Enum(e),
-                        &e.attrs,
-                        &e.vis,
-                        e.enum_token.span,
-                        &e.ident,
-                    ),
-                    syn::Item::Use(u) => {
-                        collect_use(&u.tree, &mut Vec::new(), &mut imp);
-                        continue;
-                    }
-                    _ => continue,
-                };
-                let mut spans = vis_span(vis);
-                spans.push(kw);
-                let tags = tags_of(file, attrs, &spans, ident.span());
-                types.insert(
-                    ident.to_string(),
-                    TypeItem {
-                        item: item_ref,
-                        file,
-                        tags,
-                    },
-                );
-            }
-            imports.insert(file.path.as_path(), imp);
-        }
-        let fields_optional = src.mod_file().is_some_and(|m| {
-            tags::package_tags(&m.path, &m.text)
-                .iter()
-                .any(|t| t.key == "kubebuilder:validation:Optional")
-        });
-        PackageTypes {
-            types,
-            imports,
+impl<'a> SchemaWalker<'a> {
+    /// A walker over the types of `pkg`.
+    pub(crate) fn new(pkg: &'a PackageTypes) -> SchemaWalker<'a> {
+        let fields_optional = pkg
+            .package_tags
+            .iter()
+            .any(|t| t.key == "kubebuilder:validation:Optional");
+        SchemaWalker {
+            pkg,
             fields_optional,
         }
     }
@@ -931,25 +537,23 @@ impl<'a> PackageTypes<'a> {
     /// with `metadata` reduced to `type: object` (the only form kube-apiserver accepts besides
     /// restrictions on name and generateName).
     pub fn kind_schema(&self, kind: &str) -> Result<Schema> {
-        let Some(item) = self.types.get(kind) else {
+        let Some(item) = self.pkg.types.get(kind) else {
             return Err(Error::file(
                 "",
                 format!("internal error: kind {kind} not found"),
             ));
         };
-        let ident = match item.item {
-            ItemRef::Struct(s) => &s.ident,
-            ItemRef::Enum(e) => &e.ident,
-        };
+        let file = self.pkg.file(item);
         let site = Site {
-            loc: Location::new(&item.file.path, Pos::of_span(ident.span())),
+            loc: Location::new(&file.path, item.pos),
             what: format!("kind `{kind}`"),
         };
         let mut walk = Walk {
-            pkg: self,
+            pkg: self.pkg,
+            fields_optional: self.fields_optional,
             stack: Vec::new(),
         };
-        let mut s = walk.local(kind, &[], item.file, &Env::new(), &site)?.schema;
+        let mut s = walk.local(kind, &[], file, &Env::new(), &site)?.schema;
         if s.type_.as_deref() != Some("object") || s.properties.is_empty() {
             return Err(site.err("a kind must be a struct with named fields"));
         }
@@ -1015,128 +619,104 @@ impl Resolved {
 /// Generic parameters bound to resolved arguments.
 type Env = BTreeMap<String, Resolved>;
 
-struct Walk<'p, 'a> {
-    pkg: &'p PackageTypes<'a>,
+struct Walk<'a> {
+    pkg: &'a PackageTypes,
+    fields_optional: bool,
     /// The local types being expanded (recursion guard).
     stack: Vec<String>,
 }
 
-pub(crate) fn type_text(ty: &impl ToTokens) -> String {
-    ty.to_token_stream()
-        .to_string()
-        .replace(" :: ", "::")
-        .replace(":: ", "::")
-        .replace(" < ", "<")
-        .replace("< ", "<")
-        .replace(" >", ">")
-        .replace(" ,", ",")
-        .replace("& ", "&")
-}
-
 const SCALARS: &[&str] = &["string", "integer", "number", "boolean", "int-or-string"];
 
-impl<'a> Walk<'_, 'a> {
+/// The error of a serde attribute the schema cannot follow.
+fn unsupported_serde(u: &str) -> String {
+    format!("#[serde({u})] changes the serialized form in a way the generator cannot follow")
+}
+
+impl<'a> Walk<'a> {
     fn resolve(
         &mut self,
-        ty: &syn::Type,
-        file: &'a SourceFile,
+        ty: &'a TypeExpr,
+        file: &'a FileInfo,
         env: &Env,
         site: &Site,
     ) -> Result<Resolved> {
         match ty {
-            syn::Type::Paren(p) => self.resolve(&p.elem, file, env, site),
-            syn::Type::Group(g) => self.resolve(&g.elem, file, env, site),
-            syn::Type::Reference(r) => match &*r.elem {
-                syn::Type::Path(p) if p.qself.is_none() && p.path.is_ident("str") => {
-                    Ok(Resolved::of(Schema::typed("string")))
-                }
+            TypeExpr::Reference { elem, .. } => match &**elem {
+                TypeExpr::Path(p) if p.is_ident("str") => Ok(Resolved::of(Schema::typed("string"))),
                 elem => self.resolve(elem, file, env, site),
             },
-            syn::Type::Array(a) => {
-                let items = self.resolve(&a.elem, file, env, site)?.element();
-                let len = match &a.len {
-                    syn::Expr::Lit(syn::ExprLit {
-                        lit: syn::Lit::Int(i),
-                        ..
-                    }) => i.base10_parse::<i64>().ok(),
-                    _ => None,
-                };
+            TypeExpr::Array { elem, len } => {
+                let items = self.resolve(elem, file, env, site)?.element();
                 Ok(Resolved::of(Schema {
                     items: Some(Box::new(items)),
-                    min_items: len,
-                    max_items: len,
+                    min_items: *len,
+                    max_items: *len,
                     ..Schema::typed("array")
                 }))
             }
-            syn::Type::Slice(sl) => {
-                let items = self.resolve(&sl.elem, file, env, site)?.element();
+            TypeExpr::Slice(elem) => {
+                let items = self.resolve(elem, file, env, site)?.element();
                 Ok(Resolved::of(Schema {
                     items: Some(Box::new(items)),
                     ..Schema::typed("array")
                 }))
             }
-            syn::Type::Tuple(t) if t.elems.is_empty() => Err(site.err(
+            TypeExpr::Tuple { unit: true, .. } => Err(site.err(
                 "the unit type `()` serializes as null, which a structural schema cannot describe",
             )),
-            syn::Type::Tuple(_) => Err(site.err(format!(
-                "the tuple `{}` serializes as an array of mixed types, which a structural schema cannot describe; use a struct",
-                type_text(ty)
+            TypeExpr::Tuple { text, .. } => Err(site.err(format!(
+                "the tuple `{text}` serializes as an array of mixed types, which a structural schema cannot describe; use a struct"
             ))),
-            syn::Type::Path(p) if p.qself.is_none() => self.resolve_path(&p.path, file, env, site),
-            other => Err(site.err(format!(
-                "type `{}` cannot be expressed in a CRD schema",
-                type_text(other)
+            TypeExpr::Path(p) => self.resolve_path(p, file, env, site),
+            TypeExpr::Other(text) => Err(site.err(format!(
+                "type `{text}` cannot be expressed in a CRD schema"
             ))),
         }
     }
 
     fn resolve_path(
         &mut self,
-        path: &syn::Path,
-        file: &'a SourceFile,
+        path: &'a TypePath,
+        file: &'a FileInfo,
         env: &Env,
         site: &Site,
     ) -> Result<Resolved> {
-        let names: Vec<String> = path
-            .segments
-            .iter()
-            .map(|s| s.ident.unraw().to_string())
-            .collect();
+        let names: Vec<String> = path.segments.iter().map(|s| s.name.clone()).collect();
         let Some(last_seg) = path.segments.last() else {
             return Err(site.err("empty type path"));
         };
-        let mut args: Vec<&syn::Type> = Vec::new();
-        match &last_seg.arguments {
-            syn::PathArguments::None => {}
-            syn::PathArguments::AngleBracketed(a) => {
-                for arg in &a.args {
+        let mut args: Vec<&'a TypeExpr> = Vec::new();
+        match &last_seg.args {
+            PathArgs::None => {}
+            PathArgs::Angle(a) => {
+                for arg in a {
                     match arg {
-                        syn::GenericArgument::Type(t) => args.push(t),
-                        syn::GenericArgument::Lifetime(_) => {}
-                        other => {
+                        GenericArg::Type(t) => args.push(t),
+                        GenericArg::Lifetime => {}
+                        GenericArg::Other(text) => {
                             return Err(site.err(format!(
-                                "generic argument `{}` is not supported in a CRD schema",
-                                type_text(other)
+                                "generic argument `{text}` is not supported in a CRD schema"
                             )));
                         }
                     }
                 }
             }
-            syn::PathArguments::Parenthesized(_) => {
+            PathArgs::Parenthesized => {
                 return Err(site.err(format!(
                     "function type `{}` cannot be serialized",
-                    type_text(path)
+                    path.text
                 )));
             }
         }
         for seg in path.segments.iter().take(names.len().saturating_sub(1)) {
-            if !seg.arguments.is_empty() {
-                return Err(site.err(format!("type `{}` cannot be resolved", type_text(path))));
+            if !seg.args.is_empty() {
+                return Err(site.err(format!("type `{}` cannot be resolved", path.text)));
             }
         }
-        let imports = self.pkg.imports.get(file.path.as_path());
-        let text = type_text(path);
-        if path.leading_colon.is_none() && names.len() == 1 {
+        let imports = &file.imports;
+        let text = path.text.as_str();
+        if !path.leading_colon && names.len() == 1 {
             let n = &names[0];
             if let Some(r) = env.get(n) {
                 if !args.is_empty() {
@@ -1147,30 +727,28 @@ impl<'a> Walk<'_, 'a> {
             if self.pkg.types.contains_key(n) {
                 return self.local(n, &args, file, env, site);
             }
-            if let Some(full) = imports.and_then(|i| i.names.get(n)) {
-                return self.known(full.clone(), &args, &text, file, env, site);
+            if let Some(full) = imports.names.get(n) {
+                return self.known(full.clone(), &args, text, file, env, site);
             }
-            if let Some(i) = imports {
-                for glob in &i.globs {
-                    let mut full = glob.clone();
-                    full.push(n.clone());
-                    if external_schema(&normalize(full.clone())).is_some() {
-                        return self.known(full, &args, &text, file, env, site);
-                    }
+            for glob in &imports.globs {
+                let mut full = glob.clone();
+                full.push(n.clone());
+                if external_schema(&normalize(full.clone())).is_some() {
+                    return self.known(full, &args, text, file, env, site);
                 }
             }
-            return self.known(names, &args, &text, file, env, site);
+            return self.known(names, &args, text, file, env, site);
         }
         let full = match names[0].as_str() {
-            "self" | "super" | "crate" if path.leading_colon.is_none() => names,
-            first => match imports.and_then(|i| i.names.get(first)) {
-                Some(p) if path.leading_colon.is_none() => {
+            "self" | "super" | "crate" if !path.leading_colon => names,
+            first => match imports.names.get(first) {
+                Some(p) if !path.leading_colon => {
                     p.iter().chain(names.iter().skip(1)).cloned().collect()
                 }
                 _ => names,
             },
         };
-        self.known(full, &args, &text, file, env, site)
+        self.known(full, &args, text, file, env, site)
     }
 
     /// Resolves a full path: std types, re-exported k8s-openapi types, `self::`/`super::` paths
@@ -1178,9 +756,9 @@ impl<'a> Walk<'_, 'a> {
     fn known(
         &mut self,
         full: Vec<String>,
-        args: &[&syn::Type],
+        args: &[&'a TypeExpr],
         text: &str,
-        file: &'a SourceFile,
+        file: &'a FileInfo,
         env: &Env,
         site: &Site,
     ) -> Result<Resolved> {
@@ -1325,8 +903,8 @@ impl<'a> Walk<'_, 'a> {
     fn local(
         &mut self,
         name: &str,
-        args: &[&syn::Type],
-        file: &'a SourceFile,
+        args: &[&'a TypeExpr],
+        file: &'a FileInfo,
         env: &Env,
         site: &Site,
     ) -> Result<Resolved> {
@@ -1339,14 +917,10 @@ impl<'a> Walk<'_, 'a> {
                 "type `{name}` is recursive; a structural schema has no references, so recursion cannot be expressed (mark the field +kubebuilder:pruning:PreserveUnknownFields with serde_json::Value instead)"
             )));
         }
-        let generics = item.generics();
-        if generics.const_params().next().is_some() {
+        if item.generics.has_const {
             return Err(site.err(format!("type `{name}` has const generics")));
         }
-        let params: Vec<String> = generics
-            .type_params()
-            .map(|p| p.ident.to_string())
-            .collect();
+        let params = &item.generics.type_params;
         if params.len() != args.len() {
             return Err(site.err(format!(
                 "type `{name}` takes {} type argument(s), found {}",
@@ -1360,14 +934,14 @@ impl<'a> Walk<'_, 'a> {
             inner.insert(p.clone(), self.resolve(a, file, env, site)?);
         }
         self.stack.push(name.to_string());
-        let result = match item.item {
-            ItemRef::Struct(s) => self.struct_schema(s, item, &inner),
-            ItemRef::Enum(e) => self.enum_schema(e, item, &inner),
+        let result = match &item.body {
+            Body::Struct(fields) => self.struct_schema(item, fields, &inner),
+            Body::Enum(variants) => self.enum_schema(item, variants, &inner),
         };
         self.stack.pop();
         let mut r = result?;
-        if let Some(d) = doc_text(item.attrs()) {
-            r.schema.description = Some(d);
+        if let Some(d) = &item.doc {
+            r.schema.description = Some(d.clone());
         }
         apply_markers(&mut r.schema, &item.tags)?;
         Ok(r)
@@ -1375,41 +949,39 @@ impl<'a> Walk<'_, 'a> {
 
     /// The fields' default required-ness of a struct: `+kubebuilder:validation:Optional` on the
     /// type or the package makes every field optional unless marked Required.
-    fn fields_optional(&self, item: &TypeItem<'_>) -> bool {
+    fn fields_optional(&self, item: &TypeDef) -> bool {
         let on_type = item.tags.iter().find_map(|t| match t.key.as_str() {
             "kubebuilder:validation:Optional" => Some(true),
             "kubebuilder:validation:Required" => Some(false),
             _ => None,
         });
-        on_type.unwrap_or(self.pkg.fields_optional)
+        on_type.unwrap_or(self.fields_optional)
     }
 
     fn struct_schema(
         &mut self,
-        s: &'a syn::ItemStruct,
-        item: &TypeItem<'a>,
+        item: &'a TypeDef,
+        fields: &'a Fields,
         env: &Env,
     ) -> Result<Resolved> {
-        let file = item.file;
-        let c = serde_attrs(&s.attrs, &file.path)?;
+        let file = self.pkg.file(item);
+        let c = item.serde.get()?;
         let site = Site {
-            loc: Location::new(&file.path, Pos::of_span(s.ident.span())),
-            what: format!("type `{}`", s.ident),
+            loc: Location::new(&file.path, item.pos),
+            what: format!("type `{}`", item.name),
         };
         if let Some(u) = &c.unsupported {
-            return Err(site.err(format!(
-                "#[serde({u})] changes the serialized form in a way the generator cannot follow"
-            )));
+            return Err(site.err(unsupported_serde(u)));
         }
         if c.tag.is_some() {
             return Err(site.err("#[serde(tag)] on a struct is not supported"));
         }
-        let owner = s.ident.to_string();
-        match &s.fields {
-            syn::Fields::Named(n) if !c.transparent => {
+        let owner = item.name.as_str();
+        match fields {
+            Fields::Named(n) if !c.transparent => {
                 let obj = self.named_fields(
-                    &owner,
-                    n.named.iter(),
+                    owner,
+                    n,
                     file,
                     env,
                     c.rename_all,
@@ -1417,58 +989,49 @@ impl<'a> Walk<'_, 'a> {
                 )?;
                 Ok(Resolved::of(obj))
             }
-            syn::Fields::Named(n) => {
-                let mut fields = n.named.iter().filter(|f| {
-                    serde_attrs(&f.attrs, &file.path).is_ok_and(|a| !a.skip)
-                });
+            Fields::Named(n) => {
+                let mut fields = n
+                    .iter()
+                    .filter(|f| f.serde.ok().is_some_and(|a| !a.skip));
                 match (fields.next(), fields.next()) {
-                    (Some(f), None) => self.newtype(&owner, f, file, env),
+                    (Some(f), None) => self.newtype(owner, f, file, env),
                     _ => Err(site.err("#[serde(transparent)] needs exactly one field")),
                 }
             }
-            syn::Fields::Unnamed(u) if u.unnamed.len() == 1 => {
-                self.newtype(&owner, &u.unnamed[0], file, env)
-            }
-            syn::Fields::Unnamed(u) => Err(site.err(format!(
+            Fields::Unnamed(u) if u.len() == 1 => self.newtype(owner, &u[0], file, env),
+            Fields::Unnamed(u) => Err(site.err(format!(
                 "a tuple struct with {} fields serializes as an array of mixed types, which a structural schema cannot describe",
-                u.unnamed.len()
+                u.len()
             ))),
-            syn::Fields::Unit => Err(site.err("a unit struct serializes as null")),
+            Fields::Unit => Err(site.err("a unit struct serializes as null")),
         }
     }
 
-    fn field_site(owner: &str, f: &syn::Field, index: usize, file: &SourceFile) -> Site {
-        let (span, label) = match &f.ident {
-            Some(i) => (i.span(), i.unraw().to_string()),
-            None => (f.ty.span(), index.to_string()),
+    fn field_site(owner: &str, f: &Field, index: usize, file: &FileInfo) -> Site {
+        let label = match &f.ident {
+            Some(i) => i.clone(),
+            None => index.to_string(),
         };
         Site {
-            loc: Location::new(&file.path, Pos::of_span(span)),
+            loc: Location::new(&file.path, f.pos),
             what: format!("field `{owner}.{label}`"),
         }
-    }
-
-    fn field_tags(f: &syn::Field, file: &SourceFile) -> Vec<Tag> {
-        let name = f.ident.as_ref().map_or_else(|| f.ty.span(), |i| i.span());
-        tags_of(file, &f.attrs, &vis_span(&f.vis), name)
     }
 
     fn newtype(
         &mut self,
         owner: &str,
-        f: &syn::Field,
-        file: &'a SourceFile,
+        f: &'a Field,
+        file: &'a FileInfo,
         env: &Env,
     ) -> Result<Resolved> {
         let site = Self::field_site(owner, f, 0, file);
-        let a = serde_attrs(&f.attrs, &file.path)?;
+        let a = f.serde.get()?;
         if let Some(u) = &a.unsupported {
-            return Err(site.err(format!(
-                "#[serde({u})] changes the serialized form in a way the generator cannot follow"
-            )));
+            return Err(site.err(unsupported_serde(u)));
         }
         let mut r = self.resolve(&f.ty, file, env, &site)?;
-        apply_markers(&mut r.schema, &Self::field_tags(f, file))?;
+        apply_markers(&mut r.schema, &f.tags)?;
         if r.optional {
             r.schema.nullable = true;
             r.optional = false;
@@ -1480,35 +1043,32 @@ impl<'a> Walk<'_, 'a> {
     fn named_fields(
         &mut self,
         owner: &str,
-        fields: impl Iterator<Item = &'a syn::Field>,
-        file: &'a SourceFile,
+        fields: &'a [Field],
+        file: &'a FileInfo,
         env: &Env,
         rename_all: Option<RenameRule>,
         all_optional: bool,
     ) -> Result<Schema> {
         let mut out = Schema::typed("object");
-        for (i, f) in fields.enumerate() {
+        for (i, f) in fields.iter().enumerate() {
             let site = Self::field_site(owner, f, i, file);
-            let a = serde_attrs(&f.attrs, &file.path)?;
+            let a = f.serde.get()?;
             if a.skip {
                 continue;
             }
             if let Some(u) = &a.unsupported {
                 return Err(site.err(format!(
-                    "#[serde({u})] changes the serialized form in a way the generator cannot follow; give the field a type the generator can see"
+                    "{}; give the field a type the generator can see",
+                    unsupported_serde(u)
                 )));
             }
-            let ident = f
-                .ident
-                .as_ref()
-                .map(|i| i.unraw().to_string())
-                .unwrap_or_default();
+            let ident = f.ident.clone().unwrap_or_default();
             let name = a
                 .rename
                 .clone()
                 .unwrap_or_else(|| rename_all.map_or(ident.clone(), |r| r.field(&ident)));
             let mut r = self.resolve(&f.ty, file, env, &site)?;
-            let flags = apply_markers(&mut r.schema, &Self::field_tags(f, file))?;
+            let flags = apply_markers(&mut r.schema, &f.tags)?;
             if a.flatten {
                 if r.schema.type_.as_deref() != Some("object")
                     || r.schema.additional_properties.is_some()
@@ -1531,8 +1091,8 @@ impl<'a> Walk<'_, 'a> {
                 }
                 continue;
             }
-            if let Some(d) = doc_text(&f.attrs) {
-                r.schema.description = Some(d);
+            if let Some(d) = &f.doc {
+                r.schema.description = Some(d.clone());
             }
             let optional = r.optional
                 || a.default
@@ -1555,33 +1115,31 @@ impl<'a> Walk<'_, 'a> {
 
     fn enum_schema(
         &mut self,
-        e: &'a syn::ItemEnum,
-        item: &TypeItem<'a>,
+        item: &'a TypeDef,
+        all_variants: &'a [Variant],
         env: &Env,
     ) -> Result<Resolved> {
-        let file = item.file;
-        let c = serde_attrs(&e.attrs, &file.path)?;
+        let file = self.pkg.file(item);
+        let c = item.serde.get()?;
         let site = Site {
-            loc: Location::new(&file.path, Pos::of_span(e.ident.span())),
-            what: format!("enum `{}`", e.ident),
+            loc: Location::new(&file.path, item.pos),
+            what: format!("enum `{}`", item.name),
         };
         if let Some(u) = &c.unsupported {
-            return Err(site.err(format!(
-                "#[serde({u})] changes the serialized form in a way the generator cannot follow"
-            )));
+            return Err(site.err(unsupported_serde(u)));
         }
         struct V<'v> {
             name: String,
-            variant: &'v syn::Variant,
+            variant: &'v Variant,
             rename_all: Option<RenameRule>,
             site: Site,
         }
         let mut variants = Vec::new();
-        for v in &e.variants {
-            let a = serde_attrs(&v.attrs, &file.path)?;
+        for v in all_variants {
+            let a = v.serde.get()?;
             let vsite = Site {
-                loc: Location::new(&file.path, Pos::of_span(v.ident.span())),
-                what: format!("variant `{}::{}`", e.ident, v.ident),
+                loc: Location::new(&file.path, v.pos),
+                what: format!("variant `{}::{}`", item.name, v.written),
             };
             if a.skip || a.skip_serializing {
                 continue;
@@ -1592,11 +1150,11 @@ impl<'a> Walk<'_, 'a> {
                     a.unsupported.as_deref().unwrap_or("untagged")
                 )));
             }
-            let ident = v.ident.unraw().to_string();
             variants.push(V {
                 name: a
                     .rename
-                    .unwrap_or_else(|| c.rename_all.map_or(ident.clone(), |r| r.variant(&ident))),
+                    .clone()
+                    .unwrap_or_else(|| c.rename_all.map_or(v.name.clone(), |r| r.variant(&v.name))),
                 variant: v,
                 rename_all: a.rename_all.or(c.rename_all_fields),
                 site: vsite,
@@ -1605,26 +1163,26 @@ impl<'a> Walk<'_, 'a> {
         if variants.is_empty() {
             return Err(site.err("an enum without serializable variants has no schema"));
         }
-        let owner = e.ident.to_string();
+        let owner = item.name.as_str();
         let all_optional = self.fields_optional(item);
         // The data of one variant: None for a unit variant.
         let data = |w: &mut Self, v: &V<'a>| -> Result<Option<Schema>> {
             match &v.variant.fields {
-                syn::Fields::Unit => Ok(None),
-                syn::Fields::Named(n) => w
+                Fields::Unit => Ok(None),
+                Fields::Named(n) => w
                     .named_fields(
-                        &format!("{owner}::{}", v.variant.ident),
-                        n.named.iter(),
+                        &format!("{owner}::{}", v.variant.written),
+                        n,
                         file,
                         env,
                         v.rename_all,
                         all_optional,
                     )
                     .map(Some),
-                syn::Fields::Unnamed(u) if u.unnamed.len() == 1 => w
-                    .newtype(&format!("{owner}::{}", v.variant.ident), &u.unnamed[0], file, env)
+                Fields::Unnamed(u) if u.len() == 1 => w
+                    .newtype(&format!("{owner}::{}", v.variant.written), &u[0], file, env)
                     .map(|r| Some(r.schema)),
-                syn::Fields::Unnamed(_) => Err(v.site.err(
+                Fields::Unnamed(_) => Err(v.site.err(
                     "a tuple variant serializes as an array of mixed types, which a structural schema cannot describe",
                 )),
             }
@@ -1774,8 +1332,9 @@ fn untagged(schemas: Vec<Schema>) -> std::result::Result<Schema, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scan::parse_source;
+    use crate::scan::{PackageSource, parse_source};
     use serde_json::json;
+    use std::path::Path;
 
     fn schema_of(types: &str) -> Result<Value> {
         let files = vec![
@@ -1791,8 +1350,8 @@ mod tests {
             dir: "apis/g/v1".into(),
             files,
         };
-        let pkg = PackageTypes::new(&src);
-        let s = pkg.kind_schema("Foo")?;
+        let table = PackageTypes::new(&src);
+        let s = SchemaWalker::new(&table).kind_schema("Foo")?;
         let mut v = s.to_json();
         // Leave out the boilerplate of every root.
         if let Some(p) = v.get_mut("properties").and_then(Value::as_object_mut) {

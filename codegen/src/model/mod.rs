@@ -4,6 +4,8 @@
 //!
 //! Nothing here holds `syn` types; emitters work from this model alone.
 
+pub(crate) mod types;
+
 use kube_codegen_apimachinery::validation;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
