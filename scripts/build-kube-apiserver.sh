@@ -172,9 +172,20 @@ else
 fi
 
 START=$SECONDS
+# On CI (CI set, GOCACHE not) the ~3 GB build cache has no later use and a CI machine's disk may
+# be small: keep it beside the build and remove it when done, so that only the binaries stay.
+BUILD_GOCACHE=
+if [[ -n ${CI:-} && -z ${GOCACHE:-} ]]; then
+    BUILD_GOCACHE=$OUT/gocache
+    export GOCACHE=$BUILD_GOCACHE
+fi
 cleanup() {
     local rc=$?
     rm -f "$BIN"/*.tmp "$STAMP.tmp"
+    if [[ -n $BUILD_GOCACHE ]]; then
+        chmod -R u+w "$BUILD_GOCACHE" 2>/dev/null || true
+        rm -rf "$BUILD_GOCACHE"
+    fi
     if ((rc != 0)); then
         log "FAILED after $((SECONDS - START))s (exit $rc); nothing in $BIN was replaced except complete binaries"
         log "common causes: module proxy unreachable or a version missing on it, an older Go than the go line of $MODDIR/go.mod (GOTOOLCHAIN=$(go env GOTOOLCHAIN)), out of disk space"
