@@ -172,11 +172,143 @@ pub(crate) fn packages(
 
 /// Reads and parses every `.rs` file of one package.
 pub(crate) fn read(package: &PackageRef) -> Result<PackageSource> {
+    let text = read_text(package)?;
+    let mut files = Vec::with_capacity(text.files.len());
+    for (path, t) in text.files {
+        files.push(parse_source(&path, t)?);
+    }
     Ok(PackageSource {
+        group_dir: text.group_dir,
+        version: text.version,
+        dir: text.dir,
+        files,
+    })
+}
+
+/// The texts of one package's `.rs` files, read but not parsed, so that several threads can
+/// parse parts of them.
+#[derive(Debug)]
+pub(crate) struct PackageText {
+    /// The group's folder name.
+    pub group_dir: String,
+    /// The version folder name.
+    pub version: String,
+    /// The package folder.
+    pub dir: PathBuf,
+    /// Every `.rs` file, sorted by name, with its text.
+    pub files: Vec<(PathBuf, String)>,
+}
+
+impl PackageText {
+    /// The package's `mod.rs` and its text.
+    pub fn mod_file(&self) -> Option<(&Path, &str)> {
+        self.files
+            .iter()
+            .find(|(p, _)| p.file_stem().is_some_and(|s| s == "mod"))
+            .map(|(p, t)| (p.as_path(), t.as_str()))
+    }
+}
+
+/// Reads every `.rs` file of one package.
+pub(crate) fn read_text(package: &PackageRef) -> Result<PackageText> {
+    let mut files = Vec::new();
+    for path in sorted_entries(&package.dir)? {
+        let Some(name) = file_name(&path) else {
+            continue;
+        };
+        if !path.is_file() || !name.ends_with(".rs") || is_generated_name(&name) {
+            continue;
+        }
+        let text = read_file(&path)?;
+        files.push((path, text));
+    }
+    Ok(PackageText {
         group_dir: package.group_dir.clone(),
         version: package.version.clone(),
         dir: package.dir.clone(),
-        files: read_package(&package.dir)?,
+        files,
+    })
+}
+
+/// Files smaller than this are parsed whole: splitting them gains nothing.
+const SPLIT_MIN_BYTES: usize = 64 * 1024;
+
+/// Where `text` may be cut into about `parts` pieces that each hold whole top-level items: byte
+/// offsets of line starts, increasing, none at 0. A cut is made at the first line at or after
+/// each even share of the text that starts in column 0 with neither a closing delimiter nor a
+/// space and follows a blank line — the usual start of an item's doc comment, attributes or
+/// keyword. The rule can be fooled (a blank line inside a string literal or an unindented
+/// body); a piece that then fails to parse makes the caller parse the file whole, so a cut
+/// only ever changes speed.
+pub(crate) fn split_points(text: &str, parts: usize) -> Vec<usize> {
+    let mut out: Vec<usize> = Vec::new();
+    if parts < 2 || text.len() < SPLIT_MIN_BYTES {
+        return out;
+    }
+    let bytes = text.as_bytes();
+    for k in 1..parts {
+        let target = text.len() * k / parts;
+        let mut at = out.last().copied().unwrap_or(0).max(target);
+        // To the next line start.
+        while at < bytes.len() && at > 0 && bytes[at - 1] != b'\n' {
+            at += 1;
+        }
+        let mut cut = None;
+        let mut prev_blank = false;
+        // Whether the line before `at` is blank: look back from `at`.
+        if at > 0 {
+            let before = &text[..at - 1];
+            let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+            prev_blank = before[line_start..].trim().is_empty();
+        }
+        while at < bytes.len() {
+            let end = text[at..].find('\n').map_or(bytes.len(), |i| at + i + 1);
+            let line = &text[at..end];
+            let starts_item = line
+                .as_bytes()
+                .first()
+                .is_some_and(|&b| !b.is_ascii_whitespace() && !matches!(b, b'}' | b')' | b']'));
+            if prev_blank && starts_item {
+                cut = Some(at);
+                break;
+            }
+            prev_blank = line.trim().is_empty();
+            at = end;
+        }
+        match cut {
+            Some(c) if out.last().is_none_or(|&l| c > l) => out.push(c),
+            _ => break,
+        }
+    }
+    out
+}
+
+/// Parses the piece `range` of `text` (the whole content of `path`), which starts at a line
+/// start: positions in the result are those of the whole file, and the file's text and line
+/// index are kept whole for the tags stage.
+pub(crate) fn parse_piece(
+    path: &Path,
+    text: &str,
+    range: std::ops::Range<usize>,
+) -> std::result::Result<SourceFile, ()> {
+    let ast = if range.start == 0 {
+        let piece = &text[range];
+        syn::parse_file(piece.strip_prefix('\u{feff}').unwrap_or(piece))
+    } else {
+        // Blank lines in place of what comes before keep every position that of the file.
+        let lines_before = text.as_bytes()[..range.start]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count();
+        let mut padded = "\n".repeat(lines_before);
+        padded.push_str(&text[range]);
+        syn::parse_file(&padded)
+    };
+    Ok(SourceFile {
+        path: path.to_path_buf(),
+        lines: crate::tags::LineIndex::new(text),
+        text: text.to_string(),
+        ast: ast.map_err(|_| ())?,
     })
 }
 
@@ -222,25 +354,11 @@ pub(crate) fn is_generated_name(name: &str) -> bool {
     name.starts_with("zz_generated")
 }
 
-fn read_package(dir: &Path) -> Result<Vec<SourceFile>> {
-    let mut files = Vec::new();
-    for path in sorted_entries(dir)? {
-        let Some(name) = file_name(&path) else {
-            continue;
-        };
-        if !path.is_file() || !name.ends_with(".rs") || is_generated_name(&name) {
-            continue;
-        }
-        files.push(read_source(&path)?);
-    }
-    Ok(files)
-}
-
-/// Reads and parses one file; the error names the file, line and column.
-pub(crate) fn read_source(path: &Path) -> Result<SourceFile> {
+/// Reads one file as UTF-8; the error names the file, line and column.
+fn read_file(path: &Path) -> Result<String> {
     let bytes = fs::read(path).map_err(|e| Error::io(path, "cannot read file", e))?;
-    let text = match String::from_utf8(bytes) {
-        Ok(t) => t,
+    match String::from_utf8(bytes) {
+        Ok(t) => Ok(t),
         Err(e) => {
             let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
             let line = valid.iter().filter(|&&b| b == b'\n').count() + 1;
@@ -249,13 +367,12 @@ pub(crate) fn read_source(path: &Path) -> Result<SourceFile> {
                 .chars()
                 .count()
                 + 1;
-            return Err(Error::at(
+            Err(Error::at(
                 Location::new(path, Pos { line, col }),
                 "file is not valid UTF-8",
-            ));
+            ))
         }
-    };
-    parse_source(path, text)
+    }
 }
 
 /// Parses `text` as the content of `path`.
@@ -297,5 +414,60 @@ mod tests {
             .to_string();
         assert!(err.starts_with("x.rs:2:"), "{err}");
         assert!(err.contains("error: cannot parse Rust"), "{err}");
+    }
+
+    /// A file of `n` documented structs, about 150 bytes each.
+    fn structs(n: usize) -> String {
+        (0..n)
+            .map(|i| format!("/// Type {i}.\n// +k8s:deepcopy-gen=true\npub struct T{i} {{\n    /// A field.\n    pub a: Option<String>,\n}}\n\n"))
+            .collect()
+    }
+
+    #[test]
+    fn cuts_large_files_between_items_only() {
+        assert!(
+            split_points(&structs(10), 2).is_empty(),
+            "small files stay whole"
+        );
+        let text = structs(2000);
+        for parts in [2, 3, 8] {
+            let cuts = split_points(&text, parts);
+            assert_eq!(cuts.len(), parts - 1, "{parts}");
+            let mut bounds = vec![0];
+            bounds.extend(&cuts);
+            bounds.push(text.len());
+            let mut names = Vec::new();
+            for w in bounds.windows(2) {
+                assert!(text[..w[0]].ends_with("\n\n") || w[0] == 0);
+                let piece = parse_piece(Path::new("t.rs"), &text, w[0]..w[1]).unwrap();
+                for item in &piece.ast.items {
+                    let syn::Item::Struct(st) = item else {
+                        panic!("not a struct")
+                    };
+                    // Positions are those of the whole file.
+                    let line = st.ident.span().start().line;
+                    assert_eq!(
+                        text.lines().nth(line - 1).unwrap(),
+                        format!("pub struct {} {{", st.ident)
+                    );
+                    names.push(st.ident.to_string());
+                }
+            }
+            let all: Vec<String> = (0..2000).map(|i| format!("T{i}")).collect();
+            assert_eq!(
+                names, all,
+                "{parts}: every item in exactly one piece, in order"
+            );
+        }
+    }
+
+    #[test]
+    fn a_cut_inside_a_literal_fails_to_parse_instead_of_misleading() {
+        // A blank line and an unindented line inside a raw string look like an item start.
+        let filler = structs(500);
+        let text = format!("{filler}pub const DOC: &str = r\"\n\nnot an item\n\";\n{filler}");
+        let at = text.find("not an item").unwrap();
+        assert!(parse_piece(Path::new("t.rs"), &text, 0..at).is_err());
+        assert!(parse_piece(Path::new("t.rs"), &text, at..text.len()).is_err());
     }
 }

@@ -437,8 +437,8 @@ struct PackageTags {
     deepcopy_all: bool,
 }
 
-fn package_tags(src: &PackageSource) -> Result<PackageTags> {
-    let Some(modf) = src.mod_file() else {
+fn package_tags(src: &PackageHead) -> Result<PackageTags> {
+    let Some((_, mod_tags)) = &src.mod_file else {
         return Err(Error::file(
             &src.dir,
             "package has no mod.rs; package tags such as +groupName= live in its //! lines",
@@ -450,7 +450,7 @@ fn package_tags(src: &PackageSource) -> Result<PackageTags> {
         deepcopy_all: false,
     };
     let mut deepcopy_seen = false;
-    for tag in tags::package_tags(&modf.path, &modf.text) {
+    for tag in mod_tags.iter().cloned() {
         let value = tag.value.clone();
         match tag.key.as_str() {
             "groupName" => {
@@ -516,12 +516,104 @@ fn package_tags(src: &PackageSource) -> Result<PackageTags> {
     Ok(out)
 }
 
+/// What the model reads of one source file, or of one piece of a large file: plain data, so
+/// that pieces parsed on different threads can be put together ([`FileFacts::append`]).
+pub(crate) struct FileFacts {
+    /// The type declarations, or the first error among them.
+    decls: Result<Vec<TypeDecl>>,
+    /// Re-exports and type aliases.
+    externals: Vec<TypeDecl>,
+    /// Types with a hand-written `impl Clone`.
+    manual_clone: BTreeSet<String>,
+}
+
+impl FileFacts {
+    /// The facts of a parsed file (or piece).
+    pub(crate) fn of(file: &SourceFile) -> FileFacts {
+        let mut decls = Vec::new();
+        let mut manual_clone = BTreeSet::new();
+        let decls = collect_decls(file, &mut decls, &mut manual_clone).map(|()| decls);
+        let mut externals = Vec::new();
+        collect_externals(file, &mut externals);
+        FileFacts {
+            decls,
+            externals,
+            manual_clone,
+        }
+    }
+
+    /// Adds the facts of the piece of the same file that follows this one.
+    pub(crate) fn append(&mut self, next: FileFacts) {
+        match (&mut self.decls, next.decls) {
+            (Ok(d), Ok(n)) => d.extend(n),
+            (Ok(_), Err(e)) => self.decls = Err(e),
+            (Err(_), _) => {}
+        }
+        self.externals.extend(next.externals);
+        self.manual_clone.extend(next.manual_clone);
+    }
+}
+
+/// Where a package is and what its `mod.rs` says: what the model needs besides the files' facts.
+pub(crate) struct PackageHead {
+    /// The group's folder name.
+    pub group_dir: String,
+    /// The version folder name.
+    pub version: String,
+    /// The package folder.
+    pub dir: PathBuf,
+    /// The `mod.rs` and its package tags, if the package has one.
+    pub mod_file: Option<(PathBuf, Vec<Tag>)>,
+    /// Every source file, in order.
+    pub inputs: Vec<PathBuf>,
+}
+
+impl PackageHead {
+    /// The head of a package read as text.
+    pub(crate) fn of_text(text: &crate::scan::PackageText) -> PackageHead {
+        PackageHead {
+            group_dir: text.group_dir.clone(),
+            version: text.version.clone(),
+            dir: text.dir.clone(),
+            mod_file: text
+                .mod_file()
+                .map(|(p, t)| (p.to_path_buf(), tags::package_tags(p, t))),
+            inputs: text.files.iter().map(|(p, _)| p.clone()).collect(),
+        }
+    }
+
+    /// The head of a parsed package.
+    pub(crate) fn of_source(src: &PackageSource) -> PackageHead {
+        PackageHead {
+            group_dir: src.group_dir.clone(),
+            version: src.version.clone(),
+            dir: src.dir.clone(),
+            mod_file: src
+                .mod_file()
+                .map(|m| (m.path.clone(), tags::package_tags(&m.path, &m.text))),
+            inputs: src.files.iter().map(|f| f.path.clone()).collect(),
+        }
+    }
+}
+
 /// Builds and validates the model of one scanned package.
 pub(crate) fn build_package(src: &PackageSource, opts: &ModelOptions) -> Result<Package> {
+    let facts = src.files.iter().map(FileFacts::of).collect();
+    package_of(&PackageHead::of_source(src), facts, opts)
+}
+
+/// Builds and validates the model of one package from its head and its files' facts (in file
+/// order).
+pub(crate) fn package_of(
+    src: &PackageHead,
+    files: Vec<FileFacts>,
+    opts: &ModelOptions,
+) -> Result<Package> {
     let ptags = package_tags(src)?;
     let mod_path = src
-        .mod_file()
-        .map(|f| f.path.clone())
+        .mod_file
+        .as_ref()
+        .map(|(p, _)| p.clone())
         .unwrap_or_else(|| src.dir.clone());
     let Some(group_name) = ptags.group_name else {
         return Err(Error::file(
@@ -552,9 +644,10 @@ pub(crate) fn build_package(src: &PackageSource, opts: &ModelOptions) -> Result<
 
     let mut decls: Vec<TypeDecl> = Vec::new();
     let mut manual_clone: BTreeSet<String> = BTreeSet::new();
-    for file in &src.files {
-        collect_decls(file, &mut decls, &mut manual_clone)?;
-        collect_externals(file, &mut decls);
+    for file in files {
+        decls.extend(file.decls?);
+        decls.extend(file.externals);
+        manual_clone.extend(file.manual_clone);
     }
     // Re-exports that are no kinds (`pub use types::*;`) are not declarations of this package.
     decls.retain(|d| d.external.is_none() || d.tags.iter().any(|t| t.key.starts_with("genclient")));
@@ -726,7 +819,7 @@ pub(crate) fn build_package(src: &PackageSource, opts: &ModelOptions) -> Result<
         clones,
         objects,
         kinds,
-        inputs: src.files.iter().map(|f| f.path.clone()).collect(),
+        inputs: src.inputs.clone(),
     })
 }
 

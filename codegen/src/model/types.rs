@@ -246,78 +246,114 @@ impl Serde {
     }
 }
 
+/// The types and imports of one file, or of one piece of a large file, before they are put
+/// together ([`FileTypes::append`], [`PackageTypes::assemble`]).
+#[derive(Debug, Default)]
+pub(crate) struct FileTypes {
+    /// The structs and enums, in order (their `file` is the index given to [`FileTypes::of`]).
+    pub defs: Vec<TypeDef>,
+    /// The `use` declarations.
+    pub imports: Imports,
+}
+
+impl FileTypes {
+    /// The types of a parsed file (or piece), the `index`-th of its package.
+    pub fn of(file: &SourceFile, index: usize) -> FileTypes {
+        let mut out = FileTypes::default();
+        for item in &file.ast.items {
+            let (attrs, vis, kw, ident, generics) = match item {
+                syn::Item::Struct(s) => {
+                    (&s.attrs, &s.vis, s.struct_token.span, &s.ident, &s.generics)
+                }
+                syn::Item::Enum(e) => (&e.attrs, &e.vis, e.enum_token.span, &e.ident, &e.generics),
+                syn::Item::Use(u) => {
+                    collect_use(&u.tree, &mut Vec::new(), &mut out.imports);
+                    continue;
+                }
+                _ => continue,
+            };
+            let mut spans = vis_span(vis);
+            spans.push(kw);
+            let body = match item {
+                syn::Item::Enum(e) => Body::Enum(
+                    e.variants
+                        .iter()
+                        .map(|v| Variant {
+                            written: v.ident.to_string(),
+                            name: v.ident.unraw().to_string(),
+                            pos: Pos::of_span(v.ident.span()),
+                            serde: serde_attrs(&v.attrs, &file.path),
+                            fields: fields(&v.fields, file),
+                        })
+                        .collect(),
+                ),
+                syn::Item::Struct(s) => Body::Struct(fields(&s.fields, file)),
+                _ => continue,
+            };
+            out.defs.push(TypeDef {
+                name: ident.to_string(),
+                file: index,
+                pos: Pos::of_span(ident.span()),
+                tags: tags_of(file, attrs, &spans, ident.span()),
+                doc: doc_text(attrs),
+                serde: serde_attrs(attrs, &file.path),
+                generics: Generics {
+                    count: generics.params.len(),
+                    type_params: generics
+                        .type_params()
+                        .map(|p| p.ident.to_string())
+                        .collect(),
+                    has_const: generics.const_params().next().is_some(),
+                },
+                body,
+            });
+        }
+        out
+    }
+
+    /// Adds the types of the piece of the same file that follows this one.
+    pub fn append(&mut self, next: FileTypes) {
+        self.defs.extend(next.defs);
+        // Later imports of a name replace earlier ones, as in one pass over the file.
+        self.imports.names.extend(next.imports.names);
+        self.imports.globs.extend(next.imports.globs);
+    }
+}
+
 impl PackageTypes {
     /// The table of a scanned package's types.
     pub fn new(src: &PackageSource) -> PackageTypes {
-        let mut types = BTreeMap::new();
-        let mut files = Vec::with_capacity(src.files.len());
-        for (index, file) in src.files.iter().enumerate() {
-            let mut imports = Imports::default();
-            for item in &file.ast.items {
-                let (attrs, vis, kw, ident, generics) = match item {
-                    syn::Item::Struct(s) => {
-                        (&s.attrs, &s.vis, s.struct_token.span, &s.ident, &s.generics)
-                    }
-                    syn::Item::Enum(e) => {
-                        (&e.attrs, &e.vis, e.enum_token.span, &e.ident, &e.generics)
-                    }
-                    syn::Item::Use(u) => {
-                        collect_use(&u.tree, &mut Vec::new(), &mut imports);
-                        continue;
-                    }
-                    _ => continue,
-                };
-                let mut spans = vis_span(vis);
-                spans.push(kw);
-                let body = match item {
-                    syn::Item::Enum(e) => Body::Enum(
-                        e.variants
-                            .iter()
-                            .map(|v| Variant {
-                                written: v.ident.to_string(),
-                                name: v.ident.unraw().to_string(),
-                                pos: Pos::of_span(v.ident.span()),
-                                serde: serde_attrs(&v.attrs, &file.path),
-                                fields: fields(&v.fields, file),
-                            })
-                            .collect(),
-                    ),
-                    syn::Item::Struct(s) => Body::Struct(fields(&s.fields, file)),
-                    _ => continue,
-                };
-                let name = ident.to_string();
-                let def = TypeDef {
-                    name: name.clone(),
-                    file: index,
-                    pos: Pos::of_span(ident.span()),
-                    tags: tags_of(file, attrs, &spans, ident.span()),
-                    doc: doc_text(attrs),
-                    serde: serde_attrs(attrs, &file.path),
-                    generics: Generics {
-                        count: generics.params.len(),
-                        type_params: generics
-                            .type_params()
-                            .map(|p| p.ident.to_string())
-                            .collect(),
-                        has_const: generics.const_params().next().is_some(),
-                    },
-                    body,
-                };
-                types.insert(name, def);
-            }
-            files.push(FileInfo {
-                path: file.path.clone(),
-                is_mod: file.module().is_none(),
-                imports,
-            });
-        }
+        let files = src
+            .files
+            .iter()
+            .enumerate()
+            .map(|(i, f)| (f.path.clone(), FileTypes::of(f, i)))
+            .collect();
         let package_tags = src
             .mod_file()
             .map(|m| tags::package_tags(&m.path, &m.text))
             .unwrap_or_default();
+        PackageTypes::assemble(files, package_tags)
+    }
+
+    /// The table of a package from its files' types, in file order (`files[i]` holds the
+    /// types whose `file` is `i`), and its package tags.
+    pub fn assemble(files: Vec<(PathBuf, FileTypes)>, package_tags: Vec<Tag>) -> PackageTypes {
+        let mut types = BTreeMap::new();
+        let mut infos = Vec::with_capacity(files.len());
+        for (path, file) in files {
+            for def in file.defs {
+                types.insert(def.name.clone(), def);
+            }
+            infos.push(FileInfo {
+                is_mod: path.file_stem().is_some_and(|s| s == "mod"),
+                path,
+                imports: file.imports,
+            });
+        }
         PackageTypes {
             types,
-            files,
+            files: infos,
             package_tags,
         }
     }
