@@ -128,7 +128,8 @@ type PieceFacts = Option<(FileFacts, FileTypes)>;
 /// dealt out whole, one share per core; every worker parses its share and derives the model's
 /// facts and the type table's entries from it, and only that plain data comes back to be put
 /// together in file order. A piece that fails to parse sends its file through a whole parse,
-/// which reports the error where the file has it. Keeps each package's type table when `keep_types`.
+/// which reports the error where the file has it. Each package's type table is kept when
+/// `keep_types`, for the CRD and apply-configuration jobs.
 fn scan_split(
     refs: &[PackageRef],
     cores: usize,
@@ -287,20 +288,16 @@ pub(crate) fn analyze(settings: &Settings, parallel_ok: bool) -> Result<Analysis
         let types = (package.is_ok() && (want_crds || want_apply)).then(|| PackageTypes::new(&src));
         // The syntax trees go here; what follows reads plain data.
         drop(src);
-        let mut scanned = Scanned {
+        let (crds, apply) = match (&package, &types) {
+            (Ok(p), Some(t)) => (crds_of(t, p), apply_of(t, p)),
+            _ => (None, None),
+        };
+        let scanned = Scanned {
             package,
             types: None,
-            crds: None,
-            apply: None,
+            crds,
+            apply,
         };
-        match (&scanned.package, types) {
-            (Ok(_), Some(types)) if split => scanned.types = Some(types),
-            (Ok(p), Some(types)) => {
-                scanned.crds = crds_of(&types, p);
-                scanned.apply = apply_of(&types, p);
-            }
-            _ => {}
-        }
         if scanned.package.is_err() || scanned.apply.as_ref().is_some_and(Result::is_err) {
             stop.store(true, Ordering::Relaxed);
         }

@@ -222,8 +222,10 @@ impl PathArgs {
 impl TypePath {
     /// Whether the path is the bare name `name`.
     pub fn is_ident(&self, name: &str) -> bool {
-        !self.leading_colon
-            && matches!(self.segments.as_slice(), [s] if matches!(s.args, PathArgs::None) && s.name == name)
+        let [segment] = self.segments.as_slice() else {
+            return false;
+        };
+        !self.leading_colon && matches!(segment.args, PathArgs::None) && segment.name == name
     }
 }
 
