@@ -160,16 +160,15 @@ fn into(prefix: &str, t: Ty) -> Ty {
 fn field_decl(src: &mut Src, n: &Names, f: &AcField) {
     let id = ident(&f.rust).to_string();
     if let Some(d) = &f.doc {
-        src.doc(4, d);
+        src.doc(d);
     }
     let t = ty(n, &f.ty);
     if f.flatten {
-        src.attr_list(4, "serde", &["flatten", "default"]);
-        src.field(4, &format!("pub {id}"), &t);
+        src.attr_list("serde", &["flatten", "default"]);
+        src.field(&format!("pub {id}"), &t);
     } else {
         let rename = format!("rename = \"{}\"", f.json.escape_default());
         src.attr_list(
-            4,
             "serde",
             &[
                 &rename,
@@ -177,7 +176,7 @@ fn field_decl(src: &mut Src, n: &Names, f: &AcField) {
                 "skip_serializing_if = \"Option::is_none\"",
             ],
         );
-        src.field(4, &format!("pub {id}"), &option(t));
+        src.field(&format!("pub {id}"), &option(t));
     }
 }
 
@@ -189,101 +188,77 @@ fn setter(src: &mut Src, n: &Names, f: &AcField) {
     let target = format!(".{id}");
     let this = Ty::new("mut self");
     let ret = Ty::new("Self");
+    let lhs = format!("self.{id}");
+    // A builder method: its doc, `#[must_use]`, then the body that sets the field and returns
+    // `self`.
+    let mut builder = |doc: &str, generics: &[Ty], value: Ty, set: &dyn Fn(&mut Src)| {
+        src.doc(doc);
+        src.line("#[must_use]");
+        src.func(&head, generics, &[this.clone(), value], Some(&ret), |s| {
+            set(s);
+            s.line("self");
+        });
+    };
     match &f.ty {
         AcTy::List(e) => {
-            src.doc(
-                4,
-                &format!("Appends `values` to `{json}` (creating the list when unset)."),
-            );
-            src.line(4, "#[must_use]");
             let item = Ty::generic("::core::iter::IntoIterator", vec![Ty::new("Item = I")]);
-            src.fn_sig(
-                4,
-                &head,
-                &[into("I: ", ty(n, e))],
-                &[this, item.prefixed("values: impl ")],
-                Some(&ret),
-            );
             let mut links = vec![target.as_str()];
             if !f.flatten {
                 links.push(".get_or_insert_with(::std::vec::Vec::new)");
             }
             links.push(".extend(values.into_iter().map(::core::convert::Into::into))");
-            src.chain(8, "self", &links, ";");
+            builder(
+                &format!("Appends `values` to `{json}` (creating the list when unset)."),
+                &[into("I: ", ty(n, e))],
+                item.prefixed("values: impl "),
+                &|s| s.chain("self", &links, ";"),
+            );
         }
         AcTy::Map(k, v) => {
-            src.doc(
-                4,
-                &format!("Merges `entries` into `{json}` (a later value for a key wins)."),
-            );
-            src.line(4, "#[must_use]");
             let item = Ty::generic("::core::iter::IntoIterator", vec![Ty::new("Item = (K, V)")]);
-            src.fn_sig(
-                4,
-                &head,
-                &[into("K: ", ty(n, k)), into("V: ", ty(n, v))],
-                &[this, item.prefixed("entries: impl ")],
-                Some(&ret),
-            );
             let mut links = vec![target.as_str()];
             if !f.flatten {
                 links.push(".get_or_insert_with(::std::collections::BTreeMap::new)");
             }
             links.push(".extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())))");
-            src.chain(8, "self", &links, ";");
-        }
-        AcTy::Boxed(inner) => {
-            src.doc(4, &format!("Sets `{json}`; the last call wins."));
-            src.line(4, "#[must_use]");
-            src.fn_sig(
-                4,
-                &head,
-                &[],
-                &[this, ty(n, inner).prefixed("value: ")],
-                Some(&ret),
-            );
-            src.assign(
-                8,
-                &format!("self.{id}"),
-                "::core::option::Option::Some(::std::boxed::Box::new(value))",
+            builder(
+                &format!("Merges `entries` into `{json}` (a later value for a key wins)."),
+                &[into("K: ", ty(n, k)), into("V: ", ty(n, v))],
+                item.prefixed("entries: impl "),
+                &|s| s.chain("self", &links, ";"),
             );
         }
+        AcTy::Boxed(inner) => builder(
+            &format!("Sets `{json}`; the last call wins."),
+            &[],
+            ty(n, inner).prefixed("value: "),
+            &|s| {
+                s.assign(
+                    &lhs,
+                    "::core::option::Option::Some(::std::boxed::Box::new(value))",
+                )
+            },
+        ),
         AcTy::Local(_) | AcTy::Meta(_) => {
-            src.doc(4, &format!("Sets `{json}`; the last call wins."));
-            src.line(4, "#[must_use]");
-            src.fn_sig(
-                4,
-                &head,
-                &[],
-                &[this, ty(n, &f.ty).prefixed("value: ")],
-                Some(&ret),
-            );
             let rhs = if f.flatten {
                 "value"
             } else {
                 "::core::option::Option::Some(value)"
             };
-            src.assign(8, &format!("self.{id}"), rhs);
-        }
-        AcTy::Path { .. } | AcTy::Optional(_) => {
-            src.doc(4, &format!("Sets `{json}`; the last call wins."));
-            src.line(4, "#[must_use]");
-            src.fn_sig(
-                4,
-                &head,
+            builder(
+                &format!("Sets `{json}`; the last call wins."),
                 &[],
-                &[this, into("value: impl ", ty(n, &f.ty))],
-                Some(&ret),
-            );
-            src.assign(
-                8,
-                &format!("self.{id}"),
-                "::core::option::Option::Some(value.into())",
+                ty(n, &f.ty).prefixed("value: "),
+                &|s| s.assign(&lhs, rhs),
             );
         }
+        AcTy::Path { .. } | AcTy::Optional(_) => builder(
+            &format!("Sets `{json}`; the last call wins."),
+            &[],
+            into("value: impl ", ty(n, &f.ty)),
+            &|s| s.assign(&lhs, "::core::option::Option::Some(value.into())"),
+        ),
     }
-    src.line(8, "self");
-    src.line(4, "}");
 }
 
 /// ObjectMeta's setters a kind's configuration gets (`with_name` … `with_finalizers`): the
@@ -307,22 +282,22 @@ const META_SETTERS: &[&str] = &[
 /// The `object_meta_setters!` call for a kind: every ObjectMeta setter whose name no field
 /// setter of the kind already takes, a few per line.
 fn meta_setters(src: &mut Src, n: &Names, k: &AcKind, taken: &[String]) {
-    src.line(4, &format!("{}::object_meta_setters!(", n.rt));
-    let mut line = format!("{}:", ident(&k.metadata_field));
-    for s in META_SETTERS
-        .iter()
-        .filter(|s| !taken.iter().any(|t| t == *s))
-    {
-        if 8 + line.len() + 1 + s.len() > text::MAX_WIDTH {
-            src.line(8, &line);
-            line.clear();
-        } else {
-            line.push(' ');
+    src.scope(&format!("{}::object_meta_setters!(", n.rt), ");", |src| {
+        let mut line = format!("{}:", ident(&k.metadata_field));
+        for s in META_SETTERS
+            .iter()
+            .filter(|s| !taken.iter().any(|t| t == *s))
+        {
+            if src.col() + line.len() + 1 + s.len() > text::MAX_WIDTH {
+                src.line(&line);
+                line.clear();
+            } else {
+                line.push(' ');
+            }
+            line.push_str(s);
         }
-        line.push_str(s);
-    }
-    src.line(8, &line);
-    src.line(4, ");");
+        src.line(&line);
+    });
 }
 
 /// The module of one type's configuration, written as text (see [`text`]).
@@ -339,57 +314,45 @@ fn type_module(ctx: &Ctx<'_>, pkg: &Package, t: &AcType) -> Module {
         intro.push_str("\n\n");
         intro.push_str(d);
     }
-    src.doc(0, &intro);
+    src.doc(&intro);
     let serialize = format!("{}::serde::Serialize", n.rt);
     let deserialize = format!("{}::serde::Deserialize", n.rt);
-    src.derive(
-        0,
-        &[
-            "Debug",
-            "Clone",
-            "Default",
-            "PartialEq",
-            &serialize,
-            &deserialize,
-        ],
-    );
+    src.derive(&[
+        "Debug",
+        "Clone",
+        "Default",
+        "PartialEq",
+        &serialize,
+        &deserialize,
+    ]);
     let serde_crate = format!("crate = \"{}::serde\"", n.rt);
-    src.attr_list(0, "serde", &[&serde_crate]);
-    src.line(0, &format!("pub struct {ac} {{"));
-    if t.kind.is_some() {
-        let string = || option(Ty::new("::std::string::String"));
-        src.doc(4, "`apiVersion`: set by the constructor.");
-        src.attr_list(
-            4,
-            "serde",
-            &[
-                "rename = \"apiVersion\"",
-                "default",
-                "skip_serializing_if = \"Option::is_none\"",
-            ],
-        );
-        src.field(4, "pub api_version", &string());
-        src.doc(4, "`kind`: set by the constructor.");
-        src.attr_list(
-            4,
-            "serde",
-            &[
-                "rename = \"kind\"",
-                "default",
-                "skip_serializing_if = \"Option::is_none\"",
-            ],
-        );
-        src.field(4, "pub kind", &string());
-    }
-    for f in &t.fields {
-        field_decl(&mut src, &n, f);
-    }
-    src.line(0, "}");
-    src.line(0, &format!("impl {ac} {{"));
-    for f in &t.fields {
-        setter(&mut src, &n, f);
-    }
-    src.line(0, "}");
+    src.attr_list("serde", &[&serde_crate]);
+    src.block(&format!("pub struct {ac}"), |s| {
+        if t.kind.is_some() {
+            let string = || option(Ty::new("::std::string::String"));
+            for (field, json) in [("api_version", "apiVersion"), ("kind", "kind")] {
+                s.doc(&format!("`{json}`: set by the constructor."));
+                let rename = format!("rename = \"{json}\"");
+                s.attr_list(
+                    "serde",
+                    &[
+                        &rename,
+                        "default",
+                        "skip_serializing_if = \"Option::is_none\"",
+                    ],
+                );
+                s.field(&format!("pub {field}"), &string());
+            }
+        }
+        for f in &t.fields {
+            field_decl(s, &n, f);
+        }
+    });
+    src.block(&format!("impl {ac}"), |s| {
+        for f in &t.fields {
+            setter(s, &n, f);
+        }
+    });
     if let Some(k) = &t.kind {
         kind_parts(&mut src, &n, pkg, t, k);
     }
@@ -435,7 +398,6 @@ fn kind_parts(src: &mut Src, n: &Names, pkg: &Package, t: &AcType, k: &AcKind) {
         .chain(["with_api_version".into(), "with_kind".into()])
         .collect();
 
-    src.line(0, &format!("impl {ac} {{"));
     let meta_root = format!("{rt}::apply::meta::ObjectMetaApplyConfiguration::default()");
     let (ctor_doc, params, links): (String, Vec<Ty>, &[&str]) = if k.namespaced {
         (
@@ -456,81 +418,58 @@ fn kind_parts(src: &mut Src, n: &Names, pkg: &Package, t: &AcType, k: &AcKind) {
             &[".with_name(name)"],
         )
     };
-    src.doc(4, &ctor_doc);
-    src.fn_sig(4, "pub fn new", &[], &params, Some(&Ty::new("Self")));
-    src.line(8, "Self {");
-    let some = "::core::option::Option::Some";
-    let lit = |s: &str| format!("\"{}\".into()", s.escape_default());
-    src.call(12, "api_version: ", some, &[&lit(&api_version)], ",");
-    src.call(12, "kind: ", some, &[&lit(kind)], ",");
-    src.call_with_chain(12, &format!("{m}: "), some, &meta_root, links, ",");
-    src.line(12, "..::core::default::Default::default()");
-    src.line(8, "}");
-    src.line(4, "}");
-    for (field, json) in [("api_version", "apiVersion"), ("kind", "kind")] {
-        src.doc(4, &format!("Sets `{json}`."));
-        src.line(4, "#[must_use]");
-        src.fn_sig(
-            4,
-            &format!("pub fn with_{field}"),
-            &[],
-            &[Ty::new("mut self"), string_into("value: impl ")],
-            Some(&Ty::new("Self")),
-        );
-        src.assign(
-            8,
-            &format!("self.{field}"),
-            "::core::option::Option::Some(value.into())",
-        );
-        src.line(8, "self");
-        src.line(4, "}");
-    }
-    meta_setters(src, n, k, &taken);
-    src.line(0, "}");
+    src.block(&format!("impl {ac}"), |s| {
+        s.doc(&ctor_doc);
+        s.func("pub fn new", &[], &params, Some(&Ty::new("Self")), |s| {
+            s.block("Self", |s| {
+                let some = "::core::option::Option::Some";
+                let lit = |s: &str| format!("\"{}\".into()", s.escape_default());
+                s.call("api_version: ", some, &[&lit(&api_version)], ",");
+                s.call("kind: ", some, &[&lit(kind)], ",");
+                s.call_with_chain(&format!("{m}: "), some, &meta_root, links, ",");
+                s.line("..::core::default::Default::default()");
+            });
+        });
+        for (field, json) in [("api_version", "apiVersion"), ("kind", "kind")] {
+            s.doc(&format!("Sets `{json}`."));
+            s.line("#[must_use]");
+            s.func(
+                &format!("pub fn with_{field}"),
+                &[],
+                &[Ty::new("mut self"), string_into("value: impl ")],
+                Some(&Ty::new("Self")),
+                |s| {
+                    let lhs = format!("self.{field}");
+                    s.assign(&lhs, "::core::option::Option::Some(value.into())");
+                    s.line("self");
+                },
+            );
+        }
+        meta_setters(s, n, k, &taken);
+    });
 
-    src.impl_for(0, &format!("{rt}::apply::ApplyConfiguration"), &ac);
-    src.assign(4, "type Object", &obj);
-    let opt_str = Ty::new("::core::option::Option<&str>");
-    for (name, root, links) in [
-        (
-            "name",
-            "self",
-            vec![
-                format!(".{m}"),
-                ".as_ref()?".into(),
-                ".name".into(),
-                ".as_deref()".into(),
-            ],
-        ),
-        (
-            "namespace",
-            "self",
-            vec![
-                format!(".{m}"),
-                ".as_ref()?".into(),
-                ".namespace".into(),
-                ".as_deref()".into(),
-            ],
-        ),
-        (
-            "api_version",
-            "self",
-            vec![".api_version".into(), ".as_deref()".into()],
-        ),
-        ("kind", "self", vec![".kind".into(), ".as_deref()".into()]),
-    ] {
-        src.fn_sig(
-            4,
-            &format!("fn {name}"),
-            &[],
-            &[Ty::new("&self")],
-            Some(&opt_str),
-        );
-        let links: Vec<&str> = links.iter().map(String::as_str).collect();
-        src.chain(8, root, &links, "");
-        src.line(4, "}");
-    }
-    src.line(0, "}");
+    src.impl_for(&format!("{rt}::apply::ApplyConfiguration"), &ac, |s| {
+        s.assign("type Object", &obj);
+        let opt_str = Ty::new("::core::option::Option<&str>");
+        let meta = format!(".{m}");
+        for (name, links) in [
+            (
+                "name",
+                [meta.as_str(), ".as_ref()?", ".name", ".as_deref()"].as_slice(),
+            ),
+            (
+                "namespace",
+                &[meta.as_str(), ".as_ref()?", ".namespace", ".as_deref()"],
+            ),
+            ("api_version", &[".api_version", ".as_deref()"]),
+            ("kind", &[".kind", ".as_deref()"]),
+        ] {
+            let head = format!("fn {name}");
+            s.func(&head, &[], &[Ty::new("&self")], Some(&opt_str), |s| {
+                s.chain("self", links, "")
+            });
+        }
+    });
 
     let e = format!("extract_{}", snake(&t.name));
     let arg = ident(&snake(&t.name)).to_string();
@@ -542,8 +481,6 @@ fn kind_parts(src: &mut Src, n: &Names, pkg: &Package, t: &AcType, k: &AcKind) {
         ],
     );
     let extract = |src: &mut Src, name: &str, doc: &str, subresource: Option<&str>| {
-        src.doc(0, doc);
-        src.line(0, "#[inline]");
         let mut params = vec![
             Ty::new(format!("{arg}: &{obj}")),
             Ty::new("field_manager: &str"),
@@ -551,16 +488,12 @@ fn kind_parts(src: &mut Src, n: &Names, pkg: &Package, t: &AcType, k: &AcKind) {
         if subresource.is_none() {
             params.push(Ty::new("subresource: &str"));
         }
-        src.fn_sig(0, &format!("pub fn {name}"), &[], &params, Some(&result));
         let sub = subresource.map_or_else(|| "subresource".to_string(), |s| format!("\"{s}\""));
-        src.call(
-            4,
-            "",
-            &format!("{rt}::apply::extract"),
-            &[&arg, "field_manager", &sub],
-            "",
-        );
-        src.line(0, "}");
+        let head = format!("pub fn {name}");
+        src.method(doc, &head, &[], &params, Some(&result), |s| {
+            let args = [arg.as_str(), "field_manager", &sub];
+            s.call("", &format!("{rt}::apply::extract"), &args, "");
+        });
     };
     extract(
         src,

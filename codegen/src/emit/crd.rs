@@ -50,73 +50,62 @@ pub(crate) fn package(ctx: &Ctx<'_>, pkg: &Package) -> Vec<Module> {
             ),
         };
         if !std::mem::replace(&mut imported, true) {
-            src.line(0, &format!("use {rt}::crd::CustomResourceDefinition;"));
-            src.line(0, &format!("use {rt}::kube::CustomResourceExt;"));
-            src.line(0, &format!("use {rt}::kube::core::ApiResource;"));
+            src.line(&format!("use {rt}::crd::CustomResourceDefinition;"));
+            src.line(&format!("use {rt}::kube::CustomResourceExt;"));
+            src.line(&format!("use {rt}::kube::core::ApiResource;"));
         }
-        src.line(0, "");
-        src.line(
-            0,
-            &format!(
-                "impl CustomResourceExt for super::{} {{",
-                crate::namer::ident(&crd.kind)
-            ),
-        );
-        src.doc(4, &doc);
-        src.line(4, "fn crd() -> CustomResourceDefinition {");
-        match source {
-            // On the line, else on the next, else with the macro's argument broken.
-            Source::Include(path) => src.call_with(
-                8,
-                "const CRD_YAML: &str = ",
-                "include_str!",
-                &[&path],
-                ";",
-                "",
-            ),
-            Source::Text(text) => src.assign(8, "const CRD_YAML: &str", &text),
-        }
-        src.line(
-            8,
-            "// kube-codegen wrote CRD_YAML from a typed model whose every field has the type of",
-        );
-        src.line(
-            8,
-            "// k8s-openapi's CustomResourceDefinition, and the tests read every generated CRD:",
-        );
-        src.line(8, "// this cannot fail unless the file is edited.");
-        src.chain(
-            8,
-            &format!("{rt}::crd::from_yaml(CRD_YAML)"),
-            &[".expect(\"kube-codegen generates a valid CustomResourceDefinition\")"],
-            "",
-        );
-        src.line(4, "}");
-        src.line(0, "");
-        src.line(4, "fn crd_name() -> &'static str {");
-        src.line(8, &format!("{name:?}"));
-        src.line(4, "}");
-        src.line(0, "");
-        src.line(4, "fn api_resource() -> ApiResource {");
-        src.line(8, "ApiResource {");
-        let api_version = format!("{}/{}", crd.group, v.name);
-        for (field, value) in [
-            ("group", crd.group.as_str()),
-            ("version", v.name.as_str()),
-            ("api_version", api_version.as_str()),
-            ("kind", crd.kind.as_str()),
-            ("plural", crd.plural.as_str()),
-        ] {
-            src.line(12, &format!("{field}: {value:?}.into(),"));
-        }
-        src.line(8, "}");
-        src.line(4, "}");
-        src.line(0, "");
-        src.line(4, "fn shortnames() -> &'static [&'static str] {");
-        let short: Vec<String> = crd.short_names.iter().map(|s| format!("{s:?}")).collect();
-        src.array(8, "&", &short, "");
-        src.line(4, "}");
-        src.line(0, "}");
+        src.blank();
+        let kind = crate::namer::ident(&crd.kind);
+        src.block(&format!("impl CustomResourceExt for super::{kind}"), |s| {
+            s.doc(&doc);
+            s.block("fn crd() -> CustomResourceDefinition", |s| {
+                match &source {
+                    // On the line, else on the next, else with the macro's argument broken.
+                    Source::Include(path) => {
+                        s.call("const CRD_YAML: &str = ", "include_str!", &[path], ";");
+                    }
+                    Source::Text(text) => s.assign("const CRD_YAML: &str", text),
+                }
+                s.line(
+                    "// kube-codegen wrote CRD_YAML from a typed model whose every field has the \
+                     type of",
+                );
+                s.line(
+                    "// k8s-openapi's CustomResourceDefinition, and the tests read every \
+                     generated CRD:",
+                );
+                s.line("// this cannot fail unless the file is edited.");
+                s.chain(
+                    &format!("{rt}::crd::from_yaml(CRD_YAML)"),
+                    &[".expect(\"kube-codegen generates a valid CustomResourceDefinition\")"],
+                    "",
+                );
+            });
+            s.blank();
+            s.block("fn crd_name() -> &'static str", |s| {
+                s.line(&format!("{name:?}"))
+            });
+            s.blank();
+            s.block("fn api_resource() -> ApiResource", |s| {
+                s.block("ApiResource", |s| {
+                    let api_version = format!("{}/{}", crd.group, v.name);
+                    for (field, value) in [
+                        ("group", crd.group.as_str()),
+                        ("version", v.name.as_str()),
+                        ("api_version", api_version.as_str()),
+                        ("kind", crd.kind.as_str()),
+                        ("plural", crd.plural.as_str()),
+                    ] {
+                        s.line(&format!("{field}: {value:?}.into(),"));
+                    }
+                });
+            });
+            s.blank();
+            s.block("fn shortnames() -> &'static [&'static str]", |s| {
+                let short: Vec<String> = crd.short_names.iter().map(|s| format!("{s:?}")).collect();
+                s.array("&", &short, "");
+            });
+        });
     }
     vec![Module::apis(
         &pkg.group_dir,

@@ -7,7 +7,7 @@
 //!   `kube::Resource` (kind, group, version, plural, scope, metadata) through kube's blanket impl.
 
 use super::Ctx;
-use super::text::Src;
+use super::text::{Src, Ty};
 use crate::model::{CloneType, ObjectType, Package, Scope, Shape};
 use crate::namer::ident;
 use crate::output::Module;
@@ -44,18 +44,6 @@ fn trim_blank_end(mut text: String) -> String {
 
 const CLONE: &str = "::core::clone::Clone::clone";
 
-/// `Metadata`'s two methods, the same for every object type.
-const METADATA_FNS: &str = "
-    #[inline]
-    fn metadata(&self) -> &Self::Ty {
-        &self.metadata
-    }
-
-    #[inline]
-    fn metadata_mut(&mut self) -> &mut Self::Ty {
-        &mut self.metadata
-    }";
-
 /// `rustfmt`'s `struct_lit_width`: the widest field list a struct literal or pattern keeps on
 /// one line.
 const STRUCT_LIT_WIDTH: usize = 18;
@@ -63,22 +51,21 @@ const STRUCT_LIT_WIDTH: usize = 18;
 /// A struct literal `{head} {` … `}{tail}` with each field cloned from `access(field)`.
 fn named_literal(
     src: &mut Src,
-    indent: usize,
     head: &str,
     fields: &[String],
     access: &dyn Fn(&str) -> String,
     tail: &str,
 ) {
     if fields.is_empty() {
-        src.line(indent, &format!("{head} {{}}{tail}"));
+        src.line(&format!("{head} {{}}{tail}"));
         return;
     }
-    src.line(indent, &format!("{head} {{"));
-    for f in fields {
-        let id = ident(f).to_string();
-        src.call(indent + 4, &format!("{id}: "), CLONE, &[&access(&id)], ",");
-    }
-    src.line(indent, &format!("}}{tail}"));
+    src.block_then(head, tail, |s| {
+        for f in fields {
+            let id = ident(f).to_string();
+            s.call(&format!("{id}: "), CLONE, &[&access(&id)], ",");
+        }
+    });
 }
 
 fn clone_impl(src: &mut Src, t: &CloneType) {
@@ -97,73 +84,72 @@ fn clone_impl(src: &mut Src, t: &CloneType) {
         )
     };
     src.impl_for(
-        0,
         &format!("{impl_gen} ::core::clone::Clone"),
         &format!("super::{name}{ty_gen}"),
+        |s| {
+            s.doc(&format!("A deep copy of `{}`.", t.name));
+            s.line("#[inline]");
+            s.block("fn clone(&self) -> Self", |s| clone_body(s, &t.shape));
+        },
     );
-    src.doc(4, &format!("A deep copy of `{}`.", t.name));
-    src.line(4, "#[inline]");
-    src.line(4, "fn clone(&self) -> Self {");
-    match &t.shape {
-        Shape::Enum(variants) if variants.is_empty() => src.line(8, "match *self {}"),
-        Shape::Enum(variants) => {
-            src.line(8, "match self {");
+    src.blank();
+}
+
+/// The body of `clone` for a type of this shape.
+fn clone_body(src: &mut Src, shape: &Shape) {
+    match shape {
+        Shape::Enum(variants) if variants.is_empty() => src.line("match *self {}"),
+        Shape::Enum(variants) => src.block("match self", |s| {
             for (v, shape) in variants {
-                let vid = format!("Self::{}", ident(v));
-                match shape {
-                    Shape::Named(fields) => {
-                        let binds: Vec<String> =
-                            fields.iter().map(|f| ident(f).to_string()).collect();
-                        let body = binds.join(", ");
-                        if body.len() <= STRUCT_LIT_WIDTH {
-                            let head = format!("{vid} {{ {body} }} => {vid}");
-                            named_literal(src, 12, &head, fields, &|id| id.to_string(), ",");
-                        } else {
-                            src.line(12, &format!("{vid} {{"));
-                            for b in &binds {
-                                src.line(16, &format!("{b},"));
-                            }
-                            named_literal(
-                                src,
-                                12,
-                                &format!("}} => {vid}"),
-                                fields,
-                                &|id| id.to_string(),
-                                ",",
-                            );
-                        }
-                    }
-                    Shape::Tuple(n) => {
-                        let binds: Vec<String> = (0..*n).map(|i| format!("f{i}")).collect();
-                        let clones: Vec<String> =
-                            binds.iter().map(|b| format!("{CLONE}({b})")).collect();
-                        let clones: Vec<&str> = clones.iter().map(String::as_str).collect();
-                        src.call(
-                            12,
-                            &format!("{vid}({}) => ", binds.join(", ")),
-                            &vid,
-                            &clones,
-                            ",",
-                        );
-                    }
-                    _ => src.line(12, &format!("{vid} => {vid},")),
-                }
+                clone_arm(s, &format!("Self::{}", ident(v)), shape);
             }
-            src.line(8, "}");
-        }
-        Shape::Unit => src.line(8, "Self"),
+        }),
+        Shape::Unit => src.line("Self"),
         Shape::Named(fields) => {
-            named_literal(src, 8, "Self", fields, &|id| format!("&self.{id}"), "");
+            named_literal(src, "Self", fields, &|id| format!("&self.{id}"), "");
         }
         Shape::Tuple(n) => {
             let clones: Vec<String> = (0..*n).map(|i| format!("{CLONE}(&self.{i})")).collect();
             let clones: Vec<&str> = clones.iter().map(String::as_str).collect();
-            src.call(8, "", "Self", &clones, "");
+            src.call("", "Self", &clones, "");
         }
     }
-    src.line(4, "}");
-    src.line(0, "}");
-    src.line(0, "");
+}
+
+/// The match arm that clones the variant `vid` (`Self::Name`) of this shape.
+fn clone_arm(src: &mut Src, vid: &str, shape: &Shape) {
+    match shape {
+        Shape::Named(fields) => {
+            let binds: Vec<String> = fields.iter().map(|f| ident(f).to_string()).collect();
+            let body = binds.join(", ");
+            if body.len() <= STRUCT_LIT_WIDTH {
+                let head = format!("{vid} {{ {body} }} => {vid}");
+                named_literal(src, &head, fields, &|id| id.to_string(), ",");
+            } else {
+                // The pattern's fields one per line; the literal opens on its closing line.
+                src.line(&format!("{vid} {{"));
+                src.indented(|s| {
+                    for b in &binds {
+                        s.line(&format!("{b},"));
+                    }
+                });
+                let head = format!("}} => {vid}");
+                named_literal(src, &head, fields, &|id| id.to_string(), ",");
+            }
+        }
+        Shape::Tuple(n) => {
+            let binds: Vec<String> = (0..*n).map(|i| format!("f{i}")).collect();
+            let clones: Vec<String> = binds.iter().map(|b| format!("{CLONE}({b})")).collect();
+            let clones: Vec<&str> = clones.iter().map(String::as_str).collect();
+            src.call(
+                &format!("{vid}({}) => ", binds.join(", ")),
+                vid,
+                &clones,
+                ",",
+            );
+        }
+        _ => src.line(&format!("{vid} => {vid},")),
+    }
 }
 
 fn resource_impl(src: &mut Src, rt: &str, pkg: &Package, o: &ObjectType) {
@@ -173,34 +159,50 @@ fn resource_impl(src: &mut Src, rt: &str, pkg: &Package, o: &ObjectType) {
         Scope::Cluster => "ClusterResourceScope",
     };
     let ty = format!("super::{name}");
-    src.impl_for(0, &format!("{rt}::k8s_openapi::Resource"), &ty);
-    for (c, v) in [
-        ("API_VERSION", pkg.api_version()),
-        ("GROUP", pkg.group_name.clone()),
-        ("KIND", o.name.clone()),
-        ("VERSION", pkg.version.clone()),
-        ("URL_PATH_SEGMENT", o.resource.clone()),
-    ] {
-        src.assign(4, &format!("const {c}: &'static str"), &format!("{v:?}"));
-    }
-    src.assign(4, "type Scope", &format!("{rt}::k8s_openapi::{scope}"));
-    src.line(0, "}");
-    src.line(0, "");
-    src.impl_for(0, &format!("{rt}::k8s_openapi::Metadata"), &ty);
-    src.assign(
-        4,
-        "type Ty",
-        &format!("{rt}::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta"),
-    );
-    for l in METADATA_FNS.lines() {
-        src.line(0, l);
-    }
-    src.line(0, "}");
-    src.line(0, "");
+    src.impl_for(&format!("{rt}::k8s_openapi::Resource"), &ty, |s| {
+        for (c, v) in [
+            ("API_VERSION", pkg.api_version()),
+            ("GROUP", pkg.group_name.clone()),
+            ("KIND", o.name.clone()),
+            ("VERSION", pkg.version.clone()),
+            ("URL_PATH_SEGMENT", o.resource.clone()),
+        ] {
+            s.assign(&format!("const {c}: &'static str"), &format!("{v:?}"));
+        }
+        s.assign("type Scope", &format!("{rt}::k8s_openapi::{scope}"));
+    });
+    src.blank();
+    src.impl_for(&format!("{rt}::k8s_openapi::Metadata"), &ty, |s| {
+        s.assign(
+            "type Ty",
+            &format!("{rt}::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta"),
+        );
+        s.blank();
+        s.method(
+            "",
+            "fn metadata",
+            &[],
+            &[Ty::new("&self")],
+            Some(&Ty::new("&Self::Ty")),
+            |s| {
+                s.line("&self.metadata");
+            },
+        );
+        s.blank();
+        s.method(
+            "",
+            "fn metadata_mut",
+            &[],
+            &[Ty::new("&mut self")],
+            Some(&Ty::new("&mut Self::Ty")),
+            |s| s.line("&mut self.metadata"),
+        );
+    });
+    src.blank();
     if let Some(l) = &o.list_kind {
-        src.impl_for(0, &format!("{rt}::k8s_openapi::ListableResource"), &ty);
-        src.assign(4, "const LIST_KIND: &'static str", &format!("{l:?}"));
-        src.line(0, "}");
-        src.line(0, "");
+        src.impl_for(&format!("{rt}::k8s_openapi::ListableResource"), &ty, |s| {
+            s.assign("const LIST_KIND: &'static str", &format!("{l:?}"));
+        });
+        src.blank();
     }
 }

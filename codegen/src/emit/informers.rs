@@ -27,48 +27,53 @@ fn version_struct(pkg: &Package) -> String {
     format!("{}Informers", pkg.group_version_camel())
 }
 
-/// `pub struct {name}<'a>` over a runtime factory and its `new`: what a group's and a
-/// version's informers are. Leaves the impl open for the accessors.
-fn factory_view(src: &mut Src, rt: &str, doc: &str, name: &str, new_doc: &str) {
-    src.doc(0, doc);
-    src.line(0, "#[derive(Clone, Copy)]");
-    src.line(0, &format!("pub struct {name}<'a> {{"));
-    src.field(
-        4,
-        "factory",
-        &Ty::new(format!("&'a {rt}::factory::SharedInformerFactory")),
-    );
-    src.line(0, "}");
-    src.line(0, "");
-    src.line(0, &format!("impl<'a> {name}<'a> {{"));
-    src.inline_fn(
-        new_doc,
-        "pub fn new",
-        &[],
-        &[Ty::new(format!(
-            "factory: &'a {rt}::factory::SharedInformerFactory"
-        ))],
-        Some(&Ty::new("Self")),
-    );
-    src.line(8, "Self { factory }");
-    src.line(4, "}");
+/// `pub struct {name}<'a>` over a runtime factory and its impl: `new`, then what `accessors`
+/// writes. What a group's and a version's informers are.
+fn factory_view(
+    src: &mut Src,
+    rt: &str,
+    doc: &str,
+    name: &str,
+    new_doc: &str,
+    accessors: impl FnOnce(&mut Src),
+) {
+    src.doc(doc);
+    src.line("#[derive(Clone, Copy)]");
+    src.block(&format!("pub struct {name}<'a>"), |s| {
+        s.field(
+            "factory",
+            &Ty::new(format!("&'a {rt}::factory::SharedInformerFactory")),
+        );
+    });
+    src.blank();
+    src.block(&format!("impl<'a> {name}<'a>"), |s| {
+        s.method(
+            new_doc,
+            "pub fn new",
+            &[],
+            &[Ty::new(format!(
+                "factory: &'a {rt}::factory::SharedInformerFactory"
+            ))],
+            Some(&Ty::new("Self")),
+            |s| s.line("Self { factory }"),
+        );
+        accessors(s);
+    });
 }
 
 /// A method `{head}(&self) -> {ty}{lifetime}` whose body is `{ty}::new({arg})`, after `attrs`.
 fn accessor(src: &mut Src, attrs: &[String], head: &str, ty: &str, lifetime: &str, arg: &str) {
     for a in attrs {
-        src.line(4, a);
+        src.line(a);
     }
-    src.line(4, "#[inline]");
-    src.fn_sig(
-        4,
+    src.line("#[inline]");
+    src.func(
         head,
         &[],
         &[Ty::new("&self")],
         Some(&Ty::new(format!("{ty}{lifetime}"))),
+        |s| s.call("", &format!("{ty}::new"), &[arg], ""),
     );
-    src.call(8, "", &format!("{ty}::new"), &[arg], "");
-    src.line(4, "}");
 }
 
 /// Emits the informers tree's modules that span packages: the root, the factory and the group
@@ -108,21 +113,22 @@ pub(crate) fn global(ctx: &Ctx<'_>) -> Vec<Module> {
             ),
             &gs,
             "The group's informers on `factory`.",
+            |s| {
+                for p in versions {
+                    let m = ident(&p.version_module()).to_string();
+                    s.blank();
+                    s.doc(&format!("Informers of the `{}` API.", p.api_version()));
+                    accessor(
+                        s,
+                        &[],
+                        &format!("pub fn {m}"),
+                        &format!("self::{m}::{}", version_struct(p)),
+                        "<'a>",
+                        "self.factory",
+                    );
+                }
+            },
         );
-        for p in versions {
-            let m = ident(&p.version_module()).to_string();
-            src.line(0, "");
-            src.doc(4, &format!("Informers of the `{}` API.", p.api_version()));
-            accessor(
-                &mut src,
-                &[],
-                &format!("pub fn {m}"),
-                &format!("self::{m}::{}", version_struct(p)),
-                "<'a>",
-                "self.factory",
-            );
-        }
-        src.line(0, "}");
         out.push(
             Module::client(
                 &["informers", "externalversions", group_module],
@@ -174,201 +180,199 @@ fn factory(ctx: &Ctx<'_>, packages: &[&Package]) -> Module {
     };
     let mut src = Src::new();
     src.doc(
-        0,
         "The shared informer factory of this clientset: one informer (one watch) per kind\n\
          however many callers ask, started, synced and shut down together.\n\n\
          Every method of the runtime factory (`start`, `wait_for_cache_sync`, `shutdown`,\n\
          `informer_for::<K>()` for any other kind such as `Service`) is available through\n\
          `Deref`; the generated accessors add typed paths such as `crddemo().v1().mydemos()`.",
     );
-    src.line(0, "#[derive(Clone, Debug)]");
-    src.line(0, "pub struct SharedInformerFactory {");
-    src.field(4, "inner", &Ty::new(runtime_factory.as_str()));
-    src.line(0, "}");
-    src.line(0, "");
-    src.line(0, "impl SharedInformerFactory {");
-    let by_clientset = Ty::new(format!("clientset: &{clientset}"));
-    src.inline_fn(
-        "A factory over `clientset` with the defaults: all namespaces, no resync.",
-        "pub fn new",
-        &[],
-        std::slice::from_ref(&by_clientset),
-        Some(&Ty::new("Self")),
-    );
-    src.chain(8, "Self::builder(clientset)", &[".build()"], "");
-    src.line(4, "}");
-    src.line(0, "");
-    src.inline_fn(
-        "A builder over `clientset`: `namespace(..)`, `tweak_list_params(..)`,\n\
-         `default_resync(..)`, `resync_for::<K>(..)`, `transform(..)` …, then `build()`.",
-        "pub fn builder",
-        &[],
-        std::slice::from_ref(&by_clientset),
-        Some(&Ty::generic(
-            format!("{rt}::factory::FactoryBuilder"),
-            vec![Ty::new("Self")],
-        )),
-    );
-    src.chain(8, "let client = clientset", &[".client()", ".clone()"], ";");
-    src.chain(
-        8,
-        &format!("{runtime_factory}::builder(client)"),
-        &[".typed()"],
-        "",
-    );
-    src.line(4, "}");
-    src.line(0, "");
-    src.inline_fn(
-        "The runtime factory this wraps.",
-        "pub fn factory",
-        &[],
-        &[Ty::new("&self")],
-        Some(&Ty::new(format!("&{runtime_factory}"))),
-    );
-    src.line(8, "&self.inner");
-    src.line(4, "}");
-    src.line(0, "");
-    src.inline_fn(
-        "The informer of a resource named by group, version and resource (client-go's\n\
-         `ForResource`), for every kind of this clientset and any other kind the factory\n\
-         has an informer of. A kind costs compile time here only where this is called.",
-        "pub fn for_resource",
-        &[],
-        &[
-            Ty::new("&self"),
-            Ty::new(format!("gvr: &{rt}::kube::core::GroupVersionResource")),
-        ],
-        Some(&Ty::generic(
-            "Result",
-            vec![
-                Ty::new(format!("{rt}::factory::GenericInformer")),
-                Ty::new(format!("{rt}::factory::FactoryError")),
+    src.line("#[derive(Clone, Debug)]");
+    src.block("pub struct SharedInformerFactory", |s| {
+        s.field("inner", &Ty::new(runtime_factory.as_str()));
+    });
+    src.blank();
+    src.block("impl SharedInformerFactory", |s| {
+        let by_clientset = Ty::new(format!("clientset: &{clientset}"));
+        s.method(
+            "A factory over `clientset` with the defaults: all namespaces, no resync.",
+            "pub fn new",
+            &[],
+            std::slice::from_ref(&by_clientset),
+            Some(&Ty::new("Self")),
+            |s| s.chain("Self::builder(clientset)", &[".build()"], ""),
+        );
+        s.blank();
+        s.method(
+            "A builder over `clientset`: `namespace(..)`, `tweak_list_params(..)`,\n\
+             `default_resync(..)`, `resync_for::<K>(..)`, `transform(..)` …, then `build()`.",
+            "pub fn builder",
+            &[],
+            std::slice::from_ref(&by_clientset),
+            Some(&Ty::generic(
+                format!("{rt}::factory::FactoryBuilder"),
+                vec![Ty::new("Self")],
+            )),
+            |s| {
+                s.chain("let client = clientset", &[".client()", ".clone()"], ";");
+                s.chain(
+                    &format!("{runtime_factory}::builder(client)"),
+                    &[".typed()"],
+                    "",
+                );
+            },
+        );
+        s.blank();
+        s.method(
+            "The runtime factory this wraps.",
+            "pub fn factory",
+            &[],
+            &[Ty::new("&self")],
+            Some(&Ty::new(format!("&{runtime_factory}"))),
+            |s| s.line("&self.inner"),
+        );
+        s.blank();
+        s.method(
+            "The informer of a resource named by group, version and resource (client-go's\n\
+             `ForResource`), for every kind of this clientset and any other kind the factory\n\
+             has an informer of. A kind costs compile time here only where this is called.",
+            "pub fn for_resource",
+            &[],
+            &[
+                Ty::new("&self"),
+                Ty::new(format!("gvr: &{rt}::kube::core::GroupVersionResource")),
             ],
-        )),
-    );
-    src.line(8, "match (&*gvr.group, &*gvr.version, &*gvr.resource) {");
-    for p in packages {
-        for k in informer_kinds(p) {
-            if let Some(a) = ctx.group_cfg(p) {
-                src.line(12, &a);
-            }
-            let pattern = format!("({:?}, {:?}, {:?})", p.group_name, p.version, k.resource);
-            if 12 + pattern.len() + " => {".len() <= text::MAX_WIDTH {
-                src.line(12, &format!("{pattern} => {{"));
-            } else {
-                src.line(12, "(");
-                for part in [&p.group_name, &p.version, &k.resource] {
-                    src.line(16, &format!("{part:?},"));
-                }
-                src.line(12, ") => {");
-            }
-            src.line(
-                16,
-                &format!("use {}::{} as K;", ctx.package_path(p), ident(&k.name)),
+            Some(&Ty::generic(
+                "Result",
+                vec![
+                    Ty::new(format!("{rt}::factory::GenericInformer")),
+                    Ty::new(format!("{rt}::factory::FactoryError")),
+                ],
+            )),
+            |s| {
+                s.block("match (&*gvr.group, &*gvr.version, &*gvr.resource)", |s| {
+                    for p in packages {
+                        for k in informer_kinds(p) {
+                            for_resource_arm(ctx, s, p, k);
+                        }
+                    }
+                    s.line("_ => self.inner.for_resource(gvr),");
+                });
+            },
+        );
+        for p in &groups {
+            let (method, ty) = group_names(p);
+            s.blank();
+            s.doc(&format!("Informers of the `{}` API group.", group_label(p)));
+            accessor(
+                s,
+                ctx.group_cfg(p).as_slice(),
+                &format!("pub fn {method}"),
+                &ty,
+                "<'_>",
+                "&self.inner",
             );
-            src.line(16, "Ok(self.inner.generic_informer_for::<K>())");
-            src.line(12, "}");
         }
-    }
-    src.line(12, "_ => self.inner.for_resource(gvr),");
-    src.line(8, "}");
-    src.line(4, "}");
-    for p in &groups {
-        let (method, ty) = group_names(p);
-        src.line(0, "");
-        src.doc(
-            4,
-            &format!("Informers of the `{}` API group.", group_label(p)),
-        );
-        accessor(
-            &mut src,
-            ctx.group_cfg(p).as_slice(),
-            &format!("pub fn {method}"),
-            &ty,
-            "<'_>",
-            "&self.inner",
-        );
-    }
-    src.line(0, "}");
-    src.line(0, "");
+    });
+    src.blank();
     src.impl_for(
-        0,
         &format!("From<{runtime_factory}>"),
         "SharedInformerFactory",
+        |s| {
+            s.line("#[inline]");
+            s.func(
+                "fn from",
+                &[],
+                &[Ty::new(format!("factory: {runtime_factory}"))],
+                Some(&Ty::new("Self")),
+                |s| s.line("Self { inner: factory }"),
+            );
+        },
     );
-    src.line(4, "#[inline]");
-    src.fn_sig(
-        4,
-        "fn from",
-        &[],
-        &[Ty::new(format!("factory: {runtime_factory}"))],
-        Some(&Ty::new("Self")),
-    );
-    src.line(8, "Self { inner: factory }");
-    src.line(4, "}");
-    src.line(0, "}");
-    src.line(0, "");
-    src.impl_for(0, "::core::ops::Deref", "SharedInformerFactory");
-    src.assign(4, "type Target", &runtime_factory);
-    src.line(0, "");
-    src.line(4, "#[inline]");
-    src.line(4, "fn deref(&self) -> &Self::Target {");
-    src.line(8, "&self.inner");
-    src.line(4, "}");
-    src.line(0, "}");
-    src.line(0, "");
+    src.blank();
+    src.impl_for("::core::ops::Deref", "SharedInformerFactory", |s| {
+        s.assign("type Target", &runtime_factory);
+        s.blank();
+        s.line("#[inline]");
+        s.block("fn deref(&self) -> &Self::Target", |s| {
+            s.line("&self.inner")
+        });
+    });
+    src.blank();
     src.doc(
-        0,
         "This clientset's group accessors on any runtime factory, so that every factory\n\
          that derefs to one (another clientset's generated factory, say) reaches these kinds\n\
          too, with the very informers this factory would hand out: one watch, one cache per\n\
          kind. Import the trait to use it.",
     );
-    src.line(0, "pub trait InformerGroups {");
-    for (i, p) in groups.iter().enumerate() {
-        let (method, ty) = group_names(p);
-        if i > 0 {
-            src.line(0, "");
+    src.block("pub trait InformerGroups", |s| {
+        for (i, p) in groups.iter().enumerate() {
+            let (method, ty) = group_names(p);
+            if i > 0 {
+                s.blank();
+            }
+            s.doc(&format!("Informers of the `{}` API group.", group_label(p)));
+            if let Some(a) = ctx.group_cfg(p) {
+                s.line(&a);
+            }
+            s.fn_decl(
+                &format!("fn {method}"),
+                &[],
+                &[Ty::new("&self")],
+                Some(&Ty::new(format!("{ty}<'_>"))),
+            );
         }
-        src.doc(
-            4,
-            &format!("Informers of the `{}` API group.", group_label(p)),
-        );
-        if let Some(a) = ctx.group_cfg(p) {
-            src.line(4, &a);
+    });
+    src.blank();
+    src.impl_for("InformerGroups", &runtime_factory, |s| {
+        for (i, p) in groups.iter().enumerate() {
+            let (method, ty) = group_names(p);
+            if i > 0 {
+                s.blank();
+            }
+            let cfg = ctx.group_cfg(p);
+            accessor(
+                s,
+                cfg.as_slice(),
+                &format!("fn {method}"),
+                &ty,
+                "<'_>",
+                "self",
+            );
         }
-        src.fn_decl(
-            4,
-            &format!("fn {method}"),
-            &[],
-            &[Ty::new("&self")],
-            Some(&Ty::new(format!("{ty}<'_>"))),
-        );
-    }
-    src.line(0, "}");
-    src.line(0, "");
-    src.impl_for(0, "InformerGroups", &runtime_factory);
-    for (i, p) in groups.iter().enumerate() {
-        let (method, ty) = group_names(p);
-        if i > 0 {
-            src.line(0, "");
-        }
-        let cfg = ctx.group_cfg(p);
-        accessor(
-            &mut src,
-            cfg.as_slice(),
-            &format!("fn {method}"),
-            &ty,
-            "<'_>",
-            "self",
-        );
-    }
-    src.line(0, "}");
+    });
     Module::client(
         &["informers", "externalversions"],
         "Informers of the versioned clientset's kinds, and their shared factory.",
         src.finish(),
     )
+}
+
+/// The arm of `for_resource`'s match for kind `k` of package `p`.
+fn for_resource_arm(ctx: &Ctx<'_>, src: &mut Src, p: &Package, k: &Kind) {
+    if let Some(a) = ctx.group_cfg(p) {
+        src.line(&a);
+    }
+    let pattern = format!("({:?}, {:?}, {:?})", p.group_name, p.version, k.resource);
+    let body = |s: &mut Src| {
+        s.line(&format!(
+            "use {}::{} as K;",
+            ctx.package_path(p),
+            ident(&k.name)
+        ));
+        s.line("Ok(self.inner.generic_informer_for::<K>())");
+    };
+    if src.col() + pattern.len() + " => {".len() <= text::MAX_WIDTH {
+        src.block(&format!("{pattern} =>"), body);
+    } else {
+        // The tuple pattern broken one part per line, the arm's block opening on its last.
+        src.scope("(", ") => {", |s| {
+            for part in [&p.group_name, &p.version, &k.resource] {
+                s.line(&format!("{part:?},"));
+            }
+        });
+        src.indented(body);
+        src.line("}");
+    }
 }
 
 fn version_module(ctx: &Ctx<'_>, pkg: &Package) -> Module {
@@ -386,7 +390,7 @@ fn version_module(ctx: &Ctx<'_>, pkg: &Package) -> Module {
             })
             .collect(),
     );
-    src.line(0, "");
+    src.blank();
     factory_view(
         &mut src,
         &rt,
@@ -396,20 +400,21 @@ fn version_module(ctx: &Ctx<'_>, pkg: &Package) -> Module {
         ),
         &version_struct(pkg),
         "The version's informers on `factory`.",
+        |s| {
+            for k in &kinds {
+                s.blank();
+                s.doc(&format!("The shared informer of `{}`.", k.name));
+                accessor(
+                    s,
+                    &[],
+                    &format!("pub fn {}", ident(&k.accessor())),
+                    &format!("{}Informer", k.name),
+                    "",
+                    "self.factory",
+                );
+            }
+        },
     );
-    for k in &kinds {
-        src.line(0, "");
-        src.doc(4, &format!("The shared informer of `{}`.", k.name));
-        accessor(
-            &mut src,
-            &[],
-            &format!("pub fn {}", ident(&k.accessor())),
-            &format!("{}Informer", k.name),
-            "",
-            "self.factory",
-        );
-    }
-    src.line(0, "}");
     Module::client(
         &[
             "informers",
@@ -433,75 +438,68 @@ fn kind_informer(ctx: &Ctx<'_>, pkg: &Package, kind: &Kind) -> Module {
         vec![Ty::new(k.as_str())],
     );
     let mut src = Src::new();
-    src.line(0, &format!("use {}::{k};", ctx.package_path(pkg)));
-    src.line(0, "");
-    src.doc(
-        0,
-        &format!(
-            "The shared informer of `{name}` and its lister. Cheap to clone; every clone and \
-             every other caller of the factory's `{}()` shares one watch.",
-            kind.accessor()
-        ),
-    );
-    src.line(0, "#[derive(Clone)]");
-    src.line(0, &format!("pub struct {informer} {{"));
-    src.field(4, "informer", &shared);
-    src.line(0, "}");
-    src.line(0, "");
-    src.line(0, &format!("impl {informer} {{"));
-    src.inline_fn(
-        "The factory's shared informer of this kind (created on first use).",
-        "pub fn new",
-        &[],
-        &[Ty::new(format!(
-            "factory: &{rt}::factory::SharedInformerFactory"
-        ))],
-        Some(&Ty::new("Self")),
-    );
-    src.line(8, "Self {");
-    src.chain(
-        12,
-        "informer: factory",
-        &[&format!(".informer_for::<{k}>()")],
-        ",",
-    );
-    src.line(8, "}");
-    src.line(4, "}");
-    src.line(0, "");
-    src.inline_fn(
-        "The informer: event handlers, indexers, sync state, cache.",
-        "pub fn informer",
-        &[],
-        &[Ty::new("&self")],
-        Some(&shared.prefixed("&")),
-    );
-    src.line(8, "&self.informer");
-    src.line(4, "}");
-    if kind.wants_lister() {
-        let lister = ctx.client_path(&[
-            "listers",
-            &pkg.group_module,
-            &pkg.version_module(),
-            &format!("{}Lister", kind.name),
-        ]);
-        src.line(0, "");
-        src.inline_fn(
-            &format!("A lister over this informer's store of `{name}` objects."),
-            "pub fn lister",
+    src.line(&format!("use {}::{k};", ctx.package_path(pkg)));
+    src.blank();
+    src.doc(&format!(
+        "The shared informer of `{name}` and its lister. Cheap to clone; every clone and every \
+         other caller of the factory's `{}()` shares one watch.",
+        kind.accessor()
+    ));
+    src.line("#[derive(Clone)]");
+    src.block(&format!("pub struct {informer}"), |s| {
+        s.field("informer", &shared)
+    });
+    src.blank();
+    src.block(&format!("impl {informer}"), |s| {
+        s.method(
+            "The factory's shared informer of this kind (created on first use).",
+            "pub fn new",
+            &[],
+            &[Ty::new(format!(
+                "factory: &{rt}::factory::SharedInformerFactory"
+            ))],
+            Some(&Ty::new("Self")),
+            |s| {
+                s.block("Self", |s| {
+                    let informer_for = format!(".informer_for::<{k}>()");
+                    s.chain("informer: factory", &[&informer_for], ",");
+                });
+            },
+        );
+        s.blank();
+        s.method(
+            "The informer: event handlers, indexers, sync state, cache.",
+            "pub fn informer",
             &[],
             &[Ty::new("&self")],
-            Some(&Ty::new(lister.as_str())),
+            Some(&shared.clone().prefixed("&")),
+            |s| s.line("&self.informer"),
         );
-        src.call(
-            8,
-            "",
-            &format!("{lister}::new"),
-            &["self.informer.store()"],
-            "",
-        );
-        src.line(4, "}");
-    }
-    src.line(0, "}");
+        if kind.wants_lister() {
+            let lister = ctx.client_path(&[
+                "listers",
+                &pkg.group_module,
+                &pkg.version_module(),
+                &format!("{}Lister", kind.name),
+            ]);
+            s.blank();
+            s.method(
+                &format!("A lister over this informer's store of `{name}` objects."),
+                "pub fn lister",
+                &[],
+                &[Ty::new("&self")],
+                Some(&Ty::new(lister.as_str())),
+                |s| {
+                    s.call(
+                        "",
+                        &format!("{lister}::new"),
+                        &["self.informer.store()"],
+                        "",
+                    )
+                },
+            );
+        }
+    });
     Module::client(
         &[
             "informers",

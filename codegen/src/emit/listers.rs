@@ -100,7 +100,7 @@ fn lister(ctx: &Ctx<'_>, pkg: &Package, kind: &Kind) -> Module {
     let selector = Ty::new(format!("selector: &{rt}::labels::Selector"));
     let this = || Ty::new("&self");
     let get = |src: &mut Src| {
-        src.inline_fn(
+        src.method(
             &format!("The `{name}` called `name`, or a NotFound error like the API server's."),
             "pub fn get",
             &[],
@@ -112,141 +112,122 @@ fn lister(ctx: &Ctx<'_>, pkg: &Package, kind: &Kind) -> Module {
                     Ty::new("kube::Error"),
                 ],
             )),
+            |s| s.chain("self", &[".inner", ".get(name)"], ""),
         );
-        src.chain(8, "self", &[".inner", ".get(name)"], "");
-        src.line(4, "}");
     };
     let list = |src: &mut Src, doc: &str| {
-        src.inline_fn(
+        src.method(
             doc,
             "pub fn list",
             &[],
             &[this(), selector.clone()],
             Some(&arcs),
+            |s| s.chain("self", &[".inner", ".list(selector)"], ""),
         );
-        src.chain(8, "self", &[".inner", ".list(selector)"], "");
-        src.line(4, "}");
     };
 
     let mut src = Src::new();
     // One import per group: rustfmt reorders imports only within a group.
-    src.line(0, "use ::std::sync::Arc;");
-    src.line(0, "");
-    src.line(0, &format!("use {rt}::kube;"));
-    src.line(0, "");
-    src.line(0, &format!("use {}::{k};", ctx.package_path(pkg)));
-    src.line(0, "");
-    src.doc(
-        0,
-        &format!(
-            "Reads `{name}` objects from an informer's cache.\n\nResults are `Arc`s shared with \
-             the cache: treat them as read-only."
-        ),
-    );
-    src.line(0, "#[derive(Clone)]");
-    src.line(0, &format!("pub struct {lister} {{"));
-    src.field(4, "inner", &generic);
-    src.line(0, "}");
-    src.line(0, "");
-    src.line(0, &format!("impl {lister} {{"));
-    src.inline_fn(
-        &format!(
-            "A lister over `store` (usually the one of the `{name}` informer: \
-             `{name}Informer::lister()`)."
-        ),
-        "pub fn new",
-        &[],
-        &[Ty::generic(
-            format!("store: {rt}::store::Store"),
-            vec![Ty::new(k.as_str())],
-        )],
-        Some(&Ty::new("Self")),
-    );
-    src.line(8, "Self {");
-    let group = format!("{:?}", pkg.group_name);
-    let plural = format!("{resource:?}");
-    src.call(
-        12,
-        "inner: ",
-        &format!("{rt}::lister::Lister::new"),
-        &["store", &group, &plural],
-        ",",
-    );
-    src.line(8, "}");
-    src.line(4, "}");
-    src.line(0, "");
-    src.inline_fn(
-        "The generic lister this wraps (store access, custom indexes).",
-        "pub fn generic",
-        &[],
-        &[this()],
-        Some(&generic.clone().prefixed("&")),
-    );
-    src.line(8, "&self.inner");
-    src.line(4, "}");
-    match kind.scope {
-        Scope::Namespaced => {
-            src.line(0, "");
-            list(
-                &mut src,
-                &format!("Every `{name}` in every namespace that `selector` matches."),
-            );
-            src.line(0, "");
-            src.inline_fn(
-                &format!(
-                    "`{name}` objects in `namespace`, read through the namespace index (no full \
-                     scan)."
-                ),
-                "pub fn namespaced",
-                &[Ty::new("'a")],
-                &[Ty::new("&'a self"), Ty::new("namespace: &'a str")],
-                Some(&Ty::generic(ns_lister.as_str(), vec![Ty::new("'a")])),
-            );
-            src.line(8, &format!("{ns_lister} {{"));
-            src.chain(
-                12,
-                "inner: self",
-                &[".inner", ".namespaced(namespace)"],
-                ",",
-            );
-            src.line(8, "}");
-            src.line(4, "}");
-            src.line(0, "}");
-            src.line(0, "");
-            src.doc(
-                0,
-                &format!("Reads `{name}` objects of one namespace from an informer's cache."),
-            );
-            src.line(0, &format!("pub struct {ns_lister}<'a> {{"));
-            src.field(
-                4,
+    src.line("use ::std::sync::Arc;");
+    src.blank();
+    src.line(&format!("use {rt}::kube;"));
+    src.blank();
+    src.line(&format!("use {}::{k};", ctx.package_path(pkg)));
+    src.blank();
+    src.doc(&format!(
+        "Reads `{name}` objects from an informer's cache.\n\nResults are `Arc`s shared with the \
+         cache: treat them as read-only."
+    ));
+    src.line("#[derive(Clone)]");
+    src.block(&format!("pub struct {lister}"), |s| {
+        s.field("inner", &generic)
+    });
+    src.blank();
+    src.block(&format!("impl {lister}"), |s| {
+        s.method(
+            &format!(
+                "A lister over `store` (usually the one of the `{name}` informer: \
+                 `{name}Informer::lister()`)."
+            ),
+            "pub fn new",
+            &[],
+            &[Ty::generic(
+                format!("store: {rt}::store::Store"),
+                vec![Ty::new(k.as_str())],
+            )],
+            Some(&Ty::new("Self")),
+            |s| {
+                s.block("Self", |s| {
+                    let group = format!("{:?}", pkg.group_name);
+                    let plural = format!("{resource:?}");
+                    let new = format!("{rt}::lister::Lister::new");
+                    s.call("inner: ", &new, &["store", &group, &plural], ",");
+                });
+            },
+        );
+        s.blank();
+        s.method(
+            "The generic lister this wraps (store access, custom indexes).",
+            "pub fn generic",
+            &[],
+            &[this()],
+            Some(&generic.clone().prefixed("&")),
+            |s| s.line("&self.inner"),
+        );
+        s.blank();
+        match kind.scope {
+            Scope::Namespaced => {
+                list(
+                    s,
+                    &format!("Every `{name}` in every namespace that `selector` matches."),
+                );
+                s.blank();
+                s.method(
+                    &format!(
+                        "`{name}` objects in `namespace`, read through the namespace index (no \
+                         full scan)."
+                    ),
+                    "pub fn namespaced",
+                    &[Ty::new("'a")],
+                    &[Ty::new("&'a self"), Ty::new("namespace: &'a str")],
+                    Some(&Ty::generic(ns_lister.as_str(), vec![Ty::new("'a")])),
+                    |s| {
+                        s.block(&ns_lister, |s| {
+                            s.chain("inner: self", &[".inner", ".namespaced(namespace)"], ",");
+                        });
+                    },
+                );
+            }
+            Scope::Cluster => {
+                list(s, &format!("Every `{name}` that `selector` matches."));
+                s.blank();
+                get(s);
+            }
+        }
+    });
+    if kind.scope == Scope::Namespaced {
+        src.blank();
+        src.doc(&format!(
+            "Reads `{name}` objects of one namespace from an informer's cache."
+        ));
+        src.block(&format!("pub struct {ns_lister}<'a>"), |s| {
+            s.field(
                 "inner",
                 &Ty::generic(
                     format!("{rt}::lister::NamespaceLister"),
                     vec![Ty::new("'a"), Ty::new(k.as_str())],
                 ),
             );
-            src.line(0, "}");
-            src.line(0, "");
-            src.line(0, &format!("impl {ns_lister}<'_> {{"));
-            get(&mut src);
-            src.line(0, "");
+        });
+        src.blank();
+        src.block(&format!("impl {ns_lister}<'_>"), |s| {
+            get(s);
+            s.blank();
             list(
-                &mut src,
+                s,
                 &format!("The `{name}` objects of this namespace that `selector` matches."),
             );
-            src.line(0, "}");
-        }
-        Scope::Cluster => {
-            src.line(0, "");
-            list(
-                &mut src,
-                &format!("Every `{name}` that `selector` matches."),
-            );
-            src.line(0, "");
-            get(&mut src);
-            src.line(0, "}");
-        }
+        });
     }
     Module::client(
         &[

@@ -15,11 +15,10 @@ pub(crate) fn package(ctx: &Ctx<'_>, pkg: &Package) -> Vec<Module> {
     let mut src = Src::new();
     // Private imports: the package re-exports this module's public items only.
     src.use_list(
-        0,
         &format!("use {rt}::resource::"),
         &["GroupResource", "GroupVersion", "ResourceInfo"],
     );
-    src.line(0, "");
+    src.blank();
     let group_doc = if pkg.group_name.is_empty() {
         "The API group: empty, the legacy core group served under `/api`."
     } else {
@@ -34,52 +33,39 @@ pub(crate) fn package(ctx: &Ctx<'_>, pkg: &Package) -> Vec<Module> {
             api_version.as_str(),
         ),
     ] {
-        src.doc(0, doc);
-        src.line(0, &format!("pub const {name}: &str = {value:?};"));
-        src.line(0, "");
+        src.doc(doc);
+        src.line(&format!("pub const {name}: &str = {value:?};"));
+        src.blank();
     }
-    src.doc(0, "The group-version, as `SchemeGroupVersion` is in Go.");
-    src.line(
-        0,
-        "pub const SCHEME_GROUP_VERSION: GroupVersion = GroupVersion {",
+    src.doc("The group-version, as `SchemeGroupVersion` is in Go.");
+    src.block_then(
+        "pub const SCHEME_GROUP_VERSION: GroupVersion = GroupVersion",
+        ";",
+        |s| {
+            s.line("group: GROUP_NAME,");
+            s.line("version: VERSION,");
+        },
     );
-    src.line(4, "group: GROUP_NAME,");
-    src.line(4, "version: VERSION,");
-    src.line(0, "};");
-    src.line(0, "");
-    src.doc(
-        0,
-        "A resource of this group, qualified by the group, as `Resource(\"…\")` is in Go.",
-    );
-    src.line(0, "pub fn resource(resource: &str) -> GroupResource {");
-    src.line(4, "SCHEME_GROUP_VERSION.resource(resource)");
-    src.line(0, "}");
-    src.line(0, "");
-    src.doc(
-        0,
-        "The resources this group-version serves, for the fake API server and discovery.",
-    );
+    src.blank();
+    src.doc("A resource of this group, qualified by the group, as `Resource(\"…\")` is in Go.");
+    src.block("pub fn resource(resource: &str) -> GroupResource", |s| {
+        s.line("SCHEME_GROUP_VERSION.resource(resource)");
+    });
+    src.blank();
+    src.doc("The resources this group-version serves, for the fake API server and discovery.");
     let lead = "pub const RESOURCES: &[ResourceInfo] = &";
     match pkg.kinds.as_slice() {
-        [] => src.line(0, &format!("{lead}[];")),
-        kinds => {
-            // One entry: `&[ResourceInfo {` (rustfmt lets a lone struct literal open on the
-            // array's line); more: one per line.
-            let (open, indent) = if kinds.len() == 1 {
-                (format!("{lead}[ResourceInfo {{"), 0)
-            } else {
-                src.line(0, &format!("{lead}["));
-                ("ResourceInfo {".to_string(), 4)
-            };
+        [] => src.line(&format!("{lead}[];")),
+        // One entry: `&[ResourceInfo {` (rustfmt lets a lone struct literal open on the array's
+        // line); more: one per line.
+        [k] => src.block_then(&format!("{lead}[ResourceInfo"), "];", |s| {
+            resource_fields(s, k);
+        }),
+        kinds => src.scope(&format!("{lead}["), "];", |s| {
             for k in kinds {
-                src.line(indent, &open);
-                resource_fields(&mut src, indent + 4, k);
-                src.line(indent, if kinds.len() == 1 { "}];" } else { "}," });
+                s.block_then("ResourceInfo", ",", |s| resource_fields(s, k));
             }
-            if kinds.len() > 1 {
-                src.line(0, "];");
-            }
-        }
+        }),
     }
     vec![Module::apis(
         &pkg.group_dir,
@@ -91,7 +77,7 @@ pub(crate) fn package(ctx: &Ctx<'_>, pkg: &Package) -> Vec<Module> {
 }
 
 /// The fields of `kind`'s `ResourceInfo`.
-fn resource_fields(src: &mut Src, indent: usize, k: &crate::model::Kind) {
+fn resource_fields(src: &mut Src, k: &crate::model::Kind) {
     let mut subs: Vec<&str> = Vec::new();
     if k.has_status {
         subs.push("status");
@@ -103,21 +89,15 @@ fn resource_fields(src: &mut Src, indent: usize, k: &crate::model::Kind) {
             subs.push(s);
         }
     }
-    src.line(indent, "group: GROUP_NAME,");
-    src.line(indent, "version: VERSION,");
-    src.line(indent, &format!("kind: {:?},", k.name));
-    src.line(
-        indent,
-        &format!("list_kind: \"{}List\",", k.name.escape_debug()),
-    );
-    src.line(indent, &format!("plural: {:?},", k.resource));
-    src.line(indent, &format!("singular: {:?},", k.singular()));
-    src.line(
-        indent,
-        &format!("namespaced: {},", k.scope == Scope::Namespaced),
-    );
+    src.line("group: GROUP_NAME,");
+    src.line("version: VERSION,");
+    src.line(&format!("kind: {:?},", k.name));
+    src.line(&format!("list_kind: \"{}List\",", k.name.escape_debug()));
+    src.line(&format!("plural: {:?},", k.resource));
+    src.line(&format!("singular: {:?},", k.singular()));
+    src.line(&format!("namespaced: {},", k.scope == Scope::Namespaced));
     let strings = |v: &[&str]| v.iter().map(|s| format!("{s:?}")).collect::<Vec<_>>();
-    src.array(indent, "subresources: &", &strings(&subs), ",");
+    src.array("subresources: &", &strings(&subs), ",");
     let short: Vec<&str> = k.short_names.iter().map(String::as_str).collect();
-    src.array(indent, "short_names: &", &strings(&short), ",");
+    src.array("short_names: &", &strings(&short), ",");
 }

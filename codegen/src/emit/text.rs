@@ -142,9 +142,20 @@ fn pad(out: &mut String, indent: usize) {
 }
 
 /// A file (or part of one) being written.
+///
+/// Lines start at the current indent, which only scopes change: [`Src::block`] (`head {` …
+/// `}`), [`Src::scope`] (any opening and closing line), [`Src::indented`], and the item
+/// scopes built on them ([`Src::impl_for`], [`Src::func`], [`Src::method`],
+/// [`Src::macro_args`]). A scope writes its closing line itself when its body returns, so an
+/// emitter's nesting is the nesting of the code it writes, and no emitter names a column.
 #[derive(Debug, Default)]
 pub(crate) struct Src {
     out: String,
+    /// The column lines start at: four per open scope.
+    indent: usize,
+    /// Inside a macro's arguments, where `rustfmt` ends a broken argument list without a
+    /// trailing comma.
+    in_macro: bool,
 }
 
 impl Src {
@@ -152,6 +163,8 @@ impl Src {
     pub(crate) fn new() -> Self {
         Src {
             out: String::with_capacity(8 * 1024),
+            indent: 0,
+            in_macro: false,
         }
     }
 
@@ -160,66 +173,124 @@ impl Src {
         self.out
     }
 
-    /// One line at `indent`.
-    pub(crate) fn line(&mut self, indent: usize, text: &str) {
-        pad(&mut self.out, indent);
-        self.out.push_str(text);
+    /// The column the next line starts at (for an emitter's own width decisions).
+    pub(crate) fn col(&self) -> usize {
+        self.indent
+    }
+
+    /// One line at the current indent; an empty one is a blank line (no trailing spaces).
+    pub(crate) fn line(&mut self, text: &str) {
+        self.line_at(self.indent, text);
+    }
+
+    /// A blank line.
+    pub(crate) fn blank(&mut self) {
         self.out.push('\n');
     }
 
+    fn line_at(&mut self, indent: usize, text: &str) {
+        if !text.is_empty() {
+            pad(&mut self.out, indent);
+            self.out.push_str(text);
+        }
+        self.out.push('\n');
+    }
+
+    /// `body` one level in, with no line of its own before or after.
+    pub(crate) fn indented(&mut self, body: impl FnOnce(&mut Src)) {
+        self.indent += TAB;
+        body(self);
+        self.indent -= TAB;
+    }
+
+    /// `open`, `body` one level in, then `close`.
+    pub(crate) fn scope(&mut self, open: &str, close: &str, body: impl FnOnce(&mut Src)) {
+        self.line(open);
+        self.indented(body);
+        self.line(close);
+    }
+
+    /// `{head} {`, `body` one level in, then `}`: an item, an impl, a match, an arm, a struct
+    /// literal. An empty head opens a bare block (`{`).
+    pub(crate) fn block(&mut self, head: &str, body: impl FnOnce(&mut Src)) {
+        self.block_then(head, "", body);
+    }
+
+    /// As [`Src::block`], with `tail` after the closing brace (`},`, `};`, `}];`).
+    pub(crate) fn block_then(&mut self, head: &str, tail: &str, body: impl FnOnce(&mut Src)) {
+        let open = if head.is_empty() {
+            "{".to_string()
+        } else {
+            format!("{head} {{")
+        };
+        self.scope(&open, &format!("}}{tail}"), body);
+    }
+
+    /// `open` (which ends with a macro's opening delimiter, `assert!(`), the macro's arguments
+    /// one level in, then `close`. Calls written inside end without a trailing comma when
+    /// broken, as `rustfmt` writes them in a macro.
+    pub(crate) fn macro_args(&mut self, open: &str, close: &str, body: impl FnOnce(&mut Src)) {
+        let outer = std::mem::replace(&mut self.in_macro, true);
+        self.scope(open, close, body);
+        self.in_macro = outer;
+    }
+
     /// `text` as `///` lines (a blank line as `///`).
-    pub(crate) fn doc(&mut self, indent: usize, text: &str) {
-        crate::output::doc_comment(&mut self.out, indent, "///", text);
+    pub(crate) fn doc(&mut self, text: &str) {
+        crate::output::doc_comment(&mut self.out, self.indent, "///", text);
     }
 
     /// `#[name(items…)]`: on one line while the items take at most 70 columns and the line fits,
     /// else one item per line (no trailing comma: `rustfmt` writes none in attributes).
-    pub(crate) fn attr_list(&mut self, indent: usize, name: &str, items: &[&str]) {
+    pub(crate) fn attr_list(&mut self, name: &str, items: &[&str]) {
+        let indent = self.indent;
         let inner = items.join(", ");
         // A single argument is only limited by the line.
         if (items.len() == 1 || inner.len() <= ATTR_FN_LIKE_WIDTH)
             && indent + name.len() + inner.len() + 5 <= MAX_WIDTH
         {
-            self.line(indent, &format!("#[{name}({inner})]"));
+            self.line_at(indent, &format!("#[{name}({inner})]"));
             return;
         }
-        self.line(indent, &format!("#[{name}("));
+        self.line_at(indent, &format!("#[{name}("));
         for (i, item) in items.iter().enumerate() {
             let comma = if i + 1 < items.len() { "," } else { "" };
-            self.line(indent + TAB, &format!("{item}{comma}"));
+            self.line_at(indent + TAB, &format!("{item}{comma}"));
         }
-        self.line(indent, ")]");
+        self.line_at(indent, ")]");
     }
 
     /// `#[derive(items…)]`: on one line when it fits, else the items on one line of their own,
     /// else one per line (with trailing commas).
-    pub(crate) fn derive(&mut self, indent: usize, items: &[&str]) {
+    pub(crate) fn derive(&mut self, items: &[&str]) {
+        let indent = self.indent;
         let inner = items.join(", ");
         if indent + inner.len() + "#[derive()]".len() <= DERIVE_WIDTH {
-            self.line(indent, &format!("#[derive({inner})]"));
+            self.line_at(indent, &format!("#[derive({inner})]"));
             return;
         }
-        self.line(indent, "#[derive(");
+        self.line_at(indent, "#[derive(");
         if fits(indent + TAB + inner.len() + 1) {
-            self.line(indent + TAB, &format!("{inner},"));
+            self.line_at(indent + TAB, &format!("{inner},"));
         } else {
             for item in items {
-                self.line(indent + TAB, &format!("{item},"));
+                self.line_at(indent + TAB, &format!("{item},"));
             }
         }
-        self.line(indent, ")]");
+        self.line_at(indent, ")]");
     }
 
     /// A struct field, `{vis_name}: {ty},`: on one line, else the type alone on the next line,
     /// else the type broken across lines.
-    pub(crate) fn field(&mut self, indent: usize, vis_name: &str, ty: &Ty) {
+    pub(crate) fn field(&mut self, vis_name: &str, ty: &Ty) {
+        let indent = self.indent;
         let flat = ty.flat();
         let head = format!("{vis_name}:");
         if ty.list_fits() && fits(indent + head.len() + 1 + flat.len() + 1) {
-            self.line(indent, &format!("{head} {flat},"));
+            self.line_at(indent, &format!("{head} {flat},"));
         } else if ty.list_fits() && fits(indent + TAB + flat.len() + 1) {
-            self.line(indent, &head);
-            self.line(indent + TAB, &format!("{flat},"));
+            self.line_at(indent, &head);
+            self.line_at(indent + TAB, &format!("{flat},"));
         } else {
             pad(&mut self.out, indent);
             self.out.push_str(&head);
@@ -229,31 +300,26 @@ impl Src {
         }
     }
 
-    /// A function's signature up to its opening brace: `{head}<generics>(params) -> ret {`.
-    /// One line when it fits; else the parameters one per line, and the generics too when they
-    /// do not fit on the first line.
-    pub(crate) fn fn_sig(
+    /// A function: its signature, `{head}<generics>(params) -> ret {`, `body` one level in,
+    /// then `}`. The signature is on one line when it fits; else the parameters go one per line,
+    /// and the generics too when they do not fit on the first line.
+    pub(crate) fn func(
         &mut self,
-        indent: usize,
         head: &str,
         generics: &[Ty],
         params: &[Ty],
         ret: Option<&Ty>,
+        body: impl FnOnce(&mut Src),
     ) {
-        self.signature(indent, head, generics, params, ret, " {");
+        self.signature(self.indent, head, generics, params, ret, " {");
+        self.indented(body);
+        self.line("}");
     }
 
-    /// A function's declaration (a trait method without a body): [`Src::fn_sig`]'s layout,
+    /// A function's declaration (a trait method without a body): [`Src::func`]'s layout,
     /// ending with `;`.
-    pub(crate) fn fn_decl(
-        &mut self,
-        indent: usize,
-        head: &str,
-        generics: &[Ty],
-        params: &[Ty],
-        ret: Option<&Ty>,
-    ) {
-        self.signature(indent, head, generics, params, ret, ";");
+    pub(crate) fn fn_decl(&mut self, head: &str, generics: &[Ty], params: &[Ty], ret: Option<&Ty>) {
+        self.signature(self.indent, head, generics, params, ret, ";");
     }
 
     /// A signature ending with `end`: ` {` (a definition) or `;` (a declaration).
@@ -273,7 +339,7 @@ impl Src {
         let ret_flat = ret.map(|r| format!(" -> {}", r.flat())).unwrap_or_default();
         let one = format!("{head}{generics_flat}({params_flat}){ret_flat}{end}");
         if indent + one.len() <= MAX_WIDTH {
-            self.line(indent, &one);
+            self.line_at(indent, &one);
             return;
         }
         pad(&mut self.out, indent);
@@ -336,92 +402,82 @@ impl Src {
         self.out.push('\n');
     }
 
-    /// A method's doc, `#[inline]` and signature (inside an impl, up to its opening brace).
-    pub(crate) fn inline_fn(
+    /// A method of an impl: its doc, `#[inline]`, then [`Src::func`].
+    pub(crate) fn method(
         &mut self,
         doc: &str,
         head: &str,
         generics: &[Ty],
         params: &[Ty],
         ret: Option<&Ty>,
+        body: impl FnOnce(&mut Src),
     ) {
-        self.doc(TAB, doc);
-        self.line(TAB, "#[inline]");
-        self.fn_sig(TAB, head, generics, params, ret);
+        self.doc(doc);
+        self.line("#[inline]");
+        self.func(head, generics, params, ret, body);
     }
 
     /// `{lhs} = {rhs};`, the right-hand side on the next line when the statement does not fit.
-    pub(crate) fn assign(&mut self, indent: usize, lhs: &str, rhs: &str) {
+    pub(crate) fn assign(&mut self, lhs: &str, rhs: &str) {
+        let indent = self.indent;
         if indent + lhs.len() + rhs.len() + 4 <= MAX_WIDTH {
-            self.line(indent, &format!("{lhs} = {rhs};"));
+            self.line_at(indent, &format!("{lhs} = {rhs};"));
         } else {
-            self.line(indent, &format!("{lhs} ="));
-            self.line(indent + TAB, &format!("{rhs};"));
+            self.line_at(indent, &format!("{lhs} ="));
+            self.line_at(indent + TAB, &format!("{rhs};"));
         }
     }
 
     /// `{lead}{callee}(args…){tail}`: on one line when the arguments take at most 60 columns
-    /// (or there is one) and the line fits, else one argument per line (with a trailing comma).
-    pub(crate) fn call(
-        &mut self,
-        indent: usize,
-        lead: &str,
-        callee: &str,
-        args: &[&str],
-        tail: &str,
-    ) {
-        self.call_with(indent, lead, callee, args, tail, ",");
-    }
-
-    /// As [`Src::call`]; `last_comma` ends the last argument when they are one per line (`""`
-    /// inside a macro's arguments, where `rustfmt` writes no trailing comma).
-    pub(crate) fn call_with(
-        &mut self,
-        indent: usize,
-        lead: &str,
-        callee: &str,
-        args: &[&str],
-        tail: &str,
-        last_comma: &str,
-    ) {
+    /// (or there is one) and the line fits, else one argument per line, the last with a trailing
+    /// comma unless the callee is a macro (`include_str!`) or the call is inside one
+    /// ([`Src::macro_args`]): `rustfmt` writes none in a macro's arguments.
+    pub(crate) fn call(&mut self, lead: &str, callee: &str, args: &[&str], tail: &str) {
+        let indent = self.indent;
+        let last_comma = if self.in_macro || callee.ends_with('!') {
+            ""
+        } else {
+            ","
+        };
         let inner = args.join(", ");
         // A single argument is only limited by the line.
         let inline = args.len() == 1 || inner.len() <= FN_CALL_WIDTH;
         let call = format!("{callee}({inner}){tail}");
         if inline && fits(indent + lead.len() + call.len()) {
-            self.line(indent, &format!("{lead}{call}"));
+            self.line_at(indent, &format!("{lead}{call}"));
             return;
         }
         // The right-hand side of `let x =` moves to the next line when it fits there whole (a
         // struct field's does not).
         if inline && lead.ends_with("= ") && fits(indent + TAB + call.len()) {
-            self.line(indent, lead.trim_end());
-            self.line(indent + TAB, &call);
+            self.line_at(indent, lead.trim_end());
+            self.line_at(indent + TAB, &call);
             return;
         }
-        self.line(indent, &format!("{lead}{callee}("));
+        self.line_at(indent, &format!("{lead}{callee}("));
         if args.len() > 1 && args.iter().all(|a| is_short_simple(a)) && last_comma == "," {
             // Short plain arguments fill lines (rustfmt's "mixed" layout).
             self.fill(indent + TAB, args, MAX_WIDTH, true);
         } else {
             for (i, a) in args.iter().enumerate() {
                 let comma = if i + 1 < args.len() { "," } else { last_comma };
-                self.line(indent + TAB, &format!("{a}{comma}"));
+                self.line_at(indent + TAB, &format!("{a}{comma}"));
             }
         }
-        self.line(indent, &format!("){tail}"));
+        self.line_at(indent, &format!("){tail}"));
     }
 
     /// A method chain `{root}{links…}{tail}`: on one line when it takes at most 60 columns and
     /// the line fits, else one link per line at `indent + 4` (the first stays on the root's line
     /// when the root is no wider than an indent, as `self` is).
-    pub(crate) fn chain(&mut self, indent: usize, root: &str, links: &[&str], tail: &str) {
+    pub(crate) fn chain(&mut self, root: &str, links: &[&str], tail: &str) {
+        let indent = self.indent;
         let flat: String = std::iter::once(root).chain(links.iter().copied()).collect();
         // A single link is only limited by the line.
         if (links.len() <= 1 || flat.len() <= CHAIN_WIDTH)
             && indent + flat.len() + tail.len() <= MAX_WIDTH
         {
-            self.line(indent, &format!("{flat}{tail}"));
+            self.line_at(indent, &format!("{flat}{tail}"));
             return;
         }
         let (first, rest) = match links.split_first() {
@@ -448,40 +504,43 @@ impl Src {
     /// all fits the limits, else the chain on lines of its own.
     pub(crate) fn call_with_chain(
         &mut self,
-        indent: usize,
         lead: &str,
         callee: &str,
         root: &str,
         links: &[&str],
         tail: &str,
     ) {
+        let indent = self.indent;
         let flat: String = std::iter::once(root).chain(links.iter().copied()).collect();
         if flat.len() <= FN_CALL_WIDTH
             && (links.len() <= 1 || flat.len() <= CHAIN_WIDTH)
             && indent + lead.len() + callee.len() + flat.len() + 2 + tail.len() <= MAX_WIDTH
         {
-            self.line(indent, &format!("{lead}{callee}({flat}){tail}"));
+            self.line_at(indent, &format!("{lead}{callee}({flat}){tail}"));
             return;
         }
-        self.line(indent, &format!("{lead}{callee}("));
-        self.chain(indent + TAB, root, links, ",");
-        self.line(indent, &format!("){tail}"));
+        self.scope(&format!("{lead}{callee}("), &format!("){tail}"), |s| {
+            s.chain(root, links, ",")
+        });
     }
 
-    /// `impl {tr} for {ty} {`, with `for {ty}` and the brace on lines of their own when it does
-    /// not fit.
-    pub(crate) fn impl_for(&mut self, indent: usize, tr: &str, ty: &str) {
+    /// `impl {tr} for {ty} {`, `body` one level in, then `}`; `for {ty}` and the brace go on
+    /// lines of their own when the first line does not fit.
+    pub(crate) fn impl_for(&mut self, tr: &str, ty: &str, body: impl FnOnce(&mut Src)) {
+        let indent = self.indent;
         // `tr` may start with the impl's generics (`<T: Clone> Clone`).
         let tr = tr.trim_start();
         let sep = if tr.starts_with('<') { "" } else { " " };
         let one = format!("impl{sep}{tr} for {ty} {{");
         if indent + one.len() <= MAX_WIDTH {
-            self.line(indent, &one);
+            self.line_at(indent, &one);
         } else {
-            self.line(indent, &format!("impl{sep}{tr}"));
-            self.line(indent + TAB, &format!("for {ty}"));
-            self.line(indent, "{");
+            self.line_at(indent, &format!("impl{sep}{tr}"));
+            self.line_at(indent + TAB, &format!("for {ty}"));
+            self.line_at(indent, "{");
         }
+        self.indented(body);
+        self.line("}");
     }
 }
 
@@ -563,49 +622,51 @@ impl Src {
     /// `{lead}{{items…}};` (a `use` with a list), the items sorted as `rustfmt` sorts them: one
     /// line when it fits, else the items filling lines of their own at `indent + 4`. A single
     /// item is written without braces.
-    pub(crate) fn use_list(&mut self, indent: usize, lead: &str, items: &[&str]) {
+    pub(crate) fn use_list(&mut self, lead: &str, items: &[&str]) {
+        let indent = self.indent;
         let mut items = items.to_vec();
         items.sort_by(|a, b| (*a != "self").cmp(&(*b != "self")).then(version_cmp(a, b)));
         if let [one] = items.as_slice() {
-            self.line(indent, &format!("{lead}{one};"));
+            self.line_at(indent, &format!("{lead}{one};"));
             return;
         }
         // rustfmt keeps a list on one line two columns short of the limit, and fills the lines
         // of a broken one up to one column short.
         let one = format!("{lead}{{{}}};", items.join(", "));
         if indent + one.len() < MAX_WIDTH - 1 {
-            self.line(indent, &one);
+            self.line_at(indent, &one);
             return;
         }
-        self.line(indent, &format!("{lead}{{"));
+        self.line_at(indent, &format!("{lead}{{"));
         // rustfmt fills a broken list's lines up to one column short of the limit, not counting
         // the last item's comma.
         self.fill(indent + TAB, &items, MAX_WIDTH - 1, false);
-        self.line(indent, "};");
+        self.line_at(indent, "};");
     }
 
     /// `{lead}[items…]{tail}`, an array: on one line when the items take at most 60 columns
     /// (`array_width`; or there is one) and the line fits; else, when every item is at most 10 columns
     /// (`short_array_element_width_threshold`), the items filling lines; else one per line.
-    pub(crate) fn array(&mut self, indent: usize, lead: &str, items: &[String], tail: &str) {
+    pub(crate) fn array(&mut self, lead: &str, items: &[String], tail: &str) {
+        let indent = self.indent;
         let inner = items.join(", ");
         // A single item is only limited by the line.
         if (items.len() == 1 || inner.len() <= ARRAY_WIDTH)
             && fits(indent + lead.len() + inner.len() + 2 + tail.len())
         {
-            self.line(indent, &format!("{lead}[{inner}]{tail}"));
+            self.line_at(indent, &format!("{lead}[{inner}]{tail}"));
             return;
         }
-        self.line(indent, &format!("{lead}["));
+        self.line_at(indent, &format!("{lead}["));
         if items.iter().all(|i| i.len() <= SHORT_ARRAY_ELEMENT) {
             let items: Vec<&str> = items.iter().map(String::as_str).collect();
             self.fill(indent + TAB, &items, MAX_WIDTH, true);
         } else {
             for item in items {
-                self.line(indent + TAB, &format!("{item},"));
+                self.line_at(indent + TAB, &format!("{item},"));
             }
         }
-        self.line(indent, &format!("]{tail}"));
+        self.line_at(indent, &format!("]{tail}"));
     }
 
     /// `items` filling lines at `indent`, each item followed by a comma, a line holding as many
@@ -615,7 +676,7 @@ impl Src {
         for (i, item) in items.iter().enumerate() {
             let comma = usize::from(last_comma || i + 1 < items.len());
             if !line.is_empty() && indent + line.len() + 1 + item.len() + comma > limit {
-                self.line(indent, &line);
+                self.line_at(indent, &line);
                 line.clear();
             }
             if !line.is_empty() {
@@ -624,7 +685,7 @@ impl Src {
             line.push_str(item);
             line.push(',');
         }
-        self.line(indent, &line);
+        self.line_at(indent, &line);
     }
 
     /// `pub use self::<module>::{items…};` for each `(module, items)`, in the order `rustfmt`
@@ -637,7 +698,7 @@ impl Src {
         entries.sort_by(|(a, _), (b, _)| version_cmp(&key(a), &key(b)));
         for (module, items) in &entries {
             let items: Vec<&str> = items.iter().map(String::as_str).collect();
-            self.use_list(0, &format!("pub use self::{module}::"), &items);
+            self.use_list(&format!("pub use self::{module}::"), &items);
         }
     }
 }
@@ -662,15 +723,45 @@ mod tests {
     }
 
     #[test]
+    fn scopes_own_their_indent_and_close_themselves() {
+        let mut src = Src::new();
+        src.block("impl A", |s| {
+            s.func(
+                "fn f",
+                &[],
+                &[Ty::new("&self")],
+                Some(&Ty::new("u8")),
+                |s| {
+                    s.block("match self.0", |s| s.line("_ => 1,"));
+                },
+            );
+            s.blank();
+            s.macro_args("assert!(", ");", |s| {
+                s.call("", "f", &["a".repeat(40).as_str(), &"b".repeat(30)], ",");
+                s.line("\"message\"");
+            });
+        });
+        let (a, b) = ("a".repeat(40), "b".repeat(30));
+        assert_eq!(
+            src.finish(),
+            format!(
+                "impl A {{\n    fn f(&self) -> u8 {{\n        match self.0 {{\n            _ => 1,\n        \
+                 }}\n    }}\n\n    assert!(\n        f(\n            {a},\n            {b}\n        ),\n        \
+                 \"message\"\n    );\n}}\n"
+            )
+        );
+    }
+
+    #[test]
     fn a_use_list_is_sorted_and_fills_lines_when_too_long() {
         let mut src = Src::new();
-        src.use_list(0, "pub use self::a::", &["b", "A", "self"]);
-        src.use_list(0, "pub use self::c::", &["C"]);
+        src.use_list("pub use self::a::", &["b", "A", "self"]);
+        src.use_list("pub use self::c::", &["C"]);
         let long: Vec<String> = (0..5)
             .map(|i| format!("Item{i}{}", "x".repeat(20)))
             .collect();
         let long: Vec<&str> = long.iter().map(String::as_str).collect();
-        src.use_list(0, "pub use self::d::", &long);
+        src.use_list("pub use self::d::", &long);
         let x = "x".repeat(20);
         assert_eq!(
             src.finish(),
@@ -685,9 +776,10 @@ mod tests {
     fn a_let_moves_its_call_to_the_next_line_and_short_arguments_share_a_line() {
         let long = format!("crate::{}::new_client", "x".repeat(45));
         let mut src = Src::new();
-        src.call(8, "let (a, b) = ", &long, &["&resources", "seed"], "?;");
+        src.indent = 8;
+        src.call("let (a, b) = ", &long, &["&resources", "seed"], "?;");
+        src.indent = 12;
         src.call(
-            12,
             "inner: ",
             &format!("{long}{}", "y".repeat(8)),
             &["client", "None"],
@@ -707,7 +799,8 @@ mod tests {
     fn a_tuple_type_breaks_past_the_list_width() {
         let mut src = Src::new();
         let tuple = Ty::tuple(vec![Ty::new("super::Clientset"), Ty::new("x".repeat(50))]);
-        src.field(4, "pub pair", &tuple);
+        src.indent = 4;
+        src.field("pub pair", &tuple);
         assert_eq!(
             src.finish(),
             format!(
@@ -727,8 +820,8 @@ mod tests {
                 Ty::new(format!("crate::pkg::apis::group::v1::{}", "A".repeat(40))),
             ],
         );
+        src.indent = 4;
         src.field(
-            4,
             "pub field",
             &Ty::generic("::core::option::Option", vec![long]),
         );
@@ -748,10 +841,11 @@ mod tests {
     fn a_signature_breaks_its_parameters_before_its_return_type() {
         let mut src = Src::new();
         let params = [Ty::new("&self"), Ty::new("name: &str")];
-        src.fn_sig(4, "pub fn get", &[], &params, Some(&Ty::new("Self")));
+        src.indent = 4;
+        src.func("pub fn get", &[], &params, Some(&Ty::new("Self")), |_| {});
         assert_eq!(
             src.finish(),
-            "    pub fn get(&self, name: &str) -> Self {\n"
+            "    pub fn get(&self, name: &str) -> Self {\n    }\n"
         );
 
         let mut src = Src::new();
@@ -759,11 +853,11 @@ mod tests {
             "::core::result::Result",
             vec![Ty::new("A".repeat(50)), Ty::new("B".repeat(40))],
         );
-        src.fn_sig(0, "pub fn extract", &[], &params, Some(&ret));
+        src.func("pub fn extract", &[], &params, Some(&ret), |_| {});
         assert_eq!(
             src.finish(),
             format!(
-                "pub fn extract(\n    &self,\n    name: &str,\n) -> ::core::result::Result<\n    {},\n    {},\n> {{\n",
+                "pub fn extract(\n    &self,\n    name: &str,\n) -> ::core::result::Result<\n    {},\n    {},\n> {{\n}}\n",
                 "A".repeat(50),
                 "B".repeat(40)
             )
@@ -773,9 +867,9 @@ mod tests {
     #[test]
     fn attributes_and_calls_break_past_their_own_width_limits() {
         let mut src = Src::new();
-        src.attr_list(4, "serde", &["rename = \"a\"", "default"]);
+        src.indent = 4;
+        src.attr_list("serde", &["rename = \"a\"", "default"]);
         src.attr_list(
-            4,
             "serde",
             &[
                 "rename = \"apiVersion\"",
@@ -783,8 +877,9 @@ mod tests {
                 "skip_serializing_if = \"Option::is_none\"",
             ],
         );
-        src.call(8, "", "f", &["a", "b"], ";");
-        src.call(8, "", "f", &[&"x".repeat(40), &"y".repeat(20)], ";");
+        src.indent = 8;
+        src.call("", "f", &["a", "b"], ";");
+        src.call("", "f", &[&"x".repeat(40), &"y".repeat(20)], ";");
         let x = "x".repeat(40);
         let y = "y".repeat(20);
         assert_eq!(
