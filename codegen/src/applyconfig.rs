@@ -24,7 +24,8 @@ use std::collections::BTreeMap;
 
 use crate::error::{Error, Location, Pos, Result};
 use crate::model::types::{
-    Body, Fields, FileInfo, GenericArg, PackageTypes, PathArgs, RenameRule, TypeExpr, TypePath,
+    Body, Fields, FileInfo, GenericArg, K8S_META_V1, PackageTypes, PathArgs, RenameRule, TypeExpr,
+    TypePath, normalize,
 };
 use crate::model::{ExtVerb, Package, TypeRef, Verb};
 
@@ -138,8 +139,6 @@ const META_TYPES: &[&str] = &[
     "LabelSelector",
     "LabelSelectorRequirement",
 ];
-
-const K8S_META_V1: &[&str] = &["k8s_openapi", "apimachinery", "pkg", "apis", "meta", "v1"];
 
 /// Primitive and prelude names written bare.
 const PRELUDE: &[&str] = &[
@@ -560,7 +559,7 @@ impl Walk<'_> {
             Some("crate") => (PathRoot::Crate, full[1..].to_vec()),
             Some("self") if file.is_mod => (PathRoot::Package, full[1..].to_vec()),
             _ => {
-                let full = crate::crd::schema::normalize(full);
+                let full = normalize(full);
                 match full.first().map(String::as_str) {
                     Some("k8s_openapi" | "serde_json") => (PathRoot::Runtime, full),
                     _ => (PathRoot::Global, full),
@@ -623,8 +622,9 @@ fn names(p: &AcPackage) -> std::collections::BTreeSet<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::GroupVersions;
     use crate::model::{ModelOptions, build_package};
-    use crate::scan::{GroupVersions, packages, read};
+    use crate::scan::{packages, read};
 
     fn analyze(dir: &str, group: &str) -> AcPackage {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))

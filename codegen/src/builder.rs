@@ -4,7 +4,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use crate::config::Config;
-use crate::emit::Generator;
+use crate::config::Generator;
 use crate::error::{Error, Result};
 use crate::output::Layout;
 use crate::pipeline;
@@ -196,7 +196,7 @@ impl Builder {
             None => std::env::var_os("OUT_DIR")
                 .map(PathBuf::from)
                 .ok_or_else(|| Error::Config {
-                    key: crate::config::ConfigKey::OutputDir,
+                    key: crate::error::ConfigKey::OutputDir,
                     message:
                         "OUT_DIR is not set: call compile() from a build script or set out_dir()"
                             .into(),

@@ -2,93 +2,16 @@
 //! from flags, [`Builder`](crate::Builder) from its methods, the proc macros from their
 //! `key: value` arguments. It holds what the user wrote; [`Config::validate`] checks everything
 //! once, before any file is read, and reports the first problem as a typed
-//! [`Error::Config`](crate::Error::Config) naming the option.
+//! [`Error::Config`] naming the option.
 
 use std::collections::BTreeSet;
-use std::fmt;
 use std::path::{Path, PathBuf};
 
-use crate::emit::Generator;
-use crate::error::{Error, Result};
+use crate::error::{ConfigKey, Error, Result};
 use crate::namer::PluralExceptions;
-use crate::scan::GroupVersions;
 
 /// The default CRD file name template.
 pub const DEFAULT_CRD_FILE_NAME: &str = "{plural}.{group}.yaml";
-
-/// An option of [`Config`], as errors name it. `Display` gives the name the builder method and
-/// the proc-macro key share (`client_module`); [`ConfigKey::cli_flag`] the CLI's spelling.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum ConfigKey {
-    /// The root of the API types.
-    ApisDir,
-    /// The group-versions to generate.
-    Groups,
-    /// The root of the client tree.
-    OutputDir,
-    /// The Rust path of the apis tree.
-    ApisModule,
-    /// The Rust path of the client tree.
-    ClientModule,
-    /// The Rust path of the runtime crate.
-    RuntimeCrate,
-    /// The boilerplate header file.
-    HeaderFile,
-    /// `Kind:plural` exceptions.
-    PluralExceptions,
-    /// The generators to run.
-    Generators,
-    /// The CRD output folder.
-    CrdDir,
-    /// The CRD file name template.
-    CrdFileName,
-}
-
-impl ConfigKey {
-    /// The builder method and proc-macro key (`client_module`).
-    pub fn name(self) -> &'static str {
-        match self {
-            ConfigKey::ApisDir => "apis_dir",
-            ConfigKey::Groups => "groups",
-            ConfigKey::OutputDir => "output_dir",
-            ConfigKey::ApisModule => "apis_module",
-            ConfigKey::ClientModule => "client_module",
-            ConfigKey::RuntimeCrate => "runtime_crate",
-            ConfigKey::HeaderFile => "header_file",
-            ConfigKey::PluralExceptions => "plural_exceptions",
-            ConfigKey::Generators => "generators",
-            ConfigKey::CrdDir => "crd_dir",
-            ConfigKey::CrdFileName => "crd_file_name",
-        }
-    }
-
-    /// The CLI flag (`--output-module`).
-    ///
-    /// ```
-    /// assert_eq!(kube_codegen::ConfigKey::ClientModule.cli_flag(), "--output-module");
-    /// ```
-    pub fn cli_flag(self) -> &'static str {
-        match self {
-            ConfigKey::ApisDir => "--apis-dir",
-            ConfigKey::Groups => "--groups",
-            ConfigKey::OutputDir => "--output-dir",
-            ConfigKey::ApisModule => "--apis-module",
-            ConfigKey::ClientModule => "--output-module",
-            ConfigKey::RuntimeCrate => "--runtime-crate",
-            ConfigKey::HeaderFile => "--header-file",
-            ConfigKey::PluralExceptions => "--plural-exceptions",
-            ConfigKey::Generators => "<generator>",
-            ConfigKey::CrdDir => "--crd-dir",
-            ConfigKey::CrdFileName => "--crd-file-name",
-        }
-    }
-}
-
-impl fmt::Display for ConfigKey {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
 
 /// Where the boilerplate header comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -364,7 +287,7 @@ impl Config {
         if self.generators.is_empty() {
             return Err(err(ConfigKey::Generators, "no generator selected".into()));
         }
-        crate::crd::check_file_name_template(&self.crd_file_name)
+        check_file_name_template(&self.crd_file_name)
             .map_err(|e| err(ConfigKey::CrdFileName, e))?;
         let boilerplate = match &self.header {
             Header::None => String::new(),
@@ -449,6 +372,133 @@ pub(crate) struct Settings {
     /// The fake clientset installs the kinds' CRDs (their `CustomResourceExt` impls exist).
     pub fake_crds: bool,
     pub group_features: bool,
+}
+
+/// A generator of code-generator's family.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Generator {
+    /// `Clone` and `kube::Resource` impls beside the types (`zz_generated_deepcopy.rs`).
+    Deepcopy,
+    /// Group/version constants and the resource registry (`zz_generated_register.rs`).
+    Register,
+    /// Apply configurations for server-side apply (applyconfiguration-gen): one per kind and
+    /// per type it reaches, with `extract_<kind>` functions.
+    ApplyConfiguration,
+    /// The versioned clientset and one typed client per kind.
+    Client,
+    /// Namespace-indexed listers over informer caches.
+    Lister,
+    /// Shared informers and their factory.
+    Informer,
+    /// CustomResourceDefinition YAML per kind, and `kube::CustomResourceExt` impls beside the
+    /// types (`zz_generated_crd.rs`).
+    Crd,
+}
+
+impl Generator {
+    /// Every generator, in the order `all` runs them.
+    pub const ALL: [Generator; 7] = [
+        Generator::Deepcopy,
+        Generator::Register,
+        Generator::ApplyConfiguration,
+        Generator::Client,
+        Generator::Lister,
+        Generator::Informer,
+        Generator::Crd,
+    ];
+
+    /// The CLI name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Generator::Deepcopy => "deepcopy",
+            Generator::Register => "register",
+            Generator::ApplyConfiguration => "applyconfiguration",
+            Generator::Client => "client",
+            Generator::Lister => "lister",
+            Generator::Informer => "informer",
+            Generator::Crd => "crd",
+        }
+    }
+
+    /// Parses a CLI name.
+    pub fn parse(s: &str) -> Option<Generator> {
+        Generator::ALL.into_iter().find(|g| g.name() == s)
+    }
+
+    /// The top-level client-tree folder this generator owns (its stale files are removed).
+    pub(crate) fn client_dir(self) -> Option<&'static str> {
+        match self {
+            Generator::ApplyConfiguration => Some("applyconfiguration"),
+            Generator::Client => Some("clientset"),
+            Generator::Lister => Some("listers"),
+            Generator::Informer => Some("informers"),
+            Generator::Deepcopy | Generator::Register | Generator::Crd => None,
+        }
+    }
+}
+
+/// One group folder and the versions of it to generate, as in `crddemo:v1,v2`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GroupVersions {
+    /// The group's folder under the apis dir (not the API group name).
+    pub group: String,
+    /// Version folders, in the order given.
+    pub versions: Vec<String>,
+}
+
+impl GroupVersions {
+    /// Parses the Go script's `"<group>:<v1>,<v2> <group2>:<v1>"` form (spaces or commas
+    /// between groups are both accepted when unambiguous).
+    pub fn parse_list(spec: &str) -> std::result::Result<Vec<GroupVersions>, String> {
+        let mut out: Vec<GroupVersions> = Vec::new();
+        for entry in spec.split_whitespace() {
+            let (group, versions) = entry.split_once(':').ok_or_else(|| {
+                format!("invalid group-version {entry:?}: expected <group>:<version>[,<version>…]")
+            })?;
+            if group.is_empty() || group.contains('/') {
+                return Err(format!("invalid group folder {group:?} in {entry:?}"));
+            }
+            let versions: Vec<String> = versions
+                .split(',')
+                .map(str::trim)
+                .filter(|v| !v.is_empty())
+                .map(String::from)
+                .collect();
+            if versions.is_empty() {
+                return Err(format!("no version given for group {group:?}"));
+            }
+            match out.iter_mut().find(|g| g.group == group) {
+                Some(g) => g.versions.extend(versions),
+                None => out.push(GroupVersions {
+                    group: group.to_string(),
+                    versions,
+                }),
+            }
+        }
+        if out.is_empty() {
+            return Err("no group-versions given".into());
+        }
+        Ok(out)
+    }
+}
+
+/// Checks a CRD file name template: only known placeholders, and a file name whatever they
+/// are replaced with.
+pub(crate) fn check_file_name_template(template: &str) -> std::result::Result<(), String> {
+    let sample = template
+        .replace("{plural}", "p")
+        .replace("{group}", "g.io")
+        .replace("{singular}", "s")
+        .replace("{kind}", "K");
+    if sample.contains(['{', '}']) {
+        return Err(format!(
+            "{template:?} has an unknown placeholder (known: {{plural}}, {{group}}, {{singular}}, {{kind}})"
+        ));
+    }
+    if sample.is_empty() || sample.contains(['/', '\\']) || sample == "." || sample == ".." {
+        return Err(format!("{template:?} does not make a file name"));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

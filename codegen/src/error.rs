@@ -75,7 +75,7 @@ pub enum Error {
     #[error("{key}: {message}")]
     Config {
         /// The option.
-        key: crate::ConfigKey,
+        key: ConfigKey,
         /// What is wrong with its value.
         message: String,
     },
@@ -137,6 +137,79 @@ impl Error {
 /// The generator's result type.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+/// An option of [`Config`](crate::Config), as errors name it. `Display` gives the name the builder method and
+/// the proc-macro key share (`client_module`); [`ConfigKey::cli_flag`] the CLI's spelling.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ConfigKey {
+    /// The root of the API types.
+    ApisDir,
+    /// The group-versions to generate.
+    Groups,
+    /// The root of the client tree.
+    OutputDir,
+    /// The Rust path of the apis tree.
+    ApisModule,
+    /// The Rust path of the client tree.
+    ClientModule,
+    /// The Rust path of the runtime crate.
+    RuntimeCrate,
+    /// The boilerplate header file.
+    HeaderFile,
+    /// `Kind:plural` exceptions.
+    PluralExceptions,
+    /// The generators to run.
+    Generators,
+    /// The CRD output folder.
+    CrdDir,
+    /// The CRD file name template.
+    CrdFileName,
+}
+
+impl ConfigKey {
+    /// The builder method and proc-macro key (`client_module`).
+    pub fn name(self) -> &'static str {
+        match self {
+            ConfigKey::ApisDir => "apis_dir",
+            ConfigKey::Groups => "groups",
+            ConfigKey::OutputDir => "output_dir",
+            ConfigKey::ApisModule => "apis_module",
+            ConfigKey::ClientModule => "client_module",
+            ConfigKey::RuntimeCrate => "runtime_crate",
+            ConfigKey::HeaderFile => "header_file",
+            ConfigKey::PluralExceptions => "plural_exceptions",
+            ConfigKey::Generators => "generators",
+            ConfigKey::CrdDir => "crd_dir",
+            ConfigKey::CrdFileName => "crd_file_name",
+        }
+    }
+
+    /// The CLI flag (`--output-module`).
+    ///
+    /// ```
+    /// assert_eq!(kube_codegen::ConfigKey::ClientModule.cli_flag(), "--output-module");
+    /// ```
+    pub fn cli_flag(self) -> &'static str {
+        match self {
+            ConfigKey::ApisDir => "--apis-dir",
+            ConfigKey::Groups => "--groups",
+            ConfigKey::OutputDir => "--output-dir",
+            ConfigKey::ApisModule => "--apis-module",
+            ConfigKey::ClientModule => "--output-module",
+            ConfigKey::RuntimeCrate => "--runtime-crate",
+            ConfigKey::HeaderFile => "--header-file",
+            ConfigKey::PluralExceptions => "--plural-exceptions",
+            ConfigKey::Generators => "<generator>",
+            ConfigKey::CrdDir => "--crd-dir",
+            ConfigKey::CrdFileName => "--crd-file-name",
+        }
+    }
+}
+
+impl fmt::Display for ConfigKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -61,19 +61,22 @@ mod config;
 mod crd;
 mod emit;
 mod error;
+mod generated;
 mod model;
 mod namer;
 mod output;
 mod pipeline;
 mod scan;
+#[cfg(test)]
+mod stage_rules;
 mod tags;
 mod write;
 
 pub use builder::Builder;
-pub use config::{Config, ConfigKey, DEFAULT_CRD_FILE_NAME};
-pub use emit::Generator;
-pub use error::{Error, Location, Pos, Result};
-pub use output::GENERATED_MARKER;
+pub use config::Generator;
+pub use config::{Config, DEFAULT_CRD_FILE_NAME};
+pub use error::{ConfigKey, Error, Location, Pos, Result};
+pub use generated::GENERATED_MARKER;
 pub use write::Report;
 
 use output::{Header, Layout, Modules};

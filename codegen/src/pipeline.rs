@@ -25,13 +25,15 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 
 use crate::applyconfig::{self, AcPackage, AcPackages};
+use crate::config::Generator;
 use crate::config::Settings;
 use crate::crd::{self, Crd, CrdFile, PackageCrds};
-use crate::emit::{CrdSource, Ctx, Generator, Paths};
+use crate::emit::Module;
+use crate::emit::{CrdSource, Ctx, Emit, Paths};
 use crate::error::{Error, Result};
 use crate::model::types::{FileTypes, PackageTypes};
 use crate::model::{self, FileFacts, Model, ModelOptions, Package, PackageHead};
-use crate::output::{Header, Layout, Module, Modules};
+use crate::output::{Header, Layout, Modules};
 use crate::scan::{self, PackageRef};
 
 /// The first stages of a run, done: the model and the CRDs.
@@ -733,7 +735,7 @@ mod tests {
         assert!(in_literal.contains(&cuts[0]), "{cuts:?} {in_literal:?}");
         write(&dir, "a.rs", &a);
         write(&dir, "b.rs", &format!("{head}{tricky}{b1}"));
-        let groups = scan::GroupVersions::parse_list("demo:v1").unwrap();
+        let groups = crate::config::GroupVersions::parse_list("demo:v1").unwrap();
         let refs = scan::packages(tmp.path(), &groups, false).unwrap();
         let opts = ModelOptions::default();
         let whole = |refs: &[PackageRef]| {

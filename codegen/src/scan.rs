@@ -4,53 +4,9 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use crate::config::GroupVersions;
 use crate::error::{Error, Location, Pos, Result};
 use crate::namer;
-
-/// One group folder and the versions of it to generate, as in `crddemo:v1,v2`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GroupVersions {
-    /// The group's folder under the apis dir (not the API group name).
-    pub group: String,
-    /// Version folders, in the order given.
-    pub versions: Vec<String>,
-}
-
-impl GroupVersions {
-    /// Parses the Go script's `"<group>:<v1>,<v2> <group2>:<v1>"` form (spaces or commas
-    /// between groups are both accepted when unambiguous).
-    pub fn parse_list(spec: &str) -> std::result::Result<Vec<GroupVersions>, String> {
-        let mut out: Vec<GroupVersions> = Vec::new();
-        for entry in spec.split_whitespace() {
-            let (group, versions) = entry.split_once(':').ok_or_else(|| {
-                format!("invalid group-version {entry:?}: expected <group>:<version>[,<version>…]")
-            })?;
-            if group.is_empty() || group.contains('/') {
-                return Err(format!("invalid group folder {group:?} in {entry:?}"));
-            }
-            let versions: Vec<String> = versions
-                .split(',')
-                .map(str::trim)
-                .filter(|v| !v.is_empty())
-                .map(String::from)
-                .collect();
-            if versions.is_empty() {
-                return Err(format!("no version given for group {group:?}"));
-            }
-            match out.iter_mut().find(|g| g.group == group) {
-                Some(g) => g.versions.extend(versions),
-                None => out.push(GroupVersions {
-                    group: group.to_string(),
-                    versions,
-                }),
-            }
-        }
-        if out.is_empty() {
-            return Err("no group-versions given".into());
-        }
-        Ok(out)
-    }
-}
 
 /// A parsed Rust source file of an API package.
 #[derive(Debug)]
@@ -62,7 +18,7 @@ pub(crate) struct SourceFile {
     /// The parsed file.
     pub ast: syn::File,
     /// Where each line of `text` starts, for the tags stage.
-    pub lines: crate::tags::LineIndex,
+    pub lines: LineIndex,
 }
 
 impl SourceFile {
@@ -306,7 +262,7 @@ pub(crate) fn parse_piece(
     };
     Ok(SourceFile {
         path: path.to_path_buf(),
-        lines: crate::tags::LineIndex::new(text),
+        lines: LineIndex::new(text),
         text: text.to_string(),
         ast: ast.map_err(|_| ())?,
     })
@@ -386,10 +342,60 @@ pub(crate) fn parse_source(path: &Path, text: String) -> Result<SourceFile> {
     })?;
     Ok(SourceFile {
         path: path.to_path_buf(),
-        lines: crate::tags::LineIndex::new(&text),
+        lines: LineIndex::new(&text),
         text,
         ast,
     })
+}
+
+/// The lines of a source file, indexed once so that finding an item's comment block costs only
+/// the lines of that block (the tags stage runs once per type and per field).
+///
+/// Line `n` (1-based) is what `text.lines()` yields at index `n - 1`: without its `\n`, and
+/// without a `\r` before it.
+#[derive(Debug, Clone, Default)]
+pub struct LineIndex {
+    /// Byte offset of the start of each line.
+    starts: Vec<usize>,
+    /// Byte length of the text.
+    len: usize,
+}
+
+impl LineIndex {
+    /// Indexes `text`.
+    pub fn new(text: &str) -> Self {
+        let mut starts = vec![0];
+        starts.extend(memchr_newlines(text).map(|i| i + 1));
+        // `str::lines` yields no empty last line after a final newline.
+        if starts.last() == Some(&text.len()) && !text.is_empty() {
+            starts.pop();
+        }
+        if text.is_empty() {
+            starts.clear();
+        }
+        LineIndex {
+            starts,
+            len: text.len(),
+        }
+    }
+
+    /// Line `n` (1-based) of `text`, the text this index was built from.
+    pub fn line<'t>(&self, text: &'t str, n: usize) -> Option<&'t str> {
+        let i = n.checked_sub(1)?;
+        let start = *self.starts.get(i)?;
+        let rest = text.get(start..self.len)?;
+        Some(match rest.find('\n') {
+            Some(end) => rest[..end].strip_suffix('\r').unwrap_or(&rest[..end]),
+            None => rest,
+        })
+    }
+}
+
+fn memchr_newlines(text: &str) -> impl Iterator<Item = usize> + '_ {
+    text.bytes()
+        .enumerate()
+        .filter(|&(_, b)| b == b'\n')
+        .map(|(i, _)| i)
 }
 
 #[cfg(test)]

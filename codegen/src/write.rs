@@ -16,9 +16,8 @@ use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use crate::crd::{YAML_MARKER, written_group};
 use crate::error::{Error, Result};
-use crate::output::GENERATED_MARKER;
+use crate::generated::{GENERATED_MARKER, YAML_MARKER};
 
 /// What a run changed on disk (or, verifying, would change).
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -351,6 +350,19 @@ pub(crate) fn short_diff(old: &str, new: &str) -> String {
         out.push_str(" …\n");
     }
     out
+}
+
+/// The `spec.group` of a CRD file this generator wrote (its emitter writes `spec:` then
+/// `  group: …` first, keys being sorted).
+pub(crate) fn written_group(text: &str) -> Option<String> {
+    const AT: &str = "\nspec:\n  group: ";
+    let rest = &text[text.find(AT)? + AT.len()..];
+    let raw = rest.lines().next()?.trim();
+    if raw.starts_with('"') {
+        serde_json::from_str(raw).ok()
+    } else {
+        Some(raw.to_string())
+    }
 }
 
 #[cfg(test)]

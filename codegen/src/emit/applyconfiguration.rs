@@ -10,9 +10,9 @@
 use super::Ctx;
 use super::text::{self, Src, Ty};
 use crate::applyconfig::{AcField, AcKind, AcPackage, AcTy, AcType, PathRoot};
+use crate::emit::Module;
 use crate::model::Package;
 use crate::namer::{ident, snake};
-use crate::output::Module;
 
 /// The folder (and module) of the generated tree.
 pub(crate) const DIR: &str = "applyconfiguration";

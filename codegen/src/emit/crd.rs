@@ -5,8 +5,8 @@ use std::path::{Component, Path};
 
 use super::text::Src;
 use super::{CrdSource, Ctx};
+use crate::emit::Module;
 use crate::model::Package;
-use crate::output::Module;
 
 /// Emits `zz_generated_crd` for `pkg`: `kube::CustomResourceExt` for each kind that has a CRD.
 /// A package without one gets a module with only its doc, so declaring the module is always

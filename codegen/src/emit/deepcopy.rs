@@ -8,9 +8,9 @@
 
 use super::Ctx;
 use super::text::{Src, Ty};
+use crate::emit::Module;
 use crate::model::{CloneType, ObjectType, Package, Scope, Shape};
 use crate::namer::ident;
-use crate::output::Module;
 
 /// Emits `zz_generated_deepcopy` for `pkg`, written as text (see [`text`](super::text)).
 pub(crate) fn package(ctx: &Ctx<'_>, pkg: &Package) -> Vec<Module> {

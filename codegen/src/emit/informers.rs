@@ -9,9 +9,9 @@
 
 use super::Ctx;
 use super::text::{self, Src, Ty};
+use crate::emit::Module;
 use crate::model::{Kind, Package};
 use crate::namer::{ident, snake};
-use crate::output::Module;
 
 use super::listers::group_label;
 
@@ -427,7 +427,7 @@ fn version_module(ctx: &Ctx<'_>, pkg: &Package) -> Module {
     )
 }
 
-/// The informer module of `kind`, written as text (see [`text`](super::text)).
+/// The informer module of `kind`, written as text (see [`text`]).
 fn kind_informer(ctx: &Ctx<'_>, pkg: &Package, kind: &Kind) -> Module {
     let rt = ctx.rt();
     let k = ident(&kind.name).to_string();

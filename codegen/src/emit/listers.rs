@@ -8,9 +8,9 @@
 
 use super::Ctx;
 use super::text::{Src, Ty};
+use crate::emit::Module;
 use crate::model::{Kind, Package, Scope};
 use crate::namer::ident;
-use crate::output::Module;
 
 /// The packages that get listers, with their lister kinds.
 pub(crate) fn lister_kinds(pkg: &Package) -> Vec<&Kind> {

@@ -4,9 +4,9 @@
 //! spans packages (the clientset, the informer factory, group modules). Each writes text laid out
 //! as `rustfmt` lays it out ([`text`]). See `docs/generator.md` for how to add a generator.
 
+use crate::config::{Generator, Settings};
 use crate::model::{Kind, Model, Package, TypeRef};
 use crate::namer;
-use crate::output::Module;
 
 mod applyconfiguration;
 mod clientset;
@@ -14,8 +14,12 @@ mod crd;
 mod deepcopy;
 mod informers;
 mod listers;
+mod module;
 mod register;
 mod text;
+
+pub(crate) use module::{Module, Root};
+pub(crate) use text::doc_comment;
 
 /// Rust paths the generated code refers to, written as the generated code writes them.
 #[derive(Debug, Clone)]
@@ -31,7 +35,7 @@ pub(crate) struct Paths {
 impl Paths {
     /// The paths of `settings` (checked Rust paths), each normalized (`crate :: x` is
     /// `crate::x`).
-    pub(crate) fn new(settings: &crate::config::Settings) -> Self {
+    pub(crate) fn new(settings: &Settings) -> Self {
         let text = |s: &str| {
             syn::parse_str::<syn::Path>(s).map_or_else(|_| "crate".to_string(), |p| path_text(&p))
         };
@@ -154,60 +158,24 @@ fn path_text(path: &syn::Path) -> String {
     out
 }
 
-/// A generator of code-generator's family.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Generator {
-    /// `Clone` and `kube::Resource` impls beside the types (`zz_generated_deepcopy.rs`).
-    Deepcopy,
-    /// Group/version constants and the resource registry (`zz_generated_register.rs`).
-    Register,
-    /// Apply configurations for server-side apply (applyconfiguration-gen): one per kind and
-    /// per type it reaches, with `extract_<kind>` functions.
-    ApplyConfiguration,
-    /// The versioned clientset and one typed client per kind.
-    Client,
-    /// Namespace-indexed listers over informer caches.
-    Lister,
-    /// Shared informers and their factory.
-    Informer,
-    /// CustomResourceDefinition YAML per kind, and `kube::CustomResourceExt` impls beside the
-    /// types (`zz_generated_crd.rs`).
-    Crd,
-}
-
-impl Generator {
-    /// Every generator, in the order `all` runs them.
-    pub const ALL: [Generator; 7] = [
-        Generator::Deepcopy,
-        Generator::Register,
-        Generator::ApplyConfiguration,
-        Generator::Client,
-        Generator::Lister,
-        Generator::Informer,
-        Generator::Crd,
-    ];
-
-    /// The CLI name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Generator::Deepcopy => "deepcopy",
-            Generator::Register => "register",
-            Generator::ApplyConfiguration => "applyconfiguration",
-            Generator::Client => "client",
-            Generator::Lister => "lister",
-            Generator::Informer => "informer",
-            Generator::Crd => "crd",
-        }
-    }
-
-    /// Parses a CLI name.
-    pub fn parse(s: &str) -> Option<Generator> {
-        Generator::ALL.into_iter().find(|g| g.name() == s)
-    }
-
+/// What each generator emits, at the three granularities the pipeline schedules.
+pub(crate) trait Emit {
     /// This generator's modules for one kind of a package (the bulk of the output: a package's
     /// kinds are spread over the workers).
-    pub(crate) fn emit_kind(self, ctx: &Ctx<'_>, pkg: &Package, kind: &Kind) -> Vec<Module> {
+    fn emit_kind(self, ctx: &Ctx<'_>, pkg: &Package, kind: &Kind) -> Vec<Module>;
+
+    /// This generator's modules for one package, besides its kinds' (files beside the types,
+    /// version modules).
+    fn emit_package(self, ctx: &Ctx<'_>, pkg: &Package) -> Vec<Module>;
+
+    /// This generator's modules that span packages.
+    fn emit_global(self, ctx: &Ctx<'_>) -> Vec<Module>;
+}
+
+impl Emit for Generator {
+    /// This generator's modules for one kind of a package (the bulk of the output: a package's
+    /// kinds are spread over the workers).
+    fn emit_kind(self, ctx: &Ctx<'_>, pkg: &Package, kind: &Kind) -> Vec<Module> {
         match self {
             Generator::ApplyConfiguration => applyconfiguration::kind(ctx, pkg, kind),
             Generator::Client => clientset::kind(ctx, pkg, kind),
@@ -219,7 +187,7 @@ impl Generator {
 
     /// This generator's modules for one package, besides its kinds' (files beside the types,
     /// version modules).
-    pub(crate) fn emit_package(self, ctx: &Ctx<'_>, pkg: &Package) -> Vec<Module> {
+    fn emit_package(self, ctx: &Ctx<'_>, pkg: &Package) -> Vec<Module> {
         match self {
             Generator::Deepcopy => deepcopy::package(ctx, pkg),
             Generator::Register => register::package(ctx, pkg),
@@ -232,24 +200,13 @@ impl Generator {
     }
 
     /// This generator's modules that span packages.
-    pub(crate) fn emit_global(self, ctx: &Ctx<'_>) -> Vec<Module> {
+    fn emit_global(self, ctx: &Ctx<'_>) -> Vec<Module> {
         match self {
             Generator::ApplyConfiguration => applyconfiguration::global(ctx),
             Generator::Client => clientset::global(ctx),
             Generator::Lister => listers::global(ctx),
             Generator::Informer => informers::global(ctx),
             Generator::Deepcopy | Generator::Register | Generator::Crd => Vec::new(),
-        }
-    }
-
-    /// The top-level client-tree folder this generator owns (its stale files are removed).
-    pub(crate) fn client_dir(self) -> Option<&'static str> {
-        match self {
-            Generator::ApplyConfiguration => Some("applyconfiguration"),
-            Generator::Client => Some("clientset"),
-            Generator::Lister => Some("listers"),
-            Generator::Informer => Some("informers"),
-            Generator::Deepcopy | Generator::Register | Generator::Crd => None,
         }
     }
 }

@@ -5,8 +5,8 @@
 
 use super::Ctx;
 use super::text::Src;
+use crate::emit::Module;
 use crate::model::{Package, Scope};
-use crate::output::Module;
 
 /// Emits `zz_generated_register` for `pkg`.
 pub(crate) fn package(ctx: &Ctx<'_>, pkg: &Package) -> Vec<Module> {

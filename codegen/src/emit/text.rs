@@ -237,7 +237,7 @@ impl Src {
 
     /// `text` as `///` lines (a blank line as `///`).
     pub(crate) fn doc(&mut self, text: &str) {
-        crate::output::doc_comment(&mut self.out, self.indent, "///", text);
+        doc_comment(&mut self.out, self.indent, "///", text);
     }
 
     /// `#[name(items…)]`: on one line while the items take at most 70 columns and the line fits,
@@ -700,6 +700,21 @@ impl Src {
             let items: Vec<&str> = items.iter().map(String::as_str).collect();
             self.use_list(&format!("pub use self::{module}::"), &items);
         }
+    }
+}
+
+/// `text` as comment lines starting with `marker` (`///` or `//!`) at `indent`: an item's doc
+/// here, a module's doc in the format stage.
+pub(crate) fn doc_comment(out: &mut String, indent: usize, marker: &str, text: &str) {
+    for l in text.lines() {
+        out.extend(std::iter::repeat_n(' ', indent));
+        out.push_str(marker);
+        let l = l.trim_end();
+        if !l.is_empty() {
+            out.push(' ');
+            out.push_str(l);
+        }
+        out.push('\n');
     }
 }
 

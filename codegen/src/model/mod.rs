@@ -4,6 +4,7 @@
 //!
 //! Nothing here holds `syn` types; emitters work from this model alone.
 
+pub(crate) mod markers;
 pub(crate) mod types;
 
 use kube_codegen_apimachinery::validation;
@@ -955,7 +956,7 @@ impl TypeTags {
         scope: &mut Option<(Scope, Tag)>,
         path: &mut Option<(String, Tag)>,
     ) -> Result<()> {
-        let m = crate::crd::markers::resource(tag)?;
+        let m = markers::resource(tag)?;
         if let Some(v) = m.short_names {
             self.short_names = v;
         }

@@ -770,3 +770,31 @@ fn tags_of(
         .unwrap_or(name_line);
     tags::item_tags(&file.path, &file.text, &file.lines, first_line, name_line)
 }
+
+/// The module path of k8s-openapi's `meta/v1` types.
+pub(crate) const K8S_META_V1: &[&str] =
+    &["k8s_openapi", "apimachinery", "pkg", "apis", "meta", "v1"];
+
+/// Rewrites re-exports to the k8s-openapi path: `kube::core::ObjectMeta`,
+/// `kube_codegen_runtime::k8s_openapi::…`.
+pub(crate) fn normalize(mut full: Vec<String>) -> Vec<String> {
+    if full.first().is_some_and(|f| f == "kube_codegen_runtime")
+        && full
+            .get(1)
+            .is_some_and(|s| s == "k8s_openapi" || s == "serde_json" || s == "kube")
+    {
+        full.remove(0);
+    }
+    if full.len() == 3
+        && full[0] == "kube"
+        && (full[1] == "api" || full[1] == "core")
+        && full[2] == "ObjectMeta"
+    {
+        full = K8S_META_V1
+            .iter()
+            .map(|s| s.to_string())
+            .chain(["ObjectMeta".to_string()])
+            .collect();
+    }
+    full
+}

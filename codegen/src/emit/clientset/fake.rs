@@ -3,8 +3,8 @@
 
 use super::super::Ctx;
 use super::super::text::{Src, Ty};
+use crate::emit::Module;
 use crate::namer::ident;
-use crate::output::Module;
 
 /// `clientset::versioned::fake`: the real `Clientset` over the runtime's in-memory API server,
 /// with every resource of this clientset registered (client-go's `fake.NewSimpleClientset`).

@@ -4,9 +4,9 @@
 use super::super::Ctx;
 use super::super::text::{Src, Ty};
 use super::{client_holder, gv_client_name, kind_client_name};
+use crate::emit::Module;
 use crate::model::{Package, Scope};
 use crate::namer::ident;
-use crate::output::Module;
 
 pub(super) fn group_version_client(ctx: &Ctx<'_>, pkg: &Package) -> Module {
     let rt = ctx.rt();

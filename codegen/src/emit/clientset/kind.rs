@@ -5,9 +5,9 @@ use super::super::Ctx;
 use super::super::text::{Src, Ty};
 use super::kind_client_name;
 use super::verbs::{Names, ext_method, verb_method};
+use crate::emit::Module;
 use crate::model::{ExtVerb, Kind, Package, Scope, Verb};
 use crate::namer::{ident, snake};
-use crate::output::Module;
 
 /// The typed client module of `kind`, written as text (see [`text`](super::super::text)).
 pub(super) fn kind_client(ctx: &Ctx<'_>, pkg: &Package, kind: &Kind) -> Module {

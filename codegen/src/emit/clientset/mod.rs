@@ -3,11 +3,10 @@
 //! kind, and a typed client per kind (`MydemoClient`) exposing exactly the verbs its tags allow,
 //! plus its `+genclient:method` extensions. Every typed client wraps the runtime's
 //! `TypedClient`, so the generated code is only signatures and one-line delegations.
-
 //!
 //! The emitter is split as client-gen splits its output: [`versioned`] (`clientset::versioned`),
-//! [`group`] (a group-version's client), [`kind`] (a kind's typed client, its methods written by
-//! [`verbs`]) and [`fake`] (`clientset::versioned::fake`).
+//! [`group`] (a group-version's client), [`kind`](mod@kind) (a kind's typed client, its methods
+//! written by [`verbs`]) and [`fake`] (`clientset::versioned::fake`).
 
 mod fake;
 mod group;
@@ -17,8 +16,8 @@ mod versioned;
 
 use super::Ctx;
 use super::text::{Src, Ty};
+use crate::emit::Module;
 use crate::model::{Kind, Package};
-use crate::output::Module;
 
 /// Emits the clientset tree's modules that span packages: the clientset, the fake clientset and
 /// the group modules.

@@ -4,8 +4,8 @@
 use super::super::Ctx;
 use super::super::text::{Src, Ty};
 use super::{client_holder, gv_client_name, simple_fn};
+use crate::emit::Module;
 use crate::namer::ident;
-use crate::output::Module;
 
 pub(super) fn clientset(ctx: &Ctx<'_>) -> Module {
     let rt = ctx.rt();

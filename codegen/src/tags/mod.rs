@@ -14,9 +14,12 @@
 //! Package tags come from the version folder's `mod.rs`: its `//!` lines and the plain `//`
 //! comment lines at the top of the file, before the first item.
 
+pub(crate) mod markers;
+
 use std::path::Path;
 
 use crate::error::{Error, Location, Pos, Result};
+use crate::scan::LineIndex;
 
 /// One tag line: `+key` or `+key=value`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -53,56 +56,6 @@ fn comment_text(raw: &str) -> Option<(usize, &str)> {
 
 fn is_blank(raw: &str) -> bool {
     raw.trim().is_empty()
-}
-
-/// The lines of a source file, indexed once so that finding an item's comment block costs only
-/// the lines of that block (the tags stage runs once per type and per field).
-///
-/// Line `n` (1-based) is what `text.lines()` yields at index `n - 1`: without its `\n`, and
-/// without a `\r` before it.
-#[derive(Debug, Clone, Default)]
-pub struct LineIndex {
-    /// Byte offset of the start of each line.
-    starts: Vec<usize>,
-    /// Byte length of the text.
-    len: usize,
-}
-
-impl LineIndex {
-    /// Indexes `text`.
-    pub fn new(text: &str) -> Self {
-        let mut starts = vec![0];
-        starts.extend(memchr_newlines(text).map(|i| i + 1));
-        // `str::lines` yields no empty last line after a final newline.
-        if starts.last() == Some(&text.len()) && !text.is_empty() {
-            starts.pop();
-        }
-        if text.is_empty() {
-            starts.clear();
-        }
-        LineIndex {
-            starts,
-            len: text.len(),
-        }
-    }
-
-    /// Line `n` (1-based) of `text`, the text this index was built from.
-    pub fn line<'t>(&self, text: &'t str, n: usize) -> Option<&'t str> {
-        let i = n.checked_sub(1)?;
-        let start = *self.starts.get(i)?;
-        let rest = text.get(start..self.len)?;
-        Some(match rest.find('\n') {
-            Some(end) => rest[..end].strip_suffix('\r').unwrap_or(&rest[..end]),
-            None => rest,
-        })
-    }
-}
-
-fn memchr_newlines(text: &str) -> impl Iterator<Item = usize> + '_ {
-    text.bytes()
-        .enumerate()
-        .filter(|&(_, b)| b == b'\n')
-        .map(|(i, _)| i)
 }
 
 /// The tags that belong to the item spanning lines `first_line..=name_line` (1-based; the first

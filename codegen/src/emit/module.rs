@@ -1,0 +1,63 @@
+//! What an emitter produces: [`Module`]s, each a module's items as text with where it goes;
+//! the format stage ([`crate::output`]) turns them into files.
+
+/// Where a generated module lives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(crate) enum Root {
+    /// Beside the API types: `<apis>/<group>/<version>/zz_generated_*.rs`.
+    Apis,
+    /// Under the client output dir: `<output>/clientset/…`, `<output>/listers/…`.
+    Client,
+}
+
+/// A module produced by an emitter: its items, already laid out as text (see `emit::text`).
+#[derive(Debug, Clone)]
+pub(crate) struct Module {
+    /// Which tree it belongs to.
+    pub root: Root,
+    /// For [`Root::Client`]: the module path below the client root (`["clientset", "versioned"]`).
+    /// For [`Root::Apis`]: `[group folder, version folder, module name]`.
+    pub path: Vec<String>,
+    /// The module's doc comment (rendered as `//!` lines).
+    pub doc: String,
+    /// The module's items, formatted.
+    pub text: String,
+    /// The Cargo feature the whole module is behind (`#![cfg(feature = "…")]`), if any.
+    pub cfg: Option<String>,
+}
+
+impl Module {
+    /// A client-tree module.
+    pub(crate) fn client(path: &[&str], doc: impl Into<String>, text: String) -> Self {
+        Module {
+            root: Root::Client,
+            path: path.iter().map(|s| s.to_string()).collect(),
+            doc: doc.into(),
+            text,
+            cfg: None,
+        }
+    }
+
+    /// A module beside the types of the package `<group_dir>/<version>`, named `name`.
+    pub(crate) fn apis(
+        group_dir: &str,
+        version: &str,
+        name: &str,
+        doc: impl Into<String>,
+        text: String,
+    ) -> Self {
+        Module {
+            root: Root::Apis,
+            path: vec![group_dir.into(), version.into(), name.into()],
+            doc: doc.into(),
+            text,
+            cfg: None,
+        }
+    }
+
+    /// The same module behind the Cargo feature `feature`, if any.
+    pub(crate) fn behind(mut self, feature: Option<String>) -> Self {
+        self.cfg = feature;
+        self
+    }
+}
