@@ -54,6 +54,16 @@ pub enum FakeError {
     /// An I/O error (binding, writing a kubeconfig).
     #[error("I/O: {0}")]
     Io(#[from] std::io::Error),
+    /// The kubeconfig's path names something this server will not replace: a symbolic link
+    /// (which could send the token wherever it points), a directory or another non-regular
+    /// file. Remove it or choose another path; retrying does not help.
+    #[error("refusing to write the kubeconfig to {}: {reason}", path.display())]
+    UnsafeKubeconfigPath {
+        /// The path as given.
+        path: std::path::PathBuf,
+        /// Why it was refused.
+        reason: String,
+    },
     /// Making the serving certificate or the TLS configuration failed.
     #[error("TLS: {0}")]
     Tls(String),

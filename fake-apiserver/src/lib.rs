@@ -102,6 +102,7 @@
 mod endpoints;
 mod error;
 mod manifests;
+mod private_file;
 mod semantics;
 mod storage;
 mod testing;

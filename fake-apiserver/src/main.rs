@@ -23,7 +23,8 @@ struct Args {
     /// The bearer token clients must send (default: a random one, written to the kubeconfig).
     #[arg(long, env = "KUBE_FAKE_APISERVER_TOKEN", hide_env_values = true)]
     token: Option<String>,
-    /// Where to write a kubeconfig for the server (mode 0600, replaced atomically).
+    /// Where to write a kubeconfig for the server (mode 0600 from creation, replaced
+    /// atomically; a symbolic link or other non-regular file there is refused).
     #[arg(long)]
     kubeconfig: Option<PathBuf>,
     /// CustomResourceDefinitions to install at start: a YAML/JSON file or a directory of them
@@ -61,7 +62,7 @@ async fn run(args: Args) -> Result<(), String> {
     if let Some(path) = &args.kubeconfig {
         served
             .write_kubeconfig(path)
-            .map_err(|e| format!("writing the kubeconfig {}: {e}", path.display()))?;
+            .map_err(|e| format!("writing the kubeconfig: {e}"))?;
     }
     tracing::info!(
         url = %served.url(),

@@ -276,29 +276,14 @@ impl ServedApiServer {
         )
     }
 
-    /// Writes [`kubeconfig`](Self::kubeconfig) to `path` (mode 0600 on Unix, written to a
-    /// temporary file beside it and renamed, so a reader never sees half a file).
+    /// Writes [`kubeconfig`](Self::kubeconfig) to `path`, which holds the bearer token: to a
+    /// new temporary file beside it, created exclusively (`O_EXCL`, so no planted file or link
+    /// is followed) with mode 0600 from the start on Unix, then renamed into place, so a reader
+    /// never sees half a file. A `path` that is a symbolic link, a directory or another
+    /// non-regular file is refused with [`FakeError::UnsafeKubeconfigPath`]; a regular file is
+    /// replaced.
     pub fn write_kubeconfig(&self, path: impl AsRef<Path>) -> Result<(), FakeError> {
-        let path = path.as_ref();
-        let dir = path
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
-        let file_name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "kubeconfig".into());
-        let tmp = dir.join(format!(".{file_name}.{}.tmp", std::process::id()));
-        std::fs::write(&tmp, self.kubeconfig())?;
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o600))?;
-        }
-        std::fs::rename(&tmp, path).inspect_err(|_| {
-            let _ = std::fs::remove_file(&tmp);
-        })?;
-        Ok(())
+        crate::private_file::write_private_file(path.as_ref(), self.kubeconfig().as_bytes())
     }
 
     /// A `kube::Client` talking HTTPS to this server with the token.
