@@ -9,6 +9,7 @@
 //! * [`leaderelection`] — Lease leader election with client-go's semantics, usable alone;
 //! * [`healthz`] — named `/healthz` and `/readyz` checks;
 //! * [`metrics`] — the `controller_runtime_*`, `workqueue_*` and `leader_election_*` families;
+//! * [`filters`] — `TokenReview`/`SubjectAccessReview` checks for secure metrics;
 //! * [`reconcile`] — [`Request`], [`Action`], [`Reconciler`];
 //! * [`handler`] — the four event handlers that map events to requests;
 //! * [`predicate`] — event filters: [`GenerationChanged`](predicate::GenerationChanged) …;
@@ -48,6 +49,7 @@
 
 pub mod builder;
 pub mod controller;
+pub mod filters;
 pub mod handler;
 pub mod healthz;
 pub mod leaderelection;
@@ -57,6 +59,7 @@ pub mod object;
 pub mod predicate;
 pub mod reconcile;
 mod server;
+mod tls;
 
 pub use builder::{Builder, BuilderError};
 pub use controller::{Controller, ControllerError};

@@ -279,6 +279,8 @@ struct Inner {
     release_on_cancel: bool,
     identity: String,
     metrics_addr: Option<SocketAddr>,
+    metrics_secure: Option<server::Secure>,
+    metrics_ca_pem: Option<String>,
     probe_addr: Option<SocketAddr>,
     graceful_shutdown_timeout: Duration,
     started: AtomicBool,
@@ -304,6 +306,7 @@ impl fmt::Debug for Manager {
                 &self.inner.elector.as_ref().map(|e| e.lock().describe()),
             )
             .field("metrics_addr", &self.inner.metrics_addr)
+            .field("metrics_secure", &self.inner.metrics_secure.is_some())
             .field("probe_addr", &self.inner.probe_addr)
             .finish_non_exhaustive()
     }
@@ -319,6 +322,8 @@ pub struct ManagerBuilder {
     identity: Option<String>,
     config: LeaderElectionConfig,
     metrics_addr: Option<String>,
+    metrics_secure: bool,
+    metrics_cert_dir: Option<std::path::PathBuf>,
     probe_addr: Option<String>,
     graceful_shutdown_timeout: Duration,
     informer_options: InformerOptions,
@@ -335,6 +340,8 @@ impl fmt::Debug for ManagerBuilder {
             .field("namespace", &self.namespace)
             .field("config", &self.config)
             .field("metrics_addr", &self.metrics_addr)
+            .field("metrics_secure", &self.metrics_secure)
+            .field("metrics_cert_dir", &self.metrics_cert_dir)
             .field("probe_addr", &self.probe_addr)
             .finish_non_exhaustive()
     }
@@ -448,9 +455,31 @@ impl ManagerBuilder {
         self
     }
 
-    /// Where `/metrics` is served (`":8080"`; `"0"` disables; default disabled).
+    /// Where `/metrics` is served (`":8080"`; `"0"` disables; default disabled). `":8080"`
+    /// is every interface: bind `"127.0.0.1:8080"` to keep plain metrics on the host, or turn
+    /// on [`metrics_secure`](Self::metrics_secure).
     pub fn metrics_bind_address(mut self, addr: &str) -> Self {
         self.metrics_addr = Some(addr.to_string());
+        self
+    }
+
+    /// Serves `/metrics` over HTTPS, every request authenticated by a `TokenReview` and
+    /// authorized by a `SubjectAccessReview` (`get` on the non-resource URL `/metrics`) — 401
+    /// without a valid bearer token, 403 when not allowed (controller-runtime's
+    /// `SecureServing` with `filters.WithAuthenticationAndAuthorization`; see
+    /// [`filters`](crate::filters)). The manager's client needs `create` on `tokenreviews` and
+    /// `subjectaccessreviews`. The certificate is [`metrics_cert_dir`](Self::metrics_cert_dir)'s,
+    /// else a self-signed one made at build ([`Manager::metrics_ca_pem`]). Default off.
+    pub fn metrics_secure(mut self, on: bool) -> Self {
+        self.metrics_secure = on;
+        self
+    }
+
+    /// The directory holding the secure metrics server's `tls.crt` (the certificate chain,
+    /// PEM) and `tls.key` (its private key), read at [`build`](Self::build) (default: none, a
+    /// self-signed certificate). Only used with [`metrics_secure`](Self::metrics_secure).
+    pub fn metrics_cert_dir(mut self, dir: impl Into<std::path::PathBuf>) -> Self {
+        self.metrics_cert_dir = Some(dir.into());
         self
     }
 
@@ -551,6 +580,24 @@ impl ManagerBuilder {
         } else {
             (None, raw_client.clone())
         };
+        let (metrics_secure, metrics_ca_pem) = match (self.metrics_secure, metrics_addr) {
+            (true, Some(_)) => {
+                let serving = match &self.metrics_cert_dir {
+                    Some(dir) => crate::tls::from_dir(dir),
+                    None => crate::tls::self_signed(),
+                }
+                .map_err(|m| invalid("metrics certificate", m))?;
+                let secure = server::Secure {
+                    tls: tokio_rustls::TlsAcceptor::from(serving.config),
+                    // Reviews are POSTs made on every replica: never through the fence.
+                    filter: Arc::new(crate::filters::AuthenticationAndAuthorization::new(
+                        raw_client.clone(),
+                    )),
+                };
+                (Some(secure), serving.ca_pem)
+            }
+            _ => (None, None),
+        };
         let metrics = Metrics::new();
         if let Some(e) = &elector {
             e.set_metrics(metrics.leader(e.lock().name()));
@@ -600,6 +647,8 @@ impl ManagerBuilder {
                 elector,
                 identity,
                 metrics_addr,
+                metrics_secure,
+                metrics_ca_pem,
                 probe_addr,
                 graceful_shutdown_timeout: self.graceful_shutdown_timeout,
                 started: AtomicBool::new(false),
@@ -662,6 +711,8 @@ impl Manager {
                 ..LeaderElectionConfig::default()
             },
             metrics_addr: None,
+            metrics_secure: false,
+            metrics_cert_dir: None,
             probe_addr: None,
             graceful_shutdown_timeout: Duration::from_secs(30),
             informer_options: InformerOptions::default(),
@@ -761,6 +812,13 @@ impl Manager {
         self.inner.bound.lock().clone()
     }
 
+    /// The PEM of the self-signed CA that signed the secure metrics server's certificate
+    /// (with [`ManagerBuilder::metrics_secure`] and no certificate directory): what a scraper
+    /// outside the cluster trusts. `None` when metrics are plain or use the given certificate.
+    pub fn metrics_ca_pem(&self) -> Option<&str> {
+        self.inner.metrics_ca_pem.as_deref()
+    }
+
     pub(crate) fn claim_controller_name(&self, name: &str) -> bool {
         self.inner.controller_names.lock().insert(name.to_string())
     }
@@ -812,7 +870,8 @@ impl Manager {
                     .map_err(|source| ManagerError::Bind { what, addr, source })?;
                 let local = l.local_addr().unwrap_or(addr);
                 inner.bound.lock().push((what, local));
-                tracing::info!(what, addr = %local, "serving");
+                let secure = what == "metrics" && inner.metrics_secure.is_some();
+                tracing::info!(what, addr = %local, secure, "serving");
                 listeners.push((what, l));
             }
         }
@@ -824,16 +883,17 @@ impl Manager {
         let servers_cancel = CancellationToken::new();
         let mut servers = JoinSet::new();
         for (what, listener) in listeners {
-            let router = if what == "metrics" {
-                self.router()
+            let (router, secure) = if what == "metrics" {
+                (self.router(), inner.metrics_secure.clone())
             } else {
-                self.probe_router()
+                (self.probe_router(), None)
             };
             servers.spawn(server::serve(
                 listener,
                 router,
                 servers_cancel.clone(),
                 what,
+                secure,
             ));
         }
         inner.factory.start();
