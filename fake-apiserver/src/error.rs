@@ -486,6 +486,63 @@ pub(crate) fn failure_status(
     }
 }
 
+/// Whether brackets and braces outside strings are left open at the end of the input.
+fn unbalanced(body: &[u8]) -> bool {
+    let (mut depth, mut in_str, mut escaped) = (0i64, false, false);
+    for b in body {
+        if in_str {
+            match (escaped, b) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_str = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_str = true,
+            b'[' | b'{' => depth += 1,
+            b']' | b'}' => depth -= 1,
+            _ => {}
+        }
+    }
+    depth > 0 || in_str
+}
+
+/// A serde_json error as Go's `encoding/json` would word it, where the two can be told apart.
+pub(crate) fn go_json_error(e: &serde_json::Error, body: &[u8]) -> String {
+    match e.classify() {
+        serde_json::error::Category::Eof => "unexpected end of JSON input".to_string(),
+        // Go reads 10 000 levels deep before giving up; an unclosed document ends first.
+        _ if e.to_string().starts_with("recursion limit exceeded") && unbalanced(body) => {
+            "unexpected end of JSON input".to_string()
+        }
+        serde_json::error::Category::Syntax => {
+            // The byte at the error position, as Go quotes it.
+            let offset = body
+                .split(|b| *b == b'\n')
+                .take(e.line().saturating_sub(1))
+                .map(|l| l.len() + 1)
+                .sum::<usize>()
+                + e.column().saturating_sub(1);
+            match body.get(offset) {
+                Some(b) if b.is_ascii_graphic() => {
+                    format!(
+                        "invalid character '{}' looking for beginning of value",
+                        *b as char
+                    )
+                }
+                Some(b) => format!(
+                    "invalid character '\\u{:04x}' looking for beginning of value",
+                    b
+                ),
+                None => "unexpected end of JSON input".to_string(),
+            }
+        }
+        _ => e.to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

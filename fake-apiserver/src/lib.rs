@@ -99,6 +99,7 @@
 //! `tests/CONFORMANCE.md` in the repository lists what differs from kube-apiserver v1.37, and
 //! why; the conformance suite runs the same scenarios against both.
 
+mod config;
 mod endpoints;
 mod error;
 mod manifests;
@@ -134,9 +135,11 @@ pub use semantics::patch::PatchType;
 pub use semantics::review::{API_AUDIENCE, USER_GROUPS, USER_NAME, USER_UID};
 pub use testing::reactor::{Action, Reaction, ReactionFn, WatchReaction, WatchReactionFn};
 
-use semantics::{ops, resources::Resource};
+use config::Config;
+use semantics::registry;
+use semantics::resources::Resource;
+use semantics::state::State;
 use storage::object;
-use storage::state::{Config, State};
 use testing::reactor::{Reactor, WatchReactor};
 
 /// The recorded requests, the oldest dropped beyond `capacity`.
@@ -182,7 +185,7 @@ pub struct FakeApiServer {
 impl std::fmt::Debug for FakeApiServer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("FakeApiServer")
-            .field("resource_version", &self.shared.state.lock().rv)
+            .field("resource_version", &self.shared.state.lock().rv())
             .finish()
     }
 }
@@ -410,7 +413,7 @@ where
             let (parts, body) = req.into_parts();
             let bytes = match endpoints::serve::collect_limited(body).await {
                 Ok(b) => b,
-                Err(e) => return Ok(endpoints::handler::error_response(&e)),
+                Err(e) => return Ok(endpoints::response::error_response(&e)),
             };
             Ok(endpoints::handler::handle(shared, http::Request::from_parts(parts, bytes)).await)
         })
@@ -543,7 +546,7 @@ impl FakeHandle {
             reason: e.reason,
             message: e.message,
         };
-        let opts = ops::WriteOptions {
+        let opts = registry::WriteOptions {
             manager: "kube-codegen-fake".into(),
             ..Default::default()
         };
@@ -556,21 +559,21 @@ impl FakeHandle {
             && st.get(&ns_res, "", &ns).is_none()
         {
             let ns_obj = serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}});
-            ops::create(
+            registry::create(
                 &mut st,
                 &ns_res,
                 "",
                 ns_obj,
                 &opts,
-                ops::CreateFlags::default(),
+                registry::CreateFlags::default(),
             )
             .map_err(reject)?;
         }
-        let seed = ops::CreateFlags {
+        let seed = registry::CreateFlags {
             preset_managed_fields: false,
             seed: true,
         };
-        ops::create(&mut st, &res, &ns, obj, &opts, seed).map_err(reject)
+        registry::create(&mut st, &res, &ns, obj, &opts, seed).map_err(reject)
     }
 
     fn resource_of<K: KubeResource<DynamicType = ()>>(
@@ -685,18 +688,20 @@ impl FakeHandle {
 
     /// The current (global) resourceVersion.
     pub fn resource_version(&self) -> u64 {
-        self.shared.state.lock().rv
+        self.shared.state.lock().rv()
     }
 
     /// Drops the retained event history of every resource, as an etcd compaction does: a
     /// watch or continue token from before now is answered with 410 Gone.
     pub fn compact(&self) {
-        self.shared.state.lock().compact_all();
+        self.shared.state.lock().storage.compact_all();
     }
 
     /// Changes how many events each resource keeps.
     pub fn set_history_capacity(&self, n: usize) {
-        self.shared.state.lock().config.history_capacity = n.max(1);
+        let mut st = self.shared.state.lock();
+        st.config.history_capacity = n.max(1);
+        st.storage.history_capacity = n.max(1);
     }
 
     /// Changes the bookmark interval of watches started from now on.

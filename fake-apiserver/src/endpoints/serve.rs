@@ -19,7 +19,8 @@ use tokio::task::{JoinHandle, JoinSet};
 
 use crate::Shared;
 use crate::endpoints::body::ResponseBody;
-use crate::endpoints::handler::{anonymous_forbidden, error_response, handle};
+use crate::endpoints::handler::{anonymous_forbidden, handle};
+use crate::endpoints::response::error_response;
 use crate::endpoints::tls;
 use crate::error::{ApiError, FakeError};
 use crate::semantics::review::ServerToken;

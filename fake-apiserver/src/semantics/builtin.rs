@@ -8,8 +8,8 @@ use serde_json::{Map, Value, json};
 
 use crate::error::{ApiError, ApiResult, FieldError};
 use crate::semantics::resources::{Builtin, Resource};
+use crate::semantics::state::State;
 use crate::storage::object::{self, ensure_object};
-use crate::storage::state::State;
 
 fn set_default(m: &mut Map<String, Value>, key: &str, v: Value) {
     if !m.contains_key(key) || m.get(key).is_some_and(Value::is_null) {
@@ -544,8 +544,8 @@ pub(crate) fn pod_grace_period(obj: &Value, requested: Option<i64>) -> Option<i6
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::Config;
     use crate::semantics::resources::builtins;
-    use crate::storage::state::Config;
 
     fn res(kind: &str) -> Resource {
         builtins()

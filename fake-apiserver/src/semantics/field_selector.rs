@@ -1,26 +1,10 @@
-//! Field selectors (`k8s.io/apimachinery/pkg/fields`) as the API server parses and applies
-//! them, and the request filter; label selectors are
-//! [`kube_codegen_apimachinery::labels::Selector`].
-
-use serde_json::Value;
+//! Field selectors (`k8s.io/apimachinery/pkg/fields`) as the API server parses them: which
+//! field labels a resource supports, escaping, and the JSON path each label reads. What a
+//! parsed selector matches is the storage layer's ([`crate::storage::predicate`]); label
+//! selectors are [`kube_codegen_apimachinery::labels::Selector`].
 
 use crate::semantics::resources::Resource;
-use crate::storage::object;
-
-/// One term of a field selector: `path=value` or `path!=value`, with the JSON path resolved.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct FieldTerm {
-    pub(crate) label: String,
-    pub(crate) path: String,
-    pub(crate) value: String,
-    pub(crate) negate: bool,
-}
-
-/// A parsed field selector.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(crate) struct FieldSelector {
-    pub(crate) terms: Vec<FieldTerm>,
-}
+use crate::storage::predicate::{FieldSelector, FieldTerm};
 
 impl FieldSelector {
     /// Parses `fieldSelector` and checks each label against what `resource` supports.
@@ -64,17 +48,6 @@ impl FieldSelector {
             });
         }
         Ok(FieldSelector { terms })
-    }
-
-    pub(crate) fn is_empty(&self) -> bool {
-        self.terms.is_empty()
-    }
-
-    pub(crate) fn matches(&self, obj: &Value) -> bool {
-        self.terms.iter().all(|t| {
-            let have = object::field_string(obj, &t.path);
-            (have == t.value) != t.negate
-        })
     }
 }
 
@@ -131,31 +104,6 @@ fn unescape(s: &str) -> String {
         }
     }
     out
-}
-
-/// Label and field selectors plus the namespace of a request: what an object must satisfy to
-/// be listed or watched.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Filter {
-    pub(crate) namespace: Option<String>,
-    pub(crate) labels: kube_codegen_apimachinery::labels::Selector,
-    pub(crate) fields: FieldSelector,
-}
-
-impl Filter {
-    pub(crate) fn matches(&self, obj: &Value) -> bool {
-        if let Some(ns) = &self.namespace
-            && object::namespace(obj) != ns
-        {
-            return false;
-        }
-        (self.labels.is_empty() || self.labels.matches(&object::labels(obj)))
-            && (self.fields.is_empty() || self.fields.matches(obj))
-    }
-
-    pub(crate) fn has_selectors(&self) -> bool {
-        !self.labels.is_empty() || !self.fields.is_empty()
-    }
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! API semantics: what kube-apiserver does to a request between HTTP and storage — the
-//! served resources, the write verbs' registry rules, metadata and schema validation, CRDs,
-//! patches, server-side apply and field ownership, field selectors, built-in strategies.
+//! served resources and the state they live in (`state`), the write verbs' registry rules
+//! (`registry`), metadata and schema validation, CRDs, patches, server-side apply and field
+//! ownership, field selector parsing, built-in strategies.
 
 pub(crate) mod builtin;
 pub(crate) mod builtin_schema;
@@ -11,13 +12,14 @@ pub(crate) mod fields;
 pub(crate) mod formats;
 pub(crate) mod list_type;
 pub(crate) mod managed;
-pub(crate) mod ops;
 pub(crate) mod patch;
 pub(crate) mod patterns;
+pub(crate) mod registry;
 pub(crate) mod resources;
 pub(crate) mod review;
 pub(crate) mod scale;
 pub(crate) mod schema;
+pub(crate) mod state;
 pub(crate) mod validation;
 
 /// The string at JSON pointer `ptr` in `v`, or `""` where it is missing or not a string.

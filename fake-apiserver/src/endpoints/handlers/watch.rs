@@ -1,6 +1,6 @@
-//! Watches: initial events, events from a resourceVersion out of the bounded history,
-//! selector transitions (an object leaving the selector is a DELETED event), bookmarks,
-//! `sendInitialEvents`, timeouts, 410 Gone, and injected faults.
+//! `watch`: initial events, events from a resourceVersion out of the storage's bounded
+//! history (seen through the request's selection predicate), bookmarks, `sendInitialEvents`,
+//! timeouts, 410 Gone, slow watchers cut, and injected faults.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -10,12 +10,14 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use crate::Shared;
+use crate::endpoints::body::ResponseBody;
+use crate::endpoints::handlers::{Target, filter, validate_list_options};
 use crate::endpoints::render::{Format, View, partial_metadata};
+use crate::endpoints::response::stream_response;
 use crate::error::{ApiError, ApiResult};
-use crate::semantics::field_selector::Filter;
 use crate::semantics::resources::Resource;
-use crate::storage::object;
-use crate::storage::state::{EventType, HistEvent, parse_watch_rv};
+use crate::storage::predicate::{FieldTerm, Filter};
+use crate::storage::store::parse_watch_rv;
 
 /// Faults a watch reactor asked for.
 #[derive(Debug, Clone, Default)]
@@ -86,36 +88,6 @@ pub(crate) fn error_line(e: &ApiError) -> Bytes {
     Bytes::from(out)
 }
 
-/// The event a watcher with `filter` sees for a stored event, if any.
-fn convert(ev: &HistEvent, filter: &Filter) -> Option<(EventType, Arc<Value>)> {
-    match ev.kind {
-        EventType::Added => filter
-            .matches(&ev.object)
-            .then(|| (EventType::Added, ev.object.clone())),
-        EventType::Deleted => {
-            let was = ev.prev.as_deref().unwrap_or(&ev.object);
-            filter
-                .matches(was)
-                .then(|| (EventType::Deleted, ev.object.clone()))
-        }
-        EventType::Modified => {
-            let now = filter.matches(&ev.object);
-            let before = ev.prev.as_deref().is_some_and(|p| filter.matches(p));
-            match (before, now) {
-                (true, true) => Some((EventType::Modified, ev.object.clone())),
-                (false, true) => Some((EventType::Added, ev.object.clone())),
-                (true, false) => {
-                    // Leaving the selector looks like a delete, at the event's version.
-                    let mut last = ev.prev.as_deref().cloned().unwrap_or(Value::Null);
-                    object::set_meta(&mut last, "resourceVersion", Some(json!(ev.rv.to_string())));
-                    Some((EventType::Deleted, Arc::new(last)))
-                }
-                (false, false) => None,
-            }
-        }
-    }
-}
-
 struct Start {
     initial: Vec<Arc<Value>>,
     initial_end_bookmark: Option<u64>,
@@ -129,7 +101,7 @@ fn plan(shared: &Shared, req: &WatchRequest) -> ApiResult<Start> {
     let rv_param = req.resource_version.as_deref().unwrap_or("");
     // The request handler validated the options (`validate_list_options`).
     let key = req.res.store_key();
-    let rx = st.stores.get(&key).map(|s| s.tx.subscribe());
+    let rx = st.storage.store(&key).map(|s| s.tx.subscribe());
     let snapshot = || -> Vec<Arc<Value>> {
         st.all_objects(&req.res, req.filter.namespace.as_deref())
             .into_iter()
@@ -139,7 +111,7 @@ fn plan(shared: &Shared, req: &WatchRequest) -> ApiResult<Start> {
     let mut start = Start {
         initial: Vec::new(),
         initial_end_bookmark: None,
-        cursor: st.rv,
+        cursor: st.rv(),
         immediate_error: None,
         rx,
     };
@@ -147,25 +119,25 @@ fn plan(shared: &Shared, req: &WatchRequest) -> ApiResult<Start> {
         (Some(true), v) => {
             if !v.is_empty() && v != "0" {
                 let n = parse_watch_rv(v)?;
-                if n > st.rv {
+                if n > st.rv() {
                     return Err(ApiError::new(
                         504,
                         "Timeout",
                         format!(
                             "Timeout: Too large resource version: {n}, current: {}",
-                            st.rv
+                            st.rv()
                         ),
                     ));
                 }
             }
             start.initial = snapshot();
-            start.initial_end_bookmark = Some(st.rv);
+            start.initial_end_bookmark = Some(st.rv());
         }
         (Some(false), "" | "0") => {}
         (None, "" | "0") => start.initial = snapshot(),
         (_, v) => {
             let n = parse_watch_rv(v)?;
-            let floor = st.watch_floor(&key);
+            let floor = st.storage.watch_floor(&key);
             if n < floor {
                 start.immediate_error = Some(ApiError::expired(format!(
                     "too old resource version: {n} ({})",
@@ -227,7 +199,7 @@ impl Emitter {
             Ok(Ok(_permits)) => true,
             Ok(Err(_)) => false,
             Err(_) => {
-                let current = self.shared.state.lock().rv;
+                let current = self.shared.state.lock().rv();
                 tracing::debug!(
                     last_rv = self.last_rv,
                     current,
@@ -330,11 +302,11 @@ async fn run(
         rx.borrow_and_update();
         let (batch, global_rv) = {
             let st = shared.state.lock();
-            if !st.stores.contains_key(&key) {
+            if st.storage.store(&key).is_none() {
                 // The resource went away (its CRD was deleted).
                 return;
             }
-            (st.events_after(&key, cursor, BATCH), st.rv)
+            (st.storage.events_after(&key, cursor, BATCH), st.rv())
         };
         let batch = match batch {
             Ok(b) => b,
@@ -351,7 +323,7 @@ async fn run(
         for ev in &batch {
             cursor = ev.rv;
             out.last_rv = ev.rv;
-            if let Some((kind, obj)) = convert(ev, &req.filter)
+            if let Some((kind, obj)) = req.filter.event(ev)
                 && !out
                     .event(line(kind.as_str(), &res, &obj, &req.format))
                     .await
@@ -411,50 +383,38 @@ fn deadline_after(after: Duration) -> tokio::time::Instant {
     tokio::time::Instant::now() + after.min(FAR_FUTURE)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn ev(kind: EventType, prev: Option<Value>, obj: Value) -> HistEvent {
-        HistEvent {
-            rv: 7,
-            kind,
-            key: "n/x".into(),
-            object: Arc::new(obj),
-            prev: prev.map(Arc::new),
-        }
+/// Serves a watch: the stream's lines come from a task that follows the storage.
+pub(crate) fn serve(t: Target<'_>) -> ApiResult<http::Response<ResponseBody>> {
+    let q = &t.info.query;
+    validate_list_options(q, true)?;
+    let mut f = filter(&t.res, t.info.path.namespace.as_deref(), q)?;
+    if let Some(name) = &t.info.path.name {
+        // `/watch/.../<name>`: a watch of one object.
+        f.fields.terms.push(FieldTerm {
+            label: "metadata.name".into(),
+            path: "metadata.name".into(),
+            value: name.clone(),
+            negate: false,
+        });
     }
-
-    #[test]
-    fn selector_transitions() {
-        let filter = Filter {
-            namespace: None,
-            labels: kube_codegen_apimachinery::labels::Selector::parse("app=a").unwrap_or_default(),
-            fields: Default::default(),
-        };
-        let a = json!({"metadata": {"name": "x", "labels": {"app": "a"}, "resourceVersion": "6"}});
-        let b = json!({"metadata": {"name": "x", "labels": {"app": "b"}, "resourceVersion": "7"}});
-        let leave = convert(
-            &ev(EventType::Modified, Some(a.clone()), b.clone()),
-            &filter,
-        );
-        let Some((kind, obj)) = leave else {
-            panic!("leaving the selector must be an event")
-        };
-        assert_eq!(kind, EventType::Deleted);
-        assert_eq!(object::resource_version(&obj), "7");
-        let enter = convert(
-            &ev(EventType::Modified, Some(b.clone()), a.clone()),
-            &filter,
-        );
-        assert_eq!(enter.map(|(k, _)| k), Some(EventType::Added));
-        assert!(
-            convert(
-                &ev(EventType::Modified, Some(b.clone()), b.clone()),
-                &filter
-            )
-            .is_none()
-        );
-        assert!(convert(&ev(EventType::Added, None, b), &filter).is_none());
-    }
+    let format = match Format::from_accept(t.accept(), None) {
+        Format::Metadata => Format::Metadata,
+        _ => Format::Full,
+    };
+    let timeout = q
+        .int("timeoutSeconds")?
+        .filter(|t| *t > 0)
+        .map(|t| Duration::from_secs(u64::try_from(t).unwrap_or(0)));
+    let wr = WatchRequest {
+        res: t.res.clone(),
+        filter: f,
+        resource_version: q.get("resourceVersion").map(str::to_string),
+        allow_bookmarks: q.flag("allowWatchBookmarks")?.unwrap_or(false),
+        send_initial_events: q.flag("sendInitialEvents")?,
+        timeout,
+        format,
+        fault: t.fault.clone(),
+    };
+    let rx = start(t.shared.clone(), wr)?;
+    Ok(stream_response(rx))
 }

@@ -1,48 +1,22 @@
 //! The object store: one global resourceVersion counter, objects per resource in etcd key
 //! order, a bounded per-resource event history (the watch cache), and point-in-time reads of
 //! that history for consistent paginated lists.
+//!
+//! Storage knows keys, not resources: a resource's objects live under its store key
+//! (`plural.group`, shared by all its versions), each object under `namespace/name` (or `name`
+//! when cluster-scoped). What a resource is, and which rules its writes follow, is decided
+//! above, in `semantics`.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::ops::Bound;
 use std::sync::Arc;
-use std::time::Duration;
 
 use base64::Engine;
 use serde_json::{Value, json};
 
 use crate::error::{ApiError, ApiResult, FieldError};
-use crate::semantics::field_selector::Filter;
-use crate::semantics::resources::{Registry, Resource};
 use crate::storage::object;
-
-/// Server settings.
-#[derive(Debug, Clone)]
-pub(crate) struct Config {
-    /// Events kept per resource for watches and paginated lists.
-    pub(crate) history_capacity: usize,
-    /// Interval of BOOKMARK events on watches that allow them.
-    pub(crate) bookmark_interval: Duration,
-    /// How long a watcher whose client does not read may hold up its stream before it is
-    /// cut with a 410 (the watch cache's protection against slow watchers).
-    pub(crate) slow_watcher_timeout: Duration,
-    /// NamespaceLifecycle admission: creates need an existing, non-terminating namespace.
-    pub(crate) namespace_lifecycle: bool,
-    /// Emulate the namespace controller: deleting a namespace deletes its contents and then
-    /// the namespace, instead of leaving it `Terminating` forever as a bare API server does.
-    pub(crate) namespace_controller: bool,
-}
-
-impl Default for Config {
-    fn default() -> Self {
-        Config {
-            history_capacity: 10_000,
-            bookmark_interval: Duration::from_secs(60),
-            slow_watcher_timeout: Duration::from_secs(10),
-            namespace_lifecycle: true,
-            namespace_controller: true,
-        }
-    }
-}
+use crate::storage::predicate::Filter;
 
 /// A watch event type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -112,14 +86,14 @@ pub(crate) fn obj_key(namespace: &str, name: &str) -> String {
     }
 }
 
-/// The whole server state, behind one lock.
+/// Every resource's objects and history, and the global resourceVersion.
 #[derive(Debug)]
-pub(crate) struct State {
+pub(crate) struct Storage {
+    /// The resourceVersion of the last write.
     pub(crate) rv: u64,
-    pub(crate) registry: Registry,
     pub(crate) stores: HashMap<String, Store>,
-    pub(crate) config: Config,
-    pub(crate) next_cluster_ip: u32,
+    /// Events kept per resource for watches and paginated lists.
+    pub(crate) history_capacity: usize,
 }
 
 /// One page of a list.
@@ -166,7 +140,7 @@ pub(crate) fn decode_continue(token: &str) -> Result<(u64, String, u64), String>
     let v: Value = serde_json::from_slice(&bytes).map_err(|e| {
         format!(
             "continue key is not valid: {}",
-            crate::endpoints::negotiation::go_json_error(&e, &bytes)
+            crate::error::go_json_error(&e, &bytes)
         )
     })?;
     if v.get("v").and_then(Value::as_str) != Some("meta.k8s.io/v1") {
@@ -208,53 +182,47 @@ pub(crate) fn parse_watch_rv(s: &str) -> ApiResult<u64> {
         .map_err(|_| ApiError::new(500, "", rv_parse_message(s)))
 }
 
-impl State {
-    pub(crate) fn new(config: Config) -> Self {
-        State {
+impl Storage {
+    pub(crate) fn new(history_capacity: usize) -> Self {
+        Storage {
             rv: 0,
-            registry: Registry::default(),
             stores: HashMap::new(),
-            config,
-            next_cluster_ip: 1,
+            history_capacity,
         }
     }
 
-    /// Registers a resource version (creating its store on first use).
-    pub(crate) fn register(&mut self, r: Resource) {
-        let key = r.store_key();
-        let rv = self.rv;
-        self.stores.entry(key).or_insert_with(|| Store::new(rv));
-        self.registry.insert(r);
+    /// Creates the store under `key` if there is none: watches of it start now.
+    pub(crate) fn ensure(&mut self, key: &str) {
+        self.store_mut(key);
     }
 
-    /// Unregisters every version of `plural.group` and drops its objects; open watches end.
-    pub(crate) fn unregister(&mut self, group: &str, plural: &str) {
-        self.registry.remove_all_versions(group, plural);
-        self.stores.remove(&crate::error::qualified(group, plural));
+    /// Drops the store under `key` with its objects and history; open watches of it end.
+    pub(crate) fn drop_store(&mut self, key: &str) {
+        self.stores.remove(key);
     }
 
-    pub(crate) fn store(&self, res: &Resource) -> Option<&Store> {
-        self.stores.get(&res.store_key())
+    pub(crate) fn store(&self, key: &str) -> Option<&Store> {
+        self.stores.get(key)
     }
 
-    fn store_mut(&mut self, res: &Resource) -> &mut Store {
+    fn store_mut(&mut self, key: &str) -> &mut Store {
         let rv = self.rv;
         self.stores
-            .entry(res.store_key())
+            .entry(key.to_string())
             .or_insert_with(|| Store::new(rv))
     }
 
-    pub(crate) fn get(&self, res: &Resource, namespace: &str, name: &str) -> Option<Arc<Value>> {
-        self.store(res)?
+    pub(crate) fn get(&self, key: &str, namespace: &str, name: &str) -> Option<Arc<Value>> {
+        self.store(key)?
             .objects
             .get(&obj_key(namespace, name))
             .cloned()
     }
 
-    fn push_event(&mut self, res: &Resource, ev: HistEvent) {
-        let cap = self.config.history_capacity.max(1);
+    fn push_event(&mut self, key: &str, ev: HistEvent) {
+        let cap = self.history_capacity.max(1);
         let rv = ev.rv;
-        let store = self.store_mut(res);
+        let store = self.store_mut(key);
         while store.history.len() >= cap {
             if let Some(old) = store.history.pop_front() {
                 store.compacted = old.rv;
@@ -265,14 +233,14 @@ impl State {
     }
 
     /// Stores `obj` (created or replaced) with the next resourceVersion.
-    pub(crate) fn put(&mut self, res: &Resource, mut obj: Value) -> Arc<Value> {
+    pub(crate) fn put(&mut self, store_key: &str, mut obj: Value) -> Arc<Value> {
         self.rv += 1;
         let rv = self.rv;
         object::set_meta(&mut obj, "resourceVersion", Some(json!(rv.to_string())));
         let ns = object::namespace(&obj).to_string();
         let key = obj_key(&ns, object::name(&obj));
         let obj = Arc::new(obj);
-        let store = self.store_mut(res);
+        let store = self.store_mut(store_key);
         let prev = store.objects.insert(key.clone(), obj.clone());
         if prev.is_none() {
             *store.counts.entry(ns).or_default() += 1;
@@ -283,7 +251,7 @@ impl State {
             EventType::Added
         };
         self.push_event(
-            res,
+            store_key,
             HistEvent {
                 rv,
                 kind,
@@ -298,12 +266,12 @@ impl State {
     /// Removes an object; returns its last stored state.
     pub(crate) fn remove(
         &mut self,
-        res: &Resource,
+        store_key: &str,
         namespace: &str,
         name: &str,
     ) -> Option<Arc<Value>> {
         let key = obj_key(namespace, name);
-        let store = self.store_mut(res);
+        let store = self.store_mut(store_key);
         let prev = store.objects.remove(&key)?;
         if let Some(n) = store.counts.get_mut(namespace) {
             *n = n.saturating_sub(1);
@@ -313,7 +281,7 @@ impl State {
         let mut tomb = (*prev).clone();
         object::set_meta(&mut tomb, "resourceVersion", Some(json!(rv.to_string())));
         self.push_event(
-            res,
+            store_key,
             HistEvent {
                 rv,
                 kind: EventType::Deleted,
@@ -342,7 +310,7 @@ impl State {
             .map_or(0, |s| s.compacted.max(s.created))
     }
 
-    /// Events of `res` after `cursor`, at most `max`; `Err(compacted)` when some were dropped.
+    /// Events under `res_key` after `cursor`, at most `max`; `Err(compacted)` when some were dropped.
     pub(crate) fn events_after(
         &self,
         res_key: &str,
@@ -366,16 +334,16 @@ impl State {
             .collect())
     }
 
-    /// The objects of `res` under `prefix` from `start` on, as they were at `at` (or now),
+    /// The objects under `store_key` and `prefix` from `start` on, as they were at `at` (or now),
     /// in key order; lazy when reading the present.
     fn scan<'a>(
         &'a self,
-        res: &Resource,
+        store_key: &str,
         prefix: &'a str,
         start: &str,
         at: Option<u64>,
     ) -> ApiResult<Box<dyn Iterator<Item = (String, Arc<Value>)> + 'a>> {
-        let Some(store) = self.store(res) else {
+        let Some(store) = self.store(store_key) else {
             return Ok(Box::new(std::iter::empty()));
         };
         let lower = format!("{prefix}{start}");
@@ -413,13 +381,14 @@ impl State {
     }
 
     /// A list request: selectors, namespace, limit/continue and resourceVersion semantics.
-    pub(crate) fn list(&self, res: &Resource, opts: &ListOptions) -> ApiResult<Page> {
+    /// The filter's namespace (set only for namespaced resources) is the key prefix read.
+    pub(crate) fn list(&self, store_key: &str, opts: &ListOptions) -> ApiResult<Page> {
         let rv_param = opts.resource_version.as_deref().unwrap_or("");
         let rv_match = opts.resource_version_match.as_deref().unwrap_or("");
         // The request handler validated the combination (`validate_list_options`).
         let prefix = match &opts.filter.namespace {
-            Some(ns) if res.namespaced => format!("{ns}/"),
-            _ => String::new(),
+            Some(ns) => format!("{ns}/"),
+            None => String::new(),
         };
         let (at, start, list_rv, offset) = if let Some(token) = opts.continue_token.as_deref() {
             if !rv_param.is_empty() && rv_param != "0" {
@@ -444,7 +413,7 @@ impl State {
                     if n > self.rv {
                         return Err(too_large(n, self.rv));
                     }
-                    if let Some(store) = self.store(res)
+                    if let Some(store) = self.store(store_key)
                         && n < store.compacted
                     {
                         return Err(ApiError::expired(format!(
@@ -464,7 +433,7 @@ impl State {
             }
         };
         // A start key carries a trailing NUL: everything strictly after the last key returned.
-        let mut rows = self.scan(res, &prefix, &start, at)?.peekable();
+        let mut rows = self.scan(store_key, &prefix, &start, at)?.peekable();
         let mut items = Vec::new();
         let mut last_key: Option<String> = None;
         let mut consumed = 0u64;
@@ -482,10 +451,12 @@ impl State {
                 let remaining = if opts.filter.has_selectors() {
                     None
                 } else {
-                    let total = self.store(res).map_or(0, |s| match &opts.filter.namespace {
-                        Some(ns) if res.namespaced => s.counts.get(ns).copied().unwrap_or(0),
-                        _ => s.objects.len(),
-                    }) as u64;
+                    let total = self
+                        .store(store_key)
+                        .map_or(0, |s| match &opts.filter.namespace {
+                            Some(ns) => s.counts.get(ns).copied().unwrap_or(0),
+                            None => s.objects.len(),
+                        }) as u64;
                     Some(total.saturating_sub(offset + consumed).max(1))
                 };
                 (
@@ -507,13 +478,13 @@ impl State {
         })
     }
 
-    /// Every object of a resource (optionally in one namespace), now.
-    pub(crate) fn all_objects(&self, res: &Resource, namespace: Option<&str>) -> Vec<Arc<Value>> {
-        let Some(store) = self.store(res) else {
+    /// Every object under `store_key` (optionally in one namespace), now.
+    pub(crate) fn all_objects(&self, store_key: &str, namespace: Option<&str>) -> Vec<Arc<Value>> {
+        let Some(store) = self.store(store_key) else {
             return Vec::new();
         };
         match namespace {
-            Some(ns) if res.namespaced => {
+            Some(ns) => {
                 let prefix = format!("{ns}/");
                 store
                     .objects
@@ -522,7 +493,7 @@ impl State {
                     .map(|(_, v)| v.clone())
                     .collect()
             }
-            _ => store.objects.values().cloned().collect(),
+            None => store.objects.values().cloned().collect(),
         }
     }
 
@@ -550,27 +521,17 @@ fn too_large(n: u64, current: u64) -> ApiError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::semantics::resources::builtins;
 
-    fn cm_res() -> Resource {
-        builtins()
-            .into_iter()
-            .find(|r| r.kind == "ConfigMap")
-            .unwrap_or_else(|| panic!("no ConfigMap"))
-    }
+    const CM: &str = "configmaps";
 
     fn cm(ns: &str, name: &str, v: i64) -> Value {
         json!({"metadata": {"namespace": ns, "name": name}, "data": {"v": v.to_string()}})
     }
 
-    fn state(cap: usize) -> (State, Resource) {
-        let mut st = State::new(Config {
-            history_capacity: cap,
-            ..Config::default()
-        });
-        let r = cm_res();
-        st.register(r.clone());
-        (st, r)
+    fn state(cap: usize) -> (Storage, &'static str) {
+        let mut st = Storage::new(cap);
+        st.ensure(CM);
+        (st, CM)
     }
 
     fn ok<T>(r: ApiResult<T>) -> T {
@@ -591,25 +552,25 @@ mod tests {
     fn pages_are_a_consistent_snapshot() {
         let (mut st, r) = state(100);
         for i in 0..5 {
-            st.put(&r, cm("a", &format!("c{i}"), i));
+            st.put(r, cm("a", &format!("c{i}"), i));
         }
         let opts = ListOptions {
             limit: Some(2),
             ..Default::default()
         };
-        let p1 = ok(st.list(&r, &opts));
+        let p1 = ok(st.list(r, &opts));
         assert_eq!(p1.items.len(), 2);
         assert_eq!(p1.remaining, Some(3));
         let snapshot_rv = p1.resource_version;
         // Writes after the first page are invisible to the following pages.
-        st.put(&r, cm("a", "c9", 9));
-        st.remove(&r, "a", "c3");
-        st.put(&r, cm("a", "c2", 22));
+        st.put(r, cm("a", "c9", 9));
+        st.remove(r, "a", "c3");
+        st.put(r, cm("a", "c2", 22));
         let mut names = Vec::new();
         let mut token = p1.continue_token.clone();
         while let Some(t) = token {
             let p = ok(st.list(
-                &r,
+                r,
                 &ListOptions {
                     limit: Some(2),
                     continue_token: Some(t),
@@ -632,20 +593,20 @@ mod tests {
     fn expired_continue_and_history_are_410() {
         let (mut st, r) = state(2);
         for i in 0..3 {
-            st.put(&r, cm("a", &format!("c{i}"), i));
+            st.put(r, cm("a", &format!("c{i}"), i));
         }
         let p1 = ok(st.list(
-            &r,
+            r,
             &ListOptions {
                 limit: Some(1),
                 ..Default::default()
             },
         ));
         for i in 0..3 {
-            st.put(&r, cm("a", &format!("c{i}"), i + 10));
+            st.put(r, cm("a", &format!("c{i}"), i + 10));
         }
         let e = st.list(
-            &r,
+            r,
             &ListOptions {
                 limit: Some(1),
                 continue_token: p1.continue_token,
@@ -654,21 +615,21 @@ mod tests {
         );
         assert_eq!(e.map_err(|e| e.code).err(), Some(410));
         // The watch history keeps only the last two events.
-        assert!(st.events_after(&r.store_key(), 1, 10).is_err());
-        let recent = st.events_after(&r.store_key(), st.rv - 2, 10);
+        assert!(st.events_after(r, 1, 10).is_err());
+        let recent = st.events_after(r, st.rv - 2, 10);
         assert_eq!(recent.map(|v| v.len()), Ok(2));
     }
 
     #[test]
     fn namespaces_and_exact_reads() {
         let (mut st, r) = state(100);
-        st.put(&r, cm("a", "x", 1));
-        st.put(&r, cm("a-b", "x", 1));
-        st.put(&r, cm("b", "x", 1));
+        st.put(r, cm("a", "x", 1));
+        st.put(r, cm("a-b", "x", 1));
+        st.put(r, cm("b", "x", 1));
         let at = st.rv;
-        st.remove(&r, "b", "x");
+        st.remove(r, "b", "x");
         let p = ok(st.list(
-            &r,
+            r,
             &ListOptions {
                 filter: Filter {
                     namespace: Some("a".into()),
@@ -679,7 +640,7 @@ mod tests {
         ));
         assert_eq!(p.items.len(), 1);
         let exact = ok(st.list(
-            &r,
+            r,
             &ListOptions {
                 resource_version: Some(at.to_string()),
                 resource_version_match: Some("Exact".into()),
@@ -689,7 +650,7 @@ mod tests {
         assert_eq!(exact.items.len(), 3);
         assert_eq!(exact.resource_version, at);
         let e = st.list(
-            &r,
+            r,
             &ListOptions {
                 resource_version: Some("999".into()),
                 ..Default::default()

@@ -1,0 +1,32 @@
+//! The server's settings, as the builder sets them.
+
+use std::time::Duration;
+
+/// Server settings.
+#[derive(Debug, Clone)]
+pub(crate) struct Config {
+    /// Events kept per resource for watches and paginated lists.
+    pub(crate) history_capacity: usize,
+    /// Interval of BOOKMARK events on watches that allow them.
+    pub(crate) bookmark_interval: Duration,
+    /// How long a watcher whose client does not read may hold up its stream before it is
+    /// cut with a 410 (the watch cache's protection against slow watchers).
+    pub(crate) slow_watcher_timeout: Duration,
+    /// NamespaceLifecycle admission: creates need an existing, non-terminating namespace.
+    pub(crate) namespace_lifecycle: bool,
+    /// Emulate the namespace controller: deleting a namespace deletes its contents and then
+    /// the namespace, instead of leaving it `Terminating` forever as a bare API server does.
+    pub(crate) namespace_controller: bool,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            history_capacity: 10_000,
+            bookmark_interval: Duration::from_secs(60),
+            slow_watcher_timeout: Duration::from_secs(10),
+            namespace_lifecycle: true,
+            namespace_controller: true,
+        }
+    }
+}

@@ -1,0 +1,109 @@
+//! `delete` of one object (gone, or pending on finalizers or graceful deletion) and
+//! `deletecollection`, with kube-apiserver's `DeleteOptions`.
+
+use std::sync::Arc;
+
+use http::Response;
+use serde_json::{Value, json};
+
+use crate::endpoints::body::ResponseBody;
+use crate::endpoints::handlers::{Target, filter};
+use crate::endpoints::render::{self, Format, ListMeta};
+use crate::endpoints::request::Query;
+use crate::endpoints::response::{json_response, respond};
+use crate::error::{ApiError, ApiResult};
+use crate::semantics::registry::{self, DeleteOptions, Deleted};
+use crate::storage::object;
+
+pub(crate) fn serve(t: Target<'_>) -> ApiResult<Response<ResponseBody>> {
+    let opts = delete_options(&t.info.query, t.body.as_ref())?;
+    let outcome = {
+        let mut st = t.shared.state.lock();
+        registry::delete(&mut st, &t.res, t.info.namespace(), t.info.name(), &opts)?
+    };
+    Ok(match outcome {
+        Deleted::Pending(obj) => t.object(200, &obj),
+        Deleted::Gone(obj) if t.res.returns_deleted_object() => t.object(200, &obj),
+        Deleted::Gone(obj) => {
+            let mut details = serde_json::Map::new();
+            details.insert("name".into(), json!(object::name(&obj)));
+            if !t.res.group.is_empty() {
+                details.insert("group".into(), json!(t.res.group));
+            }
+            details.insert("kind".into(), json!(t.res.plural));
+            details.insert("uid".into(), json!(object::uid(&obj)));
+            json_response(
+                200,
+                &json!({"kind": "Status", "apiVersion": "v1", "metadata": {},
+                        "status": "Success", "details": details}),
+            )
+        }
+    })
+}
+
+pub(crate) fn serve_collection(t: Target<'_>) -> ApiResult<Response<ResponseBody>> {
+    let opts = delete_options(&t.info.query, t.body.as_ref())?;
+    let f = filter(&t.res, t.info.path.namespace.as_deref(), &t.info.query)?;
+    let (rv, items) = {
+        let mut st = t.shared.state.lock();
+        registry::delete_collection(&mut st, &t.res, &f, &opts)?
+    };
+    let items: Vec<Arc<Value>> = items.into_iter().map(Arc::new).collect();
+    let meta = ListMeta {
+        resource_version: rv,
+        continue_token: None,
+        remaining: None,
+    };
+    Ok(respond(
+        200,
+        "application/json",
+        render::list_body(&t.res, &items, &meta, &Format::Full),
+    ))
+}
+
+/// The options of a delete, from the query and the body (`DeleteOptions`).
+fn delete_options(q: &Query, body: Option<&Value>) -> ApiResult<DeleteOptions> {
+    let mut o = DeleteOptions {
+        dry_run: q.dry_run()?,
+        grace_period_seconds: q.int("gracePeriodSeconds")?,
+        propagation: q.get("propagationPolicy").map(str::to_string),
+        ..DeleteOptions::default()
+    };
+    if let Some(b) = body {
+        if let Some(uid) = b.pointer("/preconditions/uid").and_then(Value::as_str) {
+            o.uid = Some(uid.to_string());
+        }
+        if let Some(rv) = b
+            .pointer("/preconditions/resourceVersion")
+            .and_then(Value::as_str)
+        {
+            o.resource_version = Some(rv.to_string());
+        }
+        if let Some(p) = b.get("propagationPolicy").and_then(Value::as_str) {
+            o.propagation = Some(p.to_string());
+        }
+        if let Some(g) = b.get("gracePeriodSeconds").and_then(Value::as_i64) {
+            o.grace_period_seconds = Some(g);
+        }
+        if let Some(d) = b.get("dryRun").and_then(Value::as_array)
+            && d.iter().any(|x| x == "All")
+        {
+            o.dry_run = true;
+        }
+    }
+    if let Some(p) = &o.propagation
+        && !matches!(p.as_str(), "Orphan" | "Background" | "Foreground")
+    {
+        return Err(ApiError::invalid(
+            "meta.k8s.io",
+            "DeleteOptions",
+            "",
+            vec![crate::error::FieldError::not_supported(
+                "propagationPolicy",
+                p,
+                &["Background", "Foreground", "Orphan", "nil"],
+            )],
+        ));
+    }
+    Ok(o)
+}

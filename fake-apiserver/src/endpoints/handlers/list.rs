@@ -1,0 +1,44 @@
+//! `list`: a page of a collection, with selectors, limit and continue, and the
+//! resourceVersion semantics of the request.
+
+use http::Response;
+
+use crate::endpoints::body::ResponseBody;
+use crate::endpoints::handlers::{Target, filter, validate_list_options};
+use crate::endpoints::render::{self, ListMeta};
+use crate::endpoints::response::respond;
+use crate::error::ApiResult;
+use crate::storage::store::ListOptions;
+
+pub(crate) fn serve(t: Target<'_>) -> ApiResult<Response<ResponseBody>> {
+    let q = &t.info.query;
+    validate_list_options(q, false)?;
+    let opts = ListOptions {
+        filter: filter(&t.res, t.info.path.namespace.as_deref(), q)?,
+        limit: q
+            .int("limit")?
+            .filter(|l| *l > 0)
+            .map(|l| usize::try_from(l).unwrap_or(usize::MAX)),
+        continue_token: q
+            .get("continue")
+            .filter(|c| !c.is_empty())
+            .map(str::to_string),
+        resource_version: q.get("resourceVersion").map(str::to_string),
+        resource_version_match: q
+            .get("resourceVersionMatch")
+            .filter(|m| !m.is_empty())
+            .map(str::to_string),
+    };
+    let page = t.shared.state.lock().list(&t.res, &opts)?;
+    let meta = ListMeta {
+        resource_version: page.resource_version,
+        continue_token: page.continue_token,
+        remaining: page.remaining,
+    };
+    let format = t.format();
+    Ok(respond(
+        200,
+        &format.content_type(true),
+        render::list_body(&t.res, &page.items, &meta, &format),
+    ))
+}

@@ -1,0 +1,335 @@
+//! One handler per verb, as kube-apiserver's `endpoints/handlers`: `get`, `list`, `watch`,
+//! `create`, `update`, `patch`, `delete` (and `deletecollection`), plus the subresources with
+//! handlers of their own (`scale`) and the create-only review kinds (`review`). Each reads the
+//! parsed request ([`Target`]) and calls the registry operation of its verb in
+//! `semantics::registry`.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http::{Request, Response, header};
+use serde_json::{Value, json};
+
+use crate::Shared;
+use crate::endpoints::body::ResponseBody;
+use crate::endpoints::render::{self, Format};
+use crate::endpoints::request::{Query, RequestInfo, Verb};
+use crate::endpoints::response::{not_served, respond};
+use crate::error::{ApiError, ApiResult};
+use crate::semantics::managed::Scope;
+use crate::semantics::patch::PatchType;
+use crate::semantics::registry::WriteOptions;
+use crate::semantics::resources::Resource;
+use crate::semantics::review::ReviewKind;
+use crate::storage::predicate::{FieldSelector, Filter};
+
+pub(crate) mod create;
+pub(crate) mod delete;
+pub(crate) mod get;
+pub(crate) mod list;
+pub(crate) mod patch;
+pub(crate) mod review;
+pub(crate) mod scale;
+pub(crate) mod update;
+pub(crate) mod watch;
+
+/// A resource request on its way to its handler: the parsed request, the resource it names,
+/// its decoded body and what the reactor chain left for it.
+pub(crate) struct Target<'a> {
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) req: &'a Request<Bytes>,
+    pub(crate) info: &'a RequestInfo,
+    pub(crate) res: Arc<Resource>,
+    pub(crate) body: Option<Value>,
+    /// For a patch: its type, `None` for a content type that is not one.
+    pub(crate) patch_type: Option<Option<PatchType>>,
+    /// Faults a watch reactor asked for.
+    pub(crate) fault: watch::WatchFault,
+}
+
+impl Target<'_> {
+    /// The body, or the 400 kube-apiserver gives a write without one.
+    pub(crate) fn take_body(&mut self) -> ApiResult<Value> {
+        self.body
+            .take()
+            .ok_or_else(|| ApiError::bad_request("the request body is empty"))
+    }
+
+    /// The options of a write with `verb`'s options kind.
+    pub(crate) fn write_options(
+        &self,
+        verb: Verb,
+        patch_type: Option<PatchType>,
+    ) -> ApiResult<WriteOptions> {
+        write_options(self.req, &self.info.query, verb, &self.res, patch_type)
+    }
+
+    /// The representation the client asked for (`Accept`, `includeObject`).
+    pub(crate) fn format(&self) -> Format {
+        Format::from_accept(self.accept(), self.info.query.get("includeObject"))
+    }
+
+    pub(crate) fn accept(&self) -> &str {
+        self.req
+            .headers()
+            .get(header::ACCEPT)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+    }
+
+    /// One object in the representation the client asked for.
+    pub(crate) fn object(&self, code: u16, obj: &Value) -> Response<ResponseBody> {
+        let format = self.format();
+        respond(
+            code,
+            &format.content_type(false),
+            render::object_body(&self.res, obj, &format),
+        )
+    }
+
+    /// The namespace under which the object is stored: `""` for cluster-scoped resources.
+    pub(crate) fn key_namespace(&self) -> &str {
+        if self.res.namespaced {
+            self.info.namespace()
+        } else {
+            ""
+        }
+    }
+}
+
+/// Serves a resource request with its verb's handler.
+pub(crate) fn serve(t: Target<'_>) -> ApiResult<Response<ResponseBody>> {
+    if t.info.verb == Verb::Watch {
+        return watch::serve(t);
+    }
+    if let Some(kind) = ReviewKind::of(&t.res) {
+        return review::serve(t, kind);
+    }
+    let scope = match t.info.path.subresource.as_deref() {
+        None => Scope::Main,
+        Some("status") if t.res.has_status() => {
+            status_verb(&t.res, t.info.verb)?;
+            Scope::Status
+        }
+        Some("scale") if t.res.subresources.iter().any(|s| s == "scale") => {
+            return scale::serve(t);
+        }
+        // The custom resource handler looks the object up first.
+        Some(_) if t.res.is_custom() => {
+            let st = t.shared.state.lock();
+            let name = t.info.name();
+            return Err(match st.get(&t.res, t.info.namespace(), name) {
+                None => ApiError::not_found(&t.res.group, &t.res.plural, name),
+                Some(_) => not_served(&t.res.group),
+            });
+        }
+        Some(_) => return Err(ApiError::no_route()),
+    };
+    match t.info.verb {
+        Verb::Get => get::serve(t),
+        Verb::List => list::serve(t),
+        Verb::Create => create::serve(t),
+        Verb::Update => update::serve(t, scope),
+        Verb::Patch => patch::serve(t, scope),
+        Verb::Delete => delete::serve(t),
+        Verb::DeleteCollection => delete::serve_collection(t),
+        Verb::Watch => watch::serve(t),
+    }
+}
+
+/// The status subresource serves `get`, `update` and `patch` only.
+fn status_verb(res: &Resource, verb: Verb) -> ApiResult<()> {
+    if matches!(verb, Verb::Get | Verb::Update | Verb::Patch) {
+        return Ok(());
+    }
+    if res.is_custom() {
+        return Err(ApiError::new(
+            405,
+            "MethodNotAllowed",
+            format!(
+                "{verb} is not supported on resources of kind {}",
+                crate::error::go_quote(&res.store_key())
+            ),
+        )
+        .with_details(json!({"group": res.group, "kind": res.plural})));
+    }
+    Err(ApiError::method_not_allowed())
+}
+
+pub(crate) fn filter(res: &Resource, namespace: Option<&str>, q: &Query) -> ApiResult<Filter> {
+    let labels = match q.get("labelSelector") {
+        Some(s) => kube_codegen_apimachinery::labels::Selector::parse(s)
+            .map_err(|e| ApiError::bad_request(format!("unable to parse requirement: {e}")))?,
+        None => kube_codegen_apimachinery::labels::Selector::everything(),
+    };
+    let fields = match q.get("fieldSelector") {
+        Some(s) => FieldSelector::parse(s, res).map_err(ApiError::bad_request)?,
+        None => FieldSelector::default(),
+    };
+    Ok(Filter {
+        namespace: namespace.filter(|_| res.namespaced).map(str::to_string),
+        labels,
+        fields,
+    })
+}
+
+/// The options of a write: `verb` is `create`, `update` or `patch`; the body's duplicate
+/// fields (and, for built-ins, unknown fields) are found here, from the raw bytes.
+pub(crate) fn write_options(
+    req: &Request<Bytes>,
+    q: &Query,
+    verb: Verb,
+    res: &Resource,
+    patch_type: Option<PatchType>,
+) -> ApiResult<WriteOptions> {
+    let options_kind = match verb {
+        Verb::Create => "CreateOptions",
+        Verb::Update => "UpdateOptions",
+        _ => "PatchOptions",
+    };
+    let field_validation =
+        crate::semantics::fields::Directive::parse(q.get("fieldValidation"), options_kind)?;
+    if let Some(m) = q.get("fieldManager") {
+        let mut errs = Vec::new();
+        if m.len() > 128 {
+            errs.push(crate::error::FieldError::too_long("fieldManager", 128));
+        }
+        for (i, c) in m.chars().enumerate() {
+            if c.is_control() {
+                errs.push(crate::error::FieldError::invalid_str(
+                    "fieldManager",
+                    m,
+                    format!("invalid character U+{:04X} (at position {i})", c as u32),
+                ));
+            }
+        }
+        if !errs.is_empty() {
+            return Err(ApiError::invalid("meta.k8s.io", options_kind, "", errs));
+        }
+    }
+    let is_apply = patch_type == Some(PatchType::Apply);
+    let body_problems =
+        if field_validation == crate::semantics::fields::Directive::Ignore || is_apply {
+            crate::semantics::fields::Problems::default()
+        } else if verb == Verb::Patch {
+            crate::semantics::fields::scan(req.body(), None)
+        } else {
+            let root = match res
+                .builtin
+                .and_then(crate::semantics::builtin_schema::definition_of)
+            {
+                Some(def) => crate::semantics::fields::builtin_root(def),
+                None => crate::semantics::fields::custom_root(),
+            };
+            crate::semantics::fields::scan(req.body(), Some(&root))
+        };
+    if res.builtin.is_some()
+        && let Some(e) = &body_problems.type_error
+    {
+        return Err(ApiError::bad_request(format!(
+            "{kind} in version {} cannot be handled as a {kind}: {e}",
+            crate::error::go_quote(&res.version),
+            kind = res.kind
+        )));
+    }
+    let explicit = q.get("fieldManager").filter(|m| !m.is_empty());
+    let manager = match explicit {
+        Some(m) => m.to_string(),
+        None => req
+            .headers()
+            .get(header::USER_AGENT)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|ua| ua.split('/').next())
+            .filter(|s| !s.is_empty())
+            .unwrap_or("unknown")
+            .to_string(),
+    };
+    Ok(WriteOptions {
+        dry_run: q.dry_run()?,
+        manager,
+        explicit_manager: explicit.is_some(),
+        force: q.flag("force")?,
+        field_validation,
+        body_problems,
+        patch: verb == Verb::Patch && !is_apply,
+        warnings: Default::default(),
+    })
+}
+
+/// `ValidateListOptions` of kube-apiserver, for a list or a watch.
+pub(crate) fn validate_list_options(q: &Query, watch: bool) -> ApiResult<()> {
+    use crate::error::FieldError;
+    let rv = q.get("resourceVersion").unwrap_or("");
+    let rvm = q.get("resourceVersionMatch").unwrap_or("");
+    let cont = q.get("continue").unwrap_or("");
+    let send_initial = q.get("sendInitialEvents").is_some();
+    let mut errs = Vec::new();
+    if watch {
+        if send_initial && rvm != "NotOlderThan" {
+            errs.push(FieldError::forbidden(
+                "resourceVersionMatch",
+                "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+            ));
+        }
+        if !rvm.is_empty() {
+            if !send_initial {
+                errs.push(FieldError::forbidden(
+                    "resourceVersionMatch",
+                    "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
+                ));
+            }
+            if rvm != "NotOlderThan" {
+                errs.push(FieldError::not_supported(
+                    "resourceVersionMatch",
+                    rvm,
+                    &["NotOlderThan"],
+                ));
+            }
+            if !cont.is_empty() {
+                errs.push(FieldError::forbidden(
+                    "resourceVersionMatch",
+                    "resourceVersionMatch is forbidden when continue is provided",
+                ));
+            }
+        }
+    } else {
+        if !rvm.is_empty() {
+            if rv.is_empty() {
+                errs.push(FieldError::forbidden(
+                    "resourceVersionMatch",
+                    "resourceVersionMatch is forbidden unless resourceVersion is provided",
+                ));
+            }
+            if !cont.is_empty() {
+                errs.push(FieldError::forbidden(
+                    "resourceVersionMatch",
+                    "resourceVersionMatch is forbidden when continue is provided",
+                ));
+            }
+            if rvm != "Exact" && rvm != "NotOlderThan" {
+                errs.push(FieldError::not_supported(
+                    "resourceVersionMatch",
+                    rvm,
+                    &["Exact", "NotOlderThan", ""],
+                ));
+            }
+            if rvm == "Exact" && rv == "0" {
+                errs.push(FieldError::forbidden(
+                    "resourceVersionMatch",
+                    "resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"",
+                ));
+            }
+        }
+        if send_initial {
+            errs.push(FieldError::forbidden(
+                "sendInitialEvents",
+                "sendInitialEvents is forbidden for list",
+            ));
+        }
+    }
+    if errs.is_empty() {
+        Ok(())
+    } else {
+        Err(ApiError::invalid("meta.k8s.io", "ListOptions", "", errs))
+    }
+}

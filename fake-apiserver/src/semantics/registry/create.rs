@@ -1,0 +1,245 @@
+//! `create`: `rest.BeforeCreate` — defaults, generated names, validation, admission of the
+//! namespace — then a new object in storage.
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+
+use super::WriteOptions;
+use super::checks::{
+    check_namespace, check_type_meta, crd_of, field_problems, meta_invalid, prune_builtin,
+    prune_custom, require_object, validate_custom,
+};
+use super::effects::after_put;
+use crate::error::{ApiError, ApiResult};
+use crate::semantics::builtin;
+use crate::semantics::managed::{self, Scope};
+use crate::semantics::resources::Resource;
+use crate::semantics::state::State;
+use crate::semantics::validation;
+use crate::storage::object::{self, ensure_object};
+
+/// How a create is made.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct CreateFlags {
+    /// `managedFields` were computed by an apply.
+    pub(crate) preset_managed_fields: bool,
+    /// Seeding from a test: no namespace admission, the given `status` is kept.
+    pub(crate) seed: bool,
+}
+
+/// POST: creates an object.
+pub(crate) fn create(
+    st: &mut State,
+    res: &Arc<Resource>,
+    url_namespace: &str,
+    mut obj: Value,
+    opts: &WriteOptions,
+    flags: CreateFlags,
+) -> ApiResult<Value> {
+    let preset_managed_fields = flags.preset_managed_fields;
+    require_object(&obj)?;
+    let given_status = if flags.seed {
+        obj.get("status").cloned()
+    } else {
+        None
+    };
+    check_type_meta(res, &obj)?;
+    let body_ns = object::namespace(&obj).to_string();
+    if res.namespaced {
+        if body_ns.is_empty() {
+            object::set_meta(&mut obj, "namespace", Some(json!(url_namespace)));
+        } else if body_ns != url_namespace {
+            return Err(ApiError::bad_request(
+                "the namespace of the provided object does not match the namespace sent on the request",
+            ));
+        }
+    } else {
+        object::set_meta(&mut obj, "namespace", None);
+    }
+    object::set_type_meta(&mut obj, &res.api_version(), &res.kind);
+    let meta = object::meta_mut(&mut obj);
+    for field in [
+        "uid",
+        "resourceVersion",
+        "creationTimestamp",
+        "deletionTimestamp",
+        "deletionGracePeriodSeconds",
+        "generation",
+        "selfLink",
+    ] {
+        meta.remove(field);
+    }
+    if !preset_managed_fields {
+        meta.remove("managedFields");
+    }
+    // Generate the name first: validation sees the generated one.
+    let generate_name = object::meta_str(&obj, "generateName").to_string();
+    let mut generated = false;
+    if object::name(&obj).is_empty() && !generate_name.is_empty() {
+        let candidate = format!("{generate_name}{}", object::random_suffix(5));
+        object::set_meta(&mut obj, "name", Some(json!(candidate)));
+        generated = true;
+    }
+    if res.is_custom() && res.has_status() {
+        ensure_object(&mut obj).remove("status");
+    }
+    // Decoding first (pruning, strict-decoding errors), validation after.
+    let unknown = if res.is_custom() {
+        prune_custom(res, &mut obj)
+    } else {
+        prune_builtin(res, &mut obj, opts.patch)
+    };
+    if !preset_managed_fields {
+        field_problems(res, opts, &obj, unknown)?;
+    }
+    builtin::prepare_create(st, res, &mut obj)?;
+    if let Some(s) = given_status {
+        ensure_object(&mut obj).insert("status".into(), s);
+    }
+    if res.is_custom() {
+        validate_custom(res, &obj, None, opts)?;
+    }
+    meta_invalid(
+        res,
+        &obj,
+        validation::object_meta_errors(&obj, res.name_rule(), res.namespaced),
+    )?;
+    let namespace = object::namespace(&obj).to_string();
+    if !flags.seed {
+        check_namespace(st, res, &namespace, object::name(&obj))?;
+    }
+    if res.is_custom()
+        && let Some((_, crd_obj)) = crd_of(st, res)
+        && object::is_deleting(&crd_obj)
+    {
+        return Err(ApiError::new(
+            405,
+            "MethodNotAllowed",
+            "create not allowed while custom resource definition is terminating",
+        ));
+    }
+    if st.get(res, &namespace, object::name(&obj)).is_some() {
+        if generated {
+            // Retry with another suffix, as the API server does for generated names.
+            for _ in 0..16 {
+                let candidate = format!("{generate_name}{}", object::random_suffix(5));
+                if st.get(res, &namespace, &candidate).is_none() {
+                    object::set_meta(&mut obj, "name", Some(json!(candidate)));
+                    break;
+                }
+            }
+        }
+        if st.get(res, &namespace, object::name(&obj)).is_some() {
+            return Err(ApiError::already_exists(
+                &res.group,
+                &res.plural,
+                object::name(&obj),
+            ));
+        }
+    }
+    let now = object::now_rfc3339();
+    object::set_meta(&mut obj, "uid", Some(json!(object::new_uid())));
+    object::set_meta(&mut obj, "creationTimestamp", Some(json!(now)));
+    if res.tracks_generation() {
+        object::set_meta(&mut obj, "generation", Some(json!(1)));
+    }
+    if !preset_managed_fields {
+        let mut entries = Vec::new();
+        managed::record_update(
+            res,
+            &mut entries,
+            None,
+            &obj,
+            &opts.manager,
+            Scope::Main,
+            &now,
+        );
+        managed::write_entries(&mut obj, &entries);
+    }
+    if opts.dry_run {
+        return Ok(obj);
+    }
+    let stored = st.put(res, obj);
+    after_put(st, res, None, &stored);
+    Ok((*stored).clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::semantics::registry::fixture::{cm, err, ok, opts, res, state, stored_cm};
+
+    #[test]
+    fn fills_server_fields_and_drops_client_ones() {
+        let mut st = state();
+        let cms = res(&st, "", "configmaps");
+        let mut body = cm("a", json!({"k": "v"}));
+        object::set_meta(&mut body, "uid", Some(json!("forged")));
+        object::set_meta(&mut body, "generation", Some(json!(7)));
+        let obj = ok(create(
+            &mut st,
+            &cms,
+            "ns",
+            body,
+            &opts(),
+            CreateFlags::default(),
+        ));
+        assert_eq!(object::namespace(&obj), "ns");
+        assert_ne!(object::uid(&obj), "forged");
+        assert!(!object::uid(&obj).is_empty());
+        assert_eq!(obj.pointer("/metadata/generation"), None);
+        assert!(obj.pointer("/metadata/creationTimestamp").is_some());
+        assert_eq!(object::resource_version(&obj), st.rv().to_string());
+        assert_eq!(
+            st.get(&cms, "ns", "a").map(|o| o["data"]["k"].clone()),
+            Some(json!("v"))
+        );
+    }
+
+    #[test]
+    fn refuses_what_kube_apiserver_refuses() {
+        let mut st = state();
+        let cms = res(&st, "", "configmaps");
+        stored_cm(&mut st, "a", json!({}));
+        let create_cm = |st: &mut State, ns: &str, body: Value| {
+            create(st, &cms, ns, body, &opts(), CreateFlags::default())
+        };
+        assert_eq!(err(create_cm(&mut st, "ns", cm("a", json!({})))).code, 409);
+        let mut other_ns = cm("b", json!({}));
+        object::set_meta(&mut other_ns, "namespace", Some(json!("default")));
+        assert_eq!(err(create_cm(&mut st, "ns", other_ns)).code, 400);
+        // NamespaceLifecycle: no namespace, no create.
+        let e = err(create_cm(&mut st, "missing", cm("c", json!({}))));
+        assert_eq!((e.code, e.reason.as_str()), (404, "NotFound"));
+        // Metadata validation names the field.
+        let e = err(create_cm(&mut st, "ns", cm("Not_A_Name", json!({}))));
+        assert_eq!(e.code, 422);
+        assert!(e.message.contains("metadata.name"), "{}", e.message);
+        assert_eq!(err(create_cm(&mut st, "ns", json!([1]))).code, 400);
+    }
+
+    #[test]
+    fn dry_run_stores_nothing() {
+        let mut st = state();
+        let cms = res(&st, "", "configmaps");
+        let rv = st.rv();
+        let dry = WriteOptions {
+            dry_run: true,
+            ..opts()
+        };
+        let obj = ok(create(
+            &mut st,
+            &cms,
+            "ns",
+            cm("a", json!({})),
+            &dry,
+            CreateFlags::default(),
+        ));
+        assert_eq!(object::name(&obj), "a");
+        assert_eq!(st.rv(), rv);
+        assert!(st.get(&cms, "ns", "a").is_none());
+    }
+}

@@ -1,0 +1,70 @@
+//! The side effects of a stored write: a CRD registers or unregisters its resources, a
+//! removal may finish a namespace or a CRD that waits for it to empty.
+
+use serde_json::Value;
+
+use super::delete::{finalize_crd, finalize_namespace};
+use crate::semantics::crd;
+use crate::semantics::resources::{Builtin, Resource};
+use crate::semantics::state::State;
+use crate::storage::object::{self, ensure_object};
+
+/// Side effects of a stored write.
+pub(super) fn after_put(st: &mut State, res: &Resource, old: Option<&Value>, new: &Value) {
+    if res.builtin != Some(Builtin::Crd) || object::is_deleting(new) {
+        return;
+    }
+    let (group, plural) = crd::group_plural(new);
+    let relevant = |v: &Value| {
+        (
+            v.get("spec").cloned(),
+            object::meta(v).and_then(|m| m.get("annotations")).cloned(),
+        )
+    };
+    if old.is_some_and(|o| relevant(o) == relevant(new)) {
+        return;
+    }
+    st.registry.remove_all_versions(&group, &plural);
+    let served = crd::resources(new);
+    tracing::debug!(
+        crd = object::name(new),
+        versions = ?served.iter().map(|r| r.version.as_str()).collect::<Vec<_>>(),
+        "custom resource registered"
+    );
+    for r in served {
+        st.register(r);
+    }
+    // The naming and establishing controllers (a moment later on a real server).
+    let mut established = new.clone();
+    let status = crd::established_status(new, &object::now_rfc3339());
+    ensure_object(&mut established).insert("status".into(), status);
+    if let Some(crd_res) =
+        st.registry
+            .get("apiextensions.k8s.io", "v1", "customresourcedefinitions")
+        && !object::same_content(new, &established)
+    {
+        st.put(&crd_res, established);
+    }
+}
+
+/// Side effects of a removal.
+pub(super) fn after_remove(st: &mut State, res: &Resource, gone: &Value) {
+    match res.builtin {
+        Some(Builtin::Crd) => {
+            let (group, plural) = crd::group_plural(gone);
+            st.unregister(&group, &plural);
+            tracing::debug!(crd = object::name(gone), "custom resource unregistered");
+        }
+        None => {
+            if let Some(c) = res.custom.as_ref() {
+                let name = c.crd_name.clone();
+                finalize_crd(st, &name);
+            }
+        }
+        _ => {}
+    }
+    if res.namespaced {
+        let ns = object::namespace(gone).to_string();
+        finalize_namespace(st, &ns);
+    }
+}

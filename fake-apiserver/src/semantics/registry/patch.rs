@@ -1,0 +1,352 @@
+//! `patch`: JSON, merge and strategic-merge patches applied to the stored object and written
+//! as an update, and server-side apply with its field ownership.
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+
+use super::WriteOptions;
+use super::checks::{check_type_meta, require_object};
+use super::create::{CreateFlags, create};
+use super::update::{UpdateInput, update};
+use crate::error::{ApiError, ApiResult, FieldError};
+use crate::semantics::fields;
+use crate::semantics::managed::{self, Scope};
+use crate::semantics::patch::{self, PatchType};
+use crate::semantics::resources::Resource;
+use crate::semantics::schema;
+use crate::semantics::state::State;
+use crate::storage::object::{self};
+
+pub(super) fn patch_options_invalid(field: FieldError) -> ApiError {
+    ApiError::invalid("meta.k8s.io", "PatchOptions", "", vec![field])
+}
+
+/// PATCH: returns the object and whether it was created (apply only).
+#[allow(clippy::too_many_arguments)] // the REST verb's own parameters
+pub(crate) fn patch(
+    st: &mut State,
+    res: &Arc<Resource>,
+    url_namespace: &str,
+    name: &str,
+    ptype: PatchType,
+    body: &Value,
+    scope: Scope,
+    opts: &WriteOptions,
+) -> ApiResult<(Value, bool)> {
+    if ptype != PatchType::Apply && opts.force.is_some() {
+        return Err(patch_options_invalid(FieldError::forbidden(
+            "force",
+            "may not be specified for non-apply patch",
+        )));
+    }
+    if ptype == PatchType::Apply && !opts.explicit_manager {
+        return Err(patch_options_invalid(FieldError::required(
+            "fieldManager",
+            "is required for apply patch",
+        )));
+    }
+    if ptype == PatchType::Strategic && !res.supports_strategic_merge() {
+        return Err(patch::unsupported_patch(res));
+    }
+    let ns = if res.namespaced { url_namespace } else { "" };
+    let current = st.get(res, ns, name);
+    if ptype == PatchType::Apply {
+        return apply(st, res, url_namespace, name, body, scope, opts, current);
+    }
+    let Some(current) = current else {
+        return Err(ApiError::not_found(&res.group, &res.plural, name));
+    };
+    let patched = match ptype {
+        PatchType::Merge => patch::merge_patch(&current, body)?,
+        PatchType::Json => patch::json_patch(&current, body)?,
+        PatchType::Strategic => patch::strategic_merge(res, &current, body)?,
+        PatchType::Apply => return Err(ApiError::internal("unreachable patch type")),
+    };
+    if object::name(&patched) != name {
+        return Err(ApiError::invalid(
+            &res.group,
+            &res.kind,
+            name,
+            vec![FieldError::invalid_str(
+                "metadata.name",
+                object::name(&patched),
+                "field is immutable",
+            )],
+        ));
+    }
+    update(
+        st,
+        res,
+        url_namespace,
+        name,
+        UpdateInput {
+            body: patched,
+            scope,
+            managed_done: false,
+            is_put: false,
+        },
+        opts,
+    )
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(super) fn apply(
+    st: &mut State,
+    res: &Arc<Resource>,
+    url_namespace: &str,
+    name: &str,
+    config: &Value,
+    scope: Scope,
+    opts: &WriteOptions,
+    current: Option<Arc<Value>>,
+) -> ApiResult<(Value, bool)> {
+    require_object(config)?;
+    let kind = config.get("kind").and_then(Value::as_str).unwrap_or("");
+    let api_version = config
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    if kind.is_empty() || api_version.is_empty() {
+        let (g, v) = crate::semantics::resources::split_api_version(api_version);
+        return Err(ApiError::bad_request(format!(
+            "invalid object type: {g}/{v}, Kind={kind}"
+        )));
+    }
+    check_type_meta(res, config)?;
+    if object::meta(config).is_some_and(|m| m.get("managedFields").is_some_and(|v| !v.is_null())) {
+        return Err(ApiError::bad_request("metadata.managedFields must be nil"));
+    }
+    // The typed patch is built from the schema: a field it does not declare fails the apply,
+    // whatever fieldValidation says.
+    let unknown = if res.is_custom() {
+        let mut probe = config.clone();
+        match res.custom.as_ref().and_then(|c| c.schema.as_ref()) {
+            Some(schema_v) => schema::prune_and_default(&mut probe, schema_v),
+            None => Vec::new(),
+        }
+    } else {
+        match res
+            .builtin
+            .and_then(crate::semantics::builtin_schema::definition_of)
+        {
+            Some(def) => {
+                let bytes = serde_json::to_vec(config).unwrap_or_default();
+                fields::scan(&bytes, Some(&fields::builtin_root(def)))
+                    .unknown
+                    .into_iter()
+                    .map(|m| {
+                        m.trim_start_matches("unknown field ")
+                            .trim_matches('"')
+                            .to_string()
+                    })
+                    .collect()
+            }
+            None => Vec::new(),
+        }
+    };
+    if let Some(first) = unknown.first() {
+        return Err(ApiError::new(
+            500,
+            "",
+            format!(
+                "failed to create typed patch object ({}/{}; {}/{}, Kind={}): .{first}: field not declared in schema",
+                object::namespace(config),
+                object::name(config),
+                res.group,
+                res.version,
+                res.kind
+            ),
+        ));
+    }
+    let mut config = config.clone();
+    match object::name(&config) {
+        "" => object::set_meta(&mut config, "name", Some(json!(name))),
+        n if n != name => {
+            return Err(ApiError::bad_request(format!(
+                "the name of the object ({n}) does not match the name on the URL ({name})"
+            )));
+        }
+        _ => {}
+    }
+    let now = object::now_rfc3339();
+    let force = opts.force.unwrap_or(false);
+    match current {
+        None => {
+            if scope == Scope::Status {
+                return Err(ApiError::not_found(&res.group, &res.plural, name));
+            }
+            let merged = managed::apply(res, None, &config, &opts.manager, force, scope, &now)
+                .map_err(|c| managed::conflict_error(&res.group, &res.plural, name, &c))?;
+            let created = create(
+                st,
+                res,
+                url_namespace,
+                merged,
+                opts,
+                CreateFlags {
+                    preset_managed_fields: true,
+                    seed: false,
+                },
+            )?;
+            Ok((created, true))
+        }
+        Some(live) => {
+            let mut merged =
+                managed::apply(res, Some(&live), &config, &opts.manager, force, scope, &now)
+                    .map_err(|c| managed::conflict_error(&res.group, &res.plural, name, &c))?;
+            // The applied configuration is no precondition unless it carries one.
+            let rv = match object::resource_version(&config) {
+                "" => object::resource_version(&live).to_string(),
+                rv => rv.to_string(),
+            };
+            object::set_meta(&mut merged, "resourceVersion", Some(json!(rv)));
+            update(
+                st,
+                res,
+                url_namespace,
+                name,
+                UpdateInput {
+                    body: merged,
+                    scope,
+                    managed_done: true,
+                    is_put: false,
+                },
+                opts,
+            )
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::semantics::registry::fixture::{err, ok, opts, res, state, stored_cm};
+
+    fn patch_cm(st: &mut State, ptype: PatchType, body: Value) -> ApiResult<(Value, bool)> {
+        let cms = res(st, "", "configmaps");
+        let o = WriteOptions {
+            patch: ptype != PatchType::Apply,
+            ..opts()
+        };
+        patch(st, &cms, "ns", "a", ptype, &body, Scope::Main, &o)
+    }
+
+    #[test]
+    fn each_patch_type_changes_the_stored_object() {
+        let mut st = state();
+        stored_cm(&mut st, "a", json!({"k": "1", "drop": "x"}));
+        let (obj, created) = ok(patch_cm(
+            &mut st,
+            PatchType::Merge,
+            json!({"data": {"k": "2", "drop": null}}),
+        ));
+        assert!(!created);
+        assert_eq!(obj["data"], json!({"k": "2"}));
+        let (obj, _) = ok(patch_cm(
+            &mut st,
+            PatchType::Json,
+            json!([{"op": "add", "path": "/data/j", "value": "3"}]),
+        ));
+        assert_eq!(obj["data"]["j"], "3");
+        let (obj, _) = ok(patch_cm(
+            &mut st,
+            PatchType::Strategic,
+            json!({"data": {"s": "4"}}),
+        ));
+        assert_eq!(obj["data"], json!({"k": "2", "j": "3", "s": "4"}));
+    }
+
+    #[test]
+    fn a_failing_test_operation_and_a_missing_object_are_refused() {
+        let mut st = state();
+        stored_cm(&mut st, "a", json!({"k": "1"}));
+        let rv = st.rv();
+        let e = err(patch_cm(
+            &mut st,
+            PatchType::Json,
+            json!([{"op": "test", "path": "/data/k", "value": "2"}]),
+        ));
+        assert_eq!(e.code, 422);
+        assert_eq!(st.rv(), rv, "a refused patch writes nothing");
+        let cms = res(&st, "", "configmaps");
+        let e = err(patch(
+            &mut st,
+            &cms,
+            "ns",
+            "missing",
+            PatchType::Merge,
+            &json!({"data": {}}),
+            Scope::Main,
+            &opts(),
+        ));
+        assert_eq!(e.code, 404);
+    }
+
+    #[test]
+    fn apply_creates_then_owns_fields() {
+        let mut st = state();
+        let cms = res(&st, "", "configmaps");
+        let config = json!({"apiVersion": "v1", "kind": "ConfigMap",
+                            "metadata": {"name": "applied"}, "data": {"k": "1"}});
+        let o = WriteOptions {
+            manager: "me".into(),
+            explicit_manager: true,
+            ..opts()
+        };
+        let (obj, created) = ok(patch(
+            &mut st,
+            &cms,
+            "ns",
+            "applied",
+            PatchType::Apply,
+            &config,
+            Scope::Main,
+            &o,
+        ));
+        assert!(created);
+        assert_eq!(obj["data"]["k"], "1");
+        let managers: Vec<&str> = obj["metadata"]["managedFields"]
+            .as_array()
+            .map(|a| a.iter().filter_map(|m| m["manager"].as_str()).collect())
+            .unwrap_or_default();
+        assert_eq!(managers, ["me"]);
+        // Another manager's conflicting apply is a 409 unless forced.
+        let other = WriteOptions {
+            manager: "other".into(),
+            explicit_manager: true,
+            ..opts()
+        };
+        let mut theirs = config.clone();
+        theirs["data"]["k"] = json!("2");
+        let e = err(patch(
+            &mut st,
+            &cms,
+            "ns",
+            "applied",
+            PatchType::Apply,
+            &theirs,
+            Scope::Main,
+            &other,
+        ));
+        assert_eq!(e.code, 409);
+        // Force is for apply only.
+        let forced_merge = WriteOptions {
+            force: Some(true),
+            ..opts()
+        };
+        let e = err(patch(
+            &mut st,
+            &cms,
+            "ns",
+            "applied",
+            PatchType::Merge,
+            &json!({}),
+            Scope::Main,
+            &forced_merge,
+        ));
+        assert_eq!(e.code, 422);
+    }
+}
