@@ -177,26 +177,17 @@ fn resource_impl(src: &mut Src, rt: &str, pkg: &Package, o: &ObjectType) {
             "type Ty",
             &format!("{rt}::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta"),
         );
-        s.blank();
-        s.method(
-            "",
-            "fn metadata",
-            &[],
-            &[Ty::new("&self")],
-            Some(&Ty::new("&Self::Ty")),
-            |s| {
-                s.line("&self.metadata");
-            },
-        );
-        s.blank();
-        s.method(
-            "",
-            "fn metadata_mut",
-            &[],
-            &[Ty::new("&mut self")],
-            Some(&Ty::new("&mut Self::Ty")),
-            |s| s.line("&mut self.metadata"),
-        );
+        for (name, this, mutable) in [
+            ("metadata", "&self", ""),
+            ("metadata_mut", "&mut self", "mut "),
+        ] {
+            s.blank();
+            let ret = Ty::new(format!("&{mutable}Self::Ty"));
+            let head = format!("fn {name}");
+            s.method("", &head, &[], &[Ty::new(this)], Some(&ret), |s| {
+                s.line(&format!("&{mutable}self.metadata"))
+            });
+        }
     });
     src.blank();
     if let Some(l) = &o.list_kind {

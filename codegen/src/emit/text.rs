@@ -468,7 +468,7 @@ impl Src {
     }
 
     /// A method chain `{root}{links…}{tail}`: on one line when it takes at most 60 columns and
-    /// the line fits, else one link per line at `indent + 4` (the first stays on the root's line
+    /// the line fits, else one link per line one level in (the first stays on the root's line
     /// when the root is no wider than an indent, as `self` is).
     pub(crate) fn chain(&mut self, root: &str, links: &[&str], tail: &str) {
         let indent = self.indent;
@@ -620,7 +620,7 @@ pub(crate) fn version_cmp(a: &str, b: &str) -> std::cmp::Ordering {
 
 impl Src {
     /// `{lead}{{items…}};` (a `use` with a list), the items sorted as `rustfmt` sorts them: one
-    /// line when it fits, else the items filling lines of their own at `indent + 4`. A single
+    /// line when it fits, else the items filling lines of their own one level in. A single
     /// item is written without braces.
     pub(crate) fn use_list(&mut self, lead: &str, items: &[&str]) {
         let indent = self.indent;
