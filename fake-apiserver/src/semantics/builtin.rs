@@ -142,6 +142,45 @@ fn invalid(res: &Resource, obj: &Value, errs: Vec<FieldError>) -> ApiResult<()> 
     }
 }
 
+/// kube-apiserver's `MaxSecretSize`: the bytes a ConfigMap's `data` and `binaryData`, or a
+/// Secret's `data`, may hold together.
+pub(crate) const MAX_DATA_SIZE: usize = 1024 * 1024;
+
+/// The bytes of a base64 value once decoded (the encoded length where it does not decode).
+fn decoded_len(v: &Value) -> usize {
+    let s = v.as_str().unwrap_or("");
+    base64::engine::general_purpose::STANDARD
+        .decode(s)
+        .map_or(s.len(), |b| b.len())
+}
+
+/// `ValidateConfigMap`'s and `ValidateSecret`'s size rule: at most [`MAX_DATA_SIZE`] bytes of
+/// data, reported on `[]` for a ConfigMap and on `data` for a Secret, as kube-apiserver does.
+fn data_size_errors(kind: Builtin, obj: &Value) -> Vec<FieldError> {
+    let values = |field: &str| {
+        obj.get(field)
+            .and_then(Value::as_object)
+            .into_iter()
+            .flat_map(|m| m.values())
+    };
+    let (field, total) = match kind {
+        Builtin::ConfigMap => (
+            "[]",
+            values("data")
+                .map(|v| v.as_str().map_or(0, str::len))
+                .sum::<usize>()
+                + values("binaryData").map(decoded_len).sum::<usize>(),
+        ),
+        Builtin::Secret => ("data", values("data").map(decoded_len).sum()),
+        _ => return Vec::new(),
+    };
+    if total > MAX_DATA_SIZE {
+        vec![FieldError::too_long(field, MAX_DATA_SIZE)]
+    } else {
+        Vec::new()
+    }
+}
+
 fn secret_string_data(res: &Resource, obj: &mut Value) -> ApiResult<()> {
     let m = ensure_object(obj);
     if let Some(Value::Object(sd)) = m.remove("stringData") {
@@ -368,7 +407,11 @@ pub(crate) fn prepare_create(st: &mut State, res: &Resource, obj: &mut Value) ->
             }
             ensure_object(obj).insert("status".into(), json!({"loadBalancer": {}}));
         }
-        Builtin::Secret => secret_string_data(res, obj)?,
+        Builtin::Secret => {
+            secret_string_data(res, obj)?;
+            invalid(res, obj, data_size_errors(kind, obj))?;
+        }
+        Builtin::ConfigMap => invalid(res, obj, data_size_errors(kind, obj))?,
         Builtin::Deployment | Builtin::ReplicaSet | Builtin::StatefulSet | Builtin::DaemonSet => {
             deployment_like_defaults(obj, kind);
             invalid(res, obj, workload_errors(obj, kind))?;
@@ -401,7 +444,6 @@ pub(crate) fn prepare_create(st: &mut State, res: &Resource, obj: &mut Value) ->
             ensure_object(obj).insert("status".into(), status);
         }
         Builtin::Endpoints
-        | Builtin::ConfigMap
         | Builtin::CoreEvent
         | Builtin::ServiceAccount
         | Builtin::EndpointSlice
@@ -493,7 +535,11 @@ pub(crate) fn prepare_update(
                 )?;
             }
         }
-        Builtin::Secret => secret_string_data(res, new)?,
+        Builtin::Secret => {
+            secret_string_data(res, new)?;
+            invalid(res, new, data_size_errors(kind, new))?;
+        }
+        Builtin::ConfigMap => invalid(res, new, data_size_errors(kind, new))?,
         Builtin::Deployment
         | Builtin::ReplicaSet
         | Builtin::StatefulSet

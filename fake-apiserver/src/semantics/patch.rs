@@ -87,13 +87,33 @@ pub(crate) fn merge_patch(original: &Value, patch: &Value) -> ApiResult<Value> {
     Ok(doc)
 }
 
-/// JSON patch: a bad document is a 400, an operation that fails is a 422.
+/// kube-apiserver's `maxJSONPatchOperations`: a longer JSON patch is a 413.
+pub(crate) const MAX_JSON_PATCH_OPERATIONS: usize = 10_000;
+
+/// kube-apiserver's `JSONPatchMaxCopyBytes` (3 MiB), which arms the patch library's
+/// `AccumulatedCopySizeLimit`: the bytes that `copy` operations may add to a document in all.
+pub(crate) const JSON_PATCH_MAX_COPY_BYTES: usize = 3 * 1024 * 1024;
+
+/// JSON patch: a bad document is a 400, more than [`MAX_JSON_PATCH_OPERATIONS`] operations a
+/// 413, an operation that fails — or `copy` operations that together copy more than
+/// [`JSON_PATCH_MAX_COPY_BYTES`], the way a patch doubles a document with each operation — a
+/// 422.
 pub(crate) fn json_patch(original: &Value, patch: &Value) -> ApiResult<Value> {
-    if !patch.is_array() {
+    let Some(raw_ops) = patch.as_array() else {
         return Err(ApiError::bad_request(format!(
             "error decoding patch: json: cannot unmarshal {} into Go value of type []handlers.jsonPatchOp",
             go_json_kind(patch)
         )));
+    };
+    if raw_ops.len() > MAX_JSON_PATCH_OPERATIONS {
+        return Err(ApiError::new(
+            413,
+            "RequestEntityTooLarge",
+            format!(
+                "Request entity too large: The allowed maximum operations in a JSON patch is {MAX_JSON_PATCH_OPERATIONS}, got {}",
+                raw_ops.len()
+            ),
+        ));
     }
     // An operation the patch library cannot read or apply is a 422 without causes, as
     // kube-apiserver answers it.
@@ -109,11 +129,46 @@ pub(crate) fn json_patch(original: &Value, patch: &Value) -> ApiResult<Value> {
         rejected()
     })?;
     let mut doc = original.clone();
-    json_patch::patch(&mut doc, &ops).map_err(|e| {
-        tracing::debug!(error = %e, "JSON patch failed");
-        rejected()
-    })?;
+    let mut copied = 0usize;
+    for op in &ops.0 {
+        if let json_patch::PatchOperation::Copy(c) = op {
+            // Measured before the copy is made, so a patch that doubles the document stops
+            // at the limit instead of growing without bound.
+            let size = doc.pointer(c.from.as_str()).map_or(0, encoded_len);
+            copied = copied.saturating_add(size);
+            if copied > JSON_PATCH_MAX_COPY_BYTES {
+                tracing::debug!(
+                    copied,
+                    limit = JSON_PATCH_MAX_COPY_BYTES,
+                    "JSON patch copies exceed the limit"
+                );
+                return Err(rejected());
+            }
+        }
+        json_patch::patch_unsafe(&mut doc, std::slice::from_ref(op)).map_err(|e| {
+            tracing::debug!(error = %e, "JSON patch failed");
+            rejected()
+        })?;
+    }
     Ok(doc)
+}
+
+/// The length of `v` encoded as compact JSON, counted without building the encoding.
+pub(crate) fn encoded_len(v: &Value) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut n = Count(0);
+    // Writing a `Value` to a sink that cannot fail cannot fail.
+    let _ = serde_json::to_writer(&mut n, v);
+    n.0
 }
 
 /// Strategic merge patch with the directives `$patch` (replace, delete, merge),
@@ -429,6 +484,44 @@ mod tests {
 
     fn ok<T>(r: ApiResult<T>) -> T {
         r.unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn a_json_patch_that_doubles_the_document_stops_at_the_copy_limit() {
+        let doc = json!({"metadata": {"finalizers": ["example.com/a"]}});
+        let double =
+            json!({"op": "copy", "from": "/metadata/finalizers", "path": "/metadata/finalizers/-"});
+        // 40 doublings would be a document of 2^40 entries; the copies stop near 3 MiB.
+        let bomb = Value::Array(vec![double.clone(); 40]);
+        let e = json_patch(&doc, &bomb).err().map(|e| (e.code, e.reason));
+        assert_eq!(e, Some((422, "Invalid".to_string())));
+        // A few doublings are a patch like any other.
+        let out = ok(json_patch(&doc, &Value::Array(vec![double; 3])));
+        // Each copy appends the whole list to itself: one entry more, twice the bytes.
+        assert_eq!(
+            out["metadata"]["finalizers"].as_array().map(Vec::len),
+            Some(4)
+        );
+        assert!(encoded_len(&out) > 8 * encoded_len(&doc["metadata"]["finalizers"]));
+    }
+
+    #[test]
+    fn a_json_patch_of_more_than_ten_thousand_operations_is_a_413() {
+        let doc = json!({"data": {"k": "v"}});
+        let test = json!({"op": "test", "path": "/data/k", "value": "v"});
+        assert!(json_patch(&doc, &Value::Array(vec![test.clone(); 10_000])).is_ok());
+        let e = json_patch(&doc, &Value::Array(vec![test; 10_001])).err();
+        assert_eq!(
+            e.map(|e| (e.code, e.message)),
+            Some((
+                413,
+                "Request entity too large: The allowed maximum operations in a JSON patch is 10000, got 10001".to_string()
+            ))
+        );
+        assert_eq!(
+            encoded_len(&json!({"a": [1, "x"]})),
+            r#"{"a":[1,"x"]}"#.len()
+        );
     }
 
     #[test]

@@ -7,8 +7,8 @@ use serde_json::{Value, json};
 
 use super::WriteOptions;
 use super::checks::{
-    check_namespace, check_type_meta, crd_of, field_problems, meta_invalid, prune_builtin,
-    prune_custom, require_object, validate_custom,
+    check_namespace, check_storage_size, check_type_meta, crd_of, field_problems, meta_invalid,
+    prune_builtin, prune_custom, require_object, validate_custom,
 };
 use super::effects::after_put;
 use crate::error::{ApiError, ApiResult};
@@ -160,6 +160,7 @@ pub(crate) fn create(
     if opts.dry_run {
         return Ok(obj);
     }
+    check_storage_size(&obj)?;
     let stored = st.put(res, obj);
     after_put(st, res, None, &stored);
     Ok((*stored).clone())
@@ -167,6 +168,7 @@ pub(crate) fn create(
 
 #[cfg(test)]
 mod tests {
+    use base64::Engine;
     use serde_json::json;
 
     use super::*;
@@ -219,6 +221,57 @@ mod tests {
         assert_eq!(e.code, 422);
         assert!(e.message.contains("metadata.name"), "{}", e.message);
         assert_eq!(err(create_cm(&mut st, "ns", json!([1]))).code, 400);
+    }
+
+    #[test]
+    fn data_and_object_size_limits_are_kube_apiservers() {
+        let mut st = state();
+        let cms = res(&st, "", "configmaps");
+        let mut make =
+            |body: Value| create(&mut st, &cms, "ns", body, &opts(), CreateFlags::default());
+        let mib = 1024 * 1024;
+        let e = err(make(cm("big", json!({"k": "x".repeat(mib + 1)}))));
+        assert_eq!(
+            e.message,
+            "ConfigMap \"big\" is invalid: []: Too long: may not be more than 1048576 bytes"
+        );
+        ok(make(cm("fits", json!({"k": "x".repeat(mib - 100)}))));
+        // binaryData counts decoded, together with data.
+        let mut both = cm("both", json!({"k": "x".repeat(mib / 2)}));
+        both["binaryData"] =
+            json!({"b": base64::engine::general_purpose::STANDARD.encode(vec![0u8; mib / 2 + 1])});
+        assert_eq!(err(make(both)).code, 422);
+        // Under the data limit, over what storage takes: etcd's 500.
+        let mut huge = cm("huge", json!({"k": "x".repeat(mib - 100)}));
+        object::set_meta(
+            &mut huge,
+            "annotations",
+            Some(json!({"a": "x".repeat(250 * 1024)})),
+        );
+        let fins: Vec<String> = (0..9000)
+            .map(|i| format!("example.com/f{i:05}{}", "x".repeat(50)))
+            .collect();
+        object::set_meta(&mut huge, "finalizers", Some(json!(fins)));
+        let e = err(make(huge));
+        assert_eq!(
+            (e.code, e.message.as_str()),
+            (500, "etcdserver: request is too large")
+        );
+        let secrets = res(&st, "", "secrets");
+        let secret = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"},
+            "stringData": {"k": "x".repeat(mib + 1)}});
+        let e = err(create(
+            &mut st,
+            &secrets,
+            "ns",
+            secret,
+            &opts(),
+            CreateFlags::default(),
+        ));
+        assert_eq!(
+            e.message,
+            "Secret \"s\" is invalid: data: Too long: may not be more than 1048576 bytes"
+        );
     }
 
     #[test]

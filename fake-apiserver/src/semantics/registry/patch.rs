@@ -63,6 +63,7 @@ pub(crate) fn patch(
         PatchType::Strategic => patch::strategic_merge(res, &current, body)?,
         PatchType::Apply => return Err(ApiError::internal("unreachable patch type")),
     };
+    check_patched_types(res, ptype, body, &patched)?;
     if object::name(&patched) != name {
         return Err(ApiError::invalid(
             &res.group,
@@ -88,6 +89,98 @@ pub(crate) fn patch(
         },
         opts,
     )
+}
+
+/// kube-apiserver decodes a patched built-in object into its Go type before anything else
+/// looks at it, so a patch that gives a field a value of the wrong type is a 422 on the
+/// `patch` field: JSON and merge patches quote the patched object and Go's JSON decoding error,
+/// strategic-merge patches the patch (as Go prints a map) and the unstructured converter's.
+fn check_patched_types(
+    res: &Resource,
+    ptype: PatchType,
+    patch_body: &Value,
+    patched: &Value,
+) -> ApiResult<()> {
+    let Some(def) = res
+        .builtin
+        .and_then(crate::semantics::builtin_schema::definition_of)
+    else {
+        return Ok(());
+    };
+    let bytes = serde_json::to_vec(patched).unwrap_or_default();
+    let Some(go_error) = fields::scan(&bytes, Some(&fields::builtin_root(def))).type_error else {
+        return Ok(());
+    };
+    let (value, detail) = match ptype {
+        PatchType::Strategic => (go_map_format(patch_body), converter_error(&go_error)),
+        _ => (String::from_utf8_lossy(&bytes).into_owned(), go_error),
+    };
+    Err(ApiError::invalid(
+        "",
+        "",
+        "",
+        vec![FieldError::invalid_str("patch", &value, detail)],
+    ))
+}
+
+/// A JSON value as Go's `fmt` prints the `map[string]interface{}` it decodes to: maps with
+/// sorted keys as `map[k:v]`, slices as `[a b]`, `<nil>` for null.
+fn go_map_format(v: &Value) -> String {
+    match v {
+        Value::Null => "<nil>".into(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => n.to_string(),
+        Value::String(s) => s.clone(),
+        Value::Array(items) => format!(
+            "[{}]",
+            items
+                .iter()
+                .map(go_map_format)
+                .collect::<Vec<_>>()
+                .join(" ")
+        ),
+        Value::Object(m) => {
+            let mut keys: Vec<&String> = m.keys().collect();
+            keys.sort();
+            let parts: Vec<String> = keys
+                .into_iter()
+                .map(|k| format!("{k}:{}", go_map_format(&m[k])))
+                .collect();
+            format!("map[{}]", parts.join(" "))
+        }
+    }
+}
+
+/// The unstructured converter's wording of a type mismatch, from Go's JSON decoding error
+/// (`json: cannot unmarshal <what> into Go struct field <field> of type <type>`).
+fn converter_error(go_error: &str) -> String {
+    let what = go_error
+        .strip_prefix("json: cannot unmarshal ")
+        .and_then(|rest| rest.split(" into ").next())
+        .unwrap_or("");
+    let want = go_error.rsplit(" of type ").next().unwrap_or("");
+    let got = match what {
+        "string" => "string",
+        "bool" => "bool",
+        "number" => "int64",
+        "array" => "slice",
+        "object" => "map",
+        w if w.starts_with("number ") => "float64",
+        _ => what,
+    };
+    let primitive = matches!(
+        want,
+        "string" | "bool" | "int" | "int32" | "int64" | "float32" | "float64" | "uint8"
+    );
+    if want.starts_with("map[") {
+        format!("cannot restore map from {got}")
+    } else if want.starts_with("[]") {
+        format!("cannot restore slice from {got}")
+    } else if primitive {
+        format!("cannot convert {got} to {want}")
+    } else {
+        format!("cannot restore struct from: {got}")
+    }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -257,6 +350,62 @@ mod tests {
             json!({"data": {"s": "4"}}),
         ));
         assert_eq!(obj["data"], json!({"k": "2", "j": "3", "s": "4"}));
+    }
+
+    #[test]
+    fn a_field_of_the_wrong_type_is_refused_by_every_patch_type() {
+        let mut st = state();
+        let original = stored_cm(&mut st, "a", json!({"k": "v"}));
+        for (ptype, body, detail) in [
+            (
+                PatchType::Json,
+                json!([{"op": "replace", "path": "/data", "value": "str"}]),
+                "json: cannot unmarshal string into Go struct field ConfigMap.data of type map[string]string",
+            ),
+            (
+                PatchType::Merge,
+                json!({"data": "str"}),
+                "json: cannot unmarshal string into Go struct field ConfigMap.data of type map[string]string",
+            ),
+            (
+                PatchType::Strategic,
+                json!({"data": "str"}),
+                "cannot restore map from string",
+            ),
+            (
+                PatchType::Strategic,
+                json!({"data": {"k": 5}}),
+                "cannot convert int64 to string",
+            ),
+        ] {
+            let e = err(patch_cm(&mut st, ptype, body.clone()));
+            assert_eq!(
+                (e.code, e.reason.as_str()),
+                (422, "Invalid"),
+                "{ptype:?} {body}"
+            );
+            assert!(
+                e.message
+                    .starts_with(" \"\" is invalid: patch: Invalid value: "),
+                "{}",
+                e.message
+            );
+            assert!(
+                e.message.ends_with(detail),
+                "{ptype:?} {body}: {}",
+                e.message
+            );
+        }
+        assert_eq!(
+            go_map_format(&json!({"data": {"k": 5, "a": [true, null]}})),
+            "map[data:map[a:[true <nil>] k:5]]"
+        );
+        // Nothing was written.
+        let cms = res(&st, "", "configmaps");
+        assert_eq!(
+            st.get(&cms, "ns", "a").map(|o| o["data"].clone()),
+            Some(original["data"].clone())
+        );
     }
 
     #[test]

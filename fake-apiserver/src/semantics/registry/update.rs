@@ -6,8 +6,8 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use super::checks::{
-    check_type_meta, field_problems, meta_invalid, prune_builtin, prune_custom, require_object,
-    validate_custom,
+    check_storage_size, check_type_meta, field_problems, meta_invalid, prune_builtin, prune_custom,
+    require_object, validate_custom,
 };
 use super::create::{CreateFlags, create};
 use super::effects::{after_put, after_remove};
@@ -271,6 +271,7 @@ pub(crate) fn update(
     if opts.dry_run {
         return Ok((new, false));
     }
+    check_storage_size(&new)?;
     let stored = st.put(res, new);
     after_put(st, res, Some(&old), &stored);
     Ok(((*stored).clone(), false))
