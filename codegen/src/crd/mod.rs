@@ -5,9 +5,9 @@
 //! same CRD.
 //!
 //! [`assemble`] builds the CRDs from the model and the package schemas; it is pure. The files:
-//! `schema.rs` (a schema as plain data), `walk.rs` (the walk from the type table to a schema),
-//! `known.rs` (the schemas of k8s-openapi's types), `markers.rs` (what markers mean to a CRD),
-//! `yaml.rs` (the YAML writer). Kind markers (controller-gen's spelling):
+//! `schema.rs` (a schema as plain data), `walk/` (the walk from the type table to a schema:
+//! types, structs, enums), `known.rs` (the schemas of k8s-openapi's types), `markers.rs` (what
+//! markers mean to a CRD), `yaml.rs` (the YAML writer). Kind markers (controller-gen's spelling):
 //!
 //! | marker | effect |
 //! | --- | --- |
