@@ -142,22 +142,55 @@ use semantics::state::State;
 use storage::object;
 use testing::reactor::{Reactor, WatchReactor};
 
-/// The recorded requests, the oldest dropped beyond `capacity`.
+/// The recorded requests, the oldest dropped beyond `capacity` requests or `max_body_bytes` of
+/// request bodies; a body larger than the whole budget is not kept (its request is).
 #[derive(Debug)]
 pub(crate) struct ActionLog {
-    pub(crate) entries: std::collections::VecDeque<Action>,
-    pub(crate) capacity: usize,
+    /// Each action with the size of its request body.
+    entries: std::collections::VecDeque<(Action, usize)>,
+    capacity: usize,
+    max_body_bytes: usize,
+    body_bytes: usize,
 }
 
 impl ActionLog {
-    pub(crate) fn push(&mut self, a: Action) {
+    fn new(capacity: usize, max_body_bytes: usize) -> Self {
+        ActionLog {
+            entries: std::collections::VecDeque::new(),
+            capacity,
+            max_body_bytes,
+            body_bytes: 0,
+        }
+    }
+
+    /// Records `a`, whose request body was `body_len` bytes.
+    pub(crate) fn push(&mut self, mut a: Action, mut body_len: usize) {
         if self.capacity == 0 {
             return;
         }
-        while self.entries.len() >= self.capacity {
-            self.entries.pop_front();
+        if body_len > self.max_body_bytes {
+            a.body = None;
+            body_len = 0;
         }
-        self.entries.push_back(a);
+        while self.entries.len() >= self.capacity
+            || self.body_bytes + body_len > self.max_body_bytes
+        {
+            let Some((_, n)) = self.entries.pop_front() else {
+                break;
+            };
+            self.body_bytes -= n;
+        }
+        self.body_bytes += body_len;
+        self.entries.push_back((a, body_len));
+    }
+
+    fn actions(&self) -> Vec<Action> {
+        self.entries.iter().map(|(a, _)| a.clone()).collect()
+    }
+
+    fn clear(&mut self) {
+        self.entries.clear();
+        self.body_bytes = 0;
     }
 }
 
@@ -197,6 +230,7 @@ pub struct FakeApiServerBuilder {
     objects: Vec<Value>,
     config: Config,
     max_actions: usize,
+    max_action_body_bytes: usize,
 }
 
 impl Default for FakeApiServerBuilder {
@@ -206,6 +240,7 @@ impl Default for FakeApiServerBuilder {
             objects: Vec::new(),
             config: Config::default(),
             max_actions: 100_000,
+            max_action_body_bytes: 64 * 1024 * 1024,
         }
     }
 }
@@ -280,6 +315,14 @@ impl FakeApiServerBuilder {
         self
     }
 
+    /// How many bytes of request bodies [`FakeHandle::actions`] keeps in all (default 64 MiB;
+    /// the oldest actions are dropped to make room, and a body larger than the whole budget
+    /// is recorded as `None`): bounds memory however large the requests are.
+    pub fn max_recorded_body_bytes(mut self, n: usize) -> Self {
+        self.max_action_body_bytes = n;
+        self
+    }
+
     /// Builds the server.
     pub fn build(self) -> Result<FakeApiServer, FakeError> {
         let mut st = State::new(self.config);
@@ -292,10 +335,7 @@ impl FakeApiServerBuilder {
         let server = FakeApiServer {
             shared: Arc::new(Shared {
                 state: Mutex::new(st),
-                actions: Mutex::new(ActionLog {
-                    entries: std::collections::VecDeque::new(),
-                    capacity: self.max_actions,
-                }),
+                actions: Mutex::new(ActionLog::new(self.max_actions, self.max_action_body_bytes)),
                 reactors: RwLock::new(Vec::new()),
                 watch_reactors: RwLock::new(Vec::new()),
                 openapi: Mutex::new(None),
@@ -460,12 +500,12 @@ impl FakeHandle {
     /// The requests received so far, oldest first (at most the builder's
     /// [`max_recorded_actions`](FakeApiServerBuilder::max_recorded_actions)).
     pub fn actions(&self) -> Vec<Action> {
-        self.shared.actions.lock().entries.iter().cloned().collect()
+        self.shared.actions.lock().actions()
     }
 
     /// Forgets the recorded requests.
     pub fn clear_actions(&self) {
-        self.shared.actions.lock().entries.clear();
+        self.shared.actions.lock().clear();
     }
 
     /// Puts a reactor first in the chain. `verb` and `resource` select the requests it sees

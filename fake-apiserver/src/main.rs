@@ -41,7 +41,8 @@ struct Args {
 }
 
 async fn run(args: Args) -> Result<(), String> {
-    let mut builder = FakeApiServer::builder();
+    // Nothing reads the recorded requests of a served binary: keep none of them.
+    let mut builder = FakeApiServer::builder().max_recorded_actions(0);
     for path in args.crds.iter().chain(&args.objects) {
         builder = builder
             .manifests(path)

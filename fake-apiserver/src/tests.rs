@@ -878,3 +878,53 @@ async fn reviews_are_computed_not_stored() {
     }
     served.shutdown().await;
 }
+
+#[test]
+fn the_action_log_is_bounded_in_requests_and_in_body_bytes() {
+    let action = |name: &str| Action {
+        verb: "create".into(),
+        group: String::new(),
+        version: "v1".into(),
+        resource: "configmaps".into(),
+        subresource: None,
+        namespace: Some("default".into()),
+        name: Some(name.into()),
+        body: Some(serde_json::json!({"metadata": {"name": name}})),
+        patch_type: None,
+        query: Vec::new(),
+    };
+    let names = |log: &crate::ActionLog| -> Vec<String> {
+        log.actions().into_iter().filter_map(|a| a.name).collect()
+    };
+    let mut log = crate::ActionLog::new(3, 100);
+    for (name, size) in [("a", 10), ("b", 10), ("c", 10), ("d", 10)] {
+        log.push(action(name), size);
+    }
+    assert_eq!(
+        names(&log),
+        ["b", "c", "d"],
+        "the oldest beyond the count go"
+    );
+    log.push(action("e"), 90);
+    assert_eq!(
+        names(&log),
+        ["d", "e"],
+        "the oldest beyond the byte budget go"
+    );
+    log.push(action("huge"), 101);
+    let kept = log.actions();
+    let huge = kept.last().cloned();
+    assert_eq!(huge.as_ref().and_then(|a| a.name.as_deref()), Some("huge"));
+    assert_eq!(
+        huge.and_then(|a| a.body),
+        None,
+        "a body over the whole budget is not kept"
+    );
+    assert_eq!(names(&log), ["d", "e", "huge"]);
+    log.clear();
+    log.push(action("f"), 100);
+    assert_eq!(names(&log), ["f"]);
+    let mut off = crate::ActionLog::new(0, 100);
+    off.push(action("g"), 1);
+    assert!(off.actions().is_empty());
+}

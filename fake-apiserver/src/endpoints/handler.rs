@@ -252,7 +252,7 @@ async fn resource_request(
         patch_type: patch_type.flatten(),
         query: info.query.pairs.clone(),
     };
-    shared.actions.lock().push(action.clone());
+    shared.actions.lock().push(action.clone(), req.body().len());
 
     // Reactors, in order; the store is the end of the chain.
     let fault = match react(&shared, &action, res.as_deref()).await {

@@ -161,6 +161,25 @@ pub(crate) fn decode_typed(body: &[u8]) -> Option<Value> {
     GoTyped.deserialize(&mut de).ok()
 }
 
+/// A YAML document as a value, with aliases expanded as far as go-yaml (kube-apiserver's YAML
+/// decoder) allows: at most 99 nodes from aliases for each node written out, and at most
+/// 400,000 in all — beyond that go-yaml refuses the document for excessive aliasing, so a
+/// small document cannot become a large object.
+fn yaml_value(text: &str) -> Result<Value, serde_saphyr::Error> {
+    use serde_saphyr::budget::{Budget, EnforcingPolicy, check_yaml_budget};
+    let written = check_yaml_budget(text, Budget::default(), EnforcingPolicy::AllContent)
+        .map_or(0, |report| report.nodes);
+    // go-yaml checks the ratio only past 1,000 nodes; a node replayed from an alias is one
+    // event for a scalar and two (start, end) for a collection.
+    let allowed_nodes = written.saturating_mul(99).clamp(1_000, 400_000);
+    let options = serde_saphyr::options! {
+        alias_limits: serde_saphyr::alias_limits! {
+            max_total_replayed_events: allowed_nodes * 2,
+        },
+    };
+    serde_saphyr::from_str_with_options::<Value>(text, options)
+}
+
 /// Decodes a request body by its `Content-Type`: YAML for `application/yaml` and apply
 /// patches, JSON otherwise. `kind` names the expected type in errors.
 pub(crate) fn decode_body(
@@ -176,7 +195,14 @@ pub(crate) fn decode_body(
         let text = std::str::from_utf8(body).map_err(|e| {
             ApiError::bad_request(format!("the request body is not valid UTF-8: {e}"))
         })?;
-        return serde_saphyr::from_str::<Value>(text).map(Some).map_err(|e| {
+        return yaml_value(text).map(Some).map_err(|e| {
+            // The error may come wrapped with its location: its text is what names it.
+            if e.to_string().contains("alias replay limit exceeded") {
+                return ApiError::bad_request(format!(
+                    "the object provided is unrecognized (must be of type {kind}): yaml: document contains excessive aliasing ({})",
+                    summarize(body)
+                ));
+            }
             let first = e.to_string();
             let first = first.lines().next().unwrap_or("").to_string();
             if media == "application/apply-patch+yaml" {
@@ -200,6 +226,38 @@ pub(crate) fn decode_body(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `levels` lists, each of ten aliases of the one before: 10^levels scalars in all.
+    fn alias_tower(levels: usize) -> String {
+        let mut y = String::from("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\nx:\n");
+        y.push_str("  l0: &l0 [x, x, x, x, x, x, x, x, x, x]\n");
+        for i in 1..=levels {
+            let refs = vec![format!("*l{}", i - 1); 10].join(", ");
+            y.push_str(&format!("  l{i}: &l{i} [{refs}]\n"));
+        }
+        y
+    }
+
+    #[test]
+    fn yaml_aliases_expand_only_as_far_as_go_yaml_allows() {
+        let decode = |y: String| decode_body(&Bytes::from(y), "application/yaml", "ConfigMap");
+        // A hundred scalars from aliases: fine.
+        let small = decode(alias_tower(1)).ok().flatten();
+        assert_eq!(
+            small.and_then(|v| v.pointer("/x/l1/9/9").cloned()),
+            Some(Value::from("x"))
+        );
+        // A 600-byte document that would be a billion scalars.
+        let e = decode(alias_tower(9)).err();
+        let e = e.map(|e| (e.code, e.message));
+        assert!(
+            e.as_ref().is_some_and(|(code, m)| *code == 400
+                && m.starts_with("the object provided is unrecognized (must be of type ConfigMap): yaml: document contains excessive aliasing (")),
+            "{e:?}"
+        );
+        // Past go-yaml's 400,000 alias nodes, however large the document.
+        assert!(decode(alias_tower(6)).is_err());
+    }
 
     #[test]
     fn accept_headers() {
