@@ -381,6 +381,21 @@ impl ApiError {
         .with_details(d)
     }
 
+    /// [`ApiError::invalid`] when there are `errors`, `Ok` when there are none: how a
+    /// validation's collected field errors end a request.
+    pub(crate) fn invalid_if_any(
+        group: &str,
+        kind: &str,
+        name: &str,
+        errors: Vec<FieldError>,
+    ) -> ApiResult<()> {
+        if errors.is_empty() {
+            Ok(())
+        } else {
+            Err(ApiError::invalid(group, kind, name, errors))
+        }
+    }
+
     /// 400 BadRequest.
     pub(crate) fn bad_request(message: impl Into<String>) -> Self {
         ApiError::new(400, "BadRequest", message)

@@ -129,19 +129,6 @@ fn pod_spec_errors(spec: Option<&Value>, path: &str) -> Vec<FieldError> {
     errs
 }
 
-fn invalid(res: &Resource, obj: &Value, errs: Vec<FieldError>) -> ApiResult<()> {
-    if errs.is_empty() {
-        Ok(())
-    } else {
-        Err(ApiError::invalid(
-            &res.group,
-            &res.kind,
-            object::name(obj),
-            errs,
-        ))
-    }
-}
-
 /// kube-apiserver's `MaxSecretSize`: the bytes a ConfigMap's `data` and `binaryData`, or a
 /// Secret's `data`, may hold together.
 pub(crate) const MAX_DATA_SIZE: usize = 1024 * 1024;
@@ -386,7 +373,7 @@ pub(crate) fn prepare_create(st: &mut State, res: &Resource, obj: &mut Value) ->
                 default_pod_spec(spec);
             }
             let errs = pod_spec_errors(obj.get("spec"), "spec");
-            invalid(res, obj, errs)?;
+            res.invalid_if_any(obj, errs)?;
             let qos = qos_class(obj.get("spec").unwrap_or(&Value::Null));
             ensure_object(obj).insert(
                 "status".into(),
@@ -403,23 +390,23 @@ pub(crate) fn prepare_create(st: &mut State, res: &Resource, obj: &mut Value) ->
                 .and_then(Value::as_array)
                 .is_none_or(Vec::is_empty);
             if no_ports && !headless && !external {
-                invalid(res, obj, vec![FieldError::required("spec.ports", "")])?;
+                res.invalid_if_any(obj, vec![FieldError::required("spec.ports", "")])?;
             }
             ensure_object(obj).insert("status".into(), json!({"loadBalancer": {}}));
         }
         Builtin::Secret => {
             secret_string_data(res, obj)?;
-            invalid(res, obj, data_size_errors(kind, obj))?;
+            res.invalid_if_any(obj, data_size_errors(kind, obj))?;
         }
-        Builtin::ConfigMap => invalid(res, obj, data_size_errors(kind, obj))?,
+        Builtin::ConfigMap => res.invalid_if_any(obj, data_size_errors(kind, obj))?,
         Builtin::Deployment | Builtin::ReplicaSet | Builtin::StatefulSet | Builtin::DaemonSet => {
             deployment_like_defaults(obj, kind);
-            invalid(res, obj, workload_errors(obj, kind))?;
+            res.invalid_if_any(obj, workload_errors(obj, kind))?;
             ensure_object(obj).insert("status".into(), json!({}));
         }
         Builtin::ReplicationController => {
             deployment_like_defaults(obj, kind);
-            invalid(res, obj, workload_errors(obj, kind))?;
+            res.invalid_if_any(obj, workload_errors(obj, kind))?;
             ensure_object(obj).insert("status".into(), json!({"replicas": 0}));
         }
         Builtin::Job => {
@@ -439,7 +426,7 @@ pub(crate) fn prepare_create(st: &mut State, res: &Resource, obj: &mut Value) ->
         Builtin::Crd => {
             crate::semantics::crd::default(obj);
             let errs = crate::semantics::crd::validate(obj);
-            invalid(res, obj, errs)?;
+            res.invalid_if_any(obj, errs)?;
             let status = crate::semantics::crd::initial_status(obj);
             ensure_object(obj).insert("status".into(), status);
         }
@@ -505,8 +492,7 @@ pub(crate) fn prepare_update(
                 s
             };
             if strip_images(old.get("spec")) != strip_images(new.get("spec")) {
-                invalid(
-                    res,
+                res.invalid_if_any(
                     new,
                     vec![FieldError::forbidden(
                         "spec",
@@ -524,8 +510,7 @@ pub(crate) fn prepare_update(
                         .map(crate::semantics::validation::render)
                         .unwrap_or_default()
                 );
-                invalid(
-                    res,
+                res.invalid_if_any(
                     new,
                     vec![FieldError::invalid(
                         "spec.clusterIPs[0]",
@@ -537,16 +522,16 @@ pub(crate) fn prepare_update(
         }
         Builtin::Secret => {
             secret_string_data(res, new)?;
-            invalid(res, new, data_size_errors(kind, new))?;
+            res.invalid_if_any(new, data_size_errors(kind, new))?;
         }
-        Builtin::ConfigMap => invalid(res, new, data_size_errors(kind, new))?,
+        Builtin::ConfigMap => res.invalid_if_any(new, data_size_errors(kind, new))?,
         Builtin::Deployment
         | Builtin::ReplicaSet
         | Builtin::StatefulSet
         | Builtin::DaemonSet
         | Builtin::ReplicationController => {
             deployment_like_defaults(new, kind);
-            invalid(res, new, workload_errors(new, kind))?;
+            res.invalid_if_any(new, workload_errors(new, kind))?;
         }
         Builtin::Crd => {
             crate::semantics::crd::default(new);
@@ -563,7 +548,7 @@ pub(crate) fn prepare_update(
                     errs.push(FieldError::invalid(field, v, "field is immutable"));
                 }
             }
-            invalid(res, new, errs)?;
+            res.invalid_if_any(new, errs)?;
         }
         _ => {}
     }

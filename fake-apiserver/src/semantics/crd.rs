@@ -458,20 +458,8 @@ pub(crate) fn resources(crd: &Value) -> Vec<Resource> {
         "" => kind.to_lowercase(),
         s => s.to_string(),
     };
-    let strings = |ptr: &str| -> Vec<String> {
-        names
-            .pointer(ptr)
-            .and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(Value::as_str)
-                    .map(str::to_string)
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
-    let short_names = strings("/shortNames");
-    let categories = strings("/categories");
+    let short_names = object::strings(names.pointer("/shortNames"));
+    let categories = object::strings(names.pointer("/categories"));
     let namespaced = str_at(crd, "/spec/scope") != "Cluster";
     let crd_name = object::name(crd).to_string();
     crd.pointer("/spec/versions")

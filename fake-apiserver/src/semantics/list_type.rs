@@ -5,6 +5,7 @@
 use serde_json::Value;
 
 use crate::semantics::resources::{Builtin, Resource};
+use crate::storage::object;
 
 /// How a list field merges.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -126,17 +127,7 @@ fn schema_list_type(schema: &Value, path: &[&str]) -> ListType {
     }
     match cur.get("x-kubernetes-list-type").and_then(Value::as_str) {
         Some("set") => ListType::Set,
-        Some("map") => ListType::Map(
-            cur.get("x-kubernetes-list-map-keys")
-                .and_then(Value::as_array)
-                .map(|a| {
-                    a.iter()
-                        .filter_map(Value::as_str)
-                        .map(str::to_string)
-                        .collect()
-                })
-                .unwrap_or_default(),
-        ),
+        Some("map") => ListType::Map(object::strings(cur.get("x-kubernetes-list-map-keys"))),
         _ => ListType::Atomic,
     }
 }

@@ -6,6 +6,7 @@ use serde_json::{Map, Value};
 use crate::error::{ApiError, ApiResult};
 use crate::semantics::list_type::{ListType, item_key, item_matches, list_type};
 use crate::semantics::resources::Resource;
+use crate::storage::object;
 
 /// The patch types of the `Content-Type` header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -236,16 +237,7 @@ fn merge_map(
             continue;
         }
         if k == "$retainKeys" {
-            retain = Some(
-                v.as_array()
-                    .map(|a| {
-                        a.iter()
-                            .filter_map(Value::as_str)
-                            .map(str::to_string)
-                            .collect()
-                    })
-                    .unwrap_or_default(),
-            );
+            retain = Some(object::strings(Some(v)));
             continue;
         }
         if k.starts_with("$deleteFromPrimitiveList/") {

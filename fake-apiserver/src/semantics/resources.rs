@@ -8,7 +8,8 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::error::FakeError;
+use crate::error::{ApiError, ApiResult, FakeError, FieldError};
+use crate::storage::object;
 use kube_codegen_apimachinery::resource::ResourceInfo;
 
 /// The built-in kinds whose server-side behaviour the fake knows (defaults, deletion, field
@@ -81,6 +82,12 @@ pub(crate) struct Resource {
 }
 
 impl Resource {
+    /// The 422 Invalid for `obj`, one of this resource's objects, when there are `errors`;
+    /// `Ok` when there are none.
+    pub(crate) fn invalid_if_any(&self, obj: &Value, errors: Vec<FieldError>) -> ApiResult<()> {
+        ApiError::invalid_if_any(&self.group, &self.kind, object::name(obj), errors)
+    }
+
     /// An object as read: with the schema's defaults applied when the CRD declares any.
     pub(crate) fn read_view<'a>(&self, obj: &'a Value) -> std::borrow::Cow<'a, Value> {
         match self.custom.as_ref() {

@@ -248,11 +248,7 @@ fn token_review(mut obj: Value, ctx: &Context<'_>) -> ApiResult<Value> {
         .server_token
         .is_some_and(|t| !t.is_empty() && constant_time_eq(t.as_bytes(), token.as_bytes()));
     // An audience-agnostic token is good for the API audience only.
-    let requested: Vec<&str> = obj
-        .pointer("/spec/audiences")
-        .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
+    let requested: Vec<&str> = object::strs(obj.pointer("/spec/audiences")).collect();
     let audience_ok = requested.is_empty() || requested.contains(&API_AUDIENCE);
     let status = if is_server_token && audience_ok {
         json!({"authenticated": true, "user": user_info(), "audiences": [API_AUDIENCE]})
@@ -389,11 +385,7 @@ fn compact(v: &Value) -> String {
 /// The group-less `Invalid` error kube-apiserver's review storage returns
 /// (`.authorization.k8s.io "" is invalid: …`).
 fn invalid(errs: Vec<FieldError>) -> ApiResult<()> {
-    if errs.is_empty() {
-        Ok(())
-    } else {
-        Err(ApiError::invalid("authorization.k8s.io", "", "", errs))
-    }
+    ApiError::invalid_if_any("authorization.k8s.io", "", "", errs)
 }
 
 /// An access review's answer: everything is allowed.

@@ -81,11 +81,7 @@ fn selector_string(sel: &Value, rc: bool) -> String {
     if let Some(Value::Array(exprs)) = sel.get("matchExpressions").filter(|_| !rc) {
         for e in exprs {
             let key = e.get("key").and_then(Value::as_str).unwrap_or("");
-            let values: Vec<&str> = e
-                .get("values")
-                .and_then(Value::as_array)
-                .map(|a| a.iter().filter_map(Value::as_str).collect())
-                .unwrap_or_default();
+            let values: Vec<&str> = object::strs(e.get("values")).collect();
             match e.get("operator").and_then(Value::as_str).unwrap_or("") {
                 "In" => parts.push(format!("{key} in ({})", values.join(","))),
                 "NotIn" => parts.push(format!("{key} notin ({})", values.join(","))),

@@ -6,6 +6,7 @@ use serde_json::{Map, Value};
 
 use crate::error::FieldError;
 use crate::semantics::validation::render;
+use crate::storage::object;
 
 fn preserves_unknown(schema: &Value) -> bool {
     schema
@@ -277,11 +278,9 @@ fn join(path: &str, field: &str) -> String {
 }
 
 fn required(m: &Map<String, Value>, schema: &Value, path: &str, errs: &mut Vec<FieldError>) {
-    if let Some(req) = schema.get("required").and_then(Value::as_array) {
-        for r in req.iter().filter_map(Value::as_str) {
-            if !m.contains_key(r) {
-                errs.push(FieldError::required(join(path, r), ""));
-            }
+    for r in object::strs(schema.get("required")) {
+        if !m.contains_key(r) {
+            errs.push(FieldError::required(join(path, r), ""));
         }
     }
 }
@@ -546,16 +545,7 @@ fn list_invariants(v: &Value, schema: &Value, path: &str, errs: &mut Vec<FieldEr
                     }
                 }
                 Some("map") => {
-                    let keys: Vec<String> = schema
-                        .get("x-kubernetes-list-map-keys")
-                        .and_then(Value::as_array)
-                        .map(|a| {
-                            a.iter()
-                                .filter_map(Value::as_str)
-                                .map(str::to_string)
-                                .collect()
-                        })
-                        .unwrap_or_default();
+                    let keys = object::strings(schema.get("x-kubernetes-list-map-keys"));
                     let key_of = |item: &Value| -> Value {
                         let mut m = Map::new();
                         for k in &keys {

@@ -87,16 +87,7 @@ pub(crate) fn is_deleting(obj: &Value) -> bool {
 
 /// `metadata.finalizers`.
 pub(crate) fn finalizers(obj: &Value) -> Vec<String> {
-    meta(obj)
-        .and_then(|m| m.get("finalizers"))
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(Value::as_str)
-                .map(str::to_string)
-                .collect()
-        })
-        .unwrap_or_default()
+    strings(meta(obj).and_then(|m| m.get("finalizers")))
 }
 
 /// `metadata.labels` as a map (non-string values are skipped).
@@ -113,6 +104,20 @@ pub(crate) fn string_map(v: Option<&Value>) -> BTreeMap<String, String> {
                 .collect()
         })
         .unwrap_or_default()
+}
+
+/// The strings of a JSON array, in order: other items are skipped, and a missing value or one
+/// that is not an array has none.
+pub(crate) fn strs(v: Option<&Value>) -> impl Iterator<Item = &str> {
+    v.and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+}
+
+/// [`strs`], owned.
+pub(crate) fn strings(v: Option<&Value>) -> Vec<String> {
+    strs(v).map(str::to_string).collect()
 }
 
 /// The value at a dotted path (`spec.nodeName`).

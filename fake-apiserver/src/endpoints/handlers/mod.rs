@@ -327,9 +327,5 @@ pub(crate) fn validate_list_options(q: &Query, watch: bool) -> ApiResult<()> {
             ));
         }
     }
-    if errs.is_empty() {
-        Ok(())
-    } else {
-        Err(ApiError::invalid("meta.k8s.io", "ListOptions", "", errs))
-    }
+    ApiError::invalid_if_any("meta.k8s.io", "ListOptions", "", errs)
 }

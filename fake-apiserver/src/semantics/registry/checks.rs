@@ -275,29 +275,7 @@ pub(super) fn validate_custom(
             opts.warnings.lock().extend(warnings);
         }
     }
-    if errs.is_empty() {
-        Ok(())
-    } else {
-        Err(ApiError::invalid(
-            &res.group,
-            &res.kind,
-            object::name(obj),
-            errs,
-        ))
-    }
-}
-
-pub(super) fn meta_invalid(res: &Resource, obj: &Value, errs: Vec<FieldError>) -> ApiResult<()> {
-    if errs.is_empty() {
-        Ok(())
-    } else {
-        Err(ApiError::invalid(
-            &res.group,
-            &res.kind,
-            object::name(obj),
-            errs,
-        ))
-    }
+    res.invalid_if_any(obj, errs)
 }
 
 /// The largest object storage takes: etcd's default `--max-request-bytes` (1.5 MiB), which

@@ -7,8 +7,8 @@ use serde_json::{Value, json};
 
 use super::WriteOptions;
 use super::checks::{
-    check_namespace, check_storage_size, check_type_meta, crd_of, field_problems, meta_invalid,
-    prune_builtin, prune_custom, require_object, validate_custom,
+    check_namespace, check_storage_size, check_type_meta, crd_of, field_problems, prune_builtin,
+    prune_custom, require_object, validate_custom,
 };
 use super::effects::after_put;
 use crate::error::{ApiError, ApiResult};
@@ -100,8 +100,7 @@ pub(crate) fn create(
     if res.is_custom() {
         validate_custom(res, &obj, None, opts)?;
     }
-    meta_invalid(
-        res,
+    res.invalid_if_any(
         &obj,
         validation::object_meta_errors(&obj, res.name_rule(), res.namespaced),
     )?;

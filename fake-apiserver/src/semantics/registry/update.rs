@@ -6,7 +6,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use super::checks::{
-    check_storage_size, check_type_meta, field_problems, meta_invalid, prune_builtin, prune_custom,
+    check_storage_size, check_type_meta, field_problems, prune_builtin, prune_custom,
     require_object, validate_custom,
 };
 use super::create::{CreateFlags, create};
@@ -221,7 +221,7 @@ pub(crate) fn update(
             ));
         }
     }
-    meta_invalid(res, &new, errs)?;
+    res.invalid_if_any(&new, errs)?;
     if res.tracks_generation() && scope == Scope::Main {
         let changed =
             object::spec_part(&old, res.has_status()) != object::spec_part(&new, res.has_status());
