@@ -359,7 +359,7 @@ impl Builder {
                 .metrics_provider(self.mgr.metrics().workqueue_provider()),
         );
         Ok(Controller {
-            metrics: self.mgr.metrics().controller(&name),
+            metrics: self.mgr.metrics().reconcile_recorder(&name),
             name: Arc::from(name.as_str()),
             identity: Arc::from(self.mgr.identity()),
             queue,

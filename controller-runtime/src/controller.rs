@@ -31,12 +31,11 @@ use kube_codegen_runtime::informer::{
     InformerObject, SharedIndexInformer,
 };
 use kube_codegen_runtime::workqueue::RateLimitingQueue;
-use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::handler::EventHandler;
 use crate::leaderelection::LeaderElector;
-use crate::metrics::ControllerMetrics;
+use crate::metrics::{ReconcileRecorder, ReconcileResult};
 use crate::predicate::Predicate;
 use crate::reconcile::{Action, Context, Reconciler, Request};
 use crate::{BoxError, Runnable};
@@ -201,7 +200,7 @@ pub struct Controller {
     pub(crate) reconciler: Arc<dyn ErasedReconciler>,
     pub(crate) sources: Vec<Box<dyn Source>>,
     pub(crate) options: ControllerOptions,
-    pub(crate) metrics: ControllerMetrics,
+    pub(crate) metrics: ReconcileRecorder,
     pub(crate) fence: Option<LeaderElector>,
     pub(crate) factory: SharedInformerFactory,
 }
@@ -294,7 +293,7 @@ impl Controller {
             }
         }
         let workers = self.options.max_concurrent_reconciles.max(1);
-        self.metrics.max_concurrent.set(workers as i64);
+        self.metrics.set_max_concurrent_reconciles(workers);
         tracing::info!(controller = %name, worker_count = workers, "Starting workers");
         let hard_stop = CancellationToken::new();
         let mut tasks = tokio::task::JoinSet::new();
@@ -368,7 +367,7 @@ struct Worker {
     queue: RateLimitingQueue<Request>,
     reconciler: Arc<dyn ErasedReconciler>,
     timeout: Option<Duration>,
-    metrics: ControllerMetrics,
+    metrics: ReconcileRecorder,
     fence: Option<LeaderElector>,
     hard_stop: CancellationToken,
 }
@@ -405,10 +404,8 @@ impl Worker {
         }
     }
 
-    /// An error, panic or timeout: counted, logged, requeued with the key's backoff.
+    /// An error, panic or timeout: logged, requeued with the key's backoff.
     fn failed(&self, req: &Request, retries: u32, error: String) {
-        self.metrics.errors.inc();
-        self.metrics.error.inc();
         tracing::error!(controller = %self.name, request = %req, retries, %error, "Reconciler error");
         self.queue.add_rate_limited(req.clone());
     }
@@ -419,8 +416,7 @@ impl Worker {
         let ctx = Context::new(self.name.clone(), self.identity.clone(), retries)
             .with_token(token.clone());
         tracing::debug!(controller = %self.name, request = %req, identity = %self.identity, retries, "Reconciling");
-        self.metrics.active_workers.inc();
-        let start = Instant::now();
+        let timer = self.metrics.start();
         let fut = AssertUnwindSafe(self.reconciler.reconcile(req.clone(), ctx)).catch_unwind();
         let outcome = match self.timeout {
             Some(d) => match tokio::time::timeout(d, fut).await {
@@ -436,31 +432,31 @@ impl Worker {
             ),
         };
         token.cancel();
-        self.metrics.time.observe(start.elapsed().as_secs_f64());
-        self.metrics.active_workers.dec();
-        let m = &self.metrics;
         match outcome {
             Outcome::Ok(action) => {
                 if let Some(d) = action.requeue_after_duration() {
                     self.queue.forget(&req);
                     self.queue.add_after(req.clone(), d);
-                    m.requeue_after.inc();
+                    timer.finish(ReconcileResult::RequeueAfter);
                 } else if action.is_requeue() {
                     self.queue.add_rate_limited(req.clone());
-                    m.requeue.inc();
+                    timer.finish(ReconcileResult::Requeue);
                 } else {
                     self.queue.forget(&req);
-                    m.success.inc();
+                    timer.finish(ReconcileResult::Success);
                 }
                 tracing::debug!(controller = %self.name, request = %req, ?action, "Reconcile successful");
             }
-            Outcome::Err(e) => self.failed(&req, retries, e.to_string()),
+            Outcome::Err(e) => {
+                timer.finish(ReconcileResult::Error);
+                self.failed(&req, retries, e.to_string());
+            }
             Outcome::Panic(msg) => {
-                m.panics.inc();
+                timer.finish(ReconcileResult::Panic);
                 self.failed(&req, retries, format!("panic: {msg} [recovered]"));
             }
             Outcome::Timeout(d) => {
-                m.timeouts.inc();
+                timer.finish(ReconcileResult::Timeout);
                 self.failed(&req, retries, format!("reconcile timed out after {d:?}"));
             }
         }

@@ -10,6 +10,8 @@
 //! * [`healthz`] — named `/healthz` and `/readyz` checks;
 //! * [`metrics`] — the `controller_runtime_*`, `workqueue_*` and `leader_election_*` families;
 //! * [`filters`] — `TokenReview`/`SubjectAccessReview` checks for secure metrics;
+//! * `flags` (feature `flags`, on by default) — `ManagerFlags`, controller-runtime's flags as one
+//!   clap struct, and `client_config`, its `GetConfig`;
 //! * [`reconcile`] — [`Request`], [`Action`], [`Reconciler`];
 //! * [`handler`] — the four event handlers that map events to requests;
 //! * [`predicate`] — event filters: [`GenerationChanged`](predicate::GenerationChanged) …;
@@ -50,6 +52,8 @@
 pub mod builder;
 pub mod controller;
 pub mod filters;
+#[cfg(feature = "flags")]
+pub mod flags;
 pub mod handler;
 pub mod healthz;
 pub mod leaderelection;

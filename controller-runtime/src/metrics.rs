@@ -343,6 +343,31 @@ impl Metrics {
         }
     }
 
+    /// The `controller_runtime_*` metrics of the controller `name`, for a hand-written
+    /// reconcile loop: the same recorder a [`Builder`](crate::Builder)'s controller counts
+    /// with, so a loop of one's own reports `controller_runtime_reconcile_total` and its
+    /// siblings under the same names and labels.
+    ///
+    /// ```
+    /// use kube_controller_runtime::Metrics;
+    /// use kube_controller_runtime::metrics::ReconcileResult;
+    ///
+    /// let metrics = Metrics::new();
+    /// let recorder = metrics.reconcile_recorder("mydemo");
+    /// recorder.set_max_concurrent_reconciles(2);
+    /// let reconcile = recorder.start(); // one worker busy from here …
+    /// // … sync one key …
+    /// reconcile.finish(ReconcileResult::Success); // … to here, timed and counted
+    /// assert!(metrics.encode().contains(
+    ///     r#"controller_runtime_reconcile_total{controller="mydemo",result="success"} 1"#
+    /// ));
+    /// ```
+    pub fn reconcile_recorder(&self, name: &str) -> ReconcileRecorder {
+        ReconcileRecorder {
+            metrics: self.controller(name),
+        }
+    }
+
     pub(crate) fn leader(&self, name: &str) -> LeaderMetrics {
         let l = NameLabels {
             name: name.to_string(),
@@ -367,6 +392,108 @@ pub(crate) struct ControllerMetrics {
     pub(crate) time: Histogram,
     pub(crate) active_workers: Gauge,
     pub(crate) max_concurrent: Gauge,
+}
+
+/// How one reconcile ended, as `controller_runtime_reconcile_total{result}` and its sibling
+/// counters count it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReconcileResult {
+    /// Done, nothing to requeue: `result="success"`.
+    Success,
+    /// Requeued with the rate limiter's backoff: `result="requeue"`.
+    Requeue,
+    /// Requeued after a fixed delay: `result="requeue_after"`.
+    RequeueAfter,
+    /// Failed: `result="error"` and `reconcile_errors_total`.
+    Error,
+    /// Panicked: `result="error"`, `reconcile_errors_total` and `reconcile_panics_total`.
+    Panic,
+    /// Ran past its timeout: `result="error"`, `reconcile_errors_total` and
+    /// `reconcile_timeouts_total`.
+    Timeout,
+}
+
+/// Records the reconciles of one controller ([`Metrics::reconcile_recorder`]). Cheap to clone:
+/// give each worker one.
+#[derive(Clone, Debug)]
+pub struct ReconcileRecorder {
+    metrics: ControllerMetrics,
+}
+
+impl ReconcileRecorder {
+    /// Sets `controller_runtime_max_concurrent_reconciles` (the worker count).
+    pub fn set_max_concurrent_reconciles(&self, n: usize) {
+        self.metrics
+            .max_concurrent
+            .set(i64::try_from(n).unwrap_or(i64::MAX));
+    }
+
+    /// A reconcile begins: `controller_runtime_active_workers` goes up until the returned
+    /// guard is finished or dropped.
+    pub fn start(&self) -> ReconcileTimer {
+        self.metrics.active_workers.inc();
+        ReconcileTimer {
+            metrics: self.metrics.clone(),
+            start: std::time::Instant::now(),
+            done: false,
+        }
+    }
+}
+
+/// One reconcile in progress ([`ReconcileRecorder::start`]).
+#[derive(Debug)]
+#[must_use = "finish() counts the reconcile's result"]
+pub struct ReconcileTimer {
+    metrics: ControllerMetrics,
+    start: std::time::Instant,
+    done: bool,
+}
+
+impl ReconcileTimer {
+    /// The reconcile ended with `result`: observes `controller_runtime_reconcile_time_seconds`,
+    /// counts the result and releases the worker.
+    pub fn finish(mut self, result: ReconcileResult) {
+        self.release();
+        let m = &self.metrics;
+        match result {
+            ReconcileResult::Success => m.success.inc(),
+            ReconcileResult::Requeue => m.requeue.inc(),
+            ReconcileResult::RequeueAfter => m.requeue_after.inc(),
+            ReconcileResult::Error => m.error.inc(),
+            ReconcileResult::Panic => {
+                m.panics.inc();
+                m.error.inc()
+            }
+            ReconcileResult::Timeout => {
+                m.timeouts.inc();
+                m.error.inc()
+            }
+        };
+        if matches!(
+            result,
+            ReconcileResult::Error | ReconcileResult::Panic | ReconcileResult::Timeout
+        ) {
+            m.errors.inc();
+        }
+    }
+
+    fn release(&mut self) {
+        if !self.done {
+            self.done = true;
+            self.metrics
+                .time
+                .observe(self.start.elapsed().as_secs_f64());
+            self.metrics.active_workers.dec();
+        }
+    }
+}
+
+impl Drop for ReconcileTimer {
+    /// Not finished (the reconcile was aborted): the time is observed and the worker released,
+    /// no result counted.
+    fn drop(&mut self) {
+        self.release();
+    }
 }
 
 /// The leader-election metrics of one lease.

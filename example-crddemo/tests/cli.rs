@@ -85,6 +85,10 @@ fn embedded_demo_walks_through_the_seed_and_exits() {
         "leader election is on by default:\n{stderr}"
     );
     assert!(
+        stderr.contains(r#""what":"health probes""#) && stderr.contains(r#""what":"metrics""#),
+        "the servers asked for are bound and logged:\n{stderr}"
+    );
+    assert!(
         stderr.contains(&format!("export KUBECONFIG={kc}")),
         "the kubectl instructions are printed:\n{stderr}"
     );
@@ -185,6 +189,27 @@ fn a_metrics_address_in_use_fails_before_anything_starts() {
     assert!(
         !stderr.contains("demo: creating"),
         "nothing started:\n{stderr}"
+    );
+}
+
+#[test]
+fn embedded_binds_no_default_port() {
+    // Hold the default probe port (or find it held by something else): an embedded run that
+    // names no address must not need it, nor 8080.
+    let _held = std::net::TcpListener::bind(("0.0.0.0", 8081));
+    let home = tempdir();
+    let out = crddemo(
+        home.path(),
+        &["--embedded", "--demo", "--log-format", "json"],
+        Duration::from_secs(120),
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("walkthrough complete"), "{stderr}");
+    // The manager logs `serving` with `what` for each server it binds.
+    assert!(
+        !stderr.contains(r#""what":"health probes""#) && !stderr.contains(r#""what":"metrics""#),
+        "no default listener:\n{stderr}"
     );
 }
 

@@ -7,16 +7,14 @@
 //! ```
 
 use std::io::{IsTerminal, Write as _};
-use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Duration;
 
 use anyhow::{Context as _, anyhow};
 use clap::{Parser, Subcommand, ValueEnum};
 use example_eru::controller::{self, Options};
 use example_eru::embedded::{Embedded, KUBECONFIG_MARKER, run_demo};
-use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube_codegen_runtime::InformerOptions;
+use kube_controller_runtime::flags::{ConfigError, ManagerFlags, client_config};
 use kube_controller_runtime::{Manager, shutdown_signal};
 
 /// Rolls Deployments on cron schedules: a Deployment annotated mtsre.meitu.com/eru: "true" gets
@@ -29,19 +27,16 @@ struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
 
-    /// Path to a kubeconfig. Only required if out-of-cluster and $KUBECONFIG / ~/.kube/config
-    /// are not set. With --embedded: where to write the embedded server's kubeconfig (a file
-    /// that exists must be one --embedded wrote; others are never overwritten).
-    #[arg(long, value_name = "PATH")]
-    kubeconfig: Option<PathBuf>,
+    /// controller-runtime's flags: --kubeconfig, --namespace (or WATCH_NAMESPACE), leader
+    /// election, probes, metrics. With --embedded, --kubeconfig is where to write the embedded
+    /// server's kubeconfig (a file that exists must be one --embedded wrote; others are never
+    /// overwritten), and neither probes nor metrics listen unless their address is given.
+    #[command(flatten)]
+    manager: ManagerFlags,
 
     /// The address of the Kubernetes API server. Overrides any value in kubeconfig.
     #[arg(long, value_name = "URL")]
     master: Option<String>,
-
-    /// Watch only this namespace (operator-sdk's WATCH_NAMESPACE); default: all namespaces.
-    #[arg(long, value_name = "NS", env = "WATCH_NAMESPACE")]
-    namespace: Option<String>,
 
     /// The schedule of Erus made for annotated Deployments that have no
     /// mtsre.meitu.com/eru-schedule annotation.
@@ -51,45 +46,6 @@ struct Cli {
     /// Reconciles running at once.
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..))]
     max_concurrent_reconciles: u16,
-
-    /// Elect a leader through a Lease, so that only one replica rolls Deployments.
-    #[arg(long, default_value_t = true, action = clap::ArgAction::Set, value_name = "BOOL")]
-    leader_elect: bool,
-
-    /// The name of the leader-election Lease.
-    #[arg(long, default_value = "eru-operator", value_name = "NAME")]
-    leader_election_id: String,
-
-    /// The namespace of the leader-election Lease (default: the pod's namespace in a
-    /// cluster, else --namespace, else the kubeconfig's).
-    #[arg(long, value_name = "NS", env = "POD_NAMESPACE")]
-    leader_election_namespace: Option<String>,
-
-    /// This replica's identity in the Lease (default: $POD_NAME, else the host name and a
-    /// random suffix).
-    #[arg(long, value_name = "ID", env = "POD_NAME")]
-    leader_election_identity: Option<String>,
-
-    /// How long a leader's Lease is valid without renewal (followers wait this long).
-    #[arg(long, default_value = "15s", value_parser = parse_duration, value_name = "DURATION")]
-    lease_duration: Duration,
-
-    /// How long the leader keeps trying to renew before it gives up leading.
-    #[arg(long, default_value = "10s", value_parser = parse_duration, value_name = "DURATION")]
-    renew_deadline: Duration,
-
-    /// How often candidates try to acquire or renew the Lease.
-    #[arg(long, default_value = "2s", value_parser = parse_duration, value_name = "DURATION")]
-    retry_period: Duration,
-
-    /// Where /healthz and /readyz are served ("0" disables). Default: ":8081", or disabled
-    /// with --embedded.
-    #[arg(long, value_name = "ADDR")]
-    health_probe_bind_address: Option<String>,
-
-    /// Where /metrics is served ("0" disables). Default: ":8080", or disabled with --embedded.
-    #[arg(long, value_name = "ADDR")]
-    metrics_bind_address: Option<String>,
 
     /// Start an in-memory API server on loopback, install the CRD, write a kubeconfig and
     /// print how to use kubectl against it.
@@ -124,25 +80,6 @@ enum LogFormat {
     Json,
 }
 
-fn parse_duration(s: &str) -> Result<Duration, String> {
-    let s = s.trim();
-    let (num, unit) = s.split_at(
-        s.find(|c: char| !c.is_ascii_digit() && c != '.')
-            .unwrap_or(s.len()),
-    );
-    let n: f64 = num
-        .parse()
-        .map_err(|_| format!("invalid duration {s:?}: expected e.g. 15s, 500ms, 1m"))?;
-    let secs = match unit {
-        "" | "s" => n,
-        "ms" => n / 1000.0,
-        "m" => n * 60.0,
-        "h" => n * 3600.0,
-        _ => return Err(format!("invalid duration unit in {s:?}: use ms, s, m or h")),
-    };
-    Duration::try_from_secs_f64(secs).map_err(|_| format!("invalid duration {s:?}: too long"))
-}
-
 fn init_logging(format: LogFormat) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| {
         tracing_subscriber::EnvFilter::new("info,kube=warn,tower=warn,hyper=warn")
@@ -157,32 +94,30 @@ fn init_logging(format: LogFormat) {
     }
 }
 
-async fn client_config(cli: &Cli) -> anyhow::Result<kube::Config> {
-    let hint = "pass --kubeconfig (or set $KUBECONFIG), run inside a cluster, or try --embedded to use an in-memory API server";
-    let mut config = match &cli.kubeconfig {
-        Some(path) => {
-            let kc = Kubeconfig::read_from(path)
-                .with_context(|| format!("cannot read kubeconfig {}", path.display()))?;
-            kube::Config::from_custom_kubeconfig(kc, &KubeConfigOptions::default())
-                .await
-                .with_context(|| format!("invalid kubeconfig {}", path.display()))?
-        }
-        None => match kube::Config::infer().await {
-            Ok(c) => c,
-            Err(e) => match &cli.master {
-                Some(master) => kube::Config::new(
-                    master
-                        .parse()
-                        .with_context(|| format!("invalid --master {master:?}"))?,
-                ),
-                None => return Err(anyhow!("no Kubernetes configuration found ({e}): {hint}")),
-            },
+/// The Lease's name unless --leader-election-id says otherwise.
+const LEADER_ELECTION_ID: &str = "eru-operator";
+
+/// controller-runtime's `GetConfig` ([`client_config`]), then `--master`.
+async fn config(cli: &Cli) -> anyhow::Result<kube::Config> {
+    let mut config = match client_config(cli.manager.kubeconfig.as_deref()).await {
+        Ok(c) => c,
+        Err(e @ ConfigError::NotFound { .. }) => match &cli.master {
+            Some(m) => kube::Config::new(
+                m.parse()
+                    .with_context(|| format!("invalid --master {m:?}"))?,
+            ),
+            None => {
+                return Err(anyhow!(
+                    "{e}; or try --embedded to use an in-memory API server"
+                ));
+            }
         },
+        Err(e) => return Err(e.into()),
     };
-    if let Some(master) = &cli.master {
-        config.cluster_url = master
+    if let Some(m) = &cli.master {
+        config.cluster_url = m
             .parse()
-            .with_context(|| format!("invalid --master {master:?}"))?;
+            .with_context(|| format!("invalid --master {m:?}"))?;
     }
     Ok(config)
 }
@@ -202,37 +137,16 @@ fn refuse_foreign_kubeconfig(path: &std::path::Path) -> anyhow::Result<()> {
 }
 
 /// The manager the operator runs under: leader election, probes, metrics, the cache scoped to
-/// `--namespace`.
-fn manager(
-    cli: &Cli,
-    client: kube::Client,
-    probes: &str,
-    metrics: &str,
-) -> anyhow::Result<Manager> {
-    let mut informer_options = InformerOptions::default().strip_managed_fields();
-    if let Some(ns) = &cli.namespace {
-        informer_options = informer_options.namespace(ns.clone());
-    }
-    let mut builder = Manager::builder(client)
-        .leader_election_id(cli.leader_election_id.clone())
-        .leader_election(cli.leader_elect)
-        .lease_duration(cli.lease_duration)
-        .renew_deadline(cli.renew_deadline)
-        .retry_period(cli.retry_period)
-        .health_probe_bind_address(probes)
-        .metrics_bind_address(metrics)
-        .informer_options(informer_options);
-    if let Some(id) = &cli.leader_election_identity {
-        builder = builder.leader_election_identity(id.clone());
-    }
-    if let Some(ns) = cli
-        .leader_election_namespace
-        .as_ref()
-        .or(cli.namespace.as_ref())
-    {
-        builder = builder.leader_election_namespace(ns.clone());
-    }
-    builder.build().context("invalid manager settings")
+/// `--namespace`, managed fields stripped.
+fn manager(flags: &ManagerFlags, client: kube::Client) -> anyhow::Result<Manager> {
+    flags
+        .builder(client, LEADER_ELECTION_ID)
+        .informer_options(flags.informer_options(InformerOptions::default().strip_managed_fields()))
+        .build()
+        .map_err(|e| match ManagerFlags::flag_for(&e) {
+            Some(flag) => anyhow::Error::from(e).context(flag),
+            None => anyhow::Error::from(e).context("invalid manager settings"),
+        })
 }
 
 async fn run(cli: Cli) -> anyhow::Result<()> {
@@ -243,18 +157,16 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     };
     opts.validate().context("--default-schedule")?;
     if !cli.embedded {
-        let config = client_config(&cli).await?;
+        let config = config(&cli).await?;
         let client = kube::Client::try_from(config).context("cannot build a Kubernetes client")?;
-        let probes = cli.health_probe_bind_address.as_deref().unwrap_or(":8081");
-        let metrics = cli.metrics_bind_address.as_deref().unwrap_or(":8080");
-        let mgr = manager(&cli, client, probes, metrics)?;
+        let mgr = manager(&cli.manager, client)?;
         controller::setup(&mgr, &opts, controller::system_clock())?;
         log_addresses(&mgr);
         mgr.start(shutdown_signal()).await?;
         return Ok(());
     }
 
-    let kubeconfig = match &cli.kubeconfig {
+    let kubeconfig = match &cli.manager.kubeconfig {
         Some(path) => {
             refuse_foreign_kubeconfig(path)?;
             path.clone()
@@ -266,17 +178,17 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     let embedded = Embedded::start(cli.port, &kubeconfig).await?;
     eprintln!("{}", embedded.usage());
     let client = embedded.client().await?;
-    let mut cli = cli;
-    if cli.leader_election_namespace.is_none() && cli.namespace.is_none() {
-        cli.leader_election_namespace = Some("default".into());
+    // Against the in-process server: no probe or metrics port unless asked for, so two
+    // embedded runs never collide.
+    let mut flags = cli.manager.clone().without_default_listeners();
+    if flags.leader_election_namespace.is_none() && flags.namespace.is_none() {
+        flags.leader_election_namespace = Some("default".into());
     }
-    let probes = cli.health_probe_bind_address.as_deref().unwrap_or("0");
-    let metrics = cli.metrics_bind_address.as_deref().unwrap_or("0");
-    let mgr = manager(&cli, client.clone(), probes, metrics)?;
+    let mgr = manager(&flags, client.clone())?;
     controller::setup(&mgr, &opts, controller::system_clock())?;
     log_addresses(&mgr);
     let result = if cli.demo {
-        let namespace = cli.namespace.clone().unwrap_or_else(|| "default".into());
+        let namespace = flags.namespace.clone().unwrap_or_else(|| "default".into());
         let (done_tx, done_rx) = tokio::sync::oneshot::channel::<()>();
         let demo = tokio::spawn(async move {
             let result = run_demo(&client, &namespace).await;
@@ -299,7 +211,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             .map_err(anyhow::Error::from)
     };
     embedded.shutdown().await;
-    if cli.kubeconfig.is_none() {
+    if cli.manager.kubeconfig.is_none() {
         let _ = std::fs::remove_file(&kubeconfig);
     }
     result
@@ -343,30 +255,31 @@ mod tests {
     use super::*;
 
     #[test]
-    fn durations() {
-        assert_eq!(parse_duration("15s"), Ok(Duration::from_secs(15)));
-        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
-        assert_eq!(parse_duration("1m"), Ok(Duration::from_secs(60)));
-        assert!(parse_duration("5 parsecs").is_err());
-        assert!(parse_duration("1e30h").is_err());
-    }
-
-    #[test]
     fn flags_parse_with_defaults() {
         let cli = Cli::try_parse_from(["eru-operator"]).unwrap_or_else(|e| panic!("{e}"));
-        assert!(cli.leader_elect);
+        assert!(cli.manager.leader_elect);
         assert_eq!(cli.default_schedule, "0 3 * * *");
+        assert_eq!(cli.manager.metrics_bind_address(), "0");
         let cli = Cli::try_parse_from([
             "eru-operator",
             "--leader-elect=false",
+            "--leader-elect-lease-duration=4s",
             "--embedded",
             "--demo",
         ])
         .unwrap_or_else(|e| panic!("{e}"));
-        assert!(!cli.leader_elect && cli.embedded && cli.demo);
+        assert!(!cli.manager.leader_elect && cli.embedded && cli.demo);
+        assert_eq!(
+            cli.manager.leader_elect_lease_duration,
+            std::time::Duration::from_secs(4)
+        );
         assert!(
             Cli::try_parse_from(["eru-operator", "--demo"]).is_err(),
             "--demo needs --embedded"
+        );
+        assert!(
+            Cli::try_parse_from(["eru-operator", "--lease-duration=4s"]).is_err(),
+            "the old name is gone: --leader-elect-lease-duration"
         );
     }
 }

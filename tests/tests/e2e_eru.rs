@@ -138,11 +138,13 @@ impl Operator {
             kubeconfig.as_os_str().to_os_string(),
             format!("--namespace={namespace}").into(),
             format!("--leader-election-identity={identity}").into(),
-            "--lease-duration=4s".into(),
-            "--renew-deadline=3s".into(),
-            "--retry-period=500ms".into(),
+            "--leader-elect-lease-duration=4s".into(),
+            "--leader-elect-renew-deadline=3s".into(),
+            "--leader-elect-retry-period=500ms".into(),
             format!("--health-probe-bind-address=127.0.0.1:{probes}").into(),
             format!("--metrics-bind-address=127.0.0.1:{metrics}").into(),
+            // Scraped below over plain HTTP on loopback.
+            "--metrics-secure=false".into(),
             "--log-format=json".into(),
         ]
         .into();
@@ -882,7 +884,9 @@ async fn rollouts_failover_gc_and_least_privilege() {
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(code, 200);
     assert!(
-        text.contains("eru_rollouts_total") && text.contains("eru_slot_lateness_seconds_bucket"),
+        text.contains("eru_rollouts_total")
+            && text.contains("eru_slot_lateness_seconds_bucket")
+            && text.contains("controller_runtime_reconcile_total"),
         "{text}"
     );
 

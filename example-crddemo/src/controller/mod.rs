@@ -12,7 +12,9 @@
 //! It runs on its own ([`Controller::run`]) or as a [`Runnable`] under a
 //! [`Manager`] ([`Controller::with_manager`]): then it shares
 //! the manager's informer factory and leader-fenced client, its queue reports the `workqueue_*`
-//! metrics, and it runs only on the elected leader.
+//! metrics, its workers the `controller_runtime_reconcile_*` metrics (through the manager's
+//! [`ReconcileRecorder`], as a Builder's controller does), and it runs only on the elected
+//! leader.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
@@ -46,6 +48,7 @@ use kube_codegen_runtime::informer::{
 };
 use kube_codegen_runtime::store::object_key;
 use kube_codegen_runtime::workqueue::{QueueConfig, RateLimitingQueue};
+use kube_controller_runtime::metrics::{ReconcileRecorder, ReconcileResult};
 use kube_controller_runtime::{BoxError, CancellationToken, LeaderElector, Manager, Runnable};
 
 use crate::pkg::apis::crddemo::v1::Mydemo;
@@ -120,6 +123,8 @@ pub struct Controller {
     syncs: Arc<AtomicU64>,
     identity: Arc<str>,
     leader: Option<LeaderElector>,
+    /// The `controller_runtime_*` metrics, under a manager.
+    recorder: Option<ReconcileRecorder>,
 }
 
 impl Controller {
@@ -143,7 +148,7 @@ impl Controller {
         let queue = RateLimitingQueue::<String>::with_config(
             QueueConfig::named(QUEUE_NAME).metrics_provider(mgr.metrics().workqueue_provider()),
         );
-        Self::assemble(
+        let mut controller = Self::assemble(
             clientset,
             factory,
             false,
@@ -151,7 +156,11 @@ impl Controller {
             opts,
             mgr.identity().to_string(),
             mgr.elector().cloned(),
-        )
+        )?;
+        let recorder = mgr.metrics().reconcile_recorder(QUEUE_NAME);
+        recorder.set_max_concurrent_reconciles(controller.workers);
+        controller.recorder = Some(recorder);
+        Ok(controller)
     }
 
     fn assemble(
@@ -221,6 +230,7 @@ impl Controller {
             syncs: Arc::default(),
             identity: Arc::from(identity.as_str()),
             leader,
+            recorder: None,
         })
     }
 
@@ -274,6 +284,7 @@ impl Controller {
                 id,
                 self.identity.clone(),
                 self.leader.clone(),
+                self.recorder.clone(),
             ));
         }
         tracing::info!("Started workers");
@@ -382,6 +393,7 @@ async fn worker(
     id: usize,
     identity: Arc<str>,
     leader: Option<LeaderElector>,
+    recorder: Option<ReconcileRecorder>,
 ) {
     while let Some(key) = queue.get().await {
         if let Some(l) = &leader
@@ -392,8 +404,16 @@ async fn worker(
             return;
         }
         tracing::info!(worker = id, key = %key, identity = %identity, "reconcile start");
+        let timer = recorder.as_ref().map(ReconcileRecorder::start);
         let result = reconcile::sync(&ctx, &key).await;
         syncs.fetch_add(1, Ordering::Relaxed);
+        if let Some(timer) = timer {
+            timer.finish(if result.is_ok() {
+                ReconcileResult::Success
+            } else {
+                ReconcileResult::Error
+            });
+        }
         match result {
             Ok(outcome) => {
                 queue.forget(&key);

@@ -1,0 +1,135 @@
+//! `ManagerFlags` (controller-runtime's flag names, flattened into a binary's parser) and
+//! `client_config` (controller-runtime's `GetConfig`), through their public interface.
+
+use std::time::Duration;
+
+use clap::Parser;
+use kube_controller_runtime::flags::{ConfigError, ManagerFlags, client_config};
+
+#[derive(Parser, Debug)]
+struct Cli {
+    #[command(flatten)]
+    manager: ManagerFlags,
+    /// A flag of the binary's own beside them.
+    #[arg(long, default_value_t = 1)]
+    workers: u16,
+}
+
+fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
+    Cli::try_parse_from(std::iter::once("operator").chain(args.iter().copied()))
+}
+
+fn ok<T, E: std::fmt::Display>(r: Result<T, E>) -> T {
+    r.unwrap_or_else(|e| panic!("{e}"))
+}
+
+#[test]
+fn defaults_are_the_documented_safe_ones() {
+    let cli = ok(parse(&[]));
+    let f = &cli.manager;
+    assert_eq!(
+        f.metrics_bind_address(),
+        "0",
+        "metrics off unless asked for"
+    );
+    assert!(f.metrics_secure, "secure once on");
+    assert_eq!(f.health_probe_bind_address(), ":8081");
+    assert!(f.leader_elect);
+    assert_eq!(f.leader_elect_lease_duration, Duration::from_secs(15));
+    assert_eq!(f.leader_elect_renew_deadline, Duration::from_secs(10));
+    assert_eq!(f.leader_elect_retry_period, Duration::from_secs(2));
+    assert_eq!(f.graceful_shutdown_timeout, Duration::from_secs(30));
+    assert_eq!(cli.workers, 1);
+    let quiet = f.clone().without_default_listeners();
+    assert_eq!(
+        (
+            quiet.health_probe_bind_address(),
+            quiet.metrics_bind_address()
+        ),
+        ("0", "0")
+    );
+}
+
+#[test]
+fn controller_runtime_flag_names_parse() {
+    let cli = ok(parse(&[
+        "--metrics-bind-address=:8443",
+        "--metrics-secure=false",
+        "--health-probe-bind-address",
+        "127.0.0.1:9000",
+        "--leader-elect=false",
+        "--leader-elect-lease-duration=4s",
+        "--leader-elect-renew-deadline=3s",
+        "--leader-elect-retry-period=500ms",
+        "--leader-election-id=my-lease",
+        "--kubeconfig=/tmp/kc",
+        "--namespace=prod",
+        "--workers=3",
+    ]));
+    let f = &cli.manager;
+    assert_eq!(f.metrics_bind_address(), ":8443");
+    assert!(!f.metrics_secure);
+    assert_eq!(f.health_probe_bind_address(), "127.0.0.1:9000");
+    assert!(!f.leader_elect);
+    assert_eq!(f.leader_elect_lease_duration, Duration::from_secs(4));
+    assert_eq!(f.leader_elect_retry_period, Duration::from_millis(500));
+    assert_eq!(f.leader_election_id.as_deref(), Some("my-lease"));
+    assert_eq!(f.namespace.as_deref(), Some("prod"));
+    assert_eq!(cli.workers, 3);
+    // Given addresses survive the embedded defaults.
+    let quiet = f.clone().without_default_listeners();
+    assert_eq!(quiet.metrics_bind_address(), ":8443");
+    // Bare boolean flags mean true; old names and bad durations are refused.
+    assert!(ok(parse(&["--leader-elect"])).manager.leader_elect);
+    assert!(parse(&["--lease-duration=4s"]).is_err());
+    assert!(parse(&["--leader-elect-renew-deadline=5 parsecs"]).is_err());
+}
+
+#[tokio::test]
+async fn the_builder_carries_the_flags_into_the_manager() {
+    let server = kube_codegen_runtime::fake::FakeApiServer::new();
+    let client = ok(server.client());
+    // A metrics address that is no host:port is reported against its flag.
+    let cli = ok(parse(&[
+        "--metrics-bind-address=8080",
+        "--leader-elect=false",
+    ]));
+    let err = cli
+        .manager
+        .builder(client.clone(), "demo")
+        .build()
+        .err()
+        .unwrap_or_else(|| panic!("8080 is no host:port"));
+    assert_eq!(ManagerFlags::flag_for(&err), Some("--metrics-bind-address"));
+    // Leader election on, with the binary's default Lease name.
+    let cli = ok(parse(&["--namespace=ns"]));
+    let mgr = ok(cli.manager.builder(client, "demo-lease").build());
+    let lease = mgr
+        .elector()
+        .map(|e| e.lock().describe())
+        .unwrap_or_default();
+    assert!(lease.contains("ns/demo-lease"), "{lease}");
+}
+
+#[tokio::test]
+async fn client_config_reads_the_kubeconfig_flag_first() {
+    let dir = std::env::temp_dir().join(format!("flags-kc-{}", std::process::id()));
+    ok(std::fs::create_dir_all(&dir));
+    let path = dir.join("kc.yaml");
+    ok(std::fs::write(
+        &path,
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: https://10.1.2.3:6443\ncontexts:\n- name: c\n  context:\n    cluster: c\n    user: u\n    namespace: team\ncurrent-context: c\nusers:\n- name: u\n  user:\n    token: t\n",
+    ));
+    let config = ok(client_config(Some(&path)).await);
+    assert_eq!(config.cluster_url.to_string(), "https://10.1.2.3:6443/");
+    assert_eq!(config.default_namespace, "team");
+
+    let missing = dir.join("missing.yaml");
+    match client_config(Some(&missing)).await {
+        Err(e @ ConfigError::Kubeconfig { .. }) => {
+            assert!(e.to_string().contains("missing.yaml"), "{e}")
+        }
+        other => panic!("a missing --kubeconfig must be an error naming it: {other:?}"),
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
