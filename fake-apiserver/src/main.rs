@@ -57,6 +57,7 @@ async fn run(args: Args) -> Result<(), String> {
             addr,
             token: args.token,
             allow_non_loopback: true,
+            ..ServeOptions::default()
         })
         .await
         .map_err(|e| format!("serving on {addr}: {e}"))?;

@@ -6,6 +6,7 @@ use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Duration;
 
 use base64::Engine;
 use bytes::Bytes;
@@ -39,6 +40,16 @@ pub struct ServeOptions {
     /// Bind addresses that are not loopback too (default `false`: only loopback, so nothing
     /// outside the machine can reach the server).
     pub allow_non_loopback: bool,
+    /// How many connections are served at once (default 512); a connection beyond is closed
+    /// as soon as it is accepted, with a warning in the log, so idle or slow clients cannot
+    /// use up the process's file descriptors and make the server unreachable.
+    pub max_connections: usize,
+    /// How long a request may take to send its body (default 60 s, kube-apiserver's
+    /// `--request-timeout`): a body trickled slower is answered 504 and its connection closed.
+    pub request_timeout: Duration,
+    /// How long a graceful stop waits for requests in flight (default 30 s) before it closes
+    /// the connections still open. Watches end at once.
+    pub shutdown_grace: Duration,
 }
 
 impl Default for ServeOptions {
@@ -47,7 +58,30 @@ impl Default for ServeOptions {
             addr: SocketAddr::from(([127, 0, 0, 1], 0)),
             token: None,
             allow_non_loopback: false,
+            max_connections: 512,
+            request_timeout: Duration::from_secs(60),
+            shutdown_grace: Duration::from_secs(30),
         }
+    }
+}
+
+/// How long a client may take to send a request's headers (the first request's, and each
+/// next one's on a kept-alive connection).
+const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How long a TLS handshake may take.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Tells watches served over a connection that the server is stopping: they end their
+/// stream, so a graceful stop does not wait for them.
+#[derive(Debug, Clone)]
+pub(crate) struct Stopping(pub(crate) tokio::sync::watch::Receiver<bool>);
+
+impl Stopping {
+    /// Resolves once the server stops (at once if it has).
+    pub(crate) async fn wait(&mut self) {
+        // An error means the server is gone: stopped as well.
+        let _ = self.0.wait_for(|stopping| *stopping).await;
     }
 }
 
@@ -120,11 +154,22 @@ where
     }
 }
 
-async fn served(
+/// What every connection of one served server shares.
+#[derive(Clone)]
+struct Conn {
     shared: Arc<Shared>,
     token: Arc<str>,
-    req: Request<hyper::body::Incoming>,
-) -> Response<ResponseBody> {
+    request_timeout: Duration,
+    stopping: tokio::sync::watch::Receiver<bool>,
+}
+
+async fn served(conn: Conn, req: Request<hyper::body::Incoming>) -> Response<ResponseBody> {
+    let Conn {
+        shared,
+        token,
+        request_timeout,
+        stopping,
+    } = conn;
     let (parts, body) = req.into_parts();
     match authenticate(&parts.headers, &token) {
         Caller::Authenticated => {}
@@ -140,14 +185,73 @@ async fn served(
             return error_response(&ApiError::new(401, "Unauthorized", "Unauthorized"));
         }
     }
-    let bytes = match collect_limited(body).await {
-        Ok(b) => b,
-        Err(e) => return error_response(&e),
+    let bytes = match tokio::time::timeout(request_timeout, collect_limited(body)).await {
+        Ok(Ok(b)) => b,
+        Ok(Err(e)) => return error_response(&e),
+        Err(_) => {
+            tracing::debug!(path = parts.uri.path(), "request body not sent in time");
+            let mut resp = error_response(
+                &ApiError::new(
+                    504,
+                    "Timeout",
+                    "Timeout: request did not complete within the allotted timeout",
+                )
+                .with_details(serde_json::json!({"retryAfterSeconds": 1})),
+            );
+            resp.headers_mut().insert(
+                header::CONNECTION,
+                header::HeaderValue::from_static("close"),
+            );
+            return resp;
+        }
     };
     let mut parts = parts;
     // TokenReviews authenticate against the served token.
     parts.extensions.insert(ServerToken(token));
+    parts.extensions.insert(Stopping(stopping));
     handle(shared, Request::from_parts(parts, bytes)).await
+}
+
+/// One connection: the TLS handshake, then HTTP/1.1 until the client leaves, a timeout fires
+/// or the server stops (gracefully: the request in flight is answered first).
+async fn serve_connection(
+    conn: Conn,
+    acceptor: tokio_rustls::TlsAcceptor,
+    stream: tokio::net::TcpStream,
+    peer: SocketAddr,
+    _permit: tokio::sync::OwnedSemaphorePermit,
+) {
+    let stream = match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(stream)).await {
+        Ok(Ok(s)) => s,
+        Ok(Err(e)) => {
+            tracing::debug!(%peer, error = %e, "TLS handshake failed");
+            return;
+        }
+        Err(_) => {
+            tracing::debug!(%peer, "TLS handshake timed out");
+            return;
+        }
+    };
+    let mut stopping = Stopping(conn.stopping.clone());
+    let svc = hyper::service::service_fn(move |req| {
+        let conn = conn.clone();
+        async move { Ok::<_, Infallible>(served(conn, req).await) }
+    });
+    let http = http1::Builder::new()
+        .timer(hyper_util::rt::TokioTimer::new())
+        .header_read_timeout(HEADER_READ_TIMEOUT)
+        .serve_connection(TokioIo::new(stream), svc);
+    tokio::pin!(http);
+    let ended = tokio::select! {
+        ended = http.as_mut() => ended,
+        () = stopping.wait() => {
+            http.as_mut().graceful_shutdown();
+            http.await
+        }
+    };
+    if let Err(e) = ended {
+        tracing::debug!(%peer, error = %e, "fake api connection ended");
+    }
 }
 
 fn random_token() -> String {
@@ -177,57 +281,54 @@ pub(crate) async fn serve(
     let listener = TcpListener::bind(opts.addr).await?;
     let local = listener.local_addr()?;
     let (tx, mut rx) = oneshot::channel::<()>();
-    let shared_token: Arc<str> = Arc::from(token.as_str());
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let conn = Conn {
+        shared,
+        token: Arc::from(token.as_str()),
+        request_timeout: opts.request_timeout,
+        stopping: stop_rx,
+    };
+    let limit = Arc::new(tokio::sync::Semaphore::new(opts.max_connections));
+    let (max_connections, grace) = (opts.max_connections, opts.shutdown_grace);
     let task = tokio::spawn(async move {
         let mut conns = JoinSet::new();
+        let mut last_refusal: Option<tokio::time::Instant> = None;
         loop {
             tokio::select! {
                 _ = &mut rx => break,
                 accepted = listener.accept() => match accepted {
                     Ok((stream, peer)) => {
-                        let shared = shared.clone();
-                        let token = shared_token.clone();
-                        let acceptor = acceptor.clone();
-                        conns.spawn(async move {
-                            let handshake = tokio::time::timeout(
-                                std::time::Duration::from_secs(10),
-                                acceptor.accept(stream),
-                            )
-                            .await;
-                            let stream = match handshake {
-                                Ok(Ok(s)) => s,
-                                Ok(Err(e)) => {
-                                    tracing::debug!(%peer, error = %e, "TLS handshake failed");
-                                    return;
-                                }
-                                Err(_) => {
-                                    tracing::debug!(%peer, "TLS handshake timed out");
-                                    return;
-                                }
-                            };
-                            let svc = hyper::service::service_fn(move |req| {
-                                let shared = shared.clone();
-                                let token = token.clone();
-                                async move { Ok::<_, Infallible>(served(shared, token, req).await) }
-                            });
-                            if let Err(e) = http1::Builder::new()
-                                .timer(hyper_util::rt::TokioTimer::new())
-                                .header_read_timeout(std::time::Duration::from_secs(30))
-                                .serve_connection(TokioIo::new(stream), svc)
-                                .await
-                            {
-                                tracing::debug!(%peer, error = %e, "fake api connection ended");
+                        let Ok(permit) = limit.clone().try_acquire_owned() else {
+                            if last_refusal.is_none_or(|t| t.elapsed() >= Duration::from_secs(1)) {
+                                tracing::warn!(%peer, max_connections, "connection limit reached: closing new connections until some end");
+                                last_refusal = Some(tokio::time::Instant::now());
                             }
-                        });
+                            drop(stream);
+                            continue;
+                        };
+                        conns.spawn(serve_connection(conn.clone(), acceptor.clone(), stream, peer, permit));
                     }
                     Err(e) => {
                         tracing::warn!(error = %e, "fake api server: accept failed");
-                        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+                        tokio::time::sleep(Duration::from_millis(20)).await;
                     }
                 },
                 Some(_) = conns.join_next(), if !conns.is_empty() => {}
             }
         }
+        // Stop accepting, let requests in flight finish (watches end), then close the rest.
+        drop(listener);
+        let _ = stop_tx.send(true);
+        let open = conns.len();
+        let drained =
+            tokio::time::timeout(grace, async { while conns.join_next().await.is_some() {} }).await;
+        if drained.is_err() {
+            tracing::warn!(
+                open = conns.len(),
+                "connections still open after the grace period: closed"
+            );
+        }
+        tracing::info!(connections = open, "fake api server stopped");
         conns.abort_all();
     });
     tracing::info!(addr = %local, "fake api server listening");
@@ -298,7 +399,8 @@ impl ServedApiServer {
         kube::Client::try_from(config).map_err(|e| FakeError::Client(e.to_string()))
     }
 
-    /// Stops accepting connections and closes open ones.
+    /// Stops gracefully: no new connections, watches end, requests in flight are answered
+    /// (for up to [`ServeOptions::shutdown_grace`]), then the connections still open close.
     pub async fn shutdown(mut self) {
         if let Some(tx) = self.shutdown.take() {
             let _ = tx.send(());

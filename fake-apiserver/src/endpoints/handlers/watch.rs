@@ -14,6 +14,7 @@ use crate::endpoints::body::ResponseBody;
 use crate::endpoints::handlers::{Target, filter, validate_list_options};
 use crate::endpoints::render::{Format, View, partial_metadata};
 use crate::endpoints::response::stream_response;
+use crate::endpoints::serve::Stopping;
 use crate::error::{ApiError, ApiResult};
 use crate::semantics::resources::Resource;
 use crate::storage::predicate::{FieldTerm, Filter};
@@ -37,6 +38,8 @@ pub(crate) struct WatchRequest {
     pub(crate) timeout: Option<Duration>,
     pub(crate) format: Format,
     pub(crate) fault: WatchFault,
+    /// Set when served over the network: the stream ends when the server stops.
+    pub(crate) stopping: Option<Stopping>,
 }
 
 const BATCH: usize = 512;
@@ -298,6 +301,7 @@ async fn run(
         .max(Duration::from_millis(10));
     let mut ticker = tokio::time::interval_at(deadline_after(interval), interval);
     let mut want_bookmark = false;
+    let mut stopping = req.stopping.clone();
     loop {
         rx.borrow_and_update();
         let (batch, global_rv) = {
@@ -347,7 +351,17 @@ async fn run(
                 None => std::future::pending::<()>().await,
             }
         };
+        let server_stops = async {
+            match stopping.as_mut() {
+                Some(s) => s.wait().await,
+                None => std::future::pending::<()>().await,
+            }
+        };
         tokio::select! {
+            () = server_stops => {
+                tracing::debug!(resource = %key, "server stopping: watch ended");
+                return;
+            }
             changed = rx.changed() => {
                 if changed.is_err() {
                     return;
@@ -414,6 +428,7 @@ pub(crate) fn serve(t: Target<'_>) -> ApiResult<http::Response<ResponseBody>> {
         timeout,
         format,
         fault: t.fault.clone(),
+        stopping: t.req.extensions().get::<Stopping>().cloned(),
     };
     let rx = start(t.shared.clone(), wr)?;
     Ok(stream_response(rx))
