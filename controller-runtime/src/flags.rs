@@ -1,6 +1,7 @@
 //! The command line of a manager binary (feature `flags`, on by default): [`ManagerFlags`],
 //! controller-runtime's and Kubebuilder's flag names as one [`clap::Args`] struct to
-//! `#[command(flatten)]`, and [`client_config`], controller-runtime's `GetConfig`.
+//! `#[command(flatten)]`, [`client_config`], controller-runtime's `GetConfig`, and
+//! [`LogFlags`] with [`init_logging`] (`--log-format text|json` on stderr, `RUST_LOG`).
 //!
 //! ```no_run
 //! use clap::Parser;
@@ -47,6 +48,47 @@ use kube::config::{KubeConfigOptions, Kubeconfig, KubeconfigError};
 use kube_codegen_runtime::informer::InformerOptions;
 
 use crate::manager::{Manager, ManagerBuilder};
+
+/// `--log-format`: how [`init_logging`] writes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    /// Human-readable lines.
+    #[default]
+    Text,
+    /// One JSON object per line, the event's fields at the top level.
+    Json,
+}
+
+/// The logging flag of a manager binary, to `#[command(flatten)]`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct LogFlags {
+    /// Log format (the filter is RUST_LOG's, else the binary's default).
+    #[arg(long, value_enum, default_value_t = LogFormat::Text)]
+    pub log_format: LogFormat,
+}
+
+/// A global tracing subscriber was already installed ([`init_logging`]).
+#[derive(Debug, thiserror::Error)]
+#[error("cannot install the log subscriber: {0}")]
+pub struct LoggingError(String);
+
+/// Installs the process's tracing subscriber: to stderr, filtered by `RUST_LOG` when it is set
+/// and valid, else by `default_filter` (`"info,kube=warn"`), with colours only on a terminal,
+/// as text or JSON. Fails if a subscriber is already installed.
+pub fn init_logging(format: LogFormat, default_filter: &str) -> Result<(), LoggingError> {
+    use std::io::IsTerminal;
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_filter));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_ansi(std::io::stderr().is_terminal())
+        .with_writer(std::io::stderr);
+    match format {
+        LogFormat::Text => builder.try_init(),
+        LogFormat::Json => builder.json().flatten_event(true).try_init(),
+    }
+    .map_err(|e| LoggingError(e.to_string()))
+}
 
 /// The default of `--health-probe-bind-address`: every interface, port 8081.
 pub const DEFAULT_HEALTH_PROBE_BIND_ADDRESS: &str = ":8081";

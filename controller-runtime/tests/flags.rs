@@ -4,12 +4,16 @@
 use std::time::Duration;
 
 use clap::Parser;
-use kube_controller_runtime::flags::{ConfigError, ManagerFlags, client_config};
+use kube_controller_runtime::flags::{
+    ConfigError, LogFlags, LogFormat, ManagerFlags, client_config, init_logging,
+};
 
 #[derive(Parser, Debug)]
 struct Cli {
     #[command(flatten)]
     manager: ManagerFlags,
+    #[command(flatten)]
+    log: LogFlags,
     /// A flag of the binary's own beside them.
     #[arg(long, default_value_t = 1)]
     workers: u16,
@@ -132,4 +136,15 @@ async fn client_config_reads_the_kubeconfig_flag_first() {
         other => panic!("a missing --kubeconfig must be an error naming it: {other:?}"),
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn logging_is_installed_once_and_a_second_install_is_an_error() {
+    let cli = ok(parse(&["--log-format=json"]));
+    assert_eq!(cli.log.log_format, LogFormat::Json);
+    assert_eq!(ok(parse(&[])).log.log_format, LogFormat::Text);
+    assert!(parse(&["--log-format=yaml"]).is_err());
+    ok(init_logging(cli.log.log_format, "info"));
+    let again = init_logging(LogFormat::Text, "info");
+    assert!(again.is_err(), "a second subscriber must be refused");
 }

@@ -12,16 +12,17 @@
 //! TokenReview/SubjectAccessReview unless `--metrics-secure=false`), graceful shutdown on
 //! SIGTERM/SIGINT.
 
-use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{Context as _, anyhow};
-use clap::{Parser, ValueEnum};
+use clap::Parser;
 use example_crddemo::controller::{Controller, Options, informer_options};
 use example_crddemo::embedded::{DEMO_NAME, Embedded, run_demo, wait_controller_idle};
 use example_crddemo::pkg::client::clientset::versioned::Clientset;
-use kube_controller_runtime::flags::{ConfigError, ManagerFlags, client_config, parse_duration};
+use kube_controller_runtime::flags::{
+    ConfigError, LogFlags, ManagerFlags, client_config, init_logging, parse_duration,
+};
 use kube_controller_runtime::{Manager, ManagerError};
 
 /// The Mydemo controller: for each Mydemo (crddemo.k8s.io/v1) it keeps a selector-less Service
@@ -62,35 +63,13 @@ struct Cli {
     #[arg(long, default_value_t = 0, requires = "embedded")]
     port: u16,
 
-    /// Log format.
-    #[arg(long, value_enum, default_value_t = LogFormat::Text)]
-    log_format: LogFormat,
+    /// --log-format.
+    #[command(flatten)]
+    log: LogFlags,
 }
 
 /// The Lease's name unless --leader-election-id says otherwise.
 const LEADER_ELECTION_ID: &str = "crddemo-controller";
-
-#[derive(Clone, Copy, Debug, ValueEnum)]
-enum LogFormat {
-    Text,
-    Json,
-}
-
-fn init_logging(format: LogFormat) {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| {
-        tracing_subscriber::EnvFilter::new(
-            "info,kube_client=warn,kube_runtime=warn,tower=warn,hyper=warn",
-        )
-    });
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_ansi(std::io::stderr().is_terminal())
-        .with_writer(std::io::stderr);
-    match format {
-        LogFormat::Text => builder.init(),
-        LogFormat::Json => builder.json().flatten_event(true).init(),
-    }
-}
 
 use kube_controller_runtime::shutdown_signal;
 
@@ -259,10 +238,16 @@ async fn run_embedded(cli: &Cli, embedded: &Embedded, opts: Options) -> anyhow::
     Ok(())
 }
 
+/// The log filter unless `RUST_LOG` says otherwise.
+const LOG_FILTER: &str = "info,kube_client=warn,kube_runtime=warn,tower=warn,hyper=warn";
+
 #[tokio::main]
 async fn main() -> ExitCode {
     let cli = Cli::parse();
-    init_logging(cli.log_format);
+    if let Err(e) = init_logging(cli.log.log_format, LOG_FILTER) {
+        eprintln!("error: {e}");
+        return ExitCode::FAILURE;
+    }
     match run(cli).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

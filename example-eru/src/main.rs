@@ -6,15 +6,17 @@
 //! eru-operator crd                             # print the CustomResourceDefinition
 //! ```
 
-use std::io::{IsTerminal, Write as _};
+use std::io::Write as _;
 use std::process::ExitCode;
 
 use anyhow::{Context as _, anyhow};
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Parser, Subcommand};
 use example_eru::controller::{self, Options};
 use example_eru::embedded::{Embedded, KUBECONFIG_MARKER, run_demo};
 use kube_codegen_runtime::InformerOptions;
-use kube_controller_runtime::flags::{ConfigError, ManagerFlags, client_config};
+use kube_controller_runtime::flags::{
+    ConfigError, LogFlags, ManagerFlags, client_config, init_logging,
+};
 use kube_controller_runtime::{Manager, shutdown_signal};
 
 /// Rolls Deployments on cron schedules: a Deployment annotated mtsre.meitu.com/eru: "true" gets
@@ -62,9 +64,9 @@ struct Cli {
     #[arg(long, default_value_t = 0, requires = "embedded")]
     port: u16,
 
-    /// Log format.
-    #[arg(long, value_enum, default_value_t = LogFormat::Text)]
-    log_format: LogFormat,
+    /// --log-format.
+    #[command(flatten)]
+    log: LogFlags,
 }
 
 #[derive(Subcommand, Debug)]
@@ -72,26 +74,6 @@ enum Command {
     /// Print the CustomResourceDefinition of the Eru kind (what
     /// deploy/crds/mtsre.meitu.com_erus_crd.yaml holds) and exit.
     Crd,
-}
-
-#[derive(Clone, Copy, Debug, ValueEnum)]
-enum LogFormat {
-    Text,
-    Json,
-}
-
-fn init_logging(format: LogFormat) {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| {
-        tracing_subscriber::EnvFilter::new("info,kube=warn,tower=warn,hyper=warn")
-    });
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_ansi(std::io::stderr().is_terminal())
-        .with_writer(std::io::stderr);
-    match format {
-        LogFormat::Text => builder.init(),
-        LogFormat::Json => builder.json().flatten_event(true).init(),
-    }
 }
 
 /// The Lease's name unless --leader-election-id says otherwise.
@@ -223,6 +205,9 @@ fn log_addresses(mgr: &Manager) {
     }
 }
 
+/// The log filter unless `RUST_LOG` says otherwise.
+const LOG_FILTER: &str = "info,kube=warn,tower=warn,hyper=warn";
+
 #[tokio::main]
 async fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -239,7 +224,10 @@ async fn main() -> ExitCode {
             }
         };
     }
-    init_logging(cli.log_format);
+    if let Err(e) = init_logging(cli.log.log_format, LOG_FILTER) {
+        eprintln!("error: {e}");
+        return ExitCode::FAILURE;
+    }
     match run(cli).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
