@@ -35,15 +35,14 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-use std::any::Any;
 use std::fmt::{self, Debug};
 use std::sync::Arc;
 
 use kube::Resource;
-use kube::api::ObjectMeta;
 
 use crate::api_status;
 use crate::labels::Selector;
+pub use crate::store::GenericObject;
 use crate::store::Store;
 
 fn matches<K: Resource>(selector: &Selector, obj: &K) -> bool {
@@ -280,40 +279,6 @@ impl<K: Resource + Send + Sync + 'static> NamespaceLister<'_, K> {
     }
 }
 
-/// An object of any resource type, as a [`GenericLister`] returns it.
-///
-/// ```
-/// use std::sync::Arc;
-/// use k8s_openapi::api::core::v1::ConfigMap;
-/// use kube_codegen_runtime::lister::{GenericObject, downcast_arc};
-///
-/// let obj: Arc<dyn GenericObject> = Arc::new(ConfigMap::default());
-/// assert!(obj.object_meta().name.is_none());
-/// assert!(downcast_arc::<ConfigMap>(obj).is_some());
-/// ```
-pub trait GenericObject: Any + Send + Sync + Debug {
-    /// The object's metadata.
-    fn object_meta(&self) -> &ObjectMeta;
-    /// For downcasting by reference.
-    fn as_any(&self) -> &dyn Any;
-    /// For downcasting a shared object ([`downcast_arc`]).
-    fn into_any_arc(self: Arc<Self>) -> Arc<dyn Any + Send + Sync>;
-}
-
-impl<K: Resource + Debug + Send + Sync + 'static> GenericObject for K {
-    fn object_meta(&self) -> &ObjectMeta {
-        self.meta()
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-
-    fn into_any_arc(self: Arc<Self>) -> Arc<dyn Any + Send + Sync> {
-        self
-    }
-}
-
 /// The concrete object behind a [`GenericObject`], if it is a `K` (no copy).
 ///
 /// ```
@@ -479,6 +444,7 @@ impl GenericNamespaceLister<'_> {
 mod tests {
     use super::*;
     use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
+    use kube::api::ObjectMeta;
 
     fn cm(ns: &str, name: &str, labels: &[(&str, &str)]) -> ConfigMap {
         ConfigMap {

@@ -5,13 +5,12 @@
 //! Objects are kept as shared pointers under the key `namespace/name` (`name` for
 //! cluster-scoped objects); reads hand out `Arc<K>` clones and never copy an object. The maps,
 //! indexes and relist are written once for all kinds over type-erased objects
-//! (`Arc<dyn Any>`-like, with their metadata reachable), and a [`Store<K>`] gives each object back
-//! its type on the way out (a type check, no copy): a program that caches 100 kinds compiles
-//! them once, not 100 times. Every store has a built-in
-//! namespace index ([`NAMESPACE_INDEX`]), so listing one namespace touches only that namespace's
-//! objects, and takes custom indexers (`SharedIndexInformer::add_indexer`) that map an object to
-//! any number of index values ([`Store::by_index`], [`Store::index_keys`],
-//! [`Store::list_index_values`]).
+//! ([`GenericObject`]s: `Any` with their metadata reachable), and a [`Store<K>`] gives each
+//! object back its type on the way out (a type check, no copy): a program that caches 100 kinds
+//! compiles them once, not 100 times. Every store has a built-in namespace index
+//! ([`NAMESPACE_INDEX`]), so listing one namespace touches only that namespace's objects, and
+//! takes custom indexers (`SharedIndexInformer::add_indexer`) that map an object to any number of
+//! index values ([`Store::by_index`], [`Store::index_keys`], [`Store::list_index_values`]).
 //!
 //! All operations take one [`parking_lot::RwLock`]: reads share it, writes are short (a few hash
 //! map updates per index), and a relist builds the new contents *outside* the lock and swaps
@@ -307,22 +306,47 @@ pub fn split_key(key: &str) -> (Option<&str>, &str) {
     }
 }
 
-/// What the store holds: an object of any kind whose metadata can be read without knowing the
-/// kind. The store's maps and indexes are built once for all kinds over `Arc<dyn Stored>`;
-/// [`Store<K>`] only converts on the way out, so a kind adds almost no compiled code.
-pub(crate) trait Stored: Any + Send + Sync {
-    /// The object's metadata (for its key and resourceVersion).
-    fn stored_meta(&self) -> &ObjectMeta;
+/// An object of any resource type: what a store holds and a
+/// [`GenericLister`](crate::lister::GenericLister) returns. Its metadata can be read without
+/// knowing its kind, so the store's maps and indexes are built once for all kinds over
+/// `Arc<dyn GenericObject>`, and [`Store<K>`] only converts on the way out: a kind adds almost no
+/// compiled code.
+///
+/// ```
+/// use std::sync::Arc;
+/// use k8s_openapi::api::core::v1::ConfigMap;
+/// use kube_codegen_runtime::lister::{GenericObject, downcast_arc};
+///
+/// let obj: Arc<dyn GenericObject> = Arc::new(ConfigMap::default());
+/// assert!(obj.object_meta().name.is_none());
+/// assert!(downcast_arc::<ConfigMap>(obj).is_some());
+/// ```
+pub trait GenericObject: Any + Send + Sync + fmt::Debug {
+    /// The object's metadata.
+    fn object_meta(&self) -> &ObjectMeta;
+    /// For downcasting by reference.
+    fn as_any(&self) -> &dyn Any;
+    /// For downcasting a shared object
+    /// ([`downcast_arc`](crate::lister::downcast_arc)).
+    fn into_any_arc(self: Arc<Self>) -> Arc<dyn Any + Send + Sync>;
 }
 
-impl<K: Resource + Send + Sync + 'static> Stored for K {
-    fn stored_meta(&self) -> &ObjectMeta {
+impl<K: Resource + fmt::Debug + Send + Sync + 'static> GenericObject for K {
+    fn object_meta(&self) -> &ObjectMeta {
         self.meta()
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
+    fn into_any_arc(self: Arc<Self>) -> Arc<dyn Any + Send + Sync> {
+        self
     }
 }
 
 /// A stored object.
-pub(crate) type Obj = Arc<dyn Stored>;
+pub(crate) type Obj = Arc<dyn GenericObject>;
 
 /// `obj` as the `K` it was stored as (no copy); `None` only if it is another type, which a
 /// `Store<K>` never holds.
@@ -344,59 +368,17 @@ pub(crate) fn raw_index_func<K: 'static>(func: IndexFunc<K>) -> RawIndexFunc {
     Arc::new(move |o: &Obj| typed_ref::<K>(o).map(|k| func(k)).unwrap_or_default())
 }
 
-/// What a relist changed, typed (for tests).
-#[cfg(test)]
-#[derive(Debug)]
-pub(crate) struct Replaced<K> {
-    /// Objects whose key was not in the cache before, in list order.
-    pub(crate) added: Vec<Arc<K>>,
-    /// `(old, new)` for keys that were present with a different `resourceVersion` (or none).
-    pub(crate) updated: Vec<(Arc<K>, Arc<K>)>,
-    /// `(key, last known object)` for keys that are no longer present.
-    pub(crate) removed: Vec<(String, Arc<K>)>,
-    /// How many objects were present before and after with the same `resourceVersion`.
-    pub(crate) unchanged: usize,
-}
-
-#[cfg(test)]
-impl<K> Default for Replaced<K> {
-    fn default() -> Self {
-        Replaced {
-            added: Vec::new(),
-            updated: Vec::new(),
-            removed: Vec::new(),
-            unchanged: 0,
-        }
-    }
-}
-
 /// What a relist changed, so that an informer can tell handlers about it.
 #[derive(Default)]
 pub(crate) struct RawReplaced {
+    /// Objects whose key was not in the cache before, in list order.
     pub(crate) added: Vec<Obj>,
+    /// `(old, new)` for keys that were present with a different `resourceVersion` (or none).
     pub(crate) updated: Vec<(Obj, Obj)>,
+    /// `(key, last known object)` for keys that are no longer present.
     pub(crate) removed: Vec<(String, Obj)>,
+    /// How many objects were present before and after with the same `resourceVersion`.
     pub(crate) unchanged: usize,
-}
-
-#[cfg(test)]
-impl RawReplaced {
-    fn typed<K: Send + Sync + 'static>(self) -> Replaced<K> {
-        Replaced {
-            added: self.added.iter().filter_map(typed).collect(),
-            updated: self
-                .updated
-                .iter()
-                .filter_map(|(a, b)| Some((typed(a)?, typed(b)?)))
-                .collect(),
-            removed: self
-                .removed
-                .into_iter()
-                .filter_map(|(k, o)| Some((k, typed(&o)?)))
-                .collect(),
-            unchanged: self.unchanged,
-        }
-    }
 }
 
 /// `key → object`.
@@ -455,7 +437,7 @@ impl Contents {
 
     /// Inserts or replaces `obj`; returns the object it replaced.
     fn add(&mut self, obj: Obj) -> Result<Option<Obj>, StoreError> {
-        let key = Key::of(obj.stored_meta())?;
+        let key = Key::of(obj.object_meta())?;
         let old = self.items.insert(key.clone(), obj.clone());
         insert_in_namespace(&mut self.namespaces, &key, &obj);
         for ix in self.indexers.values_mut() {
@@ -523,7 +505,7 @@ fn replace_contents(
     new.items.reserve(objects.len());
     let mut duplicates = false;
     for obj in objects {
-        let key = match Key::of(obj.stored_meta()) {
+        let key = match Key::of(obj.object_meta()) {
             Ok(k) => k,
             Err(e) => {
                 tracing::warn!(error = %e, "skipping an object without a name in a list");
@@ -564,8 +546,8 @@ fn replace_contents(
             None => diff.added.push(obj),
             Some(old) => {
                 let (a, b) = (
-                    old.stored_meta().resource_version.as_deref(),
-                    obj.stored_meta().resource_version.as_deref(),
+                    old.object_meta().resource_version.as_deref(),
+                    obj.object_meta().resource_version.as_deref(),
                 );
                 if a.is_some() && a == b {
                     diff.unchanged += 1;
@@ -664,7 +646,7 @@ impl<K> Default for Store<K> {
     }
 }
 
-impl<K: Resource + Send + Sync + 'static> Store<K> {
+impl<K: Resource + fmt::Debug + Send + Sync + 'static> Store<K> {
     /// A store holding `objects` and filed under `indexers`: for tests, and for a lister over
     /// a fixed set of objects. Fails on an object without a name or a taken indexer name.
     ///
@@ -776,7 +758,7 @@ pub(crate) struct Writer<K> {
     store: Store<K>,
 }
 
-impl<K: Resource + Send + Sync + 'static> Writer<K> {
+impl<K: Resource + fmt::Debug + Send + Sync + 'static> Writer<K> {
     /// An empty store with only the namespace index.
     pub(crate) fn new() -> Self {
         Writer {
@@ -836,9 +818,9 @@ impl<K: Resource + Send + Sync + 'static> Writer<K> {
         &self,
         objects: Vec<K>,
         resource_version: impl Into<String>,
-    ) -> Replaced<K> {
+    ) -> RawReplaced {
         let objects = objects.into_iter().map(|o| Arc::new(o) as Obj).collect();
-        self.raw().replace(objects, resource_version.into()).typed()
+        self.raw().replace(objects, resource_version.into())
     }
 }
 
@@ -1259,21 +1241,21 @@ mod tests {
             ],
             "77",
         );
+        let rv = |o: &Obj| o.object_meta().resource_version.clone();
         assert_eq!(diff.unchanged, 1);
-        assert_eq!(names(diff.added.clone()), ["new", "twice"]);
         assert_eq!(
-            diff.added[1].metadata.resource_version.as_deref(),
-            Some("2")
+            sorted(
+                diff.added
+                    .iter()
+                    .filter_map(|o| o.object_meta().name.clone())
+                    .collect()
+            ),
+            ["new", "twice"]
         );
+        assert_eq!(rv(&diff.added[1]).as_deref(), Some("2"));
         assert_eq!(diff.updated.len(), 1);
-        assert_eq!(
-            diff.updated[0].0.metadata.resource_version.as_deref(),
-            Some("1")
-        );
-        assert_eq!(
-            diff.updated[0].1.metadata.resource_version.as_deref(),
-            Some("2")
-        );
+        assert_eq!(rv(&diff.updated[0].0).as_deref(), Some("1"));
+        assert_eq!(rv(&diff.updated[0].1).as_deref(), Some("2"));
         assert_eq!(
             diff.removed
                 .iter()

@@ -1089,7 +1089,7 @@ impl Sink for Inner {
                 }
             }
         } else {
-            match key_of(obj.stored_meta()) {
+            match key_of(obj.object_meta()) {
                 Ok(key) => {
                     let st = self.state.lock();
                     self.writer.delete_key(&key);
