@@ -45,7 +45,36 @@ use k8s_openapi::api::authorization::v1::{
     NonResourceAttributes, SubjectAccessReview, SubjectAccessReviewSpec,
 };
 use kube::api::{Api, PostParams};
+use kube_codegen_runtime::resource::ResourceInfo;
 use parking_lot::Mutex;
+
+/// The two review kinds the filter asks for, as an API server registers them: give them to an
+/// in-memory server (`FakeApiServer::with_resources(REVIEW_RESOURCES)`) that a manager with
+/// secure metrics talks to, or its scrapes are answered 500.
+pub const REVIEW_RESOURCES: &[ResourceInfo] = &[
+    ResourceInfo {
+        group: "authentication.k8s.io",
+        version: "v1",
+        kind: "TokenReview",
+        list_kind: "",
+        plural: "tokenreviews",
+        singular: "",
+        namespaced: false,
+        subresources: &[],
+        short_names: &[],
+    },
+    ResourceInfo {
+        group: "authorization.k8s.io",
+        version: "v1",
+        kind: "SubjectAccessReview",
+        list_kind: "",
+        plural: "subjectaccessreviews",
+        singular: "",
+        namespaced: false,
+        subresources: &[],
+        short_names: &[],
+    },
+];
 
 /// How long a token review's answer is reused (controller-runtime: `CacheTTL`, 1 minute).
 pub const TOKEN_CACHE_TTL: Duration = Duration::from_secs(60);

@@ -14,6 +14,7 @@ use kube::api::{GetParams, Patch, PatchParams, PostParams};
 use kube::{Api, CustomResourceExt};
 use kube_codegen_runtime::api_status::{is_already_exists, is_not_found};
 use kube_codegen_runtime::fake::{FakeApiServer, ServedApiServer};
+use kube_controller_runtime::filters::REVIEW_RESOURCES;
 use serde_json::json;
 
 use crate::controller::annotation::controlling_deployment;
@@ -71,7 +72,9 @@ impl Embedded {
     /// the API (as `kubectl apply -f deploy/crds/mtsre.meitu.com_erus_crd.yaml` would) and
     /// writes a kubeconfig to `kubeconfig`.
     pub async fn start(port: u16, kubeconfig: &Path) -> Result<Embedded, EmbeddedError> {
-        let server = FakeApiServer::new();
+        // The review kinds too, so that secure metrics (--metrics-secure, the default once
+        // --metrics-bind-address is given) can authenticate and authorize scrapes.
+        let server = FakeApiServer::with_resources(REVIEW_RESOURCES)?;
         let served = server
             .serve(SocketAddr::from(([127, 0, 0, 1], port)))
             .await?;
