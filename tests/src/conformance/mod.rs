@@ -19,6 +19,7 @@
 mod crd;
 mod create;
 mod crud;
+mod limits;
 mod misc;
 mod patch;
 mod read;
@@ -426,6 +427,22 @@ macro_rules! scenario {
 /// Every scenario of the suite, in run order.
 pub fn scenarios() -> Vec<Scenario> {
     vec![
+        scenario!(
+            limits::json_patch_limits,
+            "413 past 10,000 JSON patch operations, 422 for copies past 3 MiB"
+        ),
+        scenario!(
+            limits::patches_decode_as_the_built_in_type,
+            "JSON, merge and strategic-merge patches giving a field the wrong type: 422 on patch"
+        ),
+        scenario!(
+            limits::data_and_object_size_limits,
+            "1 MiB of ConfigMap and Secret data (422), etcd's request limit (500)"
+        ),
+        scenario!(
+            limits::yaml_alias_expansion_is_bounded,
+            "400 for a YAML document with excessive aliasing"
+        ),
         scenario!(
             create::create_assigns_server_fields,
             "uid, creationTimestamp, numeric resourceVersion from one global counter, generation 1"
