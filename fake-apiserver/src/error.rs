@@ -73,6 +73,15 @@ pub enum FakeError {
     /// Building a client for the served server failed.
     #[error("client for the served fake API server: {0}")]
     Client(String),
+    /// A data directory that is not one this server wrote, or whose snapshot cannot be read:
+    /// refused rather than emptied (retrying does not help; use an empty or new directory).
+    #[error("data directory {}: {reason}", path.display())]
+    DataDir {
+        /// The directory as given.
+        path: std::path::PathBuf,
+        /// Why it was refused.
+        reason: String,
+    },
     /// A file of objects or CRDs could not be read or parsed (retrying does not help).
     #[error("{path}: {message}")]
     Load {

@@ -103,6 +103,7 @@ mod config;
 mod endpoints;
 mod error;
 mod manifests;
+mod persist;
 mod private_file;
 mod semantics;
 mod storage;
@@ -131,6 +132,7 @@ pub use endpoints::serve::{MAX_REQUEST_BODY_BYTES, ServeOptions, ServedApiServer
 pub use error::FakeError;
 pub use kube_codegen_apimachinery::resource::ResourceInfo;
 pub use manifests::{parse_manifests, read_manifests};
+pub use persist::Saved;
 pub use semantics::patch::PatchType;
 pub use semantics::review::{API_AUDIENCE, USER_GROUPS, USER_NAME, USER_UID};
 pub use testing::reactor::{Action, Reaction, ReactionFn, WatchReaction, WatchReactionFn};
@@ -231,6 +233,7 @@ pub struct FakeApiServerBuilder {
     config: Config,
     max_actions: usize,
     max_action_body_bytes: usize,
+    data_dir: Option<std::path::PathBuf>,
 }
 
 impl Default for FakeApiServerBuilder {
@@ -241,6 +244,7 @@ impl Default for FakeApiServerBuilder {
             config: Config::default(),
             max_actions: 100_000,
             max_action_body_bytes: 64 * 1024 * 1024,
+            data_dir: None,
         }
     }
 }
@@ -323,14 +327,37 @@ impl FakeApiServerBuilder {
         self
     }
 
+    /// Starts from the snapshot in `dir` if it holds one (see
+    /// [`FakeApiServer::save_snapshot`]): every object with its resourceVersion, the
+    /// resources of the CRDs among them, and the resourceVersion counter where it was, so
+    /// watches resume. An empty or missing directory starts fresh; one that holds anything
+    /// else, or an unreadable snapshot, fails the build with [`FakeError::DataDir`]. Objects
+    /// given to the builder that the snapshot already has are left as the snapshot has them.
+    pub fn data_dir(mut self, dir: impl Into<std::path::PathBuf>) -> Self {
+        self.data_dir = Some(dir.into());
+        self
+    }
+
     /// Builds the server.
     pub fn build(self) -> Result<FakeApiServer, FakeError> {
+        let snapshot = match &self.data_dir {
+            Some(dir) => persist::load(dir)?,
+            None => None,
+        };
+        let restored = snapshot.is_some();
         let mut st = State::new(self.config);
         for r in semantics::resources::builtins() {
             st.register(r);
         }
         for info in &self.resources {
             st.register(Resource::from_info(info)?);
+        }
+        if let Some(snapshot) = snapshot {
+            tracing::info!(
+                objects = snapshot.len(),
+                "restoring the data directory's snapshot"
+            );
+            persist::restore(&mut st, snapshot);
         }
         let server = FakeApiServer {
             shared: Arc::new(Shared {
@@ -344,8 +371,15 @@ impl FakeApiServerBuilder {
             }),
         };
         let handle = server.handle();
+        let seed = |obj: Value| match handle.add_value(obj) {
+            // What a restored snapshot already has stays as it is.
+            Err(FakeError::Rejected { code: 409, .. }) if restored => Ok(()),
+            other => other.map(drop),
+        };
         for ns in ["default", "kube-system", "kube-public", "kube-node-lease"] {
-            handle.add_value(serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}))?;
+            seed(
+                serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}),
+            )?;
         }
         // CRDs first, then namespaces, so that custom resources and namespaced objects given
         // in any order find what they need.
@@ -357,7 +391,7 @@ impl FakeApiServerBuilder {
         let mut objects = self.objects;
         objects.sort_by_key(rank);
         for obj in objects {
-            handle.add_value(obj)?;
+            seed(obj)?;
         }
         Ok(server)
     }
@@ -381,6 +415,19 @@ impl FakeApiServer {
     /// installed, without schemas), with default settings.
     pub fn with_resources(resources: &[ResourceInfo]) -> Result<Self, FakeError> {
         Self::builder().resources(resources).build()
+    }
+
+    /// Saves every object, with its resourceVersion, to `dir/snapshot.json` (mode 0600,
+    /// written whole and renamed into place), for [`FakeApiServerBuilder::data_dir`] to
+    /// restore. `dir` is created if missing; one that holds files of anything else is refused
+    /// with [`FakeError::DataDir`].
+    pub fn save_snapshot(&self, dir: impl AsRef<std::path::Path>) -> Result<Saved, FakeError> {
+        persist::save(&self.shared.state, dir.as_ref())
+    }
+
+    /// The current (global) resourceVersion.
+    pub fn resource_version(&self) -> u64 {
+        self.shared.state.lock().rv()
     }
 
     /// The test handle (actions, reactors, direct object access).

@@ -35,6 +35,14 @@ struct Args {
     /// the CRDs).
     #[arg(long = "objects", value_name = "FILE_OR_DIR")]
     objects: Vec<PathBuf>,
+    /// Keep the objects across restarts in this directory: restored at start (resourceVersions
+    /// continue, so watches resume), saved every `--snapshot-interval` while they change and
+    /// on a clean stop. A directory holding anything else is refused, never emptied.
+    #[arg(long, value_name = "DIR")]
+    data_dir: Option<PathBuf>,
+    /// Seconds between snapshots to `--data-dir` while objects change.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]
+    snapshot_interval: u64,
     /// Log filter (`RUST_LOG` syntax), for example `info` or `kube_fake_apiserver=debug`.
     #[arg(long, env = "RUST_LOG", default_value = "info")]
     log: String,
@@ -43,6 +51,9 @@ struct Args {
 async fn run(args: Args) -> Result<(), String> {
     // Nothing reads the recorded requests of a served binary: keep none of them.
     let mut builder = FakeApiServer::builder().max_recorded_actions(0);
+    if let Some(dir) = &args.data_dir {
+        builder = builder.data_dir(dir);
+    }
     for path in args.crds.iter().chain(&args.objects) {
         builder = builder
             .manifests(path)
@@ -72,9 +83,42 @@ async fn run(args: Args) -> Result<(), String> {
         "serving; stop with Ctrl-C or SIGTERM"
     );
     println!("{}", served.url());
+    let snapshots = args.data_dir.clone().map(|dir| {
+        let server = server.clone();
+        let every = std::time::Duration::from_secs(args.snapshot_interval);
+        tokio::spawn(async move {
+            let mut saved_at = server.resource_version();
+            loop {
+                tokio::time::sleep(every).await;
+                if server.resource_version() == saved_at {
+                    continue;
+                }
+                let (s, d) = (server.clone(), dir.clone());
+                match tokio::task::spawn_blocking(move || s.save_snapshot(d)).await {
+                    Ok(Ok(saved)) => saved_at = saved.resource_version,
+                    Ok(Err(e)) => tracing::warn!(error = %e, "periodic snapshot failed"),
+                    Err(e) => tracing::warn!(error = %e, "periodic snapshot failed"),
+                }
+            }
+        })
+    });
     wait_for_signal().await;
     tracing::info!("shutting down");
     served.shutdown().await;
+    if let Some(task) = snapshots {
+        task.abort();
+    }
+    if let Some(dir) = &args.data_dir {
+        let saved = server
+            .save_snapshot(dir)
+            .map_err(|e| format!("saving the last snapshot: {e}"))?;
+        tracing::info!(
+            objects = saved.objects,
+            resource_version = saved.resource_version,
+            dir = %dir.display(),
+            "snapshot saved"
+        );
+    }
     Ok(())
 }
 

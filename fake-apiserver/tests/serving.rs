@@ -40,7 +40,10 @@ async fn tls(served: &ServedApiServer) -> tokio_rustls::client::TlsStream<TcpStr
         .await
         .unwrap_or_else(|e| panic!("connect: {e}"));
     connector
-        .connect(ServerName::try_from("localhost").unwrap_or_else(|e| panic!("{e}")), tcp)
+        .connect(
+            ServerName::try_from("localhost").unwrap_or_else(|e| panic!("{e}")),
+            tcp,
+        )
         .await
         .unwrap_or_else(|e| panic!("TLS: {e}"))
 }
@@ -136,8 +139,18 @@ async fn a_graceful_stop_answers_the_write_in_flight_and_ends_watches() {
         "the stop waited for the watch"
     );
     let created = write.await.unwrap_or_else(|e| panic!("{e}"));
-    assert!(created.is_ok(), "the write in flight got no answer: {created:?}");
-    assert!(server.handle().get::<ConfigMap>("default", "in-flight").ok().flatten().is_some());
+    assert!(
+        created.is_ok(),
+        "the write in flight got no answer: {created:?}"
+    );
+    assert!(
+        server
+            .handle()
+            .get::<ConfigMap>("default", "in-flight")
+            .ok()
+            .flatten()
+            .is_some()
+    );
     // The watch saw the write, then its stream ended.
     let rest: Vec<_> = tokio::time::timeout(Duration::from_secs(5), async {
         let mut events = Vec::new();
