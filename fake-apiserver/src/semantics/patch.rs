@@ -7,6 +7,7 @@ use crate::error::{ApiError, ApiResult};
 use crate::semantics::list_type::{ListType, item_key, item_matches, list_type};
 use crate::semantics::resources::Resource;
 use crate::storage::object;
+use crate::storage::size::encoded_len;
 
 /// The patch types of the `Content-Type` header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -152,24 +153,6 @@ pub(crate) fn json_patch(original: &Value, patch: &Value) -> ApiResult<Value> {
         })?;
     }
     Ok(doc)
-}
-
-/// The length of `v` encoded as compact JSON, counted without building the encoding.
-pub(crate) fn encoded_len(v: &Value) -> usize {
-    struct Count(usize);
-    impl std::io::Write for Count {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0 += buf.len();
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut n = Count(0);
-    // Writing a `Value` to a sink that cannot fail cannot fail.
-    let _ = serde_json::to_writer(&mut n, v);
-    n.0
 }
 
 /// Strategic merge patch with the directives `$patch` (replace, delete, merge),

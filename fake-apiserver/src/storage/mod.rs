@@ -5,4 +5,5 @@
 
 pub(crate) mod object;
 pub(crate) mod predicate;
+pub(crate) mod size;
 pub(crate) mod store;

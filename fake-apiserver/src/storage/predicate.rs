@@ -107,6 +107,7 @@ mod tests {
             key: "n/x".into(),
             object: Arc::new(obj),
             prev: prev.map(Arc::new),
+            size: 0,
         }
     }
 

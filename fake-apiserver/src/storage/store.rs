@@ -46,6 +46,8 @@ pub(crate) struct HistEvent {
     pub(crate) object: Arc<Value>,
     /// The object before the write.
     pub(crate) prev: Option<Arc<Value>>,
+    /// The bytes of `object` encoded, counted against the history's byte budget.
+    pub(crate) size: usize,
 }
 
 /// The objects and history of one resource (all its versions).
@@ -53,6 +55,8 @@ pub(crate) struct HistEvent {
 pub(crate) struct Store {
     pub(crate) objects: BTreeMap<String, Arc<Value>>,
     pub(crate) history: VecDeque<Arc<HistEvent>>,
+    /// The encoded bytes of the objects `history` holds.
+    history_bytes: usize,
     /// Every event with an rv above this one is still in `history`.
     pub(crate) compacted: u64,
     /// The resourceVersion when the resource started being served: like the watch cache of
@@ -69,6 +73,7 @@ impl Store {
         Store {
             objects: BTreeMap::new(),
             history: VecDeque::new(),
+            history_bytes: 0,
             compacted: 0,
             created: compacted,
             counts: HashMap::new(),
@@ -94,7 +99,14 @@ pub(crate) struct Storage {
     pub(crate) stores: HashMap<String, Store>,
     /// Events kept per resource for watches and paginated lists.
     pub(crate) history_capacity: usize,
+    /// The encoded bytes of the objects a resource's history may hold: past it the oldest
+    /// events are dropped (compacted), however few there are, so large objects written often
+    /// cannot grow memory without bound.
+    pub(crate) history_max_bytes: usize,
 }
+
+/// The default byte budget of one resource's history.
+pub(crate) const HISTORY_MAX_BYTES: usize = 256 * 1024 * 1024;
 
 /// One page of a list.
 #[derive(Debug)]
@@ -188,6 +200,7 @@ impl Storage {
             rv: 0,
             stores: HashMap::new(),
             history_capacity,
+            history_max_bytes: HISTORY_MAX_BYTES,
         }
     }
 
@@ -221,13 +234,19 @@ impl Storage {
 
     fn push_event(&mut self, key: &str, ev: HistEvent) {
         let cap = self.history_capacity.max(1);
+        let max_bytes = self.history_max_bytes;
         let rv = ev.rv;
         let store = self.store_mut(key);
-        while store.history.len() >= cap {
-            if let Some(old) = store.history.pop_front() {
-                store.compacted = old.rv;
-            }
+        while store.history.len() >= cap
+            || (!store.history.is_empty() && store.history_bytes + ev.size > max_bytes)
+        {
+            let Some(old) = store.history.pop_front() else {
+                break;
+            };
+            store.compacted = old.rv;
+            store.history_bytes -= old.size;
         }
+        store.history_bytes += ev.size;
         store.history.push_back(Arc::new(ev));
         store.tx.send_replace(rv);
     }
@@ -239,6 +258,7 @@ impl Storage {
         object::set_meta(&mut obj, "resourceVersion", Some(json!(rv.to_string())));
         let ns = object::namespace(&obj).to_string();
         let key = obj_key(&ns, object::name(&obj));
+        let size = crate::storage::size::encoded_len(&obj);
         let obj = Arc::new(obj);
         let store = self.store_mut(store_key);
         let prev = store.objects.insert(key.clone(), obj.clone());
@@ -258,6 +278,7 @@ impl Storage {
                 key,
                 object: obj.clone(),
                 prev,
+                size,
             },
         );
         obj
@@ -280,6 +301,7 @@ impl Storage {
         let rv = self.rv;
         let mut tomb = (*prev).clone();
         object::set_meta(&mut tomb, "resourceVersion", Some(json!(rv.to_string())));
+        let size = crate::storage::size::encoded_len(&tomb);
         self.push_event(
             store_key,
             HistEvent {
@@ -288,6 +310,7 @@ impl Storage {
                 key,
                 object: Arc::new(tomb),
                 prev: Some(prev.clone()),
+                size,
             },
         );
         Some(prev)
@@ -329,6 +352,7 @@ impl Storage {
         let rv = self.rv;
         for s in self.stores.values_mut() {
             s.history.clear();
+            s.history_bytes = 0;
             s.compacted = rv;
         }
     }
@@ -338,6 +362,12 @@ impl Storage {
         self.stores
             .get(res_key)
             .map_or(0, |s| s.compacted.max(s.created))
+    }
+
+    /// The version history was compacted to under `key` (0 for a store there is not).
+    #[cfg(test)]
+    fn compacted_of(&self, key: &str) -> u64 {
+        self.stores.get(key).map_or(0, |s| s.compacted)
     }
 
     /// Events under `res_key` after `cursor`, at most `max`; `Err(compacted)` when some were dropped.
@@ -648,6 +678,23 @@ mod tests {
         assert!(st.events_after(r, 1, 10).is_err());
         let recent = st.events_after(r, st.rv - 2, 10);
         assert_eq!(recent.map(|v| v.len()), Ok(2));
+    }
+
+    #[test]
+    fn history_is_bounded_in_bytes_too() {
+        let (mut st, r) = state(100);
+        st.history_max_bytes = 10_000;
+        let big = |i: i64| json!({"metadata": {"namespace": "a", "name": "big"}, "data": {"v": "x".repeat(3_000), "i": i}});
+        for i in 0..10 {
+            st.put(r, big(i));
+        }
+        let kept = st.events_after(r, st.compacted_of(r), 100).map(|v| v.len());
+        assert_eq!(kept, Ok(3), "three 3 KB events fit in 10 KB");
+        // Watches from before what is kept are told so.
+        assert!(st.events_after(r, 1, 100).is_err());
+        // The latest event is always kept, however large.
+        st.put(r, json!({"metadata": {"namespace": "a", "name": "huge"}, "data": {"v": "x".repeat(20_000)}}));
+        assert_eq!(st.events_after(r, st.rv - 1, 100).map(|v| v.len()), Ok(1));
     }
 
     #[test]

@@ -285,7 +285,7 @@ pub(crate) const MAX_STORED_OBJECT_BYTES: usize = 1536 * 1024;
 
 /// Refuses an object storage would refuse, before it is written.
 pub(super) fn check_storage_size(obj: &Value) -> ApiResult<()> {
-    if crate::semantics::patch::encoded_len(obj) > MAX_STORED_OBJECT_BYTES {
+    if crate::storage::size::encoded_len(obj) > MAX_STORED_OBJECT_BYTES {
         return Err(ApiError::new(500, "", "etcdserver: request is too large"));
     }
     Ok(())
