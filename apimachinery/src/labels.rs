@@ -569,6 +569,7 @@ impl FromStr for Selector {
 }
 
 #[cfg(feature = "kube")]
+#[cfg_attr(docsrs, doc(cfg(feature = "kube")))]
 impl TryFrom<&LabelSelector> for Selector {
     type Error = SelectorError;
 
@@ -604,6 +605,7 @@ impl TryFrom<&LabelSelector> for Selector {
 }
 
 #[cfg(feature = "kube")]
+#[cfg_attr(docsrs, doc(cfg(feature = "kube")))]
 impl TryFrom<LabelSelector> for Selector {
     type Error = SelectorError;
 
@@ -614,6 +616,7 @@ impl TryFrom<LabelSelector> for Selector {
 }
 
 #[cfg(feature = "kube")]
+#[cfg_attr(docsrs, doc(cfg(feature = "kube")))]
 impl TryFrom<&LabelSelectorRequirement> for Requirement {
     type Error = SelectorError;
 

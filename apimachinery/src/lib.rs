@@ -13,6 +13,7 @@
 //! The crate has no heavy dependencies; the `kube` feature adds conversions to and from kube's
 //! and k8s-openapi's types (`LabelSelector`, `ApiResource`, `GroupVersionKind`).
 #![deny(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod group;
 pub mod labels;

@@ -87,6 +87,7 @@ impl ResourceInfo {
 
     /// The group-version-kind.
     #[cfg(feature = "kube")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "kube")))]
     pub fn gvk(&self) -> GroupVersionKind {
         GroupVersionKind::gvk(self.group, self.version, self.kind)
     }
@@ -98,6 +99,7 @@ impl ResourceInfo {
 
     /// The dynamic `ApiResource` for `kube::Api<DynamicObject>`.
     #[cfg(feature = "kube")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "kube")))]
     pub fn api_resource(&self) -> ApiResource {
         ApiResource {
             group: self.group.to_string(),

@@ -52,6 +52,7 @@
 //! The crates generated code refers to are re-exported, so a crate using generated code needs
 //! only this one as a dependency (plus `k8s-openapi` for its own types).
 #![deny(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod api_status;
 pub mod apply;
@@ -70,6 +71,7 @@ pub mod workqueue;
 
 pub use kube_codegen_apimachinery::{labels, resource, validation};
 #[cfg(feature = "fake")]
+#[cfg_attr(docsrs, doc(cfg(feature = "fake")))]
 pub use kube_fake_apiserver as fake;
 
 pub use apply::{ApplyConfiguration, ApplyOptions};

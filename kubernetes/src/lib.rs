@@ -5,6 +5,7 @@
 //! Every API group is a feature of its own (`core`, `apps`, `coordination` …, or `all`), so a
 //! controller compiles only the groups it uses.
 #![deny(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod apis;
 // Generated code: in rustfmt's layout, and held to no warnings at all.

@@ -41,6 +41,7 @@ mod cached;
 mod mapper;
 
 #[cfg(feature = "fake")]
+#[cfg_attr(docsrs, doc(cfg(feature = "fake")))]
 pub mod fake;
 
 use std::collections::{BTreeMap, BTreeSet};

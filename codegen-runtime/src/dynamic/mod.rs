@@ -40,6 +40,7 @@
 pub mod informer;
 
 #[cfg(feature = "fake")]
+#[cfg_attr(docsrs, doc(cfg(feature = "fake")))]
 pub mod fake;
 
 use std::fmt::{self, Debug};

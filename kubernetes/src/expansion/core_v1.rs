@@ -116,6 +116,7 @@ pub async fn bind(
 
 /// client-go's `PodExpansion`: logs, eviction and binding, in this client's namespace.
 #[cfg(feature = "core")]
+#[cfg_attr(docsrs, doc(cfg(feature = "core")))]
 impl crate::client::clientset::versioned::typed::core::v1::PodClient {
     fn expansion_namespace(&self) -> &str {
         self.namespace().unwrap_or_default()

@@ -14,4 +14,5 @@
 
 pub mod core_v1;
 #[cfg(feature = "policy")]
+#[cfg_attr(docsrs, doc(cfg(feature = "policy")))]
 pub mod policy_v1;
