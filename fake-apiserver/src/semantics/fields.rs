@@ -149,23 +149,28 @@ fn mismatch(schema: &Value, def: Option<&str>, got: &GotValue) -> Option<String>
         return None;
     }
     let want = schema.get("type").and_then(Value::as_str)?;
+    // Go decodes an integer into an int32 or int64 field only when it fits.
+    let fits = |n: i128| match schema.get("format").and_then(Value::as_str) {
+        Some("int32") => i32::try_from(n).is_ok(),
+        _ => i64::try_from(n).is_ok(),
+    };
     let ok = matches!(
         (want, got),
         (_, GotValue::Null)
             | ("string", GotValue::String)
             | ("boolean", GotValue::Bool)
-            | ("integer", GotValue::Int)
-            | ("number", GotValue::Int | GotValue::Float(_))
+            | ("number", GotValue::Int(_) | GotValue::Float(_))
             | ("array", GotValue::Array)
             | ("object", GotValue::Object)
-    );
+    ) || matches!((want, got), ("integer", GotValue::Int(n)) if fits(*n));
     if ok {
         return None;
     }
     Some(match got {
         GotValue::String => "string".into(),
         GotValue::Bool => "bool".into(),
-        GotValue::Int => "number".into(),
+        GotValue::Int(n) if want == "integer" => format!("number {n}"),
+        GotValue::Int(_) => "number".into(),
         GotValue::Float(f) => format!("number {f}"),
         GotValue::Array => "array".into(),
         GotValue::Object => "object".into(),
@@ -176,7 +181,8 @@ fn mismatch(schema: &Value, def: Option<&str>, got: &GotValue) -> Option<String>
 enum GotValue {
     Null,
     Bool,
-    Int,
+    /// A whole number (one past `i64`'s range as `i64::MAX + 1`, which fits no Go integer).
+    Int(i128),
     Float(f64),
     String,
     Array,
@@ -252,17 +258,18 @@ impl<'de> Visitor<'de> for Scan<'_> {
         self.check(GotValue::Bool);
         Ok(())
     }
-    fn visit_i64<E>(mut self, _: i64) -> Result<(), E> {
-        self.check(GotValue::Int);
+    fn visit_i64<E>(mut self, n: i64) -> Result<(), E> {
+        self.check(GotValue::Int(n.into()));
         Ok(())
     }
-    fn visit_u64<E>(mut self, _: u64) -> Result<(), E> {
-        self.check(GotValue::Int);
+    fn visit_u64<E>(mut self, n: u64) -> Result<(), E> {
+        self.check(GotValue::Int(n.into()));
         Ok(())
     }
     fn visit_f64<E>(mut self, f: f64) -> Result<(), E> {
         self.check(if f.fract() == 0.0 {
-            GotValue::Int
+            // saturating: anything past i64 fits no Go integer field
+            GotValue::Int((f as i128).clamp(i128::from(i64::MIN) - 1, i128::from(i64::MAX) + 1))
         } else {
             GotValue::Float(f)
         });
@@ -473,6 +480,48 @@ mod tests {
             v,
             json!({"spec":{"template":{"spec":{"containers":[{"name":"c","image":"i"}]}}}})
         );
+    }
+
+    /// Found by `tests/fuzz.rs` (patch_application): a merge patch setting a Deployment's
+    /// `spec.replicas` (an int32) to 2^53 was stored, and no client could decode it.
+    #[test]
+    fn an_integer_out_of_its_go_range_is_a_type_error() {
+        let dep = builtin_root(definition_of(Builtin::Deployment).unwrap_or_default());
+        let replicas = |n: &str| {
+            scan(
+                format!(r#"{{"spec":{{"replicas":{n}}}}}"#).as_bytes(),
+                Some(&dep),
+            )
+            .type_error
+        };
+        for fits in ["0", "-2147483648", "2147483647", "3.0"] {
+            assert_eq!(replicas(fits), None, "{fits}");
+        }
+        for n in [
+            "2147483648",
+            "-2147483649",
+            "9007199254740992",
+            "18446744073709551615",
+        ] {
+            assert_eq!(
+                replicas(n).as_deref(),
+                Some(
+                    format!("json: cannot unmarshal number {n} into Go struct field DeploymentSpec.spec.replicas of type int32")
+                        .as_str()
+                ),
+            );
+        }
+        // int64 fields take all of i64, and nothing past it
+        let meta = |n: &str| {
+            scan(
+                format!(r#"{{"metadata":{{"generation":{n}}}}}"#).as_bytes(),
+                Some(&dep),
+            )
+            .type_error
+        };
+        assert_eq!(meta("9223372036854775807"), None);
+        assert!(meta("9223372036854775808").is_some());
+        assert!(meta("1e300").is_some());
     }
 
     #[test]

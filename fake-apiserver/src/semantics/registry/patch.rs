@@ -212,11 +212,13 @@ pub(super) fn apply(
     }
     // The typed patch is built from the schema: a field it does not declare fails the apply,
     // whatever fieldValidation says.
-    let unknown = if res.is_custom() {
+    // So does a value of the wrong type for a built-in kind (a ConfigMap's `data: true`): it
+    // would be stored as no client could decode it.
+    let (unknown, type_error) = if res.is_custom() {
         let mut probe = config.clone();
         match res.custom.as_ref().and_then(|c| c.schema.as_ref()) {
-            Some(schema_v) => schema::prune_and_default(&mut probe, schema_v),
-            None => Vec::new(),
+            Some(schema_v) => (schema::prune_and_default(&mut probe, schema_v), None),
+            None => (Vec::new(), None),
         }
     } else {
         match res
@@ -225,7 +227,8 @@ pub(super) fn apply(
         {
             Some(def) => {
                 let bytes = serde_json::to_vec(config).unwrap_or_default();
-                fields::scan(&bytes, Some(&fields::builtin_root(def)))
+                let problems = fields::scan(&bytes, Some(&fields::builtin_root(def)));
+                let unknown = problems
                     .unknown
                     .into_iter()
                     .map(|m| {
@@ -233,17 +236,23 @@ pub(super) fn apply(
                             .trim_matches('"')
                             .to_string()
                     })
-                    .collect()
+                    .collect();
+                (unknown, problems.type_error)
             }
-            None => Vec::new(),
+            None => (Vec::new(), None),
         }
     };
-    if let Some(first) = unknown.first() {
+    let problem = match (unknown.first(), type_error) {
+        (Some(first), _) => Some(format!(".{first}: field not declared in schema")),
+        (None, Some(go_error)) => Some(go_error),
+        (None, None) => None,
+    };
+    if let Some(problem) = problem {
         return Err(ApiError::new(
             500,
             "",
             format!(
-                "failed to create typed patch object ({}/{}; {}/{}, Kind={}): .{first}: field not declared in schema",
+                "failed to create typed patch object ({}/{}; {}/{}, Kind={}): {problem}",
                 object::namespace(config),
                 object::name(config),
                 res.group,
@@ -432,6 +441,53 @@ mod tests {
             &opts(),
         ));
         assert_eq!(e.code, 404);
+    }
+
+    /// Found by `tests/fuzz.rs` (patch_application): an apply giving a built-in field a value
+    /// of the wrong type was stored, and a client could no longer decode the object.
+    #[test]
+    fn apply_of_a_field_of_the_wrong_type_is_refused() {
+        let mut st = state();
+        let original = stored_cm(&mut st, "a", json!({"k": "v"}));
+        let cms = res(&st, "", "configmaps");
+        let o = WriteOptions {
+            manager: "me".into(),
+            explicit_manager: true,
+            ..opts()
+        };
+        for (name, config) in [
+            ("fresh", json!({"data": true})),
+            ("a", json!({"data": {"k": 5}})),
+            ("a", json!({"metadata": {"labels": ["x"]}})),
+        ] {
+            let mut config = config;
+            config["apiVersion"] = json!("v1");
+            config["kind"] = json!("ConfigMap");
+            config["metadata"]["name"] = json!(name);
+            let e = err(patch(
+                &mut st,
+                &cms,
+                "ns",
+                name,
+                PatchType::Apply,
+                &config,
+                Scope::Main,
+                &o,
+            ));
+            assert_eq!(e.code, 500, "{config}");
+            assert!(
+                e.message
+                    .starts_with(&format!("failed to create typed patch object (/{name}; /v1, Kind=ConfigMap): json: cannot unmarshal")),
+                "{}",
+                e.message
+            );
+        }
+        // Nothing was written.
+        assert!(st.get(&cms, "ns", "fresh").is_none());
+        assert_eq!(
+            st.get(&cms, "ns", "a").map(|o| o["data"].clone()),
+            Some(original["data"].clone())
+        );
     }
 
     #[test]
