@@ -6,8 +6,10 @@
 //! content types, JSON values, patch operations and selector terms drawn from the API's own
 //! vocabulary, with raw garbage mixed in) and asserts that the server does not panic, answers
 //! every request within [`ANSWER_WITHIN`], never answers 500 but where kube-apiserver does (a
-//! request too large for etcd, an apply of an undeclared field), that an object a successful patch stored still decodes as
-//! its kind, and that the process' resident memory grows by less than [`MAX_RSS_GROWTH_MIB`].
+//! request too large for etcd, an apply of a field of the wrong type or undeclared), that an
+//! object a successful patch stored still decodes as its kind (k8s-openapi's type), that a
+//! selector is either valid or a 400, and that the process' resident memory grows by less than
+//! [`MAX_RSS_GROWTH_MIB`]. Inputs are at most 4096 bytes.
 //!
 //! Under `cargo test` (stable, what CI runs) each target runs random inputs for at most
 //! [`ITERATIONS`] iterations or [`TEST_TIME`], whichever ends first, after replaying the files
@@ -23,9 +25,10 @@
 //!
 //! `BOLERO_RANDOM_SEED=<n>` replays the seed a failure printed, `BOLERO_RANDOM_MAX_LEN` changes
 //! the input size (4096 bytes by default). **With a real fuzzing engine** (nightly, coverage
-//! guided): `cargo install cargo-bolero`, then e.g.
-//! `cargo +nightly bolero test -p kube-fake-apiserver --test fuzz patch_application
-//! --engine libfuzzer -T 10min` (or `--engine afl`); its findings land in
+//! guided; not tried in CI, which has stable only): `cargo install cargo-bolero` (it needs
+//! `binutils-dev` and `libunwind-dev`), then e.g.
+//! `cargo +nightly bolero test -p kube-fake-apiserver patch_application --engine libfuzzer
+//! -T 600` (or `--engine afl`; `cargo bolero test --help` for the rest). Its findings land in
 //! `tests/__fuzz__/patch_application/crashes`, which plain `cargo test` then replays.
 
 use std::panic::AssertUnwindSafe;
