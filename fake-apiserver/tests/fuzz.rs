@@ -810,9 +810,7 @@ fn patching(c: &mut Choices<'_>) -> Target {
             let object_path = path.trim_end_matches("/status").trim_end_matches("/scale");
             let got = send(&server, "GET", object_path, &[], Vec::new()).await;
             assert_eq!(got.status, 200, "GET {object_path} after a patch");
-            // (a known finding, still open: see `open_whole_floats_are_stored_as_floats`)
-            let mut stored: Value = serde_json::from_slice(&got.body).unwrap_or_default();
-            whole_floats_as_integers(&mut stored);
+            let stored: Value = serde_json::from_slice(&got.body).unwrap_or_default();
             let decoded = if deployment_target {
                 serde_json::from_value::<Deployment>(stored).map(drop)
             } else {
@@ -826,23 +824,6 @@ fn patching(c: &mut Choices<'_>) -> Target {
             }
         }
     })
-}
-
-/// What kube-apiserver's decoding into Go types does to `3.0` in an integer field: `3`.
-fn whole_floats_as_integers(v: &mut Value) {
-    match v {
-        Value::Number(n) => {
-            if let Some(f) = n
-                .as_f64()
-                .filter(|f| n.is_f64() && f.fract() == 0.0 && f.abs() < 9.0e15)
-            {
-                *v = json!(f as i64);
-            }
-        }
-        Value::Array(a) => a.iter_mut().for_each(whole_floats_as_integers),
-        Value::Object(m) => m.values_mut().for_each(whole_floats_as_integers),
-        _ => {}
-    }
 }
 
 #[test]
@@ -1018,13 +999,11 @@ async fn regression_merge_patch_of_an_int32_past_its_range_is_refused() {
     assert_eq!(dep.spec.replicas, Some(2));
 }
 
-/// Found by `patch_application`, still open: an apply (or any write) of `replicas: 3.0` stores
-/// the float `3.0`, which a strict client (serde's `i32`) refuses to decode; kube-apiserver
-/// decodes the body into its Go type and so stores `3`. The fuzz target's decode check accepts
-/// whole floats until the server stores integers.
+/// Found by `patch_application`: an apply (or any write) of `replicas: 3.0` stored the float
+/// `3.0`, which a strict client (serde's `i32`) refuses to decode; kube-apiserver stores and
+/// returns `3`, as Go encodes a whole number.
 #[tokio::test]
-#[ignore = "open: whole floats in integer fields are stored as floats (issue 29)"]
-async fn open_whole_floats_are_stored_as_floats() {
+async fn regression_whole_floats_are_stored_as_integers() {
     let (status, stored) = patch_then_get(
         "/apis/apps/v1/namespaces/default/deployments/dep",
         "?fieldManager=fuzzer&force=true",

@@ -161,6 +161,29 @@ pub(crate) fn spec_part(obj: &Value, drop_status: bool) -> Value {
 
 /// Whether two objects are equal once `metadata.resourceVersion` and the managed-fields
 /// timestamps are ignored: a write that changes nothing else is a no-op for the server.
+/// Writes every whole, finite number held as a float (`3.0`) as the integer it is, as
+/// kube-apiserver's Go encoding does when it stores and returns an object: a client decoding
+/// the field as an integer then reads it.
+pub(crate) fn whole_floats_to_integers(v: &mut Value) {
+    match v {
+        Value::Number(n) => {
+            // 2^63: the first float past i64's range.
+            const LIMIT: f64 = 9_223_372_036_854_775_808.0;
+            if let Some(f) = n.as_f64().filter(|_| n.is_f64())
+                && f.fract() == 0.0
+                && f.is_finite()
+                && f.abs() < LIMIT
+            {
+                // A whole float below 2^63 in magnitude is exactly an i64.
+                *v = Value::from(f as i64);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(whole_floats_to_integers),
+        Value::Object(m) => m.values_mut().for_each(whole_floats_to_integers),
+        _ => {}
+    }
+}
+
 pub(crate) fn same_content(a: &Value, b: &Value) -> bool {
     strip_volatile(a) == strip_volatile(b)
 }
@@ -226,6 +249,17 @@ pub(crate) fn set_type_meta(obj: &mut Value, api_version: &str, kind: &str) {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn whole_floats_become_integers_as_go_encodes_them() {
+        let mut v = json!({"a": 3.0, "b": [1.5, -2.0, 7], "c": {"d": 1e300, "e": "3.0", "f": 0.0}});
+        whole_floats_to_integers(&mut v);
+        assert_eq!(
+            v.to_string(),
+            r#"{"a":3,"b":[1.5,-2,7],"c":{"d":1e+300,"e":"3.0","f":0}}"#
+        );
+        assert!(v["a"].is_i64());
+    }
 
     #[test]
     fn suffix_uses_the_name_generator_alphabet() {

@@ -39,6 +39,7 @@ pub(crate) fn create(
 ) -> ApiResult<Value> {
     let preset_managed_fields = flags.preset_managed_fields;
     require_object(&obj)?;
+    object::whole_floats_to_integers(&mut obj);
     let given_status = if flags.seed {
         obj.get("status").cloned()
     } else {

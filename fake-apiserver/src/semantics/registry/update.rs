@@ -40,12 +40,13 @@ pub(crate) fn update(
     opts: &WriteOptions,
 ) -> ApiResult<(Value, bool)> {
     let UpdateInput {
-        body,
+        mut body,
         scope,
         managed_done,
         is_put,
     } = input;
     require_object(&body)?;
+    object::whole_floats_to_integers(&mut body);
     check_type_meta(res, &body)?;
     if is_put {
         let body_name = object::name(&body);
