@@ -369,6 +369,112 @@ pub(crate) fn scan(body: &[u8], schema: Option<&Value>) -> Problems {
     out
 }
 
+/// The first value of `obj` whose type its built-in `definition` does not allow, worded as
+/// server-side apply's typed patch object words it (`.data: expected map, got &{str}`,
+/// `.spec.replicas: expected numeric (int or float), got string`): what kube-apiserver answers
+/// an apply of such an object with.
+pub(crate) fn typed_patch_error(obj: &Value, definition: &str) -> Option<String> {
+    let defs = &builtin_schemas().definitions;
+    typed_walk(obj, &builtin_root(definition), defs, &mut String::new())
+}
+
+fn typed_walk(
+    v: &Value,
+    schema: &Value,
+    defs: &Map<String, Value>,
+    path: &mut String,
+) -> Option<String> {
+    let (schema, def) = resolve_named(schema, defs);
+    if v.is_null() || custom_decoded(def, schema) {
+        return None;
+    }
+    // Go's `%v` of the value, and of the value wrapped as the typed patch holds a scalar.
+    let plain = |v: &Value| match v {
+        Value::String(s) => s.clone(),
+        Value::Array(items) => format!(
+            "[{}]",
+            items
+                .iter()
+                .map(|i| i.as_str().map_or_else(|| i.to_string(), str::to_string))
+                .collect::<Vec<_>>()
+                .join(" ")
+        ),
+        other => other.to_string(),
+    };
+    // Go's `%#v` of what a wrapped scalar position holds, for the shapes a client sends.
+    fn go_syntax(v: &Value) -> String {
+        match v {
+            Value::String(s) => crate::error::go_quote(s),
+            Value::Array(items) => format!(
+                "[]interface {{}}{{{}}}",
+                items.iter().map(go_syntax).collect::<Vec<_>>().join(", ")
+            ),
+            Value::Object(m) => format!(
+                "map[string]interface {{}}{{{}}}",
+                m.iter()
+                    .map(|(k, v)| format!("{}:{}", crate::error::go_quote(k), go_syntax(v)))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            Value::Null => "interface {}(nil)".into(),
+            other => other.to_string(),
+        }
+    }
+    let wrapped = |v: &Value| format!("&value.valueUnstructured{{Value:{}}}", go_syntax(v));
+    let kind = |v: &Value| match v {
+        Value::String(_) => "string",
+        Value::Bool(_) => "bool",
+        Value::Number(_) => "numeric",
+        Value::Array(_) => "list",
+        Value::Object(_) => "map",
+        Value::Null => "null",
+    };
+    let fail = |what: String| Some(format!("{path}: {what}"));
+    match (schema.get("type").and_then(Value::as_str), v) {
+        (Some("object"), Value::Object(m)) => {
+            for (key, child_value) in m {
+                let Some(Some(child_schema)) = child(schema, key) else {
+                    continue;
+                };
+                let len = path.len();
+                path.push('.');
+                path.push_str(key);
+                let found = typed_walk(child_value, child_schema, defs, path);
+                path.truncate(len);
+                if found.is_some() {
+                    return found;
+                }
+            }
+            None
+        }
+        (Some("object"), other) => fail(format!("expected map, got &{{{}}}", plain(other))),
+        (Some("array"), Value::Array(items)) => {
+            let item_schema = schema.get("items")?;
+            for (i, item) in items.iter().enumerate() {
+                let len = path.len();
+                path.push_str(&format!("[{i}]"));
+                let found = typed_walk(item, item_schema, defs, path);
+                path.truncate(len);
+                if found.is_some() {
+                    return found;
+                }
+            }
+            None
+        }
+        (Some("array"), other) => fail(format!("expected list, got &{{{}}}", plain(other))),
+        (Some("string"), Value::String(_))
+        | (Some("integer" | "number"), Value::Number(_))
+        | (Some("boolean"), Value::Bool(_)) => None,
+        (Some("string"), other) => fail(format!("expected string, got {}", wrapped(other))),
+        (Some("integer" | "number"), other) => fail(format!(
+            "expected numeric (int or float), got {}",
+            kind(other)
+        )),
+        (Some("boolean"), other) => fail(format!("expected boolean, got {}", wrapped(other))),
+        _ => None,
+    }
+}
+
 /// The schema the body of a built-in kind is checked against.
 pub(crate) fn builtin_root(definition: &str) -> Value {
     json!({"$ref": format!("#/components/schemas/{definition}")})

@@ -148,6 +148,31 @@ pub(super) async fn patches_decode_as_the_built_in_type(env: &Env) -> Outcome {
             "{body}"
         );
     }
+    for (data, detail) in [
+        (json!("str"), ".data: expected map, got &{str}"),
+        (
+            json!({"k": 5}),
+            ".data.k: expected string, got &value.valueUnstructured{Value:5}",
+        ),
+        (json!(["x"]), ".data: expected map, got &{[x]}"),
+    ] {
+        let config = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "typed"}, "data": data});
+        let r = send(
+            env,
+            "PATCH",
+            &format!("{path}?fieldManager=limits&force=true"),
+            "application/apply-patch+yaml",
+            &config,
+        )
+        .await?;
+        ensure_status!(
+            r,
+            500,
+            "",
+            format!("failed to create typed patch object (/typed; /v1, Kind=ConfigMap): {detail}"),
+            "apply of data {data}"
+        );
+    }
     let r = raw(&env.client, "GET", &path, None, None, None).await?;
     ensure_eq!(r.json()["data"], json!({"k": "v"}), "nothing was stored");
     Ok(())

@@ -433,7 +433,7 @@ pub fn scenarios() -> Vec<Scenario> {
         ),
         scenario!(
             limits::patches_decode_as_the_built_in_type,
-            "JSON, merge and strategic-merge patches giving a field the wrong type: 422 on patch"
+            "JSON, merge and strategic-merge patches giving a field the wrong type: 422 on patch; apply: 500"
         ),
         scenario!(
             limits::data_and_object_size_limits,

@@ -244,7 +244,13 @@ pub(super) fn apply(
     };
     let problem = match (unknown.first(), type_error) {
         (Some(first), _) => Some(format!(".{first}: field not declared in schema")),
-        (None, Some(go_error)) => Some(go_error),
+        // Worded as the typed patch object words it where the walk finds the value.
+        (None, Some(go_error)) => Some(
+            res.builtin
+                .and_then(crate::semantics::builtin_schema::definition_of)
+                .and_then(|def| fields::typed_patch_error(config, def))
+                .unwrap_or(go_error),
+        ),
         (None, None) => None,
     };
     if let Some(problem) = problem {
@@ -455,10 +461,33 @@ mod tests {
             explicit_manager: true,
             ..opts()
         };
-        for (name, config) in [
-            ("fresh", json!({"data": true})),
-            ("a", json!({"data": {"k": 5}})),
-            ("a", json!({"metadata": {"labels": ["x"]}})),
+        // Worded as kube-apiserver v1.37.1 words each (its typed patch object's errors).
+        for (name, config, detail) in [
+            (
+                "fresh",
+                json!({"data": true}),
+                ".data: expected map, got &{true}",
+            ),
+            (
+                "a",
+                json!({"data": {"k": 5}}),
+                ".data.k: expected string, got &value.valueUnstructured{Value:5}",
+            ),
+            (
+                "a",
+                json!({"metadata": {"labels": ["x"]}}),
+                ".metadata.labels: expected map, got &{[x]}",
+            ),
+            (
+                "a",
+                json!({"data": {"k": ["x"]}}),
+                ".data.k: expected string, got &value.valueUnstructured{Value:[]interface {}{\"x\"}}",
+            ),
+            (
+                "a",
+                json!({"data": {"k": true}}),
+                ".data.k: expected string, got &value.valueUnstructured{Value:true}",
+            ),
         ] {
             let mut config = config;
             config["apiVersion"] = json!("v1");
@@ -475,11 +504,11 @@ mod tests {
                 &o,
             ));
             assert_eq!(e.code, 500, "{config}");
-            assert!(
-                e.message
-                    .starts_with(&format!("failed to create typed patch object (/{name}; /v1, Kind=ConfigMap): json: cannot unmarshal")),
-                "{}",
-                e.message
+            assert_eq!(
+                e.message,
+                format!(
+                    "failed to create typed patch object (/{name}; /v1, Kind=ConfigMap): {detail}"
+                )
             );
         }
         // Nothing was written.
