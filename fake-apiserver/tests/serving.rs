@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::ConfigMap;
-use kube::api::{Api, PostParams, WatchParams};
+use kube::api::{Api, PostParams, WatchEvent, WatchParams};
 use kube_fake_apiserver::{FakeApiServer, Reaction, ServeOptions, ServedApiServer};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName};
@@ -133,6 +133,7 @@ async fn a_graceful_stop_answers_the_write_in_flight_and_ends_watches() {
     });
     tokio::time::sleep(Duration::from_millis(200)).await;
     let started = Instant::now();
+    let at_stop = server.handle().resource_version();
     served.shutdown().await;
     assert!(
         started.elapsed() < Duration::from_secs(10),
@@ -151,7 +152,8 @@ async fn a_graceful_stop_answers_the_write_in_flight_and_ends_watches() {
             .flatten()
             .is_some()
     );
-    // The watch saw the write, then its stream ended.
+    // The watch saw the write, then, as kube-apiserver ends a watch when it stops, a last
+    // bookmark at the current version; then its stream ended.
     let rest: Vec<_> = tokio::time::timeout(Duration::from_secs(5), async {
         let mut events = Vec::new();
         while let Some(e) = watch.next().await {
@@ -161,5 +163,17 @@ async fn a_graceful_stop_answers_the_write_in_flight_and_ends_watches() {
     })
     .await
     .unwrap_or_else(|_| panic!("the watch did not end"));
-    assert!(rest.len() <= 1, "{rest:?}");
+    let last = rest.last();
+    let Some(Ok(WatchEvent::Bookmark(b))) = last else {
+        panic!("expected a last bookmark, got {rest:?}");
+    };
+    assert_eq!(
+        b.metadata
+            .annotations
+            .get("k8s.io/initial-events-end")
+            .map(String::as_str),
+        Some("true")
+    );
+    // The version when the server began to stop (the write in flight lands after it).
+    assert_eq!(b.metadata.resource_version, at_stop.to_string());
 }

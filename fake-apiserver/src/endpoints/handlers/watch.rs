@@ -359,6 +359,13 @@ async fn run(
         };
         tokio::select! {
             () = server_stops => {
+                // As kube-apiserver ends a watch when it stops: a last bookmark at the current
+                // version (annotated as the end of initial events), so the client resumes from
+                // it instead of relisting.
+                if req.allow_bookmarks {
+                    let rv = shared.state.lock().rv().max(cursor);
+                    let _ = out.raw(bookmark(&res, rv, true, &req.format)).await;
+                }
                 tracing::debug!(resource = %key, "server stopping: watch ended");
                 return;
             }
