@@ -66,8 +66,9 @@ impl Default for ServeOptions {
 }
 
 /// How long a client may take to send a request's headers (the first request's, and each
-/// next one's on a kept-alive connection).
-const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
+/// next one's on a kept-alive connection, so an idle connection closes after it too):
+/// kube-apiserver's `ReadHeaderTimeout`, 32 s.
+const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(32);
 
 /// How long a TLS handshake may take.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
