@@ -55,6 +55,20 @@ pub(crate) struct Problems {
     pub(crate) type_error: Option<String>,
 }
 
+impl Problems {
+    /// The paths of the unknown fields (`spec.bogus`), without the decoder's wording.
+    pub(crate) fn unknown_paths(&self) -> Vec<String> {
+        self.unknown
+            .iter()
+            .map(|m| {
+                m.trim_start_matches("unknown field ")
+                    .trim_matches('"')
+                    .to_string()
+            })
+            .collect()
+    }
+}
+
 fn join(path: &str, key: &str) -> String {
     if path.is_empty() {
         key.to_string()

@@ -204,15 +204,7 @@ pub(super) fn prune_builtin(res: &Resource, obj: &mut Value, report: bool) -> Ve
     let root = fields::builtin_root(def);
     let unknown = if report {
         let bytes = serde_json::to_vec(obj).unwrap_or_default();
-        fields::scan(&bytes, Some(&root))
-            .unknown
-            .into_iter()
-            .map(|m| {
-                m.trim_start_matches("unknown field ")
-                    .trim_matches('"')
-                    .to_string()
-            })
-            .collect()
+        fields::scan(&bytes, Some(&root)).unknown_paths()
     } else {
         Vec::new()
     };

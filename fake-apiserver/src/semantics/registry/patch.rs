@@ -228,16 +228,7 @@ pub(super) fn apply(
             Some(def) => {
                 let bytes = serde_json::to_vec(config).unwrap_or_default();
                 let problems = fields::scan(&bytes, Some(&fields::builtin_root(def)));
-                let unknown = problems
-                    .unknown
-                    .into_iter()
-                    .map(|m| {
-                        m.trim_start_matches("unknown field ")
-                            .trim_matches('"')
-                            .to_string()
-                    })
-                    .collect();
-                (unknown, problems.type_error)
+                (problems.unknown_paths(), problems.type_error)
             }
             None => (Vec::new(), None),
         }
