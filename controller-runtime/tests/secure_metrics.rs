@@ -7,7 +7,7 @@ mod common;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use common::{eventually, http_get, init_tracing};
+use common::{eventually, http_get, http_response, init_tracing};
 use kube_codegen_runtime::fake::{FakeApiServer, Reaction, ResourceInfo, ServedApiServer};
 use kube_controller_runtime::{Manager, ManagerBuilder, ManagerError};
 use rustls::pki_types::ServerName;
@@ -106,16 +106,7 @@ async fn https_get(addr: SocketAddr, ca_pem: &str, token: Option<&str>) -> (u16,
     let mut buf = Vec::new();
     // A server may close without close_notify after `Connection: close`; what was read counts.
     let _ = tls.read_to_end(&mut buf).await;
-    let text = String::from_utf8_lossy(&buf).to_string();
-    let (head, body) = text
-        .split_once("\r\n\r\n")
-        .unwrap_or_else(|| panic!("no HTTP response: {text:?}"));
-    let code = head
-        .split_whitespace()
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .unwrap_or_else(|| panic!("no status in {head:?}"));
-    (code, body.to_string())
+    http_response(&buf)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

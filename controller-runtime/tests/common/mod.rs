@@ -78,7 +78,12 @@ pub async fn http_get(addr: SocketAddr, path: &str) -> (u16, String) {
     s.read_to_end(&mut buf)
         .await
         .unwrap_or_else(|e| panic!("{e}"));
-    let text = String::from_utf8_lossy(&buf).to_string();
+    http_response(&buf)
+}
+
+/// A whole HTTP/1.1 response as read from the connection: the status code and the body.
+pub fn http_response(bytes: &[u8]) -> (u16, String) {
+    let text = String::from_utf8_lossy(bytes).to_string();
     let (head, body) = text
         .split_once("\r\n\r\n")
         .unwrap_or_else(|| panic!("no HTTP response: {text:?}"));
