@@ -1016,3 +1016,20 @@ async fn regression_whole_floats_are_stored_as_integers() {
     let dep: Deployment = serde_json::from_slice(&stored).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(dep.spec.replicas, Some(3));
 }
+
+/// Found by `patch_application`: a merge patch giving a ConfigMap's `binaryData` a value that
+/// is not base64 was stored, and no client could decode the ConfigMap (k8s-openapi's
+/// `ByteString` refuses it); kube-apiserver's decoder answers 422 with Go's position.
+#[tokio::test]
+async fn regression_binary_data_that_is_not_base64_is_refused() {
+    let (status, stored) = patch_then_get(
+        "/api/v1/namespaces/default/configmaps/cm",
+        "",
+        "application/merge-patch+json",
+        json!({"binaryData": {"k": "ab!"}}),
+    )
+    .await;
+    assert_eq!(status, 422);
+    let cm: ConfigMap = serde_json::from_slice(&stored).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(cm.binary_data, None);
+}

@@ -50,9 +50,34 @@ impl Directive {
 pub(crate) struct Problems {
     pub(crate) unknown: Vec<String>,
     pub(crate) duplicate: Vec<String>,
-    /// The first value of the wrong type, as Go's decoder reports it (`json: cannot unmarshal
-    /// string into Go struct field ConfigMap.data of type map[string]string`).
-    pub(crate) type_error: Option<String>,
+    /// The first value Go's decoder would refuse (it keeps the first error in document order).
+    pub(crate) decode_error: Option<DecodeError>,
+}
+
+/// A value Go's JSON decoder refuses for the field it lands in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum DecodeError {
+    /// A value of the wrong JSON type: `json: cannot unmarshal string into Go struct field
+    /// ConfigMap.data of type map[string]string`.
+    WrongType(String),
+    /// A string in a `[]byte` field (`format: byte`, a ConfigMap's `binaryData`) that is not
+    /// base64: `illegal base64 data at input byte 2`.
+    Base64(String),
+}
+
+impl DecodeError {
+    /// Go's message.
+    pub(crate) fn message(&self) -> &str {
+        match self {
+            DecodeError::WrongType(m) | DecodeError::Base64(m) => m,
+        }
+    }
+}
+
+impl fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.message())
+    }
 }
 
 impl Problems {
@@ -238,7 +263,7 @@ struct Scan<'a> {
 
 impl Scan<'_> {
     fn check(&mut self, got: GotValue) {
-        if self.out.type_error.is_some() {
+        if self.out.decode_error.is_some() {
             return;
         }
         let Some(schema) = self.schema else {
@@ -246,12 +271,31 @@ impl Scan<'_> {
         };
         let (resolved, def) = resolve_named(schema, self.defs);
         if let Some(what) = mismatch(resolved, def, &got) {
-            self.out.type_error = Some(format!(
+            self.out.decode_error = Some(DecodeError::WrongType(format!(
                 "json: cannot unmarshal {what} into Go struct field {}.{} of type {}",
                 self.struct_name,
                 self.go_path,
                 go_type(schema, self.defs)
-            ));
+            )));
+        }
+    }
+
+    /// A string in a `[]byte` field must be base64 as Go decodes it.
+    fn check_bytes(&mut self, s: &str) {
+        if self.out.decode_error.is_some() {
+            return;
+        }
+        let Some(schema) = self.schema else {
+            return;
+        };
+        let (resolved, _) = resolve_named(schema, self.defs);
+        if resolved.get("format").and_then(Value::as_str) != Some("byte") {
+            return;
+        }
+        if let Some(at) = crate::semantics::formats::go_base64_error(s) {
+            self.out.decode_error = Some(DecodeError::Base64(format!(
+                "illegal base64 data at input byte {at}"
+            )));
         }
     }
 }
@@ -289,8 +333,9 @@ impl<'de> Visitor<'de> for Scan<'_> {
         });
         Ok(())
     }
-    fn visit_str<E>(mut self, _: &str) -> Result<(), E> {
+    fn visit_str<E>(mut self, s: &str) -> Result<(), E> {
         self.check(GotValue::String);
+        self.check_bytes(s);
         Ok(())
     }
     fn visit_unit<E>(mut self) -> Result<(), E> {
@@ -381,6 +426,44 @@ pub(crate) fn scan(body: &[u8], schema: Option<&Value>) -> Problems {
     }
     .deserialize(&mut de);
     out
+}
+
+/// Rewrites every string of a `[]byte` field (`format: byte`) of a built-in object as Go
+/// encodes the bytes it decodes to: kube-apiserver stores the bytes, so `"a\nGk="` and
+/// `"aGl="` read back as `"aGk="`. Strings that do not decode are left alone (the decode check
+/// refuses them first).
+pub(crate) fn canonical_bytes(obj: &mut Value, definition: &str) {
+    let defs = &builtin_schemas().definitions;
+    canonical_walk(obj, &builtin_root(definition), defs);
+}
+
+fn canonical_walk(v: &mut Value, schema: &Value, defs: &Map<String, Value>) {
+    let (schema, def) = resolve_named(schema, defs);
+    if custom_decoded(def, schema) {
+        return;
+    }
+    match v {
+        Value::String(s) if schema.get("format").and_then(Value::as_str) == Some("byte") => {
+            if let Some(canonical) = crate::semantics::formats::go_base64_canonical(s) {
+                *s = canonical;
+            }
+        }
+        Value::Object(m) => {
+            for (key, child_value) in m.iter_mut() {
+                if let Some(Some(child_schema)) = child(schema, key) {
+                    canonical_walk(child_value, child_schema, defs);
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(item_schema) = schema.get("items") {
+                for item in items {
+                    canonical_walk(item, item_schema, defs);
+                }
+            }
+        }
+        _ => {}
+    }
 }
 
 /// The first value of `obj` whose type its built-in `definition` does not allow, worded as
@@ -583,7 +666,7 @@ mod tests {
             Some(&root),
         );
         assert_eq!(
-            p.type_error.as_deref(),
+            p.decode_error.as_ref().map(DecodeError::message),
             Some(
                 "json: cannot unmarshal string into Go struct field ConfigMap.data of type map[string]string"
             )
@@ -612,7 +695,7 @@ mod tests {
                 format!(r#"{{"spec":{{"replicas":{n}}}}}"#).as_bytes(),
                 Some(&dep),
             )
-            .type_error
+            .decode_error
         };
         for fits in ["0", "-2147483648", "2147483647", "3.0"] {
             assert_eq!(replicas(fits), None, "{fits}");
@@ -624,7 +707,7 @@ mod tests {
             "18446744073709551615",
         ] {
             assert_eq!(
-                replicas(n).as_deref(),
+                replicas(n).as_ref().map(DecodeError::message),
                 Some(
                     format!("json: cannot unmarshal number {n} into Go struct field DeploymentSpec.spec.replicas of type int32")
                         .as_str()
@@ -637,11 +720,53 @@ mod tests {
                 format!(r#"{{"metadata":{{"generation":{n}}}}}"#).as_bytes(),
                 Some(&dep),
             )
-            .type_error
+            .decode_error
         };
         assert_eq!(meta("9223372036854775807"), None);
         assert!(meta("9223372036854775808").is_some());
         assert!(meta("1e300").is_some());
+    }
+
+    /// Found by `tests/fuzz.rs` (patch_application): a merge patch giving a ConfigMap's
+    /// `binaryData` a value that is not base64 was stored; kube-apiserver's decoder refuses it.
+    #[test]
+    fn a_byte_field_must_hold_base64() {
+        let root = builtin_root(definition_of(Builtin::ConfigMap).unwrap_or_default());
+        let binary = |v: &str| {
+            scan(
+                json!({"binaryData": {"k": v}}).to_string().as_bytes(),
+                Some(&root),
+            )
+            .decode_error
+        };
+        assert_eq!(binary("aGk="), None);
+        assert_eq!(binary("a\nGk="), None);
+        assert_eq!(
+            binary("ab!"),
+            Some(DecodeError::Base64(
+                "illegal base64 data at input byte 2".into()
+            ))
+        );
+        // `data` is plain strings
+        let p = scan(br#"{"data":{"k":"ab!"}}"#, Some(&root));
+        assert_eq!(p.decode_error, None);
+        // the first refusal in document order is the one reported
+        let p = scan(br#"{"binaryData":{"k":"!"},"data":{"k":1}}"#, Some(&root));
+        assert!(matches!(p.decode_error, Some(DecodeError::Base64(_))));
+    }
+
+    #[test]
+    fn byte_fields_read_back_as_go_encodes_them() {
+        let mut cm =
+            json!({"binaryData": {"a": "a\nGk=", "b": "aGl=", "c": "aGk="}, "data": {"d": "aGl="}});
+        canonical_bytes(
+            &mut cm,
+            definition_of(Builtin::ConfigMap).unwrap_or_default(),
+        );
+        assert_eq!(
+            cm,
+            json!({"binaryData": {"a": "aGk=", "b": "aGk=", "c": "aGk="}, "data": {"d": "aGl="}})
+        );
     }
 
     #[test]

@@ -4,7 +4,6 @@
 use std::net::{Ipv4Addr, Ipv6Addr};
 use std::sync::OnceLock;
 
-use base64::Engine;
 use regex::Regex;
 
 fn re(cell: &'static OnceLock<Option<Regex>>, pattern: &str) -> Option<&'static Regex> {
@@ -105,14 +104,118 @@ pub(crate) fn check(format: &str, s: &str) -> bool {
         "uuid3" => is_uuid(s, Some('3')),
         "uuid4" => is_uuid(s, Some('4')),
         "uuid5" => is_uuid(s, Some('5')),
-        "byte" => base64::engine::general_purpose::STANDARD.decode(s).is_ok(),
+        "byte" => go_base64_error(s).is_none(),
         _ => true,
     }
 }
 
+/// Where Go's `base64.StdEncoding.DecodeString` fails on `s` (the `N` of its `illegal base64
+/// data at input byte N`), or `None` when `s` decodes. kube-apiserver decodes every `[]byte`
+/// field (a ConfigMap's `binaryData`, a Secret's `data`, a `format: byte` string) with it, so
+/// this follows its rules rather than a stricter decoder's: padding required, `\r` and `\n`
+/// skipped anywhere, unused trailing bits allowed, and the error position Go computes.
+pub(crate) fn go_base64_error(s: &str) -> Option<usize> {
+    let src = s.as_bytes();
+    let symbol = |b: u8| b.is_ascii_alphanumeric() || b == b'+' || b == b'/';
+    let newline = |b: u8| b == b'\n' || b == b'\r';
+    let skip_newlines = |mut at: usize| {
+        while at < src.len() && newline(src[at]) {
+            at += 1;
+        }
+        at
+    };
+    let mut at = 0;
+    loop {
+        // One quantum: four symbols, or two or three and padding.
+        let mut symbols = 0;
+        while symbols < 4 {
+            let Some(&b) = src.get(at) else {
+                return (symbols > 0).then_some(at - symbols);
+            };
+            at += 1;
+            if symbol(b) {
+                symbols += 1;
+                continue;
+            }
+            if newline(b) {
+                continue;
+            }
+            if b != b'=' || symbols < 2 {
+                return Some(at - 1);
+            }
+            if symbols == 2 {
+                // "==": the second '=' may follow newlines.
+                at = skip_newlines(at);
+                match src.get(at) {
+                    None => return Some(src.len()),
+                    Some(b'=') => at += 1,
+                    Some(_) => return Some(at - 1),
+                }
+            }
+            // Padding ends the input; anything but newlines after it is an error.
+            at = skip_newlines(at);
+            return (at < src.len()).then_some(at);
+        }
+    }
+}
+
+/// `s` decoded as Go decodes base64 (newlines skipped, unused trailing bits allowed) and
+/// encoded again as Go encodes it; `None` when `s` does not decode.
+pub(crate) fn go_base64_canonical(s: &str) -> Option<String> {
+    use base64::Engine as _;
+    use base64::engine::{GeneralPurpose, GeneralPurposeConfig};
+    const LENIENT: GeneralPurpose = GeneralPurpose::new(
+        &base64::alphabet::STANDARD,
+        GeneralPurposeConfig::new().with_decode_allow_trailing_bits(true),
+    );
+    if go_base64_error(s).is_some() {
+        return None;
+    }
+    let symbols: String = s.chars().filter(|c| !matches!(c, '\n' | '\r')).collect();
+    let bytes = LENIENT.decode(symbols).ok()?;
+    Some(base64::engine::general_purpose::STANDARD.encode(bytes))
+}
+
 #[cfg(test)]
 mod tests {
-    use super::check;
+    use super::{check, go_base64_error};
+    use base64::Engine as _;
+
+    /// Positions as Go 1.25's `base64.StdEncoding.DecodeString` reports them (and as
+    /// kube-apiserver v1.37.1 answered a ConfigMap create with them).
+    #[test]
+    fn base64_errors_where_go_reports_them() {
+        for (input, want) in [
+            ("", None),
+            ("aGk=", None),
+            ("aGk=\n", None),
+            ("a\nGk=", None),
+            ("aGl=", None), // unused trailing bits: Go's StdEncoding is not strict
+            ("aA==", None),
+            ("aGVsbG8gd29ybGQ=", None),
+            ("!!", Some(0)),
+            ("aGk", Some(0)),
+            ("aGk=x", Some(4)),
+            ("aG k=", Some(2)),
+            ("ab!", Some(2)),
+            ("a===", Some(1)),
+            ("aA=", Some(3)),
+            ("aA=x", Some(2)),
+            ("aGVsbG8gd29ybGQ", Some(12)),
+        ] {
+            assert_eq!(go_base64_error(input), want, "{input:?}");
+        }
+    }
+
+    #[test]
+    fn everything_a_standard_encoder_writes_decodes() {
+        let mut bytes = Vec::new();
+        for n in 0..300u16 {
+            bytes.push((n.wrapping_mul(37) % 256) as u8);
+            let encoded = base64::engine::general_purpose::STANDARD.encode(&bytes);
+            assert_eq!(go_base64_error(&encoded), None, "{encoded}");
+        }
+    }
 
     #[test]
     fn formats() {

@@ -178,6 +178,117 @@ pub(super) async fn patches_decode_as_the_built_in_type(env: &Env) -> Outcome {
     Ok(())
 }
 
+/// A `[]byte` field (a ConfigMap's `binaryData`) holds base64 as Go's decoder reads it: every
+/// write path refuses anything else with Go's `illegal base64 data at input byte N`, and what
+/// is stored reads back as Go encodes the bytes.
+pub(super) async fn byte_fields_decode_as_base64(env: &Env) -> Outcome {
+    let ns = env.namespace("b64").await?;
+    let cm = |name: &str, v: &str| json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "binaryData": {"k": v}});
+    let handled = |at: usize| {
+        format!(
+            "ConfigMap in version \"v1\" cannot be handled as a ConfigMap: illegal base64 data at input byte {at}"
+        )
+    };
+    for (i, (bad, at)) in [
+        ("!!", 0),
+        ("aGk", 0),
+        ("aGk=x", 4),
+        ("aG k=", 2),
+        ("a===", 1),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let r = send(
+            env,
+            "POST",
+            &configmaps(&ns),
+            "application/json",
+            &cm(&format!("bad{i}"), bad),
+        )
+        .await?;
+        ensure_status!(r, 400, "BadRequest", handled(at), "create with {bad:?}");
+    }
+    let created = send(
+        env,
+        "POST",
+        &configmaps(&ns),
+        "application/json",
+        &cm("b", "a\nGk="),
+    )
+    .await?;
+    ensure_eq!(created.status, 201, "create: {}", created.json());
+    ensure_eq!(
+        created.json()["binaryData"],
+        json!({"k": "aGk="}),
+        "stored as Go encodes it"
+    );
+    let path = format!("{}/b", configmaps(&ns));
+    let r = send(env, "PUT", &path, "application/json", &cm("b", "ab!")).await?;
+    ensure_status!(r, 400, "BadRequest", handled(2), "update");
+    for (ct, body) in [
+        (
+            "application/json-patch+json",
+            json!([{"op": "add", "path": "/binaryData/x", "value": "ab!"}]),
+        ),
+        (
+            "application/merge-patch+json",
+            json!({"binaryData": {"x": "ab!"}}),
+        ),
+    ] {
+        let r = send(env, "PATCH", &path, ct, &body).await?;
+        let (code, reason, message) = r.status();
+        ensure_eq!((code, reason.as_str()), (422, "Invalid"), "{ct}: {message}");
+        ensure!(
+            message.starts_with(" \"\" is invalid: patch: Invalid value: \"{")
+                && message.ends_with("illegal base64 data at input byte 2"),
+            "{ct}: {message}"
+        );
+    }
+    let detail = "Invalid value: \"map[binaryData:map[x:ab!]]\": error decoding from json: illegal base64 data at input byte 2";
+    let r = send(
+        env,
+        "PATCH",
+        &path,
+        "application/strategic-merge-patch+json",
+        &json!({"binaryData": {"x": "ab!"}}),
+    )
+    .await?;
+    ensure_status!(
+        r,
+        422,
+        "Invalid",
+        format!(" \"\" is invalid: patch: {detail}"),
+        "strategic merge"
+    );
+    for name in ["b", "fresh"] {
+        let r = send(
+            env,
+            "PATCH",
+            &format!("{}/{name}?fieldManager=limits&force=true", configmaps(&ns)),
+            "application/apply-patch+yaml",
+            &cm(name, "ab!"),
+        )
+        .await?;
+        ensure_status!(
+            r,
+            500,
+            "",
+            format!(
+                "failed to convert new object (/{name}; /v1, Kind=ConfigMap) to proper version: unable to convert unstructured object to /v1, Kind=ConfigMap: error decoding from json: illegal base64 data at input byte 2"
+            ),
+            "apply to {name}"
+        );
+    }
+    let r = raw(&env.client, "GET", &path, None, None, None).await?;
+    ensure_eq!(
+        r.json()["binaryData"],
+        json!({"k": "aGk="}),
+        "nothing was stored"
+    );
+    Ok(())
+}
+
 pub(super) async fn data_and_object_size_limits(env: &Env) -> Outcome {
     let ns = env.namespace("sizes").await?;
     let mib = 1024 * 1024;

@@ -436,6 +436,10 @@ pub fn scenarios() -> Vec<Scenario> {
             "JSON, merge and strategic-merge patches giving a field the wrong type: 422 on patch; apply: 500"
         ),
         scenario!(
+            limits::byte_fields_decode_as_base64,
+            "binaryData that is not base64: 400 on create and update, 422 on patch, 500 on apply; stored as Go encodes it"
+        ),
+        scenario!(
             limits::data_and_object_size_limits,
             "1 MiB of ConfigMap and Secret data (422), etcd's request limit (500)"
         ),

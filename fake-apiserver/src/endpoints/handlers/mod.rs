@@ -208,23 +208,24 @@ pub(crate) fn write_options(
         }
     }
     let is_apply = patch_type == Some(PatchType::Apply);
-    let body_problems =
-        if field_validation == crate::semantics::fields::Directive::Ignore || is_apply {
-            crate::semantics::fields::Problems::default()
-        } else if verb == Verb::Patch {
-            crate::semantics::fields::scan(req.body(), None)
-        } else {
-            let root = match res
-                .builtin
-                .and_then(crate::semantics::builtin_schema::definition_of)
-            {
-                Some(def) => crate::semantics::fields::builtin_root(def),
-                None => crate::semantics::fields::custom_root(),
-            };
-            crate::semantics::fields::scan(req.body(), Some(&root))
+    // The body is scanned whatever fieldValidation says: Ignore drops the unknown and
+    // duplicate fields, but a value Go cannot decode is refused all the same.
+    let body_problems = if is_apply {
+        crate::semantics::fields::Problems::default()
+    } else if verb == Verb::Patch {
+        crate::semantics::fields::scan(req.body(), None)
+    } else {
+        let root = match res
+            .builtin
+            .and_then(crate::semantics::builtin_schema::definition_of)
+        {
+            Some(def) => crate::semantics::fields::builtin_root(def),
+            None => crate::semantics::fields::custom_root(),
         };
+        crate::semantics::fields::scan(req.body(), Some(&root))
+    };
     if res.builtin.is_some()
-        && let Some(e) = &body_problems.type_error
+        && let Some(e) = &body_problems.decode_error
     {
         return Err(ApiError::bad_request(format!(
             "{kind} in version {} cannot be handled as a {kind}: {e}",

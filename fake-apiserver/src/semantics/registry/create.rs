@@ -40,6 +40,12 @@ pub(crate) fn create(
     let preset_managed_fields = flags.preset_managed_fields;
     require_object(&obj)?;
     object::whole_floats_to_integers(&mut obj);
+    if let Some(def) = res
+        .builtin
+        .and_then(crate::semantics::builtin_schema::definition_of)
+    {
+        crate::semantics::fields::canonical_bytes(&mut obj, def);
+    }
     let given_status = if flags.seed {
         obj.get("status").cloned()
     } else {

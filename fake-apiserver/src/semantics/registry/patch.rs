@@ -10,7 +10,7 @@ use super::checks::{check_type_meta, require_object};
 use super::create::{CreateFlags, create};
 use super::update::{UpdateInput, update};
 use crate::error::{ApiError, ApiResult, FieldError};
-use crate::semantics::fields;
+use crate::semantics::fields::{self, DecodeError};
 use crate::semantics::managed::{self, Scope};
 use crate::semantics::patch::{self, PatchType};
 use crate::semantics::resources::Resource;
@@ -108,12 +108,21 @@ fn check_patched_types(
         return Ok(());
     };
     let bytes = serde_json::to_vec(patched).unwrap_or_default();
-    let Some(go_error) = fields::scan(&bytes, Some(&fields::builtin_root(def))).type_error else {
+    let Some(error) = fields::scan(&bytes, Some(&fields::builtin_root(def))).decode_error else {
         return Ok(());
     };
-    let (value, detail) = match ptype {
-        PatchType::Strategic => (go_map_format(patch_body), converter_error(&go_error)),
-        _ => (String::from_utf8_lossy(&bytes).into_owned(), go_error),
+    let (value, detail) = match (ptype, error) {
+        (PatchType::Strategic, DecodeError::WrongType(go_error)) => {
+            (go_map_format(patch_body), converter_error(&go_error))
+        }
+        (PatchType::Strategic, DecodeError::Base64(go_error)) => (
+            go_map_format(patch_body),
+            format!("error decoding from json: {go_error}"),
+        ),
+        (_, error) => (
+            String::from_utf8_lossy(&bytes).into_owned(),
+            error.message().to_string(),
+        ),
     };
     Err(ApiError::invalid(
         "",
@@ -214,49 +223,58 @@ pub(super) fn apply(
     // whatever fieldValidation says.
     // So does a value of the wrong type for a built-in kind (a ConfigMap's `data: true`): it
     // would be stored as no client could decode it.
-    let (unknown, type_error) = if res.is_custom() {
+    let definition = res
+        .builtin
+        .and_then(crate::semantics::builtin_schema::definition_of);
+    let (unknown, decode_error) = if res.is_custom() {
         let mut probe = config.clone();
         match res.custom.as_ref().and_then(|c| c.schema.as_ref()) {
             Some(schema_v) => (schema::prune_and_default(&mut probe, schema_v), None),
             None => (Vec::new(), None),
         }
     } else {
-        match res
-            .builtin
-            .and_then(crate::semantics::builtin_schema::definition_of)
-        {
+        match definition {
             Some(def) => {
                 let bytes = serde_json::to_vec(config).unwrap_or_default();
                 let problems = fields::scan(&bytes, Some(&fields::builtin_root(def)));
-                (problems.unknown_paths(), problems.type_error)
+                (problems.unknown_paths(), problems.decode_error)
             }
             None => (Vec::new(), None),
         }
     };
-    let problem = match (unknown.first(), type_error) {
-        (Some(first), _) => Some(format!(".{first}: field not declared in schema")),
-        // Worded as the typed patch object words it where the walk finds the value.
-        (None, Some(go_error)) => Some(
-            res.builtin
-                .and_then(crate::semantics::builtin_schema::definition_of)
-                .and_then(|def| fields::typed_patch_error(config, def))
-                .unwrap_or(go_error),
-        ),
-        (None, None) => None,
-    };
-    if let Some(problem) = problem {
-        return Err(ApiError::new(
+    let gvk = format!("{}/{}, Kind={}", res.group, res.version, res.kind);
+    let at = format!("{}/{}", object::namespace(config), object::name(config));
+    let typed_patch_failure = |problem: String| {
+        ApiError::new(
             500,
             "",
-            format!(
-                "failed to create typed patch object ({}/{}; {}/{}, Kind={}): {problem}",
-                object::namespace(config),
-                object::name(config),
-                res.group,
-                res.version,
-                res.kind
-            ),
-        ));
+            format!("failed to create typed patch object ({at}; {gvk}): {problem}"),
+        )
+    };
+    if let Some(first) = unknown.first() {
+        return Err(typed_patch_failure(format!(
+            ".{first}: field not declared in schema"
+        )));
+    }
+    // A value of the wrong type fails the typed patch, worded as the typed patch object words
+    // it where the walk finds the value; a `[]byte` that is not base64 passes it and fails the
+    // conversion to the Go type afterwards.
+    if let Some(problem) = definition.and_then(|def| fields::typed_patch_error(config, def)) {
+        return Err(typed_patch_failure(problem));
+    }
+    match decode_error {
+        Some(DecodeError::Base64(go_error)) => {
+            return Err(ApiError::new(
+                500,
+                "",
+                format!(
+                    "failed to convert new object ({at}; {gvk}) to proper version: unable to \
+                     convert unstructured object to {gvk}: error decoding from json: {go_error}"
+                ),
+            ));
+        }
+        Some(DecodeError::WrongType(go_error)) => return Err(typed_patch_failure(go_error)),
+        None => {}
     }
     let mut config = config.clone();
     match object::name(&config) {

@@ -47,6 +47,12 @@ pub(crate) fn update(
     } = input;
     require_object(&body)?;
     object::whole_floats_to_integers(&mut body);
+    if let Some(def) = res
+        .builtin
+        .and_then(crate::semantics::builtin_schema::definition_of)
+    {
+        crate::semantics::fields::canonical_bytes(&mut body, def);
+    }
     check_type_meta(res, &body)?;
     if is_put {
         let body_name = object::name(&body);
