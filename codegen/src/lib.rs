@@ -66,6 +66,7 @@ mod model;
 mod namer;
 mod output;
 mod pipeline;
+pub mod scaffold;
 mod scan;
 #[cfg(test)]
 mod stage_rules;

@@ -1,8 +1,9 @@
 //! The `kube-codegen` command: Kubernetes' code-generator for Rust API types.
 
 use std::collections::BTreeSet;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Instant;
 
 use clap::{Args, Parser, Subcommand};
 
@@ -11,7 +12,8 @@ use clap::{Args, Parser, Subcommand};
 #[cfg(feature = "mimalloc")]
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-use kube_codegen::{Config, Error, Generator};
+use kube_codegen::scaffold::{self, Changes, ScaffoldError};
+use kube_codegen::{Config, Error, Generator, Report};
 
 /// Generate deep-copy and Resource impls, registration, typed clientsets, listers, informers and
 /// CRDs from Rust API types tagged as Go users tag theirs (+genclient, +groupName=, …).
@@ -47,6 +49,137 @@ enum Command {
     /// CustomResourceDefinition YAML per kind (--crd-dir) and kube::CustomResourceExt impls
     /// beside the types (zz_generated_crd.rs).
     Crd(Opts),
+    /// Create NAME/, a new operator project (Cargo crate, build.rs, main.rs with a Manager,
+    /// deploy/ manifests, Dockerfile, PROJECT) that builds with no API yet.
+    New(NewArgs),
+    /// Add an API (a kind) or a controller to the project in the current folder.
+    Add {
+        /// What to add.
+        #[command(subcommand)]
+        what: AddCommand,
+    },
+    /// Write deploy/role.yaml from the +kubebuilder:rbac markers under src/.
+    Rbac(ManifestArgs),
+    /// Write deploy/crds/ from the API types and deploy/role.yaml from the RBAC markers.
+    Manifests(ManifestArgs),
+    /// Build and run the project's operator here, against the current kubeconfig's cluster
+    /// (or an in-memory API server with --embedded), as operator-sdk's `run --local`.
+    Run(RunArgs),
+}
+
+#[derive(Subcommand, Debug)]
+enum AddCommand {
+    /// A kind: its types under src/pkg/apis/<group>/<version>/, a sample under
+    /// deploy/samples/ and its CRD under deploy/crds/.
+    Api(ApiArgs),
+    /// A controller for a kind of the project: src/controller/<kind>.rs registered in
+    /// src/main.rs, and a test on the in-memory API server in tests/.
+    Controller(ControllerArgs),
+}
+
+/// Options every project command shares.
+#[derive(Args, Debug)]
+struct ProjectArgs {
+    /// The project's folder (the one holding PROJECT).
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    project_dir: PathBuf,
+
+    /// Print nothing on success (what was written, left unchanged, how long it took).
+    #[arg(short, long)]
+    quiet: bool,
+}
+
+#[derive(Args, Debug)]
+struct NewArgs {
+    /// The project's name: a DNS-1123 label that is also a crate name (eru-operator).
+    #[arg(value_name = "NAME")]
+    name: String,
+
+    /// The domain of the project's API groups (meitu.com for mtsre.meitu.com).
+    #[arg(long, value_name = "DOMAIN")]
+    domain: Option<String>,
+
+    /// Depend on the kube-codegen crates of this checkout by path instead of by version.
+    #[arg(long, value_name = "DIR")]
+    kube_codegen_path: Option<PathBuf>,
+
+    /// Write into NAME/ even though it exists and has files (files of the same name are
+    /// replaced).
+    #[arg(long)]
+    force: bool,
+
+    /// Print nothing on success (what was written and how long it took).
+    #[arg(short, long)]
+    quiet: bool,
+}
+
+#[derive(Args, Debug)]
+struct ApiArgs {
+    /// The kind's group and version, GROUP/VERSION (mtsre.meitu.com/v1).
+    #[arg(long, value_name = "GROUP/VERSION")]
+    api_version: String,
+
+    /// The kind, UpperCamelCase (Eru).
+    #[arg(long, value_name = "KIND")]
+    kind: String,
+
+    /// Whether objects of the kind live in namespaces (false: cluster-scoped).
+    #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set)]
+    namespaced: bool,
+
+    /// The resource name when not the kind's regular plural in lower case.
+    #[arg(long, value_name = "PLURAL")]
+    plural: Option<String>,
+
+    #[command(flatten)]
+    project: ProjectArgs,
+}
+
+#[derive(Args, Debug)]
+struct ControllerArgs {
+    /// The kind's group and version, GROUP/VERSION, as given to `add api`.
+    #[arg(long, value_name = "GROUP/VERSION")]
+    api_version: String,
+
+    /// The kind the controller reconciles, as given to `add api`.
+    #[arg(long, value_name = "KIND")]
+    kind: String,
+
+    #[command(flatten)]
+    project: ProjectArgs,
+}
+
+#[derive(Args, Debug)]
+struct ManifestArgs {
+    /// Only check that the files are up to date: exit 1 naming the first that is not.
+    #[arg(long)]
+    verify_only: bool,
+
+    #[command(flatten)]
+    project: ProjectArgs,
+}
+
+#[derive(Args, Debug)]
+struct RunArgs {
+    /// Run on this machine (the only mode: the operator runs as a local process).
+    #[arg(long)]
+    local: bool,
+
+    /// Watch only this namespace (the operator's --namespace).
+    #[arg(long, value_name = "NS")]
+    namespace: Option<String>,
+
+    /// Run against an in-memory API server instead of the current kubeconfig's cluster.
+    #[arg(long)]
+    embedded: bool,
+
+    /// More flags for the operator, after `--` (e.g. -- --leader-elect=false).
+    #[arg(last = true, value_name = "OPERATOR FLAGS")]
+    operator_args: Vec<String>,
+
+    /// The project's folder (the one holding PROJECT).
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    project_dir: PathBuf,
 }
 
 #[derive(Args, Debug)]
@@ -122,6 +255,11 @@ struct Opts {
     /// Log progress (also set by RUST_LOG).
     #[arg(short, long)]
     verbose: bool,
+
+    /// Print nothing on success (what was written, left unchanged and removed, and how long
+    /// it took).
+    #[arg(short, long)]
+    quiet: bool,
 }
 
 fn config(opts: &Opts, generators: BTreeSet<Generator>) -> Config {
@@ -164,8 +302,166 @@ fn report(e: &Error) -> String {
     }
 }
 
+/// A scaffold error as the CLI prints it.
+fn report_scaffold(e: &ScaffoldError) -> String {
+    match e {
+        ScaffoldError::Generate(inner) => report(inner),
+        other => format!("error: {other}"),
+    }
+}
+
+/// What a generator run did, on stderr.
+fn print_report(report: &Report, started: Instant) {
+    for path in &report.written {
+        eprintln!("wrote     {}", path.display());
+    }
+    for path in &report.removed {
+        eprintln!("removed   {}", path.display());
+    }
+    let unchanged = report.files.len().saturating_sub(report.written.len());
+    eprintln!(
+        "kube-codegen: {} written, {unchanged} unchanged, {} removed in {:.2}s",
+        report.written.len(),
+        report.removed.len(),
+        started.elapsed().as_secs_f64()
+    );
+}
+
+/// What a scaffold command did, on stderr.
+fn print_changes(root: &Path, changes: &Changes, started: Instant) {
+    for path in &changes.created {
+        eprintln!("created   {}", root.join(path).display());
+    }
+    for path in &changes.updated {
+        eprintln!("updated   {}", root.join(path).display());
+    }
+    eprintln!(
+        "kube-codegen: {} created, {} updated, {} unchanged in {:.2}s",
+        changes.created.len(),
+        changes.updated.len(),
+        changes.unchanged.len(),
+        started.elapsed().as_secs_f64()
+    );
+}
+
+fn init_logging(verbose: bool) {
+    let filter = if verbose { "info" } else { "warn" };
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(filter)),
+        )
+        .with_writer(std::io::stderr)
+        .without_time()
+        .init();
+}
+
+fn scaffold_command(command: Command, started: Instant) -> ExitCode {
+    let (root, quiet, result) = match command {
+        Command::New(a) => {
+            let parent = PathBuf::from(".");
+            let opts = scaffold::NewOptions {
+                name: a.name.clone(),
+                domain: a.domain,
+                kube_codegen_path: a.kube_codegen_path,
+                force: a.force,
+            };
+            (
+                parent.join(&a.name),
+                a.quiet,
+                scaffold::new_project(&parent, &opts),
+            )
+        }
+        Command::Add {
+            what: AddCommand::Api(a),
+        } => {
+            let opts = scaffold::ApiOptions {
+                api_version: a.api_version,
+                kind: a.kind,
+                namespaced: a.namespaced,
+                plural: a.plural,
+            };
+            let result = scaffold::add_api(&a.project.project_dir, &opts);
+            (a.project.project_dir, a.project.quiet, result)
+        }
+        Command::Add {
+            what: AddCommand::Controller(a),
+        } => {
+            let opts = scaffold::ControllerOptions {
+                api_version: a.api_version,
+                kind: a.kind,
+            };
+            let result = scaffold::add_controller(&a.project.project_dir, &opts);
+            (a.project.project_dir, a.project.quiet, result)
+        }
+        Command::Rbac(a) => {
+            let result = scaffold::rbac(&a.project.project_dir, a.verify_only);
+            (a.project.project_dir, a.project.quiet, result)
+        }
+        Command::Manifests(a) => {
+            let result = scaffold::manifests(&a.project.project_dir, a.verify_only);
+            (a.project.project_dir, a.project.quiet, result)
+        }
+        Command::Run(a) => return run_local(&a),
+        _ => return ExitCode::FAILURE,
+    };
+    match result {
+        Ok(changes) => {
+            if !quiet {
+                print_changes(&root, &changes, started);
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("{}", report_scaffold(&e));
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// `run --local`: `cargo run` of the project's binary with the operator's flags.
+fn run_local(a: &RunArgs) -> ExitCode {
+    if !a.local {
+        eprintln!(
+            "error: --local is required: the operator runs on this machine (in a cluster, apply deploy/operator.yaml)"
+        );
+        return ExitCode::FAILURE;
+    }
+    let project = match scaffold::Project::read(&a.project_dir) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("{}", report_scaffold(&e));
+            return ExitCode::FAILURE;
+        }
+    };
+    let mut cmd = std::process::Command::new(std::env::var_os("CARGO").unwrap_or("cargo".into()));
+    cmd.current_dir(&a.project_dir)
+        .args(["run", "--bin", &project.project_name, "--"]);
+    if let Some(ns) = &a.namespace {
+        cmd.args(["--namespace", ns]);
+    }
+    if a.embedded {
+        cmd.arg("--embedded");
+    }
+    cmd.args(&a.operator_args);
+    eprintln!(
+        "kube-codegen: running {} in {}",
+        project.project_name,
+        a.project_dir.display()
+    );
+    match cmd.status() {
+        Ok(status) if status.success() => ExitCode::SUCCESS,
+        Ok(status) => ExitCode::from(u8::try_from(status.code().unwrap_or(1)).unwrap_or(1)),
+        Err(e) => {
+            eprintln!("error: cannot run cargo: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    let started = Instant::now();
     let (opts, generators): (&Opts, BTreeSet<Generator>) = match &cli.command {
         Command::All(o) => (o, Generator::ALL.into_iter().collect()),
         Command::Deepcopy(o) => (o, [Generator::Deepcopy].into()),
@@ -175,24 +471,17 @@ fn main() -> ExitCode {
         Command::Lister(o) => (o, [Generator::Lister].into()),
         Command::Informer(o) => (o, [Generator::Informer].into()),
         Command::Crd(o) => (o, [Generator::Crd].into()),
+        _ => {
+            init_logging(false);
+            return scaffold_command(cli.command, started);
+        }
     };
-    let filter = if opts.verbose { "info" } else { "warn" };
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(filter)),
-        )
-        .with_writer(std::io::stderr)
-        .without_time()
-        .init();
+    init_logging(opts.verbose);
     match kube_codegen::run(&config(opts, generators), opts.verify_only) {
         Ok(report) => {
-            tracing::info!(
-                files = report.files.len(),
-                written = report.written.len(),
-                removed = report.removed.len(),
-                "done"
-            );
+            if !opts.quiet {
+                print_report(&report, started);
+            }
             ExitCode::SUCCESS
         }
         Err(e) => {
@@ -244,11 +533,13 @@ mod tests {
                     sub.get_name()
                 );
             }
-            assert_eq!(flags, 16, "{}: the flags of Opts", sub.get_name());
+            if !matches!(sub.get_name(), "new" | "add" | "rbac" | "manifests" | "run") {
+                assert_eq!(flags, 17, "{}: the flags of Opts", sub.get_name());
+            }
         }
         assert_eq!(
-            subcommands, 8,
-            "all, deepcopy, register, applyconfiguration, client, lister, informer, crd"
+            subcommands, 13,
+            "all, deepcopy, register, applyconfiguration, client, lister, informer, crd, new, add, rbac, manifests, run"
         );
     }
 }

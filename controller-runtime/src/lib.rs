@@ -60,6 +60,8 @@ pub mod leaderelection;
 pub mod manager;
 pub mod metrics;
 pub mod object;
+#[cfg(feature = "flags")]
+pub mod operator;
 pub mod predicate;
 pub mod reconcile;
 mod server;

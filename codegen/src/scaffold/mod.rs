@@ -1,0 +1,975 @@
+//! Operator projects, as Kubebuilder and operator-sdk scaffold them for Go: [`new_project`]
+//! writes a crate that builds and runs with no API yet, [`add_api`] adds a kind (types, sample,
+//! CRD), [`add_controller`] a reconciler and its test, [`manifests`] regenerates
+//! `deploy/crds/` and `deploy/role.yaml` (RBAC from `+kubebuilder:rbac` markers).
+//!
+//! Nothing a user wrote is overwritten: new files are created, and the scaffold's own files
+//! (`main.rs`, `lib.rs`, the module lists) get lines inserted at their
+//! `// +kube-codegen:scaffold:…` markers. Every command checks everything before it writes,
+//! and writes each file whole (a temporary file renamed into place); `new` builds the project
+//! in a temporary folder and renames it into place.
+
+mod project;
+mod rbac;
+mod templates;
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+pub use project::{ApiResource, PROJECT_FILE, Project};
+
+use crate::error::Error;
+use crate::namer;
+use templates::render;
+
+/// The versions of the crates a scaffolded project depends on, as this kube-codegen is built
+/// against them.
+pub const KUBE_VERSION: &str = "5";
+/// k8s-openapi's version.
+pub const K8S_OPENAPI_VERSION: &str = "0.29";
+/// k8s-openapi's feature naming the Kubernetes version.
+pub const K8S_OPENAPI_FEATURE: &str = "v1_37";
+
+/// Why a scaffold command did nothing. Each names the flag, file or marker to fix.
+#[derive(Debug, thiserror::Error)]
+pub enum ScaffoldError {
+    /// The project name is not usable.
+    #[error("NAME {name:?}: {reason}")]
+    InvalidName {
+        /// The name given.
+        name: String,
+        /// Why not.
+        reason: String,
+    },
+    /// `--domain` is not a DNS subdomain.
+    #[error("--domain {domain:?}: {reason}")]
+    InvalidDomain {
+        /// The value given.
+        domain: String,
+        /// Why not.
+        reason: String,
+    },
+    /// `--api-version` is not `GROUP/VERSION`.
+    #[error("--api-version {value:?}: {reason}")]
+    InvalidApiVersion {
+        /// The value given.
+        value: String,
+        /// Why not.
+        reason: String,
+    },
+    /// `--kind` is not an UpperCamelCase name.
+    #[error("--kind {kind:?}: {reason}")]
+    InvalidKind {
+        /// The value given.
+        kind: String,
+        /// Why not.
+        reason: String,
+    },
+    /// `--plural` is not a lower-case DNS label.
+    #[error("--plural {plural:?}: {reason}")]
+    InvalidPlural {
+        /// The value given.
+        plural: String,
+        /// Why not.
+        reason: String,
+    },
+    /// `new` would write into a folder that has files.
+    #[error("{}: the folder exists and is not empty (pass --force to write into it)", dir.display())]
+    NotEmpty {
+        /// The folder.
+        dir: PathBuf,
+    },
+    /// The folder holds no `PROJECT` file.
+    #[error("{}: not a kube-codegen project (no PROJECT file; create one with `kube-codegen new NAME`)", dir.display())]
+    NotAProject {
+        /// The folder.
+        dir: PathBuf,
+    },
+    /// The `PROJECT` file does not parse.
+    #[error("{}: {reason}", path.display())]
+    ProjectFile {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        reason: String,
+    },
+    /// `add api` for a kind the project has.
+    #[error("--kind {kind}: {group}/{version} {kind} exists already (see PROJECT)")]
+    KindExists {
+        /// The group.
+        group: String,
+        /// The version.
+        version: String,
+        /// The kind.
+        kind: String,
+    },
+    /// `add controller` for a kind the project does not have.
+    #[error(
+        "--kind {kind}: {group}/{version} {kind} is not an API of this project; add it first with `kube-codegen add api --api-version={group}/{version} --kind={kind}`"
+    )]
+    NoSuchKind {
+        /// The group.
+        group: String,
+        /// The version.
+        version: String,
+        /// The kind.
+        kind: String,
+    },
+    /// `add controller` for a kind that has one.
+    #[error("--kind {kind}: the controller exists already ({})", path.display())]
+    ControllerExists {
+        /// The kind.
+        kind: String,
+        /// Its file.
+        path: PathBuf,
+    },
+    /// Two groups would share a folder under `src/pkg/apis`.
+    #[error("--api-version {group}: its folder src/pkg/apis/{dir} holds the group {other} already")]
+    GroupFolderTaken {
+        /// The new group.
+        group: String,
+        /// The folder.
+        dir: String,
+        /// The group already there.
+        other: String,
+    },
+    /// A file the command must not overwrite exists.
+    #[error("{}: exists already; not overwritten", path.display())]
+    FileExists {
+        /// The file.
+        path: PathBuf,
+    },
+    /// A scaffold file lost the marker where lines are inserted.
+    #[error("{}: the line `// +kube-codegen:scaffold:{marker}` is missing; put it back where new {marker} go", path.display())]
+    MarkerMissing {
+        /// The file.
+        path: PathBuf,
+        /// The marker's name.
+        marker: &'static str,
+    },
+    /// `--verify-only` found generated manifests that differ.
+    #[error("{}: out of date with the code; run `kube-codegen manifests`", path.display())]
+    Stale {
+        /// The first file that differs.
+        path: PathBuf,
+    },
+    /// Reading or generating failed (file:line errors for bad markers).
+    #[error(transparent)]
+    Generate(#[from] Error),
+}
+
+/// What a command did, file by file (paths relative to the project).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Changes {
+    /// Files created.
+    pub created: Vec<PathBuf>,
+    /// Files changed.
+    pub updated: Vec<PathBuf>,
+    /// Files that already held what the command would write.
+    pub unchanged: Vec<PathBuf>,
+}
+
+/// `kube-codegen new`'s options.
+#[derive(Debug, Clone, Default)]
+pub struct NewOptions {
+    /// The project's name: the folder, the crate, the binary, the ServiceAccount.
+    pub name: String,
+    /// The domain of the project's API groups (`meitu.com`).
+    pub domain: Option<String>,
+    /// A kube-codegen checkout to depend on by path instead of by version.
+    pub kube_codegen_path: Option<PathBuf>,
+    /// Write into an existing non-empty folder.
+    pub force: bool,
+}
+
+/// `kube-codegen add api`'s options.
+#[derive(Debug, Clone)]
+pub struct ApiOptions {
+    /// `GROUP/VERSION`.
+    pub api_version: String,
+    /// The kind, UpperCamelCase.
+    pub kind: String,
+    /// Whether objects live in namespaces (default true).
+    pub namespaced: bool,
+    /// The resource name, if not the kind's regular plural.
+    pub plural: Option<String>,
+}
+
+/// `kube-codegen add controller`'s options.
+#[derive(Debug, Clone)]
+pub struct ControllerOptions {
+    /// `GROUP/VERSION`.
+    pub api_version: String,
+    /// The kind.
+    pub kind: String,
+}
+
+/// A set of file writes, checked before the first one is made.
+#[derive(Debug, Default)]
+struct Plan {
+    /// Path relative to the root → (new text, whether the file may exist already).
+    files: BTreeMap<PathBuf, (String, bool)>,
+}
+
+impl Plan {
+    fn create(&mut self, path: impl Into<PathBuf>, text: String) {
+        self.files.insert(path.into(), (text, false));
+    }
+
+    fn replace(&mut self, path: impl Into<PathBuf>, text: String) {
+        self.files.insert(path.into(), (text, true));
+    }
+
+    /// [`apply`](Self::apply), then `then`; if `then` fails, every file is put back as it was
+    /// (created ones removed), so a failed command leaves nothing half-written.
+    fn apply_then(
+        self,
+        root: &Path,
+        then: impl FnOnce() -> Result<Changes, ScaffoldError>,
+    ) -> Result<Changes, ScaffoldError> {
+        let before: Vec<(PathBuf, Option<String>)> = self
+            .files
+            .keys()
+            .map(|p| (root.join(p), fs::read_to_string(root.join(p)).ok()))
+            .collect();
+        let mut changes = self.apply(root)?;
+        match then() {
+            Ok(more) => {
+                changes.created.extend(more.created);
+                changes.updated.extend(more.updated);
+                Ok(changes)
+            }
+            Err(e) => {
+                for (path, old) in before {
+                    match old {
+                        Some(text) => {
+                            let _ = write_whole(&path, &text);
+                        }
+                        None => {
+                            let _ = fs::remove_file(&path);
+                        }
+                    }
+                }
+                Err(e)
+            }
+        }
+    }
+
+    /// Checks that no file to create exists, then writes every file whole.
+    fn apply(self, root: &Path) -> Result<Changes, ScaffoldError> {
+        for (path, (_, may_exist)) in &self.files {
+            if !may_exist && root.join(path).exists() {
+                return Err(ScaffoldError::FileExists {
+                    path: root.join(path),
+                });
+            }
+        }
+        let mut changes = Changes::default();
+        for (path, (text, _)) in self.files {
+            let full = root.join(&path);
+            match fs::read_to_string(&full) {
+                Ok(old) if old == text => {
+                    changes.unchanged.push(path);
+                    continue;
+                }
+                Ok(_) => changes.updated.push(path),
+                Err(_) => changes.created.push(path),
+            }
+            write_whole(&full, &text)?;
+        }
+        Ok(changes)
+    }
+}
+
+/// Writes `text` to `path` through a temporary file in the same folder, renamed into place.
+fn write_whole(path: &Path, text: &str) -> Result<(), ScaffoldError> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    fs::create_dir_all(dir).map_err(|e| Error::io(dir, "cannot create directory", e))?;
+    let tmp = dir.join(format!(
+        ".{}.kube-codegen-{}",
+        path.file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        std::process::id()
+    ));
+    fs::write(&tmp, text).map_err(|e| Error::io(&tmp, "cannot write file", e))?;
+    fs::rename(&tmp, path).map_err(|e| {
+        let _ = fs::remove_file(&tmp);
+        Error::io(path, "cannot write file", e).into()
+    })
+}
+
+/// Inserts `lines` before the line holding `// +kube-codegen:scaffold:<marker>`, indented as
+/// that line is.
+fn insert_at_marker(
+    path: &Path,
+    text: &str,
+    marker: &'static str,
+    lines: &str,
+) -> Result<String, ScaffoldError> {
+    let needle = format!("// +kube-codegen:scaffold:{marker}");
+    let Some(at) = text.find(&needle) else {
+        return Err(ScaffoldError::MarkerMissing {
+            path: path.to_path_buf(),
+            marker,
+        });
+    };
+    let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+    let indent = &text[line_start..at];
+    let mut out = String::with_capacity(text.len() + lines.len());
+    out.push_str(&text[..line_start]);
+    for line in lines.lines() {
+        if !line.is_empty() {
+            out.push_str(indent);
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out.push_str(&text[line_start..]);
+    Ok(out)
+}
+
+/// [`insert_at_marker`] for a list of `pub mod` lines: the new line goes where rustfmt's
+/// module order puts it among those just above the marker.
+fn insert_module_at_marker(
+    path: &Path,
+    text: &str,
+    marker: &'static str,
+    module: &str,
+) -> Result<String, ScaffoldError> {
+    let line = format!("pub mod {module};");
+    let with_marker = insert_at_marker(path, text, marker, &line)?;
+    let mut lines: Vec<&str> = with_marker.lines().collect();
+    let Some(at) = lines.iter().position(|l| l.trim() == line) else {
+        return Ok(with_marker);
+    };
+    let mut start = at;
+    while start > 0 && lines[start - 1].trim_start().starts_with("pub mod ") {
+        start -= 1;
+    }
+    lines[start..=at].sort_by_key(|l| l.trim().to_string());
+    let mut out = lines.join("\n");
+    out.push('\n');
+    Ok(out)
+}
+
+fn read(root: &Path, rel: &str) -> Result<String, ScaffoldError> {
+    let path = root.join(rel);
+    fs::read_to_string(&path).map_err(|e| Error::io(&path, "cannot read file", e).into())
+}
+
+fn check_name(name: &str) -> Result<(), ScaffoldError> {
+    let invalid = |reason: String| ScaffoldError::InvalidName {
+        name: name.into(),
+        reason,
+    };
+    if let Some(problem) = kube_codegen_apimachinery::validation::is_dns1123_label(name)
+        .into_iter()
+        .next()
+    {
+        return Err(invalid(problem));
+    }
+    if name.starts_with(|c: char| c.is_ascii_digit()) {
+        return Err(invalid("a crate name must start with a letter".into()));
+    }
+    if matches!(
+        name,
+        "test" | "std" | "core" | "alloc" | "proc-macro" | "self" | "crate" | "super"
+    ) {
+        return Err(invalid(format!("{name:?} is reserved as a crate name")));
+    }
+    Ok(())
+}
+
+/// `GROUP/VERSION` checked: a group with a dot (CRDs need one), a Kubernetes version.
+fn parse_api_version(value: &str) -> Result<(String, String), ScaffoldError> {
+    let invalid = |reason: String| ScaffoldError::InvalidApiVersion {
+        value: value.into(),
+        reason,
+    };
+    let Some((group, version)) = value.split_once('/') else {
+        return Err(invalid(
+            "expected GROUP/VERSION, e.g. mtsre.meitu.com/v1".into(),
+        ));
+    };
+    if group.is_empty() {
+        return Err(invalid("the group is empty; expected GROUP/VERSION".into()));
+    }
+    if let Some(problem) = kube_codegen_apimachinery::validation::is_dns1123_subdomain(group)
+        .into_iter()
+        .next()
+    {
+        return Err(invalid(format!("group {group:?}: {problem}")));
+    }
+    if !group.contains('.') {
+        return Err(invalid(format!(
+            "group {group:?}: a CustomResourceDefinition's group must contain a dot (e.g. {group}.example.com)"
+        )));
+    }
+    if !namer::is_version(version) {
+        return Err(invalid(format!(
+            "version {version:?}: expected v1, v2beta1, v1alpha3 …"
+        )));
+    }
+    Ok((group.into(), version.into()))
+}
+
+fn check_kind(kind: &str) -> Result<(), ScaffoldError> {
+    let ok = kind.starts_with(|c: char| c.is_ascii_uppercase())
+        && kind.chars().all(|c| c.is_ascii_alphanumeric())
+        && kind.len() <= 63;
+    if ok {
+        Ok(())
+    } else {
+        Err(ScaffoldError::InvalidKind {
+            kind: kind.into(),
+            reason: "expected an UpperCamelCase name of ASCII letters and digits, e.g. Eru".into(),
+        })
+    }
+}
+
+/// The Cargo dependency line of one of our crates: by version, or by path on a checkout.
+fn our_dep(crate_name: &str, folder: &str, path: Option<&Path>, extra: &str) -> String {
+    match path {
+        Some(root) => format!(
+            "{crate_name} = {{ path = \"{}\"{extra} }}",
+            root.join(folder).display().to_string().replace('\\', "/")
+        ),
+        None => format!(
+            "{crate_name} = {{ version = \"{}\"{extra} }}",
+            env!("CARGO_PKG_VERSION")
+        ),
+    }
+}
+
+/// `kube-codegen new NAME`: creates `parent/NAME`, a complete operator crate with no API yet.
+pub fn new_project(parent: &Path, opts: &NewOptions) -> Result<Changes, ScaffoldError> {
+    check_name(&opts.name)?;
+    if let Some(domain) = &opts.domain
+        && let Some(reason) = kube_codegen_apimachinery::validation::is_dns1123_subdomain(domain)
+            .into_iter()
+            .next()
+    {
+        return Err(ScaffoldError::InvalidDomain {
+            domain: domain.clone(),
+            reason,
+        });
+    }
+    let dir = parent.join(&opts.name);
+    let non_empty = fs::read_dir(&dir).is_ok_and(|mut entries| entries.next().is_some());
+    if non_empty && !opts.force {
+        return Err(ScaffoldError::NotEmpty { dir });
+    }
+    let kube_codegen_path = match &opts.kube_codegen_path {
+        Some(p) => Some(
+            fs::canonicalize(p).map_err(|e| Error::io(p, "cannot find --kube-codegen-path", e))?,
+        ),
+        None => None,
+    };
+    let path = kube_codegen_path.as_deref();
+    let name = opts.name.as_str();
+    let crate_name = name.replace('-', "_");
+    let project = Project::new(name, opts.domain.as_deref());
+    let vars: Vec<(&str, &str)> = vec![("name", name), ("crate", &crate_name)];
+    let runtime_dep = our_dep(
+        "kube-codegen-runtime",
+        "codegen-runtime",
+        path,
+        ", features = [\"fake\"]",
+    );
+    let controller_runtime_dep = our_dep(
+        "kube-controller-runtime",
+        "controller-runtime",
+        path,
+        ", features = [\"embedded\"]",
+    );
+    let codegen_dep = our_dep(
+        "kube-codegen",
+        "codegen",
+        path,
+        ", default-features = false",
+    );
+    let mut cargo_vars = vars.clone();
+    cargo_vars.extend([
+        ("runtime_dep", runtime_dep.as_str()),
+        ("controller_runtime_dep", controller_runtime_dep.as_str()),
+        ("codegen_dep", codegen_dep.as_str()),
+        ("kube_version", KUBE_VERSION),
+        ("k8s_openapi_version", K8S_OPENAPI_VERSION),
+        ("k8s_feature", K8S_OPENAPI_FEATURE),
+    ]);
+    let mut plan = Plan::default();
+    plan.create("Cargo.toml", render(templates::CARGO_TOML, &cargo_vars));
+    plan.create("build.rs", templates::BUILD_RS.to_string());
+    plan.create("src/main.rs", render(templates::MAIN_RS, &vars));
+    plan.create("src/lib.rs", render(templates::LIB_RS, &vars));
+    plan.create("src/pkg/mod.rs", templates::PKG_MOD_RS.to_string());
+    plan.create("src/pkg/apis/mod.rs", templates::APIS_MOD_RS.to_string());
+    plan.create(
+        "src/controller/mod.rs",
+        templates::CONTROLLER_MOD_RS.to_string(),
+    );
+    let ns_vars = [("name", name), ("namespace", project.namespace.as_str())];
+    plan.create(
+        "deploy/service_account.yaml",
+        render(templates::SERVICE_ACCOUNT_YAML, &ns_vars),
+    );
+    plan.create(
+        "deploy/role_binding.yaml",
+        render(templates::ROLE_BINDING_YAML, &ns_vars),
+    );
+    plan.create(
+        "deploy/operator.yaml",
+        render(templates::OPERATOR_YAML, &ns_vars),
+    );
+    plan.create("Dockerfile", render(templates::DOCKERFILE, &vars));
+    plan.create("README.md", render(templates::README_MD, &vars));
+    plan.create(".gitignore", templates::GITIGNORE.to_string());
+    plan.create(PROJECT_FILE, project.to_text());
+    if non_empty {
+        // --force: into the folder as it is, file by file.
+        let mut changes = plan_force(plan).apply(&dir)?;
+        changes.created.extend(write_role(&dir, name)?.created);
+        return Ok(changes);
+    }
+    // Built beside the target and renamed into place: all of it or nothing.
+    let staging = parent.join(format!(".{name}.kube-codegen-new-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&staging);
+    let result = plan.apply(&staging).and_then(|mut changes| {
+        changes.created.extend(write_role(&staging, name)?.created);
+        Ok(changes)
+    });
+    let result = result.and_then(|changes| {
+        if dir.exists() {
+            fs::remove_dir(&dir)
+                .map_err(|e| Error::io(&dir, "cannot replace empty directory", e))?;
+        }
+        fs::rename(&staging, &dir).map_err(|e| Error::io(&dir, "cannot create directory", e))?;
+        Ok(changes)
+    });
+    if result.is_err() {
+        let _ = fs::remove_dir_all(&staging);
+    }
+    result
+}
+
+fn plan_force(plan: Plan) -> Plan {
+    Plan {
+        files: plan
+            .files
+            .into_iter()
+            .map(|(p, (t, _))| (p, (t, true)))
+            .collect(),
+    }
+}
+
+/// Writes `deploy/role.yaml` from the markers under `root/src`.
+fn write_role(root: &Path, name: &str) -> Result<Changes, ScaffoldError> {
+    let mut plan = Plan::default();
+    plan.replace(
+        "deploy/role.yaml",
+        rbac::role_yaml(name, &root.join("src"))?,
+    );
+    plan.apply(root)
+}
+
+/// The folder of `group` under `src/pkg/apis`: its first DNS label, as a Rust module name.
+fn group_dir(group: &str) -> String {
+    namer::module_of_dir(group.split('.').next().unwrap_or(group))
+}
+
+/// `kube-codegen add api`: the kind's types, its sample, its CRD, and the module lines.
+pub fn add_api(root: &Path, opts: &ApiOptions) -> Result<Changes, ScaffoldError> {
+    let mut project = Project::read(root)?;
+    let (group, version) = parse_api_version(&opts.api_version)?;
+    check_kind(&opts.kind)?;
+    let plural = match &opts.plural {
+        Some(p) => {
+            let reason = kube_codegen_apimachinery::validation::is_dns1123_label(p)
+                .into_iter()
+                .next();
+            if let Some(reason) = reason {
+                return Err(ScaffoldError::InvalidPlural {
+                    plural: p.clone(),
+                    reason,
+                });
+            }
+            p.clone()
+        }
+        None => namer::plural(&opts.kind, &Default::default()).to_lowercase(),
+    };
+    if project.resource(&group, &version, &opts.kind).is_some() {
+        return Err(ScaffoldError::KindExists {
+            group,
+            version,
+            kind: opts.kind.clone(),
+        });
+    }
+    let dir = group_dir(&group);
+    if let Some(other) = project
+        .resources
+        .iter()
+        .find(|r| r.group_dir == dir && r.group != group)
+    {
+        return Err(ScaffoldError::GroupFolderTaken {
+            group,
+            dir,
+            other: other.group.clone(),
+        });
+    }
+    let new_group = !project.resources.iter().any(|r| r.group == group);
+    let new_version = !project
+        .resources
+        .iter()
+        .any(|r| r.group == group && r.version == version);
+    let first_api = project.resources.is_empty();
+    let new_kind = !project
+        .resources
+        .iter()
+        .any(|r| r.group == group && r.kind == opts.kind);
+    let kind = opts.kind.as_str();
+    let lower = kind.to_lowercase();
+    let module = namer::snake(kind);
+    let vars = [
+        ("group", group.as_str()),
+        ("group_dir", dir.as_str()),
+        ("version", version.as_str()),
+        ("kind", kind),
+        ("lower", lower.as_str()),
+        (
+            "storage_version",
+            // The first version of a kind is the one stored; a later one is served beside it.
+            if new_kind {
+                "\n// +kubebuilder:storageversion"
+            } else {
+                ""
+            },
+        ),
+        (
+            "nonnamespaced",
+            if opts.namespaced {
+                ""
+            } else {
+                "\n// +genclient:nonNamespaced\n// +kubebuilder:resource:scope=Cluster"
+            },
+        ),
+    ];
+    let mut plan = Plan::default();
+    let version_dir = format!("src/pkg/apis/{dir}/{version}");
+    plan.create(
+        format!("{version_dir}/{module}_types.rs"),
+        render(templates::TYPES_RS, &vars),
+    );
+    plan.create(
+        format!("deploy/samples/{group}_{version}_{lower}.yaml"),
+        render(templates::SAMPLE_YAML, &vars),
+    );
+    let version_mod = format!("{version_dir}/mod.rs");
+    let version_text = if new_version {
+        render(templates::VERSION_MOD_RS, &vars)
+    } else {
+        read(root, &version_mod)?
+    };
+    plan.replace(
+        &version_mod,
+        insert_at_marker(
+            &root.join(&version_mod),
+            &version_text,
+            "kinds",
+            &format!("mod {module}_types;\npub use {module}_types::*;"),
+        )?,
+    );
+    if new_version {
+        let group_mod = format!("src/pkg/apis/{dir}/mod.rs");
+        let group_text = if new_group {
+            render(templates::GROUP_MOD_RS, &vars)
+        } else {
+            read(root, &group_mod)?
+        };
+        plan.replace(
+            &group_mod,
+            insert_module_at_marker(&root.join(&group_mod), &group_text, "versions", &version)?,
+        );
+    }
+    if new_group {
+        let apis_mod = "src/pkg/apis/mod.rs";
+        plan.replace(
+            apis_mod,
+            insert_module_at_marker(&root.join(apis_mod), &read(root, apis_mod)?, "groups", &dir)?,
+        );
+    }
+    if first_api {
+        let pkg_mod = "src/pkg/mod.rs";
+        plan.replace(
+            pkg_mod,
+            insert_at_marker(
+                &root.join(pkg_mod),
+                &read(root, pkg_mod)?,
+                "client",
+                templates::PKG_CLIENT.trim_start(),
+            )?,
+        );
+    }
+    if new_kind {
+        let lib = "src/lib.rs";
+        plan.replace(
+            lib,
+            insert_at_marker(
+                &root.join(lib),
+                &read(root, lib)?,
+                "crds",
+                &format!(
+                    "<pkg::apis::{dir}::{version}::{kind} as kube::CustomResourceExt>::crd(),"
+                ),
+            )?,
+        );
+    }
+    project.resources.push(ApiResource {
+        group: group.clone(),
+        group_dir: dir.clone(),
+        version: version.clone(),
+        kind: kind.into(),
+        plural,
+        namespaced: opts.namespaced,
+        controller: false,
+    });
+    plan.replace(PROJECT_FILE, project.to_text());
+    // The generator reads the new types (and refuses them with file:line errors) before
+    // anything stays written.
+    plan.apply_then(root, || manifests(root, false))
+}
+
+/// `kube-codegen add controller`: a reconciler for a kind of the project, registered in
+/// `main.rs`, with a test on the in-memory API server; then `deploy/role.yaml` again.
+pub fn add_controller(root: &Path, opts: &ControllerOptions) -> Result<Changes, ScaffoldError> {
+    let mut project = Project::read(root)?;
+    let (group, version) = parse_api_version(&opts.api_version)?;
+    check_kind(&opts.kind)?;
+    let Some(resource) = project.resource(&group, &version, &opts.kind).cloned() else {
+        return Err(ScaffoldError::NoSuchKind {
+            group,
+            version,
+            kind: opts.kind.clone(),
+        });
+    };
+    let module = namer::snake(&resource.kind);
+    let controller_file = format!("src/controller/{module}.rs");
+    if resource.controller || root.join(&controller_file).exists() {
+        return Err(ScaffoldError::ControllerExists {
+            kind: resource.kind.clone(),
+            path: root.join(controller_file),
+        });
+    }
+    let crate_name = project.project_name.replace('-', "_");
+    let lower = resource.kind.to_lowercase();
+    let group_version = format!("{}_{}", resource.group_dir, resource.version);
+    let accessor = namer::snake(&namer::plural(&resource.kind, &Default::default()));
+    let (namespace_line, lister_scope, client_scope, new_args, test_scope) = if resource.namespaced
+    {
+        (
+            "    let namespace = req.namespace.as_deref().unwrap_or_default();\n",
+            ".namespaced(namespace)",
+            "namespace",
+            "req.name.clone(), namespace",
+            "\"default\"",
+        )
+    } else {
+        ("", "", "", "req.name.clone()", "")
+    };
+    let vars = [
+        ("crate", crate_name.as_str()),
+        ("group", resource.group.as_str()),
+        ("group_mod", resource.group_dir.as_str()),
+        ("version", resource.version.as_str()),
+        ("kind", resource.kind.as_str()),
+        ("lower", lower.as_str()),
+        ("plural", resource.plural.as_str()),
+        ("module", module.as_str()),
+        ("snake", module.as_str()),
+        ("group_version", group_version.as_str()),
+        ("accessor", accessor.as_str()),
+        ("namespace_line", namespace_line),
+        ("lister_scope", lister_scope),
+        ("client_scope", client_scope),
+        ("new_args", new_args),
+        ("test_scope", test_scope),
+    ];
+    let mut plan = Plan::default();
+    plan.create(&controller_file, render(templates::CONTROLLER_RS, &vars));
+    plan.create(
+        format!("tests/{module}_controller.rs"),
+        render(templates::CONTROLLER_TEST_RS, &vars),
+    );
+    let controller_mod = "src/controller/mod.rs";
+    plan.replace(
+        controller_mod,
+        insert_module_at_marker(
+            &root.join(controller_mod),
+            &read(root, controller_mod)?,
+            "controller-modules",
+            &module,
+        )?,
+    );
+    let main = "src/main.rs";
+    plan.replace(
+        main,
+        insert_at_marker(
+            &root.join(main),
+            &read(root, main)?,
+            "controllers",
+            &format!("{crate_name}::controller::{module}::setup(mgr)?;"),
+        )?,
+    );
+    if let Some(r) = project
+        .resources
+        .iter_mut()
+        .find(|r| r.group == group && r.version == version && r.kind == opts.kind)
+    {
+        r.controller = true;
+    }
+    plan.replace(PROJECT_FILE, project.to_text());
+    let name = project.project_name.clone();
+    plan.apply_then(root, || write_role(root, &name))
+}
+
+/// `kube-codegen rbac`: `deploy/role.yaml` from the `+kubebuilder:rbac` markers under `src/`;
+/// with `verify_only`, an error if the file differs.
+pub fn rbac(root: &Path, verify_only: bool) -> Result<Changes, ScaffoldError> {
+    let project = Project::read(root)?;
+    let text = rbac::role_yaml(&project.project_name, &root.join("src"))?;
+    let path = root.join("deploy/role.yaml");
+    if verify_only {
+        return match fs::read_to_string(&path) {
+            Ok(old) if old == text => Ok(Changes {
+                unchanged: vec![PathBuf::from("deploy/role.yaml")],
+                ..Changes::default()
+            }),
+            _ => Err(ScaffoldError::Stale { path }),
+        };
+    }
+    write_role(root, &project.project_name)
+}
+
+/// `kube-codegen manifests`: `deploy/crds/` from the API types and `deploy/role.yaml` from the
+/// markers; with `verify_only`, an error naming the first file that differs.
+pub fn manifests(root: &Path, verify_only: bool) -> Result<Changes, ScaffoldError> {
+    let project = Project::read(root)?;
+    let staging = tempfile_dir(root)?;
+    let crds = staging.join("crds");
+    if !project.resources.is_empty() {
+        let built = crate::Builder::new()
+            .apis_dir(root.join("src/pkg/apis"))
+            .apis_module("crate::pkg::apis")
+            .client_module("crate::pkg::client")
+            .crd_file_name("{group}_{plural}_crd.yaml")
+            .out_dir(staging.join("out"))
+            .crd_dir(&crds)
+            .emit_rerun_if_changed(false)
+            .compile();
+        if let Err(e) = built {
+            let _ = fs::remove_dir_all(&staging);
+            return Err(e.into());
+        }
+    }
+    let result = (|| {
+        let mut plan = Plan::default();
+        if crds.exists() {
+            let mut entries: Vec<PathBuf> = fs::read_dir(&crds)
+                .map_err(|e| Error::io(&crds, "cannot read directory", e))?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .collect();
+            entries.sort();
+            for file in entries {
+                let text = fs::read_to_string(&file)
+                    .map_err(|e| Error::io(&file, "cannot read file", e))?;
+                let name = file.file_name().map(PathBuf::from).unwrap_or_default();
+                plan.replace(Path::new("deploy/crds").join(name), text);
+            }
+        }
+        plan.replace(
+            "deploy/role.yaml",
+            rbac::role_yaml(&project.project_name, &root.join("src"))?,
+        );
+        if verify_only {
+            for (path, (text, _)) in &plan.files {
+                if fs::read_to_string(root.join(path)).ok().as_deref() != Some(text.as_str()) {
+                    return Err(ScaffoldError::Stale {
+                        path: root.join(path),
+                    });
+                }
+            }
+            return Ok(Changes {
+                unchanged: plan.files.into_keys().collect(),
+                ..Changes::default()
+            });
+        }
+        plan.apply(root)
+    })();
+    let _ = fs::remove_dir_all(&staging);
+    result
+}
+
+/// A fresh scratch folder under the project's `target/` (ignored by git).
+fn tempfile_dir(root: &Path) -> Result<PathBuf, ScaffoldError> {
+    let dir = root
+        .join("target")
+        .join(format!("kube-codegen-manifests-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, "cannot create directory", e))?;
+    Ok(dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_api_versions_are_checked() {
+        for bad in ["Eru", "-x", "1op", "a_b", "test", ""] {
+            assert!(check_name(bad).is_err(), "{bad}");
+        }
+        check_name("eru-operator").unwrap_or_else(|e| panic!("{e}"));
+        for (bad, want) in [
+            ("v1", "expected GROUP/VERSION"),
+            ("/v1", "the group is empty"),
+            ("mtsre/v1", "must contain a dot"),
+            ("mtsre.meitu.com/1", "version \"1\""),
+            ("mtsre.meitu.com/V1", "version \"V1\""),
+            ("Mtsre.meitu.com/v1", "group \"Mtsre.meitu.com\""),
+        ] {
+            let e = parse_api_version(bad)
+                .err()
+                .unwrap_or_else(|| panic!("{bad} accepted"))
+                .to_string();
+            assert!(e.starts_with(&format!("--api-version {bad:?}: ")), "{e}");
+            assert!(e.contains(want), "{bad}: {e}");
+        }
+        assert_eq!(
+            parse_api_version("mtsre.meitu.com/v1beta1").ok(),
+            Some(("mtsre.meitu.com".into(), "v1beta1".into()))
+        );
+        for bad in ["eru", "Eru-x", "E ru", ""] {
+            assert!(check_kind(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn lines_go_before_their_marker_with_its_indent() {
+        let text = "fn f() {\n    // +kube-codegen:scaffold:controllers\n    Ok(())\n}\n";
+        let out = insert_at_marker(Path::new("main.rs"), text, "controllers", "a::setup(mgr)?;")
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            out,
+            "fn f() {\n    a::setup(mgr)?;\n    // +kube-codegen:scaffold:controllers\n    Ok(())\n}\n"
+        );
+        let e = insert_at_marker(Path::new("main.rs"), "fn f() {}\n", "controllers", "x")
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(
+            e.contains("main.rs: the line `// +kube-codegen:scaffold:controllers` is missing"),
+            "{e}"
+        );
+    }
+}
