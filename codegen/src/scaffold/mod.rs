@@ -233,6 +233,21 @@ impl Plan {
             .keys()
             .map(|p| (root.join(p), fs::read_to_string(root.join(p)).ok()))
             .collect();
+        // The folders the plan creates, deepest first, to remove again on failure.
+        let mut new_dirs: Vec<PathBuf> = self
+            .files
+            .keys()
+            .flat_map(|p| {
+                root.join(p)
+                    .ancestors()
+                    .skip(1)
+                    .take_while(|d| d.starts_with(root) && *d != root && !d.exists())
+                    .map(Path::to_path_buf)
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        new_dirs.sort_by_key(|d| std::cmp::Reverse(d.components().count()));
+        new_dirs.dedup();
         let mut changes = self.apply(root)?;
         match then() {
             Ok(more) => {
@@ -250,6 +265,9 @@ impl Plan {
                             let _ = fs::remove_file(&path);
                         }
                     }
+                }
+                for dir in new_dirs {
+                    let _ = fs::remove_dir(&dir);
                 }
                 Err(e)
             }
