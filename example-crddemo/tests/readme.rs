@@ -1,6 +1,7 @@
-//! The README's client, informer and fake-clientset examples, run against the fake clientset.
-//! The README quotes these functions line for line (`tests/tests/readme_examples.rs` checks
-//! that every README excerpt is in a compiled file), so edit them here and copy them there.
+//! The guide's client, informer and fake-clientset examples (`docs/guide/client.md`,
+//! `informers.md`, `in-memory-server.md`), run against the fake clientset. The guide quotes
+//! these functions line for line (`tests/tests/readme_examples.rs` checks that every excerpt is
+//! in a compiled file), so edit them here and copy them there.
 
 use std::time::Duration;
 
@@ -34,7 +35,7 @@ fn demo(name: &str) -> Mydemo {
     }
 }
 
-/// README: "Using the client".
+/// docs/guide/client.md: "Using the client".
 async fn using_the_client(cs: &Clientset, my_demo: &Mydemo) -> Result<usize> {
     let demos = cs.crddemo_v1().mydemos("default");
     let created = demos.create(my_demo, &PostParams::default()).await?;
@@ -48,7 +49,7 @@ async fn using_the_client(cs: &Clientset, my_demo: &Mydemo) -> Result<usize> {
     Ok(list.items.len())
 }
 
-/// README: "Informers, listers and the work queue".
+/// docs/guide/informers.md: "Informers, listers and the work queue".
 async fn informers_listers_and_a_work_queue(cs: &Clientset) -> Result<Vec<String>> {
     let factory = SharedInformerFactory::builder(cs)
         .options(
@@ -110,7 +111,7 @@ async fn informers_listers_and_a_work_queue(cs: &Clientset) -> Result<Vec<String
     Ok(synced)
 }
 
-/// README: "Testing with the fake clientset".
+/// docs/guide/in-memory-server.md: "Testing with the fake clientset".
 async fn testing_with_the_fake_clientset() -> Result<()> {
     let (cs, handle) = fake::Clientset::new([])?;
     handle.prepend_reactor("create", "mydemos", |_action| {

@@ -1,5 +1,6 @@
-//! The README's "The in-memory API server" example, as compiled and run code: any `kube::Client`
-//! against the in-process server, and the recorded action.
+//! The guide's "The in-memory API server" example (`docs/guide/in-memory-server.md`), as
+//! compiled and run code: any `kube::Client` against the in-process server, and the recorded
+//! action.
 
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::Api;

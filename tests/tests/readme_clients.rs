@@ -1,6 +1,7 @@
-//! The README's "client-go's four clients" examples, run against the in-memory API server:
-//! the REST client, the dynamic client and its informers, the discovery client and REST mapper.
-//! (The README quotes these lines; `readme_examples.rs` checks that it does so verbatim.)
+//! The guide's "client-go's four clients" examples (`docs/guide/builtin-clients.md`), run
+//! against the in-memory API server: the REST client, the dynamic client and its informers, the
+//! discovery client and REST mapper.
+//! (The guide quotes these lines; `readme_examples.rs` checks that it does so verbatim.)
 
 use std::time::Duration;
 
