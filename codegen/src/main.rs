@@ -329,11 +329,18 @@ fn print_report(report: &Report, started: Instant) {
 
 /// What a scaffold command did, on stderr.
 fn print_changes(root: &Path, changes: &Changes, started: Instant) {
+    let shown = |path: &Path| {
+        if root == Path::new(".") {
+            path.display().to_string()
+        } else {
+            root.join(path).display().to_string()
+        }
+    };
     for path in &changes.created {
-        eprintln!("created   {}", root.join(path).display());
+        eprintln!("created   {}", shown(path));
     }
     for path in &changes.updated {
-        eprintln!("updated   {}", root.join(path).display());
+        eprintln!("updated   {}", shown(path));
     }
     eprintln!(
         "kube-codegen: {} created, {} updated, {} unchanged in {:.2}s",
@@ -359,7 +366,6 @@ fn init_logging(verbose: bool) {
 fn scaffold_command(command: Command, started: Instant) -> ExitCode {
     let (root, quiet, result) = match command {
         Command::New(a) => {
-            let parent = PathBuf::from(".");
             let opts = scaffold::NewOptions {
                 name: a.name.clone(),
                 domain: a.domain,
@@ -367,9 +373,9 @@ fn scaffold_command(command: Command, started: Instant) -> ExitCode {
                 force: a.force,
             };
             (
-                parent.join(&a.name),
+                PathBuf::from(&a.name),
                 a.quiet,
-                scaffold::new_project(&parent, &opts),
+                scaffold::new_project(Path::new("."), &opts),
             )
         }
         Command::Add {

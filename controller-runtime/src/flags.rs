@@ -73,12 +73,16 @@ pub struct LogFlags {
 pub struct LoggingError(String);
 
 /// Installs the process's tracing subscriber: to stderr, filtered by `RUST_LOG` when it is set
-/// and valid, else by `default_filter` (`"info,kube=warn"`), with colours only on a terminal,
+/// and valid, else by `default_filter` (`"info,kube_client=warn"`; a target matches by prefix, so `kube=warn` would cover `kube_controller_runtime` too), with colours only on a terminal,
 /// as text or JSON. Fails if a subscriber is already installed.
 pub fn init_logging(format: LogFormat, default_filter: &str) -> Result<(), LoggingError> {
     use std::io::IsTerminal;
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_filter));
+    // An empty RUST_LOG (exported but blank) means "not set", not "errors only".
+    let filter = std::env::var("RUST_LOG")
+        .ok()
+        .filter(|v| !v.trim().is_empty())
+        .and_then(|v| tracing_subscriber::EnvFilter::try_new(v).ok())
+        .unwrap_or_else(|| tracing_subscriber::EnvFilter::new(default_filter));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_ansi(std::io::stderr().is_terminal())

@@ -52,7 +52,7 @@ use crate::flags::{
 use crate::manager::{Manager, ManagerError, shutdown_signal};
 
 /// The log filter unless `RUST_LOG` says otherwise.
-pub const DEFAULT_LOG_FILTER: &str = "info,kube=warn,tower=warn,hyper=warn";
+pub const DEFAULT_LOG_FILTER: &str = "info,kube_client=warn,kube_runtime=warn,tower=warn,hyper=warn";
 
 /// The command line of an operator binary, to `#[command(flatten)]` into its clap parser.
 #[derive(Debug, Clone, clap::Args)]

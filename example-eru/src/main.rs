@@ -206,7 +206,7 @@ fn log_addresses(mgr: &Manager) {
 }
 
 /// The log filter unless `RUST_LOG` says otherwise.
-const LOG_FILTER: &str = "info,kube=warn,tower=warn,hyper=warn";
+const LOG_FILTER: &str = "info,kube_client=warn,kube_runtime=warn,tower=warn,hyper=warn";
 
 #[tokio::main]
 async fn main() -> ExitCode {

@@ -52,7 +52,7 @@ const CRD: &str = "erus.mtsre.meitu.com";
 /// How long a step may take to converge.
 const CONVERGE: Duration = Duration::from_secs(60);
 /// The operators' `RUST_LOG`.
-const OPERATOR_LOG: &str = "info,kube=warn,tower=warn,hyper=warn";
+const OPERATOR_LOG: &str = "info,kube_client=warn,kube_runtime=warn,tower=warn,hyper=warn";
 
 // ---------------------------------------------------------------------------------------------
 // The binary
