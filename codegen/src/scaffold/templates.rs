@@ -63,10 +63,10 @@ use std::process::ExitCode;
 use clap::Parser;
 use kube_controller_runtime::operator::{Operator, OperatorFlags};
 
-// What the manager itself needs: its leader-election Lease and the Events it records.
-// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
-// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// Leader election: one Lease, created once, then read and renewed. (`kube-codegen rbac` turns
+// these markers, and the controllers', into deploy/role.yaml.)
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=create
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,resourceNames={{name}},verbs=get;update
 
 /// The {{name}} operator.
 #[derive(Parser)]
@@ -239,8 +239,10 @@ use crate::pkg::client::listers::{{group_mod}}::{{version}}::{{kind}}Lister;
 /// The controller's name: its field manager and its label in the metrics.
 pub const NAME: &str = "{{lower}}-controller";
 
-// +kubebuilder:rbac:groups={{group}},resources={{plural}},verbs=get;list;watch
-// +kubebuilder:rbac:groups={{group}},resources={{plural}}/status,verbs=get;update;patch
+// The kind is read from the informer's cache (list, watch); the status written by server-side
+// apply (patch). Add a marker for every kind the reconciler reads or writes.
+// +kubebuilder:rbac:groups={{group}},resources={{plural}},verbs=list;watch
+// +kubebuilder:rbac:groups={{group}},resources={{plural}}/status,verbs=patch
 
 /// Registers the controller with the manager.
 pub fn setup(mgr: &Manager) -> Result<(), BoxError> {
