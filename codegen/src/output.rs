@@ -169,8 +169,10 @@ impl Node {
         let mut out = String::new();
         for (k, child) in &self.children {
             let file = dir.join(child.file_name(k)).to_string_lossy().into_owned();
+            // Generated code is whole (every verb, every setter, every constant): a crate that
+            // includes it in a private module uses only part of it, and must not be warned.
             out.push_str(&format!(
-                "#[path = {file:?}]\npub mod {};\n",
+                "#[allow(dead_code, unused_imports)]\n#[path = {file:?}]\npub mod {};\n",
                 namer::ident(k)
             ));
         }
@@ -179,15 +181,22 @@ impl Node {
         out
     }
 
-    /// The module's content with children inlined as `pub mod x { … }`.
+    /// The module's content with children inlined as `pub mod x { … }`. The root's children
+    /// (`with_doc` false: the root of an expansion) allow dead code and unused imports, as the
+    /// included layout's root does ([`Self::path_file`]).
     fn inline_tokens(&self, with_doc: bool, what: &Path) -> Result<TokenStream> {
         let doc = if with_doc { self.doc_attrs() } else { quote!() };
+        let allow = if with_doc {
+            quote!()
+        } else {
+            quote!(#[allow(dead_code, unused_imports)])
+        };
         let mut mods = Vec::new();
         for (k, child) in &self.children {
             let id = namer::ident(k);
             let body = child.inline_tokens(true, &what.join(k))?;
             let cfg = child.cfg_attr(false);
-            mods.push(quote!(#cfg #[rustfmt::skip] pub mod #id { #body }));
+            mods.push(quote!(#cfg #allow #[rustfmt::skip] pub mod #id { #body }));
         }
         let texts = self.text_tokens(what)?;
         Ok(quote!(#doc #(#mods)* #(#texts)*))
@@ -352,7 +361,7 @@ impl Modules {
             }
             if let Layout::Included { .. } = layout {
                 let tail = if pkg.children.contains_key("zz_generated_register") {
-                    "\npub use self::zz_generated_register::*;\n"
+                    "\n#[allow(unused_imports)]\npub use self::zz_generated_register::*;\n"
                 } else {
                     ""
                 };
@@ -390,6 +399,7 @@ impl Modules {
         let mut body = pkg.inline_tokens(false, &what)?;
         if pkg.children.contains_key("zz_generated_register") {
             body.extend(quote!(
+                #[allow(unused_imports)]
                 pub use self::zz_generated_register::*;
             ));
         }

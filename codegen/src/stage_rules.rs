@@ -31,8 +31,9 @@ const ARROWS: &[(&str, &[&str])] = &[
 /// Modules every stage may read, which read no stage.
 const SUPPORT: &[&str] = &["error", "namer", "generated"];
 
-/// Modules that wire the stages together (and the crate root, which declares them).
-const RUN: &[&str] = &["pipeline", "builder", "lib", "stage_rules"];
+/// Modules that wire the stages together (and the crate root, which declares them); `scaffold`
+/// writes operator projects and runs the generator over them through the `Builder`.
+const RUN: &[&str] = &["pipeline", "builder", "lib", "stage_rules", "scaffold"];
 
 /// Every `.rs` file under `dir`.
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {

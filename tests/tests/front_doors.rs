@@ -89,7 +89,8 @@ fn normalize(code: &str) -> String {
 /// Replaces `pub mod x;` declarations with `pub mod x { <contents of x> }`, recursively
 /// (following `#[path = "…"]` where given). The root file's own `//!` doc is dropped: an
 /// `include!`d file cannot carry inner attributes, so the inline layout leaves the root doc to
-/// the including module. Layout attributes (`path`, `rustfmt::skip`) are dropped too.
+/// the including module. Layout attributes (`path`, `rustfmt::skip`, and the root's
+/// `allow(dead_code, unused_imports)`) are dropped too.
 fn fold_tree(dir: &Path, file: &Path, root: bool) -> String {
     let text = fs::read_to_string(file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
     let parsed = syn::parse_file(&text).unwrap();
@@ -123,6 +124,8 @@ fn fold_tree(dir: &Path, file: &Path, root: bool) -> String {
                     .attrs
                     .iter()
                     .filter(|a| !a.path().is_ident("path") && !a.path().is_ident("rustfmt"))
+                    // the included root's `allow(dead_code, unused_imports)` is layout too
+                    .filter(|a| !(root && a.path().is_ident("allow")))
                     .filter(|a| {
                         a.path()
                             .segments
@@ -195,6 +198,11 @@ fn unfold_layout_attrs(code: &str) -> String {
         }
     }
     strip(&mut file.items);
+    for item in &mut file.items {
+        if let syn::Item::Mod(m) = item {
+            m.attrs.retain(|a| !a.path().is_ident("allow"));
+        }
+    }
     prettyplease::unparse(&file)
 }
 
