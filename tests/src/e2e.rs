@@ -64,3 +64,64 @@ impl Drop for Timer {
         eprintln!("[e2e] {} took {:.2?}", self.0, self.1.elapsed());
     }
 }
+
+/// An RBAC request or rule: (API group, resource or `resource/subresource`, verb).
+pub type Permission = (String, String, String);
+
+/// The rules of a Role or ClusterRole manifest (the first YAML document of `yaml`), each
+/// group × resource × verb as a [`Permission`] (`resourceNames` are not distinguished).
+pub fn rbac_rules(yaml: &str) -> Result<std::collections::BTreeSet<Permission>, String> {
+    let role: serde_json::Value =
+        serde_saphyr::from_str(yaml.split("\n---\n").next().unwrap_or_default())
+            .map_err(|e| e.to_string())?;
+    let strings = |v: &serde_json::Value| -> Vec<String> {
+        v.as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|s| s.as_str().map(String::from))
+            .collect()
+    };
+    let mut out = std::collections::BTreeSet::new();
+    for rule in role["rules"].as_array().into_iter().flatten() {
+        for group in strings(&rule["apiGroups"]) {
+            for resource in strings(&rule["resources"]) {
+                for verb in strings(&rule["verbs"]) {
+                    out.insert((group.clone(), resource.clone(), verb));
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// What a kube-apiserver audit log (JSON lines) recorded: every request as a [`Permission`],
+/// and those answered 403, described.
+pub fn audit_requests(
+    log: &std::path::Path,
+) -> (std::collections::BTreeSet<Permission>, Vec<String>) {
+    let mut used = std::collections::BTreeSet::new();
+    let mut denied = Vec::new();
+    for line in std::fs::read_to_string(log).unwrap_or_default().lines() {
+        let Ok(ev) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
+        let resource = ev["objectRef"]["resource"].as_str().unwrap_or_default();
+        let resource = match ev["objectRef"]["subresource"].as_str() {
+            Some(sub) => format!("{resource}/{sub}"),
+            None => resource.to_string(),
+        };
+        let key = (
+            ev["objectRef"]["apiGroup"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string(),
+            resource,
+            ev["verb"].as_str().unwrap_or_default().to_string(),
+        );
+        if ev["responseStatus"]["code"].as_i64() == Some(403) {
+            denied.push(format!("{key:?} {}", ev["requestURI"]));
+        }
+        used.insert(key);
+    }
+    (used, denied)
+}

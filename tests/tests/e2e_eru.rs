@@ -45,7 +45,7 @@ use tests::apiserver::{
     ControllerManagerOptions, Options, RealApiServer, SupervisedProcess, log_tail, repo_root,
     wait_crd_established,
 };
-use tests::e2e::{Timer, create_namespace, init_tracing};
+use tests::e2e::{Permission, Timer, audit_requests, create_namespace, init_tracing, rbac_rules};
 
 /// The CRD's name.
 const CRD: &str = "erus.mtsre.meitu.com";
@@ -502,24 +502,9 @@ fn audit_policy(namespace: &str) -> String {
 }
 
 /// The Role's rules as (group, resource[/subresource], verb) triples.
-fn role_rules() -> BTreeSet<(String, String, String)> {
+fn role_rules() -> BTreeSet<Permission> {
     let text = std::fs::read_to_string(deploy_file("role.yaml")).unwrap_or_else(|e| panic!("{e}"));
-    let role: Value = serde_saphyr::from_str(&text).unwrap_or_else(|e| panic!("role.yaml: {e}"));
-    let mut out = BTreeSet::new();
-    for rule in role["rules"].as_array().into_iter().flatten() {
-        for group in rule["apiGroups"].as_array().into_iter().flatten() {
-            for resource in rule["resources"].as_array().into_iter().flatten() {
-                for verb in rule["verbs"].as_array().into_iter().flatten() {
-                    out.insert((
-                        group.as_str().unwrap_or_default().to_string(),
-                        resource.as_str().unwrap_or_default().to_string(),
-                        verb.as_str().unwrap_or_default().to_string(),
-                    ));
-                }
-            }
-        }
-    }
-    out
+    rbac_rules(&text).unwrap_or_else(|e| panic!("role.yaml: {e}"))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -910,39 +895,7 @@ async fn rollouts_failover_gc_and_least_privilege() {
     other.assert_running();
 
     // Least privilege: every request the operators made was allowed, and used every rule.
-    let mut used: BTreeSet<(String, String, String)> = BTreeSet::new();
-    let mut denied = Vec::new();
-    for line in std::fs::read_to_string(&audit_log)
-        .unwrap_or_default()
-        .lines()
-    {
-        let Ok(ev) = serde_json::from_str::<Value>(line) else {
-            continue;
-        };
-        let code = ev["responseStatus"]["code"].as_i64().unwrap_or(0);
-        let resource = match ev["objectRef"]["subresource"].as_str() {
-            Some(sub) => format!(
-                "{}/{sub}",
-                ev["objectRef"]["resource"].as_str().unwrap_or_default()
-            ),
-            None => ev["objectRef"]["resource"]
-                .as_str()
-                .unwrap_or_default()
-                .to_string(),
-        };
-        let key = (
-            ev["objectRef"]["apiGroup"]
-                .as_str()
-                .unwrap_or_default()
-                .to_string(),
-            resource,
-            ev["verb"].as_str().unwrap_or_default().to_string(),
-        );
-        if code == 403 {
-            denied.push(format!("{key:?} {}", ev["requestURI"]));
-        }
-        used.insert(key);
-    }
+    let (mut used, denied) = audit_requests(&audit_log);
     assert!(
         denied.is_empty(),
         "requests denied to the operator: {denied:?}"

@@ -6,7 +6,6 @@
 //! The audit log shows every request the operator made was allowed and every rule of the
 //! generated `deploy/role.yaml` was used: the markers give least privilege.
 
-use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -18,7 +17,7 @@ use kube::api::{Api, PostParams};
 use kube_codegen::scaffold::{self, ApiOptions, ControllerOptions, NewOptions};
 use serde_json::Value;
 use tests::apiserver::{Options, RealApiServer, repo_root, wait_crd_established};
-use tests::e2e::{Timer, create_namespace, init_tracing};
+use tests::e2e::{Timer, audit_requests, create_namespace, init_tracing, rbac_rules};
 
 const CONVERGE: Duration = Duration::from_secs(60);
 
@@ -72,29 +71,6 @@ fn build(project: &Path) -> PathBuf {
         .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == "eru-operator")
         .find_map(|m| m["executable"].as_str().map(PathBuf::from))
         .unwrap_or_else(|| panic!("cargo named no eru-operator executable"))
-}
-
-/// The ClusterRole's rules as (group, resource, verb) triples.
-fn role_rules(project: &Path) -> BTreeSet<(String, String, String)> {
-    let text =
-        std::fs::read_to_string(project.join("deploy/role.yaml")).unwrap_or_else(|e| panic!("{e}"));
-    let role: Value = serde_saphyr::from_str(&text).unwrap_or_else(|e| panic!("role.yaml: {e}"));
-    assert_eq!(role["kind"], "ClusterRole", "{text}");
-    let mut out = BTreeSet::new();
-    for rule in role["rules"].as_array().into_iter().flatten() {
-        for group in rule["apiGroups"].as_array().into_iter().flatten() {
-            for resource in rule["resources"].as_array().into_iter().flatten() {
-                for verb in rule["verbs"].as_array().into_iter().flatten() {
-                    out.insert((
-                        group.as_str().unwrap_or_default().to_string(),
-                        resource.as_str().unwrap_or_default().to_string(),
-                        verb.as_str().unwrap_or_default().to_string(),
-                    ));
-                }
-            }
-        }
-    }
-    out
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -281,39 +257,16 @@ async fn the_seed_workflow_runs_as_its_service_account_with_least_privilege() {
     let _ = operator.wait();
 
     // Least privilege: every request allowed, every rule used.
-    let mut used = BTreeSet::new();
-    let mut denied = Vec::new();
-    for line in std::fs::read_to_string(&audit_log)
-        .unwrap_or_default()
-        .lines()
-    {
-        let Ok(ev) = serde_json::from_str::<Value>(line) else {
-            continue;
-        };
-        let resource = ev["objectRef"]["resource"].as_str().unwrap_or_default();
-        let resource = match ev["objectRef"]["subresource"].as_str() {
-            Some(sub) => format!("{resource}/{sub}"),
-            None => resource.to_string(),
-        };
-        let key = (
-            ev["objectRef"]["apiGroup"]
-                .as_str()
-                .unwrap_or_default()
-                .to_string(),
-            resource,
-            ev["verb"].as_str().unwrap_or_default().to_string(),
-        );
-        if ev["responseStatus"]["code"].as_i64() == Some(403) {
-            denied.push(format!("{key:?} {}", ev["requestURI"]));
-        }
-        used.insert(key);
-    }
+    let (mut used, denied) = audit_requests(&audit_log);
     used.retain(|(_, resource, _)| resource != "selfsubjectreviews");
     assert!(
         denied.is_empty(),
         "requests denied to the operator: {denied:?}"
     );
-    let rules = role_rules(&project);
+    let role =
+        std::fs::read_to_string(project.join("deploy/role.yaml")).unwrap_or_else(|e| panic!("{e}"));
+    assert!(role.contains("kind: ClusterRole\n"), "{role}");
+    let rules = rbac_rules(&role).unwrap_or_else(|e| panic!("role.yaml: {e}"));
     let unused: Vec<_> = rules.difference(&used).collect();
     assert!(
         unused.is_empty(),

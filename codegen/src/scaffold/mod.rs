@@ -205,6 +205,14 @@ pub struct ControllerOptions {
     pub kind: String,
 }
 
+/// What [`Plan::insert`] puts at a marker.
+enum Insert<'a> {
+    /// Lines, as written.
+    Lines(&'a str),
+    /// `pub mod <name>;`, in rustfmt's order among the `pub mod` lines above the marker.
+    Module(&'a str),
+}
+
 /// A set of file writes, checked before the first one is made.
 #[derive(Debug, Default)]
 struct Plan {
@@ -219,6 +227,29 @@ impl Plan {
 
     fn replace(&mut self, path: impl Into<PathBuf>, text: String) {
         self.files.insert(path.into(), (text, true));
+    }
+
+    /// Adds an insertion at `marker` of the file `rel`: into `fresh` when the command creates
+    /// the file, else into the file as it is on disk.
+    fn insert(
+        &mut self,
+        root: &Path,
+        rel: &str,
+        fresh: Option<String>,
+        marker: &'static str,
+        what: Insert<'_>,
+    ) -> Result<(), ScaffoldError> {
+        let text = match fresh {
+            Some(text) => text,
+            None => read(root, rel)?,
+        };
+        let path = root.join(rel);
+        let text = match what {
+            Insert::Lines(lines) => insert_at_marker(&path, &text, marker, lines)?,
+            Insert::Module(module) => insert_module_at_marker(&path, &text, marker, module)?,
+        };
+        self.replace(rel, text);
+        Ok(())
     }
 
     /// [`apply`](Self::apply), then `then`; if `then` fails, every file is put back as it was
@@ -683,65 +714,46 @@ pub fn add_api(root: &Path, opts: &ApiOptions) -> Result<Changes, ScaffoldError>
         format!("deploy/samples/{group}_{version}_{lower}.yaml"),
         render(templates::SAMPLE_YAML, &vars),
     );
-    let version_mod = format!("{version_dir}/mod.rs");
-    let version_text = if new_version {
-        render(templates::VERSION_MOD_RS, &vars)
-    } else {
-        read(root, &version_mod)?
-    };
-    plan.replace(
-        &version_mod,
-        insert_at_marker(
-            &root.join(&version_mod),
-            &version_text,
-            "kinds",
-            &format!("mod {module}_types;\npub use {module}_types::*;"),
-        )?,
-    );
+    let kinds_line = format!("mod {module}_types;\npub use {module}_types::*;");
+    plan.insert(
+        root,
+        &format!("{version_dir}/mod.rs"),
+        new_version.then(|| render(templates::VERSION_MOD_RS, &vars)),
+        "kinds",
+        Insert::Lines(&kinds_line),
+    )?;
     if new_version {
-        let group_mod = format!("src/pkg/apis/{dir}/mod.rs");
-        let group_text = if new_group {
-            render(templates::GROUP_MOD_RS, &vars)
-        } else {
-            read(root, &group_mod)?
-        };
-        plan.replace(
-            &group_mod,
-            insert_module_at_marker(&root.join(&group_mod), &group_text, "versions", &version)?,
-        );
+        plan.insert(
+            root,
+            &format!("src/pkg/apis/{dir}/mod.rs"),
+            new_group.then(|| render(templates::GROUP_MOD_RS, &vars)),
+            "versions",
+            Insert::Module(&version),
+        )?;
     }
     if new_group {
-        let apis_mod = "src/pkg/apis/mod.rs";
-        plan.replace(
-            apis_mod,
-            insert_module_at_marker(&root.join(apis_mod), &read(root, apis_mod)?, "groups", &dir)?,
-        );
+        plan.insert(
+            root,
+            "src/pkg/apis/mod.rs",
+            None,
+            "groups",
+            Insert::Module(&dir),
+        )?;
     }
     if first_api {
-        let pkg_mod = "src/pkg/mod.rs";
-        plan.replace(
-            pkg_mod,
-            insert_at_marker(
-                &root.join(pkg_mod),
-                &read(root, pkg_mod)?,
-                "client",
-                templates::PKG_CLIENT.trim_start(),
-            )?,
-        );
+        let client = templates::PKG_CLIENT.trim_start();
+        plan.insert(
+            root,
+            "src/pkg/mod.rs",
+            None,
+            "client",
+            Insert::Lines(client),
+        )?;
     }
     if new_kind {
-        let lib = "src/lib.rs";
-        plan.replace(
-            lib,
-            insert_at_marker(
-                &root.join(lib),
-                &read(root, lib)?,
-                "crds",
-                &format!(
-                    "<pkg::apis::{dir}::{version}::{kind} as kube::CustomResourceExt>::crd(),"
-                ),
-            )?,
-        );
+        let crd =
+            format!("<pkg::apis::{dir}::{version}::{kind} as kube::CustomResourceExt>::crd(),");
+        plan.insert(root, "src/lib.rs", None, "crds", Insert::Lines(&crd))?;
     }
     project.resources.push(ApiResource {
         group: group.clone(),
@@ -819,26 +831,22 @@ pub fn add_controller(root: &Path, opts: &ControllerOptions) -> Result<Changes, 
         format!("tests/{module}_controller.rs"),
         render(templates::CONTROLLER_TEST_RS, &vars),
     );
-    let controller_mod = "src/controller/mod.rs";
-    plan.replace(
-        controller_mod,
-        insert_module_at_marker(
-            &root.join(controller_mod),
-            &read(root, controller_mod)?,
-            "controller-modules",
-            &module,
-        )?,
-    );
-    let main = "src/main.rs";
-    plan.replace(
-        main,
-        insert_at_marker(
-            &root.join(main),
-            &read(root, main)?,
-            "controllers",
-            &format!("{crate_name}::controller::{module}::setup(mgr)?;"),
-        )?,
-    );
+    let modules = "src/controller/mod.rs";
+    plan.insert(
+        root,
+        modules,
+        None,
+        "controller-modules",
+        Insert::Module(&module),
+    )?;
+    let setup = format!("{crate_name}::controller::{module}::setup(mgr)?;");
+    plan.insert(
+        root,
+        "src/main.rs",
+        None,
+        "controllers",
+        Insert::Lines(&setup),
+    )?;
     if let Some(r) = project
         .resources
         .iter_mut()
