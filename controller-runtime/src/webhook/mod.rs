@@ -1,11 +1,10 @@
 //! Webhooks (controller-runtime's `pkg/webhook` and `pkg/builder`'s `WebhookManagedBy`):
-//! admission — a typed [`Validator`](admission::Validator) and
-//! [`Defaulter`](admission::Defaulter) per kind — and CRD conversion — a [`Hub`](conversion::Hub)
-//! version and [`Convertible`](conversion::Convertible) spokes — served over HTTPS by the
-//! manager's [`WebhookServer`] (a runnable of every replica, no leader election).
+//! admission — a typed [`Validator`] and [`Defaulter`] per kind — and CRD conversion — a
+//! [`Hub`] version and [`Convertible`] spokes — served over HTTPS by the manager's
+//! [`WebhookServer`] (a runnable of every replica, no leader election).
 //!
 //! * [`admission`] — the typed traits, [`Denial`](admission::Denial), the object-safe
-//!   [`Handler`](admission::Handler);
+//!   [`Handler`];
 //! * [`conversion`] — hub and spokes at `/convert`, all-or-nothing, round-trip loss reported;
 //! * [`server`] — the HTTPS server, its certificate reloaded when the files change, its metrics.
 //!
