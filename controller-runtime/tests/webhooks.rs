@@ -848,6 +848,7 @@ resource!(V1alpha1, "v1alpha1");
 
 impl Convertible<V1> for V1alpha1 {
     fn convert_to(&self) -> Result<V1, ConversionError> {
+        assert_ne!(self.spec.address, "panic", "a conversion that panics");
         let (ip, port) = self.spec.address.rsplit_once(':').ok_or_else(|| {
             ConversionError::new(format!("address {:?} is no ip:port", self.spec.address))
         })?;
@@ -1015,6 +1016,22 @@ async fn one_object_that_fails_fails_the_whole_review() {
         .await;
     let m = failed(&v);
     assert!(m.contains("loses /spec/weight"), "{m}");
+
+    // A conversion that panics: a failed review, code 500, and the server keeps serving.
+    let (code, v) = s
+        .post(
+            "/convert",
+            &conversion_review("demo.example.com/v1", vec![v1alpha1("p", "panic")]),
+        )
+        .await;
+    assert_eq!(code, 500, "{v}");
+    assert!(failed(&v).contains("a conversion that panics"), "{v}");
+    assert!(
+        s.mgr
+            .metrics()
+            .encode()
+            .contains("controller_runtime_webhook_panics_total 1")
+    );
 
     // Not a ConversionReview: 400.
     let (code, text, _) = post(s.addr, &s.ca.pem, "/convert", "application/json", b"[1,2]").await;

@@ -316,11 +316,12 @@ impl WebhookServer {
         let Some((route, metrics)) = self.inner.routes.read().get(&path).cloned() else {
             return plain(StatusCode::NOT_FOUND, "404 page not found\n");
         };
-        metrics.in_flight.inc();
+        // Lowered when the answer is ready or the request is dropped (the client went away).
+        let in_flight = InFlight::enter(&metrics);
         let start = Instant::now();
         let resp = self.dispatch(route, &metrics, req).await;
         metrics.latency.observe(start.elapsed().as_secs_f64());
-        metrics.in_flight.dec();
+        drop(in_flight);
         metrics.answered(resp.status().as_u16());
         resp
     }
@@ -370,16 +371,20 @@ impl WebhookServer {
                 json_response(StatusCode::OK, out)
             }
             Route::Conversion(registry) => {
-                let reviewed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    registry.review(&body)
-                }));
+                // Conversion is CPU work over every object of the review (a list can hold
+                // thousands): off the async workers.
+                let reviewed = tokio::task::spawn_blocking(move || registry.review(&body)).await;
                 match reviewed {
                     Ok((code, out)) => {
                         json_response(StatusCode::from_u16(code).unwrap_or(StatusCode::OK), out)
                     }
-                    Err(panic) => {
+                    Err(failed) => {
                         metrics.panics.inc();
-                        let what = admission::panic_message(&*panic);
+                        let what = if failed.is_panic() {
+                            admission::panic_message(&*failed.into_panic())
+                        } else {
+                            "the conversion task was cancelled".to_string()
+                        };
                         tracing::error!(panic = %what, "conversion panicked");
                         let status = kube::core::Status::failure(
                             &format!("panic: {what} [recovered]"),
@@ -395,6 +400,22 @@ impl WebhookServer {
                 }
             }
         }
+    }
+}
+
+/// One request counted in `controller_runtime_webhook_requests_in_flight` while it lives.
+struct InFlight(prometheus_client::metrics::gauge::Gauge);
+
+impl InFlight {
+    fn enter(metrics: &WebhookMetrics) -> Self {
+        metrics.in_flight.inc();
+        InFlight(metrics.in_flight.clone())
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.dec();
     }
 }
 
