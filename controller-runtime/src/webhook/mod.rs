@@ -360,8 +360,3 @@ impl<K: Hub> TypedWebhookBuilder<K> {
         self
     }
 }
-
-/// The webhooks guide's examples, compiled as doctests.
-#[cfg(doctest)]
-#[doc = include_str!("../../../docs/guide/webhooks.md")]
-pub struct GuideExamples;
