@@ -182,11 +182,16 @@ impl Drop for Running {
 /// A manager over an in-memory API server, with certificates in a fresh directory; `setup`
 /// registers the webhooks; started, its webhook server serving.
 async fn start(setup: impl FnOnce(&Manager)) -> Running {
-    init_tracing();
-    let (client, _handle) = common::fake();
     let ca = Ca::new();
     let dir = ok(tempfile::tempdir());
     write_pair(dir.path(), &ca.serving(), || {});
+    start_in(ca, dir, setup).await
+}
+
+/// As [`start`], with the certificate files already in `dir`.
+async fn start_in(ca: Ca, dir: tempfile::TempDir, setup: impl FnOnce(&Manager)) -> Running {
+    init_tracing();
+    let (client, _handle) = common::fake();
     let mgr = ok(Manager::builder(client)
         .webhook_host("127.0.0.1")
         .webhook_port(0)
@@ -786,6 +791,60 @@ async fn rotated_certificates_are_served_and_no_request_fails() {
             "a certificate that was never written whole"
         );
     }
+}
+
+/// A Secret volume as the kubelet writes it: the files are symlinks through `..data`, itself a
+/// symlink to a timestamped directory that an update replaces in one rename.
+#[cfg(unix)]
+fn secret_volume(dir: &Path, generation: u32, (cert, key): &(String, String)) {
+    let data = format!("..2026_11_26_{generation}");
+    ok(std::fs::create_dir(dir.join(&data)));
+    ok(std::fs::write(dir.join(&data).join("tls.crt"), cert));
+    ok(std::fs::write(dir.join(&data).join("tls.key"), key));
+    ok(std::os::unix::fs::symlink(&data, dir.join("..data_tmp")));
+    ok(std::fs::rename(dir.join("..data_tmp"), dir.join("..data")));
+    for name in ["tls.crt", "tls.key"] {
+        if std::fs::symlink_metadata(dir.join(name)).is_err() {
+            ok(std::os::unix::fs::symlink(
+                format!("..data/{name}"),
+                dir.join(name),
+            ));
+        }
+    }
+}
+
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_secret_volume_update_is_served() {
+    let ca = Ca::new();
+    let dir = ok(tempfile::tempdir());
+    secret_volume(dir.path(), 1, &ca.serving());
+    let s = start_in(ca, dir, |mgr| {
+        ok(Webhook::builder(mgr)
+            .for_::<ConfigMap>()
+            .with_validator(ConfigMapRules {
+                dry_runs: Arc::default(),
+            })
+            .complete());
+    })
+    .await;
+    let path = validate_path::<ConfigMap>();
+    let body = ok(serde_json::to_vec(&review(
+        "CREATE",
+        Some(cm("a", json!({"k": "v"}))),
+        None,
+        false,
+    )));
+    let (code, _, first) = post(s.addr, &s.ca.pem, &path, "application/json", &body).await;
+    assert_eq!(code, 200);
+    let pair = s.ca.serving();
+    let der = ok(CertificateDer::from_pem_slice(pair.0.as_bytes())).to_vec();
+    assert_ne!(first, der);
+    secret_volume(s.dir.path(), 2, &pair);
+    // The files' paths are unchanged; what they resolve to is new.
+    let (code, text, served) = post(s.addr, &s.ca.pem, &path, "application/json", &body).await;
+    assert_eq!(code, 200, "{text}");
+    assert_eq!(served, der, "the next handshake uses the new pair");
 }
 
 // ---------------------------------------------------------------------------------------------
