@@ -49,14 +49,11 @@ impl Validator<ConfigMap> for ConfigMapRules {
 struct TeamLabel(String);
 
 impl Defaulter<ConfigMap> for TeamLabel {
-    async fn default(&self, req: &Request, cm: &mut ConfigMap) -> Result<(), Denial> {
+    async fn default(&self, _req: &Request, cm: &mut ConfigMap) -> Result<(), Denial> {
         let labels = cm.metadata.labels.get_or_insert_default();
         labels
             .entry("team".into())
             .or_insert_with(|| self.0.clone());
-        if !req.dry_run {
-            // Side effects (a call to another system) only when the request is no dry run.
-        }
         Ok(())
     }
 }
