@@ -256,6 +256,28 @@ async fn kube_apiserver_calls_the_typed_webhooks() {
         Some(&"v".to_string())
     );
 
+    // The validator's warnings reach the client as `Warning` headers.
+    let body = ok(serde_json::to_vec(&config_map("warned", &[("k", "v")])));
+    let req = ok(
+        http::Request::post(format!("/api/v1/namespaces/{ns}/configmaps"))
+            .header(http::header::CONTENT_TYPE, "application/json")
+            .body(kube::client::Body::from(body)),
+    );
+    let resp = ok(client.send(req).await);
+    assert_eq!(resp.status(), http::StatusCode::CREATED);
+    let warnings: Vec<String> = resp
+        .headers()
+        .get_all(http::header::WARNING)
+        .iter()
+        .filter_map(|v| v.to_str().ok().map(str::to_string))
+        .collect();
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.contains("checked by the test webhook")),
+        "{warnings:?}"
+    );
+
     // Denied with the validator's message, code, reason and causes.
     let err = cms
         .create(&pp, &config_map("secret-ish", &[("password", "x")]))
