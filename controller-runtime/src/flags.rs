@@ -36,6 +36,8 @@
 //! | `--graceful-shutdown-timeout` | `30s` | controller-runtime's |
 //! | `--kubeconfig` | see [`client_config`] | |
 //! | `--namespace` | all namespaces | the cache (and so the controllers) watch only this one |
+//! | `--webhook-port` | `9443` | controller-runtime's; the server runs only once a webhook is registered |
+//! | `--webhook-cert-dir` | `/tmp/k8s-webhook-server/serving-certs` | controller-runtime's; `tls.crt` and `tls.key`, reloaded when they change |
 //!
 //! A binary that runs against an in-process server (`--embedded`) calls
 //! [`ManagerFlags::without_default_listeners`] so that neither server binds a port unless its
@@ -218,6 +220,15 @@ pub struct ManagerFlags {
     /// How long a graceful stop waits for the controllers to finish the work in hand.
     #[arg(long, default_value = "30s", value_name = "DURATION", value_parser = parse_duration)]
     pub graceful_shutdown_timeout: Duration,
+
+    /// The port the webhook server listens on (when a webhook is registered).
+    #[arg(long, default_value_t = crate::webhook::server::DEFAULT_PORT, value_name = "PORT")]
+    pub webhook_port: u16,
+
+    /// The directory holding the webhook server's tls.crt and tls.key (reloaded when they
+    /// change).
+    #[arg(long, default_value = crate::webhook::server::DEFAULT_CERT_DIR, value_name = "DIR")]
+    pub webhook_cert_dir: PathBuf,
 }
 
 impl ManagerFlags {
@@ -276,6 +287,8 @@ impl ManagerFlags {
             .metrics_bind_address(self.metrics_bind_address())
             .metrics_secure(self.metrics_secure)
             .graceful_shutdown_timeout(self.graceful_shutdown_timeout)
+            .webhook_port(self.webhook_port)
+            .webhook_cert_dir(self.webhook_cert_dir.clone())
             .informer_options(self.informer_options(InformerOptions::default()));
         if let Some(dir) = &self.metrics_cert_path {
             b = b.metrics_cert_dir(dir.clone());
@@ -314,6 +327,14 @@ impl ManagerFlags {
                 "--leader-elect-lease-duration, --leader-elect-renew-deadline, --leader-elect-retry-period",
             ),
             E::LeaderElection(L::NamespaceNotFound { .. }) => Some("--leader-election-namespace"),
+            E::Runnable { source, .. } => {
+                use crate::webhook::WebhookError as W;
+                match source.downcast_ref::<W>() {
+                    Some(W::Bind { .. } | W::InvalidAddress(_)) => Some("--webhook-port"),
+                    Some(W::Certificate { .. }) => Some("--webhook-cert-dir"),
+                    _ => None,
+                }
+            }
             _ => None,
         }
     }

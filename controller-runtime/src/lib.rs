@@ -16,7 +16,9 @@
 //! * [`handler`] — the four event handlers that map events to requests;
 //! * [`predicate`] — event filters: [`GenerationChanged`](predicate::GenerationChanged) …;
 //! * [`controller`] and [`builder`] — the controller a builder assembles;
-//! * [`object`] — [`Object`], what handlers and predicates see of any kind.
+//! * [`object`] — [`Object`], what handlers and predicates see of any kind;
+//! * [`webhook`] — admission (typed validators and defaulters) and CRD conversion (hub and
+//!   spokes), served over HTTPS by the manager's [`WebhookServer`](webhook::WebhookServer).
 //!
 //! ```no_run
 //! use std::time::Duration;
@@ -66,6 +68,7 @@ pub mod predicate;
 pub mod reconcile;
 mod server;
 mod tls;
+pub mod webhook;
 
 pub use builder::{Builder, BuilderError};
 pub use controller::{Controller, ControllerError};
@@ -76,6 +79,7 @@ pub use metrics::Metrics;
 pub use object::Object;
 pub use predicate::Predicate;
 pub use reconcile::{Action, Context, Reconciler, Request};
+pub use webhook::{Webhook, WebhookError};
 
 pub use kube_codegen_runtime;
 pub use tokio_util::sync::CancellationToken;

@@ -288,6 +288,8 @@ struct Inner {
     on_started_leading: Option<Callback>,
     on_stopped_leading: Option<Callback>,
     bound: Mutex<Vec<(&'static str, SocketAddr)>>,
+    webhook_options: crate::webhook::WebhookServerOptions,
+    webhook_server: Mutex<Option<crate::webhook::WebhookServer>>,
 }
 
 /// Runs controllers and other runnables; see the [module docs](self). Cheap to clone (a
@@ -330,6 +332,7 @@ pub struct ManagerBuilder {
     on_started_leading: Option<Callback>,
     on_stopped_leading: Option<Callback>,
     on_new_leader: Option<NewLeaderCallback>,
+    webhook: crate::webhook::WebhookServerOptions,
 }
 
 impl fmt::Debug for ManagerBuilder {
@@ -343,6 +346,7 @@ impl fmt::Debug for ManagerBuilder {
             .field("metrics_secure", &self.metrics_secure)
             .field("metrics_cert_dir", &self.metrics_cert_dir)
             .field("probe_addr", &self.probe_addr)
+            .field("webhook", &self.webhook)
             .finish_non_exhaustive()
     }
 }
@@ -486,6 +490,35 @@ impl ManagerBuilder {
     /// Where `/healthz` and `/readyz` are served (`":8081"`; `"0"` disables; default disabled).
     pub fn health_probe_bind_address(mut self, addr: &str) -> Self {
         self.probe_addr = Some(addr.to_string());
+        self
+    }
+
+    /// The webhook server's port (controller-runtime's default 9443; 0 picks a free one). The
+    /// server runs only once a webhook is registered
+    /// ([`Webhook::builder`](crate::webhook::Webhook::builder)).
+    pub fn webhook_port(mut self, port: u16) -> Self {
+        self.webhook.port = port;
+        self
+    }
+
+    /// The webhook server's bind host (default: every interface; `"127.0.0.1"` keeps it on
+    /// the host).
+    pub fn webhook_host(mut self, host: impl Into<String>) -> Self {
+        self.webhook.host = host.into();
+        self
+    }
+
+    /// The directory of the webhook server's `tls.crt` and `tls.key` (default
+    /// `/tmp/k8s-webhook-server/serving-certs`), read when the server starts and again
+    /// whenever the files change.
+    pub fn webhook_cert_dir(mut self, dir: impl Into<std::path::PathBuf>) -> Self {
+        self.webhook.cert_dir = dir.into();
+        self
+    }
+
+    /// All the webhook server's options at once (file names too).
+    pub fn webhook_server_options(mut self, options: crate::webhook::WebhookServerOptions) -> Self {
+        self.webhook = options;
         self
     }
 
@@ -656,6 +689,8 @@ impl ManagerBuilder {
                 on_started_leading: self.on_started_leading,
                 on_stopped_leading: self.on_stopped_leading,
                 bound: Mutex::new(Vec::new()),
+                webhook_options: self.webhook,
+                webhook_server: Mutex::new(None),
             }),
         })
     }
@@ -719,6 +754,7 @@ impl Manager {
             on_started_leading: None,
             on_stopped_leading: None,
             on_new_leader: None,
+            webhook: crate::webhook::WebhookServerOptions::default(),
         }
     }
 
@@ -806,10 +842,42 @@ impl Manager {
         let _ = rx.wait_for(|e| *e).await;
     }
 
-    /// The addresses the metrics and probe servers listen on, once started (useful with port
-    /// 0): `("metrics", addr)`, `("health probes", addr)`.
+    /// The addresses the metrics, probe and webhook servers listen on, once started (useful
+    /// with port 0): `("metrics", addr)`, `("health probes", addr)`, `("webhook", addr)`.
     pub fn bound_addresses(&self) -> Vec<(&'static str, SocketAddr)> {
-        self.inner.bound.lock().clone()
+        let mut bound = self.inner.bound.lock().clone();
+        if let Some(addr) = self
+            .inner
+            .webhook_server
+            .lock()
+            .as_ref()
+            .and_then(|s| s.local_addr())
+        {
+            bound.push(("webhook", addr));
+        }
+        bound
+    }
+
+    /// The webhook server (controller-runtime's `GetWebhookServer`): made on first call with
+    /// the builder's webhook options, added to the manager as a runnable of every replica,
+    /// and checked by `/readyz` as `webhook`. The first call must come before
+    /// [`start`](Self::start) ([`ManagerError::AlreadyStarted`]); later ones return the same
+    /// server.
+    pub fn webhook_server(&self) -> Result<crate::webhook::WebhookServer, ManagerError> {
+        let mut slot = self.inner.webhook_server.lock();
+        if let Some(s) = slot.as_ref() {
+            return Ok(s.clone());
+        }
+        let server = crate::webhook::WebhookServer::new(
+            self.inner.webhook_options.clone(),
+            self.inner.metrics.clone(),
+        );
+        self.add(server.clone())?;
+        self.inner
+            .readyz
+            .add("webhook", Arc::new(server.started_check()))?;
+        *slot = Some(server.clone());
+        Ok(server)
     }
 
     /// The PEM of the self-signed CA that signed the secure metrics server's certificate

@@ -16,6 +16,10 @@
 //! | `workqueue_depth` … `workqueue_retries_total` | `name`, `controller` | the work queue ([`Metrics::workqueue_provider`]) |
 //! | `leader_election_master_status` | `name` | 1 while this replica leads the named lease |
 //! | `leader_election_slowpath_total` | `name` | renewals that had to re-read the lease |
+//! | `controller_runtime_webhook_requests_total` | `webhook`, `code` | webhook requests by path and HTTP status code |
+//! | `controller_runtime_webhook_latency_seconds` | `webhook` | how long webhook requests take |
+//! | `controller_runtime_webhook_requests_in_flight` | `webhook` | webhook requests being served |
+//! | `controller_runtime_webhook_panics_total` | | webhook handlers that panicked |
 //!
 //! [`Metrics::encode`] renders the OpenMetrics text format that `/metrics` serves; register
 //! your own metrics with [`Metrics::register`].
@@ -83,6 +87,17 @@ struct NameLabels {
     name: String,
 }
 
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct WebhookLabels {
+    webhook: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct WebhookCodeLabels {
+    webhook: String,
+    code: String,
+}
+
 type FloatGauge = Gauge<f64, AtomicU64>;
 type HistogramFamily<L> = Family<L, Histogram, fn() -> Histogram>;
 
@@ -95,6 +110,15 @@ const RECONCILE_BUCKETS: [f64; 40] = [
 
 fn reconcile_histogram() -> Histogram {
     Histogram::new(RECONCILE_BUCKETS)
+}
+
+/// Prometheus' default buckets, which `controller_runtime_webhook_latency_seconds` uses.
+const WEBHOOK_BUCKETS: [f64; 11] = [
+    0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+];
+
+fn webhook_histogram() -> Histogram {
+    Histogram::new(WEBHOOK_BUCKETS)
 }
 
 /// controller-runtime's workqueue latency buckets: 10 ns × 10ⁱ, twelve of them.
@@ -121,6 +145,10 @@ struct Families {
     retries: Family<QueueLabels, Counter>,
     leader_status: Family<NameLabels, Gauge>,
     leader_slowpath: Family<NameLabels, Counter>,
+    webhook_requests: Family<WebhookCodeLabels, Counter>,
+    webhook_latency: HistogramFamily<WebhookLabels>,
+    webhook_in_flight: Family<WebhookLabels, Gauge>,
+    webhook_panics: Counter,
 }
 
 struct Inner {
@@ -172,6 +200,10 @@ impl Metrics {
             retries: Family::default(),
             leader_status: Family::default(),
             leader_slowpath: Family::default(),
+            webhook_requests: Family::default(),
+            webhook_latency: Family::new_with_constructor(webhook_histogram),
+            webhook_in_flight: Family::default(),
+            webhook_panics: Counter::default(),
         };
         let mut r = Registry::default();
         let f = &families;
@@ -255,6 +287,26 @@ impl Metrics {
             "leader_election_slowpath",
             "Total number of slow path exercised in renewing leader leases. 'name' is the string used to identify the lease. Please make sure to group by name.",
             f.leader_slowpath.clone(),
+        );
+        r.register(
+            "controller_runtime_webhook_requests",
+            "Total number of admission requests by HTTP status code",
+            f.webhook_requests.clone(),
+        );
+        r.register(
+            "controller_runtime_webhook_latency_seconds",
+            "Histogram of the latency of processing admission requests",
+            f.webhook_latency.clone(),
+        );
+        r.register(
+            "controller_runtime_webhook_requests_in_flight",
+            "Current number of admission requests being served",
+            f.webhook_in_flight.clone(),
+        );
+        r.register(
+            "controller_runtime_webhook_panics",
+            "Total number of webhook panics",
+            f.webhook_panics.clone(),
         );
         Metrics {
             inner: Arc::new(Inner {
@@ -375,6 +427,45 @@ impl Metrics {
         LeaderMetrics {
             status: self.inner.families.leader_status.get_or_create_owned(&l),
             slowpath: self.inner.families.leader_slowpath.get_or_create_owned(&l),
+        }
+    }
+}
+
+/// The metrics of one webhook path.
+#[derive(Clone, Debug)]
+pub(crate) struct WebhookMetrics {
+    webhook: String,
+    requests: Family<WebhookCodeLabels, Counter>,
+    pub(crate) latency: Histogram,
+    pub(crate) in_flight: Gauge,
+    pub(crate) panics: Counter,
+}
+
+impl WebhookMetrics {
+    /// Counts one answered request with its HTTP status code.
+    pub(crate) fn answered(&self, code: u16) {
+        self.requests
+            .get_or_create(&WebhookCodeLabels {
+                webhook: self.webhook.clone(),
+                code: code.to_string(),
+            })
+            .inc();
+    }
+}
+
+impl Metrics {
+    /// The `controller_runtime_webhook_*` metrics of the webhook served at `path`.
+    pub(crate) fn webhook(&self, path: &str) -> WebhookMetrics {
+        let f = &self.inner.families;
+        let l = WebhookLabels {
+            webhook: path.to_string(),
+        };
+        WebhookMetrics {
+            webhook: path.to_string(),
+            requests: f.webhook_requests.clone(),
+            latency: f.webhook_latency.get_or_create_owned(&l),
+            in_flight: f.webhook_in_flight.get_or_create_owned(&l),
+            panics: f.webhook_panics.clone(),
         }
     }
 }

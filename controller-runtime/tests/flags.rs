@@ -148,3 +148,29 @@ fn logging_is_installed_once_and_a_second_install_is_an_error() {
     let again = init_logging(LogFormat::Text, "info");
     assert!(again.is_err(), "a second subscriber must be refused");
 }
+
+#[tokio::test]
+async fn webhook_flags_have_controller_runtimes_defaults_and_reach_the_server() {
+    let f = ok(parse(&[])).manager;
+    assert_eq!(f.webhook_port, 9443);
+    assert_eq!(
+        f.webhook_cert_dir,
+        std::path::PathBuf::from("/tmp/k8s-webhook-server/serving-certs")
+    );
+    let f = ok(parse(&[
+        "--webhook-port=10250",
+        "--webhook-cert-dir",
+        "/certs",
+        "--leader-elect=false",
+    ]))
+    .manager;
+    let server = kube_codegen_runtime::fake::FakeApiServer::new();
+    let mgr = ok(f.builder(ok(server.client()), "op").build());
+    let webhooks = ok(mgr.webhook_server());
+    assert_eq!(webhooks.options().port, 10250);
+    assert_eq!(
+        webhooks.options().cert_dir,
+        std::path::PathBuf::from("/certs")
+    );
+    assert!(parse(&["--webhook-port=70000"]).is_err());
+}
