@@ -40,8 +40,7 @@
 //! }
 //! ```
 
-#[cfg(feature = "embedded")]
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 
@@ -52,7 +51,8 @@ use crate::flags::{
 use crate::manager::{Manager, ManagerError, shutdown_signal};
 
 /// The log filter unless `RUST_LOG` says otherwise.
-pub const DEFAULT_LOG_FILTER: &str = "info,kube_client=warn,kube_runtime=warn,tower=warn,hyper=warn";
+pub const DEFAULT_LOG_FILTER: &str =
+    "info,kube_client=warn,kube_runtime=warn,tower=warn,hyper=warn";
 
 /// The command line of an operator binary, to `#[command(flatten)]` into its clap parser.
 #[derive(Debug, Clone, clap::Args)]
@@ -138,7 +138,6 @@ pub enum OperatorError {
     },
     /// `--embedded --kubeconfig PATH` names a file that an earlier `--embedded` run did not
     /// write; it is never overwritten.
-    #[cfg(feature = "embedded")]
     #[error(
         "--kubeconfig {}: the file exists and was not written by --embedded; refusing to overwrite it (name a new file)",
         path.display()
@@ -148,7 +147,6 @@ pub enum OperatorError {
         path: PathBuf,
     },
     /// `--kubeconfig PATH` could not be read to check it.
-    #[cfg(feature = "embedded")]
     #[error("--kubeconfig {}: {source}", path.display())]
     KubeconfigFile {
         /// The file.
@@ -221,7 +219,8 @@ impl Operator {
         if flags.embedded {
             return self.run_embedded(flags, setup, stop).await;
         }
-        let config = config(&flags).await?;
+        let config =
+            load_config(flags.manager.kubeconfig.as_deref(), flags.master.as_deref()).await?;
         let client = kube::Client::try_from(config).map_err(OperatorError::Client)?;
         self.manage(&flags.manager, client, setup, stop).await
     }
@@ -322,12 +321,15 @@ impl Operator {
     }
 }
 
-/// controller-runtime's `GetConfig` ([`client_config`]), then `--master` over it; with only
-/// `--master`, a configuration for that URL.
-async fn config(flags: &OperatorFlags) -> Result<kube::Config, OperatorError> {
-    let master = match &flags.master {
+/// controller-runtime's `GetConfig` ([`client_config`]) for `--kubeconfig`, then `--master`
+/// over it; with only `--master`, a configuration for that URL. Errors name the flag.
+pub async fn load_config(
+    kubeconfig: Option<&Path>,
+    master: Option<&str>,
+) -> Result<kube::Config, OperatorError> {
+    let master = match master {
         Some(m) => Some(m.parse::<http::Uri>().map_err(|e| OperatorError::Master {
-            url: m.clone(),
+            url: m.to_string(),
             reason: e.to_string(),
         })?),
         None => None,
@@ -337,10 +339,7 @@ async fn config(flags: &OperatorFlags) -> Result<kube::Config, OperatorError> {
     } else {
         ""
     };
-    match (
-        client_config(flags.manager.kubeconfig.as_deref()).await,
-        master,
-    ) {
+    match (client_config(kubeconfig).await, master) {
         (Ok(mut config), Some(url)) => {
             config.cluster_url = url;
             Ok(config)
@@ -351,8 +350,10 @@ async fn config(flags: &OperatorFlags) -> Result<kube::Config, OperatorError> {
     }
 }
 
-#[cfg(feature = "embedded")]
-fn refuse_foreign_kubeconfig(path: &std::path::Path) -> Result<(), OperatorError> {
+/// `--embedded --kubeconfig PATH` writes PATH: refused when the file holds a kubeconfig an
+/// earlier `--embedded` run did not write (a user's `~/.kube/config`, say), which is never
+/// overwritten.
+pub fn refuse_foreign_kubeconfig(path: &Path) -> Result<(), OperatorError> {
     match std::fs::read_to_string(path) {
         Ok(text) if !text.contains(EMBEDDED_KUBECONFIG_MARKER) => {
             Err(OperatorError::ForeignKubeconfig {

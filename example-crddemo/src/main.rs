@@ -20,9 +20,8 @@ use clap::Parser;
 use example_crddemo::controller::{Controller, Options, informer_options};
 use example_crddemo::embedded::{DEMO_NAME, Embedded, run_demo, wait_controller_idle};
 use example_crddemo::pkg::client::clientset::versioned::Clientset;
-use kube_controller_runtime::flags::{
-    ConfigError, LogFlags, ManagerFlags, client_config, init_logging, parse_duration,
-};
+use kube_controller_runtime::flags::{LogFlags, ManagerFlags, init_logging, parse_duration};
+use kube_controller_runtime::operator::{load_config, refuse_foreign_kubeconfig};
 use kube_controller_runtime::{Manager, ManagerError};
 
 /// The Mydemo controller: for each Mydemo (crddemo.k8s.io/v1) it keeps a selector-less Service
@@ -73,43 +72,9 @@ const LEADER_ELECTION_ID: &str = "crddemo-controller";
 
 use kube_controller_runtime::shutdown_signal;
 
-/// controller-runtime's `GetConfig` ([`client_config`]), then `--master`.
+/// controller-runtime's `GetConfig` for `--kubeconfig`, then `--master` ([`load_config`]).
 async fn config(cli: &Cli) -> anyhow::Result<kube::Config> {
-    let mut config = match client_config(cli.manager.kubeconfig.as_deref()).await {
-        Ok(c) => c,
-        Err(e @ ConfigError::NotFound { .. }) => match &cli.master {
-            Some(m) => kube::Config::new(
-                m.parse()
-                    .with_context(|| format!("invalid --master {m:?}"))?,
-            ),
-            None => {
-                return Err(anyhow!(
-                    "{e}; or try --embedded to use an in-memory API server"
-                ));
-            }
-        },
-        Err(e) => return Err(e.into()),
-    };
-    if let Some(m) = &cli.master {
-        config.cluster_url = m
-            .parse()
-            .with_context(|| format!("invalid --master {m:?}"))?;
-    }
-    Ok(config)
-}
-
-/// `--embedded --kubeconfig PATH` writes PATH: refuse when it holds a kubeconfig that an
-/// earlier `--embedded` run did not write (a user's `~/.kube/config`, say).
-fn refuse_foreign_kubeconfig(path: &std::path::Path) -> anyhow::Result<()> {
-    match std::fs::read_to_string(path) {
-        Ok(text) if !text.contains(example_crddemo::embedded::KUBECONFIG_MARKER) => Err(anyhow!(
-            "--kubeconfig {}: the file exists and was not written by --embedded; refusing to overwrite it (name a new file)",
-            path.display()
-        )),
-        Ok(_) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(anyhow!("--kubeconfig {}: {e}", path.display())),
-    }
+    Ok(load_config(cli.manager.kubeconfig.as_deref(), cli.master.as_deref()).await?)
 }
 
 /// The manager the controller runs under, configured by the flags.

@@ -9,14 +9,13 @@
 use std::io::Write as _;
 use std::process::ExitCode;
 
-use anyhow::{Context as _, anyhow};
+use anyhow::Context as _;
 use clap::{Parser, Subcommand};
 use example_eru::controller::{self, Options};
-use example_eru::embedded::{Embedded, KUBECONFIG_MARKER, run_demo};
+use example_eru::embedded::{Embedded, run_demo};
 use kube_codegen_runtime::InformerOptions;
-use kube_controller_runtime::flags::{
-    ConfigError, LogFlags, ManagerFlags, client_config, init_logging,
-};
+use kube_controller_runtime::flags::{LogFlags, ManagerFlags, init_logging};
+use kube_controller_runtime::operator::{load_config, refuse_foreign_kubeconfig};
 use kube_controller_runtime::{Manager, shutdown_signal};
 
 /// Rolls Deployments on cron schedules: a Deployment annotated mtsre.meitu.com/eru: "true" gets
@@ -79,43 +78,9 @@ enum Command {
 /// The Lease's name unless --leader-election-id says otherwise.
 const LEADER_ELECTION_ID: &str = "eru-operator";
 
-/// controller-runtime's `GetConfig` ([`client_config`]), then `--master`.
+/// controller-runtime's `GetConfig` for `--kubeconfig`, then `--master` ([`load_config`]).
 async fn config(cli: &Cli) -> anyhow::Result<kube::Config> {
-    let mut config = match client_config(cli.manager.kubeconfig.as_deref()).await {
-        Ok(c) => c,
-        Err(e @ ConfigError::NotFound { .. }) => match &cli.master {
-            Some(m) => kube::Config::new(
-                m.parse()
-                    .with_context(|| format!("invalid --master {m:?}"))?,
-            ),
-            None => {
-                return Err(anyhow!(
-                    "{e}; or try --embedded to use an in-memory API server"
-                ));
-            }
-        },
-        Err(e) => return Err(e.into()),
-    };
-    if let Some(m) = &cli.master {
-        config.cluster_url = m
-            .parse()
-            .with_context(|| format!("invalid --master {m:?}"))?;
-    }
-    Ok(config)
-}
-
-/// `--embedded --kubeconfig PATH` writes PATH: refuse when it holds a kubeconfig that an
-/// earlier `--embedded` run did not write (a user's `~/.kube/config`, say).
-fn refuse_foreign_kubeconfig(path: &std::path::Path) -> anyhow::Result<()> {
-    match std::fs::read_to_string(path) {
-        Ok(text) if !text.contains(KUBECONFIG_MARKER) => Err(anyhow!(
-            "--kubeconfig {}: the file exists and was not written by --embedded; refusing to overwrite it (name a new file)",
-            path.display()
-        )),
-        Ok(_) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(anyhow!("--kubeconfig {}: {e}", path.display())),
-    }
+    Ok(load_config(cli.manager.kubeconfig.as_deref(), cli.master.as_deref()).await?)
 }
 
 /// The manager the operator runs under: leader election, probes, metrics, the cache scoped to
