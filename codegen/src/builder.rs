@@ -40,6 +40,15 @@ pub struct Builder {
     out_dir: Option<PathBuf>,
     crd_dir_set: bool,
     emit_rerun: bool,
+    rbac: Option<Rbac>,
+}
+
+/// Where [`Builder::rbac`] reads markers and writes the role.
+#[derive(Debug, Clone)]
+struct Rbac {
+    src_dir: PathBuf,
+    role_file: PathBuf,
+    name: String,
 }
 
 impl Default for Builder {
@@ -57,6 +66,7 @@ impl Builder {
             out_dir: None,
             crd_dir_set: false,
             emit_rerun: true,
+            rbac: None,
         }
     }
 
@@ -175,6 +185,26 @@ impl Builder {
         self
     }
 
+    /// Also writes the RBAC manifest of the `// +kubebuilder:rbac:…` markers under `src_dir` to
+    /// `role_file` — a ClusterRole named `name` and a Role per namespace the markers name — as
+    /// `kube-codegen rbac` does (relative paths are relative to the package root, so
+    /// `.rbac("src", "deploy/role.yaml", "my-operator")` keeps it in the source tree). The file
+    /// is rewritten only when the markers change it; a bad marker fails the build with its
+    /// file and line.
+    pub fn rbac(
+        mut self,
+        src_dir: impl AsRef<Path>,
+        role_file: impl AsRef<Path>,
+        name: &str,
+    ) -> Self {
+        self.rbac = Some(Rbac {
+            src_dir: src_dir.as_ref().to_path_buf(),
+            role_file: role_file.as_ref().to_path_buf(),
+            name: name.to_string(),
+        });
+        self
+    }
+
     /// Whether to print `cargo:rerun-if-changed` lines (default: yes).
     pub fn emit_rerun_if_changed(mut self, yes: bool) -> Self {
         self.emit_rerun = yes;
@@ -253,7 +283,28 @@ impl Builder {
             &owned,
             &out,
         )?;
-        Ok(report.files)
+        let mut files = report.files;
+        if let Some(rbac) = &self.rbac {
+            if self.emit_rerun {
+                cargo(format!("cargo:rerun-if-changed={}", rbac.src_dir.display()));
+            }
+            let text = crate::scaffold::role_yaml(&rbac.name, &rbac.src_dir)?;
+            if std::fs::read_to_string(&rbac.role_file).ok().as_deref() != Some(text.as_str()) {
+                if let Some(dir) = rbac
+                    .role_file
+                    .parent()
+                    .filter(|d| !d.as_os_str().is_empty())
+                {
+                    std::fs::create_dir_all(dir)
+                        .map_err(|e| Error::io(dir, "cannot create directory", e))?;
+                }
+                std::fs::write(&rbac.role_file, text)
+                    .map_err(|e| Error::io(&rbac.role_file, "cannot write file", e))?;
+            }
+            files.push(rbac.role_file.clone());
+            files.sort();
+        }
+        Ok(files)
     }
 }
 
@@ -265,6 +316,57 @@ mod tests {
 
     const MOD_RS: &str = "//! +groupName=demo.k8s.io\n//! +k8s:deepcopy-gen=package\n\nmod types;\npub use types::*;\n";
     const TYPES_RS: &str = "use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ListMeta, ObjectMeta};\n\n// +genclient\n// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object\n\n/// A demo.\npub struct Demo {\n    /// Metadata.\n    pub metadata: ObjectMeta,\n}\n\n/// Demos.\npub struct DemoList {\n    /// Metadata.\n    pub metadata: ListMeta,\n    /// Items.\n    pub items: Vec<Demo>,\n}\n";
+
+    #[test]
+    fn rbac_markers_become_the_role_file() {
+        let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let apis = tmp.path().join("src/apis");
+        let pkg = apis.join("demo").join("v1");
+        fs::create_dir_all(&pkg).unwrap_or_else(|e| panic!("{e}"));
+        fs::write(pkg.join("mod.rs"), MOD_RS).unwrap_or_else(|e| panic!("{e}"));
+        fs::write(pkg.join("types.rs"), TYPES_RS).unwrap_or_else(|e| panic!("{e}"));
+        fs::write(
+            tmp.path().join("src/main.rs"),
+            "// +kubebuilder:rbac:groups=demo.k8s.io,resources=demos,verbs=list;watch\n",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let role = tmp.path().join("deploy/role.yaml");
+        let written = Builder::new()
+            .apis_dir(&apis)
+            .out_dir(tmp.path().join("out"))
+            .rbac(tmp.path().join("src"), &role, "demo-operator")
+            .compile_with(&mut |_| {})
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(written.contains(&role));
+        let text = fs::read_to_string(&role).unwrap_or_default();
+        assert!(
+            text.contains("kind: ClusterRole\nmetadata:\n  name: demo-operator\n")
+                && text.contains("  - demos\n  verbs:\n  - list\n  - watch\n"),
+            "{text}"
+        );
+        fs::write(
+            tmp.path().join("src/main.rs"),
+            "// +kubebuilder:rbac:groups=demo.k8s.io,resources=demos,verbs=fly\n",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let err = Builder::new()
+            .apis_dir(&apis)
+            .out_dir(tmp.path().join("out"))
+            .rbac(tmp.path().join("src"), &role, "demo-operator")
+            .compile_with(&mut |_| {})
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(
+            err.contains("main.rs:1:1: error: +kubebuilder:rbac: unknown verb"),
+            "{err}"
+        );
+        assert_eq!(
+            fs::read_to_string(&role).unwrap_or_default(),
+            text,
+            "kept on error"
+        );
+    }
 
     #[test]
     fn cargo_hears_of_every_input_and_every_warning() {

@@ -550,7 +550,7 @@ pub fn new_project(parent: &Path, opts: &NewOptions) -> Result<Changes, Scaffold
     ]);
     let mut plan = Plan::default();
     plan.create("Cargo.toml", render(templates::CARGO_TOML, &cargo_vars));
-    plan.create("build.rs", templates::BUILD_RS.to_string());
+    plan.create("build.rs", render(templates::BUILD_RS, &vars));
     plan.create("src/main.rs", render(templates::MAIN_RS, &vars));
     plan.create("src/lib.rs", render(templates::LIB_RS, &vars));
     plan.create("src/pkg/mod.rs", templates::PKG_MOD_RS.to_string());
@@ -621,6 +621,15 @@ fn write_role(root: &Path, name: &str) -> Result<Changes, ScaffoldError> {
         rbac::role_yaml(name, &root.join("src"))?,
     );
     plan.apply(root)
+}
+
+/// The RBAC manifest of the `+kubebuilder:rbac` markers under `src` (a ClusterRole named
+/// `name`, a Role per namespace), for [`Builder::rbac`](crate::Builder::rbac).
+pub(crate) fn role_yaml(name: &str, src: &Path) -> crate::error::Result<String> {
+    rbac::role_yaml(name, src).map_err(|e| match e {
+        ScaffoldError::Generate(e) => e,
+        other => Error::file(src, other.to_string()),
+    })
 }
 
 /// The folder of `group` under `src/pkg/apis`: its first DNS label, as a Rust module name.

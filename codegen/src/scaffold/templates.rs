@@ -38,7 +38,8 @@ tracing = "0.1"
 
 pub(crate) const BUILD_RS: &str = r#"//! Generates the API packages' code (deep copy, register, CRD impls) and the client tree
 //! (clientset, listers, informers, apply configurations, fake clientset) into `OUT_DIR`, from
-//! the tagged types under `src/pkg/apis/`.
+//! the tagged types under `src/pkg/apis/`, and keeps `deploy/role.yaml` equal to the
+//! `+kubebuilder:rbac` markers under `src/`.
 
 fn main() {
     kube_codegen::Builder::new()
@@ -46,6 +47,7 @@ fn main() {
         .apis_module("crate::pkg::apis")
         .client_module("crate::pkg::client")
         .crd_file_name("{group}_{plural}_crd.yaml")
+        .rbac("src", "deploy/role.yaml", "{{name}}")
         .compile()
         .unwrap_or_else(|e| panic!("{e}"));
 }
