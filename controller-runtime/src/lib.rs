@@ -78,5 +78,10 @@ pub use reconcile::{Action, Context, Reconciler, Request};
 pub use kube_codegen_runtime;
 pub use tokio_util::sync::CancellationToken;
 
+// The guide's examples are doc tests of this crate.
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/guide/controllers-queue.md")]
+struct GuideControllersQueue;
+
 /// The error type of [`Runnable::start`]: anything that says what went wrong.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
