@@ -383,6 +383,8 @@ impl Builder {
             options: self.options,
             fence: self.mgr.elector().cloned(),
             factory: self.mgr.factory().clone(),
+            read_your_writes: self.mgr.read_your_writes(),
+            read_your_writes_timeouts: self.mgr.metrics().read_your_writes_timeouts(&name),
         })
     }
 }

@@ -45,6 +45,7 @@ use crate::handler::{EventHandler, Queue};
 use crate::leaderelection::LeaderElector;
 use crate::metrics::{ReconcileRecorder, ReconcileResult};
 use crate::predicate::Predicate;
+use crate::read_your_writes::{ResourceId, Scope, WriteLog, Writes};
 use crate::reconcile::{Action, Context, Reconciler, Request};
 use crate::{BoxError, Runnable};
 
@@ -104,6 +105,47 @@ pub(crate) trait Source: Send + Sync {
     fn wait_for_sync(&self) -> BoxFuture<'static, Result<(), InformerError>>;
     fn has_synced(&self) -> bool;
     fn describe(&self) -> String;
+    /// The resource the informer serves, and what waits until its store holds some writes.
+    fn waiter(&self) -> (ResourceId, Waiter);
+}
+
+/// Waits until an informer's store holds the given writes.
+pub(crate) type Waiter = Arc<dyn Fn(Writes) -> BoxFuture<'static, ()> + Send + Sync>;
+
+/// Waits until `informer`'s store holds `writes`: it has reached their version, and holds none
+/// of the deleted objects at (or before) the version they were deleted at.
+async fn wait_for_writes<K: InformerObject>(informer: SharedIndexInformer<K>, writes: Writes) {
+    use kube_codegen_runtime::resource_version::compare;
+    if let Some(rv) = &writes.version
+        && let Err(e) = informer.wait_for_store_resource_version(rv).await
+    {
+        tracing::debug!(informer = %informer.name(), error = %e, "cannot wait for a write");
+        return;
+    }
+    for (key, version) in &writes.deleted {
+        loop {
+            let held = informer
+                .store()
+                .get_by_key(key)
+                .and_then(|o| o.meta().resource_version.clone());
+            let gone = held.is_none_or(|h| compare(&h, version).is_ok_and(|o| o.is_gt()));
+            if gone {
+                break;
+            }
+            // Wait for the store to move past where it is.
+            let now = informer.last_sync_resource_version();
+            let Some(next) = now.parse::<u64>().ok().and_then(|n| n.checked_add(1)) else {
+                return;
+            };
+            if informer
+                .wait_for_store_resource_version(&next.to_string())
+                .await
+                .is_err()
+            {
+                return;
+            }
+        }
+    }
 }
 
 pub(crate) struct KindSource<K: InformerObject> {
@@ -181,6 +223,18 @@ impl<K: InformerObject> Source for KindSource<K> {
     fn describe(&self) -> String {
         self.informer.name().to_string()
     }
+
+    fn waiter(&self) -> (ResourceId, Waiter) {
+        let informer = self.informer.clone();
+        let id = ResourceId {
+            group: K::group(&()).into_owned(),
+            plural: K::plural(&()).into_owned(),
+        };
+        let wait: Waiter = Arc::new(move |writes: Writes| {
+            Box::pin(wait_for_writes(informer.clone(), writes)) as BoxFuture<'static, ()>
+        });
+        (id, wait)
+    }
 }
 
 /// The settings of a controller (controller-runtime's `controller.Options`).
@@ -219,6 +273,8 @@ pub struct Controller {
     pub(crate) metrics: ReconcileRecorder,
     pub(crate) fence: Option<LeaderElector>,
     pub(crate) factory: SharedInformerFactory,
+    pub(crate) read_your_writes: Option<(WriteLog, Duration)>,
+    pub(crate) read_your_writes_timeouts: prometheus_client::metrics::counter::Counter,
 }
 
 impl fmt::Debug for Controller {
@@ -323,6 +379,12 @@ impl Controller {
             metrics: self.metrics.clone(),
             fence: self.fence.clone(),
             hard_stop: hard_stop.clone(),
+            own_writes: self.read_your_writes.clone().map(|(log, bound)| OwnWrites {
+                log,
+                bound,
+                waiters: self.sources.iter().map(|s| s.waiter()).collect(),
+                timeouts: self.read_your_writes_timeouts.clone(),
+            }),
         });
         for _ in 0..workers {
             let w = shared.clone();
@@ -387,6 +449,42 @@ struct Worker {
     metrics: ReconcileRecorder,
     fence: Option<LeaderElector>,
     hard_stop: CancellationToken,
+    own_writes: Option<OwnWrites>,
+}
+
+/// Read-your-own-writes of one controller: the manager's write log, the bound, and a waiter
+/// per watched informer.
+struct OwnWrites {
+    log: WriteLog,
+    bound: Duration,
+    waiters: Vec<(ResourceId, Waiter)>,
+    timeouts: prometheus_client::metrics::counter::Counter,
+}
+
+impl OwnWrites {
+    /// Waits (at most the bound) until the informers hold what `req`'s reconciles wrote.
+    async fn wait(&self, controller: &Arc<str>, req: &Request) {
+        let writes = self.log.take(controller, req);
+        if writes.is_empty() {
+            return;
+        }
+        let waits: Vec<_> = self
+            .waiters
+            .iter()
+            .filter_map(|(id, wait)| writes.get(id).map(|w| wait(w.clone())))
+            .collect();
+        if waits.is_empty() {
+            return;
+        }
+        if tokio::time::timeout(self.bound, futures::future::join_all(waits))
+            .await
+            .is_err()
+        {
+            self.timeouts.inc();
+            tracing::warn!(controller = %controller, request = %req, bound = ?self.bound,
+                "the cache has not caught up with this request's own writes; reconciling anyway");
+        }
+    }
 }
 
 enum Outcome {
@@ -431,13 +529,28 @@ impl Worker {
     }
 
     async fn reconcile_one(&self, req: Request, priority: i32) {
+        if let Some(own) = &self.own_writes {
+            own.wait(&self.name, &req).await;
+        }
         let retries = self.queue.num_requeues(&req);
         let token = self.hard_stop.child_token();
         let ctx = Context::new(self.name.clone(), self.identity.clone(), retries)
             .with_token(token.clone());
         tracing::debug!(controller = %self.name, request = %req, identity = %self.identity, retries, "Reconciling");
         let timer = self.metrics.start();
-        let fut = AssertUnwindSafe(self.reconciler.reconcile(req.clone(), ctx)).catch_unwind();
+        let reconcile = self.reconciler.reconcile(req.clone(), ctx);
+        let reconcile: BoxFuture<'_, Result<Action, BoxError>> = match &self.own_writes {
+            Some(own) => Box::pin(crate::read_your_writes::scoped(
+                Scope {
+                    controller: self.name.clone(),
+                    request: req.clone(),
+                    log: own.log.clone(),
+                },
+                reconcile,
+            )),
+            None => reconcile,
+        };
+        let fut = AssertUnwindSafe(reconcile).catch_unwind();
         let outcome = match self.timeout {
             Some(d) => match tokio::time::timeout(d, fut).await {
                 Ok(r) => r.map_or_else(
@@ -553,6 +666,7 @@ mod tests {
             metrics: crate::Metrics::new().reconcile_recorder("test"),
             fence: None,
             hard_stop: CancellationToken::new(),
+            own_writes: None,
         }
     }
 

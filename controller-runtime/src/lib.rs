@@ -13,6 +13,8 @@
 //! * `flags` (feature `flags`, on by default) — `ManagerFlags`, controller-runtime's flags as one
 //!   clap struct, and `client_config`, its `GetConfig`;
 //! * [`reconcile`] — [`Request`], [`Action`], [`Reconciler`];
+//! * [`read_your_writes`] — a reconcile never reads, from the cache, an object older than its
+//!   request's own last write;
 //! * [`handler`] — the four event handlers that map events to requests;
 //! * [`predicate`] — event filters: [`GenerationChanged`](predicate::GenerationChanged) …;
 //! * [`controller`] and [`builder`] — the controller a builder assembles;
@@ -61,6 +63,7 @@ pub mod manager;
 pub mod metrics;
 pub mod object;
 pub mod predicate;
+pub mod read_your_writes;
 pub mod reconcile;
 mod server;
 mod tls;

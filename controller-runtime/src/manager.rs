@@ -283,6 +283,8 @@ struct Inner {
     metrics_ca_pem: Option<String>,
     probe_addr: Option<SocketAddr>,
     graceful_shutdown_timeout: Duration,
+    /// Read-your-own-writes: the writes of reconciles, and how long a worker waits for them.
+    read_your_writes: Option<(crate::read_your_writes::WriteLog, Duration)>,
     started: AtomicBool,
     elected: watch::Sender<bool>,
     on_started_leading: Option<Callback>,
@@ -326,6 +328,8 @@ pub struct ManagerBuilder {
     metrics_cert_dir: Option<std::path::PathBuf>,
     probe_addr: Option<String>,
     graceful_shutdown_timeout: Duration,
+    read_your_writes: bool,
+    read_your_writes_timeout: Duration,
     informer_options: InformerOptions,
     on_started_leading: Option<Callback>,
     on_stopped_leading: Option<Callback>,
@@ -495,6 +499,23 @@ impl ManagerBuilder {
         self
     }
 
+    /// Whether a request is reconciled only once the cache holds what its previous reconciles
+    /// wrote through [`Manager::client`] (default on; see
+    /// [`read_your_writes`](crate::read_your_writes)). Off, a reconcile may read its own
+    /// writes' previous state from the cache, as in controller-runtime.
+    pub fn read_your_own_writes(mut self, on: bool) -> Self {
+        self.read_your_writes = on;
+        self
+    }
+
+    /// How long a worker waits for the cache to catch up with a request's own writes before
+    /// it reconciles anyway (default 10 s; counted in
+    /// `controller_runtime_read_your_writes_timeouts_total`).
+    pub fn read_your_own_writes_timeout(mut self, d: Duration) -> Self {
+        self.read_your_writes_timeout = d;
+        self
+    }
+
     /// How the shared informers list and watch (namespace, resync, label selectors …).
     pub fn informer_options(mut self, options: InformerOptions) -> Self {
         self.informer_options = options;
@@ -598,6 +619,17 @@ impl ManagerBuilder {
             }
             _ => (None, None),
         };
+        let (client, read_your_writes) = if self.read_your_writes {
+            (
+                crate::read_your_writes::recording_client(client),
+                Some((
+                    crate::read_your_writes::WriteLog::default(),
+                    self.read_your_writes_timeout,
+                )),
+            )
+        } else {
+            (client, None)
+        };
         let metrics = Metrics::new();
         if let Some(e) = &elector {
             e.set_metrics(metrics.leader(e.lock().name()));
@@ -651,6 +683,7 @@ impl ManagerBuilder {
                 metrics_ca_pem,
                 probe_addr,
                 graceful_shutdown_timeout: self.graceful_shutdown_timeout,
+                read_your_writes,
                 started: AtomicBool::new(false),
                 elected,
                 on_started_leading: self.on_started_leading,
@@ -715,6 +748,8 @@ impl Manager {
             metrics_cert_dir: None,
             probe_addr: None,
             graceful_shutdown_timeout: Duration::from_secs(30),
+            read_your_writes: true,
+            read_your_writes_timeout: Duration::from_secs(10),
             informer_options: InformerOptions::default(),
             on_started_leading: None,
             on_stopped_leading: None,
@@ -817,6 +852,11 @@ impl Manager {
     /// outside the cluster trusts. `None` when metrics are plain or use the given certificate.
     pub fn metrics_ca_pem(&self) -> Option<&str> {
         self.inner.metrics_ca_pem.as_deref()
+    }
+
+    /// The write log and wait bound of read-your-own-writes, when it is on.
+    pub(crate) fn read_your_writes(&self) -> Option<(crate::read_your_writes::WriteLog, Duration)> {
+        self.inner.read_your_writes.clone()
     }
 
     pub(crate) fn claim_controller_name(&self, name: &str) -> bool {

@@ -15,6 +15,7 @@
 //! | `controller_runtime_max_concurrent_reconciles` | `controller` | the configured worker count |
 //! | `workqueue_depth` | `name`, `controller`, and `priority` for a controller's priority queue | items ready in the work queue, by priority ([`Metrics::workqueue_provider`]) |
 //! | `workqueue_adds_total` … `workqueue_retries_total` | `name`, `controller` | the work queue ([`Metrics::workqueue_provider`]) |
+//! | `controller_runtime_read_your_writes_timeouts_total` | `controller` | reconciles started before the cache caught up with the request's own writes ([`read_your_writes`](crate::read_your_writes)) |
 //! | `leader_election_master_status` | `name` | 1 while this replica leads the named lease |
 //! | `leader_election_slowpath_total` | `name` | renewals that had to re-read the lease |
 //!
@@ -146,6 +147,7 @@ struct Families {
     retries: Family<QueueLabels, Counter>,
     leader_status: Family<NameLabels, Gauge>,
     leader_slowpath: Family<NameLabels, Counter>,
+    ryow_timeouts: Family<ControllerLabels, Counter>,
 }
 
 struct Inner {
@@ -197,6 +199,7 @@ impl Metrics {
             retries: Family::default(),
             leader_status: Family::default(),
             leader_slowpath: Family::default(),
+            ryow_timeouts: Family::default(),
         };
         let mut r = Registry::default();
         let f = &families;
@@ -205,6 +208,11 @@ impl Metrics {
             "controller_runtime_reconcile",
             "Total number of reconciliations per controller",
             f.reconcile_total.clone(),
+        );
+        r.register(
+            "controller_runtime_read_your_writes_timeouts",
+            "Total number of reconciles started before the cache had caught up with the request's own writes",
+            f.ryow_timeouts.clone(),
         );
         r.register(
             "controller_runtime_reconcile_errors",
@@ -408,6 +416,16 @@ impl Metrics {
         ReconcileRecorder {
             metrics: self.controller(name),
         }
+    }
+
+    /// `controller_runtime_read_your_writes_timeouts_total` of the controller `name`.
+    pub(crate) fn read_your_writes_timeouts(&self, name: &str) -> Counter {
+        self.inner
+            .families
+            .ryow_timeouts
+            .get_or_create_owned(&ControllerLabels {
+                controller: name.to_string(),
+            })
     }
 
     pub(crate) fn leader(&self, name: &str) -> LeaderMetrics {
