@@ -383,20 +383,6 @@ impl<T: Clone + Eq + Hash> State<T> {
         self.slots.get_mut(slot as usize).and_then(Option::as_mut)
     }
 
-    fn alloc(&mut self, entry: Entry<T>) -> u32 {
-        match self.free.pop() {
-            Some(slot) => {
-                self.slots[slot as usize] = Some(entry);
-                slot
-            }
-            None => {
-                self.slots.push(Some(entry));
-                // More than u32::MAX items at once do not fit in memory anyway.
-                u32::try_from(self.slots.len() - 1).unwrap_or(u32::MAX)
-            }
-        }
-    }
-
     fn release(&mut self, slot: u32) {
         if let Some(s) = self.slots.get_mut(slot as usize) {
             *s = None;
@@ -481,11 +467,11 @@ impl<T: Clone + Eq + Hash> State<T> {
         if self.shutting_down {
             return false;
         }
-        let slot = match self.index.get(&item) {
-            Some(&slot) => slot,
-            None => {
+        let slot = match self.index.entry(item) {
+            hashbrown::hash_map::Entry::Occupied(o) => *o.get(),
+            hashbrown::hash_map::Entry::Vacant(v) => {
                 let entry = Entry {
-                    item: Some(item.clone()),
+                    item: Some(v.key().clone()),
                     priority,
                     due,
                     backoff,
@@ -493,8 +479,18 @@ impl<T: Clone + Eq + Hash> State<T> {
                     order: 0,
                     place: Place::Delayed,
                 };
-                let slot = self.alloc(entry);
-                self.index.insert(item, slot);
+                let slot = match self.free.pop() {
+                    Some(slot) => {
+                        self.slots[slot as usize] = Some(entry);
+                        slot
+                    }
+                    None => {
+                        self.slots.push(Some(entry));
+                        // More than u32::MAX items at once do not fit in memory anyway.
+                        u32::try_from(self.slots.len() - 1).unwrap_or(u32::MAX)
+                    }
+                };
+                v.insert(slot);
                 return self.place(slot, now);
             }
         };
@@ -525,8 +521,13 @@ impl<T: Clone + Eq + Hash> State<T> {
                 if new_due > now {
                     // Sent back to wait by a rate-limited add.
                     self.ready -= 1;
-                    if let Some(m) = &mut self.metrics {
-                        m.unready(&item, old_priority);
+                    let held = self
+                        .slots
+                        .get(slot as usize)
+                        .and_then(Option::as_ref)
+                        .and_then(|e| e.item.as_ref());
+                    if let (Some(m), Some(item)) = (&mut self.metrics, held) {
+                        m.unready(item, old_priority);
                     }
                     self.push_delayed(slot);
                     false
@@ -648,17 +649,19 @@ impl<T: Clone + Eq + Hash> State<T> {
         Some((item, priority))
     }
 
-    /// `done` under the lock; returns (wake a worker, nothing in hand any more).
-    fn done(&mut self, item: &T, now: Instant) -> (bool, bool) {
-        let Some(&slot) = self.index.get(item) else {
+    /// `done` under the lock; returns (wake a worker, nothing in hand any more). The clock is
+    /// read only when needed (an item added again meanwhile, or metrics).
+    fn done(&mut self, item: &T) -> (bool, bool) {
+        // One lookup in the common case: the item leaves the index unless it stays queued.
+        let Some((key, slot)) = self.index.remove_entry(item) else {
             return (false, false);
         };
         let Some(place) = self.entry(slot).map(|e| e.place) else {
             return (false, false);
         };
+        let mut now = None;
         let wake = match place {
             Place::Processing => {
-                self.index.remove(item);
                 self.release(slot);
                 self.processing -= 1;
                 false
@@ -667,13 +670,18 @@ impl<T: Clone + Eq + Hash> State<T> {
                 if let Some(e) = self.entry_mut(slot) {
                     e.item = Some(item.clone());
                 }
+                self.index.insert(key, slot);
                 self.processing -= 1;
-                self.place(slot, now)
+                let t = *now.get_or_insert_with(Instant::now);
+                self.place(slot, t)
             }
-            Place::Ready(_) | Place::Delayed => return (false, false),
+            Place::Ready(_) | Place::Delayed => {
+                self.index.insert(key, slot);
+                return (false, false);
+            }
         };
         if let Some(m) = &mut self.metrics {
-            m.done(item, now);
+            m.done(item, *now.get_or_insert_with(Instant::now));
         }
         (wake, self.processing == 0)
     }
@@ -1009,7 +1017,7 @@ where
     /// assert_eq!(q.len(), 1);
     /// ```
     pub fn done(&self, item: &T) {
-        let (wake, drained) = self.core.state.lock().done(item, Instant::now());
+        let (wake, drained) = self.core.state.lock().done(item);
         if wake {
             self.core.ready.notify_one();
         }
