@@ -330,6 +330,7 @@ pub struct ManagerBuilder {
     graceful_shutdown_timeout: Duration,
     read_your_writes: bool,
     read_your_writes_timeout: Duration,
+    keep_managed_fields: bool,
     informer_options: InformerOptions,
     on_started_leading: Option<Callback>,
     on_stopped_leading: Option<Callback>,
@@ -516,7 +517,19 @@ impl ManagerBuilder {
         self
     }
 
-    /// How the shared informers list and watch (namespace, resync, label selectors …).
+    /// Whether the shared informers keep `metadata.managedFields` (default no: they drop them
+    /// as objects arrive, a client-side transform, since a controller reading from the cache
+    /// rarely needs them and they are often the largest part of an object — kubernetes#115699).
+    /// Keep them to extract apply configurations from cached objects. A `GET` through
+    /// [`Manager::client`] always returns them.
+    pub fn keep_managed_fields(mut self, keep: bool) -> Self {
+        self.keep_managed_fields = keep;
+        self
+    }
+
+    /// How the shared informers list and watch (namespace, resync, label selectors …); the
+    /// manager adds dropping `managedFields` unless
+    /// [`keep_managed_fields`](Self::keep_managed_fields) says otherwise.
     pub fn informer_options(mut self, options: InformerOptions) -> Self {
         self.informer_options = options;
         self
@@ -634,8 +647,13 @@ impl ManagerBuilder {
         if let Some(e) = &elector {
             e.set_metrics(metrics.leader(e.lock().name()));
         }
+        let informer_options = if self.keep_managed_fields {
+            self.informer_options
+        } else {
+            self.informer_options.strip_managed_fields()
+        };
         let factory = SharedInformerFactory::builder(client.clone())
-            .options(self.informer_options)
+            .options(informer_options)
             .build();
         let readyz = Checks::new("readyz");
         let synced_factory = factory.clone();
@@ -750,6 +768,7 @@ impl Manager {
             graceful_shutdown_timeout: Duration::from_secs(30),
             read_your_writes: true,
             read_your_writes_timeout: Duration::from_secs(10),
+            keep_managed_fields: false,
             informer_options: InformerOptions::default(),
             on_started_leading: None,
             on_stopped_leading: None,
