@@ -7,6 +7,7 @@
 //! * [`labels`] — label selectors: parser, matcher, canonical printing;
 //! * [`version`] — API version priority (`v2` > `v1` > `v1beta1` > `v1alpha1`);
 //! * [`group`] — protected API groups;
+//! * [`resource_version`] — comparing resourceVersions (KEP-5504);
 //! * [`resource`] — group/version/resource types and the resource entries the register
 //!   generator emits.
 //!
@@ -18,5 +19,6 @@
 pub mod group;
 pub mod labels;
 pub mod resource;
+pub mod resource_version;
 pub mod validation;
 pub mod version;

@@ -1,5 +1,7 @@
 //! Work queue throughput: add + get + done per second for 10,000 distinct keys with 1 and 4
 //! workers, beside a plain tokio-mpsc queue with a de-dup set and kube-rs's `scheduler`.
+//! `scripts/bench-queue.sh` runs it beside client-go's queues and controller-runtime's priority
+//! queue (`scripts/bench/queue/`) in the same run.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -9,7 +11,7 @@ use ahash::AHashSet;
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use futures::StreamExt;
 use kube::runtime::scheduler::{ScheduleRequest, scheduler};
-use kube_codegen_runtime::workqueue::{Queue, RateLimitingQueue};
+use kube_codegen_runtime::workqueue::{LOW_PRIORITY, PriorityQueue, Queue, RateLimitingQueue};
 use tokio::sync::Notify;
 
 const KEYS: usize = 10_000;
@@ -101,6 +103,35 @@ async fn ours_rate_limited(workers: usize) -> Duration {
     d
 }
 
+/// Every other key at the low priority (as a controller's initial list mixed with events),
+/// with bounded waiting on (the default).
+async fn ours_priority(workers: usize) -> Duration {
+    let q = PriorityQueue::<u64>::new();
+    let worker = |count: Arc<AtomicUsize>, finished: Arc<Notify>| {
+        let q = q.clone();
+        async move {
+            while let Some((k, _)) = q.get_with_priority().await {
+                q.forget(&k);
+                q.done(&k);
+                mark(&count, &finished, KEYS);
+            }
+        }
+    };
+    let adder = q.clone();
+    let d = drive(KEYS, workers, worker, move || {
+        for k in 0..KEYS as u64 {
+            if k % 2 == 0 {
+                adder.add_with_priority(k, LOW_PRIORITY);
+            } else {
+                adder.add(k);
+            }
+        }
+    })
+    .await;
+    q.shut_down();
+    d
+}
+
 /// The simple peer: an unbounded tokio mpsc channel plus a de-dup set; workers share the
 /// receiver behind an async mutex. (No per-key exclusivity: it does less than `Queue`.)
 async fn mpsc_dedup(workers: usize) -> Duration {
@@ -166,6 +197,16 @@ fn throughput(c: &mut Criterion) {
                 b.iter_custom(|iters| {
                     (0..iters)
                         .map(|_| rt.block_on(ours_rate_limited(workers)))
+                        .sum()
+                })
+            },
+        );
+        g.bench_function(
+            BenchmarkId::new("kube-codegen PriorityQueue (+forget)", workers),
+            |b| {
+                b.iter_custom(|iters| {
+                    (0..iters)
+                        .map(|_| rt.block_on(ours_priority(workers)))
                         .sum()
                 })
             },

@@ -69,7 +69,7 @@ pub mod store;
 mod time;
 pub mod workqueue;
 
-pub use kube_codegen_apimachinery::{labels, resource, validation};
+pub use kube_codegen_apimachinery::{labels, resource, resource_version, validation};
 #[cfg(feature = "fake")]
 #[cfg_attr(docsrs, doc(cfg(feature = "fake")))]
 pub use kube_fake_apiserver as fake;

@@ -35,7 +35,7 @@ use std::time::Duration;
 
 use kube_codegen_runtime::informer::{InformerObject, is_namespaced};
 use kube_codegen_runtime::workqueue::{
-    QueueConfig, RateLimiter, RateLimitingQueue, default_controller_rate_limiter,
+    DEFAULT_MAX_WAIT, PriorityQueue, QueueConfig, RateLimiter, default_controller_rate_limiter,
 };
 
 use crate::Manager;
@@ -122,6 +122,7 @@ pub struct Builder {
     name: Option<String>,
     options: ControllerOptions,
     limiter: Option<Arc<dyn RateLimiter<Request>>>,
+    max_wait: Option<Duration>,
 }
 
 impl std::fmt::Debug for Builder {
@@ -146,6 +147,7 @@ impl Builder {
             name: None,
             options: ControllerOptions::default(),
             limiter: None,
+            max_wait: Some(DEFAULT_MAX_WAIT),
         }
     }
 
@@ -281,6 +283,16 @@ impl Builder {
         self
     }
 
+    /// How long a request may wait in the work queue before it goes ahead of every priority
+    /// (default [`DEFAULT_MAX_WAIT`], 30 s); `None` is strict priority order, in which the
+    /// initial list and resyncs may wait as long as higher-priority events keep coming
+    /// (controller-runtime's behaviour). See
+    /// [`PriorityQueue`].
+    pub fn queue_max_wait(mut self, max_wait: Option<Duration>) -> Self {
+        self.max_wait = max_wait;
+        self
+    }
+
     /// How long the controller waits for its informers to sync when it starts (default 2 min).
     pub fn cache_sync_timeout(mut self, timeout: Duration) -> Self {
         self.options.cache_sync_timeout = timeout;
@@ -353,11 +365,14 @@ impl Builder {
             .limiter
             .take()
             .unwrap_or_else(|| Arc::new(default_controller_rate_limiter()));
-        let queue = RateLimitingQueue::with_shared_rate_limiter_and_config(
-            limiter,
-            QueueConfig::named(name.clone())
-                .metrics_provider(self.mgr.metrics().workqueue_provider()),
-        );
+        let queue = PriorityQueue::builder()
+            .shared_rate_limiter(limiter)
+            .max_wait(self.max_wait)
+            .config(
+                QueueConfig::named(name.clone())
+                    .metrics_provider(self.mgr.metrics().workqueue_provider()),
+            )
+            .build();
         Ok(Controller {
             metrics: self.mgr.metrics().reconcile_recorder(&name),
             name: Arc::from(name.as_str()),
@@ -368,6 +383,8 @@ impl Builder {
             options: self.options,
             fence: self.mgr.elector().cloned(),
             factory: self.mgr.factory().clone(),
+            read_your_writes: self.mgr.read_your_writes(),
+            read_your_writes_timeouts: self.mgr.metrics().read_your_writes_timeouts(&name),
         })
     }
 }

@@ -1,6 +1,14 @@
 //! The controller a [`Builder`](crate::Builder) assembles (controller-runtime's
-//! `pkg/controller` and `pkg/internal/controller`): watches that feed a rate-limited work queue
+//! `pkg/controller` and `pkg/internal/controller`): watches that feed a priority work queue
 //! of [`Request`]s, and `max_concurrent_reconciles` workers that run the [`Reconciler`].
+//!
+//! The queue is a [`PriorityQueue`] (controller-runtime's, on by default there too): events
+//! of the initial list and resyncs are queued at
+//! [`LOW_PRIORITY`](kube_codegen_runtime::workqueue::LOW_PRIORITY), other events at 0, so a
+//! restart does not hold real changes behind every unchanged object; a request that has waited
+//! [`queue_max_wait`](crate::Builder::queue_max_wait) goes ahead of every priority, so none
+//! starves. A requeue keeps the request's priority unless the [`Action`] sets another; a
+//! request backing off after a failure waits out its backoff whatever events arrive.
 //!
 //! A controller is a [`Runnable`] that needs leader election (unless told
 //! otherwise). When it starts it adds its event handlers to the manager's shared informers (a
@@ -30,13 +38,14 @@ use kube_codegen_runtime::informer::{
     DeletedObject, EventHandler as InformerEventHandler, HandlerRegistration, InformerError,
     InformerObject, SharedIndexInformer,
 };
-use kube_codegen_runtime::workqueue::RateLimitingQueue;
+use kube_codegen_runtime::workqueue::{AddOptions, PriorityQueue};
 use tokio_util::sync::CancellationToken;
 
-use crate::handler::EventHandler;
+use crate::handler::{EventHandler, Queue};
 use crate::leaderelection::LeaderElector;
 use crate::metrics::{ReconcileRecorder, ReconcileResult};
 use crate::predicate::Predicate;
+use crate::read_your_writes::{ResourceId, Scope, WriteLog, Writes};
 use crate::reconcile::{Action, Context, Reconciler, Request};
 use crate::{BoxError, Runnable};
 
@@ -92,13 +101,51 @@ impl<R: Reconciler> ErasedReconciler for Erased<R> {
 /// predicates that filter them.
 pub(crate) trait Source: Send + Sync {
     /// Adds the event handler; returns what removes it.
-    fn start(
-        &self,
-        queue: &RateLimitingQueue<Request>,
-    ) -> Result<Box<dyn FnOnce() + Send>, InformerError>;
+    fn start(&self, queue: &Queue) -> Result<Box<dyn FnOnce() + Send>, InformerError>;
     fn wait_for_sync(&self) -> BoxFuture<'static, Result<(), InformerError>>;
     fn has_synced(&self) -> bool;
     fn describe(&self) -> String;
+    /// The resource the informer serves, and what waits until its store holds some writes.
+    fn waiter(&self) -> (ResourceId, Waiter);
+}
+
+/// Waits until an informer's store holds the given writes.
+pub(crate) type Waiter = Arc<dyn Fn(Writes) -> BoxFuture<'static, ()> + Send + Sync>;
+
+/// Waits until `informer`'s store holds `writes`: it has reached their version, and holds none
+/// of the deleted objects at (or before) the version they were deleted at.
+async fn wait_for_writes<K: InformerObject>(informer: SharedIndexInformer<K>, writes: Writes) {
+    use kube_codegen_runtime::resource_version::compare;
+    if let Some(rv) = &writes.version
+        && let Err(e) = informer.wait_for_store_resource_version(rv).await
+    {
+        tracing::debug!(informer = %informer.name(), error = %e, "cannot wait for a write");
+        return;
+    }
+    for (key, version) in &writes.deleted {
+        loop {
+            let held = informer
+                .store()
+                .get_by_key(key)
+                .and_then(|o| o.meta().resource_version.clone());
+            let gone = held.is_none_or(|h| compare(&h, version).is_ok_and(|o| o.is_gt()));
+            if gone {
+                break;
+            }
+            // Wait for the store to move past where it is.
+            let now = informer.last_sync_resource_version();
+            let Some(next) = now.parse::<u64>().ok().and_then(|n| n.checked_add(1)) else {
+                return;
+            };
+            if informer
+                .wait_for_store_resource_version(&next.to_string())
+                .await
+                .is_err()
+            {
+                return;
+            }
+        }
+    }
 }
 
 pub(crate) struct KindSource<K: InformerObject> {
@@ -107,22 +154,35 @@ pub(crate) struct KindSource<K: InformerObject> {
     pub(crate) predicates: Vec<Arc<dyn Predicate<K>>>,
 }
 
+/// Feeds one watch's events through its predicates to its handler, with the queue seen at the
+/// event's priority: low for the initial list (and the cache replayed to a new handler) and for
+/// resyncs (an update that leaves the resourceVersion as it was), normal otherwise
+/// (controller-runtime's `WithLowPriorityWhenUnchanged`).
 struct Adapter<K> {
     handler: Arc<dyn EventHandler<K>>,
     predicates: Vec<Arc<dyn Predicate<K>>>,
-    queue: RateLimitingQueue<Request>,
+    queue: Queue,
+    low: Queue,
 }
 
 impl<K: InformerObject> InformerEventHandler<K> for Adapter<K> {
-    fn on_add(&self, obj: Arc<K>, _is_in_initial_list: bool) {
+    fn on_add(&self, obj: Arc<K>, is_in_initial_list: bool) {
         if self.predicates.iter().all(|p| p.create(&obj)) {
-            self.handler.create(&obj, &self.queue);
+            let q = if is_in_initial_list {
+                &self.low
+            } else {
+                &self.queue
+            };
+            self.handler.create(&obj, q);
         }
     }
 
     fn on_update(&self, old: Arc<K>, new: Arc<K>) {
         if self.predicates.iter().all(|p| p.update(&old, &new)) {
-            self.handler.update(&old, &new, &self.queue);
+            let unchanged = old.meta().resource_version.is_some()
+                && old.meta().resource_version == new.meta().resource_version;
+            let q = if unchanged { &self.low } else { &self.queue };
+            self.handler.update(&old, &new, q);
         }
     }
 
@@ -138,14 +198,12 @@ impl<K: InformerObject> InformerEventHandler<K> for Adapter<K> {
 }
 
 impl<K: InformerObject> Source for KindSource<K> {
-    fn start(
-        &self,
-        queue: &RateLimitingQueue<Request>,
-    ) -> Result<Box<dyn FnOnce() + Send>, InformerError> {
+    fn start(&self, queue: &Queue) -> Result<Box<dyn FnOnce() + Send>, InformerError> {
         let reg: HandlerRegistration = self.informer.add_event_handler(Adapter {
             handler: self.handler.clone(),
             predicates: self.predicates.clone(),
             queue: queue.clone(),
+            low: queue.low_priority(),
         })?;
         let informer = self.informer.clone();
         Ok(Box::new(move || {
@@ -164,6 +222,18 @@ impl<K: InformerObject> Source for KindSource<K> {
 
     fn describe(&self) -> String {
         self.informer.name().to_string()
+    }
+
+    fn waiter(&self) -> (ResourceId, Waiter) {
+        let informer = self.informer.clone();
+        let id = ResourceId {
+            group: K::group(&()).into_owned(),
+            plural: K::plural(&()).into_owned(),
+        };
+        let wait: Waiter = Arc::new(move |writes: Writes| {
+            Box::pin(wait_for_writes(informer.clone(), writes)) as BoxFuture<'static, ()>
+        });
+        (id, wait)
     }
 }
 
@@ -196,13 +266,15 @@ impl Default for ControllerOptions {
 pub struct Controller {
     pub(crate) name: Arc<str>,
     pub(crate) identity: Arc<str>,
-    pub(crate) queue: RateLimitingQueue<Request>,
+    pub(crate) queue: PriorityQueue<Request>,
     pub(crate) reconciler: Arc<dyn ErasedReconciler>,
     pub(crate) sources: Vec<Box<dyn Source>>,
     pub(crate) options: ControllerOptions,
     pub(crate) metrics: ReconcileRecorder,
     pub(crate) fence: Option<LeaderElector>,
     pub(crate) factory: SharedInformerFactory,
+    pub(crate) read_your_writes: Option<(WriteLog, Duration)>,
+    pub(crate) read_your_writes_timeouts: prometheus_client::metrics::counter::Counter,
 }
 
 impl fmt::Debug for Controller {
@@ -256,7 +328,7 @@ impl Controller {
     /// c.queue().add(kube_controller_runtime::Request::namespaced("default", "demo"));
     /// # }
     /// ```
-    pub fn queue(&self) -> &RateLimitingQueue<Request> {
+    pub fn queue(&self) -> &PriorityQueue<Request> {
         &self.queue
     }
 
@@ -269,9 +341,10 @@ impl Controller {
             removers: Vec::new(),
             queue: self.queue.clone(),
         };
+        let events = Queue::new(self.queue.clone());
         for s in &self.sources {
             let remove = s
-                .start(&self.queue)
+                .start(&events)
                 .map_err(|source| ControllerError::Handler {
                     controller: name.clone(),
                     source,
@@ -306,6 +379,12 @@ impl Controller {
             metrics: self.metrics.clone(),
             fence: self.fence.clone(),
             hard_stop: hard_stop.clone(),
+            own_writes: self.read_your_writes.clone().map(|(log, bound)| OwnWrites {
+                log,
+                bound,
+                waiters: self.sources.iter().map(|s| s.waiter()).collect(),
+                timeouts: self.read_your_writes_timeouts.clone(),
+            }),
         });
         for _ in 0..workers {
             let w = shared.clone();
@@ -333,7 +412,7 @@ impl Controller {
 /// is dropped.
 struct Cleanup {
     removers: Vec<Box<dyn FnOnce() + Send>>,
-    queue: RateLimitingQueue<Request>,
+    queue: PriorityQueue<Request>,
 }
 
 impl Drop for Cleanup {
@@ -364,12 +443,48 @@ impl Runnable for Controller {
 struct Worker {
     name: Arc<str>,
     identity: Arc<str>,
-    queue: RateLimitingQueue<Request>,
+    queue: PriorityQueue<Request>,
     reconciler: Arc<dyn ErasedReconciler>,
     timeout: Option<Duration>,
     metrics: ReconcileRecorder,
     fence: Option<LeaderElector>,
     hard_stop: CancellationToken,
+    own_writes: Option<OwnWrites>,
+}
+
+/// Read-your-own-writes of one controller: the manager's write log, the bound, and a waiter
+/// per watched informer.
+struct OwnWrites {
+    log: WriteLog,
+    bound: Duration,
+    waiters: Vec<(ResourceId, Waiter)>,
+    timeouts: prometheus_client::metrics::counter::Counter,
+}
+
+impl OwnWrites {
+    /// Waits (at most the bound) until the informers hold what `req`'s reconciles wrote.
+    async fn wait(&self, controller: &Arc<str>, req: &Request) {
+        let writes = self.log.take(controller, req);
+        if writes.is_empty() {
+            return;
+        }
+        let waits: Vec<_> = self
+            .waiters
+            .iter()
+            .filter_map(|(id, wait)| writes.get(id).map(|w| wait(w.clone())))
+            .collect();
+        if waits.is_empty() {
+            return;
+        }
+        if tokio::time::timeout(self.bound, futures::future::join_all(waits))
+            .await
+            .is_err()
+        {
+            self.timeouts.inc();
+            tracing::warn!(controller = %controller, request = %req, bound = ?self.bound,
+                "the cache has not caught up with this request's own writes; reconciling anyway");
+        }
+    }
 }
 
 enum Outcome {
@@ -391,7 +506,7 @@ fn panic_message(p: &Box<dyn Any + Send>) -> String {
 
 impl Worker {
     async fn run(&self) {
-        while let Some(req) = self.queue.get().await {
+        while let Some((req, priority)) = self.queue.get_with_priority().await {
             if let Some(f) = &self.fence
                 && !f.is_leader()
             {
@@ -400,24 +515,42 @@ impl Worker {
                 self.queue.done(&req);
                 return;
             }
-            self.reconcile_one(req).await;
+            self.reconcile_one(req, priority).await;
         }
     }
 
-    /// An error, panic or timeout: logged, requeued with the key's backoff.
-    fn failed(&self, req: &Request, retries: u32, error: String) {
+    /// An error, panic or timeout: logged, requeued at its priority with the key's backoff.
+    fn failed(&self, req: &Request, priority: i32, retries: u32, error: String) {
         tracing::error!(controller = %self.name, request = %req, retries, %error, "Reconciler error");
-        self.queue.add_rate_limited(req.clone());
+        self.queue.add_with(
+            req.clone(),
+            AddOptions::with_priority(priority).rate_limited(),
+        );
     }
 
-    async fn reconcile_one(&self, req: Request) {
+    async fn reconcile_one(&self, req: Request, priority: i32) {
+        if let Some(own) = &self.own_writes {
+            own.wait(&self.name, &req).await;
+        }
         let retries = self.queue.num_requeues(&req);
         let token = self.hard_stop.child_token();
         let ctx = Context::new(self.name.clone(), self.identity.clone(), retries)
             .with_token(token.clone());
         tracing::debug!(controller = %self.name, request = %req, identity = %self.identity, retries, "Reconciling");
         let timer = self.metrics.start();
-        let fut = AssertUnwindSafe(self.reconciler.reconcile(req.clone(), ctx)).catch_unwind();
+        let reconcile = self.reconciler.reconcile(req.clone(), ctx);
+        let reconcile: BoxFuture<'_, Result<Action, BoxError>> = match &self.own_writes {
+            Some(own) => Box::pin(crate::read_your_writes::scoped(
+                Scope {
+                    controller: self.name.clone(),
+                    request: req.clone(),
+                    log: own.log.clone(),
+                },
+                reconcile,
+            )),
+            None => reconcile,
+        };
+        let fut = AssertUnwindSafe(reconcile).catch_unwind();
         let outcome = match self.timeout {
             Some(d) => match tokio::time::timeout(d, fut).await {
                 Ok(r) => r.map_or_else(
@@ -434,12 +567,13 @@ impl Worker {
         token.cancel();
         match outcome {
             Outcome::Ok(action) => {
+                let again = AddOptions::with_priority(action.priority().unwrap_or(priority));
                 if let Some(d) = action.requeue_after_duration() {
                     self.queue.forget(&req);
-                    self.queue.add_after(req.clone(), d);
+                    self.queue.add_with(req.clone(), again.after(d));
                     timer.finish(ReconcileResult::RequeueAfter);
                 } else if action.is_requeue() {
-                    self.queue.add_rate_limited(req.clone());
+                    self.queue.add_with(req.clone(), again.rate_limited());
                     timer.finish(ReconcileResult::Requeue);
                 } else {
                     self.queue.forget(&req);
@@ -449,17 +583,120 @@ impl Worker {
             }
             Outcome::Err(e) => {
                 timer.finish(ReconcileResult::Error);
-                self.failed(&req, retries, e.to_string());
+                self.failed(&req, priority, retries, e.to_string());
             }
             Outcome::Panic(msg) => {
                 timer.finish(ReconcileResult::Panic);
-                self.failed(&req, retries, format!("panic: {msg} [recovered]"));
+                self.failed(&req, priority, retries, format!("panic: {msg} [recovered]"));
             }
             Outcome::Timeout(d) => {
                 timer.finish(ReconcileResult::Timeout);
-                self.failed(&req, retries, format!("reconcile timed out after {d:?}"));
+                self.failed(
+                    &req,
+                    priority,
+                    retries,
+                    format!("reconcile timed out after {d:?}"),
+                );
             }
         }
         self.queue.done(&req);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use kube_codegen_runtime::workqueue::{LOW_PRIORITY, NORMAL_PRIORITY};
+
+    use super::*;
+    use crate::handler::EnqueueRequestForObject;
+
+    fn cm(name: &str, rv: &str) -> Arc<ConfigMap> {
+        let mut cm = ConfigMap::default();
+        cm.metadata.namespace = Some("ns".into());
+        cm.metadata.name = Some(name.into());
+        cm.metadata.resource_version = Some(rv.into());
+        Arc::new(cm)
+    }
+
+    #[test]
+    fn initial_list_and_resyncs_are_low_priority_other_events_normal() {
+        let queue = Queue::new(PriorityQueue::new());
+        let adapter = Adapter::<ConfigMap> {
+            handler: Arc::new(EnqueueRequestForObject),
+            predicates: Vec::new(),
+            queue: queue.clone(),
+            low: queue.low_priority(),
+        };
+        adapter.on_add(cm("listed", "1"), true);
+        adapter.on_add(cm("created", "2"), false);
+        adapter.on_update(cm("resynced", "3"), cm("resynced", "3"));
+        adapter.on_update(cm("changed", "4"), cm("changed", "5"));
+        let got: Vec<(String, i32)> = std::iter::from_fn(|| queue.try_get_with_priority())
+            .map(|(r, p)| (r.name, p))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("created".to_string(), NORMAL_PRIORITY),
+                ("changed".to_string(), NORMAL_PRIORITY),
+                ("listed".to_string(), LOW_PRIORITY),
+                ("resynced".to_string(), LOW_PRIORITY),
+            ]
+        );
+        // A change to an object still queued from the list raises it.
+        adapter.on_add(cm("again", "6"), true);
+        adapter.on_update(cm("again", "6"), cm("again", "7"));
+        assert_eq!(
+            queue.try_get_with_priority(),
+            Some((Request::namespaced("ns", "again"), NORMAL_PRIORITY))
+        );
+    }
+
+    fn worker(queue: &PriorityQueue<Request>, action: Option<Action>) -> Worker {
+        let reconcile = move |_req: Request, _ctx: Context| async move {
+            action.ok_or_else(|| std::io::Error::other("failed"))
+        };
+        Worker {
+            name: Arc::from("test"),
+            identity: Arc::from("me"),
+            queue: queue.clone(),
+            reconciler: Arc::new(Erased(reconcile)),
+            timeout: None,
+            metrics: crate::Metrics::new().reconcile_recorder("test"),
+            fence: None,
+            hard_stop: CancellationToken::new(),
+            own_writes: None,
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_requeue_keeps_the_requests_priority_unless_the_action_sets_one() {
+        let q = PriorityQueue::<Request>::new();
+        let req = Request::namespaced("ns", "a");
+        for (action, want) in [
+            (
+                Some(Action::requeue_after(Duration::from_secs(1))),
+                LOW_PRIORITY,
+            ),
+            (Some(Action::requeue()), LOW_PRIORITY),
+            (None, LOW_PRIORITY),
+            (
+                Some(Action::requeue_after(Duration::from_secs(1)).with_priority(7)),
+                7,
+            ),
+            (Some(Action::requeue().with_priority(-3)), -3),
+        ] {
+            q.add_with_priority(req.clone(), LOW_PRIORITY);
+            let (got, priority) = q
+                .get_with_priority()
+                .await
+                .unwrap_or_else(|| panic!("shut down"));
+            worker(&q, action).reconcile_one(got, priority).await;
+            let again = q.get_with_priority().await;
+            assert_eq!(again, Some((req.clone(), want)), "{action:?}");
+            q.forget(&req);
+            q.done(&req);
+        }
     }
 }

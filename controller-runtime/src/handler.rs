@@ -11,11 +11,11 @@
 //! ```
 //! use std::sync::Arc;
 //! use k8s_openapi::api::core::v1::ConfigMap;
-//! use kube_codegen_runtime::workqueue::RateLimitingQueue;
-//! use kube_controller_runtime::handler::{EnqueueRequestForObject, EventHandler};
+//! use kube_codegen_runtime::workqueue::PriorityQueue;
+//! use kube_controller_runtime::handler::{EnqueueRequestForObject, EventHandler, Queue};
 //! use kube_controller_runtime::Request;
 //!
-//! let q = RateLimitingQueue::<Request>::new();
+//! let q = Queue::new(PriorityQueue::new());
 //! let mut cm = ConfigMap::default();
 //! cm.metadata.name = Some("a".into());
 //! cm.metadata.namespace = Some("ns".into());
@@ -25,16 +25,136 @@
 
 use std::fmt;
 use std::marker::PhantomData;
+use std::ops::Deref;
 
 use kube::Resource;
 use kube_codegen_runtime::informer::is_namespaced;
-use kube_codegen_runtime::workqueue::RateLimitingQueue;
+use kube_codegen_runtime::workqueue::{AddOptions, LOW_PRIORITY, NORMAL_PRIORITY, PriorityQueue};
 
 use crate::object::Object;
 use crate::reconcile::Request;
 
-/// The queue handlers add to.
-pub type Queue = RateLimitingQueue<Request>;
+/// The queue handlers add to: the controller's [`PriorityQueue`], seen with the priority of the
+/// event being handled. [`Queue::add`] queues at that priority: [`LOW_PRIORITY`] for the
+/// initial list (and a handler's replay of the cache) and for resyncs, [`NORMAL_PRIORITY`] for
+/// every other event (controller-runtime's `WithLowPriorityWhenUnchanged`). Every
+/// [`PriorityQueue`] method is available through `Deref`.
+///
+/// ```
+/// use kube_codegen_runtime::workqueue::{LOW_PRIORITY, PriorityQueue};
+/// use kube_controller_runtime::handler::Queue;
+/// use kube_controller_runtime::Request;
+///
+/// let q = Queue::new(PriorityQueue::new());
+/// q.low_priority().add(Request::namespaced("ns", "listed"));
+/// q.add(Request::namespaced("ns", "changed"));
+/// assert_eq!(q.try_get(), Some(Request::namespaced("ns", "changed")));
+/// assert_eq!(q.try_get_with_priority(), Some((Request::namespaced("ns", "listed"), LOW_PRIORITY)));
+/// ```
+#[derive(Debug, Clone)]
+pub struct Queue {
+    queue: PriorityQueue<Request>,
+    priority: i32,
+}
+
+impl Queue {
+    /// `queue` seen at [`NORMAL_PRIORITY`].
+    ///
+    /// ```
+    /// use kube_codegen_runtime::workqueue::PriorityQueue;
+    /// let q = kube_controller_runtime::handler::Queue::new(PriorityQueue::new());
+    /// assert_eq!(q.priority(), 0);
+    /// ```
+    pub fn new(queue: PriorityQueue<Request>) -> Self {
+        Queue {
+            queue,
+            priority: NORMAL_PRIORITY,
+        }
+    }
+
+    /// The same queue seen at `priority`.
+    ///
+    /// ```
+    /// use kube_codegen_runtime::workqueue::PriorityQueue;
+    /// let q = kube_controller_runtime::handler::Queue::new(PriorityQueue::new()).at_priority(5);
+    /// assert_eq!(q.priority(), 5);
+    /// ```
+    #[must_use]
+    pub fn at_priority(&self, priority: i32) -> Self {
+        Queue {
+            queue: self.queue.clone(),
+            priority,
+        }
+    }
+
+    /// The same queue seen at [`LOW_PRIORITY`].
+    ///
+    /// ```
+    /// use kube_codegen_runtime::workqueue::{LOW_PRIORITY, PriorityQueue};
+    /// let q = kube_controller_runtime::handler::Queue::new(PriorityQueue::new()).low_priority();
+    /// assert_eq!(q.priority(), LOW_PRIORITY);
+    /// ```
+    #[must_use]
+    pub fn low_priority(&self) -> Self {
+        self.at_priority(LOW_PRIORITY)
+    }
+
+    /// The priority [`Queue::add`] queues at.
+    ///
+    /// ```
+    /// use kube_codegen_runtime::workqueue::PriorityQueue;
+    /// assert_eq!(kube_controller_runtime::handler::Queue::new(PriorityQueue::new()).priority(), 0);
+    /// ```
+    pub fn priority(&self) -> i32 {
+        self.priority
+    }
+
+    /// Queues `req` at the event's priority (a request already queued keeps the higher one).
+    ///
+    /// ```
+    /// use kube_codegen_runtime::workqueue::PriorityQueue;
+    /// use kube_controller_runtime::{handler::Queue, Request};
+    /// let q = Queue::new(PriorityQueue::new());
+    /// q.add(Request::cluster("a"));
+    /// assert_eq!(q.len(), 1);
+    /// ```
+    pub fn add(&self, req: Request) {
+        self.queue.add_with_priority(req, self.priority);
+    }
+
+    /// Queues `req` as `opts` says, whatever the event's priority.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use kube_codegen_runtime::workqueue::{AddOptions, PriorityQueue};
+    /// use kube_controller_runtime::{handler::Queue, Request};
+    /// let q = Queue::new(PriorityQueue::new());
+    /// q.add_with(Request::cluster("a"), AddOptions::with_priority(10).after(Duration::from_secs(1)));
+    /// assert_eq!(q.waiting(), 1);
+    /// ```
+    pub fn add_with(&self, req: Request, opts: AddOptions) {
+        self.queue.add_with(req, opts);
+    }
+
+    /// The controller's queue itself.
+    ///
+    /// ```
+    /// use kube_codegen_runtime::workqueue::PriorityQueue;
+    /// let q = kube_controller_runtime::handler::Queue::new(PriorityQueue::new());
+    /// let _inner: &PriorityQueue<_> = q.queue();
+    /// ```
+    pub fn queue(&self) -> &PriorityQueue<Request> {
+        &self.queue
+    }
+}
+
+impl Deref for Queue {
+    type Target = PriorityQueue<Request>;
+
+    fn deref(&self) -> &PriorityQueue<Request> {
+        &self.queue
+    }
+}
 
 /// Maps informer events to requests (controller-runtime's `handler.EventHandler`). Every method
 /// defaults to doing nothing.
@@ -76,9 +196,9 @@ fn enqueue_self<K: Object + ?Sized>(obj: &K, queue: &Queue) {
 ///
 /// ```
 /// # use k8s_openapi::api::core::v1::ConfigMap;
-/// # use kube_codegen_runtime::workqueue::RateLimitingQueue;
-/// # use kube_controller_runtime::handler::{EnqueueRequestForObject, EventHandler};
-/// let q = RateLimitingQueue::new();
+/// # use kube_codegen_runtime::workqueue::PriorityQueue;
+/// # use kube_controller_runtime::handler::{EnqueueRequestForObject, EventHandler, Queue};
+/// let q = Queue::new(PriorityQueue::new());
 /// let mut cm = ConfigMap::default();
 /// cm.metadata.name = Some("a".into());
 /// EnqueueRequestForObject.delete(&cm, false, &q);
@@ -107,11 +227,11 @@ impl<K: Object> EventHandler<K> for EnqueueRequestForObject {
 ///
 /// ```
 /// # use k8s_openapi::api::core::v1::Secret;
-/// # use kube_codegen_runtime::workqueue::RateLimitingQueue;
-/// use kube_controller_runtime::handler::{EnqueueRequestsFromMapFunc, EventHandler};
+/// # use kube_codegen_runtime::workqueue::PriorityQueue;
+/// use kube_controller_runtime::handler::{EnqueueRequestsFromMapFunc, EventHandler, Queue};
 /// use kube_controller_runtime::Request;
 /// let h = EnqueueRequestsFromMapFunc::new(|s: &Secret| vec![Request::namespaced("ns", "app"), Request::namespaced("ns", "db")]);
-/// let q = RateLimitingQueue::new();
+/// let q = Queue::new(PriorityQueue::new());
 /// h.create(&Secret::default(), &q);
 /// assert_eq!(q.len(), 2);
 /// ```
@@ -180,8 +300,8 @@ where
 /// ```
 /// # use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
 /// # use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
-/// # use kube_codegen_runtime::workqueue::RateLimitingQueue;
-/// use kube_controller_runtime::handler::{EnqueueRequestForOwner, EventHandler};
+/// # use kube_codegen_runtime::workqueue::PriorityQueue;
+/// use kube_controller_runtime::handler::{EnqueueRequestForOwner, EventHandler, Queue};
 /// use kube_controller_runtime::Request;
 /// let mut rs = ReplicaSet::default();
 /// rs.metadata.namespace = Some("ns".into());
@@ -189,7 +309,7 @@ where
 ///     api_version: "apps/v1".into(), kind: "Deployment".into(), name: "web".into(),
 ///     uid: "1".into(), controller: Some(true), ..Default::default()
 /// }]);
-/// let q = RateLimitingQueue::new();
+/// let q = Queue::new(PriorityQueue::new());
 /// EnqueueRequestForOwner::controller_of::<Deployment>().create(&rs, &q);
 /// assert_eq!(q.try_get(), Some(Request::namespaced("ns", "web")));
 /// ```
@@ -292,11 +412,11 @@ type DeleteFn<K> = Box<dyn Fn(&K, bool, &Queue) + Send + Sync>;
 ///
 /// ```
 /// # use k8s_openapi::api::core::v1::ConfigMap;
-/// # use kube_codegen_runtime::workqueue::RateLimitingQueue;
-/// use kube_controller_runtime::handler::{EventHandler, Funcs};
+/// # use kube_codegen_runtime::workqueue::PriorityQueue;
+/// use kube_controller_runtime::handler::{EventHandler, Funcs, Queue};
 /// use kube_controller_runtime::Request;
 /// let h = Funcs::<ConfigMap>::new().on_create(|_, q| q.add(Request::cluster("everything")));
-/// let q = RateLimitingQueue::new();
+/// let q = Queue::new(PriorityQueue::new());
 /// h.create(&ConfigMap::default(), &q);
 /// assert_eq!(q.len(), 1);
 /// ```

@@ -13,6 +13,8 @@
 //! * `flags` (feature `flags`, on by default) — `ManagerFlags`, controller-runtime's flags as one
 //!   clap struct, and `client_config`, its `GetConfig`;
 //! * [`reconcile`] — [`Request`], [`Action`], [`Reconciler`];
+//! * [`read_your_writes`] — a reconcile never reads, from the cache, an object older than its
+//!   request's own last write;
 //! * [`handler`] — the four event handlers that map events to requests;
 //! * [`predicate`] — event filters: [`GenerationChanged`](predicate::GenerationChanged) …;
 //! * [`controller`] and [`builder`] — the controller a builder assembles;
@@ -65,6 +67,7 @@ pub mod object;
 #[cfg(feature = "flags")]
 pub mod operator;
 pub mod predicate;
+pub mod read_your_writes;
 pub mod reconcile;
 mod server;
 mod tls;
@@ -83,6 +86,11 @@ pub use webhook::{Webhook, WebhookError};
 
 pub use kube_codegen_runtime;
 pub use tokio_util::sync::CancellationToken;
+
+// The guide's examples are doc tests of this crate.
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/guide/controllers-queue.md")]
+struct GuideControllersQueue;
 
 /// The error type of [`Runnable::start`]: anything that says what went wrong.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;

@@ -283,6 +283,8 @@ struct Inner {
     metrics_ca_pem: Option<String>,
     probe_addr: Option<SocketAddr>,
     graceful_shutdown_timeout: Duration,
+    /// Read-your-own-writes: the writes of reconciles, and how long a worker waits for them.
+    read_your_writes: Option<(crate::read_your_writes::WriteLog, Duration)>,
     started: AtomicBool,
     elected: watch::Sender<bool>,
     on_started_leading: Option<Callback>,
@@ -328,6 +330,9 @@ pub struct ManagerBuilder {
     metrics_cert_dir: Option<std::path::PathBuf>,
     probe_addr: Option<String>,
     graceful_shutdown_timeout: Duration,
+    read_your_writes: bool,
+    read_your_writes_timeout: Duration,
+    keep_managed_fields: bool,
     informer_options: InformerOptions,
     on_started_leading: Option<Callback>,
     on_stopped_leading: Option<Callback>,
@@ -528,7 +533,36 @@ impl ManagerBuilder {
         self
     }
 
-    /// How the shared informers list and watch (namespace, resync, label selectors …).
+    /// Whether a request is reconciled only once the cache holds what its previous reconciles
+    /// wrote through [`Manager::client`] (default on; see
+    /// [`read_your_writes`](crate::read_your_writes)). Off, a reconcile may read its own
+    /// writes' previous state from the cache, as in controller-runtime.
+    pub fn read_your_own_writes(mut self, on: bool) -> Self {
+        self.read_your_writes = on;
+        self
+    }
+
+    /// How long a worker waits for the cache to catch up with a request's own writes before
+    /// it reconciles anyway (default 10 s; counted in
+    /// `controller_runtime_read_your_writes_timeouts_total`).
+    pub fn read_your_own_writes_timeout(mut self, d: Duration) -> Self {
+        self.read_your_writes_timeout = d;
+        self
+    }
+
+    /// Whether the shared informers keep `metadata.managedFields` (default no: they drop them
+    /// as objects arrive, a client-side transform, since a controller reading from the cache
+    /// rarely needs them and they are often the largest part of an object — kubernetes#115699).
+    /// Keep them to extract apply configurations from cached objects. A `GET` through
+    /// [`Manager::client`] always returns them.
+    pub fn keep_managed_fields(mut self, keep: bool) -> Self {
+        self.keep_managed_fields = keep;
+        self
+    }
+
+    /// How the shared informers list and watch (namespace, resync, label selectors …); the
+    /// manager adds dropping `managedFields` unless
+    /// [`keep_managed_fields`](Self::keep_managed_fields) says otherwise.
     pub fn informer_options(mut self, options: InformerOptions) -> Self {
         self.informer_options = options;
         self
@@ -631,12 +665,28 @@ impl ManagerBuilder {
             }
             _ => (None, None),
         };
+        let (client, read_your_writes) = if self.read_your_writes {
+            (
+                crate::read_your_writes::recording_client(client),
+                Some((
+                    crate::read_your_writes::WriteLog::default(),
+                    self.read_your_writes_timeout,
+                )),
+            )
+        } else {
+            (client, None)
+        };
         let metrics = Metrics::new();
         if let Some(e) = &elector {
             e.set_metrics(metrics.leader(e.lock().name()));
         }
+        let informer_options = if self.keep_managed_fields {
+            self.informer_options
+        } else {
+            self.informer_options.strip_managed_fields()
+        };
         let factory = SharedInformerFactory::builder(client.clone())
-            .options(self.informer_options)
+            .options(informer_options)
             .build();
         let readyz = Checks::new("readyz");
         let synced_factory = factory.clone();
@@ -684,6 +734,7 @@ impl ManagerBuilder {
                 metrics_ca_pem,
                 probe_addr,
                 graceful_shutdown_timeout: self.graceful_shutdown_timeout,
+                read_your_writes,
                 started: AtomicBool::new(false),
                 elected,
                 on_started_leading: self.on_started_leading,
@@ -750,6 +801,9 @@ impl Manager {
             metrics_cert_dir: None,
             probe_addr: None,
             graceful_shutdown_timeout: Duration::from_secs(30),
+            read_your_writes: true,
+            read_your_writes_timeout: Duration::from_secs(10),
+            keep_managed_fields: false,
             informer_options: InformerOptions::default(),
             on_started_leading: None,
             on_stopped_leading: None,
@@ -885,6 +939,11 @@ impl Manager {
     /// outside the cluster trusts. `None` when metrics are plain or use the given certificate.
     pub fn metrics_ca_pem(&self) -> Option<&str> {
         self.inner.metrics_ca_pem.as_deref()
+    }
+
+    /// The write log and wait bound of read-your-own-writes, when it is on.
+    pub(crate) fn read_your_writes(&self) -> Option<(crate::read_your_writes::WriteLog, Duration)> {
+        self.inner.read_your_writes.clone()
     }
 
     pub(crate) fn claim_controller_name(&self, name: &str) -> bool {

@@ -13,7 +13,9 @@
 //! | `controller_runtime_reconcile_time_seconds` | `controller` | how long reconciles take |
 //! | `controller_runtime_active_workers` | `controller` | workers reconciling right now |
 //! | `controller_runtime_max_concurrent_reconciles` | `controller` | the configured worker count |
-//! | `workqueue_depth` … `workqueue_retries_total` | `name`, `controller` | the work queue ([`Metrics::workqueue_provider`]) |
+//! | `workqueue_depth` | `name`, `controller`, and `priority` for a controller's priority queue | items ready in the work queue, by priority ([`Metrics::workqueue_provider`]) |
+//! | `workqueue_adds_total` … `workqueue_retries_total` | `name`, `controller` | the work queue ([`Metrics::workqueue_provider`]) |
+//! | `controller_runtime_read_your_writes_timeouts_total` | `controller` | reconciles started before the cache caught up with the request's own writes ([`read_your_writes`](crate::read_your_writes)) |
 //! | `leader_election_master_status` | `name` | 1 while this replica leads the named lease |
 //! | `leader_election_slowpath_total` | `name` | renewals that had to re-read the lease |
 //! | `controller_runtime_webhook_requests_total` | `webhook`, `code` | webhook requests by path and HTTP status code |
@@ -39,10 +41,11 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 
 use kube_codegen_runtime::workqueue::{
-    CounterMetric, GaugeMetric, HistogramMetric, MetricsProvider, SettableGaugeMetric,
+    CounterMetric, GaugeMetric, HistogramMetric, MetricsProvider, PriorityGaugeMetric,
+    SettableGaugeMetric,
 };
 use parking_lot::Mutex;
-use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::encoding::{EncodeLabelSet, LabelSetEncoder};
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
@@ -80,6 +83,29 @@ struct ResultLabels {
 struct QueueLabels {
     name: String,
     controller: String,
+}
+
+/// `workqueue_depth`'s labels: a priority queue's series also carry controller-runtime's
+/// `priority`; a plain queue's do not, so their series stay as client-go names them.
+#[derive(Clone, Debug, Hash, PartialEq, Eq)]
+struct DepthLabels {
+    name: String,
+    controller: String,
+    priority: Option<i32>,
+}
+
+impl EncodeLabelSet for DepthLabels {
+    fn encode(&self, encoder: &mut LabelSetEncoder) -> Result<(), std::fmt::Error> {
+        [
+            ("name", self.name.as_str()),
+            ("controller", self.controller.as_str()),
+        ]
+        .encode(encoder)?;
+        if let Some(p) = self.priority {
+            [("priority", p.to_string())].encode(encoder)?;
+        }
+        Ok(())
+    }
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -136,7 +162,7 @@ struct Families {
     reconcile_time: HistogramFamily<ControllerLabels>,
     active_workers: Family<ControllerLabels, Gauge>,
     max_concurrent: Family<ControllerLabels, Gauge>,
-    depth: Family<QueueLabels, Gauge>,
+    depth: Family<DepthLabels, Gauge>,
     adds: Family<QueueLabels, Counter>,
     queue_latency: HistogramFamily<QueueLabels>,
     work_duration: HistogramFamily<QueueLabels>,
@@ -149,6 +175,7 @@ struct Families {
     webhook_latency: HistogramFamily<WebhookLabels>,
     webhook_in_flight: Family<WebhookLabels, Gauge>,
     webhook_panics: Counter,
+    ryow_timeouts: Family<ControllerLabels, Counter>,
 }
 
 struct Inner {
@@ -204,6 +231,7 @@ impl Metrics {
             webhook_latency: Family::new_with_constructor(webhook_histogram),
             webhook_in_flight: Family::default(),
             webhook_panics: Counter::default(),
+            ryow_timeouts: Family::default(),
         };
         let mut r = Registry::default();
         let f = &families;
@@ -212,6 +240,11 @@ impl Metrics {
             "controller_runtime_reconcile",
             "Total number of reconciliations per controller",
             f.reconcile_total.clone(),
+        );
+        r.register(
+            "controller_runtime_read_your_writes_timeouts",
+            "Total number of reconciles started before the cache had caught up with the request's own writes",
+            f.ryow_timeouts.clone(),
         );
         r.register(
             "controller_runtime_reconcile_errors",
@@ -366,6 +399,23 @@ impl Metrics {
     /// q.add("a".into());
     /// assert!(m.encode().contains(r#"workqueue_depth{name="demo",controller="demo"} 1"#));
     /// ```
+    ///
+    /// A [`PriorityQueue`](kube_codegen_runtime::workqueue::PriorityQueue) (a Builder's
+    /// controller's queue) reports its depth by priority, with controller-runtime's `priority`
+    /// label:
+    ///
+    /// ```
+    /// use kube_codegen_runtime::workqueue::{LOW_PRIORITY, PriorityQueue, QueueConfig};
+    /// let m = kube_controller_runtime::Metrics::new();
+    /// let q = PriorityQueue::<String>::builder()
+    ///     .config(QueueConfig::named("demo").metrics_provider(m.workqueue_provider()))
+    ///     .build();
+    /// q.add_with_priority("default/listed".into(), LOW_PRIORITY);
+    /// q.add("default/changed".into());
+    /// let text = m.encode();
+    /// assert!(text.contains(r#"workqueue_depth{name="demo",controller="demo",priority="-100"} 1"#));
+    /// assert!(text.contains(r#"workqueue_depth{name="demo",controller="demo",priority="0"} 1"#));
+    /// ```
     pub fn workqueue_provider(&self) -> Arc<dyn MetricsProvider> {
         Arc::new(Provider(self.clone()))
     }
@@ -418,6 +468,16 @@ impl Metrics {
         ReconcileRecorder {
             metrics: self.controller(name),
         }
+    }
+
+    /// `controller_runtime_read_your_writes_timeouts_total` of the controller `name`.
+    pub(crate) fn read_your_writes_timeouts(&self, name: &str) -> Counter {
+        self.inner
+            .families
+            .ryow_timeouts
+            .get_or_create_owned(&ControllerLabels {
+                controller: name.to_string(),
+            })
     }
 
     pub(crate) fn leader(&self, name: &str) -> LeaderMetrics {
@@ -624,6 +684,31 @@ impl HistogramMetric for H {
     }
 }
 
+/// The depth of one priority queue by priority; a priority's series is made on first use.
+struct DepthByPriority {
+    family: Family<DepthLabels, Gauge>,
+    name: String,
+}
+
+impl DepthByPriority {
+    fn gauge(&self, priority: i32) -> Gauge {
+        self.family.get_or_create_owned(&DepthLabels {
+            name: self.name.clone(),
+            controller: self.name.clone(),
+            priority: Some(priority),
+        })
+    }
+}
+
+impl PriorityGaugeMetric for DepthByPriority {
+    fn inc(&self, priority: i32) {
+        self.gauge(priority).inc();
+    }
+    fn dec(&self, priority: i32) {
+        self.gauge(priority).dec();
+    }
+}
+
 fn queue_labels(name: &str) -> QueueLabels {
     QueueLabels {
         name: name.to_string(),
@@ -633,12 +718,19 @@ fn queue_labels(name: &str) -> QueueLabels {
 
 impl MetricsProvider for Provider {
     fn new_depth_metric(&self, name: &str) -> Box<dyn GaugeMetric> {
-        Box::new(G(self
-            .0
-            .inner
-            .families
-            .depth
-            .get_or_create_owned(&queue_labels(name))))
+        Box::new(G(self.0.inner.families.depth.get_or_create_owned(
+            &DepthLabels {
+                name: name.to_string(),
+                controller: name.to_string(),
+                priority: None,
+            },
+        )))
+    }
+    fn new_depth_metric_with_priority(&self, name: &str) -> Option<Box<dyn PriorityGaugeMetric>> {
+        Some(Box::new(DepthByPriority {
+            family: self.0.inner.families.depth.clone(),
+            name: name.to_string(),
+        }))
     }
     fn new_adds_metric(&self, name: &str) -> Box<dyn CounterMetric> {
         Box::new(C(self

@@ -118,6 +118,7 @@ impl fmt::Display for Request {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Action {
     kind: ActionKind,
+    priority: Option<i32>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -137,6 +138,7 @@ impl Action {
     pub fn done() -> Self {
         Action {
             kind: ActionKind::Done,
+            priority: None,
         }
     }
 
@@ -148,6 +150,7 @@ impl Action {
     pub fn requeue() -> Self {
         Action {
             kind: ActionKind::Requeue,
+            priority: None,
         }
     }
 
@@ -161,6 +164,7 @@ impl Action {
     pub fn requeue_after(delay: Duration) -> Self {
         Action {
             kind: ActionKind::RequeueAfter(delay),
+            priority: None,
         }
     }
 
@@ -180,6 +184,34 @@ impl Action {
     /// ```
     pub fn is_requeue(&self) -> bool {
         self.kind == ActionKind::Requeue
+    }
+
+    /// The same, with the priority the request is queued again at (controller-runtime's
+    /// `Result.Priority`); without it a requeue keeps the priority the request had. Higher is
+    /// handed out first; the initial list and resyncs are
+    /// [`LOW_PRIORITY`](kube_codegen_runtime::workqueue::LOW_PRIORITY), events 0. It has no
+    /// effect on [`Action::done`].
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// use kube_controller_runtime::Action;
+    /// let a = Action::requeue_after(Duration::from_secs(60)).with_priority(-100);
+    /// assert_eq!(a.priority(), Some(-100));
+    /// assert_eq!(Action::requeue().priority(), None);
+    /// ```
+    #[must_use]
+    pub fn with_priority(mut self, priority: i32) -> Self {
+        self.priority = Some(priority);
+        self
+    }
+
+    /// The priority set by [`Action::with_priority`].
+    ///
+    /// ```
+    /// assert_eq!(kube_controller_runtime::Action::done().priority(), None);
+    /// ```
+    pub fn priority(&self) -> Option<i32> {
+        self.priority
     }
 
     /// The delay of [`Action::requeue_after`].

@@ -202,3 +202,46 @@ async fn followers_run_non_leader_runnables_and_report_leader_status() {
             .unwrap_or_else(|e| panic!("{e}"));
     }
 }
+
+#[tokio::test]
+async fn the_managers_cache_drops_managed_fields_unless_asked_to_keep_them() {
+    let (client, _handle) = fake();
+    // Applied, so that the object has a managedFields entry.
+    let applied = kube::Api::<ConfigMap>::namespaced(client.clone(), "ns")
+        .patch(
+            "a",
+            &kube::api::PatchParams::apply("test"),
+            &kube::api::Patch::Apply(serde_json::json!({
+                "apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": "a", "namespace": "ns"},
+                "data": {"k": "v"}
+            })),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        applied
+            .metadata
+            .managed_fields
+            .is_some_and(|m| !m.is_empty())
+    );
+    let held = |keep: bool| {
+        let client = client.clone();
+        async move {
+            let mgr = Manager::builder(client)
+                .keep_managed_fields(keep)
+                .build()
+                .unwrap_or_else(|e| panic!("{e}"));
+            let lister = mgr.lister::<ConfigMap>();
+            mgr.factory().start();
+            assert!(mgr.factory().wait_for_cache_sync().await.all_synced());
+            let cm = lister
+                .namespaced("ns")
+                .get("a")
+                .unwrap_or_else(|e| panic!("{e}"));
+            cm.metadata.managed_fields.as_ref().map_or(0, Vec::len)
+        }
+    };
+    assert_eq!(held(false).await, 0, "dropped by default");
+    assert!(held(true).await > 0, "kept when asked");
+}

@@ -104,6 +104,7 @@ pub use handler::{DeletedObject, EventHandler, EventHandlerFuncs};
 pub use options::{DEFAULT_PAGE_SIZE, InformerOptions, MetadataTransform, TweakListParams};
 
 use crate::lister::Lister;
+use crate::resource_version::{self, NotComparable};
 use crate::store::{Obj, RawWriter, Store, StoreError, key_of, raw_index_func, typed};
 use processor::{Deleted, Deliver, Listener, Notification};
 use reflector::{Reflector, Sink};
@@ -281,7 +282,8 @@ struct Inner {
     state: Mutex<State>,
     synced: AtomicBool,
     sync_tx: watch::Sender<SyncState>,
-    last_resource_version: Mutex<String>,
+    /// The resourceVersion the store has reached: moved after the store is written.
+    store_rv: watch::Sender<String>,
 }
 
 /// A shared, indexed informer for `K`. Cloning is cheap and yields a handle to the same
@@ -480,7 +482,7 @@ impl Inner {
             }),
             synced: AtomicBool::new(false),
             sync_tx,
-            last_resource_version: Mutex::new(String::new()),
+            store_rv: watch::Sender::new(String::new()),
         }
     }
 
@@ -793,7 +795,9 @@ impl<K: CacheObject> SharedIndexInformer<K> {
     }
 
     /// The resourceVersion of the last list, event or bookmark seen (client-go's
-    /// `LastSyncResourceVersion`).
+    /// `LastSyncResourceVersion`). It moves only after the store holds what came with it, so
+    /// it is also the version the store has reached (client-go's
+    /// `LastStoreSyncResourceVersion`, KEP-5647).
     ///
     /// ```no_run
     /// # fn demo(i: kube_codegen_runtime::informer::SharedIndexInformer<k8s_openapi::api::core::v1::Pod>) {
@@ -801,7 +805,48 @@ impl<K: CacheObject> SharedIndexInformer<K> {
     /// # }
     /// ```
     pub fn last_sync_resource_version(&self) -> String {
-        self.inner.last_resource_version.lock().clone()
+        self.inner.store_rv.borrow().clone()
+    }
+
+    /// Waits until the store has reached `resource_version`: every write with that version or
+    /// an earlier one is in the store (or gone from it), learnt from an event, a list or a
+    /// bookmark. Written for read-your-own-writes: wait for the version a write returned before
+    /// reading the cache. It waits as long as it is polled — bound it with
+    /// `tokio::time::timeout`. Versions compare as KEP-5504 says; one that is not comparable
+    /// (not a decimal integer) is an error at once.
+    ///
+    /// ```no_run
+    /// # use std::time::Duration;
+    /// # async fn demo(i: kube_codegen_runtime::informer::SharedIndexInformer<k8s_openapi::api::core::v1::Pod>) {
+    /// let written = "1042"; // the resourceVersion an update returned
+    /// match tokio::time::timeout(Duration::from_secs(5), i.wait_for_store_resource_version(written)).await {
+    ///     Ok(Ok(())) => { /* the lister shows that write, or something newer */ }
+    ///     Ok(Err(not_comparable)) => eprintln!("{not_comparable}"),
+    ///     Err(_) => { /* not there yet: read from the server instead */ }
+    /// }
+    /// # }
+    /// ```
+    pub async fn wait_for_store_resource_version(
+        &self,
+        resource_version: &str,
+    ) -> Result<(), NotComparable> {
+        if !resource_version::is_comparable(resource_version) {
+            return Err(NotComparable(resource_version.to_string()));
+        }
+        let mut rx = self.inner.store_rv.subscribe();
+        loop {
+            let reached = {
+                let now = rx.borrow_and_update();
+                resource_version::compare(&now, resource_version).is_ok_and(|o| o.is_ge())
+            };
+            if reached {
+                return Ok(());
+            }
+            if rx.changed().await.is_err() {
+                // The sender lives as long as the informer, which `self` keeps alive.
+                std::future::pending::<()>().await;
+            }
+        }
     }
 
     /// Whether the informer has stopped (it cannot be restarted).
@@ -1037,7 +1082,7 @@ impl Sink for Inner {
             .collect::<serde_json::Result<Vec<Obj>>>()?;
         let st = self.state.lock();
         let diff = self.writer.replace(items, resource_version.clone());
-        *self.last_resource_version.lock() = resource_version;
+        self.store_rv.send_replace(resource_version);
         let initial = !self.synced.load(Ordering::Acquire);
         tracing::debug!(
             informer = %self.name,
@@ -1101,12 +1146,12 @@ impl Sink for Inner {
             }
         }
         if let Some(rv) = &resource_version {
-            *self.last_resource_version.lock() = rv.clone();
+            self.store_rv.send_replace(rv.clone());
         }
         Ok(resource_version)
     }
 
     fn bookmark(&self, resource_version: String) {
-        *self.last_resource_version.lock() = resource_version;
+        self.store_rv.send_replace(resource_version);
     }
 }

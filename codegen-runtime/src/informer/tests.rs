@@ -828,3 +828,44 @@ async fn kube_watcher_retries_an_expired_version_at_watch_start() {
         "kube's watcher did not relist"
     );
 }
+
+#[tokio::test]
+async fn waiting_for_a_store_version_ends_once_an_event_or_bookmark_reaches_it() {
+    let api = MockApi::new();
+    api.push_list(vec![cm("a", "x", "10")], "10");
+    let live = api.push_live_watch();
+    let inf = informer(&api);
+    let running = inf.start().unwrap_or_else(|e| panic!("{e}"));
+    synced(&inf).await;
+    assert!(matches!(
+        inf.wait_for_store_resource_version("07").await,
+        Err(NotComparable(rv)) if rv == "07"
+    ));
+    // Already reached: at once.
+    inf.wait_for_store_resource_version("9")
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+
+    let written = tokio::spawn({
+        let inf = inf.clone();
+        async move { inf.wait_for_store_resource_version("12").await }
+    });
+    live.send(event("MODIFIED", cm("a", "x", "11")));
+    eventually("event seen", || inf.last_sync_resource_version() == "11").await;
+    assert!(!written.is_finished(), "11 is not 12");
+    live.send(event("ADDED", cm("a", "y", "12")));
+    let done = tokio::time::timeout(Duration::from_secs(10), written).await;
+    assert!(matches!(done, Ok(Ok(Ok(())))), "{done:?}");
+    // The object of the awaited write is in the store by then.
+    assert_eq!(cache_keys(&inf), ["a/x", "a/y"]);
+
+    // A bookmark moves the store's version too (nothing changed up to it).
+    let later = tokio::spawn({
+        let inf = inf.clone();
+        async move { inf.wait_for_store_resource_version("100").await }
+    });
+    live.send(bookmark("100"));
+    let done = tokio::time::timeout(Duration::from_secs(10), later).await;
+    assert!(matches!(done, Ok(Ok(Ok(())))), "{done:?}");
+    running.shutdown().await.unwrap_or_else(|e| panic!("{e}"));
+}

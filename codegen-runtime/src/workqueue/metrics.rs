@@ -82,6 +82,16 @@ pub trait SettableGaugeMetric: Send + Sync {
     fn set(&self, value: f64);
 }
 
+/// A gauge per priority that goes up and down by one (controller-runtime's
+/// `DepthMetricWithPriority`): the depth of a [`PriorityQueue`](super::PriorityQueue) by the
+/// priority of its ready items.
+pub trait PriorityGaugeMetric: Send + Sync {
+    /// Adds one at `priority`.
+    fn inc(&self, priority: i32);
+    /// Subtracts one at `priority`.
+    fn dec(&self, priority: i32);
+}
+
 /// A monotonic counter (client-go's `CounterMetric`).
 pub trait CounterMetric: Send + Sync {
     /// Adds one.
@@ -116,6 +126,13 @@ pub trait MetricsProvider: Send + Sync {
     ) -> Box<dyn SettableGaugeMetric>;
     /// Delayed (rate-limited) re-adds (`workqueue_retries_total`).
     fn new_retries_metric(&self, name: &str) -> Box<dyn CounterMetric>;
+    /// The depth by priority of a [`PriorityQueue`](super::PriorityQueue) (`workqueue_depth`
+    /// with controller-runtime's `priority` label). `None`, the default, makes such a queue
+    /// report its depth through [`MetricsProvider::new_depth_metric`] instead.
+    fn new_depth_metric_with_priority(&self, name: &str) -> Option<Box<dyn PriorityGaugeMetric>> {
+        let _ = name;
+        None
+    }
 }
 
 static GLOBAL_PROVIDER: OnceLock<Arc<dyn MetricsProvider>> = OnceLock::new();
@@ -194,9 +211,19 @@ impl QueueConfig {
     }
 
     pub(crate) fn into_metrics<T>(self) -> (Option<String>, Option<QueueMetrics<T>>) {
+        self.into_metrics_with(false)
+    }
+
+    /// As `into_metrics`; `by_priority` asks the provider for a depth by priority first.
+    pub(crate) fn into_metrics_with<T>(
+        self,
+        by_priority: bool,
+    ) -> (Option<String>, Option<QueueMetrics<T>>) {
         let provider = self.provider.or_else(|| GLOBAL_PROVIDER.get().cloned());
         let metrics = match (&self.name, provider) {
-            (Some(name), Some(p)) if !name.is_empty() => Some(QueueMetrics::new(name, p.as_ref())),
+            (Some(name), Some(p)) if !name.is_empty() => {
+                Some(QueueMetrics::new(name, p.as_ref(), by_priority))
+            }
             _ => None,
         };
         (self.name, metrics)
@@ -205,7 +232,7 @@ impl QueueConfig {
 
 /// The metrics of one queue and the bookkeeping they need, kept under the queue's lock.
 pub(crate) struct QueueMetrics<T> {
-    depth: Box<dyn GaugeMetric>,
+    depth: Depth,
     adds: Box<dyn CounterMetric>,
     latency: Box<dyn HistogramMetric>,
     work_duration: Box<dyn HistogramMetric>,
@@ -217,13 +244,55 @@ pub(crate) struct QueueMetrics<T> {
     depth_now: usize,
 }
 
+/// The depth gauge: one number, or one per priority (with how many items each priority holds,
+/// so that a shutdown can bring every one of them back to zero).
+enum Depth {
+    Plain(Box<dyn GaugeMetric>),
+    ByPriority(Box<dyn PriorityGaugeMetric>, AHashMap<i32, usize>),
+}
+
+impl Depth {
+    fn inc(&mut self, priority: i32) {
+        match self {
+            Depth::Plain(g) => g.inc(),
+            Depth::ByPriority(g, n) => {
+                g.inc(priority);
+                *n.entry(priority).or_default() += 1;
+            }
+        }
+    }
+
+    fn dec(&mut self, priority: i32) {
+        match self {
+            Depth::Plain(g) => g.dec(),
+            Depth::ByPriority(g, n) => {
+                if let Some(c) = n.get_mut(&priority)
+                    && *c > 0
+                {
+                    *c -= 1;
+                    g.dec(priority);
+                }
+            }
+        }
+    }
+}
+
 /// How often unfinished work is recomputed (client-go: 500 ms).
 pub(crate) const UNFINISHED_WORK_PERIOD: Duration = Duration::from_millis(500);
 
 impl<T> QueueMetrics<T> {
-    fn new(name: &str, p: &dyn MetricsProvider) -> Self {
+    fn new(name: &str, p: &dyn MetricsProvider, by_priority: bool) -> Self {
+        let by_priority = if by_priority {
+            p.new_depth_metric_with_priority(name)
+        } else {
+            None
+        };
+        let depth = match by_priority {
+            Some(g) => Depth::ByPriority(g, AHashMap::new()),
+            None => Depth::Plain(p.new_depth_metric(name)),
+        };
         QueueMetrics {
-            depth: p.new_depth_metric(name),
+            depth,
             adds: p.new_adds_metric(name),
             latency: p.new_latency_metric(name),
             work_duration: p.new_work_duration_metric(name),
@@ -240,16 +309,43 @@ impl<T> QueueMetrics<T> {
 impl<T: Clone + Eq + Hash> QueueMetrics<T> {
     /// An item became dirty.
     pub(crate) fn add(&mut self, item: &T, now: Instant) {
+        self.add_at(item, now, 0);
+    }
+
+    /// An item became ready at `priority`.
+    pub(crate) fn add_at(&mut self, item: &T, now: Instant, priority: i32) {
         self.adds.inc();
-        self.depth.inc();
+        self.depth.inc(priority);
         self.depth_now += 1;
         self.add_times.entry(item.clone()).or_insert(now);
     }
 
+    /// A ready item moved from one priority to another.
+    pub(crate) fn reprioritized(&mut self, from: i32, to: i32) {
+        if from != to {
+            self.depth.dec(from);
+            self.depth.inc(to);
+        }
+    }
+
+    /// A ready item is no longer ready without being handed out (it was sent back to wait).
+    pub(crate) fn unready(&mut self, item: &T, priority: i32) {
+        if self.depth_now > 0 {
+            self.depth.dec(priority);
+            self.depth_now -= 1;
+        }
+        self.add_times.remove(item);
+    }
+
     /// An item was handed out.
     pub(crate) fn get(&mut self, item: &T, now: Instant) {
+        self.get_at(item, now, 0);
+    }
+
+    /// An item of `priority` was handed out.
+    pub(crate) fn get_at(&mut self, item: &T, now: Instant, priority: i32) {
         if self.depth_now > 0 {
-            self.depth.dec();
+            self.depth.dec(priority);
             self.depth_now -= 1;
         }
         self.processing_start.insert(item.clone(), now);
@@ -274,8 +370,20 @@ impl<T: Clone + Eq + Hash> QueueMetrics<T> {
 
     /// The queue dropped every waiting item.
     pub(crate) fn cleared(&mut self) {
-        for _ in 0..self.depth_now {
-            self.depth.dec();
+        match &mut self.depth {
+            Depth::Plain(g) => {
+                for _ in 0..self.depth_now {
+                    g.dec();
+                }
+            }
+            Depth::ByPriority(g, n) => {
+                for (p, c) in n.iter_mut() {
+                    for _ in 0..*c {
+                        g.dec(*p);
+                    }
+                    *c = 0;
+                }
+            }
         }
         self.depth_now = 0;
         self.add_times.clear();

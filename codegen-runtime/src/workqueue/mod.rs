@@ -11,6 +11,10 @@
 //!   [`RateLimiter`]; the default is client-go's `DefaultControllerRateLimiter`
 //!   ([`default_controller_rate_limiter`]): per-item exponential backoff 5 ms → 1000 s, and an
 //!   overall 10 qps / burst 100 token bucket, whichever asks for the longer wait.
+//! * [`PriorityQueue`] — controller-runtime's priority queue (the one `kube-controller-runtime`'s
+//!   controllers use): the highest priority first, [`LOW_PRIORITY`] for the initial list and
+//!   resyncs; with **bounded waiting** (an item ready for [`DEFAULT_MAX_WAIT`] goes ahead of
+//!   every priority) and backoff that counts failures, not events (module [`priority`]).
 //!
 //! A queue made with a name ([`QueueConfig`]) reports depth, adds, latencies, unfinished work
 //! and retries to a [`MetricsProvider`] (client-go's metrics hook, module [`metrics`]); the
@@ -52,14 +56,19 @@
 
 mod delaying;
 pub mod metrics;
+pub mod priority;
 mod queue;
 mod rate_limiter;
 mod rate_limiting;
 
 pub use delaying::DelayingQueue;
 pub use metrics::{
-    CounterMetric, GaugeMetric, HistogramMetric, MetricsProvider, QueueConfig, SettableGaugeMetric,
-    set_provider,
+    CounterMetric, GaugeMetric, HistogramMetric, MetricsProvider, PriorityGaugeMetric, QueueConfig,
+    SettableGaugeMetric, set_provider,
+};
+pub use priority::{
+    AddOptions, DEFAULT_MAX_WAIT, LOW_PRIORITY, NORMAL_PRIORITY, PriorityQueue,
+    PriorityQueueBuilder,
 };
 pub use queue::Queue;
 pub use rate_limiter::{

@@ -1,0 +1,1129 @@
+//! A rate-limiting work queue with priorities and bounded waiting.
+//!
+//! controller-runtime's priority queue (`pkg/controller/priorityqueue`, on by default in its
+//! controllers) hands out the ready item of highest priority first, and among equal priorities
+//! the one that has been ready longest. Its controllers queue the initial list and resyncs at a
+//! low priority (`handler.LowPriority`, −100) and every other event at 0, so that a restart does
+//! not hold real changes behind thousands of unchanged objects.
+//!
+//! This queue does the same, with two differences a controller notices:
+//!
+//! * **Bounded waiting.** Plain priority order starves: under steady high-priority work a
+//!   low-priority item may never be handed out. Here an item that has been ready for
+//!   [`max_wait`](PriorityQueueBuilder::max_wait) (default [`DEFAULT_MAX_WAIT`]) is *overdue*:
+//!   overdue items are handed out before any other, the longest-waiting first, whatever their
+//!   priority and however much higher-priority work keeps arriving. An item therefore waits at
+//!   most `max_wait` plus the time the workers need for the overdue items ready before it.
+//! * **Backoff counts failures, not triggers.** An item sent back with
+//!   [`add_rate_limited`](PriorityQueue::add_rate_limited) (its reconcile failed) is *backing
+//!   off* until the rate limiter's delay has passed. A plain [`add`](PriorityQueue::add) or
+//!   [`add_after`](PriorityQueue::add_after) of that item (an event) neither hands it out early
+//!   (which would turn each event into one more failure, and so a longer backoff) nor restarts
+//!   its backoff; it only raises the item's priority. So after `k` failures an item waits the
+//!   limiter's `k`-th delay, however many events arrive in between. (client-go's and
+//!   controller-runtime's queues hand such an item out at once.)
+//!
+//! Everything else is as in the other queues: an item is queued at most once (adds merge: the
+//! highest priority and the earliest time win), is never handed to two workers at once (an item
+//! added while it is processed is queued again by [`done`](PriorityQueue::done)), and a named
+//! queue reports the `workqueue_*` metrics, its depth by priority when the provider supports it
+//! ([`MetricsProvider::new_depth_metric_with_priority`](super::MetricsProvider::new_depth_metric_with_priority)).
+//!
+//! ```
+//! use std::time::Duration;
+//! use kube_codegen_runtime::workqueue::{LOW_PRIORITY, PriorityQueue};
+//!
+//! # #[tokio::main(flavor = "current_thread", start_paused = true)]
+//! # async fn main() {
+//! let q = PriorityQueue::<&str>::builder().max_wait(Some(Duration::from_secs(10))).build();
+//! q.add_with_priority("initial-list", LOW_PRIORITY);
+//! q.add("changed");
+//! assert_eq!(q.get_with_priority().await, Some(("changed", 0)));
+//! q.done(&"changed");
+//! assert_eq!(q.get_with_priority().await, Some(("initial-list", LOW_PRIORITY)));
+//! # }
+//! ```
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+use std::fmt;
+use std::hash::Hash;
+use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use parking_lot::Mutex;
+use tokio::sync::Notify;
+use tokio::time::Instant;
+
+use super::metrics::{QueueConfig, QueueMetrics, UNFINISHED_WORK_PERIOD};
+use super::{RateLimiter, default_controller_rate_limiter};
+
+/// The priority of the initial list and of resyncs (controller-runtime's `handler.LowPriority`).
+pub const LOW_PRIORITY: i32 = -100;
+
+/// The priority of an item added without one.
+pub const NORMAL_PRIORITY: i32 = 0;
+
+/// How long an item may be ready before it is handed out ahead of higher priorities, unless
+/// the queue is built with another [`max_wait`](PriorityQueueBuilder::max_wait).
+pub const DEFAULT_MAX_WAIT: Duration = Duration::from_secs(30);
+
+/// How an item is added (controller-runtime's `AddOpts`).
+///
+/// ```
+/// use std::time::Duration;
+/// use kube_codegen_runtime::workqueue::{AddOptions, LOW_PRIORITY};
+///
+/// let resync = AddOptions { priority: LOW_PRIORITY, ..AddOptions::default() };
+/// let later = AddOptions::default().after(Duration::from_secs(5));
+/// let failed = AddOptions::default().rate_limited();
+/// assert!(failed.rate_limited && !later.rate_limited && resync.after.is_zero());
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct AddOptions {
+    /// Higher is handed out first; a queued item keeps the highest priority it was added with.
+    pub priority: i32,
+    /// Not before this delay has passed (zero: at once). A queued item keeps the earliest time.
+    pub after: Duration,
+    /// The item failed: it waits the rate limiter's next delay (which counts one more failure)
+    /// and is not handed out earlier by other adds.
+    pub rate_limited: bool,
+}
+
+impl AddOptions {
+    /// Options with `priority`.
+    ///
+    /// ```
+    /// assert_eq!(kube_codegen_runtime::workqueue::AddOptions::with_priority(5).priority, 5);
+    /// ```
+    pub fn with_priority(priority: i32) -> Self {
+        AddOptions {
+            priority,
+            ..AddOptions::default()
+        }
+    }
+
+    /// The same, not before `delay`.
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// let o = kube_codegen_runtime::workqueue::AddOptions::default().after(Duration::from_secs(1));
+    /// assert_eq!(o.after, Duration::from_secs(1));
+    /// ```
+    #[must_use]
+    pub fn after(mut self, delay: Duration) -> Self {
+        self.after = delay;
+        self
+    }
+
+    /// The same, rate-limited.
+    ///
+    /// ```
+    /// assert!(kube_codegen_runtime::workqueue::AddOptions::default().rate_limited().rate_limited);
+    /// ```
+    #[must_use]
+    pub fn rate_limited(mut self) -> Self {
+        self.rate_limited = true;
+        self
+    }
+}
+
+/// Where a queued item is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Place {
+    /// May be handed out; ready since then.
+    Ready(Instant),
+    /// Waits for `due`.
+    Delayed,
+    /// Handed out, not re-added.
+    Processing,
+    /// Handed out and added again: placed by `done` from `priority`, `due` and `backoff`.
+    ProcessingAgain,
+}
+
+struct Entry<T> {
+    /// `None` while processing: the index's key is the item then.
+    item: Option<T>,
+    priority: i32,
+    /// Not handed out before.
+    due: Instant,
+    /// `due` was set by the rate limiter: other adds do not bring it forward.
+    backoff: bool,
+    /// Identifies the current placement; a reference with another stamp is stale.
+    stamp: u64,
+    /// The stamp of the item's last becoming ready.
+    order: u64,
+    place: Place,
+}
+
+/// A ready item in its priority's list, ordered by `(since, order)`.
+#[derive(Debug, Clone, Copy)]
+struct Ref {
+    since: Instant,
+    /// The stamp the item got when it became ready: ties of `since` in the order of readiness,
+    /// also after a raise of priority.
+    order: u64,
+    stamp: u64,
+    slot: u32,
+}
+
+struct Level {
+    priority: i32,
+    refs: VecDeque<Ref>,
+}
+
+struct State<T> {
+    /// Every item queued, delayed or in hand → its slot.
+    index: hashbrown::HashMap<T, u32, ahash::RandomState>,
+    slots: Vec<Option<Entry<T>>>,
+    free: Vec<u32>,
+    /// One list per priority seen, highest first.
+    levels: Vec<Level>,
+    /// Delayed items by due time: `(due, stamp, slot)`.
+    delayed: BinaryHeap<Reverse<(Instant, u64, u32)>>,
+    next_stamp: u64,
+    ready: usize,
+    waiting: usize,
+    processing: usize,
+    max_wait: Option<Duration>,
+    shutting_down: bool,
+    metrics: Option<QueueMetrics<T>>,
+}
+
+struct Core<T> {
+    state: Mutex<State<T>>,
+    limiter: Arc<dyn RateLimiter<T>>,
+    /// Wakes workers blocked in `get`.
+    ready: Notify,
+    /// Wakes `shut_down_with_drain` when nothing is in hand.
+    drained: Notify,
+    name: Option<String>,
+    updater_started: AtomicBool,
+}
+
+/// A work queue with priorities, bounded waiting and failure-counting backoff. See the
+/// [module docs](self).
+pub struct PriorityQueue<T> {
+    core: Arc<Core<T>>,
+}
+
+impl<T> Clone for PriorityQueue<T> {
+    fn clone(&self) -> Self {
+        PriorityQueue {
+            core: self.core.clone(),
+        }
+    }
+}
+
+impl<T> fmt::Debug for PriorityQueue<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = self.core.state.lock();
+        f.debug_struct("PriorityQueue")
+            .field("ready", &s.ready)
+            .field("waiting", &s.waiting)
+            .field("processing", &s.processing)
+            .field("max_wait", &s.max_wait)
+            .field("shutting_down", &s.shutting_down)
+            .field("name", &self.core.name)
+            .finish()
+    }
+}
+
+impl<T> Default for PriorityQueue<T>
+where
+    T: Clone + Eq + Hash + Send + Sync + 'static,
+{
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Builds a [`PriorityQueue`].
+///
+/// ```
+/// use std::time::Duration;
+/// use kube_codegen_runtime::workqueue::{ItemExponentialFailureRateLimiter, PriorityQueue, QueueConfig};
+///
+/// let q = PriorityQueue::<String>::builder()
+///     .config(QueueConfig::named("mydemo"))
+///     .rate_limiter(ItemExponentialFailureRateLimiter::new(Duration::from_millis(5), Duration::from_secs(60)))
+///     .max_wait(Some(Duration::from_secs(10)))
+///     .build();
+/// assert_eq!(q.name(), Some("mydemo"));
+/// ```
+pub struct PriorityQueueBuilder<T> {
+    config: QueueConfig,
+    limiter: Option<Arc<dyn RateLimiter<T>>>,
+    max_wait: Option<Duration>,
+}
+
+impl<T> fmt::Debug for PriorityQueueBuilder<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PriorityQueueBuilder")
+            .field("config", &self.config)
+            .field("max_wait", &self.max_wait)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<T> PriorityQueueBuilder<T>
+where
+    T: Clone + Eq + Hash + Send + Sync + 'static,
+{
+    /// The queue's name and metrics (see [`QueueConfig`]).
+    ///
+    /// ```
+    /// use kube_codegen_runtime::workqueue::{PriorityQueue, QueueConfig};
+    /// let q = PriorityQueue::<u8>::builder().config(QueueConfig::named("n")).build();
+    /// ```
+    #[must_use]
+    pub fn config(mut self, config: QueueConfig) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// The rate limiter of [`PriorityQueue::add_rate_limited`] (default
+    /// [`default_controller_rate_limiter`]).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use kube_codegen_runtime::workqueue::{ItemFastSlowRateLimiter, PriorityQueue};
+    /// let q = PriorityQueue::<u8>::builder()
+    ///     .rate_limiter(ItemFastSlowRateLimiter::new(Duration::ZERO, Duration::from_secs(1), 3))
+    ///     .build();
+    /// ```
+    #[must_use]
+    pub fn rate_limiter(self, limiter: impl RateLimiter<T> + 'static) -> Self {
+        self.shared_rate_limiter(Arc::new(limiter))
+    }
+
+    /// [`rate_limiter`](Self::rate_limiter) with a limiter already behind an `Arc`.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use kube_codegen_runtime::workqueue::{default_controller_rate_limiter, PriorityQueue, RateLimiter};
+    /// let l: Arc<dyn RateLimiter<u8>> = Arc::new(default_controller_rate_limiter());
+    /// let q = PriorityQueue::builder().shared_rate_limiter(l).build();
+    /// ```
+    #[must_use]
+    pub fn shared_rate_limiter(mut self, limiter: Arc<dyn RateLimiter<T>>) -> Self {
+        self.limiter = Some(limiter);
+        self
+    }
+
+    /// How long an item may be ready before it is handed out ahead of every priority (default
+    /// [`DEFAULT_MAX_WAIT`]); `None` is strict priority order, which can starve low priorities
+    /// (controller-runtime's behaviour).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let q = kube_codegen_runtime::workqueue::PriorityQueue::<u8>::builder()
+    ///     .max_wait(Some(Duration::from_secs(5)))
+    ///     .build();
+    /// assert_eq!(q.max_wait(), Some(Duration::from_secs(5)));
+    /// ```
+    #[must_use]
+    pub fn max_wait(mut self, max_wait: Option<Duration>) -> Self {
+        self.max_wait = max_wait;
+        self
+    }
+
+    /// The queue.
+    ///
+    /// ```
+    /// let q = kube_codegen_runtime::workqueue::PriorityQueue::<u8>::builder().build();
+    /// assert!(q.is_empty());
+    /// ```
+    pub fn build(self) -> PriorityQueue<T> {
+        let (name, metrics) = self.config.into_metrics_with(true);
+        let has_metrics = metrics.is_some();
+        let limiter = self
+            .limiter
+            .unwrap_or_else(|| Arc::new(default_controller_rate_limiter()));
+        let q = PriorityQueue {
+            core: Arc::new(Core {
+                state: Mutex::new(State {
+                    index: hashbrown::HashMap::with_hasher(ahash::RandomState::new()),
+                    slots: Vec::new(),
+                    free: Vec::new(),
+                    levels: Vec::new(),
+                    delayed: BinaryHeap::new(),
+                    next_stamp: 0,
+                    ready: 0,
+                    waiting: 0,
+                    processing: 0,
+                    max_wait: self.max_wait,
+                    shutting_down: false,
+                    metrics,
+                }),
+                limiter,
+                ready: Notify::new(),
+                drained: Notify::new(),
+                name,
+                updater_started: AtomicBool::new(!has_metrics),
+            }),
+        };
+        q.start_unfinished_work_updater();
+        q
+    }
+}
+
+impl<T: Clone + Eq + Hash> State<T> {
+    fn stamp(&mut self) -> u64 {
+        self.next_stamp += 1;
+        self.next_stamp
+    }
+
+    fn entry(&self, slot: u32) -> Option<&Entry<T>> {
+        self.slots.get(slot as usize).and_then(Option::as_ref)
+    }
+
+    fn entry_mut(&mut self, slot: u32) -> Option<&mut Entry<T>> {
+        self.slots.get_mut(slot as usize).and_then(Option::as_mut)
+    }
+
+    fn release(&mut self, slot: u32) {
+        if let Some(s) = self.slots.get_mut(slot as usize) {
+            *s = None;
+            self.free.push(slot);
+        }
+    }
+
+    /// Puts a ready item into its priority's list, keeping the list ordered by `since`.
+    fn push_ready(&mut self, slot: u32, since: Instant, now: Instant) {
+        let stamp = self.stamp();
+        let Some(e) = self.slots.get_mut(slot as usize).and_then(Option::as_mut) else {
+            return;
+        };
+        e.place = Place::Ready(since);
+        e.stamp = stamp;
+        e.order = stamp;
+        let priority = e.priority;
+        if let (Some(m), Some(item)) = (&mut self.metrics, e.item.as_ref()) {
+            m.add_at(item, now, priority);
+        }
+        self.ready += 1;
+        self.insert_ref(
+            priority,
+            Ref {
+                since,
+                order: stamp,
+                stamp,
+                slot,
+            },
+        );
+    }
+
+    fn insert_ref(&mut self, priority: i32, r: Ref) {
+        let at = self.levels.partition_point(|l| l.priority > priority);
+        if self.levels.get(at).is_none_or(|l| l.priority != priority) {
+            self.levels.insert(
+                at,
+                Level {
+                    priority,
+                    refs: VecDeque::new(),
+                },
+            );
+        }
+        let refs = &mut self.levels[at].refs;
+        let key = (r.since, r.order);
+        if refs.back().is_none_or(|b| (b.since, b.order) <= key) {
+            refs.push_back(r);
+        } else {
+            let pos = refs.partition_point(|x| (x.since, x.order) <= key);
+            refs.insert(pos, r);
+        }
+    }
+
+    fn push_delayed(&mut self, slot: u32) {
+        let stamp = self.stamp();
+        let Some(e) = self.entry_mut(slot) else {
+            return;
+        };
+        e.place = Place::Delayed;
+        e.stamp = stamp;
+        let due = e.due;
+        self.waiting += 1;
+        self.delayed.push(Reverse((due, stamp, slot)));
+    }
+
+    /// Places an item that is neither queued nor in hand; returns whether it is ready.
+    fn place(&mut self, slot: u32, now: Instant) -> bool {
+        let Some(e) = self.entry(slot) else {
+            return false;
+        };
+        if e.due <= now {
+            self.push_ready(slot, now, now);
+            true
+        } else {
+            self.push_delayed(slot);
+            false
+        }
+    }
+
+    /// Adds `item` wanting to be handed out at `due`; returns whether a worker should wake.
+    fn add(&mut self, item: T, priority: i32, due: Instant, backoff: bool, now: Instant) -> bool {
+        if self.shutting_down {
+            return false;
+        }
+        let slot = match self.index.entry(item) {
+            hashbrown::hash_map::Entry::Occupied(o) => *o.get(),
+            hashbrown::hash_map::Entry::Vacant(v) => {
+                let entry = Entry {
+                    item: Some(v.key().clone()),
+                    priority,
+                    due,
+                    backoff,
+                    stamp: 0,
+                    order: 0,
+                    place: Place::Delayed,
+                };
+                let slot = match self.free.pop() {
+                    Some(slot) => {
+                        self.slots[slot as usize] = Some(entry);
+                        slot
+                    }
+                    None => {
+                        self.slots.push(Some(entry));
+                        // More than u32::MAX items at once do not fit in memory anyway.
+                        u32::try_from(self.slots.len() - 1).unwrap_or(u32::MAX)
+                    }
+                };
+                v.insert(slot);
+                return self.place(slot, now);
+            }
+        };
+        let Some(e) = self.entry_mut(slot) else {
+            return false;
+        };
+        if e.place == Place::Processing {
+            e.priority = priority;
+            e.due = due;
+            e.backoff = backoff;
+            e.place = Place::ProcessingAgain;
+            return false;
+        }
+        let old_priority = e.priority;
+        let old_due = e.due;
+        e.priority = e.priority.max(priority);
+        if backoff {
+            // A failure: its backoff replaces whatever the item waited for.
+            e.due = due;
+            e.backoff = true;
+        } else if !e.backoff {
+            e.due = e.due.min(due);
+        }
+        let (place, new_priority, new_due) = (e.place, e.priority, e.due);
+        match place {
+            Place::Processing | Place::ProcessingAgain => false,
+            Place::Ready(since) => {
+                if new_due > now {
+                    // Sent back to wait by a rate-limited add.
+                    self.ready -= 1;
+                    let held = self
+                        .slots
+                        .get(slot as usize)
+                        .and_then(Option::as_ref)
+                        .and_then(|e| e.item.as_ref());
+                    if let (Some(m), Some(item)) = (&mut self.metrics, held) {
+                        m.unready(item, old_priority);
+                    }
+                    self.push_delayed(slot);
+                    false
+                } else {
+                    if new_priority != old_priority {
+                        let stamp = self.stamp();
+                        let mut order = stamp;
+                        if let Some(e) = self.entry_mut(slot) {
+                            e.stamp = stamp;
+                            order = e.order;
+                        }
+                        if let Some(m) = &mut self.metrics {
+                            m.reprioritized(old_priority, new_priority);
+                        }
+                        self.insert_ref(
+                            new_priority,
+                            Ref {
+                                since,
+                                order,
+                                stamp,
+                                slot,
+                            },
+                        );
+                    }
+                    false
+                }
+            }
+            Place::Delayed => {
+                if new_due <= now {
+                    self.waiting -= 1;
+                    self.push_ready(slot, now, now);
+                    true
+                } else {
+                    if new_due != old_due {
+                        self.waiting -= 1;
+                        self.push_delayed(slot);
+                    }
+                    false
+                }
+            }
+        }
+    }
+
+    /// Moves delayed items whose time has come to their lists; returns how many.
+    fn promote_due(&mut self, now: Instant) -> usize {
+        let mut promoted = 0;
+        while let Some(&Reverse((at, stamp, slot))) = self.delayed.peek() {
+            let live = self
+                .entry(slot)
+                .is_some_and(|e| e.stamp == stamp && e.place == Place::Delayed);
+            if live && at > now {
+                break;
+            }
+            self.delayed.pop();
+            if live {
+                self.waiting -= 1;
+                self.push_ready(slot, at, now);
+                promoted += 1;
+            }
+        }
+        promoted
+    }
+
+    fn next_deadline(&self) -> Option<Instant> {
+        self.delayed.peek().map(|Reverse((at, ..))| *at)
+    }
+
+    fn live(&self, r: &Ref) -> bool {
+        self.entry(r.slot)
+            .is_some_and(|e| e.stamp == r.stamp && matches!(e.place, Place::Ready(_)))
+    }
+
+    /// Drops the stale references at the front of level `i`; returns its live front.
+    fn front(&mut self, i: usize) -> Option<Ref> {
+        loop {
+            let r = *self.levels.get(i)?.refs.front()?;
+            if self.live(&r) {
+                return Some(r);
+            }
+            self.levels[i].refs.pop_front();
+        }
+    }
+
+    /// Takes the next item: the longest-waiting overdue one, else the first of the highest
+    /// priority.
+    fn pop(&mut self, now: Instant) -> Option<(T, i32)> {
+        if self.ready == 0 {
+            return None;
+        }
+        let mut pick: Option<(usize, Instant)> = None;
+        if let Some(max_wait) = self.max_wait {
+            for i in 0..self.levels.len() {
+                if let Some(r) = self.front(i)
+                    && now.saturating_duration_since(r.since) >= max_wait
+                    && pick.is_none_or(|(_, since)| r.since < since)
+                {
+                    pick = Some((i, r.since));
+                }
+            }
+        }
+        let level = match pick {
+            Some((i, _)) => i,
+            None => (0..self.levels.len()).find(|&i| self.front(i).is_some())?,
+        };
+        let r = self.levels[level].refs.pop_front()?;
+        let priority = self.levels[level].priority;
+        if self.levels[level].refs.is_empty() && self.levels.len() > 8 {
+            // Many distinct priorities: drop the empty lists so that a pick stays short.
+            self.levels.retain(|l| !l.refs.is_empty());
+        }
+        let e = self.entry_mut(r.slot)?;
+        let item = e.item.take()?;
+        e.place = Place::Processing;
+        self.ready -= 1;
+        self.processing += 1;
+        if let Some(m) = &mut self.metrics {
+            m.get_at(&item, now, priority);
+        }
+        Some((item, priority))
+    }
+
+    /// `done` under the lock; returns (wake a worker, nothing in hand any more). The clock is
+    /// read only when needed (an item added again meanwhile, or metrics).
+    fn done(&mut self, item: &T) -> (bool, bool) {
+        // One lookup in the common case: the item leaves the index unless it stays queued.
+        let Some((key, slot)) = self.index.remove_entry(item) else {
+            return (false, false);
+        };
+        let Some(place) = self.entry(slot).map(|e| e.place) else {
+            return (false, false);
+        };
+        let mut now = None;
+        let wake = match place {
+            Place::Processing => {
+                self.release(slot);
+                self.processing -= 1;
+                false
+            }
+            Place::ProcessingAgain => {
+                if let Some(e) = self.entry_mut(slot) {
+                    e.item = Some(item.clone());
+                }
+                self.index.insert(key, slot);
+                self.processing -= 1;
+                let t = *now.get_or_insert_with(Instant::now);
+                self.place(slot, t)
+            }
+            Place::Ready(_) | Place::Delayed => {
+                self.index.insert(key, slot);
+                return (false, false);
+            }
+        };
+        if let Some(m) = &mut self.metrics {
+            m.done(item, *now.get_or_insert_with(Instant::now));
+        }
+        (wake, self.processing == 0)
+    }
+
+    fn shut_down(&mut self) {
+        self.shutting_down = true;
+        let slots = &mut self.slots;
+        let free = &mut self.free;
+        // What is in hand stays until `done`; its re-adds and everything queued go.
+        self.index.retain(|_, slot| {
+            let Some(s) = slots.get_mut(*slot as usize) else {
+                return false;
+            };
+            match s.as_mut() {
+                Some(e) if matches!(e.place, Place::Processing | Place::ProcessingAgain) => {
+                    e.place = Place::Processing;
+                    true
+                }
+                _ => {
+                    *s = None;
+                    free.push(*slot);
+                    false
+                }
+            }
+        });
+        self.levels.clear();
+        self.delayed.clear();
+        self.ready = 0;
+        self.waiting = 0;
+        if let Some(m) = &mut self.metrics {
+            m.cleared();
+        }
+    }
+}
+
+impl<T> PriorityQueue<T>
+where
+    T: Clone + Eq + Hash + Send + Sync + 'static,
+{
+    /// A queue with [`default_controller_rate_limiter`] and [`DEFAULT_MAX_WAIT`].
+    ///
+    /// ```
+    /// let q = kube_codegen_runtime::workqueue::PriorityQueue::<String>::new();
+    /// assert!(q.is_empty());
+    /// ```
+    pub fn new() -> Self {
+        Self::builder().build()
+    }
+
+    /// A builder for a queue with other settings.
+    ///
+    /// ```
+    /// let q = kube_codegen_runtime::workqueue::PriorityQueue::<u8>::builder().max_wait(None).build();
+    /// assert_eq!(q.max_wait(), None);
+    /// ```
+    pub fn builder() -> PriorityQueueBuilder<T> {
+        PriorityQueueBuilder {
+            config: QueueConfig::default(),
+            limiter: None,
+            max_wait: Some(DEFAULT_MAX_WAIT),
+        }
+    }
+
+    /// The queue's name, if it has one.
+    ///
+    /// ```
+    /// assert_eq!(kube_codegen_runtime::workqueue::PriorityQueue::<u8>::new().name(), None);
+    /// ```
+    pub fn name(&self) -> Option<&str> {
+        self.core.name.as_deref()
+    }
+
+    /// The bound on waiting (see the [module docs](self)).
+    ///
+    /// ```
+    /// use kube_codegen_runtime::workqueue::{DEFAULT_MAX_WAIT, PriorityQueue};
+    /// assert_eq!(PriorityQueue::<u8>::new().max_wait(), Some(DEFAULT_MAX_WAIT));
+    /// ```
+    pub fn max_wait(&self) -> Option<Duration> {
+        self.core.state.lock().max_wait
+    }
+
+    fn start_unfinished_work_updater(&self) {
+        if self.core.updater_started.load(AtomicOrdering::Relaxed) {
+            return;
+        }
+        let Ok(rt) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        if self.core.updater_started.swap(true, AtomicOrdering::AcqRel) {
+            return;
+        }
+        let weak: Weak<Core<T>> = Arc::downgrade(&self.core);
+        rt.spawn(async move {
+            loop {
+                tokio::time::sleep(UNFINISHED_WORK_PERIOD).await;
+                let Some(core) = weak.upgrade() else { return };
+                let mut s = core.state.lock();
+                let now = Instant::now();
+                let in_hand = match &mut s.metrics {
+                    Some(m) => m.update_unfinished_work(now),
+                    None => return,
+                };
+                if s.shutting_down && !in_hand {
+                    return;
+                }
+            }
+        });
+    }
+
+    /// Adds `item` as `opts` says (controller-runtime's `AddWithOpts`). Ignored after shutdown.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use kube_codegen_runtime::workqueue::{AddOptions, PriorityQueue};
+    /// let q = PriorityQueue::new();
+    /// q.add_with(1, AddOptions::with_priority(10));
+    /// q.add_with(2, AddOptions::default().after(Duration::from_secs(60)));
+    /// assert_eq!((q.len(), q.waiting()), (1, 1));
+    /// ```
+    pub fn add_with(&self, item: T, opts: AddOptions) {
+        let delay = if opts.rate_limited {
+            // The limiter counts this failure whatever the queue does with it.
+            Some(self.core.limiter.when(&item))
+        } else {
+            None
+        };
+        let wake = {
+            let mut s = self.core.state.lock();
+            if s.shutting_down {
+                return;
+            }
+            let now = Instant::now();
+            let wait = delay.unwrap_or(opts.after);
+            if !wait.is_zero()
+                && let Some(m) = &mut s.metrics
+            {
+                m.retry();
+            }
+            let due = if wait.is_zero() {
+                now
+            } else {
+                crate::time::deadline_after(wait)
+            };
+            s.add(item, opts.priority, due, opts.rate_limited, now)
+        };
+        // A worker waiting for a deadline recomputes it even when nothing became ready.
+        if wake || delay.is_some() || !opts.after.is_zero() {
+            self.core.ready.notify_one();
+        }
+    }
+
+    /// Adds `item` at [`NORMAL_PRIORITY`], ready at once unless it is backing off.
+    ///
+    /// ```
+    /// let q = kube_codegen_runtime::workqueue::PriorityQueue::new();
+    /// q.add("a");
+    /// q.add("a");
+    /// assert_eq!(q.len(), 1);
+    /// ```
+    pub fn add(&self, item: T) {
+        self.add_with(item, AddOptions::default());
+    }
+
+    /// Adds `item` at `priority`.
+    ///
+    /// ```
+    /// use kube_codegen_runtime::workqueue::{LOW_PRIORITY, PriorityQueue};
+    /// let q = PriorityQueue::new();
+    /// q.add_with_priority("resync", LOW_PRIORITY);
+    /// q.add("event");
+    /// assert_eq!(q.try_get(), Some("event"));
+    /// ```
+    pub fn add_with_priority(&self, item: T, priority: i32) {
+        self.add_with(item, AddOptions::with_priority(priority));
+    }
+
+    /// Adds `item` once `delay` has passed (client-go's `AddAfter`).
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// let q = kube_codegen_runtime::workqueue::PriorityQueue::new();
+    /// q.add_after(1, Duration::from_secs(5));
+    /// assert_eq!(q.waiting(), 1);
+    /// ```
+    pub fn add_after(&self, item: T, delay: Duration) {
+        self.add_with(item, AddOptions::default().after(delay));
+    }
+
+    /// Adds `item` after the rate limiter's next delay for it, at [`NORMAL_PRIORITY`]
+    /// (client-go's `AddRateLimited`): the item failed. Until that delay has passed, other adds
+    /// of the item do not hand it out.
+    ///
+    /// ```
+    /// let q = kube_codegen_runtime::workqueue::PriorityQueue::new();
+    /// q.add_rate_limited("a");
+    /// q.add("a"); // an event: the backoff holds
+    /// assert_eq!((q.len(), q.waiting(), q.num_requeues(&"a")), (0, 1, 1));
+    /// ```
+    pub fn add_rate_limited(&self, item: T) {
+        self.add_with(item, AddOptions::default().rate_limited());
+    }
+
+    /// Makes the rate limiter forget `item` (its backoff starts over).
+    ///
+    /// ```
+    /// let q = kube_codegen_runtime::workqueue::PriorityQueue::new();
+    /// q.add_rate_limited(1);
+    /// q.forget(&1);
+    /// assert_eq!(q.num_requeues(&1), 0);
+    /// ```
+    pub fn forget(&self, item: &T) {
+        self.core.limiter.forget(item);
+    }
+
+    /// How many times `item` failed since it was last forgotten.
+    ///
+    /// ```
+    /// assert_eq!(kube_codegen_runtime::workqueue::PriorityQueue::new().num_requeues(&"x"), 0);
+    /// ```
+    pub fn num_requeues(&self, item: &T) -> u32 {
+        self.core.limiter.num_requeues(item)
+    }
+
+    /// Waits for the next item and marks it as being processed; `None` once the queue is shut
+    /// down. Call [`done`](Self::done) with it when finished.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let q = kube_codegen_runtime::workqueue::PriorityQueue::new();
+    /// q.add("x");
+    /// assert_eq!(q.get().await, Some("x"));
+    /// # }
+    /// ```
+    pub async fn get(&self) -> Option<T> {
+        self.get_with_priority().await.map(|(item, _)| item)
+    }
+
+    /// [`get`](Self::get) with the item's priority (controller-runtime's `GetWithPriority`), to
+    /// requeue it at the same priority.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let q = kube_codegen_runtime::workqueue::PriorityQueue::new();
+    /// q.add_with_priority("x", 3);
+    /// assert_eq!(q.get_with_priority().await, Some(("x", 3)));
+    /// # }
+    /// ```
+    pub async fn get_with_priority(&self) -> Option<(T, i32)> {
+        self.start_unfinished_work_updater();
+        loop {
+            let notified = self.core.ready.notified();
+            tokio::pin!(notified);
+            // Register before looking at the state so that no wake-up is lost in between.
+            notified.as_mut().enable();
+            let deadline = {
+                let mut s = self.core.state.lock();
+                if s.shutting_down {
+                    return None;
+                }
+                let now = Instant::now();
+                let promoted = s.promote_due(now);
+                if let Some(got) = s.pop(now) {
+                    let others = promoted.min(s.ready);
+                    drop(s);
+                    self.wake(others);
+                    return Some(got);
+                }
+                s.next_deadline()
+            };
+            match deadline {
+                Some(at) => {
+                    tokio::select! {
+                        _ = &mut notified => {}
+                        _ = tokio::time::sleep_until(at) => {}
+                    }
+                }
+                None => notified.await,
+            }
+        }
+    }
+
+    fn wake(&self, n: usize) {
+        for _ in 0..n {
+            self.core.ready.notify_one();
+        }
+    }
+
+    /// Takes the next item if one is ready, without waiting.
+    ///
+    /// ```
+    /// let q = kube_codegen_runtime::workqueue::PriorityQueue::new();
+    /// assert_eq!(q.try_get(), None);
+    /// q.add(7);
+    /// assert_eq!(q.try_get(), Some(7));
+    /// ```
+    pub fn try_get(&self) -> Option<T> {
+        self.try_get_with_priority().map(|(item, _)| item)
+    }
+
+    /// [`try_get`](Self::try_get) with the item's priority.
+    ///
+    /// ```
+    /// let q = kube_codegen_runtime::workqueue::PriorityQueue::new();
+    /// q.add_with_priority(7, -1);
+    /// assert_eq!(q.try_get_with_priority(), Some((7, -1)));
+    /// ```
+    pub fn try_get_with_priority(&self) -> Option<(T, i32)> {
+        let mut s = self.core.state.lock();
+        if s.shutting_down {
+            return None;
+        }
+        let now = Instant::now();
+        let promoted = s.promote_due(now);
+        let got = s.pop(now);
+        let others = promoted.min(s.ready);
+        drop(s);
+        self.wake(others);
+        got
+    }
+
+    /// Marks `item` as processed: if it was added meanwhile it is queued again.
+    ///
+    /// ```
+    /// let q = kube_codegen_runtime::workqueue::PriorityQueue::new();
+    /// q.add(1);
+    /// let one = q.try_get().unwrap();
+    /// q.add(1);
+    /// assert_eq!(q.len(), 0);
+    /// q.done(&one);
+    /// assert_eq!(q.len(), 1);
+    /// ```
+    pub fn done(&self, item: &T) {
+        let (wake, drained) = self.core.state.lock().done(item);
+        if wake {
+            self.core.ready.notify_one();
+        }
+        if drained {
+            self.core.drained.notify_waiters();
+        }
+    }
+
+    /// The number of items ready to be handed out.
+    ///
+    /// ```
+    /// let q = kube_codegen_runtime::workqueue::PriorityQueue::new();
+    /// q.add('a');
+    /// q.add('b');
+    /// assert_eq!(q.len(), 2);
+    /// ```
+    pub fn len(&self) -> usize {
+        let mut s = self.core.state.lock();
+        let promoted = s.promote_due(Instant::now());
+        let len = s.ready;
+        drop(s);
+        self.wake(promoted);
+        len
+    }
+
+    /// Whether no item is ready.
+    ///
+    /// ```
+    /// assert!(kube_codegen_runtime::workqueue::PriorityQueue::<u8>::new().is_empty());
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The number of items handed out and not yet `done`.
+    ///
+    /// ```
+    /// let q = kube_codegen_runtime::workqueue::PriorityQueue::new();
+    /// q.add(1);
+    /// q.try_get();
+    /// assert_eq!(q.processing(), 1);
+    /// ```
+    pub fn processing(&self) -> usize {
+        self.core.state.lock().processing
+    }
+
+    /// The number of items waiting for a delay or a backoff.
+    ///
+    /// ```
+    /// assert_eq!(kube_codegen_runtime::workqueue::PriorityQueue::<u8>::new().waiting(), 0);
+    /// ```
+    pub fn waiting(&self) -> usize {
+        self.core.state.lock().waiting
+    }
+
+    /// Stops the queue: `get` returns `None` from now on, new items are ignored, and queued or
+    /// delayed items are dropped.
+    ///
+    /// ```
+    /// let q = kube_codegen_runtime::workqueue::PriorityQueue::new();
+    /// q.add(1);
+    /// q.shut_down();
+    /// assert!(q.is_shutting_down());
+    /// assert_eq!(q.try_get(), None);
+    /// ```
+    pub fn shut_down(&self) {
+        self.core.state.lock().shut_down();
+        self.core.ready.notify_waiters();
+        self.core.drained.notify_waiters();
+    }
+
+    /// [`shut_down`](Self::shut_down), then waits until every item handed out is `done`.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let q = kube_codegen_runtime::workqueue::PriorityQueue::new();
+    /// q.add(1);
+    /// let item = q.get().await.unwrap();
+    /// let drain = tokio::spawn({ let q = q.clone(); async move { q.shut_down_with_drain().await } });
+    /// q.done(&item);
+    /// drain.await.unwrap();
+    /// # }
+    /// ```
+    pub async fn shut_down_with_drain(&self) {
+        self.shut_down();
+        loop {
+            let drained = self.core.drained.notified();
+            tokio::pin!(drained);
+            drained.as_mut().enable();
+            if self.core.state.lock().processing == 0 {
+                return;
+            }
+            drained.await;
+        }
+    }
+
+    /// Whether [`shut_down`](Self::shut_down) was called.
+    ///
+    /// ```
+    /// assert!(!kube_codegen_runtime::workqueue::PriorityQueue::<u8>::new().is_shutting_down());
+    /// ```
+    pub fn is_shutting_down(&self) -> bool {
+        self.core.state.lock().shutting_down
+    }
+}
+
+#[cfg(test)]
+mod tests;
