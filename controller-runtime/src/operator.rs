@@ -170,6 +170,14 @@ pub struct Operator {
     log_filter: String,
 }
 
+/// The bounds of [`Operator::run_until`]'s `setup` and `stop`, named once for the private steps
+/// it goes through.
+trait Setup: FnOnce(&Manager) -> Result<(), BoxError> {}
+impl<F: FnOnce(&Manager) -> Result<(), BoxError>> Setup for F {}
+
+trait Stop: std::future::Future<Output = ()> + Send + 'static {}
+impl<S: std::future::Future<Output = ()> + Send + 'static> Stop for S {}
+
 impl Operator {
     /// An operator named `name`.
     pub fn new(name: impl Into<String>) -> Self {
@@ -225,17 +233,13 @@ impl Operator {
         self.manage(&flags.manager, client, setup, stop).await
     }
 
-    async fn manage<F, S>(
+    async fn manage(
         &self,
         flags: &ManagerFlags,
         client: kube::Client,
-        setup: F,
-        stop: S,
-    ) -> Result<(), OperatorError>
-    where
-        F: FnOnce(&Manager) -> Result<(), BoxError>,
-        S: std::future::Future<Output = ()> + Send + 'static,
-    {
+        setup: impl Setup,
+        stop: impl Stop,
+    ) -> Result<(), OperatorError> {
         let manager_error = |source: ManagerError| OperatorError::Manager {
             flag: ManagerFlags::flag_for(&source),
             source,
@@ -252,16 +256,12 @@ impl Operator {
     }
 
     #[cfg(feature = "embedded")]
-    async fn run_embedded<F, S>(
+    async fn run_embedded(
         self,
         flags: OperatorFlags,
-        setup: F,
-        stop: S,
-    ) -> Result<(), OperatorError>
-    where
-        F: FnOnce(&Manager) -> Result<(), BoxError>,
-        S: std::future::Future<Output = ()> + Send + 'static,
-    {
+        setup: impl Setup,
+        stop: impl Stop,
+    ) -> Result<(), OperatorError> {
         use kube::Api;
         use kube::api::PostParams;
         use kube_codegen_runtime::api_status::is_already_exists;
