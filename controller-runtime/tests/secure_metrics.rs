@@ -5,13 +5,10 @@
 mod common;
 
 use std::net::SocketAddr;
-use std::sync::Arc;
 
-use common::{eventually, http_get, http_response, init_tracing};
+use common::{eventually, http_get, http_response, init_tracing, tls_connect};
 use kube_codegen_runtime::fake::{FakeApiServer, Reaction, ResourceInfo, ServedApiServer};
 use kube_controller_runtime::{Manager, ManagerBuilder, ManagerError};
-use rustls::pki_types::ServerName;
-use rustls::pki_types::pem::PemObject;
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_util::sync::CancellationToken;
@@ -82,21 +79,7 @@ async fn start(builder: ManagerBuilder) -> (Manager, SocketAddr, SocketAddr, Can
 /// `GET /metrics` over HTTPS trusting `ca_pem`, with `Authorization: Bearer <token>` when
 /// given: the status code and the body.
 async fn https_get(addr: SocketAddr, ca_pem: &str, token: Option<&str>) -> (u16, String) {
-    let mut roots = rustls::RootCertStore::empty();
-    for cert in rustls::pki_types::CertificateDer::pem_slice_iter(ca_pem.as_bytes()) {
-        ok(roots.add(ok(cert)));
-    }
-    let config = ok(rustls::ClientConfig::builder_with_provider(Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_safe_default_protocol_versions())
-    .with_root_certificates(roots)
-    .with_no_client_auth();
-    let connector = tokio_rustls::TlsConnector::from(Arc::new(config));
-    let tcp = ok(tokio::net::TcpStream::connect(addr).await);
-    let mut tls = ok(connector
-        .connect(ok(ServerName::try_from("localhost")), tcp)
-        .await);
+    let mut tls = tls_connect(addr, ca_pem).await;
     let auth = token
         .map(|t| format!("Authorization: Bearer {t}\r\n"))
         .unwrap_or_default();

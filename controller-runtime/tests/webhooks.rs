@@ -10,7 +10,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use common::{eventually, http_get, http_response, init_tracing};
+use common::{eventually, http_get, http_response, init_tracing, tls_connect};
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::core::DynamicObject;
@@ -27,8 +27,8 @@ use rcgen::{
     BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair,
     KeyUsagePurpose, SanType,
 };
+use rustls::pki_types::CertificateDer;
 use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, ServerName};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -103,21 +103,7 @@ async fn post(
     content_type: &str,
     body: &[u8],
 ) -> (u16, String, Vec<u8>) {
-    let mut roots = rustls::RootCertStore::empty();
-    for cert in CertificateDer::pem_slice_iter(ca_pem.as_bytes()) {
-        ok(roots.add(ok(cert)));
-    }
-    let config = ok(rustls::ClientConfig::builder_with_provider(Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_safe_default_protocol_versions())
-    .with_root_certificates(roots)
-    .with_no_client_auth();
-    let connector = tokio_rustls::TlsConnector::from(Arc::new(config));
-    let tcp = ok(tokio::net::TcpStream::connect(addr).await);
-    let mut tls = ok(connector
-        .connect(ok(ServerName::try_from("localhost")), tcp)
-        .await);
+    let mut tls = tls_connect(addr, ca_pem).await;
     let peer = tls
         .get_ref()
         .1

@@ -81,6 +81,34 @@ pub async fn http_get(addr: SocketAddr, path: &str) -> (u16, String) {
     http_response(&buf)
 }
 
+/// A TLS connection to `addr` for server name `localhost`, trusting only the CAs in `ca_pem`.
+pub async fn tls_connect(
+    addr: SocketAddr,
+    ca_pem: &str,
+) -> tokio_rustls::client::TlsStream<tokio::net::TcpStream> {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, ServerName};
+    use std::sync::Arc;
+    fn ok<T, E: std::fmt::Display>(r: Result<T, E>) -> T {
+        r.unwrap_or_else(|e| panic!("{e}"))
+    }
+    let mut roots = rustls::RootCertStore::empty();
+    for cert in CertificateDer::pem_slice_iter(ca_pem.as_bytes()) {
+        ok(roots.add(ok(cert)));
+    }
+    let config = ok(rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions())
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    let connector = tokio_rustls::TlsConnector::from(Arc::new(config));
+    let tcp = ok(tokio::net::TcpStream::connect(addr).await);
+    ok(connector
+        .connect(ok(ServerName::try_from("localhost")), tcp)
+        .await)
+}
+
 /// A whole HTTP/1.1 response as read from the connection: the status code and the body.
 pub fn http_response(bytes: &[u8]) -> (u16, String) {
     let text = String::from_utf8_lossy(bytes).to_string();
