@@ -1033,3 +1033,23 @@ async fn regression_binary_data_that_is_not_base64_is_refused() {
     let cm: ConfigMap = serde_json::from_slice(&stored).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(cm.binary_data, None);
 }
+
+/// Found by `patch_application` (CI, seed 156595043847024142031675923511552537584): an apply of
+/// a ConfigMap with `data: {a: null}` stored the null, and no client could decode the
+/// ConfigMap; kube-apiserver stores `a: ""`, as Go decodes a null into a string.
+#[tokio::test]
+async fn regression_a_null_in_a_string_map_is_stored_as_go_decodes_it() {
+    let (status, stored) = patch_then_get(
+        "/api/v1/namespaces/default/configmaps/cm",
+        "?fieldManager=fuzzer&force=true",
+        "application/apply-patch+yaml",
+        json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cm"},
+               "data": {"a": null, "b": "2"}}),
+    )
+    .await;
+    assert_eq!(status, 200);
+    let cm: ConfigMap = serde_json::from_slice(&stored).unwrap_or_else(|e| panic!("{e}"));
+    let data = cm.data.unwrap_or_default();
+    assert_eq!(data.get("a").map(String::as_str), Some(""));
+    assert_eq!(data.get("b").map(String::as_str), Some("2"));
+}

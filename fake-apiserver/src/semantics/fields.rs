@@ -428,19 +428,53 @@ pub(crate) fn scan(body: &[u8], schema: Option<&Value>) -> Problems {
     out
 }
 
-/// Rewrites every string of a `[]byte` field (`format: byte`) of a built-in object as Go
-/// encodes the bytes it decodes to: kube-apiserver stores the bytes, so `"a\nGk="` and
-/// `"aGl="` read back as `"aGk="`. Strings that do not decode are left alone (the decode check
-/// refuses them first).
+/// Rewrites a built-in object as kube-apiserver stores it once Go has decoded it into its type
+/// and encoded it again: every string of a `[]byte` field (`format: byte`) as Go encodes the
+/// bytes (`"a\nGk="` and `"aGl="` read back as `"aGk="`; strings that do not decode are left to
+/// the decode check), a `null` in a map or list of scalars as the type's zero value (a
+/// ConfigMap's `data: {a: null}` is stored as `a: ""`), and a `null` field as absent.
 pub(crate) fn canonical_bytes(obj: &mut Value, definition: &str) {
     let defs = &builtin_schemas().definitions;
-    canonical_walk(obj, &builtin_root(definition), defs);
+    canonical_walk(obj, &builtin_root(definition), defs, true);
 }
 
-fn canonical_walk(v: &mut Value, schema: &Value, defs: &Map<String, Value>) {
+/// [`canonical_bytes`] for an apply configuration: `null` scalars in maps and lists become the
+/// zero value Go decodes them to (so the applier owns `data.a` holding `""`, as with
+/// kube-apiserver), while `null` fields stay for the merge to read.
+pub(crate) fn canonical_apply_config(config: &mut Value, definition: &str) {
+    let defs = &builtin_schemas().definitions;
+    canonical_walk(config, &builtin_root(definition), defs, false);
+}
+
+/// The zero value Go gives a scalar of `schema`'s type, if it is a scalar.
+fn go_zero(schema: &Value, defs: &Map<String, Value>) -> Option<Value> {
+    let (schema, def) = resolve_named(schema, defs);
+    if custom_decoded(def, schema) {
+        return None;
+    }
+    match schema.get("type").and_then(Value::as_str)? {
+        "string" => Some(json!("")),
+        "integer" | "number" => Some(json!(0)),
+        "boolean" => Some(json!(false)),
+        _ => None,
+    }
+}
+
+fn canonical_walk(v: &mut Value, schema: &Value, defs: &Map<String, Value>, drop_nulls: bool) {
     let (schema, def) = resolve_named(schema, defs);
     if custom_decoded(def, schema) {
         return;
+    }
+    let is_map = schema.get("properties").is_none()
+        && schema
+            .get("additionalProperties")
+            .is_some_and(Value::is_object);
+    match v {
+        Value::Object(m) if drop_nulls && !is_map && schema.get("properties").is_some() => {
+            // A null field decodes to nothing (a nil pointer or an omitted zero value).
+            m.retain(|_, value| !value.is_null());
+        }
+        _ => {}
     }
     match v {
         Value::String(s) if schema.get("format").and_then(Value::as_str) == Some("byte") => {
@@ -451,14 +485,25 @@ fn canonical_walk(v: &mut Value, schema: &Value, defs: &Map<String, Value>) {
         Value::Object(m) => {
             for (key, child_value) in m.iter_mut() {
                 if let Some(Some(child_schema)) = child(schema, key) {
-                    canonical_walk(child_value, child_schema, defs);
+                    if is_map
+                        && child_value.is_null()
+                        && let Some(zero) = go_zero(child_schema, defs)
+                    {
+                        *child_value = zero;
+                    }
+                    canonical_walk(child_value, child_schema, defs, drop_nulls);
                 }
             }
         }
         Value::Array(items) => {
             if let Some(item_schema) = schema.get("items") {
                 for item in items {
-                    canonical_walk(item, item_schema, defs);
+                    if item.is_null()
+                        && let Some(zero) = go_zero(item_schema, defs)
+                    {
+                        *item = zero;
+                    }
+                    canonical_walk(item, item_schema, defs, drop_nulls);
                 }
             }
         }
@@ -753,6 +798,32 @@ mod tests {
         // the first refusal in document order is the one reported
         let p = scan(br#"{"binaryData":{"k":"!"},"data":{"k":1}}"#, Some(&root));
         assert!(matches!(p.decode_error, Some(DecodeError::Base64(_))));
+    }
+
+    /// Found by `tests/fuzz.rs` (patch_application): an apply of a ConfigMap with
+    /// `data: {a: null}` stored the null, which no client decodes; kube-apiserver stores `""`.
+    #[test]
+    fn nulls_are_stored_as_go_decodes_them() {
+        let mut cm =
+            json!({"data": {"a": null, "b": "2"}, "metadata": {"name": "x", "labels": null}});
+        canonical_bytes(
+            &mut cm,
+            definition_of(Builtin::ConfigMap).unwrap_or_default(),
+        );
+        assert_eq!(
+            cm,
+            json!({"data": {"a": "", "b": "2"}, "metadata": {"name": "x"}})
+        );
+        let mut dep = json!({"spec": {"replicas": null, "template": {"spec": {"containers": [
+            {"name": "c", "args": ["a", null]}]}}}});
+        canonical_bytes(
+            &mut dep,
+            definition_of(Builtin::Deployment).unwrap_or_default(),
+        );
+        assert_eq!(
+            dep,
+            json!({"spec": {"template": {"spec": {"containers": [{"name": "c", "args": ["a", ""]}]}}}})
+        );
     }
 
     #[test]

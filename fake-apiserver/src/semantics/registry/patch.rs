@@ -277,6 +277,9 @@ pub(super) fn apply(
         None => {}
     }
     let mut config = config.clone();
+    if let Some(def) = definition {
+        fields::canonical_apply_config(&mut config, def);
+    }
     match object::name(&config) {
         "" => object::set_meta(&mut config, "name", Some(json!(name))),
         n if n != name => {
