@@ -21,10 +21,11 @@ step() {
 if [[ -n ${CI:-} ]]; then
     export CARGO_INCREMENTAL=${CARGO_INCREMENTAL:-0}
     export CARGO_PROFILE_DEV_DEBUG=${CARGO_PROFILE_DEV_DEBUG:-0}
-    # The fuzz targets (fake-apiserver/tests/fuzz.rs) draw random inputs; CI replays one fixed
-    # seed so a submission passes or fails on its code, not on the draw. Explore other seeds
-    # locally (unset, or BOLERO_RANDOM_SEED=<n>) and turn each finding into a regression test.
-    export BOLERO_RANDOM_SEED=${BOLERO_RANDOM_SEED:-1}
+    # The fuzz targets (fake-apiserver/tests/fuzz.rs) draw random inputs; CI draws them from
+    # one fixed seed so a submission passes or fails on its code, not on the draw (bolero's
+    # BOLERO_RANDOM_SEED does not do that: its random inputs always come from the OS). Explore
+    # locally (unset, or another seed) and turn each finding into a regression test.
+    export KUBE_CODEGEN_FUZZ_SEED=${KUBE_CODEGEN_FUZZ_SEED:-1}
 fi
 
 # rustfmt and clippy are rustup components a minimal toolchain may lack: install, not skip.

@@ -23,6 +23,10 @@
 //!     cargo test -p kube-fake-apiserver --release --test fuzz
 //! ```
 //!
+//! **Seeded runs.** With `KUBE_CODEGEN_FUZZ_SEED=<n>` (CI sets 1) the inputs are drawn from that
+//! seed instead of bolero's, within the same bounds, so the run is reproducible; a failure
+//! names its seed and iteration. bolero's own inputs are always drawn from the OS.
+//!
 //! `BOLERO_RANDOM_SEED=<n>` replays the seed a failure printed, `BOLERO_RANDOM_MAX_LEN` changes
 //! the input size (4096 bytes by default). **With a real fuzzing engine** (nightly, coverage
 //! guided; not tried in CI, which has stable only): `cargo install cargo-bolero` (it needs
@@ -451,12 +455,58 @@ fn rss_kib() -> u64 {
 }
 
 /// Runs `target` on every input bolero gives, on one Tokio runtime, holding memory growth.
+/// Names the input a seeded run was on if a target panics on it.
+struct SeededInput {
+    seed: u64,
+    iteration: usize,
+}
+
+impl Drop for SeededInput {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            eprintln!(
+                "fuzz input: KUBE_CODEGEN_FUZZ_SEED={} iteration {}",
+                self.seed, self.iteration
+            );
+        }
+    }
+}
+
+/// The largest input a seeded run draws (bolero's default).
+const MAX_LEN: usize = 4096;
+
 fn run(target: fn(&mut Choices<'_>) -> Target) {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap_or_else(|e| panic!("runtime: {e}"));
     let start = rss_kib();
+    // A seeded run (what CI does: `KUBE_CODEGEN_FUZZ_SEED=1`): the inputs come from that seed,
+    // so a run passes or fails on the code, not on the draw (bolero's own random inputs always
+    // come from the OS, whatever BOLERO_RANDOM_SEED says). Same bounds as below.
+    if let Some(seed) = std::env::var("KUBE_CODEGEN_FUZZ_SEED")
+        .ok()
+        .and_then(|s| s.parse::<u64>().ok())
+    {
+        let mut rng = fastrand::Rng::with_seed(seed);
+        let deadline = std::time::Instant::now() + TEST_TIME;
+        for iteration in 0..ITERATIONS {
+            if std::time::Instant::now() > deadline {
+                break;
+            }
+            let len = rng.usize(0..=MAX_LEN);
+            let data: Vec<u8> = (0..len).map(|_| rng.u8(..)).collect();
+            let guard = SeededInput { seed, iteration };
+            rt.block_on(target(&mut Choices::new(&data)));
+            drop(guard);
+            let grown = rss_kib().saturating_sub(start) / 1024;
+            assert!(
+                grown < MAX_RSS_GROWTH_MIB,
+                "resident memory grew by {grown} MiB"
+            );
+        }
+        return;
+    }
     let rt = AssertUnwindSafe(rt);
     bolero::check!()
         .with_iterations(ITERATIONS)

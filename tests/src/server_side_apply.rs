@@ -240,19 +240,26 @@ fn with_identity(object: &Value, config: Value) -> Value {
     Value::Object(out)
 }
 
-/// The object without what differs from run to run: uid, creationTimestamp, resourceVersion
-/// and the managedFields times.
+/// The object without what differs from run to run: uid, creationTimestamp, resourceVersion,
+/// the managedFields times, and the managedFields order (kube-apiserver orders entries by
+/// time, so two managers within the same second come in either order): entries are sorted by
+/// manager, operation and subresource.
 pub fn scrub(mut object: Value) -> Value {
     if let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut) {
         for key in ["uid", "creationTimestamp", "resourceVersion"] {
             meta.remove(key);
         }
         if let Some(entries) = meta.get_mut("managedFields").and_then(Value::as_array_mut) {
-            for e in entries {
+            for e in entries.iter_mut() {
                 if let Some(e) = e.as_object_mut() {
                     e.remove("time");
                 }
             }
+            let key = |e: &Value| {
+                ["manager", "operation", "subresource"]
+                    .map(|k| e[k].as_str().unwrap_or_default().to_string())
+            };
+            entries.sort_by_key(key);
         }
     }
     object

@@ -48,6 +48,11 @@ async fn server_side_apply_scenarios_against_a_real_kube_apiserver() {
     let stored: Vec<Capture> =
         serde_json::from_str(&stored).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     for (now, then) in captures.iter().zip(&stored) {
+        // Captures written before entries were sorted compare in the same order.
+        let then = &Capture {
+            object: tests::server_side_apply::scrub(then.object.clone()),
+            ..then.clone()
+        };
         assert_eq!(
             now,
             then,
