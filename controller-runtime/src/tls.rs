@@ -11,7 +11,7 @@ use rcgen::{
     KeyUsagePurpose, SanType,
 };
 use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
+use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 
 /// The server configuration and, when self-signed, the CA's PEM (what a client trusts).
 pub(crate) struct Serving {
@@ -52,27 +52,35 @@ pub(crate) fn from_dir(dir: &Path) -> Result<Serving, String> {
     })
 }
 
-/// A fresh CA and a serving certificate for `localhost`, `127.0.0.1` and `::1`.
-pub(crate) fn self_signed() -> Result<Serving, String> {
-    let e = |e: rcgen::Error| e.to_string();
-    let ca_key = KeyPair::generate().map_err(e)?;
-    let mut ca_params = CertificateParams::new(Vec::<String>::new()).map_err(e)?;
+/// A CA made here and a serving certificate it signed, all PEM.
+pub(crate) struct LocalPki {
+    /// The CA's certificate: what a client trusts.
+    pub(crate) ca_pem: String,
+    /// The serving certificate, then the CA's.
+    pub(crate) chain_pem: String,
+    /// The serving certificate's private key (PKCS #8).
+    pub(crate) key_pem: String,
+}
+
+/// A fresh CA named `<name>-ca` and a serving certificate named `name` for `localhost`,
+/// `127.0.0.1` and `::1`.
+pub(crate) fn local_pki(name: &str) -> Result<LocalPki, rcgen::Error> {
+    let ca_key = KeyPair::generate()?;
+    let mut ca_params = CertificateParams::new(Vec::<String>::new())?;
     ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
     ca_params
         .distinguished_name
-        .push(DnType::CommonName, "kube-controller-runtime-metrics-ca");
+        .push(DnType::CommonName, format!("{name}-ca"));
     ca_params.key_usages = vec![
         KeyUsagePurpose::KeyCertSign,
         KeyUsagePurpose::DigitalSignature,
     ];
-    let ca_cert = ca_params.self_signed(&ca_key).map_err(e)?;
+    let ca_cert = ca_params.self_signed(&ca_key)?;
     let issuer = Issuer::new(ca_params, ca_key);
 
-    let key = KeyPair::generate().map_err(e)?;
-    let mut params = CertificateParams::new(vec!["localhost".to_string()]).map_err(e)?;
-    params
-        .distinguished_name
-        .push(DnType::CommonName, "kube-controller-runtime-metrics");
+    let key = KeyPair::generate()?;
+    let mut params = CertificateParams::new(vec!["localhost".to_string()])?;
+    params.distinguished_name.push(DnType::CommonName, name);
     params.key_usages = vec![
         KeyUsagePurpose::DigitalSignature,
         KeyUsagePurpose::KeyEncipherment,
@@ -82,11 +90,24 @@ pub(crate) fn self_signed() -> Result<Serving, String> {
         SanType::IpAddress([127, 0, 0, 1].into()),
         SanType::IpAddress(std::net::Ipv6Addr::LOCALHOST.into()),
     ]);
-    let cert = params.signed_by(&key, &issuer).map_err(e)?;
-    let chain = vec![cert.der().clone(), ca_cert.der().clone()];
-    let private = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key.serialize_der()));
+    let cert = params.signed_by(&key, &issuer)?;
+    Ok(LocalPki {
+        ca_pem: ca_cert.pem(),
+        chain_pem: format!("{}{}", cert.pem(), ca_cert.pem()),
+        key_pem: key.serialize_pem(),
+    })
+}
+
+/// A fresh CA and a serving certificate for `localhost`, `127.0.0.1` and `::1`.
+pub(crate) fn self_signed() -> Result<Serving, String> {
+    let pki = local_pki("kube-controller-runtime-metrics").map_err(|e| e.to_string())?;
+    let chain = CertificateDer::pem_slice_iter(pki.chain_pem.as_bytes())
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| e.to_string())?;
+    let private =
+        PrivateKeyDer::from_pem_slice(pki.key_pem.as_bytes()).map_err(|e| e.to_string())?;
     Ok(Serving {
         config: config(chain, private)?,
-        ca_pem: Some(ca_cert.pem()),
+        ca_pem: Some(pki.ca_pem),
     })
 }

@@ -230,10 +230,11 @@ pub fn denied(req: &Request, denial: Denial) -> AdmissionResponse {
         message: denial.message,
         metadata: None,
         reason: denial.reason,
+        // As apimachinery's NewInvalid fills them, so kubectl says `The Mydemo "b" is invalid`.
         details: (!denial.causes.is_empty()).then(|| StatusDetails {
-            name: String::new(),
-            group: String::new(),
-            kind: String::new(),
+            name: req.name.clone(),
+            group: req.kind.group.clone(),
+            kind: req.kind.kind.clone(),
             uid: String::new(),
             causes: denial.causes,
             retry_after_seconds: 0,

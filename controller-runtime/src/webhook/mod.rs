@@ -6,7 +6,9 @@
 //! * [`admission`] — the typed traits, [`Denial`](admission::Denial), the object-safe
 //!   [`Handler`];
 //! * [`conversion`] — hub and spokes at `/convert`, all-or-nothing, round-trip loss reported;
-//! * [`server`] — the HTTPS server, its certificate reloaded when the files change, its metrics.
+//! * [`server`] — the HTTPS server, its certificate reloaded when the files change, its metrics;
+//! * [`local`] — webhooks called by an API server on loopback (tests, `--embedded`): a
+//!   certificate made here and the manifests installed pointing at this process (envtest's way).
 //!
 //! A [`Webhook::builder`] registers a kind's webhooks at Kubebuilder's paths:
 //! `/mutate-<group>-<version>-<kind>` for the defaulter and `/validate-<group>-<version>-<kind>`
@@ -54,6 +56,7 @@
 
 pub mod admission;
 pub mod conversion;
+pub mod local;
 pub mod server;
 
 use std::collections::HashMap;
