@@ -10,7 +10,7 @@ cd "$root"
 header=scripts/boilerplate.rs.txt
 status=0
 
-scripts/generate-groups.sh all example-crddemo/src/pkg/client example-crddemo/src/pkg/apis "crddemo:v1" \
+scripts/generate-groups.sh all example-crddemo/src/pkg/client example-crddemo/src/pkg/apis "crddemo:v1,v1alpha1" \
   --header-file "$header" --crd-dir example-crddemo/crd --crd-file-name '{singular}.yaml' "$@" || status=1
 
 for dir in tests/fixtures/*/; do

@@ -4,7 +4,7 @@
 //! Regenerate the client (and `crd/mydemo.yaml`) from the repository root with
 //!
 //! ```sh
-//! scripts/generate-groups.sh all example-crddemo/src/pkg/client example-crddemo/src/pkg/apis "crddemo:v1" \
+//! scripts/generate-groups.sh all example-crddemo/src/pkg/client example-crddemo/src/pkg/apis "crddemo:v1,v1alpha1" \
 //!   --header-file scripts/boilerplate.rs.txt --crd-dir example-crddemo/crd --crd-file-name '{singular}.yaml'
 //! ```
 #![deny(missing_docs)]
@@ -12,3 +12,4 @@
 pub mod controller;
 pub mod embedded;
 pub mod pkg;
+pub mod webhook;

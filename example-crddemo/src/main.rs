@@ -22,6 +22,7 @@ use example_crddemo::embedded::{DEMO_NAME, Embedded, run_demo, wait_controller_i
 use example_crddemo::pkg::client::clientset::versioned::Clientset;
 use kube_controller_runtime::flags::{LogFlags, ManagerFlags, init_logging, parse_duration};
 use kube_controller_runtime::operator::{load_config, refuse_foreign_kubeconfig};
+use kube_controller_runtime::webhook::local::LocalWebhooks;
 use kube_controller_runtime::{Manager, ManagerError};
 
 /// The Mydemo controller: for each Mydemo (crddemo.k8s.io/v1) it keeps a selector-less Service
@@ -62,10 +63,22 @@ struct Cli {
     #[arg(long, default_value_t = 0, requires = "embedded")]
     port: u16,
 
+    /// Serve crddemo's webhooks: the validating webhook (one address per Mydemo in a namespace)
+    /// and the conversion of v1alpha1 (Kubebuilder's ENABLE_WEBHOOKS). In a cluster they need
+    /// the certificate in --webhook-cert-dir and deploy/webhook.yaml; with --embedded the
+    /// certificate is made and the webhooks registered in the in-memory server.
+    #[arg(long, env = "ENABLE_WEBHOOKS", default_value_t = true, action = clap::ArgAction::Set, value_name = "BOOL")]
+    enable_webhooks: bool,
+
     /// --log-format.
     #[command(flatten)]
     log: LogFlags,
 }
+
+/// What kube-apiserver needs to call crddemo's webhooks: the ValidatingWebhookConfiguration and
+/// the CRD's conversion webhook (`--embedded` installs them pointing at this process; the
+/// Service and the certificate's documents are for a cluster).
+const WEBHOOK_MANIFESTS: &str = include_str!("../deploy/webhook.yaml");
 
 /// The Lease's name unless --leader-election-id says otherwise.
 const LEADER_ELECTION_ID: &str = "crddemo-controller";
@@ -77,14 +90,36 @@ async fn config(cli: &Cli) -> anyhow::Result<kube::Config> {
     Ok(load_config(cli.manager.kubeconfig.as_deref(), cli.master.as_deref()).await?)
 }
 
-/// The manager the controller runs under, configured by the flags.
-fn manager(flags: &ManagerFlags, client: kube::Client, opts: &Options) -> anyhow::Result<Manager> {
-    let mgr = flags
+/// Whether and where crddemo's webhooks are served.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Webhooks {
+    /// `--enable-webhooks=false`.
+    Off,
+    /// On every interface, at `--webhook-port` (a cluster's Service reaches the pod).
+    Served,
+    /// On loopback only (`--embedded`: the in-process server calls them).
+    Loopback,
+}
+
+/// The manager the controller runs under, configured by the flags, serving crddemo's webhooks
+/// unless they are off.
+fn manager(
+    flags: &ManagerFlags,
+    client: kube::Client,
+    opts: &Options,
+    webhooks: Webhooks,
+) -> anyhow::Result<Manager> {
+    let mut builder = flags
         .builder(client, LEADER_ELECTION_ID)
-        .informer_options(informer_options(opts))
-        .build()
-        .map_err(flag_error)?;
+        .informer_options(informer_options(opts));
+    if webhooks == Webhooks::Loopback {
+        builder = builder.webhook_host("127.0.0.1");
+    }
+    let mgr = builder.build().map_err(flag_error)?;
     mgr.add_healthz_check("ping", kube_controller_runtime::healthz::ping)?;
+    if webhooks != Webhooks::Off {
+        example_crddemo::webhook::register(&mgr).context("registering crddemo's webhooks")?;
+    }
     Ok(mgr)
 }
 
@@ -126,7 +161,12 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     if !cli.embedded {
         let config = config(&cli).await?;
         let client = kube::Client::try_from(config).context("cannot build a Kubernetes client")?;
-        let mgr = manager(&cli.manager, client, &opts)?;
+        let webhooks = if cli.enable_webhooks {
+            Webhooks::Served
+        } else {
+            Webhooks::Off
+        };
+        let mgr = manager(&cli.manager, client, &opts, webhooks)?;
         return run_managed(mgr, opts, shutdown_signal()).await;
     }
 
@@ -142,18 +182,29 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     };
     let embedded = Embedded::start(cli.port, &kubeconfig).await?;
     eprintln!("{}", embedded.usage());
-    // Whatever happens, the embedded server stops and its temporary kubeconfig goes.
-    let result = run_embedded(&cli, &embedded, opts).await;
+    let cert_dir = std::env::temp_dir().join(format!(
+        "crddemo-embedded-{}-webhook-certs",
+        std::process::id()
+    ));
+    // Whatever happens, the embedded server stops and its temporary files go.
+    let result = run_embedded(&cli, &embedded, opts, &cert_dir).await;
     embedded.shutdown().await;
     if cli.manager.kubeconfig.is_none() {
         let _ = std::fs::remove_file(&kubeconfig);
     }
+    let _ = std::fs::remove_dir_all(&cert_dir);
     result
 }
 
 /// `--embedded`: the controller (and with `--demo` the walkthrough) against the in-memory
-/// server.
-async fn run_embedded(cli: &Cli, embedded: &Embedded, opts: Options) -> anyhow::Result<()> {
+/// server; the webhooks, unless disabled, on a loopback port the server calls with a
+/// certificate made in `cert_dir`.
+async fn run_embedded(
+    cli: &Cli,
+    embedded: &Embedded,
+    opts: Options,
+    cert_dir: &std::path::Path,
+) -> anyhow::Result<()> {
     let client = embedded.client().await?;
     let clientset = Clientset::new(client.clone());
     // Against the in-process server: no probe or metrics port unless asked for, so two
@@ -163,7 +214,36 @@ async fn run_embedded(cli: &Cli, embedded: &Embedded, opts: Options) -> anyhow::
     flags
         .leader_election_namespace
         .get_or_insert_with(|| "default".into());
-    let mgr = manager(&flags, client, &opts)?;
+    let local = if cli.enable_webhooks {
+        // A free loopback port and a certificate made here, as envtest runs webhooks.
+        flags.webhook_port = 0;
+        flags.webhook_cert_dir = cert_dir.to_path_buf();
+        Some(LocalWebhooks::generate(cert_dir)?)
+    } else {
+        None
+    };
+    let webhooks = if local.is_some() {
+        Webhooks::Loopback
+    } else {
+        Webhooks::Off
+    };
+    let mgr = manager(&flags, client.clone(), &opts, webhooks)?;
+    if let Some(local) = local {
+        let (mgr, client) = (mgr.clone(), client.clone());
+        tokio::spawn(async move {
+            match local
+                .install_when_serving(&mgr, &client, WEBHOOK_MANIFESTS)
+                .await
+            {
+                Ok(installed) => {
+                    tracing::info!(?installed, "webhooks registered in the in-memory server")
+                }
+                Err(e) => {
+                    tracing::error!("cannot register the webhooks in the in-memory server: {e}")
+                }
+            }
+        });
+    }
     if cli.demo {
         let controller = Controller::with_manager(&mgr, opts)?;
         let (done_tx, done_rx) = tokio::sync::oneshot::channel::<()>();

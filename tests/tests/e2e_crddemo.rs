@@ -18,6 +18,12 @@
 //!   its ServiceAccount from the TokenRequest API, the controller run with only that identity;
 //!   `deploy/deployment.yaml` validated by a server-side dry run.
 //!
+//! * `crddemo_webhooks_validate_and_convert`: the binary serves its webhooks with a certificate
+//!   the test made, `deploy/webhook.yaml` is installed pointing at it (envtest's way,
+//!   `kube_controller_runtime::webhook::local`), and kubectl shows both behaviours: a second
+//!   Mydemo at a taken address refused with the first one's name, in either version, and the
+//!   `v1alpha1` version read and written through the conversion webhook.
+//!
 //! A bare kube-apiserver has no garbage collector: after a Mydemo is deleted its Service and
 //! EndpointSlice stay, so the tests assert their owner references instead of their removal.
 
@@ -145,6 +151,10 @@ impl Crddemo {
             "--health-probe-bind-address".into(),
             "127.0.0.1:0".into(),
         ];
+        // A bare kube-apiserver has no cert-manager: the webhooks only where a test sets them up.
+        if !extra.iter().any(|a| a.starts_with("--enable-webhooks")) {
+            args.push("--enable-webhooks=false".into());
+        }
         args.extend(extra.iter().map(OsString::from));
         let env = [
             (OsString::from("RUST_LOG"), OsString::from(rust_log)),
@@ -1656,4 +1666,265 @@ async fn managers_elect_one_leader_on_kube_apiserver() {
     eprintln!("[e2e] takeover after a release: {took:.2?}");
     assert!(took < Duration::from_secs(2), "{took:?}");
     task_c.abort();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Webhooks
+// ---------------------------------------------------------------------------------------------
+
+/// A port free on loopback a moment ago.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .unwrap()
+}
+
+/// `kubectl create -f` of `yaml`: Ok(stdout) or Err(stderr).
+fn kubectl_create(
+    server: &RealApiServer,
+    dir: &Path,
+    name: &str,
+    yaml: &str,
+) -> Result<String, String> {
+    let file = dir.join(format!("{name}.yaml"));
+    std::fs::write(&file, yaml).unwrap();
+    let out = server
+        .kubectl()
+        .args(["create", "-f"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    if out.status.success() {
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    } else {
+        Err(String::from_utf8_lossy(&out.stderr).into_owned())
+    }
+}
+
+fn v1_yaml(ns: &str, name: &str, ip: &str, port: i32) -> String {
+    format!(
+        "apiVersion: crddemo.k8s.io/v1\nkind: Mydemo\nmetadata:\n  name: {name}\n  namespace: {ns}\nspec:\n  ip: \"{ip}\"\n  port: {port}\n"
+    )
+}
+
+fn mydemo_at(name: &str, ip: &str, port: i32) -> Mydemo {
+    Mydemo {
+        metadata: ObjectMeta {
+            name: Some(name.into()),
+            ..ObjectMeta::default()
+        },
+        spec: MydemoSpec {
+            ip: ip.into(),
+            port,
+        },
+        status: None,
+    }
+}
+
+fn v1alpha1_yaml(ns: &str, name: &str, address: &str) -> String {
+    format!(
+        "apiVersion: crddemo.k8s.io/v1alpha1\nkind: Mydemo\nmetadata:\n  name: {name}\n  namespace: {ns}\nspec:\n  address: \"{address}\"\n"
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn crddemo_webhooks_validate_and_convert() {
+    use kube_controller_runtime::webhook::local::LocalWebhooks;
+
+    let server = start_server().await;
+    let client = server.client().unwrap();
+    let ns = unique_namespace("crddemo-webhooks");
+    create_namespace(&client, &ns).await;
+    let dir = tempfile::Builder::new()
+        .prefix("crddemo-webhooks.")
+        .tempdir()
+        .unwrap();
+    let cert_dir = dir.path().join("certs");
+    let local = LocalWebhooks::generate(&cert_dir).unwrap();
+    let port = free_port();
+    let mut demo = Crddemo::start(
+        server.kubeconfig_path(),
+        CONTROLLER_LOG,
+        &[
+            "--enable-webhooks=true",
+            &format!("--webhook-port={port}"),
+            &format!("--webhook-cert-dir={}", cert_dir.display()),
+        ],
+    );
+    demo.wait_log("serving webhooks", CONVERGE, |e| {
+        e["message"] == "serving webhooks"
+    })
+    .await;
+    let manifests =
+        std::fs::read_to_string(repo_root().join("example-crddemo/deploy/webhook.yaml")).unwrap();
+    let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+    let installed = local.install(&client, &manifests, addr).await.unwrap();
+    assert_eq!(
+        installed,
+        [
+            "ValidatingWebhookConfiguration/crddemo-validating-webhook-configuration",
+            format!("CustomResourceDefinition/{CRD}").as_str(),
+        ]
+    );
+    wait_crd_established(&client, CRD).await.unwrap();
+
+    // The first Mydemo at 127.0.0.1:8080 is allowed (the configuration may take a moment to
+    // reach the API server's webhook cache: retry until the webhook answers a duplicate).
+    kubectl_create(
+        &server,
+        dir.path(),
+        "a",
+        &v1_yaml(&ns, "a", "127.0.0.1", 8080),
+    )
+    .unwrap();
+    let message = format!(
+        "admission webhook \"vmydemo.crddemo.k8s.io\" denied the request: address 127.0.0.1:8080 is already used by Mydemo {ns}/a"
+    );
+    let cause = format!("Duplicate value: \"127.0.0.1:8080\": already used by Mydemo {ns}/a");
+    let demos = Clientset::new(client.clone()).crddemo_v1().mydemos(&ns);
+    let mut attempt = 0;
+    let status = eventually(
+        "the validating webhook to refuse a taken address",
+        CONVERGE,
+        async || {
+            attempt += 1;
+            let name = format!("b{attempt}");
+            match demos
+                .create(&mydemo_at(&name, "127.0.0.1", 8080), &PostParams::default())
+                .await
+            {
+                Err(kube::Error::Api(status)) if status.code == 422 => Ok(status),
+                Err(e) => Err(e.to_string()),
+                Ok(_) => {
+                    kubectl(&server, &["delete", "mydemo", "-n", &ns, &name]);
+                    Err(format!("{name} was created"))
+                }
+            }
+        },
+    )
+    .await;
+    assert_eq!(
+        (status.reason.as_str(), status.message.as_str()),
+        ("Invalid", message.as_str())
+    );
+    let details = status.details.unwrap_or_else(|| panic!("no details"));
+    assert_eq!(
+        (details.kind.as_str(), details.group.as_str()),
+        ("Mydemo", "crddemo.k8s.io")
+    );
+    assert_eq!(details.causes.len(), 1, "{details:?}");
+    assert_eq!(
+        (
+            details.causes[0].reason.as_str(),
+            details.causes[0].field.as_str(),
+            details.causes[0].message.as_str()
+        ),
+        ("FieldValueDuplicate", "spec.port", cause.as_str())
+    );
+    // What a kubectl user reads.
+    let err = kubectl_create(
+        &server,
+        dir.path(),
+        "b",
+        &v1_yaml(&ns, "b", "127.0.0.1", 8080),
+    )
+    .unwrap_err();
+    assert!(
+        err.contains(&format!("The Mydemo \"b\" is invalid: spec.port: {cause}")),
+        "{err}"
+    );
+
+    // v1alpha1, through the conversion webhook: create, read in both versions.
+    kubectl_create(
+        &server,
+        dir.path(),
+        "c",
+        &v1alpha1_yaml(&ns, "c", "[fd00::10]:9090"),
+    )
+    .unwrap();
+    let v1_c = kubectl(
+        &server,
+        &[
+            "get",
+            "mydemos.v1.crddemo.k8s.io",
+            "c",
+            "-n",
+            &ns,
+            "-o",
+            "jsonpath={.spec.ip} {.spec.port}",
+        ],
+    );
+    assert_eq!(v1_c, "fd00::10 9090");
+    let alpha_a = kubectl(
+        &server,
+        &[
+            "get",
+            "mydemos.v1alpha1.crddemo.k8s.io",
+            "a",
+            "-n",
+            &ns,
+            "-o",
+            "jsonpath={.apiVersion} {.spec.address}",
+        ],
+    );
+    assert_eq!(alpha_a, "crddemo.k8s.io/v1alpha1 127.0.0.1:8080");
+    let listed = kubectl(
+        &server,
+        &[
+            "get",
+            "mydemos.v1alpha1.crddemo.k8s.io",
+            "-n",
+            &ns,
+            "-o",
+            "jsonpath={.items[*].spec.address}",
+        ],
+    );
+    assert_eq!(listed, "127.0.0.1:8080 [fd00::10]:9090");
+
+    // The validator sees a v1alpha1 create as v1 (matchPolicy Equivalent): same refusal.
+    let err = kubectl_create(
+        &server,
+        dir.path(),
+        "d",
+        &v1alpha1_yaml(&ns, "d", "127.0.0.1:8080"),
+    )
+    .unwrap_err();
+    assert!(
+        err.contains(&format!("The Mydemo \"d\" is invalid: spec.port: {cause}")),
+        "{err}"
+    );
+    // An address the conversion cannot read: the conversion webhook's reason.
+    let err = kubectl_create(
+        &server,
+        dir.path(),
+        "e",
+        &v1alpha1_yaml(&ns, "e", "nowhere"),
+    )
+    .unwrap_err();
+    assert!(
+        err.contains("spec.address \\\"nowhere\\\" is no <ip>:<port> (no port)")
+            || err.contains("spec.address \"nowhere\" is no <ip>:<port> (no port)"),
+        "{err}"
+    );
+
+    // The controller serves the Mydemo made through v1alpha1; its status reads in v1alpha1.
+    let ready = eventually("c to become Ready", CONVERGE, async || {
+        let out = kubectl(
+            &server,
+            &[
+                "get",
+                "mydemos.v1alpha1.crddemo.k8s.io",
+                "c",
+                "-n",
+                &ns,
+                "-o",
+                "jsonpath={.status.conditions[?(@.type==\"Ready\")].status} {.status.conditions[?(@.type==\"Ready\")].message}",
+            ],
+        );
+        if out.starts_with("True ") { Ok(out) } else { Err(out) }
+    })
+    .await;
+    assert!(ready.starts_with("True "), "{ready}");
+    demo.assert_running();
 }

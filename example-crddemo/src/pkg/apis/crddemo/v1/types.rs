@@ -3,6 +3,7 @@ use serde::{Deserialize, Serialize};
 
 // +genclient
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+// +kubebuilder:storageversion
 // +kubebuilder:printcolumn:name=IP,type=string,JSONPath=`.spec.ip`
 // +kubebuilder:printcolumn:name=Port,type=integer,JSONPath=`.spec.port`
 // +kubebuilder:printcolumn:name=Ready,type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`

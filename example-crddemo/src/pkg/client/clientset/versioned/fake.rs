@@ -37,6 +37,7 @@ impl Clientset {
     pub fn resources() -> Vec<::kube_codegen_runtime::resource::ResourceInfo> {
         let mut resources = Vec::new();
         resources.extend_from_slice(crate::pkg::apis::crddemo::v1::RESOURCES);
+        resources.extend_from_slice(crate::pkg::apis::crddemo::v1alpha1::RESOURCES);
         resources
     }
 

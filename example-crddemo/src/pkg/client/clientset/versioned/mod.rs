@@ -51,6 +51,12 @@ impl Clientset {
     pub fn crddemo_v1(&self) -> self::typed::crddemo::v1::CrddemoV1Client {
         self::typed::crddemo::v1::CrddemoV1Client::new(self.client.clone())
     }
+
+    /// The client of the `crddemo.k8s.io/v1alpha1` API.
+    #[inline]
+    pub fn crddemo_v1alpha1(&self) -> self::typed::crddemo::v1alpha1::CrddemoV1alpha1Client {
+        self::typed::crddemo::v1alpha1::CrddemoV1alpha1Client::new(self.client.clone())
+    }
 }
 
 impl From<kube::Client> for Clientset {

@@ -57,6 +57,10 @@ impl SharedInformerFactory {
                 use crate::pkg::apis::crddemo::v1::Mydemo as K;
                 Ok(self.inner.generic_informer_for::<K>())
             }
+            ("crddemo.k8s.io", "v1alpha1", "mydemos") => {
+                use crate::pkg::apis::crddemo::v1alpha1::Mydemo as K;
+                Ok(self.inner.generic_informer_for::<K>())
+            }
             _ => self.inner.for_resource(gvr),
         }
     }

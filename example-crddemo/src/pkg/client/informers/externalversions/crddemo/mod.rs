@@ -6,6 +6,8 @@
 //! Informers of the `crddemo.k8s.io` API group.
 #[rustfmt::skip]
 pub mod v1;
+#[rustfmt::skip]
+pub mod v1alpha1;
 
 /// Informers of the `crddemo.k8s.io` API group, one accessor per version.
 #[derive(Clone, Copy)]
@@ -24,5 +26,11 @@ impl<'a> CrddemoInformers<'a> {
     #[inline]
     pub fn v1(&self) -> self::v1::CrddemoV1Informers<'a> {
         self::v1::CrddemoV1Informers::new(self.factory)
+    }
+
+    /// Informers of the `crddemo.k8s.io/v1alpha1` API.
+    #[inline]
+    pub fn v1alpha1(&self) -> self::v1alpha1::CrddemoV1alpha1Informers<'a> {
+        self::v1alpha1::CrddemoV1alpha1Informers::new(self.factory)
     }
 }

@@ -6,3 +6,5 @@
 //! Typed clients of the `crddemo.k8s.io` API group.
 #[rustfmt::skip]
 pub mod v1;
+#[rustfmt::skip]
+pub mod v1alpha1;
