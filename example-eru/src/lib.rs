@@ -14,6 +14,7 @@ pub mod controller;
 pub mod embedded;
 pub mod pkg;
 pub mod schedule;
+pub mod webhook;
 
 /// The Deployment annotation that asks for an Eru: `mtsre.meitu.com/eru: "true"`.
 pub const ERU_ANNOTATION: &str = "mtsre.meitu.com/eru";

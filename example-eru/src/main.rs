@@ -13,9 +13,11 @@ use anyhow::Context as _;
 use clap::{Parser, Subcommand};
 use example_eru::controller::{self, Options};
 use example_eru::embedded::{Embedded, run_demo};
+use example_eru::webhook::DefaultTimeZone;
 use kube_codegen_runtime::InformerOptions;
 use kube_controller_runtime::flags::{LogFlags, ManagerFlags, init_logging};
 use kube_controller_runtime::operator::{load_config, refuse_foreign_kubeconfig};
+use kube_controller_runtime::webhook::local::LocalWebhooks;
 use kube_controller_runtime::{Manager, shutdown_signal};
 
 /// Rolls Deployments on cron schedules: a Deployment annotated mtsre.meitu.com/eru: "true" gets
@@ -43,6 +45,17 @@ struct Cli {
     /// mtsre.meitu.com/eru-schedule annotation.
     #[arg(long, value_name = "CRON", default_value = "0 3 * * *")]
     default_schedule: String,
+
+    /// The time zone (IANA, e.g. Asia/Shanghai) the defaulting webhook gives an Eru created or
+    /// updated without spec.timeZone.
+    #[arg(long, value_name = "ZONE", default_value = "UTC")]
+    default_time_zone: String,
+
+    /// Serve the defaulting webhook (Kubebuilder's ENABLE_WEBHOOKS). In a cluster it needs the
+    /// certificate in --webhook-cert-dir and deploy/webhook.yaml; with --embedded the
+    /// certificate is made and the webhook registered in the in-memory server.
+    #[arg(long, env = "ENABLE_WEBHOOKS", default_value_t = true, action = clap::ArgAction::Set, value_name = "BOOL")]
+    enable_webhooks: bool,
 
     /// Reconciles running at once.
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..))]
@@ -75,6 +88,11 @@ enum Command {
     Crd,
 }
 
+/// What kube-apiserver needs to call the defaulting webhook (`--embedded` installs the
+/// MutatingWebhookConfiguration pointing at this process; the Service and the certificate's
+/// documents are for a cluster).
+const WEBHOOK_MANIFESTS: &str = include_str!("../deploy/webhook.yaml");
+
 /// The Lease's name unless --leader-election-id says otherwise.
 const LEADER_ELECTION_ID: &str = "eru-operator";
 
@@ -84,16 +102,30 @@ async fn config(cli: &Cli) -> anyhow::Result<kube::Config> {
 }
 
 /// The manager the operator runs under: leader election, probes, metrics, the cache scoped to
-/// `--namespace`, managed fields stripped.
-fn manager(flags: &ManagerFlags, client: kube::Client) -> anyhow::Result<Manager> {
-    flags
-        .builder(client, LEADER_ELECTION_ID)
-        .informer_options(flags.informer_options(InformerOptions::default().strip_managed_fields()))
+/// `--namespace`, managed fields stripped; with `webhook`, the defaulting webhook (on
+/// loopback only when `loopback`).
+fn manager(
+    flags: &ManagerFlags,
+    client: kube::Client,
+    webhook: Option<DefaultTimeZone>,
+    loopback: bool,
+) -> anyhow::Result<Manager> {
+    let mut builder = flags.builder(client, LEADER_ELECTION_ID).informer_options(
+        flags.informer_options(InformerOptions::default().strip_managed_fields()),
+    );
+    if loopback {
+        builder = builder.webhook_host("127.0.0.1");
+    }
+    let mgr = builder
         .build()
         .map_err(|e| match ManagerFlags::flag_for(&e) {
             Some(flag) => anyhow::Error::from(e).context(flag),
             None => anyhow::Error::from(e).context("invalid manager settings"),
-        })
+        })?;
+    if let Some(zone) = webhook {
+        example_eru::webhook::register(&mgr, zone).context("registering the defaulting webhook")?;
+    }
+    Ok(mgr)
 }
 
 async fn run(cli: Cli) -> anyhow::Result<()> {
@@ -103,10 +135,12 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         instance: String::new(),
     };
     opts.validate().context("--default-schedule")?;
+    let zone = DefaultTimeZone::new(&cli.default_time_zone).context("--default-time-zone")?;
+    let webhook = cli.enable_webhooks.then_some(zone);
     if !cli.embedded {
         let config = config(&cli).await?;
         let client = kube::Client::try_from(config).context("cannot build a Kubernetes client")?;
-        let mgr = manager(&cli.manager, client)?;
+        let mgr = manager(&cli.manager, client, webhook, false)?;
         controller::setup(&mgr, &opts, controller::system_clock())?;
         log_addresses(&mgr);
         mgr.start(shutdown_signal()).await?;
@@ -131,9 +165,35 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     if flags.leader_election_namespace.is_none() && flags.namespace.is_none() {
         flags.leader_election_namespace = Some("default".into());
     }
-    let mgr = manager(&flags, client.clone())?;
+    let cert_dir =
+        std::env::temp_dir().join(format!("eru-embedded-{}-webhook-certs", std::process::id()));
+    let local = if webhook.is_some() {
+        // A free loopback port and a certificate made here, as envtest runs webhooks.
+        flags.webhook_port = 0;
+        flags.webhook_cert_dir = cert_dir.clone();
+        Some(LocalWebhooks::generate(&cert_dir)?)
+    } else {
+        None
+    };
+    let mgr = manager(&flags, client.clone(), webhook, true)?;
     controller::setup(&mgr, &opts, controller::system_clock())?;
     log_addresses(&mgr);
+    if let Some(local) = local {
+        let (mgr, client) = (mgr.clone(), client.clone());
+        tokio::spawn(async move {
+            match local
+                .install_when_serving(&mgr, &client, WEBHOOK_MANIFESTS)
+                .await
+            {
+                Ok(installed) => {
+                    tracing::info!(?installed, "webhooks registered in the in-memory server");
+                }
+                Err(e) => {
+                    tracing::error!("cannot register the webhooks in the in-memory server: {e}");
+                }
+            }
+        });
+    }
     let result = if cli.demo {
         let namespace = flags.namespace.clone().unwrap_or_else(|| "default".into());
         let (done_tx, done_rx) = tokio::sync::oneshot::channel::<()>();
@@ -161,6 +221,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     if cli.manager.kubeconfig.is_none() {
         let _ = std::fs::remove_file(&kubeconfig);
     }
+    let _ = std::fs::remove_dir_all(&cert_dir);
     result
 }
 
@@ -212,6 +273,8 @@ mod tests {
         let cli = Cli::try_parse_from(["eru-operator"]).unwrap_or_else(|e| panic!("{e}"));
         assert!(cli.manager.leader_elect);
         assert_eq!(cli.default_schedule, "0 3 * * *");
+        assert_eq!(cli.default_time_zone, "UTC");
+        assert!(cli.enable_webhooks);
         assert_eq!(cli.manager.metrics_bind_address(), "0");
         let cli = Cli::try_parse_from([
             "eru-operator",

@@ -15,6 +15,10 @@
 //!   time zone that does not exist, `schedule: "* * *"`, a cron string that passes the CRD's rule
 //!   but no parser, a bad schedule annotation: refused by the schema with a clear message, or a
 //!   clear condition and Event, never a rollout or a crash.
+//! * `defaulting_webhook_sets_the_time_zone`: the operator serves its defaulting webhook with a
+//!   certificate the test made, `deploy/webhook.yaml` is installed pointing at it (envtest's
+//!   way, `kube_controller_runtime::webhook::local`): an Eru created without `spec.timeZone`
+//!   gets `--default-time-zone`, one with a zone keeps it, a dry run shows the default too.
 //! * `slot_accuracy` (ignored; run it with `--ignored --nocapture`): 100 slots on a per-second
 //!   schedule, scheduled time → patch time, p50/p99, beside a bare client patching at the same
 //!   slots.
@@ -148,6 +152,10 @@ impl Operator {
             "--log-format=json".into(),
         ]
         .into();
+        // A bare kube-apiserver has no cert-manager: the webhook only where a test sets it up.
+        if !extra.iter().any(|a| a.starts_with("--enable-webhooks")) {
+            args.push("--enable-webhooks=false".into());
+        }
         args.extend(extra.iter().map(OsString::from));
         let env = [
             (OsString::from("RUST_LOG"), OsString::from(OPERATOR_LOG)),
@@ -1144,6 +1152,120 @@ async fn bad_input_is_refused_or_reported() {
 // ---------------------------------------------------------------------------------------------
 // Slot accuracy (a measurement, not a test: ignored by default)
 // ---------------------------------------------------------------------------------------------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn defaulting_webhook_sets_the_time_zone() {
+    use kube_controller_runtime::webhook::local::LocalWebhooks;
+
+    let _timer = Timer::new("eru_defaulting_webhook");
+    tokio::task::spawn_blocking(eru_binary)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let ns = format!("eru-webhook-{}", tests::e2e::run_id());
+    let server = start_server(Vec::new()).await;
+    let admin = server.client().unwrap_or_else(|e| panic!("{e}"));
+    create_namespace(&admin, &ns)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let cert_dir = dir.path().join("certs");
+    let local = LocalWebhooks::generate(&cert_dir).unwrap_or_else(|e| panic!("{e}"));
+    let port = free_port();
+    let mut op = Operator::start(
+        "op",
+        server.kubeconfig_path(),
+        &ns,
+        &[
+            "--enable-webhooks=true",
+            "--default-time-zone=Asia/Shanghai",
+            &format!("--webhook-port={port}"),
+            &format!("--webhook-cert-dir={}", cert_dir.display()),
+        ],
+    );
+    eventually(
+        "the webhook server to listen",
+        Duration::from_secs(30),
+        async || {
+            op.assert_running();
+            if op
+                .entries()
+                .iter()
+                .any(|e| e["message"] == "serving webhooks")
+            {
+                Ok(())
+            } else {
+                Err("not yet".to_string())
+            }
+        },
+    )
+    .await;
+    let manifests =
+        std::fs::read_to_string(deploy_file("webhook.yaml")).unwrap_or_else(|e| panic!("{e}"));
+    let installed = local
+        .install(
+            &admin,
+            &manifests,
+            std::net::SocketAddr::from(([127, 0, 0, 1], port)),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        installed,
+        ["MutatingWebhookConfiguration/eru-operator-mutating-webhook-configuration"]
+    );
+
+    // The configuration reaches the API server's webhook cache within a moment: retry with new
+    // names until an Eru comes back defaulted.
+    let mut attempt = 0;
+    let name = eventually(
+        "an Eru defaulted by the webhook",
+        Duration::from_secs(30),
+        async || {
+            attempt += 1;
+            let name = format!("nightly-{attempt}");
+            let yaml = eru_yaml(&name, "  deployment: web\n  schedule: \"0 3 * * *\"\n");
+            let (ok, out) = kubectl_create(&server, dir.path(), &ns, &name, &yaml, &[]);
+            if !ok {
+                return Err(out);
+            }
+            let eru = get_eru(&admin, &ns, &name).await?.ok_or("not stored")?;
+            match eru.spec.time_zone.as_deref() {
+                Some("Asia/Shanghai") => Ok(name),
+                other => Err(format!("{name}: timeZone {other:?}")),
+            }
+        },
+    )
+    .await;
+    eprintln!("[e2e] {name} defaulted after {attempt} attempt(s)");
+
+    // A zone given is kept; a dry run shows the default without storing anything.
+    let yaml = eru_yaml(
+        "paris",
+        "  deployment: web\n  schedule: \"0 3 * * *\"\n  timeZone: Europe/Paris\n",
+    );
+    let (ok, out) = kubectl_create(&server, dir.path(), &ns, "paris", &yaml, &[]);
+    assert!(ok, "{out}");
+    let paris = get_eru(&admin, &ns, "paris")
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
+        .unwrap_or_else(|| panic!("paris not stored"));
+    assert_eq!(paris.spec.time_zone.as_deref(), Some("Europe/Paris"));
+    let yaml = eru_yaml("dry", "  deployment: web\n  schedule: \"0 3 * * *\"\n");
+    let (ok, out) = kubectl_create(
+        &server,
+        dir.path(),
+        &ns,
+        "dry",
+        &yaml,
+        &["--dry-run=server", "-o", "jsonpath={.spec.timeZone}"],
+    );
+    assert!(ok && out == "Asia/Shanghai", "{out}");
+    assert!(
+        matches!(get_eru(&admin, &ns, "dry").await, Ok(None)),
+        "a dry run stores nothing"
+    );
+    op.assert_running();
+}
 
 fn percentile(sorted: &[f64], p: f64) -> f64 {
     if sorted.is_empty() {
