@@ -9,6 +9,9 @@
 //! * `two_informers_on_one_factory_share_one_watch`: the client's requests are counted by a tower
 //!   layer; two informers of one kind from one factory (and two of `Service`) cost exactly one
 //!   LIST and one WATCH per resource, while a second factory opens its own.
+//! * `watch_list_syncs_with_one_watch`: with `InformerOptions::watch_list`, the informer's only
+//!   collection request is one WATCH with `sendInitialEvents=true` (kube-apiserver v1.37 serves
+//!   WatchList): the cache holds what existed, and later changes arrive on the same stream.
 //! * `informer_converges_after_an_apiserver_restart`: kube-apiserver is stopped while an informer
 //!   runs and started again; a change made right after it is back reaches the informer and its
 //!   lister.
@@ -764,5 +767,64 @@ async fn informer_converges_after_an_apiserver_restart() {
     assert!(after.0 >= 2, "the informer relisted: {after:?}");
     assert!(after.1 > before.1, "the informer watched again: {after:?}");
 
+    factory.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watch_list_syncs_with_one_watch() {
+    let _timer = Timer::new("watch_list");
+    let server = shared().await;
+    let ns = namespace(&server.client().unwrap(), "watch_list").await;
+    let (client, requests) = counting_client(server);
+    let clientset = Clientset::new(client.clone());
+    let demos = clientset.crddemo_v1().mydemos(&ns);
+    for (name, port) in [("a", 1), ("b", 2)] {
+        demos
+            .create(&mydemo(name, port, &[]), &PostParams::default())
+            .await
+            .unwrap();
+    }
+    let factory = SharedInformerFactory::builder(&clientset)
+        .options(
+            InformerOptions::default()
+                .namespace(ns.clone())
+                .watch_list(true),
+        )
+        .build();
+    let informer = factory.crddemo().v1().mydemos();
+    factory.start();
+    let synced = tokio::time::timeout(WAIT, factory.wait_for_cache_sync())
+        .await
+        .expect("caches did not sync in time");
+    assert!(synced.all_synced(), "{:?}", synced.failed());
+    let mut keys = informer.informer().store().list_keys();
+    keys.sort();
+    assert_eq!(keys, [format!("{ns}/a"), format!("{ns}/b")]);
+
+    demos
+        .create(&mydemo("c", 3, &[]), &PostParams::default())
+        .await
+        .unwrap();
+    let deadline = Instant::now() + WAIT;
+    while informer
+        .informer()
+        .store()
+        .get_by_key(&format!("{ns}/c"))
+        .is_none()
+    {
+        assert!(Instant::now() < deadline, "c never reached the cache");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let path = format!("/apis/crddemo.k8s.io/v1/namespaces/{ns}/mydemos");
+    let reads: Vec<String> = requests
+        .collection_gets()
+        .into_iter()
+        .filter(|r| r.starts_with(&format!("GET {path}?")))
+        .collect();
+    assert_eq!(reads.len(), 1, "{reads:#?}");
+    assert!(
+        reads[0].contains("watch=true") && reads[0].contains("sendInitialEvents=true"),
+        "{reads:#?}"
+    );
     factory.shutdown().await;
 }

@@ -465,6 +465,8 @@ impl Inner {
                 page_size: options.get_page_size(),
                 watch_timeout: options.get_watch_timeout(),
                 backoff: options.get_backoff(),
+                watch_list: options.get_watch_list(),
+                watch_list_refused: Default::default(),
                 name: name.clone(),
             },
             name,
@@ -1071,15 +1073,11 @@ impl Inner {
 }
 
 impl Sink for Inner {
-    fn replace(
-        &self,
-        items: &[Box<serde_json::value::RawValue>],
-        resource_version: String,
-    ) -> serde_json::Result<()> {
-        let items = items
-            .iter()
-            .map(|raw| (self.decode)(raw.get()).map(|(o, _)| o))
-            .collect::<serde_json::Result<Vec<Obj>>>()?;
+    fn decode(&self, object: &serde_json::value::RawValue) -> serde_json::Result<Obj> {
+        (self.decode)(object.get()).map(|(o, _)| o)
+    }
+
+    fn replace(&self, items: Vec<Obj>, resource_version: String) {
         let st = self.state.lock();
         let diff = self.writer.replace(items, resource_version.clone());
         self.store_rv.send_replace(resource_version);
@@ -1115,7 +1113,6 @@ impl Sink for Inner {
             Self::broadcast(&st, Notification::Synced);
             self.sync_tx.send_replace(SyncState::Synced);
         }
-        Ok(())
     }
 
     fn apply(

@@ -60,6 +60,7 @@ pub struct InformerOptions {
     page_size: Option<u32>,
     watch_timeout: Option<Duration>,
     backoff: BackoffConfig,
+    watch_list: bool,
 }
 
 impl Default for InformerOptions {
@@ -72,6 +73,7 @@ impl Default for InformerOptions {
             page_size: Some(DEFAULT_PAGE_SIZE),
             watch_timeout: None,
             backoff: BackoffConfig::default(),
+            watch_list: false,
         }
     }
 }
@@ -86,6 +88,7 @@ impl fmt::Debug for InformerOptions {
             .field("page_size", &self.page_size)
             .field("watch_timeout", &self.watch_timeout)
             .field("backoff", &self.backoff)
+            .field("watch_list", &self.watch_list)
             .finish()
     }
 }
@@ -164,6 +167,22 @@ impl InformerOptions {
     pub fn backoff(mut self, backoff: BackoffConfig) -> Self {
         self.backoff = backoff;
         self
+    }
+
+    /// Syncs with a WatchList instead of a list (KEP-3157; client-go's `WatchListClient`): one
+    /// watch streams the objects, each decoded as it arrives, and goes on as the informer's
+    /// watch, so no list response is ever held whole and the sync costs one request. A server
+    /// that refuses it is listed instead, from then on (kube-apiserver serves it from 1.32;
+    /// the in-memory server too). Off by default.
+    #[must_use]
+    pub fn watch_list(mut self, on: bool) -> Self {
+        self.watch_list = on;
+        self
+    }
+
+    /// Whether informers sync with a WatchList.
+    pub fn get_watch_list(&self) -> bool {
+        self.watch_list
     }
 
     /// The namespace informers are restricted to, if any.

@@ -21,9 +21,21 @@
 //!
 //! Bookmarks are requested (`allowWatchBookmarks=true`) and keep the resume version fresh.
 //!
+//! **WatchList** ([`InformerOptions::watch_list`](super::InformerOptions::watch_list), KEP-3157,
+//! as client-go ≥ 1.35's reflector): instead of a list, one watch with `sendInitialEvents=true`,
+//! `resourceVersionMatch=NotOlderThan` and `resourceVersion=""` (a consistent read) streams the
+//! objects as `ADDED` events; each is decoded as it arrives, and the bookmark annotated
+//! `k8s.io/initial-events-end: "true"` replaces the cache at its resourceVersion, after which
+//! the same stream goes on as an ordinary watch. No list response is ever held whole. A server
+//! that refuses it (an error other than 410, 429 or 5xx before that bookmark — a server without
+//! the feature answers 400, or 422 for the parameters) is listed instead, from then on.
+//!
 //! Nothing here is generic over the object type: pages and watch lines are decoded as envelopes
-//! whose objects stay raw JSON, and a [`Sink`] decodes each object into the cache's type.
+//! whose objects stay raw JSON, and a [`Sink`] decodes each object into the cache's type as
+//! soon as it is read (a page is freed before the next is requested).
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use futures::{AsyncBufReadExt, StreamExt};
@@ -37,13 +49,16 @@ use tokio_util::sync::CancellationToken;
 
 use super::backoff::{Backoff, BackoffConfig};
 use crate::api_status::is_gone;
+use crate::store::Obj;
 
 /// Where the reflector puts what it learns. Objects reach it as the server's JSON: the loop
 /// (list, watch, backoff) is compiled once in this crate, and only this trait's small
 /// implementation is compiled for each object type a program informs on.
 pub(crate) trait Sink: Send + Sync {
-    /// A complete list at `resource_version`: decodes `items` and replaces the cache.
-    fn replace(&self, items: &[Box<RawValue>], resource_version: String) -> serde_json::Result<()>;
+    /// Decodes one object of a list (a page's item, or an initial event of a WatchList).
+    fn decode(&self, object: &RawValue) -> serde_json::Result<Obj>;
+    /// A complete list at `resource_version` replaces the cache.
+    fn replace(&self, items: Vec<Obj>, resource_version: String);
     /// One `ADDED`/`MODIFIED` (`deleted` false) or `DELETED` object; returns its
     /// resourceVersion.
     fn apply(&self, object: &RawValue, deleted: bool) -> serde_json::Result<Option<String>>;
@@ -90,7 +105,12 @@ struct BookmarkObject {
 struct BookmarkMeta {
     #[serde(default)]
     resource_version: String,
+    #[serde(default)]
+    annotations: Option<std::collections::BTreeMap<String, String>>,
 }
+
+/// The annotation of the bookmark that ends a WatchList's initial events.
+pub(crate) const INITIAL_EVENTS_END: &str = "k8s.io/initial-events-end";
 
 /// Why a list failed.
 #[derive(Debug, thiserror::Error)]
@@ -126,6 +146,10 @@ pub(crate) struct Reflector {
     /// The server-side watch timeout; `None` picks 240–290 s at random for each watch.
     pub(crate) watch_timeout: Option<Duration>,
     pub(crate) backoff: BackoffConfig,
+    /// Sync with a WatchList rather than a list, while the server has not refused one.
+    pub(crate) watch_list: bool,
+    /// The server refused a WatchList: list from now on.
+    pub(crate) watch_list_refused: Arc<AtomicBool>,
     /// For logs.
     pub(crate) name: String,
 }
@@ -154,15 +178,47 @@ impl Reflector {
         while !cancel.is_cancelled() {
             let from = match resume.clone() {
                 Some(rv) => rv,
+                None if self.watch_list && !self.watch_list_refused.load(Ordering::Acquire) => {
+                    // The initial events, then the watch goes on in the same stream.
+                    let started = Instant::now();
+                    let end = self.watch(sink, "", &mut resume, cancel).await;
+                    if resume.is_some() {
+                        listed_at = started;
+                    }
+                    match end {
+                        WatchEnd::Cancelled => return,
+                        // Refused at the start (400, 403, 422 …): list, now and from now on.
+                        WatchEnd::Failed { relist: true } if resume.is_none() => {
+                            tracing::info!(informer = %self.name, "the server refused a WatchList; listing instead");
+                            self.watch_list_refused.store(true, Ordering::Release);
+                        }
+                        // Synced, then the stream ended: watch on from where it was.
+                        WatchEnd::Ended { .. } if resume.is_some() => {}
+                        WatchEnd::Gone => {
+                            resume = None;
+                            if !sleep_or_cancel(backoff.next_delay(), cancel).await {
+                                return;
+                            }
+                        }
+                        // Failed before or after the sync: back off, then go on from where it
+                        // was (or open a new WatchList).
+                        _ => {
+                            if !sleep_or_cancel(backoff.next_delay(), cancel).await {
+                                return;
+                            }
+                        }
+                    }
+                    continue;
+                }
                 None => {
                     let listed = tokio::select! {
                         _ = cancel.cancelled() => return,
-                        r = self.list() => r,
+                        r = self.list(sink) => r,
                     };
-                    let listed = listed.and_then(|(items, rv)| {
-                        sink.replace(&items, rv.clone())
-                            .map_err(|e| ListError::Api(kube::Error::SerdeError(e)))?;
-                        Ok((items.len(), rv))
+                    let listed = listed.map(|(items, rv)| {
+                        let count = items.len();
+                        sink.replace(items, rv.clone());
+                        (count, rv)
                     });
                     match listed {
                         Ok((count, rv)) => {
@@ -214,8 +270,9 @@ impl Reflector {
         }
     }
 
-    /// A complete, paginated list and its resourceVersion.
-    async fn list(&self) -> Result<(Vec<Box<RawValue>>, String), ListError> {
+    /// A complete, paginated list and its resourceVersion, each page's items decoded before
+    /// the next page is requested.
+    async fn list(&self, sink: &dyn Sink) -> Result<(Vec<Obj>, String), ListError> {
         let mut lp = self.list_params.clone();
         lp.continue_token = None;
         if lp.limit.is_none() {
@@ -229,12 +286,9 @@ impl Reflector {
             let body = self.client.request_text(req).await.and_then(|text| {
                 let page: Page<'_> =
                     serde_json::from_str(&text).map_err(kube::Error::SerdeError)?;
-                items.extend(
-                    page.items
-                        .unwrap_or_default()
-                        .into_iter()
-                        .map(RawValue::to_owned),
-                );
+                for item in page.items.unwrap_or_default() {
+                    items.push(sink.decode(item).map_err(kube::Error::SerdeError)?);
+                }
                 Ok(page.metadata)
             });
             match body {
@@ -260,7 +314,7 @@ impl Reflector {
         }
     }
 
-    fn watch_params(&self) -> WatchParams {
+    fn watch_params(&self, initial_events: bool) -> WatchParams {
         let timeout = self
             .watch_timeout
             .unwrap_or_else(|| Duration::from_secs(fastrand::u64(240..=290)));
@@ -269,10 +323,12 @@ impl Reflector {
             field_selector: self.list_params.field_selector.clone(),
             timeout: Some(u32::try_from(timeout.as_secs()).unwrap_or(u32::MAX).max(1)),
             bookmarks: true,
-            send_initial_events: false,
+            send_initial_events: initial_events,
         }
     }
 
+    /// Watches from `from`; from `""`, a WatchList: the initial events are collected in
+    /// `initial` until the bookmark that ends them replaces the cache and sets `resume`.
     async fn watch(
         &self,
         sink: &dyn Sink,
@@ -280,7 +336,8 @@ impl Reflector {
         resume: &mut Option<String>,
         cancel: &CancellationToken,
     ) -> WatchEnd {
-        let wp = self.watch_params();
+        let mut initial: Option<Vec<Obj>> = from.is_empty().then(Vec::new);
+        let wp = self.watch_params(initial.is_some());
         let idle =
             Duration::from_secs(u64::from(wp.timeout.unwrap_or(290))) + Duration::from_secs(5);
         let mut req = match self.request.watch(&wp, from) {
@@ -336,9 +393,19 @@ impl Reflector {
                 continue;
             }
             events += 1;
-            match self.event(sink, &line) {
+            let event = match initial.as_mut() {
+                Some(staged) => self.initial_event(sink, &line, staged),
+                None => self.event(sink, &line),
+            };
+            match event {
+                Ok(Event::Synced(rv)) => {
+                    let items = initial.take().unwrap_or_default();
+                    tracing::debug!(informer = %self.name, count = items.len(), resource_version = %rv, "initial events received (WatchList)");
+                    sink.replace(items, rv.clone());
+                    *resume = Some(rv);
+                }
                 Ok(Event::Resume(rv)) => {
-                    if let Some(rv) = rv {
+                    if let Some(rv) = rv.filter(|_| initial.is_none()) {
                         *resume = Some(rv);
                     }
                 }
@@ -354,6 +421,46 @@ impl Reflector {
                     return WatchEnd::Failed { relist: false };
                 }
             }
+        }
+    }
+
+    /// Decodes one line of a WatchList's initial events into `staged`; the bookmark that ends
+    /// them is [`Event::Synced`].
+    fn initial_event(
+        &self,
+        sink: &dyn Sink,
+        line: &str,
+        staged: &mut Vec<Obj>,
+    ) -> serde_json::Result<Event> {
+        let Ok(parsed) = serde_json::from_str::<Line<'_>>(line) else {
+            return self.event(sink, line);
+        };
+        match parsed.kind {
+            "ADDED" | "MODIFIED" => {
+                staged.push(sink.decode(parsed.object)?);
+                Ok(Event::Resume(None))
+            }
+            "DELETED" => {
+                let gone = sink.decode(parsed.object)?;
+                let key = crate::store::key_of(gone.object_meta()).ok();
+                staged.retain(|o| crate::store::key_of(o.object_meta()).ok() != key);
+                Ok(Event::Resume(None))
+            }
+            "BOOKMARK" => {
+                let b: BookmarkObject = serde_json::from_str(parsed.object.get())?;
+                let end = b
+                    .metadata
+                    .annotations
+                    .as_ref()
+                    .and_then(|a| a.get(INITIAL_EVENTS_END))
+                    .is_some_and(|v| v == "true");
+                if end && !b.metadata.resource_version.is_empty() {
+                    Ok(Event::Synced(b.metadata.resource_version))
+                } else {
+                    Ok(Event::Resume(None))
+                }
+            }
+            _ => self.event(sink, line),
         }
     }
 
@@ -391,6 +498,8 @@ impl Reflector {
 
 /// What one watch line was.
 enum Event {
+    /// The bookmark ending a WatchList's initial events, at this resourceVersion.
+    Synced(String),
     /// An object added, modified or deleted, or a bookmark: the resourceVersion to resume
     /// from, if it carried one.
     Resume(Option<String>),
