@@ -229,20 +229,8 @@ async fn run_embedded(
     };
     let mgr = manager(&flags, client.clone(), &opts, webhooks)?;
     if let Some(local) = local {
-        let (mgr, client) = (mgr.clone(), client.clone());
-        tokio::spawn(async move {
-            match local
-                .install_when_serving(&mgr, &client, WEBHOOK_MANIFESTS)
-                .await
-            {
-                Ok(installed) => {
-                    tracing::info!(?installed, "webhooks registered in the in-memory server")
-                }
-                Err(e) => {
-                    tracing::error!("cannot register the webhooks in the in-memory server: {e}")
-                }
-            }
-        });
+        // Registered in the in-memory server once the webhook server listens.
+        local.spawn_install(&mgr, &client, WEBHOOK_MANIFESTS);
     }
     if cli.demo {
         let controller = Controller::with_manager(&mgr, opts)?;

@@ -179,20 +179,8 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     controller::setup(&mgr, &opts, controller::system_clock())?;
     log_addresses(&mgr);
     if let Some(local) = local {
-        let (mgr, client) = (mgr.clone(), client.clone());
-        tokio::spawn(async move {
-            match local
-                .install_when_serving(&mgr, &client, WEBHOOK_MANIFESTS)
-                .await
-            {
-                Ok(installed) => {
-                    tracing::info!(?installed, "webhooks registered in the in-memory server");
-                }
-                Err(e) => {
-                    tracing::error!("cannot register the webhooks in the in-memory server: {e}");
-                }
-            }
-        });
+        // Registered in the in-memory server once the webhook server listens.
+        local.spawn_install(&mgr, &client, WEBHOOK_MANIFESTS);
     }
     let result = if cli.demo {
         let namespace = flags.namespace.clone().unwrap_or_else(|| "default".into());

@@ -959,16 +959,7 @@ fn eru_yaml(name: &str, spec: &str) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_input_is_refused_or_reported() {
     let _timer = Timer::new("eru_bad_input");
-    tokio::task::spawn_blocking(eru_binary)
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let ns = format!("eru-bad-{}", tests::e2e::run_id());
-    let server = start_server(Vec::new()).await;
-    let admin = server.client().unwrap_or_else(|e| panic!("{e}"));
-    create_namespace(&admin, &ns)
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let (server, admin, ns, dir) = bare_setup("eru-bad").await;
     let kubeconfig = dir.path().join("eru-operator.kubeconfig");
     operator_identity(&server, &ns, &kubeconfig).await;
     let mut op = Operator::start("op", &kubeconfig, &ns, &[]);
@@ -1149,25 +1140,28 @@ async fn bad_input_is_refused_or_reported() {
     op.assert_running();
 }
 
-// ---------------------------------------------------------------------------------------------
-// Slot accuracy (a measurement, not a test: ignored by default)
-// ---------------------------------------------------------------------------------------------
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn defaulting_webhook_sets_the_time_zone() {
-    use kube_controller_runtime::webhook::local::LocalWebhooks;
-
-    let _timer = Timer::new("eru_defaulting_webhook");
+/// The binary built, a server (no kube-controller-manager) with the CRD, a namespace
+/// `<prefix>-<run>` and a temporary directory.
+async fn bare_setup(prefix: &str) -> (RealApiServer, kube::Client, String, tempfile::TempDir) {
     tokio::task::spawn_blocking(eru_binary)
         .await
         .unwrap_or_else(|e| panic!("{e}"));
-    let ns = format!("eru-webhook-{}", tests::e2e::run_id());
+    let ns = format!("{prefix}-{}", tests::e2e::run_id());
     let server = start_server(Vec::new()).await;
     let admin = server.client().unwrap_or_else(|e| panic!("{e}"));
     create_namespace(&admin, &ns)
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    (server, admin, ns, dir)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn defaulting_webhook_sets_the_time_zone() {
+    use kube_controller_runtime::webhook::local::LocalWebhooks;
+
+    let _timer = Timer::new("eru_defaulting_webhook");
+    let (server, admin, ns, dir) = bare_setup("eru-webhook").await;
     let cert_dir = dir.path().join("certs");
     let local = LocalWebhooks::generate(&cert_dir).unwrap_or_else(|e| panic!("{e}"));
     let port = free_port();
@@ -1266,6 +1260,10 @@ async fn defaulting_webhook_sets_the_time_zone() {
     );
     op.assert_running();
 }
+
+// ---------------------------------------------------------------------------------------------
+// Slot accuracy (a measurement, not a test: ignored by default)
+// ---------------------------------------------------------------------------------------------
 
 fn percentile(sorted: &[f64], p: f64) -> f64 {
     if sorted.is_empty() {

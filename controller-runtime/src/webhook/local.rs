@@ -250,6 +250,27 @@ impl LocalWebhooks {
     }
 }
 
+impl LocalWebhooks {
+    /// [`install_when_serving`](Self::install_when_serving) in a task of its own, its outcome
+    /// logged: what an `--embedded` run does next to starting its manager.
+    pub fn spawn_install(
+        self,
+        mgr: &Manager,
+        client: &kube::Client,
+        manifests: &'static str,
+    ) -> tokio::task::JoinHandle<Result<Vec<String>, LocalWebhookError>> {
+        let (mgr, client) = (mgr.clone(), client.clone());
+        tokio::spawn(async move {
+            let installed = self.install_when_serving(&mgr, &client, manifests).await;
+            match &installed {
+                Ok(installed) => tracing::info!(?installed, "webhooks installed for this process"),
+                Err(e) => tracing::error!("cannot install the webhooks for this process: {e}"),
+            }
+            installed
+        })
+    }
+}
+
 /// `https://<ip>:<port>`, loopback for an unspecified address.
 fn base_url(addr: SocketAddr) -> String {
     let ip = match addr.ip() {
