@@ -111,6 +111,45 @@ async fn answer(
             tokio::time::sleep(Duration::from_secs(3)).await;
             respond(json!({"allowed": true}))
         }
+        "convert" | "convert-fail" => {
+            let desired = request
+                .get("desiredAPIVersion")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string();
+            let mut converted = Vec::new();
+            for mut o in request
+                .get("objects")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default()
+            {
+                let spec = o.get_mut("spec").and_then(Value::as_object_mut);
+                if let Some(spec) = spec {
+                    let (from, to) = if desired.ends_with("/v2") {
+                        ("size", "replicas")
+                    } else {
+                        ("replicas", "size")
+                    };
+                    if let Some(v) = spec.remove(from) {
+                        spec.insert(to.into(), v);
+                    }
+                }
+                o["apiVersion"] = json!(desired);
+                converted.push(o);
+            }
+            let result = if behaviour == "convert" {
+                json!({"status": "Success"})
+            } else {
+                json!({"status": "Failure", "message": "the test refuses to convert"})
+            };
+            let out = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "ConversionReview",
+                "response": {"uid": uid, "convertedObjects": converted, "result": result}});
+            Ok(hyper::Response::builder()
+                .header("content-type", "application/json")
+                .body(Full::new(Bytes::from(out.to_string())))
+                .unwrap_or_default())
+        }
         "garbage" => Ok(hyper::Response::builder()
             .header("content-type", "application/json")
             .body(Full::new(Bytes::from_static(b"this is not a review")))
@@ -250,7 +289,20 @@ fn normalise(s: &str, run: &str) -> String {
         out.push_str(rest);
         out
     };
-    re_port(s).replace(run, "RUN")
+    let mut out = re_port(s).replace(run, "RUN");
+    // A stored object's revision (its resourceVersion) differs between the servers.
+    while let Some(i) = out.find("revision=") {
+        let start = i + "revision=".len();
+        let digits = out[start..]
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .count();
+        if digits == 0 {
+            break;
+        }
+        out.replace_range(i..start + digits, "revision#N");
+    }
+    out
 }
 
 fn summary(a: &Answer, run: &str) -> String {
@@ -725,6 +777,256 @@ async fn run_scenarios(
     out
 }
 
+/// A CRD with v1 (stored, `spec.size`) and v2 (`spec.replicas`) converted by the test's
+/// webhook at `behaviour`.
+fn crd(plural: &str, kind: &str, url: &str, ca: &str) -> Value {
+    let version = |name: &str, field: &str, storage: bool| {
+        json!({"name": name, "served": true, "storage": storage, "schema": {"openAPIV3Schema": {
+            "type": "object", "properties": {"spec": {"type": "object", "properties": {
+                field: {"type": "integer"}}}}}}})
+    };
+    json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": format!("{plural}.fvr.example.com")},
+        "spec": {"group": "fvr.example.com", "scope": "Namespaced",
+            "names": {"plural": plural, "singular": kind.to_lowercase(), "kind": kind, "listKind": format!("{kind}List")},
+            "versions": [version("v1", "size", true), version("v2", "replicas", false)],
+            "conversion": {"strategy": "Webhook", "webhook": {"conversionReviewVersions": ["v1"],
+                "clientConfig": {"url": url, "caBundle": base64::engine::general_purpose::STANDARD.encode(ca)}}}}})
+}
+
+fn conversion_summary(a: &Answer, run: &str) -> String {
+    if a.body.get("kind") == Some(&json!("Status")) && a.status >= 400 {
+        return summary(a, run);
+    }
+    let one = |o: &Value| {
+        format!(
+            "{} {} spec={}",
+            o.get("apiVersion").and_then(Value::as_str).unwrap_or(""),
+            o.pointer("/metadata/name")
+                .and_then(Value::as_str)
+                .unwrap_or(""),
+            o.get("spec").map(Value::to_string).unwrap_or_default()
+        )
+    };
+    match a.body.get("items").and_then(Value::as_array) {
+        Some(items) => format!(
+            "{} [{}]",
+            a.status,
+            items.iter().map(one).collect::<Vec<_>>().join(", ")
+        ),
+        None => format!("{} {}", a.status, one(&a.body)),
+    }
+}
+
+/// The conversion scenarios on one server.
+async fn run_conversion(
+    client: &kube::Client,
+    run: &str,
+    addr: std::net::SocketAddr,
+    ca: &str,
+) -> BTreeMap<String, String> {
+    let ns = format!("{run}-conv");
+    let a = send(
+        client,
+        "POST",
+        "/api/v1/namespaces",
+        "application/json",
+        Some(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})),
+    )
+    .await;
+    assert_eq!(a.status, 201, "{a:?}");
+    for (plural, kind, behaviour) in [
+        ("widgets", "Widget", "convert"),
+        ("gadgets", "Gadget", "convert-fail"),
+    ] {
+        let body = crd(
+            plural,
+            kind,
+            &format!("https://{addr}/{behaviour}/{plural}"),
+            ca,
+        );
+        let a = send(
+            client,
+            "POST",
+            "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+            "application/json",
+            Some(body),
+        )
+        .await;
+        assert_eq!(a.status, 201, "{a:?}");
+        // Served once established.
+        for _ in 0..100 {
+            let a = send(
+                client,
+                "GET",
+                &format!("/apis/fvr.example.com/v1/namespaces/{ns}/{plural}"),
+                "application/json",
+                None,
+            )
+            .await;
+            if a.status == 200 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+    let mut out = BTreeMap::new();
+    let p = |v: &str, plural: &str| format!("/apis/fvr.example.com/{v}/namespaces/{ns}/{plural}");
+    let w = |v: &str, name: &str, field: &str, n: i64| {
+        json!({"apiVersion": format!("fvr.example.com/{v}"), "kind": "Widget",
+        "metadata": {"name": name}, "spec": {field: n}})
+    };
+    let mut step = async |name: &str, method: &str, path: String, ct: &str, body: Option<Value>| {
+        let a = send(client, method, &path, ct, body).await;
+        out.insert(format!("conversion: {name}"), conversion_summary(&a, run));
+        a
+    };
+    step(
+        "create through v2",
+        "POST",
+        p("v2", "widgets"),
+        "application/json",
+        Some(w("v2", "a", "replicas", 3)),
+    )
+    .await;
+    step(
+        "get through v1",
+        "GET",
+        format!("{}/a", p("v1", "widgets")),
+        "application/json",
+        None,
+    )
+    .await;
+    let current = step(
+        "get through v2",
+        "GET",
+        format!("{}/a", p("v2", "widgets")),
+        "application/json",
+        None,
+    )
+    .await;
+    step(
+        "create through v1",
+        "POST",
+        p("v1", "widgets"),
+        "application/json",
+        Some(w("v1", "b", "size", 7)),
+    )
+    .await;
+    step(
+        "list through v2",
+        "GET",
+        p("v2", "widgets"),
+        "application/json",
+        None,
+    )
+    .await;
+    step(
+        "list through v1",
+        "GET",
+        p("v1", "widgets"),
+        "application/json",
+        None,
+    )
+    .await;
+    step(
+        "merge patch through v2",
+        "PATCH",
+        format!("{}/a", p("v2", "widgets")),
+        "application/merge-patch+json",
+        Some(json!({"spec": {"replicas": 5}})),
+    )
+    .await;
+    step(
+        "patched, through v1",
+        "GET",
+        format!("{}/a", p("v1", "widgets")),
+        "application/json",
+        None,
+    )
+    .await;
+    let mut put = w("v2", "a", "replicas", 9);
+    put["metadata"]["resourceVersion"] = current
+        .body
+        .pointer("/metadata/resourceVersion")
+        .cloned()
+        .unwrap_or(Value::Null);
+    step(
+        "stale update through v2",
+        "PUT",
+        format!("{}/a", p("v2", "widgets")),
+        "application/json",
+        Some(put.clone()),
+    )
+    .await;
+    let fresh = send(
+        client,
+        "GET",
+        &format!("{}/a", p("v2", "widgets")),
+        "application/json",
+        None,
+    )
+    .await;
+    put["metadata"]["resourceVersion"] = fresh
+        .body
+        .pointer("/metadata/resourceVersion")
+        .cloned()
+        .unwrap_or(Value::Null);
+    step(
+        "update through v2",
+        "PUT",
+        format!("{}/a", p("v2", "widgets")),
+        "application/json",
+        Some(put),
+    )
+    .await;
+    step(
+        "updated, through v1",
+        "GET",
+        format!("{}/a", p("v1", "widgets")),
+        "application/json",
+        None,
+    )
+    .await;
+    let g = |v: &str, field: &str| {
+        json!({"apiVersion": format!("fvr.example.com/{v}"), "kind": "Gadget",
+        "metadata": {"name": "a"}, "spec": {field: 1}})
+    };
+    step(
+        "failing: create through v2",
+        "POST",
+        p("v2", "gadgets"),
+        "application/json",
+        Some(g("v2", "replicas")),
+    )
+    .await;
+    step(
+        "failing: create through v1",
+        "POST",
+        p("v1", "gadgets"),
+        "application/json",
+        Some(g("v1", "size")),
+    )
+    .await;
+    step(
+        "failing: get through v2",
+        "GET",
+        format!("{}/a", p("v2", "gadgets")),
+        "application/json",
+        None,
+    )
+    .await;
+    step(
+        "failing: list through v2",
+        "GET",
+        p("v2", "gadgets"),
+        "application/json",
+        None,
+    )
+    .await;
+    out
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn admission_webhooks_answer_as_kube_apiserver() {
     init_tracing();
@@ -744,12 +1046,14 @@ async fn admission_webhooks_answer_as_kube_apiserver() {
 
     let server = ok(RealApiServer::start().await);
     let real = ok(server.client());
-    let real_answers =
+    let mut real_answers =
         run_scenarios(&real, &run, &run, &hooks(addr_real, &ca, &other_ca, down)).await;
+    real_answers.extend(run_conversion(&real, &run, addr_real, &ca).await);
 
     let fake = ok(FakeApiServer::new().client());
-    let fake_answers =
+    let mut fake_answers =
         run_scenarios(&fake, &run, &run, &hooks(addr_fake, &ca, &other_ca, down)).await;
+    fake_answers.extend(run_conversion(&fake, &run, addr_fake, &ca).await);
 
     let mut table =
         String::from("| scenario | kube-apiserver | in-memory | agree |\n|---|---|---|---|\n");

@@ -9,6 +9,7 @@ use crate::endpoints::handlers::{Target, admission_options, dry_run_of};
 use crate::endpoints::request::Verb;
 use crate::endpoints::response::with_warnings;
 use crate::error::{ApiError, ApiResult};
+use crate::semantics::admission::conversion::converter;
 use crate::semantics::admission::{self, Attributes, Operation};
 use crate::semantics::registry::{self, WriteOptions};
 use crate::storage::object;
@@ -24,16 +25,25 @@ pub(crate) async fn serve(mut t: Target<'_>) -> ApiResult<Response<ResponseBody>
     }
     let opts = t.write_options(Verb::Create, None)?;
     let body = admit(&t, body, &opts).await?;
+    let converter = converter(&t.shared.state.lock(), &t.res);
+    let (res, body) = match &converter {
+        None => (t.res.clone(), body),
+        Some(c) => (c.storage.clone(), c.to_storage(body).await?),
+    };
     let obj = {
         let mut st = t.shared.state.lock();
         registry::create(
             &mut st,
-            &t.res,
+            &res,
             t.info.namespace(),
             body,
             &opts,
             registry::CreateFlags::default(),
         )?
+    };
+    let obj = match &converter {
+        None => obj,
+        Some(c) => c.written(obj).await?,
     };
     Ok(with_warnings(t.object(201, &obj), &opts.warnings))
 }

@@ -126,8 +126,8 @@ pub(crate) async fn serve(t: Target<'_>) -> ApiResult<Response<ResponseBody>> {
         Some(_) => return Err(ApiError::no_route()),
     };
     match t.info.verb {
-        Verb::Get => get::serve(t),
-        Verb::List => list::serve(t),
+        Verb::Get => get::serve(t).await,
+        Verb::List => list::serve(t).await,
         Verb::Create => create::serve(t).await,
         Verb::Update => update::serve(t, scope).await,
         Verb::Patch => patch::serve(t, scope).await,

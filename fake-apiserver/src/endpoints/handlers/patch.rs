@@ -7,7 +7,8 @@ use crate::endpoints::body::ResponseBody;
 use crate::endpoints::handlers::{Target, admission_options, dry_run_of};
 use crate::endpoints::request::Verb;
 use crate::endpoints::response::with_warnings;
-use crate::error::ApiResult;
+use crate::error::{ApiError, ApiResult};
+use crate::semantics::admission::conversion::converter;
 use crate::semantics::admission::{self, Attributes, Operation};
 use crate::semantics::managed::Scope;
 use crate::semantics::patch::PatchType;
@@ -20,6 +21,31 @@ pub(crate) async fn serve(mut t: Target<'_>, scope: Scope) -> ApiResult<Response
     };
     let body = t.take_body()?;
     let opts = t.write_options(Verb::Patch, Some(ptype))?;
+    if ptype != PatchType::Apply {
+        let (current, converter) = {
+            let st = t.shared.state.lock();
+            (
+                st.get(&t.res, t.key_namespace(), t.info.name()),
+                converter(&st, &t.res),
+            )
+        };
+        if let Some(c) = converter {
+            let Some(current) = current else {
+                return Err(ApiError::not_found(
+                    &t.res.group,
+                    &t.res.plural,
+                    t.info.name(),
+                ));
+            };
+            let served = c.read((*current).clone()).await?;
+            let patched = match ptype {
+                PatchType::Merge => crate::semantics::patch::merge_patch(&served, &body)?,
+                PatchType::Json => crate::semantics::patch::json_patch(&served, &body)?,
+                _ => return Err(crate::semantics::patch::unsupported_patch(&t.res)),
+            };
+            return super::update::write(&t, patched, scope, &opts).await;
+        }
+    }
     let mutated = admit(&t, ptype, &body, scope, &opts).await?;
     let (obj, created) = {
         let mut st = t.shared.state.lock();

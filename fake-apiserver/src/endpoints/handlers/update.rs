@@ -10,6 +10,7 @@ use crate::endpoints::handlers::{Target, admission_options, dry_run_of};
 use crate::endpoints::request::Verb;
 use crate::endpoints::response::with_warnings;
 use crate::error::ApiResult;
+use crate::semantics::admission::conversion::converter;
 use crate::semantics::admission::{self, Attributes, Operation};
 use crate::semantics::managed::Scope;
 use crate::semantics::registry::{self, UpdateInput, WriteOptions};
@@ -18,12 +19,30 @@ use crate::storage::object;
 pub(crate) async fn serve(mut t: Target<'_>, scope: Scope) -> ApiResult<Response<ResponseBody>> {
     let body = t.take_body()?;
     let opts = t.write_options(Verb::Update, None)?;
-    let body = admit(&t, body, scope, &opts).await?;
+    write(&t, body, scope, &opts).await
+}
+
+/// Writes a whole object through the update path: admission, conversion to the storage
+/// version where a webhook converts, the registry's update. A patch of a version converted by
+/// a webhook is applied to the converted object and written here.
+pub(crate) async fn write(
+    t: &Target<'_>,
+    body: Value,
+    scope: Scope,
+    opts: &WriteOptions,
+) -> ApiResult<Response<ResponseBody>> {
+    let opts = opts.clone();
+    let body = admit(t, body, scope, &opts).await?;
+    let converter = converter(&t.shared.state.lock(), &t.res);
+    let (res, body) = match &converter {
+        None => (t.res.clone(), body),
+        Some(c) => (c.storage.clone(), c.to_storage(body).await?),
+    };
     let (obj, created) = {
         let mut st = t.shared.state.lock();
         registry::update(
             &mut st,
-            &t.res,
+            &res,
             t.info.namespace(),
             t.info.name(),
             UpdateInput {
@@ -34,6 +53,10 @@ pub(crate) async fn serve(mut t: Target<'_>, scope: Scope) -> ApiResult<Response
             },
             &opts,
         )?
+    };
+    let obj = match &converter {
+        None => obj,
+        Some(c) => c.written(obj).await?,
     };
     let code = if created { 201 } else { 200 };
     Ok(with_warnings(t.object(code, &obj), &opts.warnings))

@@ -24,6 +24,7 @@
 //! Nothing here runs when no webhook configuration is stored: [`prepare`] answers `None`.
 
 mod client;
+pub(crate) mod conversion;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
