@@ -17,6 +17,10 @@ pub(crate) struct Config {
     /// Emulate the namespace controller: deleting a namespace deletes its contents and then
     /// the namespace, instead of leaving it `Terminating` forever as a bare API server does.
     pub(crate) namespace_controller: bool,
+    /// Where admission webhooks named by a Service (`clientConfig.service`) are called:
+    /// (namespace, name, port) → `host:port`.
+    pub(crate) webhook_services:
+        std::sync::Arc<std::collections::BTreeMap<(String, String, i64), String>>,
 }
 
 impl Default for Config {
@@ -27,6 +31,7 @@ impl Default for Config {
             slow_watcher_timeout: Duration::from_secs(10),
             namespace_lifecycle: true,
             namespace_controller: true,
+            webhook_services: Default::default(),
         }
     }
 }

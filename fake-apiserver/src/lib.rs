@@ -312,6 +312,25 @@ impl FakeApiServerBuilder {
         self
     }
 
+    /// Admission webhooks whose `clientConfig.service` names `namespace`/`name` on `port` are
+    /// called at `address` (`host:port`, e.g. the loopback address of a test's webhook
+    /// server), as envtest rewrites services to URLs. Without it such a webhook is called at
+    /// `https://<name>.<namespace>.svc:<port>`, a name that does not resolve, so the call
+    /// fails and the webhook's `failurePolicy` decides.
+    pub fn webhook_service(
+        mut self,
+        namespace: &str,
+        name: &str,
+        port: u16,
+        address: impl Into<String>,
+    ) -> Self {
+        std::sync::Arc::make_mut(&mut self.config.webhook_services).insert(
+            (namespace.to_string(), name.to_string(), i64::from(port)),
+            address.into(),
+        );
+        self
+    }
+
     /// How many requests [`FakeHandle::actions`] keeps (default 100 000, the oldest are
     /// dropped; 0 records nothing): bounds memory for long-running servers.
     pub fn max_recorded_actions(mut self, n: usize) -> Self {

@@ -273,6 +273,7 @@ async fn resource_request(
         patch_type,
         fault,
     })
+    .await
 }
 
 /// The request body decoded by its content type; built-in objects created or replaced from

@@ -428,6 +428,9 @@ pub(crate) fn prepare_create(st: &mut State, res: &Resource, obj: &mut Value) ->
             let status = crate::semantics::crd::initial_status(obj);
             ensure_object(obj).insert("status".into(), status);
         }
+        Builtin::MutatingWebhookConfiguration | Builtin::ValidatingWebhookConfiguration => {
+            webhook_defaults(obj, kind == Builtin::MutatingWebhookConfiguration);
+        }
         Builtin::Endpoints
         | Builtin::CoreEvent
         | Builtin::ServiceAccount
@@ -436,6 +439,39 @@ pub(crate) fn prepare_create(st: &mut State, res: &Resource, obj: &mut Value) ->
         | Builtin::Lease => {}
     }
     Ok(())
+}
+
+/// The defaults kube-apiserver gives every webhook of a Mutating- or
+/// ValidatingWebhookConfiguration (`admissionregistration/v1` `SetDefaults_*`).
+fn webhook_defaults(obj: &mut Value, mutating: bool) {
+    let Some(Value::Array(hooks)) = obj.get_mut("webhooks") else {
+        return;
+    };
+    for hook in hooks.iter_mut().filter_map(Value::as_object_mut) {
+        for (field, default) in [
+            ("failurePolicy", json!("Fail")),
+            ("matchPolicy", json!("Equivalent")),
+            ("namespaceSelector", json!({})),
+            ("objectSelector", json!({})),
+            ("timeoutSeconds", json!(10)),
+        ] {
+            hook.entry(field).or_insert(default);
+        }
+        if mutating {
+            hook.entry("reinvocationPolicy").or_insert(json!("Never"));
+        }
+        if let Some(Value::Array(rules)) = hook.get_mut("rules") {
+            for rule in rules.iter_mut().filter_map(Value::as_object_mut) {
+                rule.entry("scope").or_insert(json!("*"));
+            }
+        }
+        if let Some(Value::Object(svc)) = hook
+            .get_mut("clientConfig")
+            .and_then(|c| c.get_mut("service"))
+        {
+            svc.entry("port").or_insert(json!(443));
+        }
+    }
 }
 
 /// `PrepareForUpdate` + defaulting + `ValidateUpdate` of a built-in type (main resource).
@@ -547,6 +583,9 @@ pub(crate) fn prepare_update(
                 }
             }
             res.invalid_if_any(new, errs)?;
+        }
+        Builtin::MutatingWebhookConfiguration | Builtin::ValidatingWebhookConfiguration => {
+            webhook_defaults(new, kind == Builtin::MutatingWebhookConfiguration);
         }
         _ => {}
     }

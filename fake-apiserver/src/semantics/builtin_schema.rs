@@ -30,7 +30,9 @@ pub(crate) fn gvk_ext(group: &str, version: &str, kind: &str) -> Value {
 pub(crate) fn builtin_schemas() -> &'static BuiltinSchemas {
     static CELL: OnceLock<BuiltinSchemas> = OnceLock::new();
     CELL.get_or_init(|| {
-        use k8s_openapi::api::{apps, autoscaling, batch, coordination, core, discovery, events};
+        use k8s_openapi::api::{
+            admissionregistration, apps, autoscaling, batch, coordination, core, discovery, events,
+        };
         use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1 as apiext;
         use k8s_openapi::apimachinery::pkg::apis::meta::v1 as meta;
         use schemars::JsonSchema;
@@ -73,6 +75,14 @@ pub(crate) fn builtin_schemas() -> &'static BuiltinSchemas {
         kind!(Builtin::Event, events::v1::Event);
         kind!(Builtin::Lease, coordination::v1::Lease);
         kind!(Builtin::Crd, apiext::CustomResourceDefinition);
+        kind!(
+            Builtin::MutatingWebhookConfiguration,
+            admissionregistration::v1::MutatingWebhookConfiguration
+        );
+        kind!(
+            Builtin::ValidatingWebhookConfiguration,
+            admissionregistration::v1::ValidatingWebhookConfiguration
+        );
         generator.subschema_for::<autoscaling::v1::Scale>();
         generator.subschema_for::<meta::Status>();
         generator.subschema_for::<meta::DeleteOptions>();

@@ -3,6 +3,7 @@
 //! (`registry`), metadata and schema validation, CRDs, patches, server-side apply and field
 //! ownership, field selector parsing, built-in strategies.
 
+pub(crate) mod admission;
 pub(crate) mod builtin;
 pub(crate) mod builtin_schema;
 pub(crate) mod cel;

@@ -35,6 +35,8 @@ pub(crate) enum Builtin {
     Event,
     Lease,
     Crd,
+    MutatingWebhookConfiguration,
+    ValidatingWebhookConfiguration,
 }
 
 /// What a CRD says about one served version of a custom resource.
@@ -204,6 +206,8 @@ impl Resource {
             self.builtin,
             None | Some(
                 Builtin::Crd
+                    | Builtin::MutatingWebhookConfiguration
+                    | Builtin::ValidatingWebhookConfiguration
                     | Builtin::Deployment
                     | Builtin::ReplicaSet
                     | Builtin::ReplicationController
@@ -383,7 +387,9 @@ fn builtin<K: k8s_openapi::Resource>(
 
 /// The built-in resources every fake serves.
 pub(crate) fn builtins() -> Vec<Resource> {
-    use k8s_openapi::api::{apps, batch, coordination, core, discovery, events};
+    use k8s_openapi::api::{
+        admissionregistration, apps, batch, coordination, core, discovery, events,
+    };
     use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1 as apiext;
     vec![
         builtin::<core::v1::Namespace>(Builtin::Namespace, false, &["status"], &["ns"], false),
@@ -433,6 +439,20 @@ pub(crate) fn builtins() -> Vec<Resource> {
             false,
             &["status"],
             &["crd", "crds"],
+            false,
+        ),
+        builtin::<admissionregistration::v1::MutatingWebhookConfiguration>(
+            Builtin::MutatingWebhookConfiguration,
+            false,
+            &[],
+            &[],
+            false,
+        ),
+        builtin::<admissionregistration::v1::ValidatingWebhookConfiguration>(
+            Builtin::ValidatingWebhookConfiguration,
+            false,
+            &[],
+            &[],
             false,
         ),
     ]

@@ -3,14 +3,18 @@
 use http::Response;
 
 use crate::endpoints::body::ResponseBody;
-use crate::endpoints::handlers::Target;
+use serde_json::{Value, json};
+
+use crate::endpoints::handlers::{Target, admission_options, dry_run_of};
 use crate::endpoints::request::Verb;
 use crate::endpoints::response::with_warnings;
 use crate::error::{ApiError, ApiResult};
-use crate::semantics::registry;
+use crate::semantics::admission::conversion::converter;
+use crate::semantics::admission::{self, Attributes, Operation};
+use crate::semantics::registry::{self, WriteOptions};
 use crate::storage::object;
 
-pub(crate) fn serve(mut t: Target<'_>) -> ApiResult<Response<ResponseBody>> {
+pub(crate) async fn serve(mut t: Target<'_>) -> ApiResult<Response<ResponseBody>> {
     let body = t.take_body()?;
     if !object::resource_version(&body).is_empty() {
         return Err(ApiError::new(
@@ -20,16 +24,74 @@ pub(crate) fn serve(mut t: Target<'_>) -> ApiResult<Response<ResponseBody>> {
         ));
     }
     let opts = t.write_options(Verb::Create, None)?;
+    let body = admit(&t, body, &opts).await?;
+    let converter = converter(&t.shared.state.lock(), &t.res);
+    let (res, body) = match &converter {
+        None => (t.res.clone(), body),
+        Some(c) => (c.storage.clone(), c.to_storage(body).await?),
+    };
     let obj = {
         let mut st = t.shared.state.lock();
         registry::create(
             &mut st,
-            &t.res,
+            &res,
             t.info.namespace(),
             body,
             &opts,
             registry::CreateFlags::default(),
         )?
     };
+    let obj = match &converter {
+        None => obj,
+        Some(c) => c.written(obj).await?,
+    };
     Ok(with_warnings(t.object(201, &obj), &opts.warnings))
+}
+
+/// Admission webhooks, when any is registered: the mutating ones on the body, then a dry run
+/// of the create (defaults, validation) for the validating ones. Returns the body to store.
+async fn admit(t: &Target<'_>, mut body: Value, opts: &WriteOptions) -> ApiResult<Value> {
+    let namespace = t.info.namespace();
+    let Some(adm) = admission::prepare(&t.shared.state.lock(), &t.res, namespace) else {
+        return Ok(body);
+    };
+    if t.res.namespaced && object::namespace(&body).is_empty() {
+        object::set_meta(&mut body, "namespace", Some(json!(namespace)));
+    }
+    let mut attrs = Attributes {
+        operation: Operation::Create,
+        res: t.res.clone(),
+        subresource: None,
+        namespace: if t.res.namespaced {
+            namespace.to_string()
+        } else {
+            String::new()
+        },
+        name: object::name(&body).to_string(),
+        object: Some(body),
+        old_object: None,
+        dry_run: opts.dry_run,
+        options: admission_options(&t.info.query, "CreateOptions"),
+    };
+    adm.mutate(&mut attrs, &opts.warnings).await?;
+    let mut body = attrs.object.take().unwrap_or(Value::Null);
+    let validated = {
+        let mut st = t.shared.state.lock();
+        registry::create(
+            &mut st,
+            &t.res,
+            namespace,
+            body.clone(),
+            &dry_run_of(opts),
+            registry::CreateFlags::default(),
+        )?
+    };
+    // The name validating webhooks see is the one stored.
+    if object::name(&body).is_empty() {
+        object::set_meta(&mut body, "name", Some(json!(object::name(&validated))));
+    }
+    attrs.name = object::name(&validated).to_string();
+    attrs.object = Some(validated);
+    adm.validate(&attrs, &opts.warnings).await?;
+    Ok(body)
 }

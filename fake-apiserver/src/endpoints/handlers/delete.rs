@@ -12,11 +12,13 @@ use crate::endpoints::render::{self, Format, ListMeta};
 use crate::endpoints::request::Query;
 use crate::endpoints::response::{json_response, respond};
 use crate::error::{ApiError, ApiResult};
+use crate::semantics::admission::{self, Attributes, Operation};
 use crate::semantics::registry::{self, DeleteOptions, Deleted};
 use crate::storage::object;
 
-pub(crate) fn serve(t: Target<'_>) -> ApiResult<Response<ResponseBody>> {
+pub(crate) async fn serve(t: Target<'_>) -> ApiResult<Response<ResponseBody>> {
     let opts = delete_options(&t.info.query, t.body.as_ref())?;
+    admit(&t, &opts).await?;
     let outcome = {
         let mut st = t.shared.state.lock();
         registry::delete(&mut st, &t.res, t.info.namespace(), t.info.name(), &opts)?
@@ -59,6 +61,57 @@ pub(crate) fn serve_collection(t: Target<'_>) -> ApiResult<Response<ResponseBody
         "application/json",
         render::list_body(&t.res, &items, &meta, &Format::Full),
     ))
+}
+
+/// Admission webhooks, when any is registered: a DELETE with the stored object as the old
+/// one (a missing object is the registry's 404).
+async fn admit(t: &Target<'_>, opts: &DeleteOptions) -> ApiResult<()> {
+    let (adm, old) = {
+        let st = t.shared.state.lock();
+        let Some(adm) = admission::prepare(&st, &t.res, t.info.namespace()) else {
+            return Ok(());
+        };
+        let Some(old) = st.get(&t.res, t.key_namespace(), t.info.name()) else {
+            return Ok(());
+        };
+        (adm, old)
+    };
+    let mut options = serde_json::Map::new();
+    options.insert("kind".into(), json!("DeleteOptions"));
+    options.insert("apiVersion".into(), json!("meta.k8s.io/v1"));
+    if let Some(g) = opts.grace_period_seconds {
+        options.insert("gracePeriodSeconds".into(), json!(g));
+    }
+    let mut pre = serde_json::Map::new();
+    if let Some(u) = &opts.uid {
+        pre.insert("uid".into(), json!(u));
+    }
+    if let Some(rv) = &opts.resource_version {
+        pre.insert("resourceVersion".into(), json!(rv));
+    }
+    if !pre.is_empty() {
+        options.insert("preconditions".into(), Value::Object(pre));
+    }
+    if let Some(p) = &opts.propagation {
+        options.insert("propagationPolicy".into(), json!(p));
+    }
+    if opts.dry_run {
+        options.insert("dryRun".into(), json!(["All"]));
+    }
+    let mut attrs = Attributes {
+        operation: Operation::Delete,
+        res: t.res.clone(),
+        subresource: None,
+        namespace: t.key_namespace().to_string(),
+        name: t.info.name().to_string(),
+        object: None,
+        old_object: Some((*old).clone()),
+        dry_run: opts.dry_run,
+        options: Value::Object(options),
+    };
+    let warnings = parking_lot::Mutex::new(Vec::new());
+    adm.mutate(&mut attrs, &warnings).await?;
+    adm.validate(&attrs, &warnings).await
 }
 
 /// The options of a delete, from the query and the body (`DeleteOptions`).

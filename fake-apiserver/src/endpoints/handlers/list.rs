@@ -8,9 +8,10 @@ use crate::endpoints::handlers::{Target, filter, validate_list_options};
 use crate::endpoints::render::{self, ListMeta};
 use crate::endpoints::response::respond;
 use crate::error::ApiResult;
+use crate::semantics::admission::conversion::converter;
 use crate::storage::store::ListOptions;
 
-pub(crate) fn serve(t: Target<'_>) -> ApiResult<Response<ResponseBody>> {
+pub(crate) async fn serve(t: Target<'_>) -> ApiResult<Response<ResponseBody>> {
     let q = &t.info.query;
     validate_list_options(q, false)?;
     let opts = ListOptions {
@@ -29,7 +30,21 @@ pub(crate) fn serve(t: Target<'_>) -> ApiResult<Response<ResponseBody>> {
             .filter(|m| !m.is_empty())
             .map(str::to_string),
     };
-    let page = t.shared.state.lock().list(&t.res, &opts)?;
+    let (mut page, converter) = {
+        let st = t.shared.state.lock();
+        (st.list(&t.res, &opts)?, converter(&st, &t.res))
+    };
+    if let Some(c) = converter
+        && !page.items.is_empty()
+    {
+        let items = page.items.iter().map(|o| (**o).clone()).collect();
+        page.items = c
+            .read_list(items)
+            .await?
+            .into_iter()
+            .map(std::sync::Arc::new)
+            .collect();
+    }
     let meta = ListMeta {
         resource_version: page.resource_version,
         continue_token: page.continue_token,

@@ -98,7 +98,7 @@ impl Target<'_> {
 }
 
 /// Serves a resource request with its verb's handler.
-pub(crate) fn serve(t: Target<'_>) -> ApiResult<Response<ResponseBody>> {
+pub(crate) async fn serve(t: Target<'_>) -> ApiResult<Response<ResponseBody>> {
     if t.info.verb == Verb::Watch {
         return watch::serve(t);
     }
@@ -126,12 +126,12 @@ pub(crate) fn serve(t: Target<'_>) -> ApiResult<Response<ResponseBody>> {
         Some(_) => return Err(ApiError::no_route()),
     };
     match t.info.verb {
-        Verb::Get => get::serve(t),
-        Verb::List => list::serve(t),
-        Verb::Create => create::serve(t),
-        Verb::Update => update::serve(t, scope),
-        Verb::Patch => patch::serve(t, scope),
-        Verb::Delete => delete::serve(t),
+        Verb::Get => get::serve(t).await,
+        Verb::List => list::serve(t).await,
+        Verb::Create => create::serve(t).await,
+        Verb::Update => update::serve(t, scope).await,
+        Verb::Patch => patch::serve(t, scope).await,
+        Verb::Delete => delete::serve(t).await,
         Verb::DeleteCollection => delete::serve_collection(t),
         Verb::Watch => watch::serve(t),
     }
@@ -329,4 +329,31 @@ pub(crate) fn validate_list_options(q: &Query, watch: bool) -> ApiResult<()> {
         }
     }
     ApiError::invalid_if_any("meta.k8s.io", "ListOptions", "", errs)
+}
+
+/// The options an admission review carries for a write (`CreateOptions` or `UpdateOptions`),
+/// from the request's query as kube-apiserver decodes them.
+pub(crate) fn admission_options(q: &Query, kind: &str) -> Value {
+    let mut o = serde_json::Map::new();
+    o.insert("kind".into(), json!(kind));
+    o.insert("apiVersion".into(), json!("meta.k8s.io/v1"));
+    if q.get("dryRun").is_some_and(|d| d == "All") {
+        o.insert("dryRun".into(), json!(["All"]));
+    }
+    for field in ["fieldManager", "fieldValidation"] {
+        if let Some(v) = q.get(field).filter(|v| !v.is_empty()) {
+            o.insert(field.into(), json!(v));
+        }
+    }
+    Value::Object(o)
+}
+
+/// The write options of an admission step that must not be stored nor warn twice: a dry run
+/// of the same write.
+pub(crate) fn dry_run_of(opts: &WriteOptions) -> WriteOptions {
+    WriteOptions {
+        dry_run: true,
+        warnings: Default::default(),
+        ..opts.clone()
+    }
 }

@@ -1,34 +1,192 @@
 //! `patch`: a JSON, merge, strategic-merge or apply patch of the object.
 
 use http::Response;
+use serde_json::Value;
 
 use crate::endpoints::body::ResponseBody;
-use crate::endpoints::handlers::Target;
+use crate::endpoints::handlers::{Target, admission_options, dry_run_of};
 use crate::endpoints::request::Verb;
 use crate::endpoints::response::with_warnings;
-use crate::error::ApiResult;
+use crate::error::{ApiError, ApiResult};
+use crate::semantics::admission::conversion::converter;
+use crate::semantics::admission::{self, Attributes, Operation};
 use crate::semantics::managed::Scope;
-use crate::semantics::registry;
+use crate::semantics::patch::PatchType;
+use crate::semantics::registry::{self, UpdateInput, WriteOptions};
+use crate::storage::object;
 
-pub(crate) fn serve(mut t: Target<'_>, scope: Scope) -> ApiResult<Response<ResponseBody>> {
+pub(crate) async fn serve(mut t: Target<'_>, scope: Scope) -> ApiResult<Response<ResponseBody>> {
     let Some(Some(ptype)) = t.patch_type else {
         return Err(crate::semantics::patch::unsupported_patch(&t.res));
     };
     let body = t.take_body()?;
     let opts = t.write_options(Verb::Patch, Some(ptype))?;
+    if ptype != PatchType::Apply {
+        let (current, converter) = {
+            let st = t.shared.state.lock();
+            (
+                st.get(&t.res, t.key_namespace(), t.info.name()),
+                converter(&st, &t.res),
+            )
+        };
+        if let Some(c) = converter {
+            let Some(current) = current else {
+                return Err(ApiError::not_found(
+                    &t.res.group,
+                    &t.res.plural,
+                    t.info.name(),
+                ));
+            };
+            let served = c.read((*current).clone()).await?;
+            let patched = match ptype {
+                PatchType::Merge => crate::semantics::patch::merge_patch(&served, &body)?,
+                PatchType::Json => crate::semantics::patch::json_patch(&served, &body)?,
+                _ => return Err(crate::semantics::patch::unsupported_patch(&t.res)),
+            };
+            return super::update::write(&t, patched, scope, &opts).await;
+        }
+    }
+    let mutated = admit(&t, ptype, &body, scope, &opts).await?;
     let (obj, created) = {
         let mut st = t.shared.state.lock();
-        registry::patch(
+        match mutated {
+            None => registry::patch(
+                &mut st,
+                &t.res,
+                t.info.namespace(),
+                t.info.name(),
+                ptype,
+                &body,
+                scope,
+                &opts,
+            )?,
+            Some((obj, true)) => (
+                registry::create(
+                    &mut st,
+                    &t.res,
+                    t.info.namespace(),
+                    obj,
+                    &opts,
+                    registry::CreateFlags {
+                        preset_managed_fields: true,
+                        seed: false,
+                    },
+                )?,
+                true,
+            ),
+            Some((obj, false)) => registry::update(
+                &mut st,
+                &t.res,
+                t.info.namespace(),
+                t.info.name(),
+                UpdateInput {
+                    body: obj,
+                    scope,
+                    managed_done: true,
+                    is_put: false,
+                },
+                &opts,
+            )?,
+        }
+    };
+    let code = if created { 201 } else { 200 };
+    Ok(with_warnings(t.object(code, &obj), &opts.warnings))
+}
+
+/// Admission webhooks, when any is registered: the patch is applied in a dry run, the
+/// mutating webhooks see the patched object (the stored one as the old), the validating
+/// ones the result. Returns the object to write (and whether it is created) when a mutating
+/// webhook changed it; `None` when the patch is written as it is.
+///
+/// Unlike kube-apiserver, the dry run validates the patched object before the mutating
+/// webhooks see it: a patch that a webhook would have made valid is refused.
+async fn admit(
+    t: &Target<'_>,
+    ptype: PatchType,
+    body: &Value,
+    scope: Scope,
+    opts: &WriteOptions,
+) -> ApiResult<Option<(Value, bool)>> {
+    let (adm, old, (patched, created)) = {
+        let mut st = t.shared.state.lock();
+        let Some(adm) = admission::prepare(&st, &t.res, t.info.namespace()) else {
+            return Ok(None);
+        };
+        let old = st.get(&t.res, t.key_namespace(), t.info.name());
+        let patched = registry::patch(
             &mut st,
             &t.res,
             t.info.namespace(),
             t.info.name(),
             ptype,
-            &body,
+            body,
             scope,
-            &opts,
-        )?
+            &dry_run_of(opts),
+        )?;
+        (adm, old, patched)
     };
-    let code = if created { 201 } else { 200 };
-    Ok(with_warnings(t.object(code, &obj), &opts.warnings))
+    let mut attrs = Attributes {
+        operation: if created {
+            Operation::Create
+        } else {
+            Operation::Update
+        },
+        res: t.res.clone(),
+        subresource: t.info.path.subresource.clone(),
+        namespace: t.key_namespace().to_string(),
+        name: t.info.name().to_string(),
+        object: Some(patched.clone()),
+        old_object: old.map(|o| (*o).clone()),
+        dry_run: opts.dry_run,
+        options: admission_options(
+            &t.info.query,
+            if created {
+                "CreateOptions"
+            } else {
+                "UpdateOptions"
+            },
+        ),
+    };
+    adm.mutate(&mut attrs, &opts.warnings).await?;
+    let mutated = attrs.object.take().unwrap_or(Value::Null);
+    if mutated == patched {
+        attrs.object = Some(patched);
+        adm.validate(&attrs, &opts.warnings).await?;
+        return Ok(None);
+    }
+    let validated = {
+        let mut st = t.shared.state.lock();
+        if created {
+            registry::create(
+                &mut st,
+                &t.res,
+                t.info.namespace(),
+                mutated.clone(),
+                &dry_run_of(opts),
+                registry::CreateFlags {
+                    preset_managed_fields: true,
+                    seed: false,
+                },
+            )?
+        } else {
+            registry::update(
+                &mut st,
+                &t.res,
+                t.info.namespace(),
+                t.info.name(),
+                UpdateInput {
+                    body: mutated.clone(),
+                    scope,
+                    managed_done: true,
+                    is_put: false,
+                },
+                &dry_run_of(opts),
+            )?
+            .0
+        }
+    };
+    attrs.name = object::name(&validated).to_string();
+    attrs.object = Some(validated);
+    adm.validate(&attrs, &opts.warnings).await?;
+    Ok(Some((mutated, created)))
 }

@@ -1,0 +1,776 @@
+//! Admission webhooks, called as kube-apiserver's `MutatingAdmissionWebhook` and
+//! `ValidatingAdmissionWebhook` plugins call them: the registered
+//! `MutatingWebhookConfiguration`s in name order, their webhooks in order (and again, once,
+//! those with `reinvocationPolicy: IfNeeded` when a later one changed the object), before the
+//! write's validation; the `ValidatingWebhookConfiguration`s' webhooks all at once after it.
+//!
+//! A webhook is called when its `rules` (with `matchPolicy: Equivalent`, another served version
+//! of the same resource), `namespaceSelector`, `objectSelector` and `matchConditions` (CEL,
+//! through `kube-cel`, with `object`, `oldObject` and `request`) match. It receives an
+//! `admission.k8s.io/v1` `AdmissionReview` with the fields kube-apiserver fills; its answer
+//! allows, denies (kube-apiserver's `admission webhook "<name>" denied the request: <message>`
+//! with the webhook's code, reason and causes) or, for a mutating webhook, patches (a JSON
+//! patch); its `warnings` reach the client. A webhook that cannot be called, times out or
+//! answers nonsense fails the request with a 500 under `failurePolicy: Fail` and is skipped
+//! under `Ignore`. A dry run refuses a webhook whose `sideEffects` is not `None` or
+//! `NoneOnDryRun`.
+//!
+//! `clientConfig.url` is called as given; `clientConfig.service` becomes
+//! `https://<name>.<namespace>.svc:<port><path>`, or the address the server's builder maps
+//! that Service to (`FakeApiServerBuilder::webhook_service`, envtest's technique): without a
+//! mapping the name does not resolve and the call fails as kube-apiserver's would with no
+//! Service behind it.
+//!
+//! Nothing here runs when no webhook configuration is stored: [`prepare`] answers `None`.
+
+mod client;
+pub(crate) mod conversion;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use base64::Engine;
+use serde_json::{Value, json};
+
+use crate::error::{ApiError, ApiResult, go_quote};
+use crate::semantics::resources::Resource;
+use crate::semantics::state::State;
+use crate::storage::object;
+
+const GROUP: &str = "admissionregistration.k8s.io";
+
+/// The operation of a request, as admission names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Operation {
+    Create,
+    Update,
+    Delete,
+}
+
+impl Operation {
+    fn as_str(self) -> &'static str {
+        match self {
+            Operation::Create => "CREATE",
+            Operation::Update => "UPDATE",
+            Operation::Delete => "DELETE",
+        }
+    }
+}
+
+/// One webhook of a stored configuration.
+#[derive(Debug, Clone)]
+struct Hook {
+    spec: Value,
+}
+
+impl Hook {
+    fn name(&self) -> &str {
+        self.spec.get("name").and_then(Value::as_str).unwrap_or("")
+    }
+
+    fn str_field(&self, field: &str, default: &'static str) -> String {
+        self.spec
+            .get(field)
+            .and_then(Value::as_str)
+            .unwrap_or(default)
+            .to_string()
+    }
+
+    fn ignores_failures(&self) -> bool {
+        self.str_field("failurePolicy", "Fail") == "Ignore"
+    }
+}
+
+/// What admission needs from the state, read under its lock: the webhooks, the labels of the
+/// request's namespace, the other served versions of the resource.
+#[derive(Debug, Clone)]
+pub(crate) struct Admission {
+    mutating: Vec<Hook>,
+    validating: Vec<Hook>,
+    namespace_labels: BTreeMap<String, String>,
+    versions: Vec<Arc<Resource>>,
+    services: Arc<BTreeMap<(String, String, i64), String>>,
+}
+
+/// The webhooks of every stored configuration of `plural`, configurations in name order.
+fn hooks_of(st: &State, plural: &str) -> Vec<Hook> {
+    let Some(res) = st.registry.get(GROUP, "v1", plural) else {
+        return Vec::new();
+    };
+    let mut configs = st.all_objects(&res, None);
+    if configs.is_empty() {
+        return Vec::new();
+    }
+    configs.sort_by(|a, b| object::name(a).cmp(object::name(b)));
+    configs
+        .iter()
+        .filter_map(|c| c.get("webhooks").and_then(Value::as_array))
+        .flatten()
+        .map(|spec| Hook { spec: spec.clone() })
+        .collect()
+}
+
+/// What admission needs for a write of `res` in `namespace`, or `None` when no webhook is
+/// registered (the cheap check every write makes) or the resource is one admission never
+/// sees (the webhook configurations themselves).
+pub(crate) fn prepare(st: &State, res: &Arc<Resource>, namespace: &str) -> Option<Admission> {
+    if res.group == GROUP {
+        return None;
+    }
+    let mutating = hooks_of(st, "mutatingwebhookconfigurations");
+    let validating = hooks_of(st, "validatingwebhookconfigurations");
+    if mutating.is_empty() && validating.is_empty() {
+        return None;
+    }
+    let namespace_labels = if res.namespaced && !namespace.is_empty() {
+        st.registry
+            .get("", "v1", "namespaces")
+            .and_then(|ns| st.get(&ns, "", namespace))
+            .map(|ns| labels_of(&ns))
+            .unwrap_or_default()
+    } else {
+        BTreeMap::new()
+    };
+    Some(Admission {
+        mutating,
+        validating,
+        namespace_labels,
+        versions: st.registry.versions_of(&res.group, &res.plural),
+        services: st.config.webhook_services.clone(),
+    })
+}
+
+fn labels_of(obj: &Value) -> BTreeMap<String, String> {
+    obj.pointer("/metadata/labels")
+        .and_then(Value::as_object)
+        .map(|m| {
+            m.iter()
+                .map(|(k, v)| (k.clone(), v.as_str().unwrap_or("").to_string()))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// One request as admission sees it (`admission.Attributes`).
+#[derive(Debug, Clone)]
+pub(crate) struct Attributes {
+    pub(crate) operation: Operation,
+    pub(crate) res: Arc<Resource>,
+    pub(crate) subresource: Option<String>,
+    pub(crate) namespace: String,
+    pub(crate) name: String,
+    pub(crate) object: Option<Value>,
+    pub(crate) old_object: Option<Value>,
+    pub(crate) dry_run: bool,
+    /// `CreateOptions`, `UpdateOptions` or `DeleteOptions`, as the review's `options`.
+    pub(crate) options: Value,
+}
+
+/// The resource a webhook is called for: the request's own, or under `matchPolicy:
+/// Equivalent` another served version of it.
+struct Invocation {
+    res: Arc<Resource>,
+}
+
+/// A webhook that failed to be called (kube-apiserver's `ErrCallingWebhook`).
+#[derive(Debug)]
+struct CallFailure {
+    webhook: String,
+    reason: String,
+}
+
+impl CallFailure {
+    fn into_error(self) -> ApiError {
+        let message = format!(
+            "failed calling webhook {}: {}",
+            go_quote(&self.webhook),
+            self.reason
+        );
+        ApiError::internal(&message).with_details(json!({"causes": [{"message": message}]}))
+    }
+}
+
+/// What one call of a webhook came to.
+enum Outcome {
+    Allowed { patch: Option<Value> },
+    Denied(ApiError),
+}
+
+impl Admission {
+    /// Calls the matching mutating webhooks in order; the object of `attrs` is patched.
+    pub(crate) async fn mutate(
+        &self,
+        attrs: &mut Attributes,
+        warnings: &parking_lot::Mutex<Vec<String>>,
+    ) -> ApiResult<()> {
+        // For each webhook called: whether the object changed after its call.
+        let mut called: Vec<(usize, bool)> = Vec::new();
+        for (i, hook) in self.mutating.iter().enumerate() {
+            let changed = self.call_mutating(hook, attrs, warnings).await?;
+            if let Some(changed) = changed {
+                if changed {
+                    for c in &mut called {
+                        c.1 = true;
+                    }
+                }
+                called.push((i, false));
+            }
+        }
+        // reinvocationPolicy IfNeeded: once more for webhooks that saw an object a later
+        // webhook changed.
+        for (i, changed_after) in called {
+            let hook = &self.mutating[i];
+            if changed_after && hook.str_field("reinvocationPolicy", "Never") == "IfNeeded" {
+                self.call_mutating(hook, attrs, warnings).await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// One mutating webhook: `None` when it does not match, else whether it changed the
+    /// object.
+    async fn call_mutating(
+        &self,
+        hook: &Hook,
+        attrs: &mut Attributes,
+        warnings: &parking_lot::Mutex<Vec<String>>,
+    ) -> ApiResult<Option<bool>> {
+        let Some(inv) = self.matches(hook, attrs)? else {
+            return Ok(None);
+        };
+        match self.call(hook, &inv, attrs, true, warnings).await {
+            Ok(Outcome::Denied(e)) => Err(e),
+            Ok(Outcome::Allowed { patch: None }) => Ok(Some(false)),
+            Ok(Outcome::Allowed { patch: Some(p) }) => {
+                let Some(obj) = attrs.object.as_mut() else {
+                    return Ok(Some(false));
+                };
+                let before = obj.clone();
+                let mut seen = convert(&before, &inv.res);
+                let ops: json_patch::Patch = serde_json::from_value(p)
+                    .map_err(|e| ApiError::internal(format!("JSON Patch: {e}")))?;
+                json_patch::patch(&mut seen, &ops)
+                    .map_err(|e| ApiError::internal(format!("JSON Patch: {e}")))?;
+                *obj = convert(&seen, &attrs.res);
+                Ok(Some(*obj != before))
+            }
+            Err(f) if hook.ignores_failures() => {
+                tracing::warn!(webhook = %f.webhook, reason = %f.reason, "failed calling webhook, failing open");
+                Ok(Some(false))
+            }
+            Err(f) => Err(f.into_error()),
+        }
+    }
+
+    /// Calls the matching validating webhooks, all at once; the first denial or failure (in
+    /// the webhooks' order) is the answer.
+    pub(crate) async fn validate(
+        &self,
+        attrs: &Attributes,
+        warnings: &parking_lot::Mutex<Vec<String>>,
+    ) -> ApiResult<()> {
+        let mut calls = Vec::new();
+        for hook in &self.validating {
+            if let Some(inv) = self.matches(hook, attrs)? {
+                calls.push(
+                    async move { (hook, self.call(hook, &inv, attrs, false, warnings).await) },
+                );
+            }
+        }
+        for (hook, result) in futures::future::join_all(calls).await {
+            match result {
+                Ok(Outcome::Allowed { .. }) => {}
+                Ok(Outcome::Denied(e)) => return Err(e),
+                Err(f) if hook.ignores_failures() => {
+                    tracing::warn!(webhook = %f.webhook, reason = %f.reason, "failed calling webhook, failing open");
+                }
+                Err(f) => return Err(f.into_error()),
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether `hook` is called for `attrs`: rules, selectors, then match conditions (whose
+    /// errors follow the failure policy).
+    fn matches(&self, hook: &Hook, attrs: &Attributes) -> ApiResult<Option<Invocation>> {
+        let Some(inv) = self.rule_match(hook, attrs) else {
+            return Ok(None);
+        };
+        if !self.namespace_selected(hook, attrs) || !object_selected(hook, attrs) {
+            return Ok(None);
+        }
+        match match_conditions(hook, attrs, &inv) {
+            Ok(true) => Ok(Some(inv)),
+            Ok(false) => Ok(None),
+            Err(reason) if hook.ignores_failures() => {
+                tracing::warn!(webhook = hook.name(), %reason, "match conditions failed, failing open");
+                Ok(None)
+            }
+            Err(reason) => Err(ApiError::forbidden(
+                &attrs.res.group,
+                &attrs.res.plural,
+                &attrs.name,
+                &reason,
+            )),
+        }
+    }
+
+    fn rule_match(&self, hook: &Hook, attrs: &Attributes) -> Option<Invocation> {
+        let rules = hook.spec.get("rules").and_then(Value::as_array)?;
+        let matches = |res: &Resource| rules.iter().any(|r| rule_matches(r, attrs, res));
+        if matches(&attrs.res) {
+            return Some(Invocation {
+                res: attrs.res.clone(),
+            });
+        }
+        if hook.str_field("matchPolicy", "Equivalent") != "Equivalent" {
+            return None;
+        }
+        self.versions
+            .iter()
+            .find(|v| v.version != attrs.res.version && matches(v))
+            .map(|v| Invocation { res: v.clone() })
+    }
+
+    fn namespace_selected(&self, hook: &Hook, attrs: &Attributes) -> bool {
+        let labels = if attrs.res.group.is_empty() && attrs.res.plural == "namespaces" {
+            labels_of(
+                attrs
+                    .object
+                    .as_ref()
+                    .or(attrs.old_object.as_ref())
+                    .unwrap_or(&Value::Null),
+            )
+        } else if attrs.res.namespaced {
+            self.namespace_labels.clone()
+        } else {
+            return true;
+        };
+        selector_matches(hook.spec.get("namespaceSelector"), &labels)
+    }
+
+    /// Calls one webhook: `Err` when the call itself failed.
+    async fn call(
+        &self,
+        hook: &Hook,
+        inv: &Invocation,
+        attrs: &Attributes,
+        mutating: bool,
+        warnings: &parking_lot::Mutex<Vec<String>>,
+    ) -> Result<Outcome, CallFailure> {
+        let name = hook.name().to_string();
+        let fail = |reason: String| CallFailure {
+            webhook: name.clone(),
+            reason,
+        };
+        if attrs.dry_run {
+            let effects = hook.str_field("sideEffects", "Unknown");
+            if effects != "None" && effects != "NoneOnDryRun" {
+                return Ok(Outcome::Denied(ApiError::bad_request(format!(
+                    "admission webhook {} does not support dry run",
+                    go_quote(&name)
+                ))));
+            }
+        }
+        let timeout_seconds = hook
+            .spec
+            .get("timeoutSeconds")
+            .and_then(Value::as_u64)
+            .unwrap_or(10);
+        let url = match self.url(hook, timeout_seconds) {
+            Ok(u) => u,
+            Err(e) => return Err(fail(e)),
+        };
+        let ca = hook
+            .spec
+            .pointer("/clientConfig/caBundle")
+            .and_then(Value::as_str)
+            .map(|b| {
+                base64::engine::general_purpose::STANDARD
+                    .decode(b)
+                    .unwrap_or_default()
+            })
+            .unwrap_or_default();
+        let uid = uuid::Uuid::new_v4().to_string();
+        let review = review(&uid, inv, attrs);
+        let body = serde_json::to_vec(&review).unwrap_or_default();
+        tracing::debug!(webhook = %name, %url, operation = attrs.operation.as_str(), "calling admission webhook");
+        let answer = client::post(&url, &ca, body, Duration::from_secs(timeout_seconds))
+            .await
+            .map_err(|e| fail(format!("failed to call webhook: {e}")))?;
+        if !(200..300).contains(&answer.status) {
+            return Err(fail(format!(
+                "failed to call webhook: the server responded with the status code {} but did not return more information",
+                answer.status
+            )));
+        }
+        let parsed: Value = serde_json::from_slice(&answer.body).map_err(|e| {
+            fail(format!(
+                "failed to call webhook: couldn't get version/kind; json parse error: {e}"
+            ))
+        })?;
+        let response = verify(&parsed, &uid, mutating)
+            .map_err(|e| fail(format!("received invalid webhook response: {e}")))?;
+        if let Some(ws) = response.get("warnings").and_then(Value::as_array) {
+            let mut w = warnings.lock();
+            w.extend(ws.iter().filter_map(Value::as_str).map(str::to_string));
+        }
+        if response.get("allowed").and_then(Value::as_bool) != Some(true) {
+            return Ok(Outcome::Denied(denial(&name, response.get("status"))));
+        }
+        let patch = match response.get("patch").and_then(Value::as_str) {
+            Some(p) if mutating => {
+                let bytes = base64::engine::general_purpose::STANDARD
+                    .decode(p)
+                    .map_err(|e| fail(format!("received invalid webhook response: {e}")))?;
+                Some(
+                    serde_json::from_slice(&bytes)
+                        .map_err(|e| fail(format!("received invalid webhook response: {e}")))?,
+                )
+            }
+            _ => None,
+        };
+        Ok(Outcome::Allowed { patch })
+    }
+
+    /// The URL the webhook is called at, with kube-apiserver's `?timeout=` query.
+    fn url(&self, hook: &Hook, timeout_seconds: u64) -> Result<String, String> {
+        let cc = hook.spec.get("clientConfig").unwrap_or(&Value::Null);
+        let base = if let Some(url) = cc.get("url").and_then(Value::as_str) {
+            url.to_string()
+        } else if let Some(svc) = cc.get("service") {
+            let s = |f: &str| svc.get(f).and_then(Value::as_str).unwrap_or("").to_string();
+            let port = svc.get("port").and_then(Value::as_i64).unwrap_or(443);
+            let (ns, name) = (s("namespace"), s("name"));
+            let host = self
+                .services
+                .get(&(ns.clone(), name.clone(), port))
+                .cloned()
+                .unwrap_or_else(|| format!("{name}.{ns}.svc:{port}"));
+            format!("https://{host}{}", s("path"))
+        } else {
+            return Err(
+                "failed to call webhook: no clientConfig.url or clientConfig.service".into(),
+            );
+        };
+        let sep = if base.contains('?') { '&' } else { '?' };
+        Ok(format!("{base}{sep}timeout={timeout_seconds}s"))
+    }
+}
+
+/// The object as a version's webhook sees it (custom resources convert by their apiVersion).
+fn convert(obj: &Value, to: &Resource) -> Value {
+    let mut out = obj.clone();
+    if let Some(m) = out.as_object_mut()
+        && m.contains_key("apiVersion")
+    {
+        m.insert("apiVersion".into(), json!(to.api_version()));
+    }
+    out
+}
+
+fn rule_matches(rule: &Value, attrs: &Attributes, res: &Resource) -> bool {
+    let list = |f: &str| -> Vec<&str> {
+        rule.get(f)
+            .and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default()
+    };
+    let has = |f: &str, v: &str| list(f).iter().any(|x| *x == "*" || *x == v);
+    if !has("operations", attrs.operation.as_str())
+        || !has("apiGroups", &res.group)
+        || !has("apiVersions", &res.version)
+    {
+        return false;
+    }
+    let scope = rule.get("scope").and_then(Value::as_str).unwrap_or("*");
+    let scope_ok = match scope {
+        "Cluster" => !res.namespaced,
+        "Namespaced" => res.namespaced,
+        _ => true,
+    };
+    if !scope_ok {
+        return false;
+    }
+    let sub = attrs.subresource.as_deref().unwrap_or("");
+    list("resources").iter().any(|r| {
+        let (rr, rs) = r.split_once('/').unwrap_or((r, ""));
+        (rr == "*" || rr == res.plural)
+            && (rs == sub || (rs == "*" && !sub.is_empty()) || (*r == "*/*"))
+    })
+}
+
+fn selector_matches(selector: Option<&Value>, labels: &BTreeMap<String, String>) -> bool {
+    let Some(sel) = selector.filter(|s| !s.is_null()) else {
+        return true;
+    };
+    let parsed: Result<k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector, _> =
+        serde_json::from_value(sel.clone());
+    match parsed
+        .ok()
+        .and_then(|ls| kube_codegen_apimachinery::labels::Selector::try_from(&ls).ok())
+    {
+        Some(s) => s.matches(labels),
+        None => false,
+    }
+}
+
+fn object_selected(hook: &Hook, attrs: &Attributes) -> bool {
+    let sel = hook.spec.get("objectSelector");
+    [attrs.object.as_ref(), attrs.old_object.as_ref()]
+        .into_iter()
+        .flatten()
+        .any(|o| selector_matches(sel, &labels_of(o)))
+}
+
+/// `matchConditions`: all must be true. An error (kube-apiserver's wording: `expression
+/// '<expression>' resulted in error: <cause>`) is reported for the failure policy.
+fn match_conditions(hook: &Hook, attrs: &Attributes, inv: &Invocation) -> Result<bool, String> {
+    let Some(conds) = hook.spec.get("matchConditions").and_then(Value::as_array) else {
+        return Ok(true);
+    };
+    if conds.is_empty() {
+        return Ok(true);
+    }
+    let exprs: Vec<kube_cel::VapExpression> = conds
+        .iter()
+        .map(|c| kube_cel::VapExpression {
+            expression: c
+                .get("expression")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string(),
+            message: None,
+            message_expression: None,
+        })
+        .collect();
+    let request = kube_cel::AdmissionRequest {
+        operation: attrs.operation.as_str().into(),
+        username: USER.into(),
+        groups: GROUPS.iter().map(|g| g.to_string()).collect(),
+        name: attrs.name.clone(),
+        namespace: attrs.namespace.clone(),
+        dry_run: attrs.dry_run,
+        kind: kube_cel::GroupVersionKind {
+            group: inv.res.group.clone(),
+            version: inv.res.version.clone(),
+            kind: inv.res.kind.clone(),
+        },
+        resource: kube_cel::GroupVersionResource {
+            group: inv.res.group.clone(),
+            version: inv.res.version.clone(),
+            resource: inv.res.plural.clone(),
+        },
+        ..Default::default()
+    };
+    let mut builder = kube_cel::VapEvaluator::builder().request(request).object(
+        attrs
+            .object
+            .as_ref()
+            .map(|o| convert(o, &inv.res))
+            .unwrap_or(Value::Null),
+    );
+    if let Some(old) = &attrs.old_object {
+        builder = builder.old_object(convert(old, &inv.res));
+    }
+    let results = builder.build().evaluate(&exprs);
+    let mut error = None;
+    for (expr, r) in exprs.iter().zip(&results) {
+        if r.passed {
+            continue;
+        }
+        let message = r.message.clone().unwrap_or_default();
+        let cause = ["evaluation error: ", "expression returned non-boolean: "]
+            .iter()
+            .find_map(|p| message.strip_prefix(p).map(str::to_string))
+            .or_else(|| {
+                message
+                    .starts_with("failed to compile")
+                    .then(|| message.clone())
+            });
+        match cause {
+            // Go's errors start in lower case.
+            Some(cause) if error.is_none() => {
+                let mut chars = cause.chars();
+                let cause = match chars.next() {
+                    Some(c) => c.to_lowercase().chain(chars).collect(),
+                    None => cause,
+                };
+                error = Some(format!(
+                    "expression '{}' resulted in error: {cause}",
+                    expr.expression
+                ));
+            }
+            Some(_) => {}
+            // A false condition: the webhook is not called, whatever errors others had.
+            None => return Ok(false),
+        }
+    }
+    match error {
+        None => Ok(true),
+        Some(e) => Err(e),
+    }
+}
+
+/// The user the in-memory server's requests run as (it has no authentication).
+const USER: &str = "system:admin";
+const GROUPS: &[&str] = &["system:masters", "system:authenticated"];
+
+/// The `AdmissionReview` request kube-apiserver sends.
+fn review(uid: &str, inv: &Invocation, attrs: &Attributes) -> Value {
+    let gvk = |r: &Resource| json!({"group": r.group, "version": r.version, "kind": r.kind});
+    let gvr = |r: &Resource| json!({"group": r.group, "version": r.version, "resource": r.plural});
+    let mut req = serde_json::Map::new();
+    req.insert("uid".into(), json!(uid));
+    req.insert("kind".into(), gvk(&inv.res));
+    req.insert("resource".into(), gvr(&inv.res));
+    if let Some(s) = &attrs.subresource {
+        req.insert("subResource".into(), json!(s));
+    }
+    req.insert("requestKind".into(), gvk(&attrs.res));
+    req.insert("requestResource".into(), gvr(&attrs.res));
+    if let Some(s) = &attrs.subresource {
+        req.insert("requestSubResource".into(), json!(s));
+    }
+    if !attrs.name.is_empty() {
+        req.insert("name".into(), json!(attrs.name));
+    }
+    if !attrs.namespace.is_empty() {
+        req.insert("namespace".into(), json!(attrs.namespace));
+    }
+    req.insert("operation".into(), json!(attrs.operation.as_str()));
+    req.insert(
+        "userInfo".into(),
+        json!({"username": USER, "groups": GROUPS}),
+    );
+    req.insert(
+        "object".into(),
+        attrs
+            .object
+            .as_ref()
+            .map_or(Value::Null, |o| convert(o, &inv.res)),
+    );
+    req.insert(
+        "oldObject".into(),
+        attrs
+            .old_object
+            .as_ref()
+            .map_or(Value::Null, |o| convert(o, &inv.res)),
+    );
+    req.insert("dryRun".into(), json!(attrs.dry_run));
+    req.insert("options".into(), attrs.options.clone());
+    json!({"kind": "AdmissionReview", "apiVersion": "admission.k8s.io/v1", "request": req})
+}
+
+/// The review's `response`, checked as kube-apiserver checks it.
+fn verify<'a>(review: &'a Value, uid: &str, mutating: bool) -> Result<&'a Value, String> {
+    let api_version = review
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let kind = review.get("kind").and_then(Value::as_str).unwrap_or("");
+    if api_version != "admission.k8s.io/v1" || kind != "AdmissionReview" {
+        return Err(format!(
+            "expected webhook response of admission.k8s.io/v1, Kind=AdmissionReview, got {api_version}, Kind={kind}"
+        ));
+    }
+    let Some(response) = review.get("response").filter(|r| r.is_object()) else {
+        return Err("webhook response was absent".into());
+    };
+    let got = response.get("uid").and_then(Value::as_str).unwrap_or("");
+    if got != uid {
+        return Err(format!(
+            "expected response.uid={}, got {}",
+            go_quote(uid),
+            go_quote(got)
+        ));
+    }
+    let has_patch = response.get("patch").is_some_and(|p| !p.is_null());
+    let patch_type = response.get("patchType").and_then(Value::as_str);
+    if mutating && has_patch && patch_type != Some("JSONPatch") {
+        return Err(match patch_type {
+            None => "webhook returned response.patch but not response.patchType".into(),
+            Some(t) => format!(
+                "webhook returned invalid response.patchType of {}",
+                go_quote(t)
+            ),
+        });
+    }
+    if !mutating && (has_patch || patch_type.is_some()) {
+        return Err(
+            "validating webhook may not return response.patch or response.patchType".into(),
+        );
+    }
+    Ok(response)
+}
+
+/// kube-apiserver's error for a denial: the webhook's status, its message prefixed.
+fn denial(webhook: &str, status: Option<&Value>) -> ApiError {
+    let status = status.cloned().unwrap_or(Value::Null);
+    let denied_by = format!("admission webhook {} denied the request", go_quote(webhook));
+    let message = status.get("message").and_then(Value::as_str).unwrap_or("");
+    let reason = status.get("reason").and_then(Value::as_str).unwrap_or("");
+    let text = if !message.is_empty() {
+        format!("{denied_by}: {message}")
+    } else if !reason.is_empty() {
+        format!("{denied_by}: {reason}")
+    } else {
+        format!("{denied_by} without explanation")
+    };
+    let code = status
+        .get("code")
+        .and_then(Value::as_u64)
+        .filter(|c| *c >= 400)
+        .unwrap_or(400) as u16;
+    let mut err = ApiError::new(code, reason, text);
+    if let Some(d) = status.get("details").filter(|d| !d.is_null()) {
+        err = err.with_details(d.clone());
+    }
+    err
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_denial_is_worded_as_kube_apiserver_words_it() {
+        let e = denial(
+            "v.example.com",
+            Some(&json!({"message": "no", "code": 422, "reason": "Invalid",
+                "details": {"causes": [{"field": "data.x", "message": "bad"}]}})),
+        );
+        assert_eq!(e.code, 422);
+        assert_eq!(
+            e.message,
+            "admission webhook \"v.example.com\" denied the request: no"
+        );
+        assert_eq!(
+            e.details,
+            Some(json!({"causes": [{"field": "data.x", "message": "bad"}]}))
+        );
+        let e = denial("v.example.com", None);
+        assert_eq!(
+            (e.code, e.message.as_str()),
+            (
+                400,
+                "admission webhook \"v.example.com\" denied the request without explanation"
+            )
+        );
+    }
+
+    #[test]
+    fn a_response_for_another_request_or_of_another_kind_is_refused() {
+        let r = json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+            "response": {"uid": "b", "allowed": true}});
+        assert!(verify(&r, "a", false).is_err_and(|e| e.contains("expected response.uid")));
+        assert!(verify(&r, "b", false).is_ok());
+        let r = json!({"apiVersion": "v1", "kind": "Status"});
+        assert!(verify(&r, "b", false).is_err());
+        let r = json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+            "response": {"uid": "b", "allowed": true, "patch": "W10="}});
+        assert!(verify(&r, "b", true).is_err_and(|e| e.contains("patchType")));
+        assert!(verify(&r, "b", false).is_err());
+    }
+}

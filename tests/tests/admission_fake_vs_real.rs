@@ -1,0 +1,1135 @@
+//! Admission webhooks on the in-memory server against kube-apiserver v1.37.1, the envtest
+//! way: the test makes a CA and a serving certificate for 127.0.0.1 and runs its own HTTPS
+//! webhook on loopback (answers that allow with a warning, deny with a message and causes,
+//! patch, hang past the timeout, or are not JSON, and a record of every review it gets). Both
+//! servers get the same Mutating- and ValidatingWebhookConfigurations, one webhook per
+//! scenario selected by its namespace's label, and the same requests; the answers (status,
+//! reason, message, causes, `Warning` headers, the object's labels and data) and the reviews
+//! the webhook received are normalised (ports, uids, times) and compared scenario by scenario.
+
+use std::collections::BTreeMap;
+use std::convert::Infallible;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use base64::Engine;
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::service::service_fn;
+use hyper_util::rt::TokioIo;
+use kube_codegen_runtime::fake::FakeApiServer;
+use rcgen::{
+    BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair,
+    KeyUsagePurpose, SanType,
+};
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use serde_json::{Value, json};
+use tests::apiserver::RealApiServer;
+use tests::e2e::{init_tracing, run_id};
+
+fn ok<T, E: std::fmt::Display>(r: Result<T, E>) -> T {
+    r.unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// A CA (PEM) and a serving certificate and key (PEM) it signed for 127.0.0.1.
+fn certificates(ca_name: &str) -> (String, String, String) {
+    let ca_key = ok(KeyPair::generate());
+    let mut ca = ok(CertificateParams::new(Vec::<String>::new()));
+    ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    ca.distinguished_name.push(DnType::CommonName, ca_name);
+    ca.key_usages = vec![
+        KeyUsagePurpose::KeyCertSign,
+        KeyUsagePurpose::DigitalSignature,
+    ];
+    let ca_cert = ok(ca.self_signed(&ca_key));
+    let issuer = Issuer::new(ca, ca_key);
+    let key = ok(KeyPair::generate());
+    let mut params = ok(CertificateParams::new(vec!["localhost".to_string()]));
+    params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
+    params
+        .subject_alt_names
+        .push(SanType::IpAddress([127, 0, 0, 1].into()));
+    let cert = ok(params.signed_by(&key, &issuer));
+    (ca_cert.pem(), cert.pem(), key.serialize_pem())
+}
+
+/// The reviews the webhook received, by scenario tag.
+type Seen = Arc<Mutex<BTreeMap<String, Vec<Value>>>>;
+
+/// The test's webhook: `/<behaviour>/<scenario>`.
+async fn answer(
+    path: String,
+    body: Bytes,
+    seen: Seen,
+) -> Result<hyper::Response<Full<Bytes>>, Infallible> {
+    let mut parts = path.trim_start_matches('/').splitn(2, '/');
+    let behaviour = parts.next().unwrap_or("").to_string();
+    let tag = parts.next().unwrap_or("").to_string();
+    let review: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let request = review.get("request").cloned().unwrap_or(Value::Null);
+    seen.lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .entry(tag)
+        .or_default()
+        .push(request.clone());
+    let uid = request.get("uid").cloned().unwrap_or(Value::Null);
+    let respond = |response: Value| {
+        let mut r = response;
+        r["uid"] = uid.clone();
+        let out =
+            json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": r});
+        Ok(hyper::Response::builder()
+            .header("content-type", "application/json")
+            .body(Full::new(Bytes::from(out.to_string())))
+            .unwrap_or_default())
+    };
+    let has_password = request.pointer("/object/data/password").is_some();
+    match behaviour.as_str() {
+        "validate" if has_password => respond(json!({"allowed": false, "status": {
+            "message": "ConfigMaps hold no passwords", "code": 422, "reason": "Invalid",
+            "details": {"causes": [{"field": "data.password", "message": "use a Secret", "reason": "FieldValueForbidden"}]}}})),
+        "validate" => {
+            respond(json!({"allowed": true, "warnings": ["checked by the test webhook"]}))
+        }
+        "deny" => respond(json!({"allowed": false, "status": {"message": "denied by the test"}})),
+        "deny-bare" => respond(json!({"allowed": false})),
+        "patch" => {
+            let has_labels = request.pointer("/object/metadata/labels").is_some();
+            let ops = if has_labels {
+                json!([{"op": "add", "path": "/metadata/labels/team", "value": "platform"}])
+            } else {
+                json!([{"op": "add", "path": "/metadata/labels", "value": {"team": "platform"}}])
+            };
+            let patch = base64::engine::general_purpose::STANDARD.encode(ops.to_string());
+            respond(
+                json!({"allowed": true, "patchType": "JSONPatch", "patch": patch,
+                "warnings": ["defaulted by the test webhook"]}),
+            )
+        }
+        "slow" => {
+            tokio::time::sleep(Duration::from_secs(3)).await;
+            respond(json!({"allowed": true}))
+        }
+        "convert" | "convert-fail" => {
+            let desired = request
+                .get("desiredAPIVersion")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string();
+            let mut converted = Vec::new();
+            for mut o in request
+                .get("objects")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default()
+            {
+                let spec = o.get_mut("spec").and_then(Value::as_object_mut);
+                if let Some(spec) = spec {
+                    let (from, to) = if desired.ends_with("/v2") {
+                        ("size", "replicas")
+                    } else {
+                        ("replicas", "size")
+                    };
+                    if let Some(v) = spec.remove(from) {
+                        spec.insert(to.into(), v);
+                    }
+                }
+                o["apiVersion"] = json!(desired);
+                converted.push(o);
+            }
+            let result = if behaviour == "convert" {
+                json!({"status": "Success"})
+            } else {
+                json!({"status": "Failure", "message": "the test refuses to convert"})
+            };
+            let out = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "ConversionReview",
+                "response": {"uid": uid, "convertedObjects": converted, "result": result}});
+            Ok(hyper::Response::builder()
+                .header("content-type", "application/json")
+                .body(Full::new(Bytes::from(out.to_string())))
+                .unwrap_or_default())
+        }
+        "garbage" => Ok(hyper::Response::builder()
+            .header("content-type", "application/json")
+            .body(Full::new(Bytes::from_static(b"this is not a review")))
+            .unwrap_or_default()),
+        _ => respond(json!({"allowed": true})),
+    }
+}
+
+/// Serves the test's webhook on 127.0.0.1; its address.
+async fn serve_webhook(cert_pem: &str, key_pem: &str, seen: Seen) -> std::net::SocketAddr {
+    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(cert_pem.as_bytes())
+        .map(|c| ok(c))
+        .collect();
+    let key = ok(PrivateKeyDer::from_pem_slice(key_pem.as_bytes()));
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut config =
+        ok(ok(rustls::ServerConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions())
+        .with_no_client_auth()
+        .with_single_cert(certs, key));
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+    let listener = ok(tokio::net::TcpListener::bind("127.0.0.1:0").await);
+    let addr = ok(listener.local_addr());
+    tokio::spawn(async move {
+        loop {
+            let Ok((tcp, _)) = listener.accept().await else {
+                return;
+            };
+            let acceptor = acceptor.clone();
+            let seen = seen.clone();
+            tokio::spawn(async move {
+                let Ok(tls) = acceptor.accept(tcp).await else {
+                    return;
+                };
+                let svc = service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
+                    let seen = seen.clone();
+                    async move {
+                        let path = req.uri().path().to_string();
+                        let body = req
+                            .into_body()
+                            .collect()
+                            .await
+                            .map(|b| b.to_bytes())
+                            .unwrap_or_default();
+                        answer(path, body, seen).await
+                    }
+                });
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(TokioIo::new(tls), svc)
+                    .await;
+            });
+        }
+    });
+    addr
+}
+
+/// One webhook of the configurations: `scenario` selects namespaces labelled with it.
+struct Hook {
+    scenario: &'static str,
+    mutating: bool,
+    url: String,
+    ca: String,
+    extra: Value,
+}
+
+fn webhook(i: usize, h: &Hook, run: &str) -> Value {
+    let mut w = json!({
+        "name": format!("{}-{i}.fvr.example.com", h.scenario),
+        "admissionReviewVersions": ["v1"],
+        "sideEffects": "None",
+        "clientConfig": {"url": h.url, "caBundle": base64::engine::general_purpose::STANDARD.encode(&h.ca)},
+        "namespaceSelector": {"matchLabels": {"fvr-run": run, "fvr-scenario": h.scenario}},
+        "rules": [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"], "resources": ["configmaps"]}],
+        "failurePolicy": "Fail",
+    });
+    if let (Some(w), Some(extra)) = (w.as_object_mut(), h.extra.as_object()) {
+        for (k, v) in extra {
+            w.insert(k.clone(), v.clone());
+        }
+    }
+    w
+}
+
+/// The answer to a request, as compared: status, warnings, and the object or the error.
+#[derive(Debug)]
+struct Answer {
+    status: u16,
+    warnings: Vec<String>,
+    body: Value,
+}
+
+async fn send(
+    client: &kube::Client,
+    method: &str,
+    path: &str,
+    ct: &str,
+    body: Option<Value>,
+) -> Answer {
+    let req = ok(http::Request::builder()
+        .method(method)
+        .uri(path)
+        .header("content-type", ct)
+        .header("accept", "application/json")
+        .body(kube::client::Body::from(
+            body.map(|b| b.to_string().into_bytes()).unwrap_or_default(),
+        )));
+    let resp = ok(client.send(req).await);
+    let status = resp.status().as_u16();
+    let warnings = resp
+        .headers()
+        .get_all("warning")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .map(str::to_string)
+        .collect();
+    let bytes = ok(resp.into_body().collect().await).to_bytes();
+    Answer {
+        status,
+        warnings,
+        body: serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+    }
+}
+
+/// Ports, uids and times out of a text.
+fn normalise(s: &str, run: &str) -> String {
+    let re_port = |s: &str| {
+        let mut out = String::new();
+        let mut rest = s;
+        while let Some(i) = rest.find("127.0.0.1:") {
+            out.push_str(&rest[..i + "127.0.0.1:".len()]);
+            rest = &rest[i + "127.0.0.1:".len()..];
+            let digits = rest.chars().take_while(char::is_ascii_digit).count();
+            out.push_str("PORT");
+            rest = &rest[digits..];
+        }
+        out.push_str(rest);
+        out
+    };
+    let mut out = re_port(s).replace(run, "RUN");
+    // A stored object's revision (its resourceVersion) differs between the servers.
+    while let Some(i) = out.find("revision=") {
+        let start = i + "revision=".len();
+        let digits = out[start..]
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .count();
+        if digits == 0 {
+            break;
+        }
+        out.replace_range(i..start + digits, "revision#N");
+    }
+    out
+}
+
+fn summary(a: &Answer, run: &str) -> String {
+    let w = a
+        .warnings
+        .iter()
+        .map(|w| normalise(w, run))
+        .collect::<Vec<_>>()
+        .join(" | ");
+    if a.body.get("kind") == Some(&json!("Status")) && a.status >= 400 {
+        let causes = normalise(
+            &a.body
+                .pointer("/details/causes")
+                .map(Value::to_string)
+                .unwrap_or_default(),
+            run,
+        );
+        format!(
+            "{} {} {:?} causes={} warnings=[{w}]",
+            a.status,
+            a.body.get("reason").and_then(Value::as_str).unwrap_or(""),
+            normalise(
+                a.body.get("message").and_then(Value::as_str).unwrap_or(""),
+                run
+            ),
+            causes
+        )
+    } else {
+        format!(
+            "{} labels={} data={} warnings=[{w}]",
+            a.status,
+            a.body
+                .pointer("/metadata/labels")
+                .map(Value::to_string)
+                .unwrap_or_default(),
+            a.body.get("data").map(Value::to_string).unwrap_or_default(),
+        )
+    }
+}
+
+/// A review as compared: without its uid, the user, the object's server-set fields.
+fn review_summary(r: &Value, run: &str) -> String {
+    let mut r = r.clone();
+    if let Some(m) = r.as_object_mut() {
+        m.remove("uid");
+        m.remove("userInfo");
+        for o in ["object", "oldObject"] {
+            if let Some(meta) = m
+                .get_mut(o)
+                .and_then(|o| o.get_mut("metadata"))
+                .and_then(Value::as_object_mut)
+            {
+                for f in [
+                    "uid",
+                    "resourceVersion",
+                    "creationTimestamp",
+                    "managedFields",
+                ] {
+                    meta.remove(f);
+                }
+            }
+        }
+    }
+    normalise(&r.to_string(), run)
+}
+
+const SCENARIOS: &[&str] = &[
+    "validate",
+    "deny",
+    "patch",
+    "down-fail",
+    "down-ignore",
+    "slow-fail",
+    "slow-ignore",
+    "garbage",
+    "bad-ca",
+    "objsel",
+    "cond",
+    "cond-error",
+    "dry",
+    "delete",
+    "reinvoke",
+];
+
+fn hooks(addr: std::net::SocketAddr, ca: &str, other_ca: &str, down: u16) -> Vec<Hook> {
+    let url = |b: &str, s: &str| format!("https://{addr}/{b}/{s}");
+    let h = |scenario: &'static str, mutating: bool, url: String, ca: &str, extra: Value| Hook {
+        scenario,
+        mutating,
+        url,
+        ca: ca.to_string(),
+        extra,
+    };
+    let down_url = format!("https://127.0.0.1:{down}/validate/down");
+    vec![
+        h(
+            "validate",
+            false,
+            url("validate", "validate"),
+            ca,
+            json!({}),
+        ),
+        h("deny", false, url("deny-bare", "deny"), ca, json!({})),
+        h("patch", true, url("patch", "patch"), ca, json!({})),
+        h("patch", false, url("validate", "patch-v"), ca, json!({})),
+        h("down-fail", false, down_url.clone(), ca, json!({})),
+        h(
+            "down-ignore",
+            false,
+            down_url,
+            ca,
+            json!({"failurePolicy": "Ignore"}),
+        ),
+        h(
+            "slow-fail",
+            false,
+            url("slow", "slow-fail"),
+            ca,
+            json!({"timeoutSeconds": 1}),
+        ),
+        h(
+            "slow-ignore",
+            false,
+            url("slow", "slow-ignore"),
+            ca,
+            json!({"timeoutSeconds": 1, "failurePolicy": "Ignore"}),
+        ),
+        h("garbage", false, url("garbage", "garbage"), ca, json!({})),
+        h("bad-ca", false, url("allow", "bad-ca"), other_ca, json!({})),
+        h(
+            "objsel",
+            false,
+            url("deny", "objsel"),
+            ca,
+            json!({"objectSelector": {"matchLabels": {"check": "yes"}}}),
+        ),
+        h(
+            "cond",
+            false,
+            url("deny", "cond"),
+            ca,
+            json!({"matchConditions": [
+            {"name": "only-x", "expression": "object.metadata.name.startsWith('x')"}]}),
+        ),
+        h(
+            "cond-error",
+            false,
+            url("deny", "cond-error"),
+            ca,
+            json!({"matchConditions": [
+            {"name": "missing-key", "expression": "object.data.missing == 'a'"}]}),
+        ),
+        h(
+            "dry",
+            true,
+            url("patch", "dry"),
+            ca,
+            json!({"sideEffects": "NoneOnDryRun"}),
+        ),
+        h(
+            "delete",
+            false,
+            url("deny", "delete"),
+            ca,
+            json!({"rules": [{"apiGroups": [""], "apiVersions": ["v1"],
+            "operations": ["DELETE"], "resources": ["configmaps"]}]}),
+        ),
+        h(
+            "reinvoke",
+            true,
+            url("allow", "reinvoke-first"),
+            ca,
+            json!({"reinvocationPolicy": "IfNeeded"}),
+        ),
+        h(
+            "reinvoke",
+            true,
+            url("patch", "reinvoke-second"),
+            ca,
+            json!({}),
+        ),
+    ]
+}
+
+fn cm(name: &str, labels: Value, data: Value) -> Value {
+    let mut cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}});
+    if labels.as_object().is_some_and(|l| !l.is_empty()) {
+        cm["metadata"]["labels"] = labels;
+    }
+    if data.as_object().is_some_and(|d| !d.is_empty()) {
+        cm["data"] = data;
+    }
+    cm
+}
+
+/// Every scenario on one server: answers by step.
+async fn run_scenarios(
+    client: &kube::Client,
+    run: &str,
+    prefix: &str,
+    hooks: &[Hook],
+) -> BTreeMap<String, String> {
+    for s in SCENARIOS {
+        let ns = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {
+            "name": format!("{prefix}-{s}"), "labels": {"fvr-run": run, "fvr-scenario": s}}});
+        let a = send(
+            client,
+            "POST",
+            "/api/v1/namespaces",
+            "application/json",
+            Some(ns),
+        )
+        .await;
+        assert_eq!(a.status, 201, "{a:?}");
+    }
+    for (mutating, kind, plural) in [
+        (
+            true,
+            "MutatingWebhookConfiguration",
+            "mutatingwebhookconfigurations",
+        ),
+        (
+            false,
+            "ValidatingWebhookConfiguration",
+            "validatingwebhookconfigurations",
+        ),
+    ] {
+        let webhooks: Vec<Value> = hooks
+            .iter()
+            .filter(|h| h.mutating == mutating)
+            .enumerate()
+            .map(|(i, h)| webhook(i, h, run))
+            .collect();
+        let config = json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": kind,
+            "metadata": {"name": format!("{prefix}-{plural}")}, "webhooks": webhooks});
+        let a = send(
+            client,
+            "POST",
+            &format!("/apis/admissionregistration.k8s.io/v1/{plural}"),
+            "application/json",
+            Some(config),
+        )
+        .await;
+        assert_eq!(a.status, 201, "{a:?}");
+    }
+    // kube-apiserver picks configurations up from its informer: wait until the first acts.
+    let probe_path = format!("/api/v1/namespaces/{prefix}-deny/configmaps");
+    for i in 0..100 {
+        let a = send(
+            client,
+            "POST",
+            &probe_path,
+            "application/json",
+            Some(cm(&format!("probe-{i}"), json!({}), json!({}))),
+        )
+        .await;
+        if a.status == 403 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+
+    let mut out = BTreeMap::new();
+    let path = |s: &str| format!("/api/v1/namespaces/{prefix}-{s}/configmaps");
+    let mut step = async |name: &str, method: &str, p: String, ct: &str, body: Option<Value>| {
+        let a = send(client, method, &p, ct, body).await;
+        out.insert(name.to_string(), summary(&a, run));
+    };
+    step(
+        "validate: allowed, warning",
+        "POST",
+        path("validate"),
+        "application/json",
+        Some(cm("a", json!({}), json!({"k": "v"}))),
+    )
+    .await;
+    step(
+        "validate: denied, message and causes",
+        "POST",
+        path("validate"),
+        "application/json",
+        Some(cm("b", json!({}), json!({"password": "x"}))),
+    )
+    .await;
+    step(
+        "validate: update denied",
+        "PUT",
+        format!("{}/a", path("validate")),
+        "application/json",
+        Some(cm("a", json!({}), json!({"password": "x"}))),
+    )
+    .await;
+    step(
+        "validate: merge patch denied",
+        "PATCH",
+        format!("{}/a", path("validate")),
+        "application/merge-patch+json",
+        Some(json!({"data": {"password": "x"}})),
+    )
+    .await;
+    step(
+        "deny: without a message",
+        "POST",
+        path("deny"),
+        "application/json",
+        Some(cm("a", json!({}), json!({}))),
+    )
+    .await;
+    step(
+        "patch: create patched",
+        "POST",
+        path("patch"),
+        "application/json",
+        Some(cm("a", json!({}), json!({"k": "v"}))),
+    )
+    .await;
+    step(
+        "patch: merge patch patched again",
+        "PATCH",
+        format!("{}/a", path("patch")),
+        "application/merge-patch+json",
+        Some(json!({"metadata": {"labels": {"team": null, "x": "y"}}})),
+    )
+    .await;
+    step(
+        "patch: apply patched",
+        "PATCH",
+        format!("{}/b?fieldManager=fvr", path("patch")),
+        "application/apply-patch+yaml",
+        Some(cm("b", json!({"app": "b"}), json!({"k": "v"}))),
+    )
+    .await;
+    step(
+        "patch: stored",
+        "GET",
+        format!("{}/a", path("patch")),
+        "application/json",
+        None,
+    )
+    .await;
+    for s in [
+        "down-fail",
+        "down-ignore",
+        "slow-fail",
+        "slow-ignore",
+        "garbage",
+        "bad-ca",
+    ] {
+        step(
+            &format!("{s}: create"),
+            "POST",
+            path(s),
+            "application/json",
+            Some(cm("a", json!({}), json!({}))),
+        )
+        .await;
+    }
+    step(
+        "objsel: unlabelled allowed",
+        "POST",
+        path("objsel"),
+        "application/json",
+        Some(cm("a", json!({}), json!({}))),
+    )
+    .await;
+    step(
+        "objsel: labelled denied",
+        "POST",
+        path("objsel"),
+        "application/json",
+        Some(cm("b", json!({"check": "yes"}), json!({}))),
+    )
+    .await;
+    step(
+        "cond: y allowed",
+        "POST",
+        path("cond"),
+        "application/json",
+        Some(cm("y", json!({}), json!({}))),
+    )
+    .await;
+    step(
+        "cond: x denied",
+        "POST",
+        path("cond"),
+        "application/json",
+        Some(cm("x", json!({}), json!({}))),
+    )
+    .await;
+    step(
+        "cond-error: create",
+        "POST",
+        path("cond-error"),
+        "application/json",
+        Some(cm("a", json!({}), json!({}))),
+    )
+    .await;
+    step(
+        "dry: dry-run create patched",
+        "POST",
+        format!("{}?dryRun=All", path("dry")),
+        "application/json",
+        Some(cm("a", json!({}), json!({}))),
+    )
+    .await;
+    step(
+        "dry: not stored",
+        "GET",
+        format!("{}/a", path("dry")),
+        "application/json",
+        None,
+    )
+    .await;
+    step(
+        "delete: create",
+        "POST",
+        path("delete"),
+        "application/json",
+        Some(cm("a", json!({}), json!({}))),
+    )
+    .await;
+    step(
+        "delete: denied",
+        "DELETE",
+        format!("{}/a", path("delete")),
+        "application/json",
+        None,
+    )
+    .await;
+    step(
+        "reinvoke: create",
+        "POST",
+        path("reinvoke"),
+        "application/json",
+        Some(cm("a", json!({}), json!({}))),
+    )
+    .await;
+    step(
+        "unselected namespace: not called",
+        "POST",
+        "/api/v1/namespaces/default/configmaps".to_string(),
+        "application/json",
+        Some(cm(
+            &format!("{prefix}-plain"),
+            json!({"check": "yes"}),
+            json!({"password": "x"}),
+        )),
+    )
+    .await;
+    let _ = send(
+        client,
+        "DELETE",
+        &format!("/api/v1/namespaces/default/configmaps/{prefix}-plain"),
+        "application/json",
+        None,
+    )
+    .await;
+    for plural in [
+        "mutatingwebhookconfigurations",
+        "validatingwebhookconfigurations",
+    ] {
+        let _ = send(
+            client,
+            "DELETE",
+            &format!("/apis/admissionregistration.k8s.io/v1/{plural}/{prefix}-{plural}"),
+            "application/json",
+            None,
+        )
+        .await;
+    }
+    out
+}
+
+/// A CRD with v1 (stored, `spec.size`) and v2 (`spec.replicas`) converted by the test's
+/// webhook at `behaviour`.
+fn crd(plural: &str, kind: &str, url: &str, ca: &str) -> Value {
+    let version = |name: &str, field: &str, storage: bool| {
+        json!({"name": name, "served": true, "storage": storage, "schema": {"openAPIV3Schema": {
+            "type": "object", "properties": {"spec": {"type": "object", "properties": {
+                field: {"type": "integer"}}}}}}})
+    };
+    json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": format!("{plural}.fvr.example.com")},
+        "spec": {"group": "fvr.example.com", "scope": "Namespaced",
+            "names": {"plural": plural, "singular": kind.to_lowercase(), "kind": kind, "listKind": format!("{kind}List")},
+            "versions": [version("v1", "size", true), version("v2", "replicas", false)],
+            "conversion": {"strategy": "Webhook", "webhook": {"conversionReviewVersions": ["v1"],
+                "clientConfig": {"url": url, "caBundle": base64::engine::general_purpose::STANDARD.encode(ca)}}}}})
+}
+
+fn conversion_summary(a: &Answer, run: &str) -> String {
+    if a.body.get("kind") == Some(&json!("Status")) && a.status >= 400 {
+        return summary(a, run);
+    }
+    let one = |o: &Value| {
+        format!(
+            "{} {} spec={}",
+            o.get("apiVersion").and_then(Value::as_str).unwrap_or(""),
+            o.pointer("/metadata/name")
+                .and_then(Value::as_str)
+                .unwrap_or(""),
+            o.get("spec").map(Value::to_string).unwrap_or_default()
+        )
+    };
+    match a.body.get("items").and_then(Value::as_array) {
+        Some(items) => format!(
+            "{} [{}]",
+            a.status,
+            items.iter().map(one).collect::<Vec<_>>().join(", ")
+        ),
+        None => format!("{} {}", a.status, one(&a.body)),
+    }
+}
+
+/// The conversion scenarios on one server.
+async fn run_conversion(
+    client: &kube::Client,
+    run: &str,
+    addr: std::net::SocketAddr,
+    ca: &str,
+) -> BTreeMap<String, String> {
+    let ns = format!("{run}-conv");
+    let a = send(
+        client,
+        "POST",
+        "/api/v1/namespaces",
+        "application/json",
+        Some(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})),
+    )
+    .await;
+    assert_eq!(a.status, 201, "{a:?}");
+    for (plural, kind, behaviour) in [
+        ("widgets", "Widget", "convert"),
+        ("gadgets", "Gadget", "convert-fail"),
+    ] {
+        let body = crd(
+            plural,
+            kind,
+            &format!("https://{addr}/{behaviour}/{plural}"),
+            ca,
+        );
+        let a = send(
+            client,
+            "POST",
+            "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+            "application/json",
+            Some(body),
+        )
+        .await;
+        assert_eq!(a.status, 201, "{a:?}");
+        // Served once established.
+        for _ in 0..100 {
+            let a = send(
+                client,
+                "GET",
+                &format!("/apis/fvr.example.com/v1/namespaces/{ns}/{plural}"),
+                "application/json",
+                None,
+            )
+            .await;
+            if a.status == 200 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+    let mut out = BTreeMap::new();
+    let p = |v: &str, plural: &str| format!("/apis/fvr.example.com/{v}/namespaces/{ns}/{plural}");
+    let w = |v: &str, name: &str, field: &str, n: i64| {
+        json!({"apiVersion": format!("fvr.example.com/{v}"), "kind": "Widget",
+        "metadata": {"name": name}, "spec": {field: n}})
+    };
+    let mut step = async |name: &str, method: &str, path: String, ct: &str, body: Option<Value>| {
+        let a = send(client, method, &path, ct, body).await;
+        out.insert(format!("conversion: {name}"), conversion_summary(&a, run));
+        a
+    };
+    step(
+        "create through v2",
+        "POST",
+        p("v2", "widgets"),
+        "application/json",
+        Some(w("v2", "a", "replicas", 3)),
+    )
+    .await;
+    step(
+        "get through v1",
+        "GET",
+        format!("{}/a", p("v1", "widgets")),
+        "application/json",
+        None,
+    )
+    .await;
+    let current = step(
+        "get through v2",
+        "GET",
+        format!("{}/a", p("v2", "widgets")),
+        "application/json",
+        None,
+    )
+    .await;
+    step(
+        "create through v1",
+        "POST",
+        p("v1", "widgets"),
+        "application/json",
+        Some(w("v1", "b", "size", 7)),
+    )
+    .await;
+    step(
+        "list through v2",
+        "GET",
+        p("v2", "widgets"),
+        "application/json",
+        None,
+    )
+    .await;
+    step(
+        "list through v1",
+        "GET",
+        p("v1", "widgets"),
+        "application/json",
+        None,
+    )
+    .await;
+    step(
+        "merge patch through v2",
+        "PATCH",
+        format!("{}/a", p("v2", "widgets")),
+        "application/merge-patch+json",
+        Some(json!({"spec": {"replicas": 5}})),
+    )
+    .await;
+    step(
+        "patched, through v1",
+        "GET",
+        format!("{}/a", p("v1", "widgets")),
+        "application/json",
+        None,
+    )
+    .await;
+    let mut put = w("v2", "a", "replicas", 9);
+    put["metadata"]["resourceVersion"] = current
+        .body
+        .pointer("/metadata/resourceVersion")
+        .cloned()
+        .unwrap_or(Value::Null);
+    step(
+        "stale update through v2",
+        "PUT",
+        format!("{}/a", p("v2", "widgets")),
+        "application/json",
+        Some(put.clone()),
+    )
+    .await;
+    let fresh = send(
+        client,
+        "GET",
+        &format!("{}/a", p("v2", "widgets")),
+        "application/json",
+        None,
+    )
+    .await;
+    put["metadata"]["resourceVersion"] = fresh
+        .body
+        .pointer("/metadata/resourceVersion")
+        .cloned()
+        .unwrap_or(Value::Null);
+    step(
+        "update through v2",
+        "PUT",
+        format!("{}/a", p("v2", "widgets")),
+        "application/json",
+        Some(put),
+    )
+    .await;
+    step(
+        "updated, through v1",
+        "GET",
+        format!("{}/a", p("v1", "widgets")),
+        "application/json",
+        None,
+    )
+    .await;
+    let g = |v: &str, field: &str| {
+        json!({"apiVersion": format!("fvr.example.com/{v}"), "kind": "Gadget",
+        "metadata": {"name": "a"}, "spec": {field: 1}})
+    };
+    step(
+        "failing: create through v2",
+        "POST",
+        p("v2", "gadgets"),
+        "application/json",
+        Some(g("v2", "replicas")),
+    )
+    .await;
+    step(
+        "failing: create through v1",
+        "POST",
+        p("v1", "gadgets"),
+        "application/json",
+        Some(g("v1", "size")),
+    )
+    .await;
+    step(
+        "failing: get through v2",
+        "GET",
+        format!("{}/a", p("v2", "gadgets")),
+        "application/json",
+        None,
+    )
+    .await;
+    step(
+        "failing: list through v2",
+        "GET",
+        p("v2", "gadgets"),
+        "application/json",
+        None,
+    )
+    .await;
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn admission_webhooks_answer_as_kube_apiserver() {
+    init_tracing();
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let run = format!("fvr{}", run_id());
+    let (ca, cert, key) = certificates("admission-fvr-ca");
+    let (other_ca, _, _) = certificates("another-ca");
+    let seen_real: Seen = Arc::default();
+    let seen_fake: Seen = Arc::default();
+    let addr_real = serve_webhook(&cert, &key, seen_real.clone()).await;
+    let addr_fake = serve_webhook(&cert, &key, seen_fake.clone()).await;
+    // A port nothing listens on.
+    let down = {
+        let l = ok(std::net::TcpListener::bind("127.0.0.1:0"));
+        ok(l.local_addr()).port()
+    };
+
+    let server = ok(RealApiServer::start().await);
+    let real = ok(server.client());
+    let mut real_answers =
+        run_scenarios(&real, &run, &run, &hooks(addr_real, &ca, &other_ca, down)).await;
+    real_answers.extend(run_conversion(&real, &run, addr_real, &ca).await);
+
+    let fake = ok(FakeApiServer::new().client());
+    let mut fake_answers =
+        run_scenarios(&fake, &run, &run, &hooks(addr_fake, &ca, &other_ca, down)).await;
+    fake_answers.extend(run_conversion(&fake, &run, addr_fake, &ca).await);
+
+    let mut table =
+        String::from("| scenario | kube-apiserver | in-memory | agree |\n|---|---|---|---|\n");
+    let mut disagree = Vec::new();
+    for (k, r) in &real_answers {
+        let f = fake_answers.get(k).cloned().unwrap_or_default();
+        let same = normalise_timeouts(r) == normalise_timeouts(&f);
+        table.push_str(&format!(
+            "| {k} | {r} | {f} | {} |\n",
+            if same { "yes" } else { "NO" }
+        ));
+        if !same {
+            disagree.push(k.clone());
+        }
+    }
+    // The reviews the webhook received.
+    let real_seen = seen_real.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    let fake_seen = seen_fake.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    for tag in [
+        "validate",
+        "patch",
+        "patch-v",
+        "delete",
+        "dry",
+        "reinvoke-first",
+        "reinvoke-second",
+    ] {
+        let r: Vec<String> = real_seen
+            .get(tag)
+            .into_iter()
+            .flatten()
+            .map(|v| review_summary(v, &run))
+            .collect();
+        let f: Vec<String> = fake_seen
+            .get(tag)
+            .into_iter()
+            .flatten()
+            .map(|v| review_summary(v, &run))
+            .collect();
+        let same = r == f;
+        table.push_str(&format!(
+            "| reviews sent to {tag} | {} | {} | {} |\n",
+            r.join("<br>"),
+            f.join("<br>"),
+            if same { "yes" } else { "NO" }
+        ));
+        if !same {
+            disagree.push(format!("reviews {tag}"));
+        }
+    }
+    println!("{table}");
+    if let Ok(path) = std::env::var("KUBE_CODEGEN_ADMISSION_TABLE") {
+        ok(std::fs::write(path, &table));
+    }
+    assert!(
+        disagree.is_empty(),
+        "the servers disagree on {disagree:?}:\n{table}"
+    );
+}
+
+/// An answer that is not JSON: Go's decoder words its error after a deterministic prefix,
+/// which is kept; the rest, to the end of the quoted message, is not compared.
+fn normalise_timeouts(s: &str) -> String {
+    const PARSE: &str = "json parse error: ";
+    let mut out = String::new();
+    let mut rest = s;
+    while let Some(i) = rest.find(PARSE) {
+        out.push_str(&rest[..i + PARSE.len()]);
+        out.push('…');
+        rest = &rest[i + PARSE.len()..];
+        let bytes = rest.as_bytes();
+        let end = (0..bytes.len())
+            .find(|&j| bytes[j] == b'"' && (j == 0 || bytes[j - 1] != b'\\'))
+            .unwrap_or(bytes.len());
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out
+}
