@@ -21,6 +21,7 @@ use std::future::Future;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
+use base64::Engine as _;
 use futures::FutureExt;
 use futures::future::BoxFuture;
 use kube::core::admission::{AdmissionRequest, AdmissionResponse, Operation};
@@ -402,7 +403,12 @@ where
                 Ok(v) => v,
                 Err(e) => return errored(req, 500, format!("cannot encode object: {e}")),
             };
-            let patch = defaulting_patch(&raw, &typed_before, &after);
+            let as_typed = |v: &Value| {
+                serde_json::from_value::<K>(v.clone())
+                    .ok()
+                    .and_then(|k| serde_json::to_value(&k).ok())
+            };
+            let patch = defaulting_patch(&raw, &typed_before, &after, as_typed);
             if patch.0.is_empty() {
                 return allowed(req);
             }
@@ -417,13 +423,16 @@ where
 
 /// The JSON patch from `raw` (the object received) to `after` (the defaulted object), without
 /// the operations that only the typed view accounts for (`raw` → `typed_before`: fields the
-/// type does not know, values it writes differently), as controller-runtime drops the
-/// scheme's removals. If dropping them would not give `after` as the type reads it, the full
-/// patch is returned.
+/// type does not know, values it writes differently) when the rest gives `after` as the type
+/// reads it (`as_typed`, a decode and encode through the type). Otherwise the whole diff but
+/// its removals of what the type does not know — controller-runtime's `dropSchemeRemovals`:
+/// a field the type lacks (`apiVersion` and `kind` of a type without `TypeMeta`, a newer
+/// schema's field) is never removed by a defaulter.
 pub(crate) fn defaulting_patch(
     raw: &Value,
     typed_before: &Value,
     after: &Value,
+    as_typed: impl Fn(&Value) -> Option<Value>,
 ) -> json_patch::Patch {
     let full = json_patch::diff(raw, after);
     let typed_only = json_patch::diff(raw, typed_before);
@@ -436,13 +445,20 @@ pub(crate) fn defaulting_patch(
         .filter(|op| !typed_only.0.contains(op))
         .cloned()
         .collect();
-    if kept.len() == full.0.len() {
-        return full;
-    }
     let mut patched = raw.clone();
-    let same =
-        json_patch::patch(&mut patched, &kept).is_ok() && strip_unknown(&patched, after) == *after;
-    if same { json_patch::Patch(kept) } else { full }
+    if json_patch::patch(&mut patched, &kept).is_ok()
+        && (strip_unknown(&patched, after) == *after || as_typed(&patched).as_ref() == Some(after))
+    {
+        return json_patch::Patch(kept);
+    }
+    json_patch::Patch(
+        full.0
+            .into_iter()
+            .filter(|op| {
+                !(matches!(op, json_patch::PatchOperation::Remove(_)) && typed_only.0.contains(op))
+            })
+            .collect(),
+    )
 }
 
 /// `v` restricted to the object keys `shape` has (arrays element-wise): `v` as a type that
@@ -491,7 +507,21 @@ fn invalid_review(types: TypeMeta, message: String) -> Vec<u8> {
 }
 
 fn encode(resp: AdmissionResponse) -> Vec<u8> {
-    match serde_json::to_vec(&resp.into_review()) {
+    let review = serde_json::to_value(resp.into_review()).map(|mut v| {
+        // kube serialises the patch (`Vec<u8>`) as an array of numbers; Go writes a `[]byte`
+        // as base64, and a decoder that is not Go's may want that.
+        if let Some(Value::Array(bytes)) = v.pointer("/response/patch") {
+            let bytes: Vec<u8> = bytes
+                .iter()
+                .filter_map(|b| b.as_u64().and_then(|b| u8::try_from(b).ok()))
+                .collect();
+            if let Some(p) = v.pointer_mut("/response/patch") {
+                *p = Value::String(base64::engine::general_purpose::STANDARD.encode(bytes));
+            }
+        }
+        v
+    });
+    match review.and_then(|v| serde_json::to_vec(&v)) {
         Ok(b) => b,
         Err(e) => {
             tracing::error!(error = %e, "cannot encode an AdmissionReview");
@@ -583,7 +613,7 @@ mod tests {
         let raw = json!({"metadata": {"name": "a"}, "spec": {"x": 1, "unknown": true}});
         let typed = json!({"metadata": {"name": "a"}, "spec": {"x": 1}});
         let after = json!({"metadata": {"name": "a"}, "spec": {"x": 1, "y": 2}});
-        let patch = defaulting_patch(&raw, &typed, &after);
+        let patch = defaulting_patch(&raw, &typed, &after, |_| None);
         let mut patched = raw.clone();
         json_patch::patch(&mut patched, &patch.0).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(
@@ -593,11 +623,44 @@ mod tests {
     }
 
     #[test]
+    fn a_type_without_type_meta_never_removes_api_version_and_kind() {
+        // The object as a server sends it before its own defaults: `suspend` missing, which the
+        // type writes (`false`), and `apiVersion`/`kind`, which it does not hold.
+        let raw = json!({"apiVersion": "x.io/v1", "kind": "Eru", "spec": {"s": "a"}});
+        let typed = json!({"spec": {"s": "a", "suspend": false}});
+        let after = json!({"spec": {"s": "a", "suspend": false, "zone": "UTC"}});
+        let as_typed = |v: &Value| {
+            let mut v = v.clone();
+            if let Some(m) = v.as_object_mut() {
+                m.remove("apiVersion");
+                m.remove("kind");
+            }
+            if let Some(spec) = v.get_mut("spec").and_then(Value::as_object_mut) {
+                spec.entry("suspend").or_insert(json!(false));
+            }
+            Some(v)
+        };
+        let patch = defaulting_patch(&raw, &typed, &after, as_typed);
+        let mut patched = raw.clone();
+        json_patch::patch(&mut patched, &patch.0).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            patched,
+            json!({"apiVersion": "x.io/v1", "kind": "Eru", "spec": {"s": "a", "zone": "UTC"}})
+        );
+        // Without a typed reading that accounts for it, still no removal.
+        let patch = defaulting_patch(&raw, &typed, &after, |_| None);
+        let mut patched = raw.clone();
+        json_patch::patch(&mut patched, &patch.0).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(patched["apiVersion"], "x.io/v1");
+        assert_eq!(patched["spec"]["zone"], "UTC");
+    }
+
+    #[test]
     fn a_patch_with_nothing_typed_only_is_the_diff() {
         let raw = json!({"spec": {"x": 1}});
         let after = json!({"spec": {"x": 2}});
         assert_eq!(
-            defaulting_patch(&raw, &raw, &after),
+            defaulting_patch(&raw, &raw, &after, |_| None),
             json_patch::diff(&raw, &after)
         );
     }

@@ -419,16 +419,28 @@ impl Admission {
         if response.get("allowed").and_then(Value::as_bool) != Some(true) {
             return Ok(Outcome::Denied(denial(&name, response.get("status"))));
         }
-        let patch = match response.get("patch").and_then(Value::as_str) {
-            Some(p) if mutating => {
-                let bytes = base64::engine::general_purpose::STANDARD
+        // A `[]byte` as Go decodes it: a base64 string, or an array of numbers.
+        let patch_bytes = match response.get("patch") {
+            Some(Value::String(p)) => Some(
+                base64::engine::general_purpose::STANDARD
                     .decode(p)
-                    .map_err(|e| fail(format!("received invalid webhook response: {e}")))?;
-                Some(
-                    serde_json::from_slice(&bytes)
-                        .map_err(|e| fail(format!("received invalid webhook response: {e}")))?,
-                )
-            }
+                    .map_err(|e| fail(format!("received invalid webhook response: {e}")))?,
+            ),
+            Some(Value::Array(a)) => Some(
+                a.iter()
+                    .map(|b| b.as_u64().and_then(|b| u8::try_from(b).ok()))
+                    .collect::<Option<Vec<u8>>>()
+                    .ok_or_else(|| {
+                        fail("received invalid webhook response: patch is no []byte".into())
+                    })?,
+            ),
+            _ => None,
+        };
+        let patch = match patch_bytes {
+            Some(bytes) if mutating => Some(
+                serde_json::from_slice(&bytes)
+                    .map_err(|e| fail(format!("received invalid webhook response: {e}")))?,
+            ),
             _ => None,
         };
         Ok(Outcome::Allowed { patch })
