@@ -41,6 +41,7 @@ pub struct Builder {
     crd_dir_set: bool,
     emit_rerun: bool,
     rbac: Option<Rbac>,
+    webhooks: Option<(PathBuf, PathBuf)>,
 }
 
 /// Where [`Builder::rbac`] reads markers and writes the role.
@@ -67,6 +68,7 @@ impl Builder {
             crd_dir_set: false,
             emit_rerun: true,
             rbac: None,
+            webhooks: None,
         }
     }
 
@@ -205,6 +207,17 @@ impl Builder {
         self
     }
 
+    /// Also writes the admission webhook configurations of the `// +kubebuilder:webhook:…`
+    /// markers under `src_dir` to `file` — a `MutatingWebhookConfiguration` and a
+    /// `ValidatingWebhookConfiguration`, as controller-gen writes `config/webhook/manifests.yaml`
+    /// and `kube-codegen manifests` writes `deploy/webhooks.yaml`. With no marker nothing is
+    /// written (and a file this generator wrote before is removed); a bad marker fails the build
+    /// with its file and line.
+    pub fn webhooks(mut self, src_dir: impl AsRef<Path>, file: impl AsRef<Path>) -> Self {
+        self.webhooks = Some((src_dir.as_ref().to_path_buf(), file.as_ref().to_path_buf()));
+        self
+    }
+
     /// Whether to print `cargo:rerun-if-changed` lines (default: yes).
     pub fn emit_rerun_if_changed(mut self, yes: bool) -> Self {
         self.emit_rerun = yes;
@@ -304,6 +317,15 @@ impl Builder {
             files.push(rbac.role_file.clone());
             files.sort();
         }
+        if let Some((src_dir, file)) = &self.webhooks {
+            if self.emit_rerun {
+                cargo(format!("cargo:rerun-if-changed={}", src_dir.display()));
+            }
+            if crate::scaffold::write_webhooks_file(src_dir, file)? {
+                files.push(file.clone());
+                files.sort();
+            }
+        }
         Ok(files)
     }
 }
@@ -365,6 +387,125 @@ mod tests {
             fs::read_to_string(&role).unwrap_or_default(),
             text,
             "kept on error"
+        );
+    }
+
+    #[test]
+    fn webhook_markers_become_the_webhooks_file() {
+        let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let apis = tmp.path().join("src/apis");
+        let pkg = apis.join("demo").join("v1");
+        fs::create_dir_all(&pkg).unwrap_or_else(|e| panic!("{e}"));
+        fs::write(pkg.join("mod.rs"), MOD_RS).unwrap_or_else(|e| panic!("{e}"));
+        fs::write(pkg.join("types.rs"), TYPES_RS).unwrap_or_else(|e| panic!("{e}"));
+        let main = tmp.path().join("src/main.rs");
+        let marker = "// +kubebuilder:webhook:path=/validate-demo-k8s-io-v1-demo,mutating=false,failurePolicy=fail,sideEffects=None,groups=demo.k8s.io,resources=demos,verbs=create;update,versions=v1,name=vdemo-v1.kb.io,admissionReviewVersions=v1\n";
+        fs::write(&main, marker).unwrap_or_else(|e| panic!("{e}"));
+        let file = tmp.path().join("deploy/webhooks.yaml");
+        let build = || {
+            Builder::new()
+                .apis_dir(&apis)
+                .out_dir(tmp.path().join("out"))
+                .webhooks(tmp.path().join("src"), &file)
+                .compile_with(&mut |_| {})
+        };
+        let written = build().unwrap_or_else(|e| panic!("{e}"));
+        assert!(written.contains(&file));
+        let text = fs::read_to_string(&file).unwrap_or_default();
+        assert!(
+            text.contains("kind: ValidatingWebhookConfiguration\nmetadata:\n  name: validating-webhook-configuration\n")
+                && text.contains("      path: /validate-demo-k8s-io-v1-demo\n"),
+            "{text}"
+        );
+        fs::write(
+            &main,
+            marker.replace("failurePolicy=fail", "failurePolicy=maybe"),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let err = build().err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(
+            err.contains("main.rs:1:1: error: +kubebuilder:webhook: failurePolicy: \"maybe\""),
+            "{err}"
+        );
+        assert_eq!(
+            fs::read_to_string(&file).unwrap_or_default(),
+            text,
+            "kept on error"
+        );
+        // The markers gone, so is the file the generator wrote for them.
+        fs::write(&main, "fn main() {}\n").unwrap_or_else(|e| panic!("{e}"));
+        let written = build().unwrap_or_else(|e| panic!("{e}"));
+        assert!(!written.contains(&file) && !file.exists());
+    }
+
+    #[test]
+    fn the_conversion_marker_gives_the_crd_its_webhook() {
+        let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let apis = tmp.path().join("apis");
+        let mod_rs = MOD_RS.replace("demo.k8s.io", "demo.example.com");
+        for (version, tags) in [
+            (
+                "v1",
+                "// +kubebuilder:storageversion\n// +kube-codegen:webhook:conversion\n",
+            ),
+            ("v2", ""),
+        ] {
+            let pkg = apis.join("demo").join(version);
+            fs::create_dir_all(&pkg).unwrap_or_else(|e| panic!("{e}"));
+            fs::write(pkg.join("mod.rs"), &mod_rs).unwrap_or_else(|e| panic!("{e}"));
+            let types = TYPES_RS.replace(
+                "runtime.Object\n\n/// A demo.",
+                &format!("runtime.Object\n{tags}\n/// A demo."),
+            );
+            fs::write(pkg.join("types.rs"), types).unwrap_or_else(|e| panic!("{e}"));
+        }
+        let crds = tmp.path().join("crds");
+        let build = || {
+            Builder::new()
+                .apis_dir(&apis)
+                .out_dir(tmp.path().join("out"))
+                .crd_dir(&crds)
+                .compile_with(&mut |_| {})
+        };
+        build().unwrap_or_else(|e| panic!("{e}"));
+        let crd = fs::read_to_string(crds.join("demos.demo.example.com.yaml")).unwrap_or_default();
+        assert!(
+            crd.contains(
+                "spec:\n  conversion:\n    strategy: Webhook\n    webhook:\n      clientConfig:\n        service:\n          name: webhook-service\n          namespace: system\n          path: /convert\n      conversionReviewVersions:\n      - v1\n  group: demo.example.com\n"
+            ),
+            "{crd}"
+        );
+        // Its own Service and path.
+        let v1 = apis.join("demo/v1/types.rs");
+        let text = fs::read_to_string(&v1).unwrap_or_default();
+        fs::write(
+            &v1,
+            text.replace(
+                "conversion\n",
+                "conversion:serviceName=my-webhooks,serviceNamespace=ops,path=/my-convert\n",
+            ),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        build().unwrap_or_else(|e| panic!("{e}"));
+        let crd = fs::read_to_string(crds.join("demos.demo.example.com.yaml")).unwrap_or_default();
+        assert!(
+            crd.contains("          name: my-webhooks\n          namespace: ops\n          path: /my-convert\n"),
+            "{crd}"
+        );
+        fs::write(&v1, text.replace("conversion\n", "conversion:port=1\n"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let err = build().err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(
+            err.contains("types.rs:6:4: error: +kube-codegen:webhook:conversion:port: unknown argument \"port\""),
+            "{err}"
+        );
+        // One version: nothing to convert between.
+        fs::remove_dir_all(apis.join("demo/v2")).unwrap_or_else(|e| panic!("{e}"));
+        fs::write(&v1, &text).unwrap_or_else(|e| panic!("{e}"));
+        let err = build().err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(
+            err.contains("types.rs:6:4: error: +kube-codegen:webhook:conversion: Demo has only the version v1; a conversion webhook converts between versions"),
+            "{err}"
         );
     }
 

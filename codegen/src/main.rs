@@ -60,7 +60,8 @@ enum Command {
     },
     /// Write deploy/role.yaml from the +kubebuilder:rbac markers under src/.
     Rbac(ManifestArgs),
-    /// Write deploy/crds/ from the API types and deploy/role.yaml from the RBAC markers.
+    /// Write deploy/crds/ from the API types, deploy/role.yaml from the RBAC markers and
+    /// deploy/webhooks.yaml from the webhook markers.
     Manifests(ManifestArgs),
     /// Build and run the project's operator here, against the current kubeconfig's cluster
     /// (or an in-memory API server with --embedded), as operator-sdk's `run --local`.
@@ -75,6 +76,10 @@ enum AddCommand {
     /// A controller for a kind of the project: src/controller/<kind>.rs registered in
     /// src/main.rs, and a test on the in-memory API server in tests/.
     Controller(ControllerArgs),
+    /// Webhooks for a kind of the project (Kubebuilder's `create webhook`): a defaulter, a
+    /// validator and/or conversion in src/webhook/, their +kubebuilder:webhook markers, their
+    /// registration in src/main.rs, deploy/webhooks.yaml and a test in tests/.
+    Webhook(WebhookArgs),
 }
 
 /// Options every project command shares.
@@ -144,6 +149,33 @@ struct ControllerArgs {
     /// The kind the controller reconciles, as given to `add api`.
     #[arg(long, value_name = "KIND")]
     kind: String,
+
+    #[command(flatten)]
+    project: ProjectArgs,
+}
+
+#[derive(Args, Debug)]
+struct WebhookArgs {
+    /// The kind's group and version, GROUP/VERSION, as given to `add api`.
+    #[arg(long, value_name = "GROUP/VERSION")]
+    api_version: String,
+
+    /// The kind the webhooks are for, as given to `add api`.
+    #[arg(long, value_name = "KIND")]
+    kind: String,
+
+    /// A defaulting (mutating) webhook: a Defaulter filling in what users leave out.
+    #[arg(long)]
+    defaulting: bool,
+
+    /// A validating webhook: a Validator of creates, updates and deletes.
+    #[arg(long)]
+    validation: bool,
+
+    /// A conversion webhook with this version as the hub and the kind's other versions as
+    /// its spokes; the CRD gets spec.conversion.
+    #[arg(long)]
+    conversion: bool,
 
     #[command(flatten)]
     project: ProjectArgs,
@@ -398,6 +430,19 @@ fn scaffold_command(command: Command, started: Instant) -> ExitCode {
                 kind: a.kind,
             };
             let result = scaffold::add_controller(&a.project.project_dir, &opts);
+            (a.project.project_dir, a.project.quiet, result)
+        }
+        Command::Add {
+            what: AddCommand::Webhook(a),
+        } => {
+            let opts = scaffold::WebhookOptions {
+                api_version: a.api_version,
+                kind: a.kind,
+                defaulting: a.defaulting,
+                validation: a.validation,
+                conversion: a.conversion,
+            };
+            let result = scaffold::add_webhook(&a.project.project_dir, &opts);
             (a.project.project_dir, a.project.quiet, result)
         }
         Command::Rbac(a) => {

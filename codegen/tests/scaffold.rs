@@ -1,7 +1,8 @@
 //! The seed-003 workflow through the `kube-codegen` binary: `new`, `add api`, `add controller`,
-//! the generated project's own `cargo test` (its controller sets `Ready` on the in-memory API
-//! server), `cargo fmt --check` and `cargo clippy -D warnings` on it; and every bad input
-//! refused with a clear error and nothing written.
+//! `add webhook`, the generated project's own `cargo test` (its controller sets `Ready` on the
+//! in-memory API server, its webhooks default, validate and convert), `cargo fmt --check` and
+//! `cargo clippy -D warnings` on it; and every bad input refused with a clear error and nothing
+//! written.
 //!
 //! The project is built with this workspace's `Cargo.lock` and target directory, so only the
 //! new crate (and dependencies whose features differ) compile.
@@ -181,6 +182,35 @@ fn bad_input_is_refused_and_nothing_is_written() {
             ],
             "unexpected argument '--bogus'",
         ),
+        (
+            vec![
+                "add",
+                "webhook",
+                "--api-version=mtsre.meitu.com/v1",
+                "--kind=Eru",
+            ],
+            "error: add webhook: give at least one of --defaulting, --validation, --conversion",
+        ),
+        (
+            vec![
+                "add",
+                "webhook",
+                "--api-version=mtsre.meitu.com/v1",
+                "--kind=Nope",
+                "--validation",
+            ],
+            "error: --kind Nope: mtsre.meitu.com/v1 Nope is not an API of this project",
+        ),
+        (
+            vec![
+                "add",
+                "webhook",
+                "--api-version=mtsre.meitu.com/v1",
+                "--kind=Eru",
+                "--conversion",
+            ],
+            "error: --conversion: mtsre.meitu.com/v1 Eru is the only version of Eru",
+        ),
     ] {
         let out = kube_codegen(&project, &args);
         let stderr = String::from_utf8_lossy(&out.stderr);
@@ -261,6 +291,69 @@ fn bad_input_is_refused_and_nothing_is_written() {
         "{role}"
     );
     ok(&project, &["manifests", "--verify-only"]);
+
+    // Webhooks: once per kind and version; a bad marker names its file, line and cause;
+    // --verify-only sees a stale deploy/webhooks.yaml.
+    let webhook = [
+        "add",
+        "webhook",
+        "--api-version=mtsre.meitu.com/v1",
+        "--kind=Eru",
+        "--validation",
+    ];
+    ok(&project, &webhook);
+    let manifests =
+        std::fs::read_to_string(project.join("deploy/webhooks.yaml")).unwrap_or_default();
+    assert!(
+        manifests.contains("kind: ValidatingWebhookConfiguration\n")
+            && manifests.contains("      path: /validate-mtsre-meitu-com-v1-eru\n")
+            && manifests.contains("  name: veru-v1.kb.io\n")
+            && !manifests.contains("MutatingWebhookConfiguration"),
+        "{manifests}"
+    );
+    let before = snapshot(&project);
+    let out = kube_codegen(&project, &webhook);
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(
+            "error: --kind Eru: mtsre.meitu.com/v1 Eru has webhooks already (./src/webhook/mtsre_v1_eru.rs)"
+        ),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(snapshot(&project), before, "a refused add webhook wrote");
+    let file = project.join("src/webhook/mtsre_v1_eru.rs");
+    let text = std::fs::read_to_string(&file).unwrap_or_default();
+    let (line, _) = text
+        .lines()
+        .enumerate()
+        .find(|(_, l)| l.starts_with("// +kubebuilder:webhook:"))
+        .unwrap_or_else(|| panic!("no marker in {text}"));
+    std::fs::write(&file, text.replace("sideEffects=None", "sideEffects=Some"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let out = kube_codegen(&project, &["manifests"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains(&format!(
+            "mtsre_v1_eru.rs:{}:1: error: +kubebuilder:webhook: sideEffects: \"Some\" (expected one of None, NoneOnDryRun)",
+            line + 1
+        )),
+        "{stderr}"
+    );
+    std::fs::write(
+        &file,
+        text.replace("verbs=create;update", "verbs=create;update;delete"),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let out = kube_codegen(&project, &["manifests", "--verify-only"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("webhooks.yaml: out of date"));
+    ok(&project, &["manifests"]);
+    let manifests =
+        std::fs::read_to_string(project.join("deploy/webhooks.yaml")).unwrap_or_default();
+    assert!(manifests.contains("    - DELETE\n"), "{manifests}");
+    ok(&project, &["manifests", "--verify-only"]);
 }
 
 fn cargo(dir: &Path, args: &[&str]) {
@@ -282,8 +375,9 @@ fn cargo(dir: &Path, args: &[&str]) {
 }
 
 /// The seed's story: a namespaced kind with its controller, a cluster-scoped kind with its
-/// controller, a second version, a second group; the project builds, is rustfmt- and
-/// clippy-clean, and its generated tests pass.
+/// controller, a second version, a second group, webhooks (defaulting, validation and
+/// conversion between the two versions; validation of the cluster-scoped kind); the project
+/// builds, is rustfmt- and clippy-clean, and its generated tests pass.
 #[test]
 fn the_seed_workflow_builds_and_its_controllers_set_ready() {
     let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
@@ -326,6 +420,22 @@ fn the_seed_workflow_builds_and_its_controllers_set_ready() {
             "--api-version=other.meitu.com/v1alpha1",
             "--kind=Widget",
         ],
+        vec![
+            "add",
+            "webhook",
+            "--api-version=mtsre.meitu.com/v1",
+            "--kind=Eru",
+            "--defaulting",
+            "--validation",
+            "--conversion",
+        ],
+        vec![
+            "add",
+            "webhook",
+            "--api-version=mtsre.meitu.com/v1",
+            "--kind=ClusterThing",
+            "--validation",
+        ],
     ] {
         let mut args = args;
         args.push("--quiet");
@@ -341,6 +451,11 @@ fn the_seed_workflow_builds_and_its_controllers_set_ready() {
         "deploy/role.yaml",
         "deploy/role_binding.yaml",
         "deploy/operator.yaml",
+        "deploy/webhooks.yaml",
+        "src/webhook/mtsre_v1_eru.rs",
+        "src/webhook/mtsre_v1_cluster_thing.rs",
+        "tests/mtsre_v1_eru_webhook.rs",
+        "tests/mtsre_v1_cluster_thing_webhook.rs",
         "Dockerfile",
         "README.md",
         "PROJECT",
@@ -352,6 +467,23 @@ fn the_seed_workflow_builds_and_its_controllers_set_ready() {
     assert!(
         crd.contains("name: v1\n") && crd.contains("name: v2\n"),
         "{crd}"
+    );
+    assert!(
+        crd.contains("  conversion:\n    strategy: Webhook\n"),
+        "{crd}"
+    );
+    let manifests =
+        std::fs::read_to_string(project.join("deploy/webhooks.yaml")).unwrap_or_default();
+    for name in ["meru-v1.kb.io", "veru-v1.kb.io", "vclusterthing-v1.kb.io"] {
+        assert!(
+            manifests.contains(&format!("  name: {name}\n")),
+            "{manifests}"
+        );
+    }
+    let record = std::fs::read_to_string(project.join("PROJECT")).unwrap_or_default();
+    assert!(
+        record.contains("  webhooks:\n    conversion: true\n    defaulting: true\n    validation: true\n    webhookVersion: v1\n"),
+        "{record}"
     );
     let role = std::fs::read_to_string(project.join("deploy/role.yaml")).unwrap_or_default();
     for rule in [

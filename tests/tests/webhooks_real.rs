@@ -5,7 +5,8 @@
 //! test's namespace are then defaulted (the JSON patch applied by kube-apiserver), allowed or
 //! denied with the validator's message and causes, and dry runs reach both webhooks. A CRD
 //! with two versions and `conversion.strategy: Webhook` is converted through the test's
-//! `/convert` on create, get, list and update of the version that is not stored.
+//! `/convert` on create, get, list and update of the version that is not stored. The manifests
+//! `kube-codegen add webhook` generates are accepted by kube-apiserver as written.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -584,4 +585,109 @@ async fn kube_apiserver_converts_through_the_hub_and_keeps_what_a_version_cannot
 
     stop.cancel();
     ok(ok(running.await));
+}
+
+/// What `kube-codegen add webhook` writes is what kube-apiserver v1.37.1 accepts: the
+/// Mutating- and ValidatingWebhookConfiguration of `deploy/webhooks.yaml` (from the
+/// `+kubebuilder:webhook` markers of the skeleton) and the CRD whose `spec.conversion` the
+/// `+kube-codegen:webhook:conversion` marker wrote, each created with `dryRun=All` (validated
+/// and admitted, not stored) and coming back as written.
+#[tokio::test]
+async fn kube_apiserver_accepts_the_generated_webhook_manifests() {
+    use kube_codegen::scaffold::{self, ApiOptions, NewOptions, WebhookOptions};
+
+    init_tracing();
+    let tmp = ok(tempfile::tempdir());
+    let opts = NewOptions {
+        name: "widget-operator".into(),
+        domain: Some("example.com".into()),
+        ..NewOptions::default()
+    };
+    ok(scaffold::new_project(tmp.path(), &opts));
+    let project = tmp.path().join("widget-operator");
+    for version in ["v1", "v2"] {
+        let api = ApiOptions {
+            api_version: format!("things.example.com/{version}"),
+            kind: "Widget".into(),
+            namespaced: true,
+            plural: None,
+        };
+        ok(scaffold::add_api(&project, &api));
+    }
+    let webhook = WebhookOptions {
+        api_version: "things.example.com/v1".into(),
+        kind: "Widget".into(),
+        defaulting: true,
+        validation: true,
+        conversion: true,
+    };
+    ok(scaffold::add_webhook(&project, &webhook));
+    let manifests = ok(std::fs::read_to_string(
+        project.join(scaffold::WEBHOOKS_FILE),
+    ));
+    let docs: Vec<&str> = manifests.split("---\n").skip(1).collect();
+    assert_eq!(docs.len(), 2, "{manifests}");
+    let mutating: MutatingWebhookConfiguration = ok(serde_saphyr::from_str(docs[0]));
+    let validating: ValidatingWebhookConfiguration = ok(serde_saphyr::from_str(docs[1]));
+    let crd = ok(kube_codegen_runtime::crd::from_yaml(&ok(
+        std::fs::read_to_string(project.join("deploy/crds/things.example.com_widgets_crd.yaml")),
+    )));
+
+    let server = ok(RealApiServer::start().await);
+    let client = ok(server.client());
+    let dry_run = PostParams {
+        dry_run: true,
+        ..PostParams::default()
+    };
+    let got = ok(Api::<MutatingWebhookConfiguration>::all(client.clone())
+        .create(&dry_run, &mutating)
+        .await);
+    let hooks = got.webhooks.unwrap_or_default();
+    assert_eq!(hooks.len(), 1);
+    assert_eq!(hooks[0].name, "mwidget-v1.kb.io");
+    let service = hooks[0].client_config.service.clone().unwrap_or_default();
+    assert_eq!(
+        (
+            service.name.as_str(),
+            service.namespace.as_str(),
+            service.path.as_deref()
+        ),
+        (
+            "webhook-service",
+            "system",
+            Some("/mutate-things-example-com-v1-widget")
+        )
+    );
+    let got = ok(Api::<ValidatingWebhookConfiguration>::all(client.clone())
+        .create(&dry_run, &validating)
+        .await);
+    let hooks = got.webhooks.unwrap_or_default();
+    assert_eq!(hooks.len(), 1);
+    assert_eq!(hooks[0].name, "vwidget-v1.kb.io");
+    assert_eq!(hooks[0].side_effects, "None");
+    assert_eq!(hooks[0].failure_policy.as_deref(), Some("Fail"));
+    let got = ok(Api::<CustomResourceDefinition>::all(client)
+        .create(&dry_run, &crd)
+        .await);
+    let conversion = got
+        .spec
+        .conversion
+        .unwrap_or_else(|| panic!("no spec.conversion"));
+    assert_eq!(conversion.strategy, "Webhook");
+    let webhook = conversion
+        .webhook
+        .unwrap_or_else(|| panic!("no conversion webhook"));
+    assert_eq!(webhook.conversion_review_versions, vec!["v1".to_string()]);
+    let service = webhook
+        .client_config
+        .and_then(|c| c.service)
+        .unwrap_or_else(|| panic!("no conversion service"));
+    assert_eq!(
+        (
+            service.name.as_str(),
+            service.namespace.as_str(),
+            service.path.as_deref()
+        ),
+        ("webhook-service", "system", Some("/convert"))
+    );
 }

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use serde_json::{Number, Value};
 
 use super::schema::{Schema, Validation};
-use super::{PrinterColumn, Scale};
+use super::{Conversion, PrinterColumn, Scale};
 use crate::error::{Error, Location, Result};
 use crate::model::Kind;
 use crate::tags::Tag;
@@ -330,6 +330,48 @@ pub(crate) struct KindMarkers {
     pub(crate) deprecation_warning: Option<String>,
     pub(crate) scale: Option<Scale>,
     pub(crate) columns: Vec<PrinterColumn>,
+    /// `+kube-codegen:webhook:conversion[:serviceName=…,serviceNamespace=…,path=…]`.
+    pub(crate) conversion: Option<(Conversion, Location)>,
+}
+
+/// The marker asking for a conversion webhook in a kind's CRD.
+pub(crate) const CONVERSION_MARKER: &str = "kube-codegen:webhook:conversion";
+
+fn parse_conversion(tag: &Tag, args: &str) -> Result<Conversion> {
+    let mut c = Conversion::default();
+    for (k, raw) in parse_args(tag, args)? {
+        let v = unquote(&raw).map_err(|e| tag_err(tag, format!("{k}: {e}")))?;
+        match k.as_str() {
+            "serviceName" | "serviceNamespace" => {
+                if let Some(p) = kube_codegen_apimachinery::validation::is_dns1123_label(&v)
+                    .into_iter()
+                    .next()
+                {
+                    return Err(tag_err(tag, format!("{k} {v:?}: {p}")));
+                }
+                if k == "serviceName" {
+                    c.service_name = v;
+                } else {
+                    c.service_namespace = v;
+                }
+            }
+            "path" => {
+                if !v.starts_with('/') {
+                    return Err(tag_err(tag, format!("path {v:?}: must start with /")));
+                }
+                c.path = v;
+            }
+            other => {
+                return Err(tag_err(
+                    tag,
+                    format!(
+                        "unknown argument {other:?} (known: serviceName, serviceNamespace, path)"
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(c)
 }
 
 fn tag_err(tag: &Tag, msg: impl std::fmt::Display) -> Error {
@@ -361,6 +403,8 @@ pub(crate) fn kind_markers(kind: &Kind) -> Result<KindMarkers> {
                     }
                 }
             }
+        } else if let Some(args) = args_of(tag, CONVERSION_MARKER) {
+            m.conversion = Some((parse_conversion(tag, &args)?, tag.location.clone()));
         } else if let Some(args) = args_of(tag, "kubebuilder:subresource:scale") {
             m.scale = Some(parse_scale(tag, &args)?);
         } else if tag.key == "kubebuilder:subresource:status" {

@@ -19,6 +19,7 @@
 //! | `+kubebuilder:unservedversion` | `served: false` |
 //! | `+kubebuilder:deprecatedversion[:warning="…"]` | `deprecated: true` and its warning |
 //! | `+kubebuilder:metadata:annotations="k=v"` / `labels="k=v"` (kind or package) | CRD metadata |
+//! | `+kube-codegen:webhook:conversion[:serviceName=…,serviceNamespace=…,path=…]` (any version of the kind) | `spec.conversion`: strategy `Webhook`, review version `v1`, the Service `webhook-service` in `system` at `/convert` by default; only on a kind with several versions |
 //!
 //! Groups under `k8s.io` and `kubernetes.io` need the `api-approved.kubernetes.io` annotation;
 //! without a marker it defaults to `"unapproved, experimental-only"`, with a warning.
@@ -102,6 +103,28 @@ pub struct CrdVersion {
     pub columns: Vec<PrinterColumn>,
 }
 
+/// `spec.conversion` of a CRD whose versions a webhook converts (strategy `Webhook`,
+/// `conversionReviewVersions: [v1]`, a Service reference).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Conversion {
+    /// The Service's name (default `webhook-service`, Kubebuilder's).
+    pub service_name: String,
+    /// The Service's namespace (default `system`, replaced by kustomize or by hand).
+    pub service_namespace: String,
+    /// The path (default `/convert`, where the manager's webhook server serves conversion).
+    pub path: String,
+}
+
+impl Default for Conversion {
+    fn default() -> Self {
+        Conversion {
+            service_name: "webhook-service".into(),
+            service_namespace: "system".into(),
+            path: "/convert".into(),
+        }
+    }
+}
+
 /// A CustomResourceDefinition, as plain data.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Crd {
@@ -127,6 +150,8 @@ pub struct Crd {
     pub labels: BTreeMap<String, String>,
     /// `spec.versions`, highest priority first (`v2`, `v1`, `v1beta1`, `v1alpha1`).
     pub versions: Vec<CrdVersion>,
+    /// `spec.conversion` when a webhook converts between the versions (else `None`).
+    pub conversion: Option<Conversion>,
     /// Where the kind is declared (in the first version seen).
     pub location: Location,
 }
@@ -159,7 +184,7 @@ impl Crd {
             names.insert("categories".into(), json!(self.categories));
         }
         let versions: Vec<Value> = self.versions.iter().map(version_json).collect();
-        json!({
+        let mut doc = json!({
             "apiVersion": "apiextensions.k8s.io/v1",
             "kind": "CustomResourceDefinition",
             "metadata": metadata,
@@ -172,7 +197,23 @@ impl Crd {
                 },
                 "versions": versions,
             },
-        })
+        });
+        if let (Some(c), Some(spec)) = (&self.conversion, doc.get_mut("spec")) {
+            spec["conversion"] = json!({
+                "strategy": "Webhook",
+                "webhook": {
+                    "clientConfig": {
+                        "service": {
+                            "name": c.service_name,
+                            "namespace": c.service_namespace,
+                            "path": c.path,
+                        },
+                    },
+                    "conversionReviewVersions": ["v1"],
+                },
+            });
+        }
+        doc
     }
 
     /// The YAML file: the generated marker, the boilerplate as `#` comments, the document.
@@ -308,6 +349,7 @@ struct Draft {
     crd: Crd,
     metadata: Metadata,
     storage_markers: Vec<(String, Location)>,
+    conversion_markers: Vec<(Conversion, Location)>,
 }
 
 fn union(into: &mut Vec<String>, from: &[String]) {
@@ -421,10 +463,12 @@ pub(crate) fn assemble(
                     annotations: BTreeMap::new(),
                     labels: BTreeMap::new(),
                     versions: Vec::new(),
+                    conversion: None,
                     location: kind.location.clone(),
                 },
                 metadata: Metadata::default(),
                 storage_markers: Vec::new(),
+                conversion_markers: Vec::new(),
             });
             let crd = &mut draft.crd;
             if crd.kind != kind.name {
@@ -470,6 +514,9 @@ pub(crate) fn assemble(
             crd.versions.push(version);
             if let Some(loc) = km.storage {
                 draft.storage_markers.push((pkg.version.clone(), loc));
+            }
+            if let Some(c) = km.conversion {
+                draft.conversion_markers.push(c);
             }
             // Package markers first, then the kind's: the same key twice must agree.
             let mut meta = draft.metadata.clone();
@@ -541,6 +588,36 @@ fn finish(mut d: Draft, warnings: &mut Vec<String>) -> Result<Crd> {
                     crd.kind
                 ),
             ));
+        }
+    }
+    match d.conversion_markers.as_slice() {
+        [] => {}
+        [(_, loc), ..] if crd.versions.len() < 2 => {
+            return Err(Error::at(
+                loc.clone(),
+                format!(
+                    "+{}: {} has only the version {}; a conversion webhook converts between versions, so add another version (and mark the stored one +kubebuilder:storageversion)",
+                    markers::CONVERSION_MARKER,
+                    crd.kind,
+                    crd.versions
+                        .first()
+                        .map(|v| v.name.as_str())
+                        .unwrap_or_default()
+                ),
+            ));
+        }
+        [(first, first_loc), rest @ ..] => {
+            if let Some((_, loc)) = rest.iter().find(|(c, _)| c != first) {
+                return Err(Error::at(
+                    loc.clone(),
+                    format!(
+                        "+{}: {} asks for another conversion webhook than at {first_loc}; one CRD has one",
+                        markers::CONVERSION_MARKER,
+                        crd.kind
+                    ),
+                ));
+            }
+            crd.conversion = Some(first.clone());
         }
     }
     if crd.versions.iter().all(|v| !v.served) {
@@ -663,6 +740,7 @@ mod tests {
             annotations: BTreeMap::new(),
             labels: BTreeMap::new(),
             versions: Vec::new(),
+            conversion: None,
             location: Location::file("t.rs"),
         };
         let text = crd.to_yaml("// Header.\n");

@@ -211,11 +211,16 @@ impl TypeTags {
                     };
                     t.external_status = Some((v, tag.clone()));
                 }
+                k if k == "kube-codegen:webhook:conversion"
+                    || k.starts_with("kube-codegen:webhook:conversion:") =>
+                {
+                    // The CRD's conversion webhook: read by the crd generator.
+                }
                 k if k.starts_with("kube-codegen:") => {
                     return Err(Error::at(
                         tag.location.clone(),
                         format!(
-                            "unknown tag +{k}: the known kube-codegen tag is +kube-codegen:external:status"
+                            "unknown tag +{k}: the known kube-codegen tags are +kube-codegen:external:status and +kube-codegen:webhook:conversion"
                         ),
                     ));
                 }

@@ -12,12 +12,13 @@
 mod project;
 mod rbac;
 mod templates;
+mod webhook;
 
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-pub use project::{ApiResource, PROJECT_FILE, Project};
+pub use project::{ApiResource, PROJECT_FILE, Project, Webhooks};
 
 use crate::error::Error;
 use crate::namer;
@@ -124,6 +125,55 @@ pub enum ScaffoldError {
         /// Its file.
         path: PathBuf,
     },
+    /// `add webhook` without `--defaulting`, `--validation` or `--conversion`.
+    #[error("add webhook: give at least one of --defaulting, --validation, --conversion")]
+    NoWebhookKind,
+    /// `add webhook` for a kind and version that has webhooks.
+    #[error("--kind {kind}: {group}/{version} {kind} has webhooks already ({}); add more by hand there", path.display())]
+    WebhookExists {
+        /// The group.
+        group: String,
+        /// The version.
+        version: String,
+        /// The kind.
+        kind: String,
+        /// Its webhook file.
+        path: PathBuf,
+    },
+    /// `--conversion` for a kind with one version.
+    #[error(
+        "--conversion: {group}/{version} {kind} is the only version of {kind}; a conversion webhook converts between versions, so add another first (`kube-codegen add api --api-version={group}/<version> --kind={kind}`)"
+    )]
+    OneVersion {
+        /// The group.
+        group: String,
+        /// The version.
+        version: String,
+        /// The kind.
+        kind: String,
+    },
+    /// `--conversion` for a version that is not the one stored.
+    #[error(
+        "--conversion: {group}/{version} {kind} is not the storage version; give --api-version={group}/{storage}, the hub every other version converts to and from"
+    )]
+    NotStorage {
+        /// The group.
+        group: String,
+        /// The version given.
+        version: String,
+        /// The kind.
+        kind: String,
+        /// The storage version (the first added).
+        storage: String,
+    },
+    /// A kind's type was not found in its file.
+    #[error("{}: no `pub struct {kind} {{` line to put the marker above", path.display())]
+    NoKindType {
+        /// The file.
+        path: PathBuf,
+        /// The kind.
+        kind: String,
+    },
     /// Two groups would share a folder under `src/pkg/apis`.
     #[error("--api-version {group}: its folder src/pkg/apis/{dir} holds the group {other} already")]
     GroupFolderTaken {
@@ -203,6 +253,21 @@ pub struct ControllerOptions {
     pub api_version: String,
     /// The kind.
     pub kind: String,
+}
+
+/// `kube-codegen add webhook`'s options (Kubebuilder's `create webhook`).
+#[derive(Debug, Clone)]
+pub struct WebhookOptions {
+    /// `GROUP/VERSION`.
+    pub api_version: String,
+    /// The kind.
+    pub kind: String,
+    /// A defaulter (mutating webhook).
+    pub defaulting: bool,
+    /// A validator (validating webhook).
+    pub validation: bool,
+    /// Conversion, this version being the hub.
+    pub conversion: bool,
 }
 
 /// What [`Plan::insert`] puts at a marker.
@@ -555,6 +620,7 @@ pub fn new_project(parent: &Path, opts: &NewOptions) -> Result<Changes, Scaffold
     plan.create("src/lib.rs", render(templates::LIB_RS, &vars));
     plan.create("src/pkg/mod.rs", templates::PKG_MOD_RS.to_string());
     plan.create("src/pkg/apis/mod.rs", templates::APIS_MOD_RS.to_string());
+    plan.create("src/webhook/mod.rs", templates::WEBHOOK_MOD_RS.to_string());
     plan.create(
         "src/controller/mod.rs",
         templates::CONTROLLER_MOD_RS.to_string(),
@@ -630,6 +696,35 @@ pub(crate) fn role_yaml(name: &str, src: &Path) -> crate::error::Result<String> 
         ScaffoldError::Generate(e) => e,
         other => Error::file(src, other.to_string()),
     })
+}
+
+/// Writes `file` from the `+kubebuilder:webhook` markers under `src` if it differs, for
+/// [`Builder::webhooks`](crate::Builder::webhooks); with no marker, removes a file this
+/// generator wrote. Whether the file exists afterwards.
+pub(crate) fn write_webhooks_file(src: &Path, file: &Path) -> crate::error::Result<bool> {
+    let text = webhook::webhooks_yaml(src).map_err(|e| match e {
+        ScaffoldError::Generate(e) => e,
+        other => Error::file(src, other.to_string()),
+    })?;
+    let old = fs::read_to_string(file).ok();
+    match text {
+        Some(text) => {
+            if old.as_deref() != Some(text.as_str()) {
+                if let Some(dir) = file.parent().filter(|d| !d.as_os_str().is_empty()) {
+                    fs::create_dir_all(dir)
+                        .map_err(|e| Error::io(dir, "cannot create directory", e))?;
+                }
+                fs::write(file, text).map_err(|e| Error::io(file, "cannot write file", e))?;
+            }
+            Ok(true)
+        }
+        None => {
+            if old.is_some_and(|t| t.starts_with(webhook::HEADER)) {
+                fs::remove_file(file).map_err(|e| Error::io(file, "cannot remove file", e))?;
+            }
+            Ok(false)
+        }
+    }
 }
 
 /// The folder of `group` under `src/pkg/apis`: its first DNS label, as a Rust module name.
@@ -772,6 +867,7 @@ pub fn add_api(root: &Path, opts: &ApiOptions) -> Result<Changes, ScaffoldError>
         plural,
         namespaced: opts.namespaced,
         controller: false,
+        webhooks: None,
     });
     plan.replace(PROJECT_FILE, project.to_text());
     // The generator reads the new types (and refuses them with file:line errors) before
@@ -868,6 +964,416 @@ pub fn add_controller(root: &Path, opts: &ControllerOptions) -> Result<Changes, 
     plan.apply_then(root, || write_role(root, &name))
 }
 
+/// The Rust name of version `version` of `kind` beside the hub: `EruV2`, `EruV1beta1`.
+fn version_type(kind: &str, version: &str) -> String {
+    let mut chars = version.chars();
+    let first = chars.next().map(|c| c.to_ascii_uppercase()).unwrap_or('V');
+    format!("{kind}{first}{}", chars.as_str())
+}
+
+/// `text` as `cargo fmt` leaves it (rustfmt, edition 2024, read from stdin), so that code
+/// assembled from parts passes `cargo fmt --check` whatever the lengths of its names. Without
+/// a working `rustfmt` (`$RUSTFMT`, else `rustfmt` on the `PATH`) the text is kept as it is.
+fn rustfmt(text: String) -> String {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let program = std::env::var_os("RUSTFMT").unwrap_or_else(|| "rustfmt".into());
+    let child = Command::new(&program)
+        .args(["--edition", "2024", "--emit", "stdout", "--quiet"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn();
+    let mut child = match child {
+        Ok(c) => c,
+        Err(e) => {
+            tracing::warn!(error = %e, "rustfmt not run; the new files are left unformatted");
+            return text;
+        }
+    };
+    let written = child
+        .stdin
+        .take()
+        .map(|mut stdin| stdin.write_all(text.as_bytes()));
+    match (written, child.wait_with_output()) {
+        (Some(Ok(())), Ok(out)) if out.status.success() => {
+            String::from_utf8(out.stdout).unwrap_or(text)
+        }
+        (_, out) => {
+            let why = out
+                .map(|o| String::from_utf8_lossy(&o.stderr).into_owned())
+                .unwrap_or_else(|e| e.to_string());
+            tracing::warn!(error = %why, "rustfmt failed; the new files are left unformatted");
+            text
+        }
+    }
+}
+
+/// `use path::{names};` as rustfmt writes it: on one line when it fits in 100 columns, else
+/// the names on their own indented line.
+fn use_line(path: &str, names: &[&str]) -> String {
+    let one = format!("use {path}::{{{}}};", names.join(", "));
+    if one.len() <= 100 {
+        one
+    } else {
+        format!("use {path}::{{\n    {},\n}};", names.join(", "))
+    }
+}
+
+/// Puts `marker` on the line above the attributes of `pub struct <kind> {` in `text`.
+fn mark_kind(path: &Path, text: &str, kind: &str, marker: &str) -> Result<String, ScaffoldError> {
+    let mut lines: Vec<&str> = text.lines().collect();
+    let struct_line = format!("pub struct {kind} {{");
+    let Some(mut at) = lines.iter().position(|l| l.trim() == struct_line) else {
+        return Err(ScaffoldError::NoKindType {
+            path: path.to_path_buf(),
+            kind: kind.into(),
+        });
+    };
+    while at > 0 && lines[at - 1].trim_start().starts_with("#[") {
+        at -= 1;
+    }
+    lines.insert(at, marker);
+    let mut out = lines.join("\n");
+    out.push('\n');
+    Ok(out)
+}
+
+/// `kube-codegen add webhook`: a kind's defaulter, validator and/or conversion (this version
+/// the hub, every other version of the kind a spoke) in `src/webhook/`, with their markers,
+/// registered in `main.rs`, a test in `tests/`; then `deploy/` again (the webhook
+/// configurations, the CRD's `spec.conversion`).
+pub fn add_webhook(root: &Path, opts: &WebhookOptions) -> Result<Changes, ScaffoldError> {
+    let mut project = Project::read(root)?;
+    let (group, version) = parse_api_version(&opts.api_version)?;
+    check_kind(&opts.kind)?;
+    if !(opts.defaulting || opts.validation || opts.conversion) {
+        return Err(ScaffoldError::NoWebhookKind);
+    }
+    let Some(resource) = project.resource(&group, &version, &opts.kind).cloned() else {
+        return Err(ScaffoldError::NoSuchKind {
+            group,
+            version,
+            kind: opts.kind.clone(),
+        });
+    };
+    let kind = resource.kind.as_str();
+    let snake = namer::snake(kind);
+    let module = format!("{}_{}_{snake}", resource.group_dir, resource.version);
+    let webhook_file = format!("src/webhook/{module}.rs");
+    if resource.webhooks.is_some() || root.join(&webhook_file).exists() {
+        return Err(ScaffoldError::WebhookExists {
+            group,
+            version,
+            kind: kind.into(),
+            path: root.join(webhook_file),
+        });
+    }
+    // The versions of the kind, in the order added: the first is the one stored.
+    let versions: Vec<String> = project
+        .resources
+        .iter()
+        .filter(|r| r.group == group && r.kind == kind)
+        .map(|r| r.version.clone())
+        .collect();
+    let spokes: Vec<&String> = versions.iter().filter(|v| **v != version).collect();
+    if opts.conversion {
+        if spokes.is_empty() {
+            return Err(ScaffoldError::OneVersion {
+                group,
+                version,
+                kind: kind.into(),
+            });
+        }
+        if versions.first() != Some(&version) {
+            return Err(ScaffoldError::NotStorage {
+                group,
+                version,
+                kind: kind.into(),
+                storage: versions.first().cloned().unwrap_or_default(),
+            });
+        }
+    }
+    let crate_name = project.project_name.replace('-', "_");
+    let lower = kind.to_lowercase();
+    let group_path = resource.group.replace('.', "-");
+    let mut what = Vec::new();
+    let mut admission = Vec::new();
+    let mut builder_calls = String::new();
+    let mut test_imports = String::new();
+    let mut webhook_imports = vec!["Webhook"];
+    let mut path_checks = String::new();
+    let mut kind_imports = vec![kind.to_string()];
+    if opts.defaulting {
+        what.push("a defaulter");
+        admission.push("Defaulter");
+        builder_calls.push_str(&format!("\n        .with_defaulter({kind}Defaulter)"));
+        kind_imports.push(format!("{kind}Defaulter"));
+        webhook_imports.push("mutate_path");
+        path_checks.push_str(&format!(
+            "    let mutate = mutate_path::<{kind}>();\n    assert!(paths.contains(&mutate), \"{{paths:?}}\");\n    assert!(manifests.contains(&format!(\"path: {{mutate}}\\n\")), \"{{manifests}}\");\n"
+        ));
+    }
+    if opts.validation {
+        what.push("a validator");
+        admission.push("Validator");
+        builder_calls.push_str(&format!("\n        .with_validator({kind}Validator)"));
+        kind_imports.push(format!("{kind}Validator"));
+        webhook_imports.push("validate_path");
+        path_checks.push_str(&format!(
+            "    let validate = validate_path::<{kind}>();\n    assert!(paths.contains(&validate), \"{{paths:?}}\");\n    assert!(manifests.contains(&format!(\"path: {{validate}}\\n\")), \"{{manifests}}\");\n"
+        ));
+    }
+    if opts.conversion {
+        what.push("conversion to and from the other versions");
+        for spoke in &spokes {
+            builder_calls.push_str(&format!(
+                "\n        .with_spoke::<{}>()",
+                version_type(kind, spoke)
+            ));
+        }
+    }
+    let mut imports = Vec::new();
+    if !admission.is_empty() {
+        let mut names: Vec<&str> = admission.clone();
+        if opts.defaulting || opts.validation {
+            names.extend(["Denial", "Request"]);
+        }
+        if opts.validation {
+            names.push("ValidationResult");
+        }
+        names.sort_unstable();
+        imports.push(use_line(
+            "kube_controller_runtime::webhook::admission",
+            &names,
+        ));
+    }
+    if opts.conversion {
+        imports.push(
+            "use kube_controller_runtime::webhook::conversion::{ConversionError, Convertible, Hub};"
+                .into(),
+        );
+    }
+    imports.push("use kube_controller_runtime::webhook::Webhook;".into());
+    imports.sort();
+    let spoke_imports: String = if opts.conversion {
+        spokes
+            .iter()
+            .map(|v| {
+                format!(
+                    "use crate::pkg::apis::{}::{v}::{kind} as {};\n",
+                    resource.group_dir,
+                    version_type(kind, v)
+                )
+            })
+            .collect()
+    } else {
+        String::new()
+    };
+    let serde_imports = if opts.conversion {
+        "use serde::Serialize;\nuse serde::de::DeserializeOwned;\n"
+    } else {
+        ""
+    };
+    let what = match what.as_slice() {
+        [one] => one.to_string(),
+        [a, b] => format!("{a} and {b}"),
+        [a, b, c] => format!("{a}, {b} and {c}"),
+        _ => String::new(),
+    };
+    // In rustfmt's order.
+    let admitting = opts.defaulting || opts.validation;
+    if admitting {
+        test_imports.push_str(
+            "use kube::core::DynamicObject;\nuse kube::core::admission::AdmissionReview;\n",
+        );
+    }
+    test_imports.push_str("use kube_codegen_runtime::fake::FakeApiServer;\n");
+    let mut admission_traits = vec!["Request"];
+    if opts.defaulting {
+        admission_traits.insert(0, "Defaulter");
+    }
+    if opts.validation {
+        admission_traits.push("Validator");
+    }
+    if admitting {
+        test_imports.push_str(&use_line(
+            "kube_controller_runtime::webhook::admission",
+            &admission_traits,
+        ));
+        test_imports.push('\n');
+    }
+    if opts.conversion {
+        test_imports.push_str("use kube_controller_runtime::webhook::conversion::Convertible;\n");
+    }
+    webhook_imports.retain(|w| *w != "Webhook");
+    match webhook_imports.as_slice() {
+        [] => {}
+        [one] => test_imports.push_str(&format!("use kube_controller_runtime::webhook::{one};\n")),
+        many => test_imports.push_str(&format!(
+            "use kube_controller_runtime::webhook::{{{}}};\n",
+            many.join(", ")
+        )),
+    }
+    test_imports.push_str("use kube_controller_runtime::{BoxError, Manager};\n");
+    if admitting {
+        test_imports.push_str("use serde_json::json;\n");
+        path_checks.insert_str(
+            0,
+            "    let paths = mgr.webhook_server()?.paths();\n    let manifests = include_str!(\"../deploy/webhooks.yaml\");\n",
+        );
+    }
+    let mut test_kind_imports = format!(
+        "use {crate_name}::pkg::apis::{}::{}::{kind};\n",
+        resource.group_dir, resource.version
+    );
+    kind_imports.retain(|k| k != kind);
+    if !kind_imports.is_empty() {
+        test_kind_imports.push_str(&format!(
+            "use {crate_name}::webhook::{module}::{};\n",
+            if kind_imports.len() == 1 {
+                kind_imports[0].clone()
+            } else {
+                format!("{{{}}}", kind_imports.join(", "))
+            }
+        ));
+    }
+    if opts.conversion {
+        for v in &spokes {
+            test_kind_imports.push_str(&format!(
+                "use {crate_name}::pkg::apis::{}::{v}::{kind} as {};\n",
+                resource.group_dir,
+                version_type(kind, v)
+            ));
+        }
+    }
+    let crd_file = format!("{}_{}_crd.yaml", resource.group, resource.plural);
+    let spoke_tests: String = spokes
+        .iter()
+        .filter(|_| opts.conversion)
+        .map(|v| {
+            let t = version_type(kind, v);
+            format!(
+                "    let mut spoke = {t}::default();\n    spoke.metadata.name = Some(\"sample\".into());\n    spoke.spec.foo = Some(\"bar\".into());\n    let hub: {kind} = spoke.convert_to()?;\n    assert_eq!(hub.spec.foo.as_deref(), Some(\"bar\"));\n    assert_eq!({t}::convert_from(&hub)?, spoke);\n"
+            )
+        })
+        .collect();
+    let imports = imports.join("\n");
+    let vars = [
+        ("crate", crate_name.as_str()),
+        ("group", resource.group.as_str()),
+        ("group_mod", resource.group_dir.as_str()),
+        ("group_path", group_path.as_str()),
+        ("version", resource.version.as_str()),
+        ("kind", kind),
+        ("lower", lower.as_str()),
+        ("plural", resource.plural.as_str()),
+        ("module", module.as_str()),
+        ("what", what.as_str()),
+        ("imports", imports.as_str()),
+        ("serde_imports", serde_imports),
+        ("spoke_imports", spoke_imports.as_str()),
+        ("builder_calls", builder_calls.as_str()),
+        ("test_imports", test_imports.as_str()),
+        ("test_kind_imports", test_kind_imports.as_str()),
+        ("path_checks", path_checks.as_str()),
+        ("crd_file", crd_file.as_str()),
+        ("spoke_tests", spoke_tests.as_str()),
+    ];
+    let helpers = if admitting {
+        render(templates::WEBHOOK_TEST_HELPERS_RS, &vars)
+    } else {
+        String::new()
+    };
+    let vars: Vec<(&str, &str)> = vars
+        .into_iter()
+        .chain([("admission_helpers", helpers.as_str())])
+        .collect();
+    let mut code = render(templates::WEBHOOK_HEAD_RS, &vars);
+    let mut test = render(templates::WEBHOOK_TEST_HEAD_RS, &vars);
+    if opts.defaulting {
+        code.push_str(&render(templates::WEBHOOK_DEFAULTER_RS, &vars));
+        test.push_str(&render(templates::WEBHOOK_TEST_DEFAULTER_RS, &vars));
+    }
+    if opts.validation {
+        code.push_str(&render(templates::WEBHOOK_VALIDATOR_RS, &vars));
+        test.push_str(&render(templates::WEBHOOK_TEST_VALIDATOR_RS, &vars));
+    }
+    let mut plan = Plan::default();
+    if opts.conversion {
+        code.push_str(&render(templates::WEBHOOK_HUB_RS, &vars));
+        for spoke in &spokes {
+            let spoke_type = version_type(kind, spoke);
+            let spoke_vars = [
+                ("kind", kind),
+                ("spoke", spoke.as_str()),
+                ("spoke_type", spoke_type.as_str()),
+            ];
+            code.push_str(&render(templates::WEBHOOK_SPOKE_RS, &spoke_vars));
+        }
+        test.push_str(&render(templates::WEBHOOK_TEST_CONVERSION_RS, &vars));
+        let types = format!(
+            "src/pkg/apis/{}/{}/{snake}_types.rs",
+            resource.group_dir, resource.version
+        );
+        let text = read(root, &types)?;
+        let marked = mark_kind(
+            &root.join(&types),
+            &text,
+            kind,
+            "// +kube-codegen:webhook:conversion",
+        )?;
+        plan.replace(types, marked);
+    }
+    plan.create(&webhook_file, rustfmt(code));
+    plan.create(format!("tests/{module}_webhook.rs"), rustfmt(test));
+    let modules = "src/webhook/mod.rs";
+    let fresh_modules =
+        (!root.join(modules).exists()).then(|| templates::WEBHOOK_MOD_RS.to_string());
+    if fresh_modules.is_some() {
+        // A project from before `add webhook`: its lib.rs gets the module.
+        let lib = read(root, "src/lib.rs")?;
+        if !lib.contains("pub mod webhook;") {
+            let Some(at) = lib.find("pub mod pkg;\n") else {
+                return Err(ScaffoldError::MarkerMissing {
+                    path: root.join("src/lib.rs"),
+                    marker: "webhook-modules",
+                });
+            };
+            let end = at + "pub mod pkg;\n".len();
+            plan.replace(
+                "src/lib.rs",
+                format!("{}pub mod webhook;\n{}", &lib[..end], &lib[end..]),
+            );
+        }
+    }
+    plan.insert(
+        root,
+        modules,
+        fresh_modules,
+        "webhook-modules",
+        Insert::Module(&module),
+    )?;
+    let setup = format!(
+        "if {crate_name}::webhook::enabled() {{\n    {crate_name}::webhook::{module}::setup(mgr)?;\n}}"
+    );
+    plan.insert(root, "src/main.rs", None, "webhooks", Insert::Lines(&setup))?;
+    if let Some(r) = project
+        .resources
+        .iter_mut()
+        .find(|r| r.group == group && r.version == version && r.kind == opts.kind)
+    {
+        r.webhooks = Some(Webhooks {
+            defaulting: opts.defaulting,
+            validation: opts.validation,
+            conversion: opts.conversion,
+            webhook_version: "v1".into(),
+        });
+    }
+    plan.replace(PROJECT_FILE, project.to_text());
+    plan.apply_then(root, || manifests(root, false))
+}
+
 /// `kube-codegen rbac`: `deploy/role.yaml` from the `+kubebuilder:rbac` markers under `src/`;
 /// with `verify_only`, an error if the file differs.
 pub fn rbac(root: &Path, verify_only: bool) -> Result<Changes, ScaffoldError> {
@@ -886,8 +1392,13 @@ pub fn rbac(root: &Path, verify_only: bool) -> Result<Changes, ScaffoldError> {
     write_role(root, &project.project_name)
 }
 
-/// `kube-codegen manifests`: `deploy/crds/` from the API types and `deploy/role.yaml` from the
-/// markers; with `verify_only`, an error naming the first file that differs.
+/// Where `kube-codegen manifests` writes the admission webhook configurations.
+pub const WEBHOOKS_FILE: &str = "deploy/webhooks.yaml";
+
+/// `kube-codegen manifests`: `deploy/crds/` from the API types, `deploy/role.yaml` from the
+/// `+kubebuilder:rbac` markers and `deploy/webhooks.yaml` from the `+kubebuilder:webhook`
+/// markers (when there is one); with `verify_only`, an error naming the first file that
+/// differs.
 pub fn manifests(root: &Path, verify_only: bool) -> Result<Changes, ScaffoldError> {
     let project = Project::read(root)?;
     let staging = tempfile_dir(root)?;
@@ -926,7 +1437,20 @@ pub fn manifests(root: &Path, verify_only: bool) -> Result<Changes, ScaffoldErro
             "deploy/role.yaml",
             rbac::role_yaml(&project.project_name, &root.join("src"))?,
         );
+        let webhooks = webhook::webhooks_yaml(&root.join("src"))?;
+        let webhooks_file = root.join(WEBHOOKS_FILE);
+        // A file written for markers that are gone.
+        let orphan = webhooks.is_none()
+            && fs::read_to_string(&webhooks_file).is_ok_and(|t| t.starts_with(webhook::HEADER));
+        if let Some(text) = webhooks {
+            plan.replace(WEBHOOKS_FILE, text);
+        }
         if verify_only {
+            if orphan {
+                return Err(ScaffoldError::Stale {
+                    path: webhooks_file,
+                });
+            }
             for (path, (text, _)) in &plan.files {
                 if fs::read_to_string(root.join(path)).ok().as_deref() != Some(text.as_str()) {
                     return Err(ScaffoldError::Stale {
@@ -939,7 +1463,13 @@ pub fn manifests(root: &Path, verify_only: bool) -> Result<Changes, ScaffoldErro
                 ..Changes::default()
             });
         }
-        plan.apply(root)
+        let mut changes = plan.apply(root)?;
+        if orphan {
+            fs::remove_file(&webhooks_file)
+                .map_err(|e| Error::io(&webhooks_file, "cannot remove file", e))?;
+            changes.updated.push(PathBuf::from(WEBHOOKS_FILE));
+        }
+        Ok(changes)
     })();
     let _ = fs::remove_dir_all(&staging);
     result

@@ -50,6 +50,27 @@ pub struct ApiResource {
     /// Whether `add controller` has written its controller.
     #[serde(default)]
     pub controller: bool,
+    /// The webhooks `add webhook` has written for this version of the kind (Kubebuilder's
+    /// `webhooks` of a PROJECT resource).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub webhooks: Option<Webhooks>,
+}
+
+/// The webhooks of one version of a kind.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Webhooks {
+    /// A defaulting (mutating) webhook.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub defaulting: bool,
+    /// A validating webhook.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub validation: bool,
+    /// A conversion webhook, this version being the hub.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub conversion: bool,
+    /// The version of the `…WebhookConfiguration`s (`v1`).
+    pub webhook_version: String,
 }
 
 impl Project {
@@ -97,7 +118,7 @@ impl Project {
     pub fn to_text(&self) -> String {
         let value = serde_json::to_value(self).unwrap_or_default();
         format!(
-            "# Written by kube-codegen (new, add api, add controller); read by its later commands.\n{}",
+            "# Written by kube-codegen (new, add api, add controller, add webhook); read by its later commands.\n{}",
             crate::crd::yaml::to_yaml(&value)
         )
     }

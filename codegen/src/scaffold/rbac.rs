@@ -46,11 +46,13 @@ struct Target {
     urls: Vec<String>,
 }
 
-/// The rules of every marker under `src`, by namespace (`""` for the ClusterRole).
-fn rules(
+/// Every `// +<marker>…` comment line of the Rust files under `src`, in file and line order:
+/// where it is and the text after the marker.
+pub(super) fn marker_lines(
     src: &Path,
-) -> Result<BTreeMap<String, BTreeMap<Target, BTreeSet<String>>>, ScaffoldError> {
-    let mut out: BTreeMap<String, BTreeMap<Target, BTreeSet<String>>> = BTreeMap::new();
+    marker: &str,
+) -> Result<Vec<(Location, String)>, ScaffoldError> {
+    let mut out = Vec::new();
     for file in rust_files(src)? {
         let text =
             fs::read_to_string(&file).map_err(|e| Error::io(&file, "cannot read file", e))?;
@@ -60,7 +62,7 @@ fn rules(
                 continue;
             };
             let comment = comment.trim_start_matches('/').trim_start();
-            let Some(args) = comment.strip_prefix(MARKER) else {
+            let Some(args) = comment.strip_prefix(marker) else {
                 continue;
             };
             let location = Location::new(
@@ -70,13 +72,24 @@ fn rules(
                     col: line.len() - trimmed.len() + 1,
                 },
             );
-            let (namespace, target, verbs) = parse_marker(args, location)?;
-            out.entry(namespace)
-                .or_default()
-                .entry(target)
-                .or_default()
-                .extend(verbs);
+            out.push((location, args.trim_end().to_string()));
         }
+    }
+    Ok(out)
+}
+
+/// The rules of every marker under `src`, by namespace (`""` for the ClusterRole).
+fn rules(
+    src: &Path,
+) -> Result<BTreeMap<String, BTreeMap<Target, BTreeSet<String>>>, ScaffoldError> {
+    let mut out: BTreeMap<String, BTreeMap<Target, BTreeSet<String>>> = BTreeMap::new();
+    for (location, args) in marker_lines(src, MARKER)? {
+        let (namespace, target, verbs) = parse_marker(&args, location)?;
+        out.entry(namespace)
+            .or_default()
+            .entry(target)
+            .or_default()
+            .extend(verbs);
     }
     Ok(out)
 }

@@ -22,7 +22,7 @@ publish = false
 {{runtime_dep}}
 # the Manager (leader election, probes, metrics), the controller Builder, the operator's flags
 {{controller_runtime_dep}}
-kube = { version = "{{kube_version}}", default-features = false, features = ["client", "rustls-tls", "ring", "runtime"] }
+kube = { version = "{{kube_version}}", default-features = false, features = ["admission", "client", "rustls-tls", "ring", "runtime"] }
 k8s-openapi = { version = "{{k8s_openapi_version}}", default-features = false, features = ["{{k8s_feature}}"] }
 serde = { version = "1", features = ["derive"] }
 serde_json = "1"
@@ -38,8 +38,9 @@ tracing = "0.1"
 
 pub(crate) const BUILD_RS: &str = r#"//! Generates the API packages' code (deep copy, register, CRD impls) and the client tree
 //! (clientset, listers, informers, apply configurations, fake clientset) into `OUT_DIR`, from
-//! the tagged types under `src/pkg/apis/`, and keeps `deploy/role.yaml` equal to the
-//! `+kubebuilder:rbac` markers under `src/`.
+//! the tagged types under `src/pkg/apis/`, and keeps `deploy/role.yaml` and
+//! `deploy/webhooks.yaml` equal to the `+kubebuilder:rbac` and `+kubebuilder:webhook` markers
+//! under `src/`.
 
 fn main() {
     kube_codegen::Builder::new()
@@ -48,6 +49,7 @@ fn main() {
         .client_module("crate::pkg::client")
         .crd_file_name("{group}_{plural}_crd.yaml")
         .rbac("src", "deploy/role.yaml", "{{name}}")
+        .webhooks("src", "deploy/webhooks.yaml")
         .compile()
         .unwrap_or_else(|e| panic!("{e}"));
 }
@@ -86,6 +88,7 @@ async fn main() -> ExitCode {
         .run(cli.operator, |mgr| {
             let _ = mgr;
             // +kube-codegen:scaffold:controllers
+            // +kube-codegen:scaffold:webhooks
             Ok(())
         })
         .await;
@@ -100,10 +103,12 @@ async fn main() -> ExitCode {
 "#;
 
 pub(crate) const LIB_RS: &str = r#"//! The {{name}} operator: its API types under [`pkg::apis`], the client `build.rs` generates
-//! under [`pkg::client`], and its controllers under [`controller`].
+//! under [`pkg::client`], its controllers under [`controller`] and its webhooks under
+//! [`webhook`].
 
 pub mod controller;
 pub mod pkg;
+pub mod webhook;
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 
@@ -447,9 +452,10 @@ A Kubernetes operator, scaffolded by `kube-codegen new`.
 ```text
 src/pkg/apis/<group>/<version>/   API types (tags: +genclient, +groupName, +kubebuilder:…)
 src/controller/<kind>.rs          one controller per kind, registered in src/main.rs
+src/webhook/<group>_<version>_<kind>.rs  a kind's webhooks, registered in src/main.rs
 build.rs                          generates deep copy, register, client, CRDs into OUT_DIR
 deploy/                           service_account.yaml, role.yaml, role_binding.yaml,
-                                  operator.yaml, crds/, samples/
+                                  operator.yaml, crds/, samples/, webhooks.yaml
 PROJECT                           what `kube-codegen add …` has added (read by later commands)
 ```
 
@@ -458,9 +464,10 @@ PROJECT                           what `kube-codegen add …` has added (read by
 ```sh
 kube-codegen add api --api-version=<group>/<version> --kind=<Kind>
 kube-codegen add controller --api-version=<group>/<version> --kind=<Kind>
-kube-codegen manifests              # deploy/crds/ and deploy/role.yaml from the code
+kube-codegen add webhook --api-version=<group>/<version> --kind=<Kind> --defaulting --validation
+kube-codegen manifests              # deploy/crds/, deploy/role.yaml, deploy/webhooks.yaml
 cargo test                          # the controllers' tests run on an in-memory API server
-kube-codegen run --local --embedded # try it with kubectl, no cluster needed
+ENABLE_WEBHOOKS=false kube-codegen run --local --embedded  # kubectl, no cluster (nor certificate)
 ```
 
 ## Deploy
@@ -470,4 +477,222 @@ kubectl apply -f deploy/service_account.yaml -f deploy/role.yaml -f deploy/role_
 kubectl apply -f deploy/crds/
 kube-codegen run --local --namespace default   # or build the Dockerfile and apply deploy/operator.yaml
 ```
+"#;
+
+pub(crate) const WEBHOOK_MOD_RS: &str = r#"//! The webhooks, one module per kind and version; `main.rs` registers each with the manager.
+
+// +kube-codegen:scaffold:webhook-modules
+
+/// Whether to serve the webhooks: not when `ENABLE_WEBHOOKS=false` (as Kubebuilder's `main.go`
+/// reads it), for a run without a serving certificate in `--webhook-cert-dir`, such as
+/// `--embedded`.
+pub fn enabled() -> bool {
+    !std::env::var("ENABLE_WEBHOOKS").is_ok_and(|v| v == "false")
+}
+"#;
+
+pub(crate) const WEBHOOK_HEAD_RS: &str = r#"//! The webhooks of {{kind}} (`{{group}}/{{version}}`):
+//! {{what}}.
+//!
+//! [`setup`] registers them with the manager's webhook server (`main.rs` calls it);
+//! `kube-codegen manifests` turns the `+kubebuilder:webhook` markers below into
+//! `deploy/webhooks.yaml`.
+
+{{imports}}
+use kube_controller_runtime::{BoxError, Manager};
+{{serde_imports}}
+use crate::pkg::apis::{{group_mod}}::{{version}}::{{kind}};
+{{spoke_imports}}
+/// Registers the webhooks of {{kind}} with the manager's webhook server.
+pub fn setup(mgr: &Manager) -> Result<(), BoxError> {
+    Webhook::builder(mgr)
+        .for_::<{{kind}}>(){{builder_calls}}
+        .complete()?;
+    Ok(())
+}
+"#;
+
+pub(crate) const WEBHOOK_DEFAULTER_RS: &str = r#"
+// The API server calls the defaulter on every create and update of {{kind}} objects, at the
+// path the builder serves it on (`webhook::mutate_path::<{{kind}}>()`).
+// +kubebuilder:webhook:path=/mutate-{{group_path}}-{{version}}-{{lower}},mutating=true,failurePolicy=fail,sideEffects=None,groups={{group}},resources={{plural}},verbs=create;update,versions={{version}},name=m{{lower}}-{{version}}.kb.io,admissionReviewVersions=v1
+
+/// Sets the defaults of {{kind}} objects: what a user left out of the spec.
+#[derive(Debug, Clone, Default)]
+pub struct {{kind}}Defaulter;
+
+impl Defaulter<{{kind}}> for {{kind}}Defaulter {
+    async fn default(&self, _req: &Request, obj: &mut {{kind}}) -> Result<(), Denial> {
+        // Your defaults go here (the API server gets the JSON patch of what changed).
+        if obj.spec.foo.is_none() {
+            obj.spec.foo = Some("default".into());
+        }
+        Ok(())
+    }
+}
+"#;
+
+pub(crate) const WEBHOOK_VALIDATOR_RS: &str = r#"
+// The API server calls the validator on every create and update of {{kind}} objects (add
+// `delete` to the verbs, and implement `validate_delete`, to check deletes too).
+// +kubebuilder:webhook:path=/validate-{{group_path}}-{{version}}-{{lower}},mutating=false,failurePolicy=fail,sideEffects=None,groups={{group}},resources={{plural}},verbs=create;update,versions={{version}},name=v{{lower}}-{{version}}.kb.io,admissionReviewVersions=v1
+
+/// Checks {{kind}} objects on create and update: the rules no schema can express.
+#[derive(Debug, Clone, Default)]
+pub struct {{kind}}Validator;
+
+impl {{kind}}Validator {
+    /// The rules every {{kind}} object follows; replace them with yours.
+    fn check(obj: &{{kind}}) -> ValidationResult {
+        if obj.spec.foo.as_deref() == Some("") {
+            return Err(Denial::invalid("spec.foo must not be empty")
+                .with_cause("spec.foo", "leave it out or give it a value"));
+        }
+        Ok(vec![])
+    }
+}
+
+impl Validator<{{kind}}> for {{kind}}Validator {
+    async fn validate_create(&self, _req: &Request, obj: &{{kind}}) -> ValidationResult {
+        Self::check(obj)
+    }
+
+    async fn validate_update(
+        &self,
+        _req: &Request,
+        _old: &{{kind}},
+        new: &{{kind}},
+    ) -> ValidationResult {
+        Self::check(new)
+    }
+}
+"#;
+
+pub(crate) const WEBHOOK_HUB_RS: &str = r#"
+// {{version}} is the hub: every other version of {{kind}} converts to and from it, at
+// `/convert` (the `+kube-codegen:webhook:conversion` marker on the type gives the CRD its
+// `spec.conversion`). A version added later is converted once it has its `Convertible` impl
+// below and its `.with_spoke` in `setup`.
+impl Hub for {{kind}} {}
+
+/// `from` as the type `T` of another version, through its JSON.
+fn carry<F: Serialize, T: DeserializeOwned>(from: &F) -> Result<T, ConversionError> {
+    serde_json::to_value(from)
+        .and_then(serde_json::from_value)
+        .map_err(|e| ConversionError::new(e.to_string()))
+}
+"#;
+
+pub(crate) const WEBHOOK_SPOKE_RS: &str = r#"
+/// {{kind}} `{{spoke}}` to and from the hub. The versions have the same fields when
+/// scaffolded, so spec and status are carried over as they are; once a version's fields
+/// differ, convert them here (what one version cannot hold is reported as loss, and the
+/// conversion refused).
+impl Convertible<{{kind}}> for {{spoke_type}} {
+    fn convert_to(&self) -> Result<{{kind}}, ConversionError> {
+        Ok({{kind}} {
+            metadata: self.metadata.clone(),
+            spec: carry(&self.spec)?,
+            status: carry(&self.status)?,
+        })
+    }
+
+    fn convert_from(hub: &{{kind}}) -> Result<Self, ConversionError> {
+        Ok({{spoke_type}} {
+            metadata: hub.metadata.clone(),
+            spec: carry(&hub.spec)?,
+            status: carry(&hub.status)?,
+        })
+    }
+}
+"#;
+
+pub(crate) const WEBHOOK_TEST_HEAD_RS: &str = r#"//! The webhooks of {{kind}} (`{{group}}/{{version}}`): registered with the manager (at the
+//! paths of their markers in `deploy/webhooks.yaml`), and answering as they promise, called
+//! as the webhook server calls them.
+
+{{test_imports}}
+{{test_kind_imports}}{{admission_helpers}}
+#[tokio::test]
+async fn the_webhooks_are_registered() -> Result<(), BoxError> {
+    let server = FakeApiServer::new();
+    let mgr = Manager::builder(server.client()?)
+        .leader_election(false)
+        .health_probe_bind_address("0")
+        .metrics_bind_address("0")
+        .build()?;
+    {{crate}}::webhook::{{module}}::setup(&mgr)?;
+{{path_checks}}    Ok(())
+}
+"#;
+
+pub(crate) const WEBHOOK_TEST_HELPERS_RS: &str = r#"
+/// The request the API server sends for `operation` of `obj`.
+fn request(operation: &str, obj: &{{kind}}) -> Result<Request, BoxError> {
+    let review: AdmissionReview<DynamicObject> = serde_json::from_value(json!({
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "request": {
+            "uid": "0b4f7c52-test",
+            "kind": {"group": "{{group}}", "version": "{{version}}", "kind": "{{kind}}"},
+            "resource": {"group": "{{group}}", "version": "{{version}}", "resource": "{{plural}}"},
+            "name": "sample",
+            "operation": operation,
+            "userInfo": {"username": "test"},
+            "object": serde_json::to_value(obj)?,
+            "dryRun": false,
+        }
+    }))?;
+    Ok(review.try_into()?)
+}
+
+/// A {{kind}} named `sample` whose `spec.foo` is `value`.
+fn sample(value: Option<&str>) -> {{kind}} {
+    let mut obj = {{kind}}::default();
+    obj.metadata.name = Some("sample".into());
+    obj.spec.foo = value.map(String::from);
+    obj
+}
+"#;
+
+pub(crate) const WEBHOOK_TEST_DEFAULTER_RS: &str = r#"
+#[tokio::test]
+async fn the_defaulter_fills_in_foo_and_keeps_a_given_one() -> Result<(), BoxError> {
+    let mut obj = sample(None);
+    {{kind}}Defaulter.default(&request("CREATE", &obj)?, &mut obj).await?;
+    assert_eq!(obj.spec.foo.as_deref(), Some("default"));
+    let mut obj = sample(Some("mine"));
+    {{kind}}Defaulter.default(&request("UPDATE", &obj)?, &mut obj).await?;
+    assert_eq!(obj.spec.foo.as_deref(), Some("mine"));
+    Ok(())
+}
+"#;
+
+pub(crate) const WEBHOOK_TEST_VALIDATOR_RS: &str = r#"
+#[tokio::test]
+async fn the_validator_refuses_an_empty_foo() -> Result<(), BoxError> {
+    let good = sample(Some("bar"));
+    let warnings = {{kind}}Validator
+        .validate_create(&request("CREATE", &good)?, &good)
+        .await?;
+    assert!(warnings.is_empty());
+    let bad = sample(Some(""));
+    let denial = {{kind}}Validator
+        .validate_update(&request("UPDATE", &bad)?, &good, &bad)
+        .await
+        .err()
+        .ok_or("an empty foo was allowed")?;
+    assert_eq!(denial.code, 422);
+    assert_eq!(denial.causes[0].field, "spec.foo");
+    Ok(())
+}
+"#;
+
+pub(crate) const WEBHOOK_TEST_CONVERSION_RS: &str = r#"
+#[test]
+fn every_version_converts_to_the_hub_and_back() -> Result<(), BoxError> {
+    let crd = include_str!("../deploy/crds/{{crd_file}}");
+    assert!(crd.contains("strategy: Webhook"), "{crd}");
+{{spoke_tests}}    Ok(())
+}
 "#;
