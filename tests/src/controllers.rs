@@ -158,12 +158,14 @@ impl Run {
         name: &str,
         policy: Option<&str>,
     ) {
-        let mut dp = DeleteParams::default();
-        dp.propagation_policy = match policy {
-            Some("Foreground") => Some(kube::api::PropagationPolicy::Foreground),
-            Some("Orphan") => Some(kube::api::PropagationPolicy::Orphan),
-            Some("Background") => Some(kube::api::PropagationPolicy::Background),
-            _ => None,
+        let dp = DeleteParams {
+            propagation_policy: match policy {
+                Some("Foreground") => Some(kube::api::PropagationPolicy::Foreground),
+                Some("Orphan") => Some(kube::api::PropagationPolicy::Orphan),
+                Some("Background") => Some(kube::api::PropagationPolicy::Background),
+                _ => None,
+            },
+            ..DeleteParams::default()
         };
         let answer = match self.api(res, ns).delete(name, &dp).await {
             Ok(either) => match either {

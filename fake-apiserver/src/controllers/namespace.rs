@@ -122,10 +122,10 @@ fn delete_all(st: &mut State, res: &Arc<Resource>, namespace: &str) -> Vec<Arc<V
         ..DeleteOptions::default()
     };
     for o in st.all_objects(res, Some(namespace)) {
-        if let Err(e) = registry::delete(st, res, namespace, object::name(&o), &opts) {
-            if e.code != 404 {
-                tracing::debug!(error = %e.message, name = object::name(&o), "namespace controller: delete failed");
-            }
+        if let Err(e) = registry::delete(st, res, namespace, object::name(&o), &opts)
+            && e.code != 404
+        {
+            tracing::debug!(error = %e.message, name = object::name(&o), "namespace controller: delete failed");
         }
     }
     st.all_objects(res, Some(namespace))
