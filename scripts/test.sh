@@ -45,7 +45,8 @@ cargo clippy --workspace --all-targets -- -D warnings
 step "cargo doc --no-deps (no broken intra-doc links)"
 RUSTDOCFLAGS="-D rustdoc::broken_intra_doc_links ${RUSTDOCFLAGS:-}" cargo doc --workspace --no-deps
 
-# The end-to-end tests (tests/tests/e2e_real_apiserver.rs) run a real kube-apiserver and etcd.
+# The end-to-end tests (tests/tests/e2e_real_apiserver.rs and the other *_real.rs, such as
+# controllers_real.rs with kube-controller-manager) run a real kube-apiserver and etcd.
 # Build them here, not inside a test, so a cold build (6-10 min, Go module proxy only) shows up
 # in the log; cached, this takes a fraction of a second. KUBE_CODEGEN_K8S_BIN, if already set,
 # names a directory with the binaries and skips the build.

@@ -265,7 +265,7 @@ impl Operator {
         use kube::Api;
         use kube::api::PostParams;
         use kube_codegen_runtime::api_status::is_already_exists;
-        use kube_codegen_runtime::fake::FakeApiServer;
+        use kube_codegen_runtime::fake::{Controller, FakeApiServer};
 
         let kubeconfig = match &flags.manager.kubeconfig {
             Some(path) => {
@@ -278,8 +278,13 @@ impl Operator {
                 std::process::id()
             )),
         };
-        // The review kinds too, so that secure metrics can authenticate and authorize scrapes.
-        let server = FakeApiServer::with_resources(crate::filters::REVIEW_RESOURCES)?;
+        // The review kinds too, so that secure metrics can authenticate and authorize scrapes;
+        // the garbage collector and the namespace controller, as kube-controller-manager runs
+        // them beside a cluster's API server, so owner references and namespace deletion work.
+        let server = FakeApiServer::builder()
+            .resources(crate::filters::REVIEW_RESOURCES)
+            .with_controllers([Controller::GarbageCollector, Controller::Namespace])
+            .build()?;
         let served = server
             .serve(std::net::SocketAddr::from((
                 [127, 0, 0, 1],

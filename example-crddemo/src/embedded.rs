@@ -13,7 +13,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{DeleteParams, GetParams, Patch, PatchParams, PostParams};
 use kube::{Api, CustomResourceExt};
 use kube_codegen_runtime::api_status::{is_already_exists, is_not_found};
-use kube_codegen_runtime::fake::{FakeApiServer, ServedApiServer};
+use kube_codegen_runtime::fake::{Controller, FakeApiServer, ServedApiServer};
 use kube_controller_runtime::filters::REVIEW_RESOURCES;
 
 use crate::controller::status::ready_condition;
@@ -59,8 +59,13 @@ impl Embedded {
     /// `kubeconfig`.
     pub async fn start(port: u16, kubeconfig: &Path) -> Result<Embedded, EmbeddedError> {
         // The review kinds too, so that secure metrics (--metrics-secure, the default once
-        // --metrics-bind-address is given) can authenticate and authorize scrapes.
-        let server = FakeApiServer::with_resources(REVIEW_RESOURCES)?;
+        // --metrics-bind-address is given) can authenticate and authorize scrapes; the
+        // garbage collector and the namespace controller, as kube-controller-manager runs them
+        // beside a cluster's API server, so that owned objects go with their owner.
+        let server = FakeApiServer::builder()
+            .resources(REVIEW_RESOURCES)
+            .with_controllers([Controller::GarbageCollector, Controller::Namespace])
+            .build()?;
         let served = server
             .serve(SocketAddr::from(([127, 0, 0, 1], port)))
             .await?;

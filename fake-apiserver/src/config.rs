@@ -14,9 +14,6 @@ pub(crate) struct Config {
     pub(crate) slow_watcher_timeout: Duration,
     /// NamespaceLifecycle admission: creates need an existing, non-terminating namespace.
     pub(crate) namespace_lifecycle: bool,
-    /// Emulate the namespace controller: deleting a namespace deletes its contents and then
-    /// the namespace, instead of leaving it `Terminating` forever as a bare API server does.
-    pub(crate) namespace_controller: bool,
     /// Where admission webhooks named by a Service (`clientConfig.service`) are called:
     /// (namespace, name, port) → `host:port`.
     pub(crate) webhook_services:
@@ -30,7 +27,6 @@ impl Default for Config {
             bookmark_interval: Duration::from_secs(60),
             slow_watcher_timeout: Duration::from_secs(10),
             namespace_lifecycle: true,
-            namespace_controller: true,
             webhook_services: Default::default(),
         }
     }

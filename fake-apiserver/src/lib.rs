@@ -100,6 +100,7 @@
 //! why; the conformance suite runs the same scenarios against both.
 
 mod config;
+mod controllers;
 mod endpoints;
 mod error;
 mod manifests;
@@ -127,6 +128,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+pub use controllers::{Controller, UnknownController, parse_controllers};
 pub use endpoints::body::ResponseBody;
 pub use endpoints::serve::{MAX_REQUEST_BODY_BYTES, ServeOptions, ServedApiServer};
 pub use error::FakeError;
@@ -209,6 +211,16 @@ pub(crate) struct Shared {
     /// The OpenAPI documents, with the registry generation they were built for.
     #[allow(clippy::type_complexity)]
     pub(crate) openapi: Mutex<Option<(u64, Arc<endpoints::openapi::Documents>)>>,
+    /// The controllers the server runs after each write.
+    pub(crate) controllers: controllers::Controllers,
+}
+
+impl Shared {
+    /// Runs the enabled controllers over what the last writes left (see `controllers`).
+    pub(crate) fn run_controllers(&self) {
+        let mut st = self.state.lock();
+        self.controllers.run(&mut st);
+    }
 }
 
 /// The in-memory API server. Cheap to clone: clones share state.
@@ -234,6 +246,7 @@ pub struct FakeApiServerBuilder {
     max_actions: usize,
     max_action_body_bytes: usize,
     data_dir: Option<std::path::PathBuf>,
+    controllers: std::collections::BTreeSet<Controller>,
 }
 
 impl Default for FakeApiServerBuilder {
@@ -245,6 +258,7 @@ impl Default for FakeApiServerBuilder {
             max_actions: 100_000,
             max_action_body_bytes: 64 * 1024 * 1024,
             data_dir: None,
+            controllers: [Controller::Namespace].into(),
         }
     }
 }
@@ -305,10 +319,41 @@ impl FakeApiServerBuilder {
         self
     }
 
-    /// Emulate the namespace controller (default on): a deleted namespace's objects are
-    /// deleted and then the namespace. Off, it stays `Terminating` as on a bare API server.
+    /// Runs the namespace controller (default on) or not: shorthand for adding
+    /// [`Controller::Namespace`] to, or removing it from, the controllers
+    /// ([`with_controllers`](Self::with_controllers)). Off, a deleted namespace stays
+    /// `Terminating` as on an API server without kube-controller-manager.
     pub fn namespace_controller(mut self, on: bool) -> Self {
-        self.config.namespace_controller = on;
+        if on {
+            self.controllers.insert(Controller::Namespace);
+        } else {
+            self.controllers.remove(&Controller::Namespace);
+        }
+        self
+    }
+
+    /// The controllers of kube-controller-manager the server runs (replacing the default,
+    /// which is the namespace controller alone): [`Controller::GarbageCollector`] deletes
+    /// objects whose owners are gone and carries out `Foreground` and `Orphan` propagation;
+    /// [`Controller::Namespace`] empties and then removes deleted namespaces. They act through
+    /// the server's own write paths after each write (watches see their changes, with
+    /// resourceVersions), and finish before the next request is served. An empty list runs
+    /// none, as a bare kube-apiserver.
+    ///
+    /// ```
+    /// use kube_fake_apiserver::{Controller, FakeApiServer};
+    ///
+    /// let server = FakeApiServer::builder()
+    ///     .with_controllers([Controller::GarbageCollector, Controller::Namespace])
+    ///     .build()?;
+    /// assert_eq!(
+    ///     server.controllers(),
+    ///     [Controller::GarbageCollector, Controller::Namespace]
+    /// );
+    /// # Ok::<(), kube_fake_apiserver::FakeError>(())
+    /// ```
+    pub fn with_controllers(mut self, controllers: impl IntoIterator<Item = Controller>) -> Self {
+        self.controllers = controllers.into_iter().collect();
         self
     }
 
@@ -387,6 +432,7 @@ impl FakeApiServerBuilder {
                 openapi: Mutex::new(None),
                 active_watches: Default::default(),
                 slow_watchers_cut: Default::default(),
+                controllers: controllers::Controllers::new(self.controllers),
             }),
         };
         let handle = server.handle();
@@ -412,6 +458,10 @@ impl FakeApiServerBuilder {
         for obj in objects {
             seed(obj)?;
         }
+        // What the seed (or a restored snapshot) leaves for the controllers, as
+        // kube-controller-manager's first sync would find it.
+        server.shared.controllers.start();
+        server.shared.run_controllers();
         Ok(server)
     }
 }
@@ -447,6 +497,11 @@ impl FakeApiServer {
     /// The current (global) resourceVersion.
     pub fn resource_version(&self) -> u64 {
         self.shared.state.lock().rv()
+    }
+
+    /// The controllers the server runs (see [`FakeApiServerBuilder::with_controllers`]).
+    pub fn controllers(&self) -> Vec<Controller> {
+        self.shared.controllers.enabled().collect()
     }
 
     /// The test handle (actions, reactors, direct object access).
@@ -679,7 +734,9 @@ impl FakeHandle {
             preset_managed_fields: false,
             seed: true,
         };
-        registry::create(&mut st, &res, &ns, obj, &opts, seed).map_err(reject)
+        let created = registry::create(&mut st, &res, &ns, obj, &opts, seed).map_err(reject)?;
+        self.shared.controllers.run(&mut st);
+        Ok(created)
     }
 
     fn resource_of<K: KubeResource<DynamicType = ()>>(

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
-use kube_fake_apiserver::{FakeApiServer, ServeOptions};
+use kube_fake_apiserver::{Controller, FakeApiServer, ServeOptions, UnknownController};
 
 /// An in-memory Kubernetes API server (kube-apiserver semantics, no etcd).
 #[derive(Debug, Parser)]
@@ -43,14 +43,28 @@ struct Args {
     /// Seconds between snapshots to `--data-dir` while objects change.
     #[arg(long, value_name = "SECONDS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]
     snapshot_interval: u64,
+    /// The controllers of kube-controller-manager to run beside the server, comma-separated
+    /// (`garbagecollector`, `namespace`; empty for none, as a bare kube-apiserver).
+    #[arg(long, value_name = "NAMES", default_value = "namespace", value_parser = controllers)]
+    controllers: Controllers,
     /// Log filter (`RUST_LOG` syntax), for example `info` or `kube_fake_apiserver=debug`.
     #[arg(long, env = "RUST_LOG", default_value = "info")]
     log: String,
 }
 
+/// The `--controllers` list.
+#[derive(Debug, Clone)]
+struct Controllers(Vec<Controller>);
+
+fn controllers(s: &str) -> Result<Controllers, UnknownController> {
+    kube_fake_apiserver::parse_controllers(s).map(Controllers)
+}
+
 async fn run(args: Args) -> Result<(), String> {
     // Nothing reads the recorded requests of a served binary: keep none of them.
-    let mut builder = FakeApiServer::builder().max_recorded_actions(0);
+    let mut builder = FakeApiServer::builder()
+        .max_recorded_actions(0)
+        .with_controllers(args.controllers.0.iter().copied());
     if let Some(dir) = &args.data_dir {
         builder = builder.data_dir(dir);
     }

@@ -19,6 +19,9 @@ pub mod apiserver;
 #[deny(missing_docs)]
 pub mod e2e;
 
+#[deny(missing_docs)]
+pub mod controllers;
+
 pub mod request_mock;
 #[deny(missing_docs)]
 pub mod server_side_apply;

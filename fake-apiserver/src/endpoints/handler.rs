@@ -264,8 +264,9 @@ async fn resource_request(
         return Err(not_served(&info.path.group));
     };
     check_scope(&res, &info)?;
-    handlers::serve(Target {
-        shared,
+    let writes = !matches!(verb, Verb::Get | Verb::List | Verb::Watch);
+    let answer = handlers::serve(Target {
+        shared: shared.clone(),
         req: &req,
         info: &info,
         res,
@@ -273,7 +274,13 @@ async fn resource_request(
         patch_type,
         fault,
     })
-    .await
+    .await;
+    // kube-controller-manager's controllers react to what the write stored (after its
+    // answer is made, as theirs come after the API server's).
+    if writes {
+        shared.run_controllers();
+    }
+    answer
 }
 
 /// The request body decoded by its content type; built-in objects created or replaced from

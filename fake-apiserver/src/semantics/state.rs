@@ -83,9 +83,4 @@ impl State {
         let namespace = namespace.filter(|_| res.namespaced);
         self.storage.all_objects(&res.store_key(), namespace)
     }
-
-    /// Whether any namespaced resource still has objects in `namespace`.
-    pub(crate) fn namespace_has_content(&self, namespace: &str) -> bool {
-        self.storage.namespace_has_content(namespace)
-    }
 }

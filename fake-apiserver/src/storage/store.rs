@@ -556,17 +556,6 @@ impl Storage {
             None => store.objects.values().cloned().collect(),
         }
     }
-
-    /// Whether any namespaced resource still has objects in `namespace`.
-    pub(crate) fn namespace_has_content(&self, namespace: &str) -> bool {
-        let prefix = format!("{namespace}/");
-        self.stores.values().any(|s| {
-            s.objects
-                .range::<String, _>((Bound::Included(&prefix), Bound::Unbounded))
-                .next()
-                .is_some_and(|(k, _)| k.starts_with(&prefix))
-        })
-    }
 }
 
 fn too_large(n: u64, current: u64) -> ApiError {

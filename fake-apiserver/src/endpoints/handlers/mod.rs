@@ -1,6 +1,6 @@
 //! One handler per verb, as kube-apiserver's `endpoints/handlers`: `get`, `list`, `watch`,
 //! `create`, `update`, `patch`, `delete` (and `deletecollection`), plus the subresources with
-//! handlers of their own (`scale`) and the create-only review kinds (`review`). Each reads the
+//! handlers of their own (`scale`, a namespace's `finalize`) and the create-only review kinds (`review`). Each reads the
 //! parsed request ([`Target`]) and calls the registry operation of its verb in
 //! `semantics::registry`.
 
@@ -25,6 +25,7 @@ use crate::storage::predicate::{FieldSelector, Filter};
 
 pub(crate) mod create;
 pub(crate) mod delete;
+pub(crate) mod finalize;
 pub(crate) mod get;
 pub(crate) mod list;
 pub(crate) mod patch;
@@ -113,6 +114,11 @@ pub(crate) async fn serve(t: Target<'_>) -> ApiResult<Response<ResponseBody>> {
         }
         Some("scale") if t.res.subresources.iter().any(|s| s == "scale") => {
             return scale::serve(t);
+        }
+        Some("finalize")
+            if t.res.builtin == Some(crate::semantics::resources::Builtin::Namespace) =>
+        {
+            return finalize::serve(t);
         }
         // The custom resource handler looks the object up first.
         Some(_) if t.res.is_custom() => {

@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use super::delete::{finalize_crd, finalize_namespace};
+use super::delete::finalize_crd;
 use crate::semantics::crd;
 use crate::semantics::resources::{Builtin, Resource};
 use crate::semantics::state::State;
@@ -62,9 +62,5 @@ pub(super) fn after_remove(st: &mut State, res: &Resource, gone: &Value) {
             }
         }
         _ => {}
-    }
-    if res.namespaced {
-        let ns = object::namespace(gone).to_string();
-        finalize_namespace(st, &ns);
     }
 }

@@ -12,6 +12,7 @@ mod checks;
 mod create;
 mod delete;
 mod effects;
+mod finalize;
 #[cfg(test)]
 mod fixture;
 mod patch;
@@ -19,6 +20,7 @@ mod update;
 
 pub(crate) use create::{CreateFlags, create};
 pub(crate) use delete::{DeleteOptions, Deleted, delete, delete_collection};
+pub(crate) use finalize::finalize;
 pub(crate) use patch::patch;
 pub(crate) use update::{UpdateInput, update};
 

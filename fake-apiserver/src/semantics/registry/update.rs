@@ -262,7 +262,14 @@ pub(crate) fn update(
         .get("deletionGracePeriodSeconds")
         .and_then(Value::as_i64)
         == Some(0);
-    if object::is_deleting(&old) && grace_zero && object::finalizers(&new).is_empty() {
+    // A namespace also waits for its `spec.finalizers` (`ShouldDeleteNamespaceDuringUpdate`).
+    let spec_finalizers = res.builtin == Some(crate::semantics::resources::Builtin::Namespace)
+        && !object::strings(new.pointer("/spec/finalizers")).is_empty();
+    if object::is_deleting(&old)
+        && grace_zero
+        && object::finalizers(&new).is_empty()
+        && !spec_finalizers
+    {
         if opts.dry_run {
             return Ok((new, false));
         }
