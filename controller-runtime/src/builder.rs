@@ -75,7 +75,9 @@ pub enum BuilderError {
     )]
     DuplicateName(String),
     /// `sharded(true)` on a manager without sharding.
-    #[error("controller {0}: sharded(true) needs a manager with sharding (ManagerBuilder::sharding)")]
+    #[error(
+        "controller {0}: sharded(true) needs a manager with sharding (ManagerBuilder::sharding)"
+    )]
     NotSharded(String),
     /// The manager refused the controller.
     #[error(transparent)]

@@ -286,7 +286,10 @@ impl LeaseLock {
     }
 
     /// The Lease carries `labels` (set at create, restored by every update).
-    pub(crate) fn with_labels(mut self, labels: std::collections::BTreeMap<String, String>) -> Self {
+    pub(crate) fn with_labels(
+        mut self,
+        labels: std::collections::BTreeMap<String, String>,
+    ) -> Self {
         self.labels = labels;
         self
     }

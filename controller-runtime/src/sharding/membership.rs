@@ -324,7 +324,10 @@ mod tests {
         assert!(a.owns("k"));
         assert!(!a.admits("k"), "not read back yet");
         a.observe(vec![lease("a", 2, Some(&["a"]))], 2, S, S);
-        assert!(!a.admits("k"), "a read at the claim's own version is not after it");
+        assert!(
+            !a.admits("k"),
+            "a read at the claim's own version is not after it"
+        );
         a.observe(vec![lease("a", 2, Some(&["a"]))], 3, S, S);
         assert!(a.admits("k"));
     }

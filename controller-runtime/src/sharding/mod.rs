@@ -146,7 +146,10 @@ impl ShardState {
         };
         let duration = jiff::SignedDuration::from_secs(i64::from(secs));
         let since_renew = now.duration_since(renew.0);
-        let held = spec.holder_identity.as_deref().is_some_and(|h| !h.is_empty())
+        let held = spec
+            .holder_identity
+            .as_deref()
+            .is_some_and(|h| !h.is_empty())
             && spec.holder_identity == lease.metadata.name;
         if !held {
             return if since_renew >= duration + jiff::SignedDuration::from_secs(60) {
@@ -258,7 +261,8 @@ pub(crate) fn shard_name_from(identity: &str) -> String {
         // Keep the end: the random part of the default identity.
         s = s[s.len() - 63..].to_string();
     }
-    s.trim_matches(|c: char| !c.is_ascii_alphanumeric()).to_string()
+    s.trim_matches(|c: char| !c.is_ascii_alphanumeric())
+        .to_string()
 }
 
 /// How long after a crash a key may wait for a new owner at most: the others see the last

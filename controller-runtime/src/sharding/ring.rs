@@ -76,7 +76,10 @@ impl Ring {
     /// assert_eq!(ring.members(), ["a", "b"]);
     /// ```
     pub fn new<S: AsRef<str>>(members: impl IntoIterator<Item = S>, virtual_nodes: usize) -> Self {
-        let mut names: Vec<String> = members.into_iter().map(|m| m.as_ref().to_string()).collect();
+        let mut names: Vec<String> = members
+            .into_iter()
+            .map(|m| m.as_ref().to_string())
+            .collect();
         names.sort();
         names.dedup();
         let virtual_nodes = virtual_nodes.max(1);

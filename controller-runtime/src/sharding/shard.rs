@@ -257,8 +257,10 @@ impl Shard {
     /// One consistent list of the ring's Leases.
     async fn read(&self) -> Result<(), kube::Error> {
         let started = self.now();
-        let api: Api<Lease> =
-            Api::namespaced(self.inner.client.clone(), self.inner.elector.lock().namespace());
+        let api: Api<Lease> = Api::namespaced(
+            self.inner.client.clone(),
+            self.inner.elector.lock().namespace(),
+        );
         let list = api
             .list(&ListParams::default().labels(&format!("{RING_LABEL}={}", self.inner.ring)))
             .await?;
