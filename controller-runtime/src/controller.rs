@@ -601,7 +601,7 @@ impl Worker {
             }
             if let Some(sh) = &self.sharding {
                 let key = sh.key(&req);
-                let Some(running) = sh.shard.try_begin(&key) else {
+                let Some(running) = sh.shard.begin(&key) else {
                     // Not this replica's key now: its owner queues it (or this replica again,
                     // once admitted).
                     tracing::debug!(controller = %self.name, request = %req, shard = %sh.shard.name(), "not admitted by the shard; dropped");

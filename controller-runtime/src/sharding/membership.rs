@@ -1,22 +1,4 @@
-//! The handover rules, without I/O: what one replica knows of the ring's Leases and which keys it
-//! may reconcile. [`Shard`](super::Shard) drives it against the API server; the property test
-//! drives it against a simulated one with simulated clocks.
-//!
-//! A replica's **claim** is the member list it published last in its own Lease (annotation
-//! [`MEMBERS_ANNOTATION`](super::MEMBERS_ANNOTATION)): it claims the keys the ring over that
-//! list gives it. It reconciles key `k` only when
-//!
-//! 1. its claim gives it `k`, and so does the list it is moving to, if it is handing keys over;
-//! 2. it has read every Lease of the ring (a consistent list) *after* the write that began its
-//!    unbroken claim on `k`, and in that read no live other member's claim gives it `k`.
-//!
-//! A replica publishes a list without `k` only once no reconcile of `k` is running on it. Of two
-//! replicas that both claim `k`, each published before it read, so at least one read the
-//! other's claim (the writes and reads are linearizable): at most one reconciles `k`. A member
-//! is *live* until its Lease is released (empty holder, or a holder that is not the Lease's
-//! name) or its record stayed unchanged for its `leaseDurationSeconds` on the reader's clock —
-//! the rule a leader-election follower applies, and the holder stops reconciling at its renew
-//! deadline, before then.
+//! The handover rules without I/O: [`Membership`].
 
 use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
@@ -61,8 +43,27 @@ struct Published {
     version: u64,
 }
 
-/// One replica's view of its ring; see the [module docs](self). Times are any monotonic clock
-/// as a [`Duration`] since an origin of the caller's choosing.
+/// The handover rules, without I/O: what one replica knows of the ring's Leases and which keys it
+/// may reconcile. [`Shard`](super::Shard) drives it against the API server; the property test
+/// drives it against a simulated one with simulated clocks.
+///
+/// A replica's **claim** is the member list it published last in its own Lease (annotation
+/// [`MEMBERS_ANNOTATION`](super::MEMBERS_ANNOTATION)): it claims the keys the ring over that
+/// list gives it. It reconciles key `k` only when
+///
+/// 1. its claim gives it `k`, and so does the list it is moving to, if it is handing keys over;
+/// 2. it has read every Lease of the ring (a consistent list) *after* the write that began its
+///    unbroken claim on `k`, and in that read no live other member's claim gives it `k`.
+///
+/// A replica publishes a list without `k` only once no reconcile of `k` is running on it. Of two
+/// replicas that both claim `k`, each published before it read, so at least one read the
+/// other's claim (the writes and reads are linearizable): at most one reconciles `k`. A member
+/// is *live* until its Lease is released (empty holder, or a holder that is not the Lease's
+/// name) or its record stayed unchanged for its `leaseDurationSeconds` on the reader's clock —
+/// the rule a leader-election follower applies, and the holder stops reconciling at its renew
+/// deadline, before then.
+///
+/// Times are any monotonic clock as a [`Duration`] since an origin of the caller's choosing.
 #[derive(Debug, Clone)]
 pub struct Membership {
     me: String,
@@ -239,8 +240,7 @@ impl Membership {
                 .is_some_and(|p| p.ring.owner(key) == Some(self.me.as_str()))
     }
 
-    /// Whether this replica may start reconciling `key` now (the rules of the
-    /// [module docs](self)).
+    /// Whether this replica may start reconciling `key` now (the rules above).
     pub fn admits(&self, key: &str) -> bool {
         if !self.owns(key) {
             return false;

@@ -37,7 +37,7 @@ use std::time::Duration;
 
 pub use membership::{LeaseObservation, Membership};
 pub use ring::{DEFAULT_VIRTUAL_NODES, Ring};
-pub use shard::Shard;
+pub use shard::{Running, Shard};
 
 use crate::leaderelection::LeaderElectionConfig;
 

@@ -65,10 +65,18 @@ impl fmt::Debug for Shard {
     }
 }
 
-/// A reconcile of a key under way on this replica; ends when dropped.
-pub(crate) struct Running {
+/// A reconcile of a key under way on this replica ([`Shard::begin`]); a handover that gives the
+/// key away waits until it is dropped.
+#[must_use = "the key counts as running until this is dropped"]
+pub struct Running {
     shard: Shard,
     key: String,
+}
+
+impl fmt::Debug for Running {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Running").field("key", &self.key).finish()
+    }
 }
 
 impl Drop for Running {
@@ -213,8 +221,10 @@ impl Shard {
     }
 
     /// Marks `key` running if it is admitted now (checked and marked at once, so a handover
-    /// waits for it).
-    pub(crate) fn try_begin(&self, key: &str) -> Option<Running> {
+    /// waits for it): what a hand-written controller's worker calls before each reconcile
+    /// (a [`Builder`](crate::Builder)'s controller does it itself). `None`: not this replica's
+    /// key now — drop the request; its owner reconciles it.
+    pub fn begin(&self, key: &str) -> Option<Running> {
         if !self.holds_lease() {
             return None;
         }
@@ -230,8 +240,8 @@ impl Shard {
     }
 
     /// Completes when this replica stops holding its shard Lease (its renew deadline passed):
-    /// every reconcile still running must stop then.
-    pub(crate) async fn fenced(&self) {
+    /// every reconcile still running must stop then (race it against the reconcile).
+    pub async fn fenced(&self) {
         self.inner.elector.until_not_leader().await;
     }
 
