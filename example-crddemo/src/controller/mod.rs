@@ -293,9 +293,11 @@ impl Controller {
                 self.syncs.clone(),
                 id,
                 self.identity.clone(),
-                self.leader.clone(),
+                Fences {
+                    leader: self.leader.clone(),
+                    shard: self.shard.clone(),
+                },
                 self.recorder.clone(),
-                self.shard.clone(),
             ));
         }
         // Sharded: queue the keys this replica takes over whenever its membership changes.
@@ -382,6 +384,12 @@ impl Runnable for Controller {
     }
 }
 
+/// What a worker checks before each sync: the leader Lease, or (sharded) the shard's gate.
+struct Fences {
+    leader: Option<LeaderElector>,
+    shard: Option<Shard>,
+}
+
 /// The shard key of a Mydemo's `namespace/name`.
 fn shard_key(key: &str) -> String {
     let (namespace, name) = match key.split_once('/') {
@@ -447,10 +455,10 @@ async fn worker(
     syncs: Arc<AtomicU64>,
     id: usize,
     identity: Arc<str>,
-    leader: Option<LeaderElector>,
+    fences: Fences,
     recorder: Option<ReconcileRecorder>,
-    shard: Option<Shard>,
 ) {
+    let Fences { leader, shard } = fences;
     while let Some(key) = queue.get().await {
         if let Some(l) = &leader
             && !l.is_leader()
