@@ -74,6 +74,11 @@ pub enum BuilderError {
         "controller with name {0:?} already exists; controller names must be unique to avoid multiple controllers reporting the same metric"
     )]
     DuplicateName(String),
+    /// `sharded(true)` on a manager without sharding.
+    #[error(
+        "controller {0}: sharded(true) needs a manager with sharding (ManagerBuilder::sharding)"
+    )]
+    NotSharded(String),
     /// The manager refused the controller.
     #[error(transparent)]
     Manager(#[from] ManagerError),
@@ -123,7 +128,11 @@ pub struct Builder {
     options: ControllerOptions,
     limiter: Option<Arc<dyn RateLimiter<Request>>>,
     max_wait: Option<Duration>,
+    sharded: Option<bool>,
+    list_keys: Option<MakeListKeys>,
 }
+
+type MakeListKeys = Box<dyn FnOnce(&Manager) -> crate::controller::ListKeys>;
 
 impl std::fmt::Debug for Builder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -148,6 +157,8 @@ impl Builder {
             options: ControllerOptions::default(),
             limiter: None,
             max_wait: Some(DEFAULT_MAX_WAIT),
+            sharded: None,
+            list_keys: None,
         }
     }
 
@@ -170,6 +181,22 @@ impl Builder {
             K::kind(&()).into_owned(),
             is_namespaced::<K>(),
         ));
+        self.list_keys = Some(Box::new(|mgr: &Manager| {
+            let store = mgr.informer::<K>().store();
+            Arc::new(move || {
+                store
+                    .list()
+                    .iter()
+                    .filter_map(|o| {
+                        let meta = o.meta();
+                        Some(Request {
+                            namespace: meta.namespace.clone().filter(|n| !n.is_empty()),
+                            name: meta.name.clone()?,
+                        })
+                    })
+                    .collect()
+            }) as crate::controller::ListKeys
+        }));
         let p: Arc<dyn Predicate<K>> = Arc::new(predicate);
         self.sources.insert(
             0,
@@ -305,6 +332,15 @@ impl Builder {
         self
     }
 
+    /// Whether the controller is sharded across the replicas of the manager's ring (default:
+    /// yes when the manager has [`sharding`](crate::ManagerBuilder::sharding)). A sharded
+    /// controller runs on every replica, each reconciling only its keys (see
+    /// [`sharding`](crate::sharding)); `sharded(false)` keeps it on the leader.
+    pub fn sharded(mut self, on: bool) -> Self {
+        self.sharded = Some(on);
+        self
+    }
+
     /// Builds the controller and adds it to the manager (controller-runtime's `Complete`).
     pub fn complete<R: Reconciler>(self, reconciler: R) -> Result<(), BuilderError> {
         let mgr = self.mgr.clone();
@@ -373,6 +409,26 @@ impl Builder {
                     .metrics_provider(self.mgr.metrics().workqueue_provider()),
             )
             .build();
+        let sharding = match (self.mgr.shard(), self.sharded) {
+            (Some(shard), None | Some(true)) => {
+                let (group, kind) = match &self.for_kind {
+                    Some((_, g, k, _)) => (g.clone(), k.clone()),
+                    None => (String::new(), name.clone()),
+                };
+                Some(crate::controller::Sharding {
+                    shard: shard.clone(),
+                    group: Arc::from(group.as_str()),
+                    kind: Arc::from(kind.as_str()),
+                    list_keys: self.list_keys.take().map(|make| make(&self.mgr)),
+                })
+            }
+            (None, Some(true)) => return Err(BuilderError::NotSharded(name)),
+            _ => None,
+        };
+        let mut options = self.options;
+        if sharding.is_some() {
+            options.need_leader_election = false;
+        }
         Ok(Controller {
             metrics: self.mgr.metrics().reconcile_recorder(&name),
             name: Arc::from(name.as_str()),
@@ -380,8 +436,13 @@ impl Builder {
             queue,
             reconciler: Arc::new(Erased(reconciler)),
             sources,
-            options: self.options,
-            fence: self.mgr.elector().cloned(),
+            fence: if sharding.is_some() {
+                None
+            } else {
+                self.mgr.elector().cloned()
+            },
+            sharding,
+            options,
             factory: self.mgr.factory().clone(),
             read_your_writes: self.mgr.read_your_writes(),
             read_your_writes_timeouts: self.mgr.metrics().read_your_writes_timeouts(&name),

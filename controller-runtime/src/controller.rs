@@ -47,6 +47,7 @@ use crate::metrics::{ReconcileRecorder, ReconcileResult};
 use crate::predicate::Predicate;
 use crate::read_your_writes::{ResourceId, Scope, WriteLog, Writes};
 use crate::reconcile::{Action, Context, Reconciler, Request};
+use crate::sharding::Shard;
 use crate::{BoxError, Runnable};
 
 /// Why a controller stopped with an error.
@@ -275,6 +276,56 @@ pub struct Controller {
     pub(crate) factory: SharedInformerFactory,
     pub(crate) read_your_writes: Option<(WriteLog, Duration)>,
     pub(crate) read_your_writes_timeouts: prometheus_client::metrics::counter::Counter,
+    pub(crate) sharding: Option<Sharding>,
+}
+
+/// Lists the requests of every `for_` object in the cache.
+pub(crate) type ListKeys = Arc<dyn Fn() -> Vec<Request> + Send + Sync>;
+
+/// A sharded controller's part of its replica's [`Shard`]: how its requests are keyed and
+/// where its `for_` objects are listed from (to queue the keys it takes over).
+#[derive(Clone)]
+pub(crate) struct Sharding {
+    pub(crate) shard: Shard,
+    /// The `for_` kind's group and kind (or `""` and the controller's name without `for_`).
+    pub(crate) group: Arc<str>,
+    pub(crate) kind: Arc<str>,
+    pub(crate) list_keys: Option<ListKeys>,
+}
+
+impl Sharding {
+    pub(crate) fn key(&self, req: &Request) -> String {
+        crate::sharding::key(&self.group, &self.kind, req.namespace.as_deref(), &req.name)
+    }
+
+    /// Queues every cached key this replica is now admitted to and was not at the last look;
+    /// sets `shard_owned_keys`. Returns the admitted set.
+    fn rescan(
+        &self,
+        queue: &PriorityQueue<Request>,
+        before: &std::collections::HashSet<Request>,
+        owned: &prometheus_client::metrics::gauge::Gauge,
+    ) -> std::collections::HashSet<Request> {
+        let Some(list) = &self.list_keys else {
+            return std::collections::HashSet::new();
+        };
+        let mut admitted = std::collections::HashSet::new();
+        let mut owns = 0i64;
+        for req in list() {
+            let key = self.key(&req);
+            if self.shard.owns(&key) {
+                owns += 1;
+            }
+            if self.shard.admits(&key) {
+                if !before.contains(&req) {
+                    queue.add(req.clone());
+                }
+                admitted.insert(req);
+            }
+        }
+        owned.set(owns);
+        admitted
+    }
 }
 
 impl fmt::Debug for Controller {
@@ -341,7 +392,11 @@ impl Controller {
             removers: Vec::new(),
             queue: self.queue.clone(),
         };
-        let events = Queue::new(self.queue.clone());
+        let mut events = Queue::new(self.queue.clone());
+        if let Some(sh) = &self.sharding {
+            let sh = sh.clone();
+            events = events.admitting(Arc::new(move |req: &Request| sh.shard.owns(&sh.key(req))));
+        }
         for s in &self.sources {
             let remove = s
                 .start(&events)
@@ -365,6 +420,24 @@ impl Controller {
                 }
             }
         }
+        // Sharded: queue the keys this replica takes over whenever its membership changes.
+        let _rescan = self.sharding.clone().map(|sh| {
+            let queue = self.queue.clone();
+            let owned = sh.shard.owned_keys_gauge(&name);
+            let mut changes = sh.shard.subscribe();
+            let stop = shutdown.clone();
+            AbortOnDrop(tokio::spawn(async move {
+                let mut admitted = std::collections::HashSet::new();
+                loop {
+                    changes.borrow_and_update();
+                    admitted = sh.rescan(&queue, &admitted, &owned);
+                    tokio::select! {
+                        () = stop.cancelled() => return,
+                        r = changes.changed() => if r.is_err() { return },
+                    }
+                }
+            }))
+        });
         let workers = self.options.max_concurrent_reconciles.max(1);
         self.metrics.set_max_concurrent_reconciles(workers);
         tracing::info!(controller = %name, worker_count = workers, "Starting workers");
@@ -378,6 +451,7 @@ impl Controller {
             timeout: self.options.reconcile_timeout,
             metrics: self.metrics.clone(),
             fence: self.fence.clone(),
+            sharding: self.sharding.clone(),
             hard_stop: hard_stop.clone(),
             own_writes: self.read_your_writes.clone().map(|(log, bound)| OwnWrites {
                 log,
@@ -405,6 +479,15 @@ impl Controller {
         hard_stop.cancel();
         tracing::info!(controller = %name, "All workers finished");
         Ok(())
+    }
+}
+
+/// Aborts a task when dropped.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }
 
@@ -448,6 +531,7 @@ struct Worker {
     timeout: Option<Duration>,
     metrics: ReconcileRecorder,
     fence: Option<LeaderElector>,
+    sharding: Option<Sharding>,
     hard_stop: CancellationToken,
     own_writes: Option<OwnWrites>,
 }
@@ -514,6 +598,30 @@ impl Worker {
                 tracing::warn!(controller = %self.name, request = %req, "not the leader any more; not reconciling");
                 self.queue.done(&req);
                 return;
+            }
+            if let Some(sh) = &self.sharding {
+                let key = sh.key(&req);
+                let Some(running) = sh.shard.begin(&key) else {
+                    // Not this replica's key now: its owner queues it (or this replica again,
+                    // once admitted).
+                    tracing::debug!(controller = %self.name, request = %req, shard = %sh.shard.name(), "not admitted by the shard; dropped");
+                    self.queue.forget(&req);
+                    self.queue.done(&req);
+                    continue;
+                };
+                tracing::info!(controller = %self.name, request = %req, key = %key, shard = %sh.shard.name(), "shard reconcile start");
+                let finished = tokio::select! {
+                    () = self.reconcile_one(req.clone(), priority) => true,
+                    () = sh.shard.fenced() => false,
+                };
+                if finished {
+                    tracing::info!(controller = %self.name, request = %req, key = %key, shard = %sh.shard.name(), "shard reconcile end");
+                } else {
+                    tracing::error!(controller = %self.name, request = %req, key = %key, shard = %sh.shard.name(), "shard lease lost: reconcile aborted");
+                    self.queue.done(&req);
+                }
+                drop(running);
+                continue;
             }
             self.reconcile_one(req, priority).await;
         }
@@ -665,6 +773,7 @@ mod tests {
             timeout: None,
             metrics: crate::Metrics::new().reconcile_recorder("test"),
             fence: None,
+            sharding: None,
             hard_stop: CancellationToken::new(),
             own_writes: None,
         }

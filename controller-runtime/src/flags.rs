@@ -33,6 +33,9 @@
 //! | `--leader-elect` | `true` | never two replicas acting at once (Kubebuilder's scaffold says `false`) |
 //! | `--leader-elect-lease-duration` / `-renew-deadline` / `-retry-period` | `15s` / `10s` / `2s` | client-go's |
 //! | `--leader-election-namespace` | in-cluster namespace, else `--namespace`, else the kubeconfig's | |
+//! | `--sharded` | `false` | split the controllers' objects across every replica of `--shard-ring` ([`crate::sharding`]); leader-election runnables stay on the leader |
+//! | `--shard-ring` | the leader election id | the ring's name: the `alpha.sharding.timebertt.dev/controllerring` label of every shard Lease |
+//! | `--shard-lease-namespace` | `--leader-election-namespace`'s default | where the shard Leases live |
 //! | `--graceful-shutdown-timeout` | `30s` | controller-runtime's |
 //! | `--kubeconfig` | see [`client_config`] | |
 //! | `--namespace` | all namespaces | the cache (and so the controllers) watch only this one |
@@ -217,6 +220,21 @@ pub struct ManagerFlags {
     #[arg(long, default_value = "2s", value_name = "DURATION", value_parser = parse_duration)]
     pub leader_elect_retry_period: Duration,
 
+    /// Shard the controllers across every replica: each holds a shard Lease of the ring and
+    /// reconciles only its keys (controller-runtime has no such flag; the names follow the
+    /// reference sharder's terms).
+    #[arg(long, default_value_t = false, action = clap::ArgAction::Set, num_args = 0..=1,
+          default_missing_value = "true", value_name = "BOOL")]
+    pub sharded: bool,
+
+    /// The ring's name (default: the leader election id).
+    #[arg(long, value_name = "NAME")]
+    pub shard_ring: Option<String>,
+
+    /// Where the shard Leases live (default: as --leader-election-namespace).
+    #[arg(long, value_name = "NS")]
+    pub shard_lease_namespace: Option<String>,
+
     /// How long a graceful stop waits for the controllers to finish the work in hand.
     #[arg(long, default_value = "30s", value_name = "DURATION", value_parser = parse_duration)]
     pub graceful_shutdown_timeout: Duration,
@@ -303,6 +321,23 @@ impl ManagerFlags {
         {
             b = b.leader_election_namespace(ns.clone());
         }
+        if self.sharded {
+            let mut s = crate::sharding::ShardingConfig::new(
+                self.shard_ring
+                    .clone()
+                    .or_else(|| self.leader_election_id.clone())
+                    .unwrap_or_else(|| default_leader_election_id.to_string()),
+            );
+            s.lease_namespace = self
+                .shard_lease_namespace
+                .clone()
+                .or_else(|| self.leader_election_namespace.clone())
+                .or_else(|| self.namespace.clone());
+            s.lease.lease_duration = self.leader_elect_lease_duration;
+            s.lease.renew_deadline = self.leader_elect_renew_deadline;
+            s.lease.retry_period = self.leader_elect_retry_period;
+            b = b.sharding(s);
+        }
         b
     }
 
@@ -319,6 +354,7 @@ impl ManagerFlags {
                 "health probe bind address" => Some("--health-probe-bind-address"),
                 "leader election id" => Some("--leader-election-id"),
                 "leader election namespace" => Some("--leader-election-namespace"),
+                "sharding" => Some("--shard-ring, --shard-lease-namespace"),
                 _ => None,
             },
             E::Bind { what, .. } if *what == "metrics" => Some("--metrics-bind-address"),

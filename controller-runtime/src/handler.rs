@@ -51,10 +51,24 @@ use crate::reconcile::Request;
 /// assert_eq!(q.try_get(), Some(Request::namespaced("ns", "changed")));
 /// assert_eq!(q.try_get_with_priority(), Some((Request::namespaced("ns", "listed"), LOW_PRIORITY)));
 /// ```
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Queue {
     queue: PriorityQueue<Request>,
     priority: i32,
+    /// With sharding: which requests this replica's queue takes in.
+    admit: Option<Admit>,
+}
+
+type Admit = std::sync::Arc<dyn Fn(&Request) -> bool + Send + Sync>;
+
+impl std::fmt::Debug for Queue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Queue")
+            .field("queue", &self.queue)
+            .field("priority", &self.priority)
+            .field("sharded", &self.admit.is_some())
+            .finish()
+    }
 }
 
 impl Queue {
@@ -69,7 +83,20 @@ impl Queue {
         Queue {
             queue,
             priority: NORMAL_PRIORITY,
+            admit: None,
         }
+    }
+
+    /// The same queue taking in only the requests `admit` accepts (a sharded controller's:
+    /// this replica's keys).
+    #[must_use]
+    pub(crate) fn admitting(mut self, admit: Admit) -> Self {
+        self.admit = Some(admit);
+        self
+    }
+
+    fn admits(&self, req: &Request) -> bool {
+        self.admit.as_ref().is_none_or(|a| a(req))
     }
 
     /// The same queue seen at `priority`.
@@ -84,6 +111,7 @@ impl Queue {
         Queue {
             queue: self.queue.clone(),
             priority,
+            admit: self.admit.clone(),
         }
     }
 
@@ -119,6 +147,9 @@ impl Queue {
     /// assert_eq!(q.len(), 1);
     /// ```
     pub fn add(&self, req: Request) {
+        if !self.admits(&req) {
+            return;
+        }
         self.queue.add_with_priority(req, self.priority);
     }
 
@@ -133,6 +164,9 @@ impl Queue {
     /// assert_eq!(q.waiting(), 1);
     /// ```
     pub fn add_with(&self, req: Request, opts: AddOptions) {
+        if !self.admits(&req) {
+            return;
+        }
         self.queue.add_with(req, opts);
     }
 

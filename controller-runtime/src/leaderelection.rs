@@ -244,6 +244,11 @@ pub struct LeaseLock {
     namespace: String,
     name: String,
     identity: String,
+    /// Labels the Lease is created with (and kept on updates): a shard Lease's ring label.
+    labels: std::collections::BTreeMap<String, String>,
+    /// Annotations every write sets (a shard's published member list); shared so the owner can
+    /// change them between writes.
+    annotations: Arc<Mutex<std::collections::BTreeMap<String, String>>>,
 }
 
 impl fmt::Debug for LeaseLock {
@@ -275,6 +280,43 @@ impl LeaseLock {
             namespace: namespace.into(),
             name: name.into(),
             identity: identity.into(),
+            labels: Default::default(),
+            annotations: Default::default(),
+        }
+    }
+
+    /// The Lease carries `labels` (set at create, restored by every update).
+    pub(crate) fn with_labels(
+        mut self,
+        labels: std::collections::BTreeMap<String, String>,
+    ) -> Self {
+        self.labels = labels;
+        self
+    }
+
+    /// Sets an annotation every later write carries.
+    pub(crate) fn set_annotation(&self, key: &str, value: String) {
+        self.annotations.lock().insert(key.to_string(), value);
+    }
+
+    /// The Lease's namespace.
+    pub(crate) fn namespace(&self) -> &str {
+        &self.namespace
+    }
+
+    fn stamp(&self, meta: &mut ObjectMeta) {
+        if !self.labels.is_empty() {
+            let labels = meta.labels.get_or_insert_with(Default::default);
+            for (k, v) in &self.labels {
+                labels.insert(k.clone(), v.clone());
+            }
+        }
+        let annotations = self.annotations.lock();
+        if !annotations.is_empty() {
+            let to = meta.annotations.get_or_insert_with(Default::default);
+            for (k, v) in annotations.iter() {
+                to.insert(k.clone(), v.clone());
+            }
         }
     }
 
@@ -353,7 +395,7 @@ impl LeaseLock {
     ) -> Result<Lease, LeaderElectionError> {
         let mut spec = LeaseSpec::default();
         record.apply_to(&mut spec);
-        let lease = Lease {
+        let mut lease = Lease {
             metadata: ObjectMeta {
                 name: Some(self.name.clone()),
                 namespace: Some(self.namespace.clone()),
@@ -361,6 +403,7 @@ impl LeaseLock {
             },
             spec: Some(spec),
         };
+        self.stamp(&mut lease.metadata);
         let pp = PostParams {
             dry_run,
             ..PostParams::default()
@@ -386,6 +429,9 @@ impl LeaseLock {
     ) -> Result<Lease, LeaderElectionError> {
         let mut lease = current.clone();
         record.apply_to(lease.spec.get_or_insert_with(LeaseSpec::default));
+        if !dry_run {
+            self.stamp(&mut lease.metadata);
+        }
         let pp = PostParams {
             dry_run,
             ..PostParams::default()
@@ -505,6 +551,8 @@ struct Shared {
     state: watch::Sender<LeaderState>,
     metrics: Mutex<Option<LeaderMetrics>>,
     on_new_leader: Mutex<Option<NewLeaderFn>>,
+    /// One attempt at a time: the renew loop and [`LeaderElector::renew_now`] take turns.
+    writing: tokio::sync::Mutex<()>,
 }
 
 /// A leader election candidate (client-go's `LeaderElector`). Cheap to clone (a handle).
@@ -578,6 +626,7 @@ impl LeaderElector {
                 state,
                 metrics: Mutex::new(None),
                 on_new_leader: Mutex::new(None),
+                writing: tokio::sync::Mutex::new(()),
             }),
         })
     }
@@ -628,6 +677,44 @@ impl LeaderElector {
         o.record.holder_identity == self.shared.lock.identity
             && o.renewed_at
                 .is_some_and(|t| Instant::now() < t + self.shared.config.renew_deadline)
+    }
+
+    /// When this candidate stops holding the lease unless it renews first (the start of its
+    /// last successful renewal plus the renew deadline); `None` when it does not hold it.
+    pub(crate) fn lease_deadline(&self) -> Option<Instant> {
+        let o = self.shared.observed.lock();
+        if o.record.holder_identity != self.shared.lock.identity {
+            return None;
+        }
+        o.renewed_at
+            .map(|t| t + self.shared.config.renew_deadline)
+            .filter(|d| Instant::now() < *d)
+    }
+
+    /// Completes once this candidate no longer holds the lease (its renew deadline passed
+    /// without a renewal, or it released it).
+    pub(crate) async fn until_not_leader(&self) {
+        while let Some(deadline) = self.lease_deadline() {
+            tokio::time::sleep_until(deadline).await;
+        }
+    }
+
+    /// Renews once, now, while holding the lease (writing the lock's current annotations):
+    /// the written Lease's resourceVersion, or `None` when the write failed or the lease is
+    /// not held.
+    pub(crate) async fn renew_now(&self) -> Option<String> {
+        if !self.is_leader() {
+            return None;
+        }
+        if !self.try_acquire_or_renew().await || !self.is_leader() {
+            return None;
+        }
+        self.shared
+            .observed
+            .lock()
+            .lease
+            .as_ref()
+            .and_then(|l| l.metadata.resource_version.clone())
     }
 
     /// The last observed holder (`None` before any was seen, or after a release).
@@ -713,6 +800,7 @@ impl LeaderElector {
     /// One attempt (client-go's `tryAcquireOrRenew`): true when this candidate holds the lease
     /// afterwards.
     async fn try_acquire_or_renew(&self) -> bool {
+        let _turn = self.shared.writing.lock().await;
         let started = Instant::now();
         let wall = jiff::Timestamp::now();
         let lock = &self.shared.lock;

@@ -70,6 +70,7 @@ pub mod predicate;
 pub mod read_your_writes;
 pub mod reconcile;
 mod server;
+pub mod sharding;
 mod tls;
 pub mod webhook;
 

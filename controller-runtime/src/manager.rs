@@ -292,6 +292,7 @@ struct Inner {
     bound: Mutex<Vec<(&'static str, SocketAddr)>>,
     webhook_options: crate::webhook::WebhookServerOptions,
     webhook_server: Mutex<Option<crate::webhook::WebhookServer>>,
+    shard: Option<crate::sharding::Shard>,
 }
 
 /// Runs controllers and other runnables; see the [module docs](self). Cheap to clone (a
@@ -338,6 +339,7 @@ pub struct ManagerBuilder {
     on_stopped_leading: Option<Callback>,
     on_new_leader: Option<NewLeaderCallback>,
     webhook: crate::webhook::WebhookServerOptions,
+    sharding: Option<crate::sharding::ShardingConfig>,
 }
 
 impl fmt::Debug for ManagerBuilder {
@@ -352,6 +354,7 @@ impl fmt::Debug for ManagerBuilder {
             .field("metrics_cert_dir", &self.metrics_cert_dir)
             .field("probe_addr", &self.probe_addr)
             .field("webhook", &self.webhook)
+            .field("sharding", &self.sharding)
             .finish_non_exhaustive()
     }
 }
@@ -586,6 +589,18 @@ impl ManagerBuilder {
         self
     }
 
+    /// Shards this manager's controllers across the replicas of `config.ring` (see
+    /// [`sharding`](crate::sharding)): each replica holds a shard Lease, and every controller
+    /// the [`Builder`](crate::Builder) makes runs on every replica for its keys only (unless
+    /// [`sharded(false)`](crate::Builder::sharded)). Runnables that need leader election still
+    /// run on the leader. With sharding, [`Manager::client`] is fenced by this replica's shard
+    /// Lease instead of the leader Lease: writes are refused once it is not held within its
+    /// renew deadline. `/readyz` checks `shard-lease`.
+    pub fn sharding(mut self, config: crate::sharding::ShardingConfig) -> Self {
+        self.sharding = Some(config);
+        self
+    }
+
     /// Validates the options and builds the manager. Must run inside a Tokio runtime (the
     /// fenced client has a background task).
     pub fn build(self) -> Result<Manager, ManagerError> {
@@ -619,6 +634,32 @@ impl ManagerBuilder {
         let leader_election = self.leader_election.unwrap_or(self.id.is_some());
         let identity = self.identity.clone().unwrap_or_else(default_identity);
         let raw_client = self.client.clone();
+        let metrics = Metrics::new();
+        let shard = match &self.sharding {
+            Some(config) => {
+                let namespace = config
+                    .lease_namespace
+                    .clone()
+                    .or_else(|| self.namespace.clone())
+                    .or_else(in_cluster_namespace)
+                    .unwrap_or_else(|| raw_client.default_namespace().to_string());
+                let name = config
+                    .shard_name
+                    .clone()
+                    .unwrap_or_else(|| crate::sharding::shard_name_from(&identity));
+                Some(
+                    crate::sharding::Shard::new(
+                        raw_client.clone(),
+                        namespace,
+                        name,
+                        config,
+                        &metrics,
+                    )
+                    .map_err(|e| invalid("sharding", e.to_string()))?,
+                )
+            }
+            None => None,
+        };
         let (elector, client) = if leader_election {
             let id = self.id.clone().filter(|i| !i.is_empty()).ok_or_else(|| {
                 invalid(
@@ -646,6 +687,10 @@ impl ManagerBuilder {
             (Some(elector), client)
         } else {
             (None, raw_client.clone())
+        };
+        let client = match &shard {
+            Some(s) => fenced_client(&raw_client, s.elector().clone()),
+            None => client,
         };
         let (metrics_secure, metrics_ca_pem) = match (self.metrics_secure, metrics_addr) {
             (true, Some(_)) => {
@@ -676,7 +721,6 @@ impl ManagerBuilder {
         } else {
             (client, None)
         };
-        let metrics = Metrics::new();
         if let Some(e) = &elector {
             e.set_metrics(metrics.leader(e.lock().name()));
         }
@@ -707,6 +751,23 @@ impl ManagerBuilder {
                 }
             }),
         )?;
+        if let Some(s) = &shard {
+            let s = s.clone();
+            readyz.add(
+                "shard-lease",
+                Arc::new(move || -> Result<(), String> {
+                    if s.holds_lease() {
+                        Ok(())
+                    } else {
+                        Err(format!(
+                            "shard lease {} of ring {} is not held",
+                            s.elector().lock().describe(),
+                            s.ring()
+                        ))
+                    }
+                }),
+            )?;
+        }
         let healthz = Checks::new("healthz");
         if let Some(e) = &elector {
             let e = e.clone();
@@ -742,6 +803,7 @@ impl ManagerBuilder {
                 bound: Mutex::new(Vec::new()),
                 webhook_options: self.webhook,
                 webhook_server: Mutex::new(None),
+                shard,
             }),
         })
     }
@@ -809,6 +871,7 @@ impl Manager {
             on_stopped_leading: None,
             on_new_leader: None,
             webhook: crate::webhook::WebhookServerOptions::default(),
+            sharding: None,
         }
     }
 
@@ -873,6 +936,11 @@ impl Manager {
     /// This replica's identity (its leader-election holder identity).
     pub fn identity(&self) -> &str {
         &self.inner.identity
+    }
+
+    /// This replica's shard, when sharding is on.
+    pub fn shard(&self) -> Option<&crate::sharding::Shard> {
+        self.inner.shard.as_ref()
     }
 
     /// The leader elector, when leader election is on.
@@ -1005,6 +1073,9 @@ impl Manager {
         if let Some(e) = &inner.elector {
             e.lock().preflight().await?;
         }
+        if let Some(s) = &inner.shard {
+            s.elector().lock().preflight().await?;
+        }
 
         // 2. Non-leader-election runnables: servers, the cache, the rest.
         let servers_cancel = CancellationToken::new();
@@ -1024,7 +1095,15 @@ impl Manager {
             ));
         }
         inner.factory.start();
-        let entries: Vec<Entry> = std::mem::take(&mut *inner.runnables.lock());
+        let mut entries: Vec<Entry> = std::mem::take(&mut *inner.runnables.lock());
+        if let Some(s) = &inner.shard {
+            let r = s.runnable();
+            entries.push(Entry {
+                name: r.name(),
+                leader_election: false,
+                start: Box::new(move |shutdown| r.start(shutdown).boxed()),
+            });
+        }
         let (le_entries, other): (Vec<Entry>, Vec<Entry>) =
             entries.into_iter().partition(|e| e.leader_election);
         let others_cancel = CancellationToken::new();

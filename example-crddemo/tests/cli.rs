@@ -342,3 +342,35 @@ async fn a_lease_held_by_another_identity_with_a_garbage_renew_time_fails_with_e
     );
     served.shutdown().await;
 }
+
+#[test]
+fn embedded_demo_runs_sharded() {
+    // One replica of a ring: it holds its shard Lease, publishes itself as the only member and
+    // reconciles every key; the walkthrough completes as without sharding.
+    let home = tempdir();
+    let out = crddemo(
+        home.path(),
+        &[
+            "--embedded",
+            "--demo",
+            "--sharded",
+            "--shard-ring",
+            "crddemo",
+            "--log-format",
+            "json",
+        ],
+        Duration::from_secs(120),
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    for needle in [
+        "holding the shard lease",
+        "published the ring's members",
+        "reconcile start",
+        "reconcile end",
+        "demo: Mydemo is Ready",
+        "demo: Mydemo deleted; walkthrough complete",
+    ] {
+        assert!(stderr.contains(needle), "no {needle:?} in:\n{stderr}");
+    }
+}

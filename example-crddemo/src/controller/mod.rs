@@ -49,6 +49,7 @@ use kube_codegen_runtime::informer::{
 use kube_codegen_runtime::store::object_key;
 use kube_codegen_runtime::workqueue::{QueueConfig, RateLimitingQueue};
 use kube_controller_runtime::metrics::{ReconcileRecorder, ReconcileResult};
+use kube_controller_runtime::sharding::Shard;
 use kube_controller_runtime::{BoxError, CancellationToken, LeaderElector, Manager, Runnable};
 
 use crate::pkg::apis::crddemo::v1::Mydemo;
@@ -125,6 +126,8 @@ pub struct Controller {
     leader: Option<LeaderElector>,
     /// The `controller_runtime_*` metrics, under a manager.
     recorder: Option<ReconcileRecorder>,
+    /// With `--sharded`: this replica's shard; only its keys are reconciled.
+    shard: Option<Shard>,
 }
 
 impl Controller {
@@ -155,8 +158,14 @@ impl Controller {
             queue,
             opts,
             mgr.identity().to_string(),
-            mgr.elector().cloned(),
+            // Sharded, every replica works (on its keys): the shard Lease fences it instead.
+            if mgr.shard().is_some() {
+                None
+            } else {
+                mgr.elector().cloned()
+            },
         )?;
+        controller.shard = mgr.shard().cloned();
         let recorder = mgr.metrics().reconcile_recorder(QUEUE_NAME);
         recorder.set_max_concurrent_reconciles(controller.workers);
         controller.recorder = Some(recorder);
@@ -231,6 +240,7 @@ impl Controller {
             identity: Arc::from(identity.as_str()),
             leader,
             recorder: None,
+            shard: None,
         })
     }
 
@@ -283,12 +293,45 @@ impl Controller {
                 self.syncs.clone(),
                 id,
                 self.identity.clone(),
-                self.leader.clone(),
+                Fences {
+                    leader: self.leader.clone(),
+                    shard: self.shard.clone(),
+                },
                 self.recorder.clone(),
             ));
         }
+        // Sharded: queue the keys this replica takes over whenever its membership changes.
+        let rescan = self.shard.clone().map(|shard| {
+            let (queue, mydemos) = (self.queue.clone(), self.ctx.mydemos.clone());
+            tokio::spawn(async move {
+                let mut changes = shard.subscribe();
+                let mut admitted = std::collections::HashSet::new();
+                loop {
+                    changes.borrow_and_update();
+                    let mut now = std::collections::HashSet::new();
+                    for m in mydemos.list(&Default::default()) {
+                        let Ok(key) = object_key(m.as_ref()) else {
+                            continue;
+                        };
+                        if shard.admits(&shard_key(&key)) {
+                            if !admitted.contains(&key) {
+                                queue.add(key.clone());
+                            }
+                            now.insert(key);
+                        }
+                    }
+                    admitted = now;
+                    if changes.changed().await.is_err() {
+                        return;
+                    }
+                }
+            })
+        });
         tracing::info!("Started workers");
         shutdown.await;
+        if let Some(r) = rescan {
+            r.abort();
+        }
         tracing::info!("Shutting down workers: finishing the items in hand");
         self.queue.shut_down_with_drain().await;
         while let Some(t) = tasks.join_next().await {
@@ -331,9 +374,29 @@ impl Runnable for Controller {
             .map_err(|e| Box::new(e) as BoxError)
     }
 
+    /// Sharded, the controller runs on every replica; otherwise on the leader.
+    fn needs_leader_election(&self) -> bool {
+        self.shard.is_none()
+    }
+
     fn name(&self) -> String {
         "controller mydemo".into()
     }
+}
+
+/// What a worker checks before each sync: the leader Lease, or (sharded) the shard's gate.
+struct Fences {
+    leader: Option<LeaderElector>,
+    shard: Option<Shard>,
+}
+
+/// The shard key of a Mydemo's `namespace/name`.
+fn shard_key(key: &str) -> String {
+    let (namespace, name) = match key.split_once('/') {
+        Some((ns, name)) => (Some(ns), name),
+        None => (None, key),
+    };
+    kube_controller_runtime::sharding::key("crddemo.k8s.io", "Mydemo", namespace, name)
 }
 
 fn enqueue_object<K: Resource>(queue: &RateLimitingQueue<String>, obj: &K) {
@@ -392,9 +455,10 @@ async fn worker(
     syncs: Arc<AtomicU64>,
     id: usize,
     identity: Arc<str>,
-    leader: Option<LeaderElector>,
+    fences: Fences,
     recorder: Option<ReconcileRecorder>,
 ) {
+    let Fences { leader, shard } = fences;
     while let Some(key) = queue.get().await {
         if let Some(l) = &leader
             && !l.is_leader()
@@ -403,9 +467,33 @@ async fn worker(
             queue.done(&key);
             return;
         }
+        let running = match &shard {
+            Some(s) => match s.begin(&shard_key(&key)) {
+                Some(r) => Some(r),
+                None => {
+                    // Another replica's key (or not yet admitted here): its owner syncs it.
+                    queue.forget(&key);
+                    queue.done(&key);
+                    continue;
+                }
+            },
+            None => None,
+        };
         tracing::info!(worker = id, key = %key, identity = %identity, "reconcile start");
         let timer = recorder.as_ref().map(ReconcileRecorder::start);
-        let result = reconcile::sync(&ctx, &key).await;
+        let result = match &shard {
+            Some(s) => tokio::select! {
+                r = reconcile::sync(&ctx, &key) => r,
+                () = s.fenced() => {
+                    tracing::error!(worker = id, key = %key, identity = %identity, "shard lease lost: reconcile aborted");
+                    queue.done(&key);
+                    continue;
+                }
+            },
+            None => reconcile::sync(&ctx, &key).await,
+        };
+        tracing::info!(worker = id, key = %key, identity = %identity, "reconcile end");
+        drop(running);
         syncs.fetch_add(1, Ordering::Relaxed);
         if let Some(timer) = timer {
             timer.finish(if result.is_ok() {
