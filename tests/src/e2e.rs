@@ -125,3 +125,43 @@ pub fn audit_requests(
     }
     (used, denied)
 }
+
+/// `$CARGO build -p <package> --bin <bin>`, as the end-to-end tests run the workspace's
+/// binaries as separate processes: the executable cargo names in its JSON messages. The time
+/// the build took is printed.
+pub fn build_bin(package: &str, bin: &str) -> Result<std::path::PathBuf, String> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let t0 = std::time::Instant::now();
+    let out = std::process::Command::new(&cargo)
+        .current_dir(crate::apiserver::repo_root())
+        .args([
+            "build",
+            "-p",
+            package,
+            "--bin",
+            bin,
+            "--message-format=json-render-diagnostics",
+        ])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| format!("running {}: {e}", cargo.to_string_lossy()))?;
+    if !out.status.success() {
+        return Err(format!(
+            "cargo build -p {package} --bin {bin} failed ({}):\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    let path = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == bin)
+        .find_map(|m| m["executable"].as_str().map(std::path::PathBuf::from))
+        .ok_or_else(|| format!("cargo named no {bin} executable"))?;
+    eprintln!(
+        "[e2e] {bin} binary {} (cargo build took {:.2?})",
+        path.display(),
+        t0.elapsed()
+    );
+    Ok(path)
+}

@@ -30,7 +30,6 @@
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
@@ -75,52 +74,8 @@ fn crddemo_binary() -> &'static Path {
     }
 }
 
-/// `$CARGO build -p example-crddemo --bin crddemo`; the executable named in cargo's JSON
-/// messages, else `$CARGO_TARGET_DIR/debug/crddemo` or `<workspace>/target/debug/crddemo`.
 fn build_crddemo() -> Result<PathBuf, String> {
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let t0 = Instant::now();
-    let out = Command::new(&cargo)
-        .current_dir(repo_root())
-        .args([
-            "build",
-            "-p",
-            "example-crddemo",
-            "--bin",
-            "crddemo",
-            "--message-format=json-render-diagnostics",
-        ])
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| format!("running {}: {e}", cargo.to_string_lossy()))?;
-    if !out.status.success() {
-        return Err(format!(
-            "cargo build -p example-crddemo --bin crddemo failed ({}):\n{}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr)
-        ));
-    }
-    let from_json = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == "crddemo")
-        .find_map(|m| m["executable"].as_str().map(PathBuf::from));
-    let target_dir = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| repo_root().join("target"));
-    let path = from_json.unwrap_or_else(|| target_dir.join("debug").join("crddemo"));
-    if !path.is_file() {
-        return Err(format!(
-            "built crddemo, but {} does not exist",
-            path.display()
-        ));
-    }
-    eprintln!(
-        "[e2e] crddemo binary {} (cargo build took {:.2?})",
-        path.display(),
-        t0.elapsed()
-    );
-    Ok(path)
+    tests::e2e::build_bin("example-crddemo", "crddemo")
 }
 
 /// A running `crddemo --kubeconfig <path> --workers 2 --log-format json`, its JSON log in a

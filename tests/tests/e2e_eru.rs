@@ -27,7 +27,6 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
 use std::net::{Ipv4Addr, TcpListener};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
@@ -71,43 +70,8 @@ fn eru_binary() -> &'static Path {
     }
 }
 
-/// `$CARGO build -p example-eru --bin eru-operator`; the executable named in cargo's JSON
-/// messages.
 fn build_eru() -> Result<PathBuf, String> {
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let t0 = Instant::now();
-    let out = Command::new(&cargo)
-        .current_dir(repo_root())
-        .args([
-            "build",
-            "-p",
-            "example-eru",
-            "--bin",
-            "eru-operator",
-            "--message-format=json-render-diagnostics",
-        ])
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| format!("running {}: {e}", cargo.to_string_lossy()))?;
-    if !out.status.success() {
-        return Err(format!(
-            "cargo build -p example-eru --bin eru-operator failed ({}):\n{}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr)
-        ));
-    }
-    let path = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == "eru-operator")
-        .find_map(|m| m["executable"].as_str().map(PathBuf::from))
-        .ok_or("cargo named no eru-operator executable")?;
-    eprintln!(
-        "[e2e] eru-operator binary {} (cargo build took {:.2?})",
-        path.display(),
-        t0.elapsed()
-    );
-    Ok(path)
+    tests::e2e::build_bin("example-eru", "eru-operator")
 }
 
 fn free_port() -> u16 {

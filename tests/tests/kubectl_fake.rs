@@ -1,5 +1,7 @@
 //! `kubectl` against the served fake API server: create, get, apply (client- and server-side),
-//! edit, delete, a CRD installed through the API and its custom resources, tables.
+//! edit, delete, a CRD installed through the API and its custom resources, tables; and the
+//! examples' webhooks as a user of `crddemo --embedded` and `eru-operator --embedded` meets
+//! them (the binaries serve them on loopback and register them in their in-memory server).
 //!
 //! kubectl comes from `scripts/install-kubectl.sh` (`$KUBE_CODEGEN_K8S_BIN`, PATH, then a cached
 //! or fresh build from the Go module proxy); without one the test fails.
@@ -47,6 +49,18 @@ impl Kubectl {
     /// Runs kubectl; returns stdout, panicking with stderr on failure.
     fn run(&self, args: &[&str]) -> String {
         self.run_env(args, &[])
+    }
+
+    /// Runs kubectl; returns its stderr, panicking if it succeeds.
+    fn fail(&self, args: &[&str]) -> String {
+        let out = Command::new(&self.bin)
+            .args(args)
+            .env("KUBECONFIG", &self.kubeconfig)
+            .env("HOME", self.home.path())
+            .output()
+            .unwrap_or_else(|e| panic!("running kubectl {args:?}: {e}"));
+        assert!(!out.status.success(), "kubectl {args:?} succeeded");
+        String::from_utf8_lossy(&out.stderr).into_owned()
     }
 
     fn run_env(&self, args: &[&str], env: &[(&str, &str)]) -> String {
@@ -428,4 +442,117 @@ async fn kubectl_explain_and_validation_match_a_real_kube_apiserver() {
         fake_out[5].2
     );
     served.shutdown().await;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The examples' webhooks on --embedded
+// ---------------------------------------------------------------------------------------------
+
+/// A binary of the workspace run with `--embedded --kubeconfig <dir>/kubeconfig`, until its
+/// log says its webhooks are installed in its in-memory server; and kubectl for it.
+fn embedded(
+    package: &str,
+    bin: &str,
+    extra: &[&str],
+) -> (tests::apiserver::SupervisedProcess, Kubectl) {
+    let program = tests::e2e::build_bin(package, bin).unwrap_or_else(|e| panic!("{e}"));
+    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let kubeconfig = home.path().join("kubeconfig");
+    let log = home.path().join(format!("{bin}.log"));
+    let mut args: Vec<std::ffi::OsString> = vec![
+        "--embedded".into(),
+        "--kubeconfig".into(),
+        kubeconfig.clone().into(),
+    ];
+    args.extend(extra.iter().map(Into::into));
+    let mut process = tests::apiserver::SupervisedProcess::spawn(
+        "embedded example",
+        &program,
+        &args,
+        &[("NO_COLOR".into(), "1".into())],
+        &log,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        if text.contains("webhooks installed for this process") {
+            break;
+        }
+        if let Ok(Some(status)) = process.try_wait() {
+            panic!("{bin} exited ({status}):\n{text}");
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{bin} did not install its webhooks:\n{text}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let kubectl = Kubectl {
+        bin: kubectl_path(),
+        home,
+        kubeconfig,
+    };
+    (process, kubectl)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn crddemo_embedded_validates_and_converts_through_its_webhooks() {
+    blocking(|| {
+        let (_process, k) = embedded("example-crddemo", "crddemo", &[]);
+        let mydemo = |name: &str, ip: &str, port: i32| {
+            format!("apiVersion: crddemo.k8s.io/v1\nkind: Mydemo\nmetadata:\n  name: {name}\nspec:\n  ip: \"{ip}\"\n  port: {port}\n")
+        };
+        let alpha = |name: &str, address: &str| {
+            format!("apiVersion: crddemo.k8s.io/v1alpha1\nkind: Mydemo\nmetadata:\n  name: {name}\nspec:\n  address: \"{address}\"\n")
+        };
+        let a = k.file("a.yaml", &mydemo("a", "127.0.0.1", 8080));
+        k.run(&["create", "-f", &a]);
+        // The validating webhook: one address per Mydemo, the first one named.
+        let b = k.file("b.yaml", &mydemo("b", "127.0.0.1", 8080));
+        let err = k.fail(&["create", "-f", &b]);
+        assert!(
+            err.contains("The Mydemo \"b\" is invalid: spec.port: Duplicate value: \"127.0.0.1:8080\": already used by Mydemo default/a"),
+            "{err}"
+        );
+        // The conversion webhook: v1 stored, read as v1alpha1; v1alpha1 written, read as v1.
+        let read = k.run(&["get", "mydemos.v1alpha1.crddemo.k8s.io", "a", "-o", "jsonpath={.spec.address}"]);
+        assert_eq!(read, "127.0.0.1:8080");
+        let c = k.file("c.yaml", &alpha("c", "[fd00::10]:9090"));
+        k.run(&["create", "-f", &c]);
+        let read = k.run(&["get", "mydemos.v1.crddemo.k8s.io", "c", "-o", "jsonpath={.spec.ip} {.spec.port}"]);
+        assert_eq!(read, "fd00::10 9090");
+        // A v1alpha1 write reaches the v1 validator converted (matchPolicy: Equivalent).
+        let d = k.file("d.yaml", &alpha("d", "127.0.0.1:8080"));
+        let err = k.fail(&["create", "-f", &d]);
+        assert!(err.contains("already used by Mydemo default/a"), "{err}");
+        let e = k.file("e.yaml", &alpha("e", "nowhere"));
+        let err = k.fail(&["create", "-f", &e]);
+        assert!(err.contains("is no <ip>:<port> (no port)"), "{err}");
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn eru_embedded_defaults_the_time_zone_through_its_webhook() {
+    blocking(|| {
+        let (_process, k) = embedded(
+            "example-eru",
+            "eru-operator",
+            &["--default-time-zone", "Asia/Shanghai"],
+        );
+        let eru = |name: &str, zone: &str| {
+            format!("apiVersion: mtsre.meitu.com/v1\nkind: Eru\nmetadata:\n  name: {name}\nspec:\n  deployment: web\n  schedule: \"0 3 * * *\"\n{zone}")
+        };
+        let x = k.file("x.yaml", &eru("x", ""));
+        k.run(&["create", "-f", &x]);
+        assert_eq!(k.run(&["get", "eru", "x", "-o", "jsonpath={.spec.timeZone}"]), "Asia/Shanghai");
+        let paris = k.file("paris.yaml", &eru("paris", "  timeZone: Europe/Paris\n"));
+        k.run(&["create", "-f", &paris]);
+        assert_eq!(
+            k.run(&["get", "eru", "paris", "-o", "jsonpath={.spec.timeZone}"]),
+            "Europe/Paris"
+        );
+    })
+    .await;
 }

@@ -38,6 +38,12 @@ pub(crate) struct Converter {
 /// The converter for requests through `res`, when its CRD converts through a webhook and
 /// `res` is not the storage version.
 pub(crate) fn converter(st: &State, res: &Arc<Resource>) -> Option<Converter> {
+    webhook_converter(st, res).filter(|c| c.storage.version != res.version)
+}
+
+/// The conversion webhook of `res`'s CRD, whatever version `res` is (admission converts the
+/// object to the version a webhook was registered for, storage version or not).
+pub(crate) fn webhook_converter(st: &State, res: &Arc<Resource>) -> Option<Converter> {
     let crd_name = &res.custom.as_ref()?.crd_name;
     let crd_res = st
         .registry
@@ -54,9 +60,6 @@ pub(crate) fn converter(st: &State, res: &Arc<Resource>) -> Option<Converter> {
         .find(|v| v.get("storage").and_then(Value::as_bool) == Some(true))?
         .get("name")?
         .as_str()?;
-    if storage_version == res.version {
-        return None;
-    }
     let storage = st.registry.get(&res.group, storage_version, &res.plural)?;
     let cc = conversion.pointer("/webhook/clientConfig")?;
     let url = match cc.get("url").and_then(Value::as_str) {
@@ -170,6 +173,14 @@ impl Converter {
             )
         };
         (key, object::resource_version(obj).to_string())
+    }
+
+    /// An object to `to`'s version (unchanged if it is in it); a failure is kube-apiserver's
+    /// bare 500, as for a write.
+    pub(crate) async fn to_version(&self, obj: Value, to: &Arc<Resource>) -> ApiResult<Value> {
+        self.convert_one(obj, to)
+            .await
+            .map_err(|f| ApiError::new(500, "", f.0))
     }
 
     async fn convert_one(

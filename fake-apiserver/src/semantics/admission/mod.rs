@@ -91,6 +91,9 @@ pub(crate) struct Admission {
     namespace_labels: BTreeMap<String, String>,
     versions: Vec<Arc<Resource>>,
     services: Arc<BTreeMap<(String, String, i64), String>>,
+    /// The CRD's conversion webhook, through which a webhook registered for another version
+    /// (`matchPolicy: Equivalent`) sees the object.
+    conversion: Option<conversion::Converter>,
 }
 
 /// The webhooks of every stored configuration of `plural`, configurations in name order.
@@ -138,6 +141,7 @@ pub(crate) fn prepare(st: &State, res: &Arc<Resource>, namespace: &str) -> Optio
         namespace_labels,
         versions: st.registry.versions_of(&res.group, &res.plural),
         services: st.config.webhook_services.clone(),
+        conversion: conversion::webhook_converter(st, res),
     })
 }
 
@@ -236,24 +240,28 @@ impl Admission {
         attrs: &mut Attributes,
         warnings: &parking_lot::Mutex<Vec<String>>,
     ) -> ApiResult<Option<bool>> {
-        let Some(inv) = self.matches(hook, attrs)? else {
+        let Some((inv, seen)) = self.matches(hook, attrs).await? else {
             return Ok(None);
         };
-        match self.call(hook, &inv, attrs, true, warnings).await {
+        match self.call(hook, &inv, &seen, true, warnings).await {
             Ok(Outcome::Denied(e)) => Err(e),
             Ok(Outcome::Allowed { patch: None }) => Ok(Some(false)),
             Ok(Outcome::Allowed { patch: Some(p) }) => {
-                let Some(obj) = attrs.object.as_mut() else {
+                let (Some(before), Some(mut patched)) = (attrs.object.clone(), seen.object) else {
                     return Ok(Some(false));
                 };
-                let before = obj.clone();
-                let mut seen = convert(&before, &inv.res);
                 let ops: json_patch::Patch = serde_json::from_value(p)
                     .map_err(|e| ApiError::internal(format!("JSON Patch: {e}")))?;
-                json_patch::patch(&mut seen, &ops)
+                json_patch::patch(&mut patched, &ops)
                     .map_err(|e| ApiError::internal(format!("JSON Patch: {e}")))?;
-                *obj = convert(&seen, &attrs.res);
-                Ok(Some(*obj != before))
+                let after = if inv.res.version == attrs.res.version {
+                    convert(&patched, &attrs.res)
+                } else {
+                    self.in_version(patched, &attrs.res).await?
+                };
+                let changed = after != before;
+                attrs.object = Some(after);
+                Ok(Some(changed))
             }
             Err(f) if hook.ignores_failures() => {
                 tracing::warn!(webhook = %f.webhook, reason = %f.reason, "failed calling webhook, failing open");
@@ -272,9 +280,9 @@ impl Admission {
     ) -> ApiResult<()> {
         let mut calls = Vec::new();
         for hook in &self.validating {
-            if let Some(inv) = self.matches(hook, attrs)? {
+            if let Some((inv, seen)) = self.matches(hook, attrs).await? {
                 calls.push(
-                    async move { (hook, self.call(hook, &inv, attrs, false, warnings).await) },
+                    async move { (hook, self.call(hook, &inv, &seen, false, warnings).await) },
                 );
             }
         }
@@ -292,16 +300,30 @@ impl Admission {
     }
 
     /// Whether `hook` is called for `attrs`: rules, selectors, then match conditions (whose
-    /// errors follow the failure policy).
-    fn matches(&self, hook: &Hook, attrs: &Attributes) -> ApiResult<Option<Invocation>> {
+    /// errors follow the failure policy); if so, the version it is called for and the request
+    /// with its objects in that version.
+    async fn matches(
+        &self,
+        hook: &Hook,
+        attrs: &Attributes,
+    ) -> ApiResult<Option<(Invocation, Attributes)>> {
         let Some(inv) = self.rule_match(hook, attrs) else {
             return Ok(None);
         };
         if !self.namespace_selected(hook, attrs) || !object_selected(hook, attrs) {
             return Ok(None);
         }
-        match match_conditions(hook, attrs, &inv) {
-            Ok(true) => Ok(Some(inv)),
+        let mut seen = attrs.clone();
+        if inv.res.version != attrs.res.version {
+            if let Some(o) = seen.object.take() {
+                seen.object = Some(self.in_version(o, &inv.res).await?);
+            }
+            if let Some(o) = seen.old_object.take() {
+                seen.old_object = Some(self.in_version(o, &inv.res).await?);
+            }
+        }
+        match match_conditions(hook, &seen, &inv) {
+            Ok(true) => Ok(Some((inv, seen))),
             Ok(false) => Ok(None),
             Err(reason) if hook.ignores_failures() => {
                 tracing::warn!(webhook = hook.name(), %reason, "match conditions failed, failing open");
@@ -313,6 +335,15 @@ impl Admission {
                 &attrs.name,
                 &reason,
             )),
+        }
+    }
+
+    /// `obj` in `to`'s version: through the CRD's conversion webhook when it has one, else
+    /// with its `apiVersion` rewritten (the same schema-less object, as strategy `None`).
+    async fn in_version(&self, obj: Value, to: &Arc<Resource>) -> ApiResult<Value> {
+        match &self.conversion {
+            Some(c) => c.to_version(obj, to).await,
+            None => Ok(convert(&obj, to)),
         }
     }
 
