@@ -161,7 +161,7 @@ async fn answer(
 /// Serves the test's webhook on 127.0.0.1; its address.
 async fn serve_webhook(cert_pem: &str, key_pem: &str, seen: Seen) -> std::net::SocketAddr {
     let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(cert_pem.as_bytes())
-        .map(|c| ok(c))
+        .map(ok)
         .collect();
     let key = ok(PrivateKeyDer::from_pem_slice(key_pem.as_bytes()));
     let provider = Arc::new(rustls::crypto::ring::default_provider());
