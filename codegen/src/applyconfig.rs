@@ -584,9 +584,21 @@ fn copied_doc(text: &str) -> String {
             break;
         };
         let inner = &after[..close];
+        // Inside a code span (an odd number of backticks before it) a bracket is text.
+        let at = text.len() - rest.len() + open;
+        if text[..at].matches('`').count() % 2 == 1 {
+            out.push('[');
+            rest = after;
+            continue;
+        }
         let next = after[close + 1..].chars().next();
         let bare = inner.trim_matches('`');
-        let is_link = !matches!(next, Some('(' | '[' | ':'))
+        // `[x]: url` at the start of a line is a link reference definition; elsewhere
+        // `[`X`]: …` is a link followed by a colon.
+        let line_start = out.rsplit('\n').next().is_none_or(|l| l.trim().is_empty());
+        let definition = next == Some(':') && line_start;
+        let is_link = !matches!(next, Some('(' | '['))
+            && !definition
             && !bare.is_empty()
             && bare
                 .chars()
@@ -644,6 +656,16 @@ mod tests {
                 "The state of a [`Mydemo`] or [Other], see [the docs](https://x) and [1, 2]."
             ),
             "The state of a `Mydemo` or `Other`, see [the docs](https://x) and [1, 2]."
+        );
+        // A link followed by a colon is a link; `[x]: url` opening a line is a definition.
+        assert_eq!(
+            copied_doc("A [`Mydemo`]: as in v1.\n[ref]: https://x"),
+            "A `Mydemo`: as in v1.\n[ref]: https://x"
+        );
+        // Brackets in a code span are left alone.
+        assert_eq!(
+            copied_doc("An address (`[::1]:8080`), a [`Kind`]."),
+            "An address (`[::1]:8080`), a `Kind`."
         );
     }
 

@@ -6,7 +6,7 @@
 //! The apply configuration of `MydemoStatus` (`crddemo.k8s.io/v1alpha1`).
 /// The apply configuration of `MydemoStatus`: every field optional and serialized only when set, so that an apply claims exactly the fields it sets.
 ///
-/// The observed state of a [`Mydemo`]: as in `v1`.
+/// The observed state of a `Mydemo`: as in `v1`.
 #[derive(
     Debug,
     Clone,
