@@ -161,7 +161,7 @@ async fn answer(
 /// Serves the test's webhook on 127.0.0.1; its address.
 async fn serve_webhook(cert_pem: &str, key_pem: &str, seen: Seen) -> std::net::SocketAddr {
     let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(cert_pem.as_bytes())
-        .map(|c| ok(c))
+        .map(ok)
         .collect();
     let key = ok(PrivateKeyDer::from_pem_slice(key_pem.as_bytes()));
     let provider = Arc::new(rustls::crypto::ring::default_provider());
@@ -403,7 +403,8 @@ fn hooks(addr: std::net::SocketAddr, ca: &str, other_ca: &str, down: u16) -> Vec
             false,
             url("validate", "validate"),
             ca,
-            json!({}),
+            json!({"rules": [{"apiGroups": [""], "apiVersions": ["v1"],
+                "operations": ["CREATE", "UPDATE", "DELETE"], "resources": ["configmaps"]}]}),
         ),
         h("deny", false, url("deny-bare", "deny"), ca, json!({})),
         h("patch", true, url("patch", "patch"), ca, json!({})),
@@ -602,6 +603,14 @@ async fn run_scenarios(
         format!("{}/a", path("validate")),
         "application/merge-patch+json",
         Some(json!({"data": {"password": "x"}})),
+    )
+    .await;
+    step(
+        "validate: delete allowed, warning",
+        "DELETE",
+        format!("{}/a", path("validate")),
+        "application/json",
+        None,
     )
     .await;
     step(
