@@ -403,7 +403,8 @@ fn hooks(addr: std::net::SocketAddr, ca: &str, other_ca: &str, down: u16) -> Vec
             false,
             url("validate", "validate"),
             ca,
-            json!({}),
+            json!({"rules": [{"apiGroups": [""], "apiVersions": ["v1"],
+                "operations": ["CREATE", "UPDATE", "DELETE"], "resources": ["configmaps"]}]}),
         ),
         h("deny", false, url("deny-bare", "deny"), ca, json!({})),
         h("patch", true, url("patch", "patch"), ca, json!({})),
@@ -602,6 +603,14 @@ async fn run_scenarios(
         format!("{}/a", path("validate")),
         "application/merge-patch+json",
         Some(json!({"data": {"password": "x"}})),
+    )
+    .await;
+    step(
+        "validate: delete allowed, warning",
+        "DELETE",
+        format!("{}/a", path("validate")),
+        "application/json",
+        None,
     )
     .await;
     step(

@@ -10,7 +10,7 @@ use crate::endpoints::body::ResponseBody;
 use crate::endpoints::handlers::{Target, filter};
 use crate::endpoints::render::{self, Format, ListMeta};
 use crate::endpoints::request::Query;
-use crate::endpoints::response::{json_response, respond};
+use crate::endpoints::response::{json_response, respond, with_warnings};
 use crate::error::{ApiError, ApiResult};
 use crate::semantics::admission::{self, Attributes, Operation};
 use crate::semantics::registry::{self, DeleteOptions, Deleted};
@@ -18,29 +18,32 @@ use crate::storage::object;
 
 pub(crate) async fn serve(t: Target<'_>) -> ApiResult<Response<ResponseBody>> {
     let opts = delete_options(&t.info.query, t.body.as_ref())?;
-    admit(&t, &opts).await?;
+    let warnings = admit(&t, &opts).await?;
     let outcome = {
         let mut st = t.shared.state.lock();
         registry::delete(&mut st, &t.res, t.info.namespace(), t.info.name(), &opts)?
     };
-    Ok(match outcome {
-        Deleted::Pending(obj) => t.object(200, &obj),
-        Deleted::Gone(obj) if t.res.returns_deleted_object() => t.object(200, &obj),
-        Deleted::Gone(obj) => {
-            let mut details = serde_json::Map::new();
-            details.insert("name".into(), json!(object::name(&obj)));
-            if !t.res.group.is_empty() {
-                details.insert("group".into(), json!(t.res.group));
-            }
-            details.insert("kind".into(), json!(t.res.plural));
-            details.insert("uid".into(), json!(object::uid(&obj)));
-            json_response(
-                200,
-                &json!({"kind": "Status", "apiVersion": "v1", "metadata": {},
+    Ok(with_warnings(
+        match outcome {
+            Deleted::Pending(obj) => t.object(200, &obj),
+            Deleted::Gone(obj) if t.res.returns_deleted_object() => t.object(200, &obj),
+            Deleted::Gone(obj) => {
+                let mut details = serde_json::Map::new();
+                details.insert("name".into(), json!(object::name(&obj)));
+                if !t.res.group.is_empty() {
+                    details.insert("group".into(), json!(t.res.group));
+                }
+                details.insert("kind".into(), json!(t.res.plural));
+                details.insert("uid".into(), json!(object::uid(&obj)));
+                json_response(
+                    200,
+                    &json!({"kind": "Status", "apiVersion": "v1", "metadata": {},
                         "status": "Success", "details": details}),
-            )
-        }
-    })
+                )
+            }
+        },
+        &warnings,
+    ))
 }
 
 pub(crate) fn serve_collection(t: Target<'_>) -> ApiResult<Response<ResponseBody>> {
@@ -64,15 +67,15 @@ pub(crate) fn serve_collection(t: Target<'_>) -> ApiResult<Response<ResponseBody
 }
 
 /// Admission webhooks, when any is registered: a DELETE with the stored object as the old
-/// one (a missing object is the registry's 404).
-async fn admit(t: &Target<'_>, opts: &DeleteOptions) -> ApiResult<()> {
+/// one (a missing object is the registry's 404). Returns the webhooks' warnings.
+async fn admit(t: &Target<'_>, opts: &DeleteOptions) -> ApiResult<parking_lot::Mutex<Vec<String>>> {
     let (adm, old) = {
         let st = t.shared.state.lock();
         let Some(adm) = admission::prepare(&st, &t.res, t.info.namespace()) else {
-            return Ok(());
+            return Ok(Default::default());
         };
         let Some(old) = st.get(&t.res, t.key_namespace(), t.info.name()) else {
-            return Ok(());
+            return Ok(Default::default());
         };
         (adm, old)
     };
@@ -111,7 +114,8 @@ async fn admit(t: &Target<'_>, opts: &DeleteOptions) -> ApiResult<()> {
     };
     let warnings = parking_lot::Mutex::new(Vec::new());
     adm.mutate(&mut attrs, &warnings).await?;
-    adm.validate(&attrs, &warnings).await
+    adm.validate(&attrs, &warnings).await?;
+    Ok(warnings)
 }
 
 /// The options of a delete, from the query and the body (`DeleteOptions`).
