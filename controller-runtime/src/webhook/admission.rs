@@ -21,7 +21,6 @@ use std::future::Future;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-use base64::Engine as _;
 use futures::FutureExt;
 use futures::future::BoxFuture;
 use kube::core::admission::{AdmissionRequest, AdmissionResponse, Operation};
@@ -507,21 +506,9 @@ fn invalid_review(types: TypeMeta, message: String) -> Vec<u8> {
 }
 
 fn encode(resp: AdmissionResponse) -> Vec<u8> {
-    let review = serde_json::to_value(resp.into_review()).map(|mut v| {
-        // kube serialises the patch (`Vec<u8>`) as an array of numbers; Go writes a `[]byte`
-        // as base64, and a decoder that is not Go's may want that.
-        if let Some(Value::Array(bytes)) = v.pointer("/response/patch") {
-            let bytes: Vec<u8> = bytes
-                .iter()
-                .filter_map(|b| b.as_u64().and_then(|b| u8::try_from(b).ok()))
-                .collect();
-            if let Some(p) = v.pointer_mut("/response/patch") {
-                *p = Value::String(base64::engine::general_purpose::STANDARD.encode(bytes));
-            }
-        }
-        v
-    });
-    match review.and_then(|v| serde_json::to_vec(&v)) {
+    // kube serialises the patch (`Vec<u8>`) as an array of numbers, which Go's decoder reads
+    // as a `[]byte` as well as base64 (and kube-rs's own review types read only that).
+    match serde_json::to_vec(&resp.into_review()) {
         Ok(b) => b,
         Err(e) => {
             tracing::error!(error = %e, "cannot encode an AdmissionReview");
