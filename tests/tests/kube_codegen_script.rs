@@ -93,7 +93,12 @@ fn generates_the_example_exactly_as_generate_groups_does() {
     // scripts/update-codegen.sh's command for the example.
     let by_groups = example_crate();
     let status = Command::new(repo().join("scripts/generate-groups.sh"))
-        .args(["all", "src/pkg/client", "src/pkg/apis", "crddemo:v1"])
+        .args([
+            "all",
+            "src/pkg/client",
+            "src/pkg/apis",
+            "crddemo:v1,v1alpha1",
+        ])
         .arg("--header-file")
         .arg(&header)
         .args(["--crd-dir", "crd", "--crd-file-name", "{singular}.yaml"])
@@ -118,13 +123,13 @@ fn generates_the_example_exactly_as_generate_groups_does() {
     assert!(run.ok, "{}", run.stderr);
     assert_eq!(
         run.stdout,
-        "Generating deepcopy code for 1 targets\n\
-         Generating register code for 1 targets\n\
-         Generating CRDs for 1 targets\n\
-         Generating applyconfig code for 1 targets\n\
-         Generating client code for 1 targets\n\
-         Generating lister code for 1 targets\n\
-         Generating informer code for 1 targets\n"
+        "Generating deepcopy code for 2 targets\n\
+         Generating register code for 2 targets\n\
+         Generating CRDs for 2 targets\n\
+         Generating applyconfig code for 2 targets\n\
+         Generating client code for 2 targets\n\
+         Generating lister code for 2 targets\n\
+         Generating informer code for 2 targets\n"
     );
     let (a, b) = (tree(by_groups.path()), tree(by_script.path()));
     assert_eq!(
@@ -161,7 +166,8 @@ fn without_with_watch_only_the_clientset_is_generated() {
          kube::codegen::gen_client --output-dir src/pkg/client src/pkg/apis",
     );
     assert!(run.ok, "{}", run.stderr);
-    assert_eq!(run.stdout, "Generating client code for 1 targets\n");
+    // v1 and v1alpha1.
+    assert_eq!(run.stdout, "Generating client code for 2 targets\n");
     let client = dir.path().join("src/pkg/client");
     assert!(client.join("clientset/versioned/mod.rs").is_file());
     assert!(!client.join("listers").exists());
@@ -183,7 +189,7 @@ fn without_with_watch_only_the_clientset_is_generated() {
     assert!(run.ok, "{}", run.stderr);
     assert_eq!(
         run.stdout,
-        "Generating applyconfig code for 1 targets\nGenerating client code for 1 targets\n"
+        "Generating applyconfig code for 2 targets\nGenerating client code for 2 targets\n"
     );
     let code = fs::read_to_string(&typed).unwrap();
     assert!(
