@@ -980,6 +980,11 @@ impl Manager {
         bound
     }
 
+    /// Whether a webhook server was asked for (a webhook registered).
+    pub(crate) fn has_webhook_server(&self) -> bool {
+        self.inner.webhook_server.lock().is_some()
+    }
+
     /// The webhook server (controller-runtime's `GetWebhookServer`): made on first call with
     /// the builder's webhook options, added to the manager as a runnable of every replica,
     /// and checked by `/readyz` as `webhook`. The first call must come before

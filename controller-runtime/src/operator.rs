@@ -126,6 +126,11 @@ pub enum OperatorError {
     #[cfg(feature = "embedded")]
     #[error("--embedded: in-memory API server: {0}")]
     Embedded(#[from] kube_codegen_runtime::fake::FakeError),
+    /// With [`Operator::webhooks`], the certificate for the webhooks `--embedded` serves could
+    /// not be made.
+    #[cfg(feature = "embedded")]
+    #[error("--embedded: the local webhook certificate: {0}")]
+    Webhooks(#[from] crate::webhook::local::LocalWebhookError),
     /// A CRD could not be installed in the in-memory API server.
     #[cfg(feature = "embedded")]
     #[error("--embedded: installing the CRD {name}: {source}")]
@@ -167,6 +172,7 @@ pub const EMBEDDED_KUBECONFIG_MARKER: &str = "current-context: kube-codegen-fake
 pub struct Operator {
     name: String,
     crds: Vec<CustomResourceDefinition>,
+    webhooks: Option<String>,
     log_filter: String,
 }
 
@@ -184,6 +190,7 @@ impl Operator {
         Operator {
             name: name.into(),
             crds: Vec::new(),
+            webhooks: None,
             log_filter: DEFAULT_LOG_FILTER.into(),
         }
     }
@@ -192,6 +199,17 @@ impl Operator {
     /// are applied from `deploy/crds/`).
     pub fn crds(mut self, crds: impl IntoIterator<Item = CustomResourceDefinition>) -> Self {
         self.crds.extend(crds);
+        self
+    }
+
+    /// The webhook configurations of the operator (`deploy/webhooks.yaml`, as `kube-codegen
+    /// manifests` writes it). With `--embedded`, when `setup` registers webhooks, they are
+    /// served on loopback with a certificate made for the run, and these configurations —
+    /// and the conversion webhooks of [`crds`](Self::crds) — are installed in the in-memory
+    /// server pointing at them, as envtest installs webhooks. Against a cluster they are
+    /// applied from `deploy/` with the certificate cert-manager issues.
+    pub fn webhooks(mut self, manifests: impl Into<String>) -> Self {
+        self.webhooks = Some(manifests.into());
         self
     }
 
@@ -230,25 +248,32 @@ impl Operator {
         let config =
             load_config(flags.manager.kubeconfig.as_deref(), flags.master.as_deref()).await?;
         let client = kube::Client::try_from(config).map_err(OperatorError::Client)?;
-        self.manage(&flags.manager, client, setup, stop).await
+        self.manage(&flags.manager, client, setup, stop, None).await
     }
 
+    /// Builds the manager, lets `setup` register with it, and runs it until `stop`; with
+    /// `local`, its webhooks are served on loopback and installed in the in-process server.
     async fn manage(
         &self,
         flags: &ManagerFlags,
         client: kube::Client,
         setup: impl Setup,
         stop: impl Stop,
+        local: Option<&crate::webhook::local::EmbeddedWebhooks>,
     ) -> Result<(), OperatorError> {
         let manager_error = |source: ManagerError| OperatorError::Manager {
             flag: ManagerFlags::flag_for(&source),
             source,
         };
-        let mgr = flags
-            .builder(client, &self.name)
-            .build()
-            .map_err(manager_error)?;
+        let mut builder = flags.builder(client.clone(), &self.name);
+        if let Some(local) = local {
+            builder = local.configure(builder);
+        }
+        let mgr = builder.build().map_err(manager_error)?;
         setup(&mgr).map_err(OperatorError::Setup)?;
+        if let Some(local) = local.filter(|_| mgr.has_webhook_server()) {
+            local.spawn_install_documents(&mgr, &client, self.webhook_documents());
+        }
         for (what, addr) in mgr.bound_addresses() {
             tracing::info!(%addr, "serving {what}");
         }
@@ -295,7 +320,13 @@ impl Operator {
         let client = served.client().await?;
         let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
         for crd in &self.crds {
-            match crds.create(&PostParams::default(), crd).await {
+            let mut crd = crd.clone();
+            if self.webhooks.is_some() {
+                // Its conversion webhook is installed once the webhook server listens (a
+                // service reference is not reachable from the in-memory server).
+                crd.spec.conversion = None;
+            }
+            match crds.create(&PostParams::default(), &crd).await {
                 Ok(_) => {}
                 Err(e) if is_already_exists(&e) => {}
                 Err(source) => {
@@ -317,12 +348,50 @@ impl Operator {
         if manager.leader_election_namespace.is_none() && manager.namespace.is_none() {
             manager.leader_election_namespace = Some("default".into());
         }
-        let result = self.manage(&manager, client, setup, stop).await;
+        let local = match &self.webhooks {
+            Some(_) => Some(crate::webhook::local::EmbeddedWebhooks::generate(
+                &self.name,
+            )?),
+            None => None,
+        };
+        let result = self
+            .manage(&manager, client, setup, stop, local.as_ref())
+            .await;
         served.shutdown().await;
         if flags.manager.kubeconfig.is_none() {
             let _ = std::fs::remove_file(&kubeconfig);
         }
         result
+    }
+}
+
+impl Operator {
+    /// What `--embedded` installs for the webhooks: the documents of
+    /// [`webhooks`](Self::webhooks) and the CRDs with a conversion webhook.
+    fn webhook_documents(
+        &self,
+    ) -> Result<Vec<serde_json::Value>, crate::webhook::local::LocalWebhookError> {
+        use crate::webhook::local::LocalWebhookError;
+        let mut docs: Vec<serde_json::Value> = match &self.webhooks {
+            Some(yaml) => serde_saphyr::from_str_multiple(yaml)
+                .map_err(|e| LocalWebhookError::Manifest(format!("not YAML: {e}")))?,
+            None => Vec::new(),
+        };
+        for crd in &self.crds {
+            let webhook = crd
+                .spec
+                .conversion
+                .as_ref()
+                .is_some_and(|c| c.webhook.is_some());
+            if webhook {
+                let mut doc = serde_json::to_value(crd)
+                    .map_err(|e| LocalWebhookError::Manifest(e.to_string()))?;
+                doc["apiVersion"] = "apiextensions.k8s.io/v1".into();
+                doc["kind"] = "CustomResourceDefinition".into();
+                docs.push(doc);
+            }
+        }
+        Ok(docs)
     }
 }
 

@@ -22,7 +22,7 @@ use example_crddemo::embedded::{DEMO_NAME, Embedded, run_demo, wait_controller_i
 use example_crddemo::pkg::client::clientset::versioned::Clientset;
 use kube_controller_runtime::flags::{LogFlags, ManagerFlags, init_logging, parse_duration};
 use kube_controller_runtime::operator::{load_config, refuse_foreign_kubeconfig};
-use kube_controller_runtime::webhook::local::LocalWebhooks;
+use kube_controller_runtime::webhook::local::EmbeddedWebhooks;
 use kube_controller_runtime::{Manager, ManagerError};
 
 /// The Mydemo controller: for each Mydemo (crddemo.k8s.io/v1) it keeps a selector-less Service
@@ -91,14 +91,15 @@ async fn config(cli: &Cli) -> anyhow::Result<kube::Config> {
 }
 
 /// Whether and where crddemo's webhooks are served.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Webhooks {
+#[derive(Clone, Copy)]
+enum Webhooks<'a> {
     /// `--enable-webhooks=false`.
     Off,
     /// On every interface, at `--webhook-port` (a cluster's Service reaches the pod).
     Served,
-    /// On loopback only (`--embedded`: the in-process server calls them).
-    Loopback,
+    /// On loopback only, with a certificate made for the run (`--embedded`: the in-process
+    /// server calls them).
+    Local(&'a EmbeddedWebhooks),
 }
 
 /// The manager the controller runs under, configured by the flags, serving crddemo's webhooks
@@ -107,17 +108,17 @@ fn manager(
     flags: &ManagerFlags,
     client: kube::Client,
     opts: &Options,
-    webhooks: Webhooks,
+    webhooks: Webhooks<'_>,
 ) -> anyhow::Result<Manager> {
     let mut builder = flags
         .builder(client, LEADER_ELECTION_ID)
         .informer_options(informer_options(opts));
-    if webhooks == Webhooks::Loopback {
-        builder = builder.webhook_host("127.0.0.1");
+    if let Webhooks::Local(local) = webhooks {
+        builder = local.configure(builder);
     }
     let mgr = builder.build().map_err(flag_error)?;
     mgr.add_healthz_check("ping", kube_controller_runtime::healthz::ping)?;
-    if webhooks != Webhooks::Off {
+    if !matches!(webhooks, Webhooks::Off) {
         example_crddemo::webhook::register(&mgr).context("registering crddemo's webhooks")?;
     }
     Ok(mgr)
@@ -182,29 +183,19 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     };
     let embedded = Embedded::start(cli.port, &kubeconfig).await?;
     eprintln!("{}", embedded.usage());
-    let cert_dir = std::env::temp_dir().join(format!(
-        "crddemo-embedded-{}-webhook-certs",
-        std::process::id()
-    ));
     // Whatever happens, the embedded server stops and its temporary files go.
-    let result = run_embedded(&cli, &embedded, opts, &cert_dir).await;
+    let result = run_embedded(&cli, &embedded, opts).await;
     embedded.shutdown().await;
     if cli.manager.kubeconfig.is_none() {
         let _ = std::fs::remove_file(&kubeconfig);
     }
-    let _ = std::fs::remove_dir_all(&cert_dir);
     result
 }
 
 /// `--embedded`: the controller (and with `--demo` the walkthrough) against the in-memory
 /// server; the webhooks, unless disabled, on a loopback port the server calls with a
-/// certificate made in `cert_dir`.
-async fn run_embedded(
-    cli: &Cli,
-    embedded: &Embedded,
-    opts: Options,
-    cert_dir: &std::path::Path,
-) -> anyhow::Result<()> {
+/// certificate made for the run.
+async fn run_embedded(cli: &Cli, embedded: &Embedded, opts: Options) -> anyhow::Result<()> {
     let client = embedded.client().await?;
     let clientset = Clientset::new(client.clone());
     // Against the in-process server: no probe or metrics port unless asked for, so two
@@ -214,21 +205,14 @@ async fn run_embedded(
     flags
         .leader_election_namespace
         .get_or_insert_with(|| "default".into());
-    let local = if cli.enable_webhooks {
-        // A free loopback port and a certificate made here, as envtest runs webhooks.
-        flags.webhook_port = 0;
-        flags.webhook_cert_dir = cert_dir.to_path_buf();
-        Some(LocalWebhooks::generate(cert_dir)?)
-    } else {
-        None
-    };
-    let webhooks = if local.is_some() {
-        Webhooks::Loopback
-    } else {
-        Webhooks::Off
-    };
+    // A free loopback port and a certificate made here, as envtest runs webhooks.
+    let local = cli
+        .enable_webhooks
+        .then(|| EmbeddedWebhooks::generate("crddemo"))
+        .transpose()?;
+    let webhooks = local.as_ref().map_or(Webhooks::Off, Webhooks::Local);
     let mgr = manager(&flags, client.clone(), &opts, webhooks)?;
-    if let Some(local) = local {
+    if let Some(local) = &local {
         // Registered in the in-memory server once the webhook server listens.
         local.spawn_install(&mgr, &client, WEBHOOK_MANIFESTS);
     }

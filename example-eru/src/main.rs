@@ -17,7 +17,7 @@ use example_eru::webhook::DefaultTimeZone;
 use kube_codegen_runtime::InformerOptions;
 use kube_controller_runtime::flags::{LogFlags, ManagerFlags, init_logging};
 use kube_controller_runtime::operator::{load_config, refuse_foreign_kubeconfig};
-use kube_controller_runtime::webhook::local::LocalWebhooks;
+use kube_controller_runtime::webhook::local::EmbeddedWebhooks;
 use kube_controller_runtime::{Manager, shutdown_signal};
 
 /// Rolls Deployments on cron schedules: a Deployment annotated mtsre.meitu.com/eru: "true" gets
@@ -103,18 +103,18 @@ async fn config(cli: &Cli) -> anyhow::Result<kube::Config> {
 
 /// The manager the operator runs under: leader election, probes, metrics, the cache scoped to
 /// `--namespace`, managed fields stripped; with `webhook`, the defaulting webhook (on
-/// loopback only when `loopback`).
+/// loopback with a certificate made for the run when `local`).
 fn manager(
     flags: &ManagerFlags,
     client: kube::Client,
     webhook: Option<DefaultTimeZone>,
-    loopback: bool,
+    local: Option<&EmbeddedWebhooks>,
 ) -> anyhow::Result<Manager> {
     let mut builder = flags.builder(client, LEADER_ELECTION_ID).informer_options(
         flags.informer_options(InformerOptions::default().strip_managed_fields()),
     );
-    if loopback {
-        builder = builder.webhook_host("127.0.0.1");
+    if let Some(local) = local {
+        builder = local.configure(builder);
     }
     let mgr = builder
         .build()
@@ -140,7 +140,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     if !cli.embedded {
         let config = config(&cli).await?;
         let client = kube::Client::try_from(config).context("cannot build a Kubernetes client")?;
-        let mgr = manager(&cli.manager, client, webhook, false)?;
+        let mgr = manager(&cli.manager, client, webhook, None)?;
         controller::setup(&mgr, &opts, controller::system_clock())?;
         log_addresses(&mgr);
         mgr.start(shutdown_signal()).await?;
@@ -165,20 +165,15 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     if flags.leader_election_namespace.is_none() && flags.namespace.is_none() {
         flags.leader_election_namespace = Some("default".into());
     }
-    let cert_dir =
-        std::env::temp_dir().join(format!("eru-embedded-{}-webhook-certs", std::process::id()));
-    let local = if webhook.is_some() {
-        // A free loopback port and a certificate made here, as envtest runs webhooks.
-        flags.webhook_port = 0;
-        flags.webhook_cert_dir = cert_dir.clone();
-        Some(LocalWebhooks::generate(&cert_dir)?)
-    } else {
-        None
-    };
-    let mgr = manager(&flags, client.clone(), webhook, true)?;
+    // A free loopback port and a certificate made here, as envtest runs webhooks.
+    let local = webhook
+        .is_some()
+        .then(|| EmbeddedWebhooks::generate("eru"))
+        .transpose()?;
+    let mgr = manager(&flags, client.clone(), webhook, local.as_ref())?;
     controller::setup(&mgr, &opts, controller::system_clock())?;
     log_addresses(&mgr);
-    if let Some(local) = local {
+    if let Some(local) = &local {
         // Registered in the in-memory server once the webhook server listens.
         local.spawn_install(&mgr, &client, WEBHOOK_MANIFESTS);
     }
@@ -209,7 +204,6 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     if cli.manager.kubeconfig.is_none() {
         let _ = std::fs::remove_file(&kubeconfig);
     }
-    let _ = std::fs::remove_dir_all(&cert_dir);
     result
 }
 

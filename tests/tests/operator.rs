@@ -10,11 +10,15 @@ use std::time::Duration;
 
 use clap::Parser;
 use example_crddemo::pkg::apis::crddemo::v1::Mydemo;
+use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::CustomResourceExt;
-use kube::api::Api;
+use kube::api::{Api, PostParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube_controller_runtime::operator::{Operator, OperatorError, OperatorFlags};
+use kube_controller_runtime::webhook::Webhook;
+use kube_controller_runtime::webhook::admission::{Denial, Request, ValidationResult, Validator};
 
 #[derive(Parser)]
 struct Cli {
@@ -186,4 +190,144 @@ async fn a_failing_set_up_and_bad_flags_are_reported_by_name() {
         err.to_string().starts_with("--metrics-bind-address: "),
         "{err}"
     );
+}
+
+/// Refuses ConfigMaps named `forbidden`.
+struct NoForbidden;
+
+impl Validator<ConfigMap> for NoForbidden {
+    async fn validate_create(&self, _req: &Request, cm: &ConfigMap) -> ValidationResult {
+        if cm.metadata.name.as_deref() == Some("forbidden") {
+            return Err(Denial::forbidden("no ConfigMap is called forbidden"));
+        }
+        Ok(vec![])
+    }
+
+    async fn validate_update(&self, _: &Request, _: &ConfigMap, _: &ConfigMap) -> ValidationResult {
+        Ok(vec![])
+    }
+
+    async fn validate_delete(&self, _req: &Request, _cm: &ConfigMap) -> ValidationResult {
+        Ok(vec![])
+    }
+}
+
+/// `deploy/webhooks.yaml` of an operator with [`NoForbidden`], as `kube-codegen manifests`
+/// writes it: a Service reference the embedded run rewrites to its loopback server.
+const WEBHOOKS_YAML: &str = r#"---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata:
+  name: op-validating-webhook-configuration
+webhooks:
+- admissionReviewVersions: [v1]
+  clientConfig:
+    service:
+      name: op-webhook-service
+      namespace: system
+      path: /validate--v1-configmap
+  failurePolicy: Fail
+  name: vconfigmap-v1.kb.io
+  rules:
+  - apiGroups: [""]
+    apiVersions: [v1]
+    operations: [CREATE]
+    resources: [configmaps]
+  sideEffects: None
+"#;
+
+/// Creates ConfigMap `name` in `default` through the server at `kubeconfig`.
+async fn create_configmap(kubeconfig: &Path, name: &str) -> Result<(), String> {
+    let kc = Kubeconfig::read_from(kubeconfig).map_err(|e| e.to_string())?;
+    let config = kube::Config::from_custom_kubeconfig(kc, &KubeConfigOptions::default())
+        .await
+        .map_err(|e| e.to_string())?;
+    let client = kube::Client::try_from(config).map_err(|e| e.to_string())?;
+    let api: Api<ConfigMap> = Api::namespaced(client, "default");
+    let cm = ConfigMap {
+        metadata: ObjectMeta {
+            name: Some(name.into()),
+            ..ObjectMeta::default()
+        },
+        ..ConfigMap::default()
+    };
+    api.create(&PostParams::default(), &cm)
+        .await
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+}
+
+#[tokio::test]
+async fn embedded_serves_the_webhooks_and_installs_them_pointing_at_itself() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let kubeconfig = dir.path().join("op.kubeconfig");
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let stop = {
+        let kubeconfig = kubeconfig.clone();
+        async move {
+            let _ = crds_at(&kubeconfig).await;
+            // The configuration is installed once the webhook server listens: until then the
+            // name is free (and each attempt that went through is cleaned up by its name).
+            let mut denied = None;
+            for i in 0..200 {
+                match create_configmap(&kubeconfig, "forbidden").await {
+                    Err(e) if e.contains("no ConfigMap is called forbidden") => {
+                        denied = Some(e);
+                        break;
+                    }
+                    Err(e) if e.contains("AlreadyExists") || e.contains("already exists") => {}
+                    Err(e) => {
+                        let _ = tx.send(Err(format!("attempt {i}: {e}")));
+                        return;
+                    }
+                    Ok(()) => {
+                        // Before the installation; delete it so the next attempt is a create.
+                        let _ = delete_configmap(&kubeconfig, "forbidden").await;
+                    }
+                }
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            let allowed = create_configmap(&kubeconfig, "allowed").await;
+            let _ = tx.send(Ok((denied, allowed)));
+        }
+    };
+    let result = Operator::new("op")
+        .webhooks(WEBHOOKS_YAML)
+        .run_until(
+            flags(&["--embedded", "--kubeconfig", &kubeconfig.to_string_lossy()]),
+            |mgr| {
+                Webhook::builder(mgr)
+                    .for_::<ConfigMap>()
+                    .with_validator(NoForbidden)
+                    .complete()?;
+                Ok(())
+            },
+            stop,
+        )
+        .await;
+    result.unwrap_or_else(|e| panic!("{e}"));
+    let (denied, allowed) = rx
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let denied = denied.unwrap_or_else(|| panic!("the webhook never denied"));
+    assert!(denied.contains("vconfigmap-v1.kb.io"), "{denied}");
+    assert_eq!(allowed, Ok(()));
+    // The run's certificate directory is gone.
+    let certs =
+        std::env::temp_dir().join(format!("op-embedded-{}-webhook-certs", std::process::id()));
+    assert!(!certs.exists(), "{} left behind", certs.display());
+}
+
+async fn delete_configmap(kubeconfig: &Path, name: &str) -> Result<(), String> {
+    let kc = Kubeconfig::read_from(kubeconfig).map_err(|e| e.to_string())?;
+    let config = kube::Config::from_custom_kubeconfig(kc, &KubeConfigOptions::default())
+        .await
+        .map_err(|e| e.to_string())?;
+    let client = kube::Client::try_from(config).map_err(|e| e.to_string())?;
+    let api: Api<ConfigMap> = Api::namespaced(client, "default");
+    api.delete(name, &Default::default())
+        .await
+        .map(|_| ())
+        .map_err(|e| e.to_string())
 }

@@ -1358,6 +1358,19 @@ pub fn add_webhook(root: &Path, opts: &WebhookOptions) -> Result<Changes, Scaffo
         "if {crate_name}::webhook::enabled() {{\n    {crate_name}::webhook::{module}::setup(mgr)?;\n}}"
     );
     plan.insert(root, "src/main.rs", None, "webhooks", Insert::Lines(&setup))?;
+    // `--embedded` serves the webhooks and installs their configurations: the Operator gets them.
+    let admission = opts.defaulting
+        || opts.validation
+        || project.resources.iter().any(|r| {
+            r.webhooks
+                .as_ref()
+                .is_some_and(|w| w.defaulting || w.validation)
+        });
+    if let Some((main, _)) = plan.files.get(Path::new("src/main.rs"))
+        && let Some(main) = with_operator_webhooks(main, admission)
+    {
+        plan.replace("src/main.rs", main);
+    }
     if let Some(r) = project
         .resources
         .iter_mut()
@@ -1372,6 +1385,35 @@ pub fn add_webhook(root: &Path, opts: &WebhookOptions) -> Result<Changes, Scaffo
     }
     plan.replace(PROJECT_FILE, project.to_text());
     plan.apply_then(root, || manifests(root, false))
+}
+
+/// `main.rs` with the `Operator`'s `.webhooks(…)` after its `.crds(…)`: `deploy/webhooks.yaml`
+/// when the project has admission webhooks (`admission`), else none (its CRDs' conversion
+/// webhooks only). `None` when `main.rs` has no `.crds(` line to put it after (a `main.rs` the
+/// user rewrote: its webhooks are served in a cluster, and it chooses how to run them locally).
+fn with_operator_webhooks(main: &str, admission: bool) -> Option<String> {
+    let call = if admission {
+        r#".webhooks(include_str!("../deploy/webhooks.yaml"))"#
+    } else {
+        r#".webhooks("") // no admission webhooks: the CRDs' conversion webhooks only"#
+    };
+    let mut lines: Vec<String> = main.lines().map(str::to_string).collect();
+    if let Some(at) = lines
+        .iter()
+        .position(|l| l.trim_start().starts_with(".webhooks("))
+    {
+        let indent = &lines[at][..lines[at].len() - lines[at].trim_start().len()];
+        lines[at] = format!("{indent}{call}");
+    } else {
+        let at = lines
+            .iter()
+            .position(|l| l.trim_start().starts_with(".crds("))?;
+        let indent = &lines[at][..lines[at].len() - lines[at].trim_start().len()];
+        lines.insert(at + 1, format!("{indent}{call}"));
+    }
+    let mut out = lines.join("\n");
+    out.push('\n');
+    Some(out)
 }
 
 /// `kube-codegen rbac`: `deploy/role.yaml` from the `+kubebuilder:rbac` markers under `src/`;
@@ -1517,6 +1559,25 @@ mod tests {
         for bad in ["eru", "Eru-x", "E ru", ""] {
             assert!(check_kind(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn the_operator_gets_its_webhooks_after_its_crds() {
+        let main = "    let result = Operator::new(\"op\")\n        .crds(op::crds())\n        .run(cli.operator, |mgr| {\n";
+        let conversion = with_operator_webhooks(main, false).unwrap_or_default();
+        assert_eq!(
+            conversion,
+            "    let result = Operator::new(\"op\")\n        .crds(op::crds())\n        .webhooks(\"\") // no admission webhooks: the CRDs' conversion webhooks only\n        .run(cli.operator, |mgr| {\n"
+        );
+        // A later admission webhook replaces the line rather than adding a second one.
+        let admission = with_operator_webhooks(&conversion, true).unwrap_or_default();
+        assert_eq!(
+            admission,
+            "    let result = Operator::new(\"op\")\n        .crds(op::crds())\n        .webhooks(include_str!(\"../deploy/webhooks.yaml\"))\n        .run(cli.operator, |mgr| {\n"
+        );
+        assert_eq!(with_operator_webhooks(&admission, true), Some(admission));
+        // A main.rs without the Operator's .crds( is left to its author.
+        assert_eq!(with_operator_webhooks("fn main() {}\n", true), None);
     }
 
     #[test]

@@ -467,7 +467,7 @@ kube-codegen add controller --api-version=<group>/<version> --kind=<Kind>
 kube-codegen add webhook --api-version=<group>/<version> --kind=<Kind> --defaulting --validation
 kube-codegen manifests              # deploy/crds/, deploy/role.yaml, deploy/webhooks.yaml
 cargo test                          # the controllers' tests run on an in-memory API server
-ENABLE_WEBHOOKS=false kube-codegen run --local --embedded  # kubectl, no cluster (nor certificate)
+kube-codegen run --local --embedded  # kubectl and the webhooks, no cluster (nor certificate)
 ```
 
 ## Deploy
@@ -484,8 +484,8 @@ pub(crate) const WEBHOOK_MOD_RS: &str = r#"//! The webhooks, one module per kind
 // +kube-codegen:scaffold:webhook-modules
 
 /// Whether to serve the webhooks: not when `ENABLE_WEBHOOKS=false` (as Kubebuilder's `main.go`
-/// reads it), for a run without a serving certificate in `--webhook-cert-dir`, such as
-/// `--embedded`.
+/// reads it), for a run in a cluster without a serving certificate in `--webhook-cert-dir`
+/// (`--embedded` makes its own).
 pub fn enabled() -> bool {
     !std::env::var("ENABLE_WEBHOOKS").is_ok_and(|v| v == "false")
 }

@@ -39,7 +39,7 @@ use kube::api::{Api, DynamicObject, Patch, PatchParams};
 use kube::core::{ApiResource, GroupVersionKind};
 use serde_json::Value;
 
-use crate::Manager;
+use crate::{Manager, ManagerBuilder};
 
 /// The field manager of what [`LocalWebhooks::install`] applies.
 pub const FIELD_MANAGER: &str = "kube-controller-runtime-local-webhooks";
@@ -173,8 +173,18 @@ impl LocalWebhooks {
         manifests: &str,
         addr: SocketAddr,
     ) -> Result<Vec<String>, LocalWebhookError> {
-        let docs: Vec<Value> = serde_saphyr::from_str_multiple(manifests)
-            .map_err(|e| LocalWebhookError::Manifest(format!("not YAML: {e}")))?;
+        self.install_documents(client, parse_manifests(manifests)?, addr)
+            .await
+    }
+
+    /// [`install`](Self::install) for documents already parsed (e.g. a CRD built in code,
+    /// serialised with `serde_json::to_value`).
+    pub async fn install_documents(
+        &self,
+        client: &kube::Client,
+        docs: Vec<Value>,
+        addr: SocketAddr,
+    ) -> Result<Vec<String>, LocalWebhookError> {
         let mut installed = Vec::new();
         for (i, mut doc) in docs.into_iter().enumerate() {
             let kind = doc.get("kind").and_then(Value::as_str).unwrap_or_default();
@@ -231,43 +241,131 @@ impl LocalWebhooks {
         client: &kube::Client,
         manifests: &str,
     ) -> Result<Vec<String>, LocalWebhookError> {
-        let server = mgr
-            .webhook_server()
-            .map_err(|e| LocalWebhookError::Server(e.to_string()))?;
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
-        let addr = loop {
-            if let Some(addr) = server.local_addr().filter(|_| server.is_serving()) {
-                break addr;
-            }
-            if tokio::time::Instant::now() >= deadline {
-                return Err(LocalWebhookError::Server(
-                    "not listening after 60s (did the manager start?)".into(),
-                ));
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        };
+        let addr = serving_addr(mgr).await?;
         self.install(client, manifests, addr).await
     }
 }
 
-impl LocalWebhooks {
-    /// [`install_when_serving`](Self::install_when_serving) in a task of its own, its outcome
-    /// logged: what an `--embedded` run does next to starting its manager.
+/// The address `mgr`'s webhook server listens on, once it does (at most a minute).
+async fn serving_addr(mgr: &Manager) -> Result<SocketAddr, LocalWebhookError> {
+    let server = mgr
+        .webhook_server()
+        .map_err(|e| LocalWebhookError::Server(e.to_string()))?;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    let addr = loop {
+        if let Some(addr) = server.local_addr().filter(|_| server.is_serving()) {
+            break addr;
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return Err(LocalWebhookError::Server(
+                "not listening after 60s (did the manager start?)".into(),
+            ));
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    Ok(addr)
+}
+
+/// The documents of a YAML stream.
+fn parse_manifests(manifests: &str) -> Result<Vec<Value>, LocalWebhookError> {
+    serde_saphyr::from_str_multiple(manifests)
+        .map_err(|e| LocalWebhookError::Manifest(format!("not YAML: {e}")))
+}
+
+/// The webhooks of an `--embedded` run: [`LocalWebhooks`] with the certificate in a directory of
+/// their own (in the temporary directory, named after the operator and the process, removed when
+/// this is dropped), served on a free loopback port and installed in the in-process API server
+/// once the manager's webhook server listens.
+///
+/// ```no_run
+/// use kube_controller_runtime::Manager;
+/// use kube_controller_runtime::webhook::local::EmbeddedWebhooks;
+///
+/// # async fn demo(client: kube::Client) -> Result<(), Box<dyn std::error::Error>> {
+/// let webhooks = EmbeddedWebhooks::generate("my-operator")?;
+/// let mgr = webhooks.configure(Manager::builder(client.clone())).build()?;
+/// // … register the webhooks with `Webhook::builder(&mgr)`, then, beside `mgr.start(…)`:
+/// let manifests = std::fs::read_to_string("deploy/webhooks.yaml")?;
+/// webhooks.spawn_install(&mgr, &client, &manifests);
+/// # Ok(()) }
+/// ```
+#[derive(Debug)]
+pub struct EmbeddedWebhooks {
+    local: LocalWebhooks,
+    cert_dir: PathBuf,
+}
+
+impl EmbeddedWebhooks {
+    /// Makes the CA and the serving certificate ([`LocalWebhooks::generate`]) in
+    /// `<temporary directory>/<name>-embedded-<pid>-webhook-certs`.
+    pub fn generate(name: &str) -> Result<Self, LocalWebhookError> {
+        let cert_dir = std::env::temp_dir().join(format!(
+            "{name}-embedded-{}-webhook-certs",
+            std::process::id()
+        ));
+        let local = LocalWebhooks::generate(&cert_dir)?;
+        Ok(EmbeddedWebhooks { local, cert_dir })
+    }
+
+    /// The certificate's directory (the webhook server's `--webhook-cert-dir`).
+    pub fn cert_dir(&self) -> &Path {
+        &self.cert_dir
+    }
+
+    /// The CA and certificate.
+    pub fn local(&self) -> &LocalWebhooks {
+        &self.local
+    }
+
+    /// `builder`'s webhook server on `127.0.0.1`, a free port, with this certificate — whatever
+    /// `--webhook-port` and `--webhook-cert-dir` said.
+    pub fn configure(&self, builder: ManagerBuilder) -> ManagerBuilder {
+        builder
+            .webhook_host("127.0.0.1")
+            .webhook_port(0)
+            .webhook_cert_dir(self.cert_dir.clone())
+    }
+
+    /// Once `mgr`'s webhook server listens, installs `manifests` (YAML) pointing at it, in a
+    /// task of its own whose outcome is logged; see [`LocalWebhooks::install`].
     pub fn spawn_install(
-        self,
+        &self,
         mgr: &Manager,
         client: &kube::Client,
-        manifests: &'static str,
+        manifests: &str,
     ) -> tokio::task::JoinHandle<Result<Vec<String>, LocalWebhookError>> {
-        let (mgr, client) = (mgr.clone(), client.clone());
+        let docs = parse_manifests(manifests);
+        self.spawn_install_documents(mgr, client, docs)
+    }
+
+    /// [`spawn_install`](Self::spawn_install) for documents already parsed.
+    pub(crate) fn spawn_install_documents(
+        &self,
+        mgr: &Manager,
+        client: &kube::Client,
+        docs: Result<Vec<Value>, LocalWebhookError>,
+    ) -> tokio::task::JoinHandle<Result<Vec<String>, LocalWebhookError>> {
+        let (local, mgr, client) = (self.local.clone(), mgr.clone(), client.clone());
         tokio::spawn(async move {
-            let installed = self.install_when_serving(&mgr, &client, manifests).await;
+            let installed = match docs {
+                Ok(docs) => match serving_addr(&mgr).await {
+                    Ok(addr) => local.install_documents(&client, docs, addr).await,
+                    Err(e) => Err(e),
+                },
+                Err(e) => Err(e),
+            };
             match &installed {
                 Ok(installed) => tracing::info!(?installed, "webhooks installed for this process"),
                 Err(e) => tracing::error!("cannot install the webhooks for this process: {e}"),
             }
             installed
         })
+    }
+}
+
+impl Drop for EmbeddedWebhooks {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.cert_dir);
     }
 }
 
