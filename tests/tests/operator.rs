@@ -34,6 +34,16 @@ fn flags(args: &[&str]) -> OperatorFlags {
         .operator
 }
 
+/// A client of the server `kubeconfig` names.
+async fn client_at(kubeconfig: &Path) -> Result<kube::Client, String> {
+    let kc = Kubeconfig::read_from(kubeconfig).map_err(|e| e.to_string())?;
+    let config = kube::Config::from_custom_kubeconfig(kc, &KubeConfigOptions::default())
+        .await
+        .map_err(|e| e.to_string())?;
+    let client = kube::Client::try_from(config).map_err(|e| e.to_string())?;
+    Ok(client)
+}
+
 /// The CRDs a server at `kubeconfig` serves, once the file exists.
 async fn crds_at(kubeconfig: &Path) -> Result<Vec<String>, String> {
     for _ in 0..200 {
@@ -42,11 +52,7 @@ async fn crds_at(kubeconfig: &Path) -> Result<Vec<String>, String> {
         }
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
-    let kc = Kubeconfig::read_from(kubeconfig).map_err(|e| e.to_string())?;
-    let config = kube::Config::from_custom_kubeconfig(kc, &KubeConfigOptions::default())
-        .await
-        .map_err(|e| e.to_string())?;
-    let client = kube::Client::try_from(config).map_err(|e| e.to_string())?;
+    let client = client_at(kubeconfig).await?;
     let crds: Api<CustomResourceDefinition> = Api::all(client);
     let list = crds
         .list(&Default::default())
@@ -238,11 +244,7 @@ webhooks:
 
 /// Creates ConfigMap `name` in `default` through the server at `kubeconfig`.
 async fn create_configmap(kubeconfig: &Path, name: &str) -> Result<(), String> {
-    let kc = Kubeconfig::read_from(kubeconfig).map_err(|e| e.to_string())?;
-    let config = kube::Config::from_custom_kubeconfig(kc, &KubeConfigOptions::default())
-        .await
-        .map_err(|e| e.to_string())?;
-    let client = kube::Client::try_from(config).map_err(|e| e.to_string())?;
+    let client = client_at(kubeconfig).await?;
     let api: Api<ConfigMap> = Api::namespaced(client, "default");
     let cm = ConfigMap {
         metadata: ObjectMeta {
@@ -320,11 +322,7 @@ async fn embedded_serves_the_webhooks_and_installs_them_pointing_at_itself() {
 }
 
 async fn delete_configmap(kubeconfig: &Path, name: &str) -> Result<(), String> {
-    let kc = Kubeconfig::read_from(kubeconfig).map_err(|e| e.to_string())?;
-    let config = kube::Config::from_custom_kubeconfig(kc, &KubeConfigOptions::default())
-        .await
-        .map_err(|e| e.to_string())?;
-    let client = kube::Client::try_from(config).map_err(|e| e.to_string())?;
+    let client = client_at(kubeconfig).await?;
     let api: Api<ConfigMap> = Api::namespaced(client, "default");
     api.delete(name, &Default::default())
         .await
