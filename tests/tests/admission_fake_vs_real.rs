@@ -827,6 +827,38 @@ fn conversion_summary(a: &Answer, run: &str) -> String {
     }
 }
 
+/// The events of a watch that ends by itself (`timeoutSeconds`), each as a conversion
+/// summary's object, sorted (the real server's initial events come in no set order).
+async fn watch_summary(client: &kube::Client, path: &str, run: &str) -> String {
+    let req = ok(http::Request::builder()
+        .method("GET")
+        .uri(path)
+        .header("accept", "application/json")
+        .body(kube::client::Body::empty()));
+    let resp = ok(client.send(req).await);
+    let status = resp.status().as_u16();
+    let bytes = ok(resp.into_body().collect().await).to_bytes();
+    let mut events: Vec<String> = String::from_utf8_lossy(&bytes)
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            let event: Value = serde_json::from_str(l).unwrap_or(Value::Null);
+            let object = Answer {
+                status,
+                warnings: Vec::new(),
+                body: event.get("object").cloned().unwrap_or(Value::Null),
+            };
+            format!(
+                "{} {}",
+                event.get("type").and_then(Value::as_str).unwrap_or(""),
+                conversion_summary(&object, run)
+            )
+        })
+        .collect();
+    events.sort();
+    format!("{status} [{}]", events.join(", "))
+}
+
 /// The conversion scenarios on one server.
 async fn run_conversion(
     client: &kube::Client,
@@ -1033,6 +1065,17 @@ async fn run_conversion(
         None,
     )
     .await;
+    // A watch through each version from the start: every event's object converted.
+    for v in ["v2", "v1"] {
+        let path = format!(
+            "{}?watch=1&resourceVersion=0&timeoutSeconds=1",
+            p(v, "widgets")
+        );
+        out.insert(
+            format!("conversion: watch through {v}"),
+            watch_summary(client, &path, run).await,
+        );
+    }
     out
 }
 

@@ -16,6 +16,7 @@ use crate::endpoints::render::{Format, View, partial_metadata};
 use crate::endpoints::response::stream_response;
 use crate::endpoints::serve::Stopping;
 use crate::error::{ApiError, ApiResult};
+use crate::semantics::admission::conversion::{Converter, converter};
 use crate::semantics::resources::Resource;
 use crate::storage::predicate::{FieldTerm, Filter};
 use crate::storage::store::parse_watch_rv;
@@ -38,6 +39,9 @@ pub(crate) struct WatchRequest {
     pub(crate) timeout: Option<Duration>,
     pub(crate) format: Format,
     pub(crate) fault: WatchFault,
+    /// The CRD's conversion webhook, when the watch is through a version that is not stored:
+    /// every object of an event goes through it, as kube-apiserver's watch does.
+    pub(crate) converter: Option<Converter>,
     /// Set when served over the network: the stream ends when the server stops.
     pub(crate) stopping: Option<Stopping>,
 }
@@ -59,6 +63,23 @@ fn line(kind: &str, res: &Resource, obj: &Value, format: &Format) -> Bytes {
     .unwrap_or_default();
     out.push(b'\n');
     Bytes::from(out)
+}
+
+/// [`line`] for an object converted to the watched version first (by the conversion webhook,
+/// when there is one); a failed conversion is the error that ends the watch.
+async fn event_line(
+    kind: &str,
+    res: &Resource,
+    obj: &Value,
+    req: &WatchRequest,
+) -> ApiResult<Bytes> {
+    match &req.converter {
+        Some(c) if !matches!(req.format, Format::Metadata) => {
+            let converted = c.read(obj.clone()).await?;
+            Ok(line(kind, res, &converted, &req.format))
+        }
+        _ => Ok(line(kind, res, obj, &req.format)),
+    }
 }
 
 fn bookmark(res: &Resource, rv: u64, initial_end: bool, format: &Format) -> Bytes {
@@ -279,7 +300,14 @@ async fn run(
     let deadline = req.timeout.map(deadline_after);
     let res = req.res.clone();
     for obj in &plan.initial {
-        if !out.event(line("ADDED", &res, obj, &req.format)).await {
+        let bytes = match event_line("ADDED", &res, obj, &req).await {
+            Ok(bytes) => bytes,
+            Err(e) => {
+                let _ = out.raw(error_line(&e)).await;
+                return;
+            }
+        };
+        if !out.event(bytes).await {
             return;
         }
     }
@@ -327,11 +355,17 @@ async fn run(
         for ev in &batch {
             cursor = ev.rv;
             out.last_rv = ev.rv;
-            if let Some((kind, obj)) = req.filter.event(ev)
-                && !out
-                    .event(line(kind.as_str(), &res, &obj, &req.format))
-                    .await
-            {
+            let Some((kind, obj)) = req.filter.event(ev) else {
+                continue;
+            };
+            let bytes = match event_line(kind.as_str(), &res, &obj, &req).await {
+                Ok(bytes) => bytes,
+                Err(e) => {
+                    let _ = out.raw(error_line(&e)).await;
+                    return;
+                }
+            };
+            if !out.event(bytes).await {
                 return;
             }
         }
@@ -435,6 +469,7 @@ pub(crate) fn serve(t: Target<'_>) -> ApiResult<http::Response<ResponseBody>> {
         timeout,
         format,
         fault: t.fault.clone(),
+        converter: converter(&t.shared.state.lock(), &t.res),
         stopping: t.req.extensions().get::<Stopping>().cloned(),
     };
     let rx = start(t.shared.clone(), wr)?;
