@@ -110,6 +110,12 @@ fn summary(a: &Answer, run: &str) -> String {
             ),
             causes
         )
+    } else if let Some(items) = a.body.get("items").and_then(Value::as_array) {
+        let names: Vec<&str> = items
+            .iter()
+            .filter_map(|i| i.pointer("/metadata/name").and_then(Value::as_str))
+            .collect();
+        format!("{} items={names:?} warnings=[{w}]", a.status)
     } else {
         format!(
             "{} data={} spec={} warnings=[{w}]",
@@ -281,6 +287,13 @@ fn scenarios() -> Vec<Scenario> {
             deny.clone(),
         ),
         s(
+            "deletecollection",
+            json!({"matchConstraints": {"resourceRules": configmap_rules(&["DELETE"])},
+                "validations": [{"expression": "object == null && oldObject.data.keep != 'yes'",
+                    "messageExpression": "oldObject.metadata.name + ' is kept'"}]}),
+            deny.clone(),
+        ),
+        s(
             "error-fail",
             json!({"matchConstraints": {"resourceRules": cm_rules},
                 "validations": [{"expression": "object.data.missing == 'a'", "message": "missing"}]}),
@@ -291,6 +304,19 @@ fn scenarios() -> Vec<Scenario> {
             json!({"matchConstraints": {"resourceRules": cm_rules},
                 "matchConditions": [{"name": "missing", "expression": "object.data.missing == 'a'"}],
                 "validations": [{"expression": "object.data.x == 'ok'", "message": "x must be ok"}]}),
+            deny.clone(),
+        ),
+        s(
+            "error-warn",
+            json!({"matchConstraints": {"resourceRules": cm_rules},
+                "validations": [{"expression": "object.data.missing == 'a'", "message": "missing"}]}),
+            json!({"validationActions": ["Warn"]}),
+        ),
+        s(
+            "request",
+            json!({"matchConstraints": {"resourceRules": cm_rules},
+                "validations": [{"expression": "request.name != 'c-bad' && !request.dryRun",
+                    "messageExpression": "request.operation + ' of ' + request.kind.kind + ' ' + request.resource.version + '/' + request.resource.resource + ' ' + request.name + ' in ' + request.namespace"}]}),
             deny.clone(),
         ),
         s(
@@ -515,6 +541,8 @@ async fn run_scenarios(client: &kube::Client, run: &str) -> BTreeMap<String, Str
         "vars",
         "error-fail",
         "error-ignore",
+        "error-warn",
+        "request",
         "cond-error",
         "nsobject",
     ] {
@@ -617,6 +645,31 @@ async fn run_scenarios(client: &kube::Client, run: &str) -> BTreeMap<String, Str
         let a = send(client, "DELETE", &format!("{}/{name}", cms("delete")), None).await;
         step(&format!("delete delete {name}"), a);
     }
+    // deletecollection: each object's DELETE is admitted in turn; the first refusal stops it.
+    for (name, keep) in [("a", "no"), ("b", "yes"), ("c", "no")] {
+        let a = send(
+            client,
+            "POST",
+            &cms("deletecollection"),
+            Some(cm(name, json!({"keep": keep}), json!({"keep": keep}))),
+        )
+        .await;
+        step(&format!("deletecollection create {name}"), a);
+    }
+    let a = send(client, "DELETE", &cms("deletecollection"), None).await;
+    step("deletecollection all", a);
+    let a = send(client, "GET", &cms("deletecollection"), None).await;
+    step("deletecollection left after refusal", a);
+    let a = send(
+        client,
+        "DELETE",
+        &format!("{}?labelSelector=keep%3Dno", cms("deletecollection")),
+        None,
+    )
+    .await;
+    step("deletecollection keep=no", a);
+    let a = send(client, "GET", &cms("deletecollection"), None).await;
+    step("deletecollection left", a);
     // A custom resource and a Secret.
     for size in [3, 30] {
         let a = send(
@@ -648,6 +701,14 @@ async fn run_scenarios(client: &kube::Client, run: &str) -> BTreeMap<String, Str
         )
         .await;
         step(&format!("secret create {name}"), a);
+    }
+    // The stored policies and bindings, with their defaults.
+    for sc in ["deny", "binding-sel", "params-selector"] {
+        let name = policy_name(run, sc);
+        let a = send(client, "GET", &format!("{VAP}/{name}"), None).await;
+        step(&format!("{sc} stored policy"), a);
+        let a = send(client, "GET", &format!("{VAPB}/{name}-binding"), None).await;
+        step(&format!("{sc} stored binding"), a);
     }
     // Policies and bindings kube-apiserver refuses to store.
     let bad = |spec: Value| {

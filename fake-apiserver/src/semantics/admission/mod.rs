@@ -585,8 +585,24 @@ fn selector_matches(selector: Option<&Value>, labels: &BTreeMap<String, String>)
     }
 }
 
+/// Whether a label selector selects everything (absent, or no labels and no expressions).
+fn selector_is_empty(sel: Option<&Value>) -> bool {
+    let count = |f: &str| {
+        sel.and_then(|s| s.get(f)).map_or(0, |v| match v {
+            Value::Object(m) => m.len(),
+            Value::Array(a) => a.len(),
+            _ => 0,
+        })
+    };
+    count("matchLabels") == 0 && count("matchExpressions") == 0
+}
+
 fn object_selected(hook: &Hook, attrs: &Attributes) -> bool {
     let sel = hook.spec.get("objectSelector");
+    if attrs.object.is_none() && attrs.old_object.is_none() {
+        // No object (a deletecollection as a whole): only an empty selector selects it.
+        return selector_is_empty(sel);
+    }
     [attrs.object.as_ref(), attrs.old_object.as_ref()]
         .into_iter()
         .flatten()

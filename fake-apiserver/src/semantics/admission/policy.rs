@@ -38,7 +38,9 @@ use crate::semantics::resources::Resource;
 use crate::semantics::state::State;
 use crate::storage::object;
 
-use super::{Attributes, GROUP, GROUPS, USER, labels_of, rule_matches, selector_matches};
+use super::{
+    Attributes, GROUP, GROUPS, USER, labels_of, rule_matches, selector_is_empty, selector_matches,
+};
 
 /// A binding with its policy and the parameters it refers to, read under the state lock.
 #[derive(Debug, Clone)]
@@ -239,7 +241,17 @@ fn denial(b: &Bound, attrs: &Attributes, d: &Decision) -> ApiError {
         "ValidatingAdmissionPolicy '{}' with binding '{}' denied request: {}",
         b.policy_name, b.binding_name, d.message
     );
-    let mut e = ApiError::forbidden(&attrs.res.group, &attrs.res.plural, &attrs.name, &text);
+    // As admission.NewForbidden names it: the request's name, else the object's, else
+    // "Unknown" (a deletecollection's objects are admitted without a name).
+    let name = [
+        Some(attrs.name.as_str()),
+        attrs.object.as_ref().map(object::name),
+    ]
+    .into_iter()
+    .flatten()
+    .find(|n| !n.is_empty())
+    .unwrap_or("Unknown");
+    let mut e = ApiError::forbidden(&attrs.res.group, &attrs.res.plural, name, &text);
     let (code, reason) = match d.reason.as_str() {
         "Forbidden" => (403, "Forbidden"),
         "RequestEntityTooLarge" => (413, "RequestEntityTooLarge"),
@@ -290,11 +302,16 @@ fn criteria_match(m: &Value, attrs: &Attributes, cx: &Input<'_>) -> Option<Arc<R
         return None;
     }
     let obj_sel = m.get("objectSelector");
-    if ![attrs.object.as_ref(), attrs.old_object.as_ref()]
-        .into_iter()
-        .flatten()
-        .any(|o| selector_matches(obj_sel, &labels_of(o)))
-    {
+    let objects = [attrs.object.as_ref(), attrs.old_object.as_ref()];
+    let selected = if objects.iter().all(Option::is_none) {
+        selector_is_empty(obj_sel)
+    } else {
+        objects
+            .into_iter()
+            .flatten()
+            .any(|o| selector_matches(obj_sel, &labels_of(o)))
+    };
+    if !selected {
         return None;
     }
     let rules_of = |f: &str| -> Vec<Value> {
