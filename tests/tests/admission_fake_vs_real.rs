@@ -637,6 +637,15 @@ async fn run_scenarios(
         Some(json!({"metadata": {"labels": {"team": null, "x": "y"}}})),
     )
     .await;
+    // A patch the mutating webhook makes valid: validation comes after the webhooks.
+    step(
+        "patch: merge patch made valid by the webhook",
+        "PATCH",
+        format!("{}/a", path("patch")),
+        "application/merge-patch+json",
+        Some(json!({"metadata": {"labels": {"team": "not a valid label!"}}})),
+    )
+    .await;
     step(
         "patch: apply patched",
         "PATCH",

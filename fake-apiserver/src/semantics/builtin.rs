@@ -431,6 +431,16 @@ pub(crate) fn prepare_create(st: &mut State, res: &Resource, obj: &mut Value) ->
         Builtin::MutatingWebhookConfiguration | Builtin::ValidatingWebhookConfiguration => {
             webhook_defaults(obj, kind == Builtin::MutatingWebhookConfiguration);
         }
+        Builtin::ValidatingAdmissionPolicy => {
+            crate::semantics::admission::policy::policy_defaults(obj);
+            let errs = crate::semantics::admission::policy::validate_policy(obj);
+            res.invalid_if_any(obj, errs)?;
+        }
+        Builtin::ValidatingAdmissionPolicyBinding => {
+            crate::semantics::admission::policy::binding_defaults(obj);
+            let errs = crate::semantics::admission::policy::validate_binding(obj);
+            res.invalid_if_any(obj, errs)?;
+        }
         Builtin::Endpoints
         | Builtin::CoreEvent
         | Builtin::ServiceAccount
@@ -586,6 +596,16 @@ pub(crate) fn prepare_update(
         }
         Builtin::MutatingWebhookConfiguration | Builtin::ValidatingWebhookConfiguration => {
             webhook_defaults(new, kind == Builtin::MutatingWebhookConfiguration);
+        }
+        Builtin::ValidatingAdmissionPolicy => {
+            crate::semantics::admission::policy::policy_defaults(new);
+            let errs = crate::semantics::admission::policy::validate_policy(new);
+            res.invalid_if_any(new, errs)?;
+        }
+        Builtin::ValidatingAdmissionPolicyBinding => {
+            crate::semantics::admission::policy::binding_defaults(new);
+            let errs = crate::semantics::admission::policy::validate_binding(new);
+            res.invalid_if_any(new, errs)?;
         }
         _ => {}
     }

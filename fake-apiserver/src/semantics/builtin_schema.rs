@@ -83,6 +83,14 @@ pub(crate) fn builtin_schemas() -> &'static BuiltinSchemas {
             Builtin::ValidatingWebhookConfiguration,
             admissionregistration::v1::ValidatingWebhookConfiguration
         );
+        kind!(
+            Builtin::ValidatingAdmissionPolicy,
+            admissionregistration::v1::ValidatingAdmissionPolicy
+        );
+        kind!(
+            Builtin::ValidatingAdmissionPolicyBinding,
+            admissionregistration::v1::ValidatingAdmissionPolicyBinding
+        );
         generator.subschema_for::<autoscaling::v1::Scale>();
         generator.subschema_for::<meta::Status>();
         generator.subschema_for::<meta::DeleteOptions>();

@@ -37,6 +37,8 @@ pub(crate) enum Builtin {
     Crd,
     MutatingWebhookConfiguration,
     ValidatingWebhookConfiguration,
+    ValidatingAdmissionPolicy,
+    ValidatingAdmissionPolicyBinding,
 }
 
 /// What a CRD says about one served version of a custom resource.
@@ -208,6 +210,8 @@ impl Resource {
                 Builtin::Crd
                     | Builtin::MutatingWebhookConfiguration
                     | Builtin::ValidatingWebhookConfiguration
+                    | Builtin::ValidatingAdmissionPolicy
+                    | Builtin::ValidatingAdmissionPolicyBinding
                     | Builtin::Deployment
                     | Builtin::ReplicaSet
                     | Builtin::ReplicationController
@@ -450,6 +454,20 @@ pub(crate) fn builtins() -> Vec<Resource> {
         ),
         builtin::<admissionregistration::v1::ValidatingWebhookConfiguration>(
             Builtin::ValidatingWebhookConfiguration,
+            false,
+            &[],
+            &[],
+            false,
+        ),
+        builtin::<admissionregistration::v1::ValidatingAdmissionPolicy>(
+            Builtin::ValidatingAdmissionPolicy,
+            false,
+            &["status"],
+            &[],
+            false,
+        ),
+        builtin::<admissionregistration::v1::ValidatingAdmissionPolicyBinding>(
+            Builtin::ValidatingAdmissionPolicyBinding,
             false,
             &[],
             &[],

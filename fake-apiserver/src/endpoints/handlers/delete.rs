@@ -15,6 +15,8 @@ use crate::error::{ApiError, ApiResult};
 use crate::semantics::admission::{self, Attributes, Operation};
 use crate::semantics::registry::{self, DeleteOptions, Deleted};
 use crate::storage::object;
+use crate::storage::predicate::Filter;
+use crate::storage::store::ListOptions;
 
 pub(crate) async fn serve(t: Target<'_>) -> ApiResult<Response<ResponseBody>> {
     let opts = delete_options(&t.info.query, t.body.as_ref())?;
@@ -46,12 +48,16 @@ pub(crate) async fn serve(t: Target<'_>) -> ApiResult<Response<ResponseBody>> {
     ))
 }
 
-pub(crate) fn serve_collection(t: Target<'_>) -> ApiResult<Response<ResponseBody>> {
+pub(crate) async fn serve_collection(t: Target<'_>) -> ApiResult<Response<ResponseBody>> {
     let opts = delete_options(&t.info.query, t.body.as_ref())?;
     let f = filter(&t.res, t.info.path.namespace.as_deref(), &t.info.query)?;
-    let (rv, items) = {
-        let mut st = t.shared.state.lock();
-        registry::delete_collection(&mut st, &t.res, &f, &opts)?
+    let (rv, items, warnings) = match admit_collection(&t, &f, &opts).await? {
+        Some(done) => done,
+        None => {
+            let mut st = t.shared.state.lock();
+            let (rv, items) = registry::delete_collection(&mut st, &t.res, &f, &opts)?;
+            (rv, items, Vec::new())
+        }
     };
     let items: Vec<Arc<Value>> = items.into_iter().map(Arc::new).collect();
     let meta = ListMeta {
@@ -59,11 +65,66 @@ pub(crate) fn serve_collection(t: Target<'_>) -> ApiResult<Response<ResponseBody
         continue_token: None,
         remaining: None,
     };
-    Ok(respond(
-        200,
-        "application/json",
-        render::list_body(&t.res, &items, &meta, &Format::Full),
+    Ok(with_warnings(
+        respond(
+            200,
+            "application/json",
+            render::list_body(&t.res, &items, &meta, &Format::Full),
+        ),
+        &parking_lot::Mutex::new(warnings),
     ))
+}
+
+/// `deletecollection` when admission webhooks or policies are registered, as kube-apiserver's
+/// registry does it (one delete worker): the mutating webhooks see the collection once (no
+/// name, no object), then the listed objects are deleted in order, each once the validating
+/// policies and webhooks allowed its DELETE; the first refusal answers, the objects deleted
+/// before it stay deleted. `None` when nothing is registered.
+async fn admit_collection(
+    t: &Target<'_>,
+    f: &Filter,
+    opts: &DeleteOptions,
+) -> ApiResult<Option<(u64, Vec<Value>, Vec<String>)>> {
+    let (adm, page) = {
+        let st = t.shared.state.lock();
+        let Some(adm) = admission::prepare(&st, &t.res, t.info.namespace()) else {
+            return Ok(None);
+        };
+        let page = st.list(
+            &t.res,
+            &ListOptions {
+                filter: f.clone(),
+                ..ListOptions::default()
+            },
+        )?;
+        (adm, page)
+    };
+    let warnings = parking_lot::Mutex::new(Vec::new());
+    let mut collection = delete_attributes(t, opts, t.key_namespace(), "", None);
+    adm.mutate(&mut collection, &warnings).await?;
+    let mut out = Vec::new();
+    for o in page.items {
+        let ns = object::namespace(&o).to_string();
+        // A collection across namespaces: each object's namespace is its own.
+        let own = if ns == t.key_namespace() {
+            None
+        } else {
+            admission::prepare(&t.shared.state.lock(), &t.res, &ns)
+        };
+        // As kube-apiserver's: the request's attributes (no name), the object as the old one.
+        let attrs = delete_attributes(t, opts, &ns, "", Some((*o).clone()));
+        own.as_ref()
+            .unwrap_or(&adm)
+            .validate(&attrs, &warnings)
+            .await?;
+        let mut st = t.shared.state.lock();
+        match registry::delete(&mut st, &t.res, &ns, object::name(&o), opts) {
+            Ok(_) => out.push((*o).clone()),
+            Err(e) if e.code == 404 => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(Some((page.resource_version, out, warnings.into_inner())))
 }
 
 /// Admission webhooks, when any is registered: a DELETE with the stored object as the old
@@ -79,6 +140,27 @@ async fn admit(t: &Target<'_>, opts: &DeleteOptions) -> ApiResult<parking_lot::M
         };
         (adm, old)
     };
+    let mut attrs = delete_attributes(
+        t,
+        opts,
+        t.key_namespace(),
+        t.info.name(),
+        Some((*old).clone()),
+    );
+    let warnings = parking_lot::Mutex::new(Vec::new());
+    adm.mutate(&mut attrs, &warnings).await?;
+    adm.validate(&attrs, &warnings).await?;
+    Ok(warnings)
+}
+
+/// A DELETE as admission sees it, with the `DeleteOptions` of the review.
+fn delete_attributes(
+    t: &Target<'_>,
+    opts: &DeleteOptions,
+    namespace: &str,
+    name: &str,
+    old: Option<Value>,
+) -> Attributes {
     let mut options = serde_json::Map::new();
     options.insert("kind".into(), json!("DeleteOptions"));
     options.insert("apiVersion".into(), json!("meta.k8s.io/v1"));
@@ -101,21 +183,17 @@ async fn admit(t: &Target<'_>, opts: &DeleteOptions) -> ApiResult<parking_lot::M
     if opts.dry_run {
         options.insert("dryRun".into(), json!(["All"]));
     }
-    let mut attrs = Attributes {
+    Attributes {
         operation: Operation::Delete,
         res: t.res.clone(),
         subresource: None,
-        namespace: t.key_namespace().to_string(),
-        name: t.info.name().to_string(),
+        namespace: namespace.to_string(),
+        name: name.to_string(),
         object: None,
-        old_object: Some((*old).clone()),
+        old_object: old,
         dry_run: opts.dry_run,
         options: Value::Object(options),
-    };
-    let warnings = parking_lot::Mutex::new(Vec::new());
-    adm.mutate(&mut attrs, &warnings).await?;
-    adm.validate(&attrs, &warnings).await?;
-    Ok(warnings)
+    }
 }
 
 /// The options of a delete, from the query and the body (`DeleteOptions`).

@@ -138,7 +138,7 @@ pub(crate) async fn serve(t: Target<'_>) -> ApiResult<Response<ResponseBody>> {
         Verb::Update => update::serve(t, scope).await,
         Verb::Patch => patch::serve(t, scope).await,
         Verb::Delete => delete::serve(t).await,
-        Verb::DeleteCollection => delete::serve_collection(t),
+        Verb::DeleteCollection => delete::serve_collection(t).await,
         Verb::Watch => watch::serve(t),
     }
 }

@@ -60,7 +60,7 @@ pub(crate) async fn serve(mut t: Target<'_>, scope: Scope) -> ApiResult<Response
                 scope,
                 &opts,
             )?,
-            Some((obj, true)) => (
+            Some((obj, true, _)) => (
                 registry::create(
                     &mut st,
                     &t.res,
@@ -74,7 +74,7 @@ pub(crate) async fn serve(mut t: Target<'_>, scope: Scope) -> ApiResult<Response
                 )?,
                 true,
             ),
-            Some((obj, false)) => registry::update(
+            Some((obj, false, managed_done)) => registry::update(
                 &mut st,
                 &t.res,
                 t.info.namespace(),
@@ -82,7 +82,7 @@ pub(crate) async fn serve(mut t: Target<'_>, scope: Scope) -> ApiResult<Response
                 UpdateInput {
                     body: obj,
                     scope,
-                    managed_done: true,
+                    managed_done,
                     is_put: false,
                 },
                 &opts,
@@ -93,20 +93,25 @@ pub(crate) async fn serve(mut t: Target<'_>, scope: Scope) -> ApiResult<Response
     Ok(with_warnings(t.object(code, &obj), &opts.warnings))
 }
 
-/// Admission webhooks, when any is registered: the patch is applied in a dry run, the
-/// mutating webhooks see the patched object (the stored one as the old), the validating
-/// ones the result. Returns the object to write (and whether it is created) when a mutating
-/// webhook changed it; `None` when the patch is written as it is.
+/// Admission webhooks and policies, when any is registered: the mutating webhooks see the
+/// patched object (the stored one as the old), then the write is validated in a dry run and
+/// the validating policies and webhooks see the result. Returns the object to write, whether
+/// it is created and whether its managed fields are already recorded, when a mutating webhook
+/// changed it; `None` when the patch is written as it is.
 ///
-/// Unlike kube-apiserver, the dry run validates the patched object before the mutating
-/// webhooks see it: a patch that a webhook would have made valid is refused.
+/// JSON, merge and strategic-merge patches are validated only after the mutating webhooks,
+/// as kube-apiserver does (a patch a webhook makes valid is accepted). An apply patch is
+/// still applied in a dry run (validated) before the mutating webhooks see it.
 async fn admit(
     t: &Target<'_>,
     ptype: PatchType,
     body: &Value,
     scope: Scope,
     opts: &WriteOptions,
-) -> ApiResult<Option<(Value, bool)>> {
+) -> ApiResult<Option<(Value, bool, bool)>> {
+    if ptype != PatchType::Apply {
+        return admit_patch(t, ptype, body, scope, opts).await;
+    }
     let (adm, old, (patched, created)) = {
         let mut st = t.shared.state.lock();
         let Some(adm) = admission::prepare(&st, &t.res, t.info.namespace()) else {
@@ -188,5 +193,66 @@ async fn admit(
     attrs.name = object::name(&validated).to_string();
     attrs.object = Some(validated);
     adm.validate(&attrs, &opts.warnings).await?;
-    Ok(Some((mutated, created)))
+    Ok(Some((mutated, created, true)))
+}
+
+/// [`admit`] for a JSON, merge or strategic-merge patch: the patch applied without validation,
+/// the mutating webhooks, then the write validated in a dry run, then the validating policies
+/// and webhooks.
+async fn admit_patch(
+    t: &Target<'_>,
+    ptype: PatchType,
+    body: &Value,
+    scope: Scope,
+    opts: &WriteOptions,
+) -> ApiResult<Option<(Value, bool, bool)>> {
+    let (adm, old, patched) = {
+        let st = t.shared.state.lock();
+        let Some(adm) = admission::prepare(&st, &t.res, t.info.namespace()) else {
+            return Ok(None);
+        };
+        let old = st.get(&t.res, t.key_namespace(), t.info.name());
+        let patched = registry::patched_object(
+            &st,
+            &t.res,
+            t.info.namespace(),
+            t.info.name(),
+            ptype,
+            body,
+            opts,
+        )?;
+        (adm, old, patched)
+    };
+    let mut attrs = Attributes {
+        operation: Operation::Update,
+        res: t.res.clone(),
+        subresource: t.info.path.subresource.clone(),
+        namespace: t.key_namespace().to_string(),
+        name: t.info.name().to_string(),
+        object: Some(patched.clone()),
+        old_object: old.map(|o| (*o).clone()),
+        dry_run: opts.dry_run,
+        options: admission_options(&t.info.query, "UpdateOptions"),
+    };
+    adm.mutate(&mut attrs, &opts.warnings).await?;
+    let mutated = attrs.object.take().unwrap_or(Value::Null);
+    let (validated, _) = {
+        let mut st = t.shared.state.lock();
+        registry::update(
+            &mut st,
+            &t.res,
+            t.info.namespace(),
+            t.info.name(),
+            UpdateInput {
+                body: mutated.clone(),
+                scope,
+                managed_done: false,
+                is_put: false,
+            },
+            &dry_run_of(opts),
+        )?
+    };
+    attrs.object = Some(validated);
+    adm.validate(&attrs, &opts.warnings).await?;
+    Ok((mutated != patched).then_some((mutated, false, false)))
 }

@@ -21,10 +21,15 @@
 //! mapping the name does not resolve and the call fails as kube-apiserver's would with no
 //! Service behind it.
 //!
-//! Nothing here runs when no webhook configuration is stored: [`prepare`] answers `None`.
+//! `ValidatingAdmissionPolicy`s with their bindings ([`policy`]) are evaluated in the same
+//! place, before the validating webhooks, as kube-apiserver's plugin order has them.
+//!
+//! Nothing here runs when no webhook configuration and no policy binding is stored:
+//! [`prepare`] answers `None`.
 
 mod client;
 pub(crate) mod conversion;
+pub(crate) mod policy;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -88,6 +93,10 @@ impl Hook {
 pub(crate) struct Admission {
     mutating: Vec<Hook>,
     validating: Vec<Hook>,
+    /// The bindings of stored policies, with their policies and parameters.
+    policies: Vec<policy::Bound>,
+    /// The request's namespace (`namespaceObject` of the policies).
+    namespace_object: Option<Value>,
     namespace_labels: BTreeMap<String, String>,
     versions: Vec<Arc<Resource>>,
     services: Arc<BTreeMap<(String, String, i64), String>>,
@@ -123,21 +132,24 @@ pub(crate) fn prepare(st: &State, res: &Arc<Resource>, namespace: &str) -> Optio
     }
     let mutating = hooks_of(st, "mutatingwebhookconfigurations");
     let validating = hooks_of(st, "validatingwebhookconfigurations");
-    if mutating.is_empty() && validating.is_empty() {
+    let policies = policy::bound(st, namespace);
+    if mutating.is_empty() && validating.is_empty() && policies.is_empty() {
         return None;
     }
-    let namespace_labels = if res.namespaced && !namespace.is_empty() {
+    let namespace_object = if res.namespaced && !namespace.is_empty() {
         st.registry
             .get("", "v1", "namespaces")
             .and_then(|ns| st.get(&ns, "", namespace))
-            .map(|ns| labels_of(&ns))
-            .unwrap_or_default()
+            .map(|ns| (*ns).clone())
     } else {
-        BTreeMap::new()
+        None
     };
+    let namespace_labels = namespace_object.as_ref().map(labels_of).unwrap_or_default();
     Some(Admission {
         mutating,
         validating,
+        policies,
+        namespace_object,
         namespace_labels,
         versions: st.registry.versions_of(&res.group, &res.plural),
         services: st.config.webhook_services.clone(),
@@ -278,6 +290,20 @@ impl Admission {
         attrs: &Attributes,
         warnings: &parking_lot::Mutex<Vec<String>>,
     ) -> ApiResult<()> {
+        if !self.policies.is_empty() {
+            let verdict = policy::evaluate(
+                &self.policies,
+                attrs,
+                &policy::Input {
+                    namespace_object: self.namespace_object.as_ref(),
+                    versions: &self.versions,
+                },
+            );
+            warnings.lock().extend(verdict.warnings);
+            if let Some(e) = verdict.denial {
+                return Err(e);
+            }
+        }
         let mut calls = Vec::new();
         for hook in &self.validating {
             if let Some((inv, seen)) = self.matches(hook, attrs).await? {
@@ -559,8 +585,24 @@ fn selector_matches(selector: Option<&Value>, labels: &BTreeMap<String, String>)
     }
 }
 
+/// Whether a label selector selects everything (absent, or no labels and no expressions).
+fn selector_is_empty(sel: Option<&Value>) -> bool {
+    let count = |f: &str| {
+        sel.and_then(|s| s.get(f)).map_or(0, |v| match v {
+            Value::Object(m) => m.len(),
+            Value::Array(a) => a.len(),
+            _ => 0,
+        })
+    };
+    count("matchLabels") == 0 && count("matchExpressions") == 0
+}
+
 fn object_selected(hook: &Hook, attrs: &Attributes) -> bool {
     let sel = hook.spec.get("objectSelector");
+    if attrs.object.is_none() && attrs.old_object.is_none() {
+        // No object (a deletecollection as a whole): only an empty selector selects it.
+        return selector_is_empty(sel);
+    }
     [attrs.object.as_ref(), attrs.old_object.as_ref()]
         .into_iter()
         .flatten()

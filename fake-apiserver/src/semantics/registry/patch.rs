@@ -50,11 +50,48 @@ pub(crate) fn patch(
         return Err(patch::unsupported_patch(res));
     }
     let ns = if res.namespaced { url_namespace } else { "" };
-    let current = st.get(res, ns, name);
     if ptype == PatchType::Apply {
+        let current = st.get(res, ns, name);
         return apply(st, res, url_namespace, name, body, scope, opts, current);
     }
-    let Some(current) = current else {
+    let patched = patched_object(st, res, url_namespace, name, ptype, body, opts)?;
+    update(
+        st,
+        res,
+        url_namespace,
+        name,
+        UpdateInput {
+            body: patched,
+            scope,
+            managed_done: false,
+            is_put: false,
+        },
+        opts,
+    )
+}
+
+/// The stored object with a JSON, merge or strategic-merge patch applied, checked as
+/// kube-apiserver decodes it (types, name), before defaults, validation and admission.
+pub(crate) fn patched_object(
+    st: &State,
+    res: &Arc<Resource>,
+    url_namespace: &str,
+    name: &str,
+    ptype: PatchType,
+    body: &Value,
+    opts: &WriteOptions,
+) -> ApiResult<Value> {
+    if opts.force.is_some() {
+        return Err(patch_options_invalid(FieldError::forbidden(
+            "force",
+            "may not be specified for non-apply patch",
+        )));
+    }
+    if ptype == PatchType::Strategic && !res.supports_strategic_merge() {
+        return Err(patch::unsupported_patch(res));
+    }
+    let ns = if res.namespaced { url_namespace } else { "" };
+    let Some(current) = st.get(res, ns, name) else {
         return Err(ApiError::not_found(&res.group, &res.plural, name));
     };
     let patched = match ptype {
@@ -76,19 +113,7 @@ pub(crate) fn patch(
             )],
         ));
     }
-    update(
-        st,
-        res,
-        url_namespace,
-        name,
-        UpdateInput {
-            body: patched,
-            scope,
-            managed_done: false,
-            is_put: false,
-        },
-        opts,
-    )
+    Ok(patched)
 }
 
 /// kube-apiserver decodes a patched built-in object into its Go type before anything else
