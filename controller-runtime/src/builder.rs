@@ -33,6 +33,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use kube::core::PartialObjectMeta;
 use kube_codegen_runtime::informer::{InformerObject, is_namespaced};
 use kube_codegen_runtime::workqueue::{
     DEFAULT_MAX_WAIT, PriorityQueue, QueueConfig, RateLimiter, default_controller_rate_limiter,
@@ -233,6 +234,32 @@ impl Builder {
             }),
         ));
         self
+    }
+
+    /// [`owns`](Self::owns) with a metadata-only informer (controller-runtime's
+    /// `Owns(obj, builder.OnlyMetadata)`): `O`s are listed and watched as
+    /// `PartialObjectMetadata`, and the cache holds their metadata only — enough to find the
+    /// owner, at a fraction of the memory. The same as `owns::<PartialObjectMeta<O>>()`; read
+    /// them with `mgr.lister::<PartialObjectMeta<O>>()`.
+    pub fn owns_metadata<O>(self) -> Self
+    where
+        O: kube::Resource<DynamicType = ()> + Send + Sync + std::fmt::Debug + 'static,
+        PartialObjectMeta<O>: InformerObject,
+    {
+        self.owns::<PartialObjectMeta<O>>()
+    }
+
+    /// [`watches`](Self::watches) with a metadata-only informer (controller-runtime's
+    /// `Watches(obj, handler, builder.OnlyMetadata)`): `map` sees each `W`'s metadata.
+    pub fn watches_metadata<W>(
+        self,
+        map: impl Fn(&PartialObjectMeta<W>) -> Vec<Request> + Send + Sync + 'static,
+    ) -> Self
+    where
+        W: kube::Resource<DynamicType = ()> + Send + Sync + std::fmt::Debug + 'static,
+        PartialObjectMeta<W>: InformerObject,
+    {
+        self.watches::<PartialObjectMeta<W>>(map)
     }
 
     /// Also reconciles whatever `map` maps a changed `W` to (controller-runtime's `Watches`

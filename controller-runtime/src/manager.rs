@@ -729,6 +729,12 @@ impl ManagerBuilder {
         } else {
             self.informer_options.strip_managed_fields()
         };
+        // Unless the caller chose a provider, the informers report into this registry.
+        let informer_options = if informer_options.get_metrics_provider().is_some() {
+            informer_options
+        } else {
+            informer_options.metrics_provider(metrics.informer_provider())
+        };
         let factory = SharedInformerFactory::builder(client.clone())
             .options(informer_options)
             .build();

@@ -16,6 +16,9 @@
 //! | `workqueue_depth` | `name`, `controller`, and `priority` for a controller's priority queue | items ready in the work queue, by priority ([`Metrics::workqueue_provider`]) |
 //! | `workqueue_adds_total` … `workqueue_retries_total` | `name`, `controller` | the work queue ([`Metrics::workqueue_provider`]) |
 //! | `controller_runtime_read_your_writes_timeouts_total` | `controller` | reconciles started before the cache caught up with the request's own writes ([`read_your_writes`](crate::read_your_writes)) |
+//! | `informer_queued_items` | `name`, `group`, `version`, `resource` | notifications waiting in an informer's handler queues ([`Metrics::informer_provider`]; client-go's KEP-4346 name) |
+//! | `informer_processing_latency_seconds` | `name`, `group`, `version`, `resource` | time to process one watch event or list, up to the handlers' queues |
+//! | `informer_store_resource_version` | `name`, `group`, `version`, `resource` | the 15 least significant digits of the resourceVersion an informer's store has reached |
 //! | `leader_election_master_status` | `name` | 1 while this replica leads the named lease |
 //! | `leader_election_slowpath_total` | `name` | renewals that had to re-read the lease |
 //! | `controller_runtime_webhook_requests_total` | `webhook`, `code` | webhook requests by path and HTTP status code |
@@ -40,6 +43,7 @@
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 
+use kube_codegen_runtime::informer::{InformerId, InformerMetricsProvider};
 use kube_codegen_runtime::workqueue::{
     CounterMetric, GaugeMetric, HistogramMetric, MetricsProvider, PriorityGaugeMetric,
     SettableGaugeMetric,
@@ -109,6 +113,14 @@ impl EncodeLabelSet for DepthLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct InformerLabels {
+    name: String,
+    group: String,
+    version: String,
+    resource: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct NameLabels {
     name: String,
 }
@@ -147,6 +159,15 @@ fn webhook_histogram() -> Histogram {
     Histogram::new(WEBHOOK_BUCKETS)
 }
 
+/// client-go's `informer_processing_latency_seconds` buckets.
+const INFORMER_BUCKETS: [f64; 12] = [
+    0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+];
+
+fn informer_histogram() -> Histogram {
+    Histogram::new(INFORMER_BUCKETS)
+}
+
 /// controller-runtime's workqueue latency buckets: 10 ns × 10ⁱ, twelve of them.
 fn queue_histogram() -> Histogram {
     Histogram::new(prometheus_client::metrics::histogram::exponential_buckets(
@@ -176,6 +197,9 @@ struct Families {
     webhook_in_flight: Family<WebhookLabels, Gauge>,
     webhook_panics: Counter,
     ryow_timeouts: Family<ControllerLabels, Counter>,
+    informer_queued: Family<InformerLabels, FloatGauge>,
+    informer_latency: HistogramFamily<InformerLabels>,
+    informer_store_rv: Family<InformerLabels, FloatGauge>,
 }
 
 struct Inner {
@@ -232,6 +256,9 @@ impl Metrics {
             webhook_in_flight: Family::default(),
             webhook_panics: Counter::default(),
             ryow_timeouts: Family::default(),
+            informer_queued: Family::default(),
+            informer_latency: Family::new_with_constructor(informer_histogram),
+            informer_store_rv: Family::default(),
         };
         let mut r = Registry::default();
         let f = &families;
@@ -245,6 +272,21 @@ impl Metrics {
             "controller_runtime_read_your_writes_timeouts",
             "Total number of reconciles started before the cache had caught up with the request's own writes",
             f.ryow_timeouts.clone(),
+        );
+        r.register(
+            "informer_queued_items",
+            "Number of items currently queued in the FIFO.",
+            f.informer_queued.clone(),
+        );
+        r.register(
+            "informer_processing_latency_seconds",
+            "Time taken to process events after popping from the queue.",
+            f.informer_latency.clone(),
+        );
+        r.register(
+            "informer_store_resource_version",
+            "The 15 least significant digits of the resource version of the store.",
+            f.informer_store_rv.clone(),
         );
         r.register(
             "controller_runtime_reconcile_errors",
@@ -417,6 +459,24 @@ impl Metrics {
     /// assert!(text.contains(r#"workqueue_depth{name="demo",controller="demo",priority="0"} 1"#));
     /// ```
     pub fn workqueue_provider(&self) -> Arc<dyn MetricsProvider> {
+        Arc::new(Provider(self.clone()))
+    }
+
+    /// An informer metrics provider (KEP-4346) that reports into this registry's
+    /// `informer_queued_items`, `informer_processing_latency_seconds` and
+    /// `informer_store_resource_version`, labelled with the informer's name, group, version
+    /// and resource. A [`Manager`](crate::Manager) gives it to every informer it makes.
+    ///
+    /// ```
+    /// use kube_codegen_runtime::informer::InformerId;
+    /// let m = kube_controller_runtime::Metrics::new();
+    /// let id = InformerId { name: "ConfigMap".into(), group: "".into(), version: "v1".into(), resource: "configmaps".into() };
+    /// m.informer_provider().new_store_resource_version_metric(&id).set(42.0);
+    /// assert!(m.encode().contains(
+    ///     r#"informer_store_resource_version{name="ConfigMap",group="",version="v1",resource="configmaps"} 42"#
+    /// ));
+    /// ```
+    pub fn informer_provider(&self) -> Arc<dyn InformerMetricsProvider> {
         Arc::new(Provider(self.clone()))
     }
 
@@ -681,6 +741,38 @@ struct H(Histogram);
 impl HistogramMetric for H {
     fn observe(&self, value: f64) {
         self.0.observe(value);
+    }
+}
+
+fn informer_labels(id: &InformerId) -> InformerLabels {
+    InformerLabels {
+        name: id.name.clone(),
+        group: id.group.clone(),
+        version: id.version.clone(),
+        resource: id.resource.clone(),
+    }
+}
+
+impl InformerMetricsProvider for Provider {
+    fn new_queued_item_metric(&self, id: &InformerId) -> Box<dyn SettableGaugeMetric> {
+        let f = &self.0.inner.families;
+        Box::new(S(f
+            .informer_queued
+            .get_or_create_owned(&informer_labels(id))))
+    }
+
+    fn new_processing_latency_metric(&self, id: &InformerId) -> Box<dyn HistogramMetric> {
+        let f = &self.0.inner.families;
+        Box::new(H(f
+            .informer_latency
+            .get_or_create_owned(&informer_labels(id))))
+    }
+
+    fn new_store_resource_version_metric(&self, id: &InformerId) -> Box<dyn SettableGaugeMetric> {
+        let f = &self.0.inner.families;
+        Box::new(S(f
+            .informer_store_rv
+            .get_or_create_owned(&informer_labels(id))))
     }
 }
 

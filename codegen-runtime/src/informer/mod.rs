@@ -76,6 +76,7 @@
 
 mod backoff;
 mod handler;
+pub mod metrics;
 mod options;
 mod processor;
 mod reflector;
@@ -101,6 +102,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use backoff::BackoffConfig;
 pub use handler::{DeletedObject, EventHandler, EventHandlerFuncs};
+pub use metrics::{InformerId, InformerMetricsProvider};
 pub use options::{DEFAULT_PAGE_SIZE, InformerOptions, MetadataTransform, TweakListParams};
 
 use crate::lister::Lister;
@@ -157,6 +159,9 @@ pub struct InformerTarget {
     pub resource: kube::core::ApiResource,
     /// Whether objects live in namespaces (an informer's namespace applies only then).
     pub namespaced: bool,
+    /// Whether to list and watch only metadata (`PartialObjectMetadata`, asked for in the
+    /// `Accept` header): set by [`of`](Self::of) for [`kube::core::PartialObjectMeta`]`<K>`.
+    pub metadata_only: bool,
 }
 
 impl InformerTarget {
@@ -165,6 +170,7 @@ impl InformerTarget {
         InformerTarget {
             resource,
             namespaced,
+            metadata_only: false,
         }
     }
 
@@ -175,10 +181,24 @@ impl InformerTarget {
     /// let t = InformerTarget::of::<k8s_openapi::api::core::v1::Node>();
     /// assert_eq!((t.resource.plural.as_str(), t.namespaced), ("nodes", false));
     /// ```
+    ///
+    /// The informer of [`kube::core::PartialObjectMeta`]`<K>` lists and watches `K`'s resource
+    /// as `PartialObjectMetadata`: its cache holds each object's metadata only (client-go's
+    /// metadata informer, controller-runtime's `OnlyMetadata`).
+    ///
+    /// ```
+    /// # use kube_codegen_runtime::informer::InformerTarget;
+    /// use k8s_openapi::api::core::v1::Secret;
+    /// use kube::core::PartialObjectMeta;
+    /// let t = InformerTarget::of::<PartialObjectMeta<Secret>>();
+    /// assert_eq!((t.resource.plural.as_str(), t.metadata_only), ("secrets", true));
+    /// assert!(!InformerTarget::of::<Secret>().metadata_only);
+    /// ```
     pub fn of<K: Resource<DynamicType = ()>>() -> Self {
         InformerTarget {
             resource: kube::core::ApiResource::erase::<K>(&()),
             namespaced: is_namespaced::<K>(),
+            metadata_only: K::metadata_api(),
         }
     }
 
@@ -284,6 +304,8 @@ struct Inner {
     sync_tx: watch::Sender<SyncState>,
     /// The resourceVersion the store has reached: moved after the store is written.
     store_rv: watch::Sender<String>,
+    /// KEP-4346's metrics, when the options name a provider.
+    metrics: Option<metrics::InformerMetrics>,
 }
 
 /// A shared, indexed informer for `K`. Cloning is cheap and yields a handle to the same
@@ -456,6 +478,17 @@ impl Inner {
             None => kind.to_string(),
         };
         let (sync_tx, _) = watch::channel(SyncState::Pending);
+        let metrics = options.get_metrics_provider().map(|p| {
+            metrics::InformerMetrics::new(
+                &**p,
+                &InformerId {
+                    name: name.clone(),
+                    group: target.resource.group.clone(),
+                    version: target.resource.version.clone(),
+                    resource: target.resource.plural.clone(),
+                },
+            )
+        });
         Inner {
             writer: RawWriter::new(),
             reflector: Reflector {
@@ -467,6 +500,7 @@ impl Inner {
                 backoff: options.get_backoff(),
                 watch_list: options.get_watch_list(),
                 watch_list_refused: Default::default(),
+                metadata_only: target.metadata_only,
                 name: name.clone(),
             },
             name,
@@ -485,6 +519,7 @@ impl Inner {
             synced: AtomicBool::new(false),
             sync_tx,
             store_rv: watch::Sender::new(String::new()),
+            metrics,
         }
     }
 
@@ -496,7 +531,12 @@ impl Inner {
         }
         let id = st.next_id;
         st.next_id += 1;
-        let mut listener = Listener::new(id, deliver, &st.listeners_token);
+        let mut listener = Listener::new(
+            id,
+            deliver,
+            &st.listeners_token,
+            self.metrics.as_ref().map(|m| m.queued.clone()),
+        );
         // Under the state lock no event can be delivered, so the snapshot and the events that
         // follow are exactly consecutive.
         for obj in self.writer.list() {
@@ -1050,6 +1090,14 @@ impl Core for Inner {
 }
 
 impl Inner {
+    /// The store has reached `rv`: wakes who waits for it, and sets the gauge.
+    fn store_reached(&self, rv: String) {
+        if let Some(m) = &self.metrics {
+            m.store_resource_version(&rv);
+        }
+        self.store_rv.send_replace(rv);
+    }
+
     fn broadcast(st: &State, n: Notification) {
         for l in &st.listeners {
             l.send(n.clone());
@@ -1078,9 +1126,10 @@ impl Sink for Inner {
     }
 
     fn replace(&self, items: Vec<Obj>, resource_version: String) {
+        let start = std::time::Instant::now();
         let st = self.state.lock();
         let diff = self.writer.replace(items, resource_version.clone());
-        self.store_rv.send_replace(resource_version);
+        self.store_reached(resource_version);
         let initial = !self.synced.load(Ordering::Acquire);
         tracing::debug!(
             informer = %self.name,
@@ -1113,6 +1162,10 @@ impl Sink for Inner {
             Self::broadcast(&st, Notification::Synced);
             self.sync_tx.send_replace(SyncState::Synced);
         }
+        drop(st);
+        if let Some(m) = &self.metrics {
+            m.processed_since(start);
+        }
     }
 
     fn apply(
@@ -1120,6 +1173,7 @@ impl Sink for Inner {
         object: &serde_json::value::RawValue,
         deleted: bool,
     ) -> serde_json::Result<Option<String>> {
+        let start = std::time::Instant::now();
         let (obj, resource_version) = (self.decode)(object.get())?;
         if !deleted {
             let st = self.state.lock();
@@ -1143,12 +1197,15 @@ impl Sink for Inner {
             }
         }
         if let Some(rv) = &resource_version {
-            self.store_rv.send_replace(rv.clone());
+            self.store_reached(rv.clone());
+        }
+        if let Some(m) = &self.metrics {
+            m.processed_since(start);
         }
         Ok(resource_version)
     }
 
     fn bookmark(&self, resource_version: String) {
-        self.store_rv.send_replace(resource_version);
+        self.store_reached(resource_version);
     }
 }

@@ -10,6 +10,7 @@ use std::time::Duration;
 use kube::api::{ListParams, ObjectMeta};
 
 use super::BackoffConfig;
+use super::metrics::InformerMetricsProvider;
 
 /// Adjusts the list and watch options of an informer (selectors …), as client-go's
 /// `TweakListOptionsFunc` does.
@@ -61,6 +62,7 @@ pub struct InformerOptions {
     watch_timeout: Option<Duration>,
     backoff: BackoffConfig,
     watch_list: bool,
+    metrics_provider: Option<Arc<dyn InformerMetricsProvider>>,
 }
 
 impl Default for InformerOptions {
@@ -74,6 +76,7 @@ impl Default for InformerOptions {
             watch_timeout: None,
             backoff: BackoffConfig::default(),
             watch_list: false,
+            metrics_provider: None,
         }
     }
 }
@@ -89,6 +92,7 @@ impl fmt::Debug for InformerOptions {
             .field("watch_timeout", &self.watch_timeout)
             .field("backoff", &self.backoff)
             .field("watch_list", &self.watch_list)
+            .field("metrics_provider", &self.metrics_provider.is_some())
             .finish()
     }
 }
@@ -180,7 +184,21 @@ impl InformerOptions {
         self
     }
 
-    /// Whether informers sync with a WatchList.
+    /// Reports each informer's KEP-4346 metrics (queued items, processing latency, store
+    /// resourceVersion) through `provider` (client-go's `InformerMetricsProvider`; see
+    /// [`metrics`](super::metrics)). None by default; a Manager gives its registry's.
+    #[must_use]
+    pub fn metrics_provider(mut self, provider: Arc<dyn InformerMetricsProvider>) -> Self {
+        self.metrics_provider = Some(provider);
+        self
+    }
+
+    /// The metrics provider, if any ([`metrics_provider`](Self::metrics_provider)).
+    pub fn get_metrics_provider(&self) -> Option<&Arc<dyn InformerMetricsProvider>> {
+        self.metrics_provider.as_ref()
+    }
+
+    /// Whether the informers list with WatchList ([`watch_list`](Self::watch_list)).
     pub fn get_watch_list(&self) -> bool {
         self.watch_list
     }

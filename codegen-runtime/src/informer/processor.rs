@@ -9,6 +9,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::handler::DeletedObject;
+use super::metrics::{Queued, QueuedGuard};
 use crate::store::{Obj, typed};
 
 /// One notification for one handler, about objects of whatever kind the informer holds (the
@@ -65,10 +66,17 @@ pub(crate) struct Listener {
     pub(crate) synced: Arc<AtomicBool>,
     /// Cancels this listener's task only (removal of the handler).
     pub(crate) cancel: CancellationToken,
+    /// The informer's queued-items gauge, if it has metrics.
+    queued: Option<Arc<Queued>>,
 }
 
 impl Listener {
-    pub(crate) fn new(id: u64, deliver: Deliver, parent: &CancellationToken) -> Self {
+    pub(crate) fn new(
+        id: u64,
+        deliver: Deliver,
+        parent: &CancellationToken,
+        queued: Option<Arc<Queued>>,
+    ) -> Self {
         let (tx, rx) = mpsc::unbounded_channel();
         Listener {
             id,
@@ -77,6 +85,7 @@ impl Listener {
             pending: Some(rx),
             synced: Arc::new(AtomicBool::new(false)),
             cancel: parent.child_token(),
+            queued,
         }
     }
 
@@ -88,7 +97,18 @@ impl Listener {
             }
             n => {
                 let deliver = self.deliver.clone();
-                Box::new(move || deliver(n))
+                match &self.queued {
+                    None => Box::new(move || deliver(n)),
+                    Some(q) => {
+                        q.inc();
+                        // Counted until delivered, or dropped with the queue.
+                        let guard = QueuedGuard(q.clone());
+                        Box::new(move || {
+                            deliver(n);
+                            drop(guard);
+                        })
+                    }
+                }
             }
         };
         // The task ends only on cancellation, after which nobody cares about the notification.

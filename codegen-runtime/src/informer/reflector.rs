@@ -150,6 +150,8 @@ pub(crate) struct Reflector {
     pub(crate) watch_list: bool,
     /// The server refused a WatchList: list from now on.
     pub(crate) watch_list_refused: Arc<AtomicBool>,
+    /// List and watch `PartialObjectMetadata` (the `Accept` header asks for it).
+    pub(crate) metadata_only: bool,
     /// For logs.
     pub(crate) name: String,
 }
@@ -281,7 +283,12 @@ impl Reflector {
         let mut items = Vec::new();
         let mut unpaginated_retry = false;
         loop {
-            let mut req = self.request.list(&lp).map_err(kube::Error::BuildRequest)?;
+            let req = if self.metadata_only {
+                self.request.list_metadata(&lp)
+            } else {
+                self.request.list(&lp)
+            };
+            let mut req = req.map_err(kube::Error::BuildRequest)?;
             req.extensions_mut().insert("list");
             let body = self.client.request_text(req).await.and_then(|text| {
                 let page: Page<'_> =
@@ -340,7 +347,12 @@ impl Reflector {
         let wp = self.watch_params(initial.is_some());
         let idle =
             Duration::from_secs(u64::from(wp.timeout.unwrap_or(290))) + Duration::from_secs(5);
-        let mut req = match self.request.watch(&wp, from) {
+        let req = if self.metadata_only {
+            self.request.watch_metadata(&wp, from)
+        } else {
+            self.request.watch(&wp, from)
+        };
+        let mut req = match req {
             Ok(r) => r,
             Err(e) => {
                 tracing::error!(informer = %self.name, error = %e, "cannot build the watch request");
