@@ -176,6 +176,25 @@ pub(crate) fn package(types: &PackageTypes, pkg: &Package) -> Result<AcPackage> 
             }
         }
     }
+    // `+kube-codegen:applyconfiguration=package` (as deepcopy-gen's `+k8s:deepcopy-gen=package`):
+    // every struct of the package is a root, for packages whose structs other packages'
+    // configurations use (the built-in clientset's input).
+    if every_type(types)? {
+        // Kinds' list types excepted: nothing applies a list.
+        let lists: Vec<&str> = pkg.kinds.iter().filter_map(|k| k.list_type.as_deref()).collect();
+        let names: Vec<String> = types
+            .types
+            .keys()
+            .filter(|n| !lists.contains(&n.as_str()))
+            .cloned()
+            .collect();
+        for name in names {
+            if walk.is_config_struct(&name) && !walk.done.contains_key(&name) {
+                walk.done.insert(name.clone(), None);
+                walk.queue.push(name);
+            }
+        }
+    }
     while let Some(name) = walk.queue.pop() {
         let kind = walk.kinds.get(&name).cloned();
         let t = walk.analyze(&name, kind.as_ref())?;
@@ -183,6 +202,30 @@ pub(crate) fn package(types: &PackageTypes, pkg: &Package) -> Result<AcPackage> 
     }
     let types = walk.done.into_values().flatten().collect();
     Ok(AcPackage { types })
+}
+
+/// The package tag that makes every struct of a package a root.
+pub(crate) const PACKAGE_TAG: &str = "kube-codegen:applyconfiguration";
+
+/// Whether the package carries `+kube-codegen:applyconfiguration=package`; any other value is
+/// an error naming the tag.
+fn every_type(types: &PackageTypes) -> Result<bool> {
+    let mut every = false;
+    for t in types.package_tags.iter().filter(|t| t.key == PACKAGE_TAG) {
+        match t.value.as_deref() {
+            Some("package") => every = true,
+            other => {
+                return Err(Error::at(
+                    t.location.clone(),
+                    format!(
+                        "+{PACKAGE_TAG}={}: the only value is `package` (every struct of the package gets an apply configuration)",
+                        other.unwrap_or("")
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(every)
 }
 
 struct Walk<'p> {
