@@ -180,8 +180,16 @@ pub(crate) fn package(types: &PackageTypes, pkg: &Package) -> Result<AcPackage> 
     // every struct of the package is a root, for packages whose structs other packages'
     // configurations use (the built-in clientset's input).
     if every_type(types)? {
+        // Every kind is a kind, whatever its verbs (client-go has `SelfSubjectReview(name)` too).
+        for kind in &pkg.kinds {
+            walk.want(&kind.name, Some(kind), &kind.location)?;
+        }
         // Kinds' list types excepted: nothing applies a list.
-        let lists: Vec<&str> = pkg.kinds.iter().filter_map(|k| k.list_type.as_deref()).collect();
+        let lists: Vec<&str> = pkg
+            .kinds
+            .iter()
+            .filter_map(|k| k.list_type.as_deref())
+            .collect();
         let names: Vec<String> = types
             .types
             .keys()

@@ -43,15 +43,17 @@ pub(crate) fn global(ctx: &Ctx<'_>) -> Vec<Module> {
             continue;
         }
         groups_seen.push(&pkg.group_module);
-        out.push(Module::client(
-            &[DIR, &pkg.group_module],
-            format!(
-                "Apply configurations of the `{}` API group.",
-                super::listers::group_label(pkg)
-            ),
-            String::new(),
-        )
-        .behind_any(needed.get(&pkg.group_module).cloned().unwrap_or_default()));
+        out.push(
+            Module::client(
+                &[DIR, &pkg.group_module],
+                format!(
+                    "Apply configurations of the `{}` API group.",
+                    super::listers::group_label(pkg)
+                ),
+                String::new(),
+            )
+            .behind_any(needed.get(&pkg.group_module).cloned().unwrap_or_default()),
+        );
     }
     out
 }
@@ -253,8 +255,10 @@ fn into(prefix: &str, t: Ty) -> Ty {
 /// The struct field of `f`.
 fn field_decl(src: &mut Src, n: &Names, f: &AcField) {
     let id = ident(&f.rust).to_string();
-    if let Some(d) = &f.doc {
-        src.doc(d);
+    match &f.doc {
+        Some(d) => src.doc(d),
+        // The API documents every field; a crate that denies missing docs still compiles.
+        None => src.doc(&format!("The `{}` field.", f.json)),
     }
     let t = ty(n, &f.ty);
     if f.flatten {

@@ -17,12 +17,14 @@
 )]
 #[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct ExternalDocumentationApplyConfiguration {
+    /// The `description` field.
     #[serde(
         rename = "description",
         default,
         skip_serializing_if = "Option::is_none"
     )]
     pub description: ::core::option::Option<::std::string::String>,
+    /// The `url` field.
     #[serde(rename = "url", default, skip_serializing_if = "Option::is_none")]
     pub url: ::core::option::Option<::std::string::String>,
 }

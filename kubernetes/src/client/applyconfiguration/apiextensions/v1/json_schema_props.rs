@@ -17,10 +17,13 @@
 )]
 #[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct JSONSchemaPropsApplyConfiguration {
+    /// The `$ref` field.
     #[serde(rename = "$ref", default, skip_serializing_if = "Option::is_none")]
     pub ref_path: ::core::option::Option<::std::string::String>,
+    /// The `$schema` field.
     #[serde(rename = "$schema", default, skip_serializing_if = "Option::is_none")]
     pub schema: ::core::option::Option<::std::string::String>,
+    /// The `additionalItems` field.
     #[serde(
         rename = "additionalItems",
         default,
@@ -29,6 +32,7 @@ pub struct JSONSchemaPropsApplyConfiguration {
     pub additional_items: ::core::option::Option<
         ::kube_codegen_runtime::k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaPropsOrBool,
     >,
+    /// The `additionalProperties` field.
     #[serde(
         rename = "additionalProperties",
         default,
@@ -37,8 +41,10 @@ pub struct JSONSchemaPropsApplyConfiguration {
     pub additional_properties: ::core::option::Option<
         ::kube_codegen_runtime::k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaPropsOrBool,
     >,
+    /// The `allOf` field.
     #[serde(rename = "allOf", default, skip_serializing_if = "Option::is_none")]
     pub all_of: ::core::option::Option<::std::vec::Vec<super::JSONSchemaPropsApplyConfiguration>>,
+    /// The `anyOf` field.
     #[serde(rename = "anyOf", default, skip_serializing_if = "Option::is_none")]
     pub any_of: ::core::option::Option<::std::vec::Vec<super::JSONSchemaPropsApplyConfiguration>>,
     /// default is a default value for undefined object fields. Defaulting is a beta feature under the CustomResourceDefaulting feature gate. Defaulting requires spec.preserveUnknownFields to be false.
@@ -46,6 +52,7 @@ pub struct JSONSchemaPropsApplyConfiguration {
     pub default: ::core::option::Option<
         ::kube_codegen_runtime::k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSON,
     >,
+    /// The `definitions` field.
     #[serde(
         rename = "definitions",
         default,
@@ -57,6 +64,7 @@ pub struct JSONSchemaPropsApplyConfiguration {
             super::JSONSchemaPropsApplyConfiguration,
         >,
     >,
+    /// The `dependencies` field.
     #[serde(
         rename = "dependencies",
         default,
@@ -68,34 +76,40 @@ pub struct JSONSchemaPropsApplyConfiguration {
             ::kube_codegen_runtime::k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaPropsOrStringArray,
         >,
     >,
+    /// The `description` field.
     #[serde(
         rename = "description",
         default,
         skip_serializing_if = "Option::is_none"
     )]
     pub description: ::core::option::Option<::std::string::String>,
+    /// The `enum` field.
     #[serde(rename = "enum", default, skip_serializing_if = "Option::is_none")]
     pub enum_: ::core::option::Option<
         ::std::vec::Vec<
             ::kube_codegen_runtime::k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSON,
         >,
     >,
+    /// The `example` field.
     #[serde(rename = "example", default, skip_serializing_if = "Option::is_none")]
     pub example: ::core::option::Option<
         ::kube_codegen_runtime::k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSON,
     >,
+    /// The `exclusiveMaximum` field.
     #[serde(
         rename = "exclusiveMaximum",
         default,
         skip_serializing_if = "Option::is_none"
     )]
     pub exclusive_maximum: ::core::option::Option<bool>,
+    /// The `exclusiveMinimum` field.
     #[serde(
         rename = "exclusiveMinimum",
         default,
         skip_serializing_if = "Option::is_none"
     )]
     pub exclusive_minimum: ::core::option::Option<bool>,
+    /// The `externalDocs` field.
     #[serde(
         rename = "externalDocs",
         default,
@@ -107,50 +121,66 @@ pub struct JSONSchemaPropsApplyConfiguration {
     /// - bsonobjectid: a bson object ID, i.e. a 24 characters hex string - uri: an URI as parsed by Golang net/url.ParseRequestURI - email: an email address as parsed by Golang net/mail.ParseAddress - hostname: a valid representation for an Internet host name, as defined by RFC 1034, section 3.1 \[RFC1034\]. - ipv4: an IPv4 IP as parsed by Golang net.ParseIP - ipv6: an IPv6 IP as parsed by Golang net.ParseIP - cidr: a CIDR as parsed by Golang net.ParseCIDR - mac: a MAC address as parsed by Golang net.ParseMAC - uuid: an UUID that allows uppercase defined by the regex (?i)^\[0-9a-f\]{8}-?\[0-9a-f\]{4}-?\[0-9a-f\]{4}-?\[0-9a-f\]{4}-?\[0-9a-f\]{12}$ - uuid3: an UUID3 that allows uppercase defined by the regex (?i)^\[0-9a-f\]{8}-?\[0-9a-f\]{4}-?3\[0-9a-f\]{3}-?\[0-9a-f\]{4}-?\[0-9a-f\]{12}$ - uuid4: an UUID4 that allows uppercase defined by the regex (?i)^\[0-9a-f\]{8}-?\[0-9a-f\]{4}-?4\[0-9a-f\]{3}-?\[89ab\]\[0-9a-f\]{3}-?\[0-9a-f\]{12}$ - uuid5: an UUID5 that allows uppercase defined by the regex (?i)^\[0-9a-f\]{8}-?\[0-9a-f\]{4}-?5\[0-9a-f\]{3}-?\[89ab\]\[0-9a-f\]{3}-?\[0-9a-f\]{12}$ - isbn: an ISBN10 or ISBN13 number string like "0321751043" or "978-0321751041" - isbn10: an ISBN10 number string like "0321751043" - isbn13: an ISBN13 number string like "978-0321751041" - creditcard: a credit card number defined by the regex ^(?:4\[0-9\]{12}(?:\[0-9\]{3})?|5\[1-5\]\[0-9\]{14}|6(?:011|5\[0-9\]\[0-9\])\[0-9\]{12}|3\[47\]\[0-9\]{13}|3(?:0\[0-5\]|\[68\]\[0-9\])\[0-9\]{11}|(?:2131|1800|35\\\\d{3})\\\\d{11})$ with any non digit characters mixed in - ssn: a U.S. social security number following the regex ^\\\\d{3}\[- \]?\\\\d{2}\[- \]?\\\\d{4}$ - hexcolor: an hexadecimal color code like "#FFFFFF: following the regex ^#?(\[0-9a-fA-F\]{3}|\[0-9a-fA-F\]{6})$ - rgbcolor: an RGB color code like rgb like "rgb(255,255,2559" - byte: base64 encoded binary data - password: any kind of string - date: a date string like "2006-01-02" as defined by full-date in RFC3339 - duration: a duration string like "22 ns" as parsed by Golang time.ParseDuration or compatible with Scala duration format - datetime: a date time string like "2014-12-15T19:30:20.000Z" as defined by date-time in RFC3339.
     #[serde(rename = "format", default, skip_serializing_if = "Option::is_none")]
     pub format: ::core::option::Option<::std::string::String>,
+    /// The `id` field.
     #[serde(rename = "id", default, skip_serializing_if = "Option::is_none")]
     pub id: ::core::option::Option<::std::string::String>,
+    /// The `items` field.
     #[serde(rename = "items", default, skip_serializing_if = "Option::is_none")]
     pub items: ::core::option::Option<
         ::kube_codegen_runtime::k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaPropsOrArray,
     >,
+    /// The `maxItems` field.
     #[serde(rename = "maxItems", default, skip_serializing_if = "Option::is_none")]
     pub max_items: ::core::option::Option<i64>,
+    /// The `maxLength` field.
     #[serde(rename = "maxLength", default, skip_serializing_if = "Option::is_none")]
     pub max_length: ::core::option::Option<i64>,
+    /// The `maxProperties` field.
     #[serde(
         rename = "maxProperties",
         default,
         skip_serializing_if = "Option::is_none"
     )]
     pub max_properties: ::core::option::Option<i64>,
+    /// The `maximum` field.
     #[serde(rename = "maximum", default, skip_serializing_if = "Option::is_none")]
     pub maximum: ::core::option::Option<f64>,
+    /// The `minItems` field.
     #[serde(rename = "minItems", default, skip_serializing_if = "Option::is_none")]
     pub min_items: ::core::option::Option<i64>,
+    /// The `minLength` field.
     #[serde(rename = "minLength", default, skip_serializing_if = "Option::is_none")]
     pub min_length: ::core::option::Option<i64>,
+    /// The `minProperties` field.
     #[serde(
         rename = "minProperties",
         default,
         skip_serializing_if = "Option::is_none"
     )]
     pub min_properties: ::core::option::Option<i64>,
+    /// The `minimum` field.
     #[serde(rename = "minimum", default, skip_serializing_if = "Option::is_none")]
     pub minimum: ::core::option::Option<f64>,
+    /// The `multipleOf` field.
     #[serde(
         rename = "multipleOf",
         default,
         skip_serializing_if = "Option::is_none"
     )]
     pub multiple_of: ::core::option::Option<f64>,
+    /// The `not` field.
     #[serde(rename = "not", default, skip_serializing_if = "Option::is_none")]
     pub not: ::core::option::Option<::std::boxed::Box<super::JSONSchemaPropsApplyConfiguration>>,
+    /// The `nullable` field.
     #[serde(rename = "nullable", default, skip_serializing_if = "Option::is_none")]
     pub nullable: ::core::option::Option<bool>,
+    /// The `oneOf` field.
     #[serde(rename = "oneOf", default, skip_serializing_if = "Option::is_none")]
     pub one_of: ::core::option::Option<::std::vec::Vec<super::JSONSchemaPropsApplyConfiguration>>,
+    /// The `pattern` field.
     #[serde(rename = "pattern", default, skip_serializing_if = "Option::is_none")]
     pub pattern: ::core::option::Option<::std::string::String>,
+    /// The `patternProperties` field.
     #[serde(
         rename = "patternProperties",
         default,
@@ -162,6 +192,7 @@ pub struct JSONSchemaPropsApplyConfiguration {
             super::JSONSchemaPropsApplyConfiguration,
         >,
     >,
+    /// The `properties` field.
     #[serde(
         rename = "properties",
         default,
@@ -173,12 +204,16 @@ pub struct JSONSchemaPropsApplyConfiguration {
             super::JSONSchemaPropsApplyConfiguration,
         >,
     >,
+    /// The `required` field.
     #[serde(rename = "required", default, skip_serializing_if = "Option::is_none")]
     pub required: ::core::option::Option<::std::vec::Vec<::std::string::String>>,
+    /// The `title` field.
     #[serde(rename = "title", default, skip_serializing_if = "Option::is_none")]
     pub title: ::core::option::Option<::std::string::String>,
+    /// The `type` field.
     #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
     pub type_: ::core::option::Option<::std::string::String>,
+    /// The `uniqueItems` field.
     #[serde(
         rename = "uniqueItems",
         default,

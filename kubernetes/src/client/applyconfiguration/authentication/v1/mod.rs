@@ -26,12 +26,18 @@ pub mod token_review_status;
 pub mod user_info;
 
 pub use self::bound_object_reference::BoundObjectReferenceApplyConfiguration;
-pub use self::self_subject_review::SelfSubjectReviewApplyConfiguration;
+pub use self::self_subject_review::{
+    SelfSubjectReviewApplyConfiguration, extract_self_subject_review,
+    extract_self_subject_review_from, extract_self_subject_review_status,
+};
 pub use self::self_subject_review_status::SelfSubjectReviewStatusApplyConfiguration;
 pub use self::token_request::TokenRequestApplyConfiguration;
 pub use self::token_request_spec::TokenRequestSpecApplyConfiguration;
 pub use self::token_request_status::TokenRequestStatusApplyConfiguration;
-pub use self::token_review::TokenReviewApplyConfiguration;
+pub use self::token_review::{
+    TokenReviewApplyConfiguration, extract_token_review, extract_token_review_from,
+    extract_token_review_status,
+};
 pub use self::token_review_spec::TokenReviewSpecApplyConfiguration;
 pub use self::token_review_status::TokenReviewStatusApplyConfiguration;
 pub use self::user_info::UserInfoApplyConfiguration;

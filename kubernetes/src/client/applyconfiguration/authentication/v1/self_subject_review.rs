@@ -3,7 +3,7 @@
 // Copyright The kube-codegen Authors.
 // SPDX-License-Identifier: Apache-2.0
 
-//! The apply configuration of `SelfSubjectReview` (`authentication.k8s.io/v1`).
+//! The apply configuration of the `SelfSubjectReview` kind (`authentication.k8s.io/v1`) and its `extract_self_subject_review` functions.
 /// The apply configuration of `SelfSubjectReview`: every field optional and serialized only when set, so that an apply claims exactly the fields it sets.
 ///
 /// SelfSubjectReview contains the user information that the kube-apiserver has about the user making this request. When using impersonation, users will receive the user info of the user being impersonated.  If impersonation or request header authentication is used, any extra keys will have their case ignored and returned as lowercase.
@@ -17,6 +17,16 @@
 )]
 #[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct SelfSubjectReviewApplyConfiguration {
+    /// `apiVersion`: set by the constructor.
+    #[serde(
+        rename = "apiVersion",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub api_version: ::core::option::Option<::std::string::String>,
+    /// `kind`: set by the constructor.
+    #[serde(rename = "kind", default, skip_serializing_if = "Option::is_none")]
+    pub kind: ::core::option::Option<::std::string::String>,
     /// metadata is standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     #[serde(rename = "metadata", default, skip_serializing_if = "Option::is_none")]
     pub metadata:
@@ -41,4 +51,89 @@ impl SelfSubjectReviewApplyConfiguration {
         self.status = ::core::option::Option::Some(value);
         self
     }
+}
+impl SelfSubjectReviewApplyConfiguration {
+    /// A configuration of the `SelfSubjectReview` called `name`, with apiVersion `authentication.k8s.io/v1` and kind `SelfSubjectReview` set (client-go's `SelfSubjectReview(name)`).
+    pub fn new(name: impl ::core::convert::Into<::std::string::String>) -> Self {
+        Self {
+            api_version: ::core::option::Option::Some("authentication.k8s.io/v1".into()),
+            kind: ::core::option::Option::Some("SelfSubjectReview".into()),
+            metadata: ::core::option::Option::Some(
+                ::kube_codegen_runtime::apply::meta::ObjectMetaApplyConfiguration::default()
+                    .with_name(name),
+            ),
+            ..::core::default::Default::default()
+        }
+    }
+    /// Sets `apiVersion`.
+    #[must_use]
+    pub fn with_api_version(
+        mut self,
+        value: impl ::core::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.api_version = ::core::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `kind`.
+    #[must_use]
+    pub fn with_kind(mut self, value: impl ::core::convert::Into<::std::string::String>) -> Self {
+        self.kind = ::core::option::Option::Some(value.into());
+        self
+    }
+    ::kube_codegen_runtime::object_meta_setters!(
+        metadata: with_name with_generate_name with_namespace with_uid with_resource_version
+        with_generation with_deletion_grace_period_seconds with_creation_timestamp
+        with_deletion_timestamp with_labels with_annotations with_owner_references with_finalizers
+    );
+}
+impl ::kube_codegen_runtime::apply::ApplyConfiguration for SelfSubjectReviewApplyConfiguration {
+    type Object = crate::apis::authentication::v1::SelfSubjectReview;
+    fn name(&self) -> ::core::option::Option<&str> {
+        self.metadata.as_ref()?.name.as_deref()
+    }
+    fn namespace(&self) -> ::core::option::Option<&str> {
+        self.metadata.as_ref()?.namespace.as_deref()
+    }
+    fn api_version(&self) -> ::core::option::Option<&str> {
+        self.api_version.as_deref()
+    }
+    fn kind(&self) -> ::core::option::Option<&str> {
+        self.kind.as_deref()
+    }
+}
+/// client-go's `ExtractSelfSubjectReview`: the apply configuration holding exactly the fields of `self_subject_review` that `field_manager` owns through apply on the main resource, with their current values (plus apiVersion, kind, name and namespace), read from `metadata.managedFields`.
+///
+/// Use it to read-modify-apply without taking or dropping other managers' fields. `self_subject_review` must be as the API server returned it (with its managed fields); one without any is an error rather than an empty configuration.
+#[inline]
+pub fn extract_self_subject_review(
+    self_subject_review: &crate::apis::authentication::v1::SelfSubjectReview,
+    field_manager: &str,
+) -> ::core::result::Result<
+    SelfSubjectReviewApplyConfiguration,
+    ::kube_codegen_runtime::apply::ExtractError,
+> {
+    ::kube_codegen_runtime::apply::extract(self_subject_review, field_manager, "")
+}
+/// client-go's `ExtractSelfSubjectReviewStatus`: as [`extract_self_subject_review`], for the fields `field_manager` owns through apply on the `status` subresource.
+#[inline]
+pub fn extract_self_subject_review_status(
+    self_subject_review: &crate::apis::authentication::v1::SelfSubjectReview,
+    field_manager: &str,
+) -> ::core::result::Result<
+    SelfSubjectReviewApplyConfiguration,
+    ::kube_codegen_runtime::apply::ExtractError,
+> {
+    ::kube_codegen_runtime::apply::extract(self_subject_review, field_manager, "status")
+}
+/// client-go's `ExtractSelfSubjectReviewFrom`: as [`extract_self_subject_review`], for the fields applied through `subresource` (`""` for the main resource, `"status"` …).
+#[inline]
+pub fn extract_self_subject_review_from(
+    self_subject_review: &crate::apis::authentication::v1::SelfSubjectReview,
+    field_manager: &str,
+    subresource: &str,
+) -> ::core::result::Result<
+    SelfSubjectReviewApplyConfiguration,
+    ::kube_codegen_runtime::apply::ExtractError,
+> {
+    ::kube_codegen_runtime::apply::extract(self_subject_review, field_manager, subresource)
 }

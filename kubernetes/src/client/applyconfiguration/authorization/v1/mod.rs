@@ -37,16 +37,28 @@ pub mod subject_rules_review_status;
 
 pub use self::field_selector_attributes::FieldSelectorAttributesApplyConfiguration;
 pub use self::label_selector_attributes::LabelSelectorAttributesApplyConfiguration;
-pub use self::local_subject_access_review::LocalSubjectAccessReviewApplyConfiguration;
+pub use self::local_subject_access_review::{
+    LocalSubjectAccessReviewApplyConfiguration, extract_local_subject_access_review,
+    extract_local_subject_access_review_from, extract_local_subject_access_review_status,
+};
 pub use self::non_resource_attributes::NonResourceAttributesApplyConfiguration;
 pub use self::non_resource_rule::NonResourceRuleApplyConfiguration;
 pub use self::resource_attributes::ResourceAttributesApplyConfiguration;
 pub use self::resource_rule::ResourceRuleApplyConfiguration;
-pub use self::self_subject_access_review::SelfSubjectAccessReviewApplyConfiguration;
+pub use self::self_subject_access_review::{
+    SelfSubjectAccessReviewApplyConfiguration, extract_self_subject_access_review,
+    extract_self_subject_access_review_from, extract_self_subject_access_review_status,
+};
 pub use self::self_subject_access_review_spec::SelfSubjectAccessReviewSpecApplyConfiguration;
-pub use self::self_subject_rules_review::SelfSubjectRulesReviewApplyConfiguration;
+pub use self::self_subject_rules_review::{
+    SelfSubjectRulesReviewApplyConfiguration, extract_self_subject_rules_review,
+    extract_self_subject_rules_review_from, extract_self_subject_rules_review_status,
+};
 pub use self::self_subject_rules_review_spec::SelfSubjectRulesReviewSpecApplyConfiguration;
-pub use self::subject_access_review::SubjectAccessReviewApplyConfiguration;
+pub use self::subject_access_review::{
+    SubjectAccessReviewApplyConfiguration, extract_subject_access_review,
+    extract_subject_access_review_from, extract_subject_access_review_status,
+};
 pub use self::subject_access_review_spec::SubjectAccessReviewSpecApplyConfiguration;
 pub use self::subject_access_review_status::SubjectAccessReviewStatusApplyConfiguration;
 pub use self::subject_rules_review_status::SubjectRulesReviewStatusApplyConfiguration;

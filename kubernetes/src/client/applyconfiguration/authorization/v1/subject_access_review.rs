@@ -3,7 +3,7 @@
 // Copyright The kube-codegen Authors.
 // SPDX-License-Identifier: Apache-2.0
 
-//! The apply configuration of `SubjectAccessReview` (`authorization.k8s.io/v1`).
+//! The apply configuration of the `SubjectAccessReview` kind (`authorization.k8s.io/v1`) and its `extract_subject_access_review` functions.
 /// The apply configuration of `SubjectAccessReview`: every field optional and serialized only when set, so that an apply claims exactly the fields it sets.
 ///
 /// SubjectAccessReview checks whether or not a user or group can perform an action.
@@ -17,6 +17,16 @@
 )]
 #[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct SubjectAccessReviewApplyConfiguration {
+    /// `apiVersion`: set by the constructor.
+    #[serde(
+        rename = "apiVersion",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub api_version: ::core::option::Option<::std::string::String>,
+    /// `kind`: set by the constructor.
+    #[serde(rename = "kind", default, skip_serializing_if = "Option::is_none")]
+    pub kind: ::core::option::Option<::std::string::String>,
     /// metadata is the standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     #[serde(rename = "metadata", default, skip_serializing_if = "Option::is_none")]
     pub metadata:
@@ -53,4 +63,89 @@ impl SubjectAccessReviewApplyConfiguration {
         self.status = ::core::option::Option::Some(value);
         self
     }
+}
+impl SubjectAccessReviewApplyConfiguration {
+    /// A configuration of the `SubjectAccessReview` called `name`, with apiVersion `authorization.k8s.io/v1` and kind `SubjectAccessReview` set (client-go's `SubjectAccessReview(name)`).
+    pub fn new(name: impl ::core::convert::Into<::std::string::String>) -> Self {
+        Self {
+            api_version: ::core::option::Option::Some("authorization.k8s.io/v1".into()),
+            kind: ::core::option::Option::Some("SubjectAccessReview".into()),
+            metadata: ::core::option::Option::Some(
+                ::kube_codegen_runtime::apply::meta::ObjectMetaApplyConfiguration::default()
+                    .with_name(name),
+            ),
+            ..::core::default::Default::default()
+        }
+    }
+    /// Sets `apiVersion`.
+    #[must_use]
+    pub fn with_api_version(
+        mut self,
+        value: impl ::core::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.api_version = ::core::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `kind`.
+    #[must_use]
+    pub fn with_kind(mut self, value: impl ::core::convert::Into<::std::string::String>) -> Self {
+        self.kind = ::core::option::Option::Some(value.into());
+        self
+    }
+    ::kube_codegen_runtime::object_meta_setters!(
+        metadata: with_name with_generate_name with_namespace with_uid with_resource_version
+        with_generation with_deletion_grace_period_seconds with_creation_timestamp
+        with_deletion_timestamp with_labels with_annotations with_owner_references with_finalizers
+    );
+}
+impl ::kube_codegen_runtime::apply::ApplyConfiguration for SubjectAccessReviewApplyConfiguration {
+    type Object = crate::apis::authorization::v1::SubjectAccessReview;
+    fn name(&self) -> ::core::option::Option<&str> {
+        self.metadata.as_ref()?.name.as_deref()
+    }
+    fn namespace(&self) -> ::core::option::Option<&str> {
+        self.metadata.as_ref()?.namespace.as_deref()
+    }
+    fn api_version(&self) -> ::core::option::Option<&str> {
+        self.api_version.as_deref()
+    }
+    fn kind(&self) -> ::core::option::Option<&str> {
+        self.kind.as_deref()
+    }
+}
+/// client-go's `ExtractSubjectAccessReview`: the apply configuration holding exactly the fields of `subject_access_review` that `field_manager` owns through apply on the main resource, with their current values (plus apiVersion, kind, name and namespace), read from `metadata.managedFields`.
+///
+/// Use it to read-modify-apply without taking or dropping other managers' fields. `subject_access_review` must be as the API server returned it (with its managed fields); one without any is an error rather than an empty configuration.
+#[inline]
+pub fn extract_subject_access_review(
+    subject_access_review: &crate::apis::authorization::v1::SubjectAccessReview,
+    field_manager: &str,
+) -> ::core::result::Result<
+    SubjectAccessReviewApplyConfiguration,
+    ::kube_codegen_runtime::apply::ExtractError,
+> {
+    ::kube_codegen_runtime::apply::extract(subject_access_review, field_manager, "")
+}
+/// client-go's `ExtractSubjectAccessReviewStatus`: as [`extract_subject_access_review`], for the fields `field_manager` owns through apply on the `status` subresource.
+#[inline]
+pub fn extract_subject_access_review_status(
+    subject_access_review: &crate::apis::authorization::v1::SubjectAccessReview,
+    field_manager: &str,
+) -> ::core::result::Result<
+    SubjectAccessReviewApplyConfiguration,
+    ::kube_codegen_runtime::apply::ExtractError,
+> {
+    ::kube_codegen_runtime::apply::extract(subject_access_review, field_manager, "status")
+}
+/// client-go's `ExtractSubjectAccessReviewFrom`: as [`extract_subject_access_review`], for the fields applied through `subresource` (`""` for the main resource, `"status"` …).
+#[inline]
+pub fn extract_subject_access_review_from(
+    subject_access_review: &crate::apis::authorization::v1::SubjectAccessReview,
+    field_manager: &str,
+    subresource: &str,
+) -> ::core::result::Result<
+    SubjectAccessReviewApplyConfiguration,
+    ::kube_codegen_runtime::apply::ExtractError,
+> {
+    ::kube_codegen_runtime::apply::extract(subject_access_review, field_manager, subresource)
 }

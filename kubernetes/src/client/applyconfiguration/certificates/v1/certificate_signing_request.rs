@@ -33,6 +33,7 @@ pub struct CertificateSigningRequestApplyConfiguration {
     /// `kind`: set by the constructor.
     #[serde(rename = "kind", default, skip_serializing_if = "Option::is_none")]
     pub kind: ::core::option::Option<::std::string::String>,
+    /// The `metadata` field.
     #[serde(rename = "metadata", default, skip_serializing_if = "Option::is_none")]
     pub metadata:
         ::core::option::Option<::kube_codegen_runtime::apply::meta::ObjectMetaApplyConfiguration>,

@@ -3,7 +3,7 @@
 // Copyright The kube-codegen Authors.
 // SPDX-License-Identifier: Apache-2.0
 
-//! The apply configuration of `Eviction` (`policy/v1`).
+//! The apply configuration of the `Eviction` kind (`policy/v1`) and its `extract_eviction` functions.
 /// The apply configuration of `Eviction`: every field optional and serialized only when set, so that an apply claims exactly the fields it sets.
 ///
 /// Eviction evicts a pod from its node subject to certain policies and safety constraints. This is a subresource of Pod.  A request to cause such an eviction is created by POSTing to .../pods/\<pod name\>/evictions.
@@ -17,6 +17,16 @@
 )]
 #[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct EvictionApplyConfiguration {
+    /// `apiVersion`: set by the constructor.
+    #[serde(
+        rename = "apiVersion",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub api_version: ::core::option::Option<::std::string::String>,
+    /// `kind`: set by the constructor.
+    #[serde(rename = "kind", default, skip_serializing_if = "Option::is_none")]
+    pub kind: ::core::option::Option<::std::string::String>,
     /// deleteOptions may be provided
     #[serde(
         rename = "deleteOptions",
@@ -52,4 +62,78 @@ impl EvictionApplyConfiguration {
         self.metadata = ::core::option::Option::Some(value);
         self
     }
+}
+impl EvictionApplyConfiguration {
+    /// A configuration of the `Eviction` called `name` in `namespace`, with apiVersion `policy/v1` and kind `Eviction` set (client-go's `Eviction(name, namespace)`).
+    pub fn new(
+        name: impl ::core::convert::Into<::std::string::String>,
+        namespace: impl ::core::convert::Into<::std::string::String>,
+    ) -> Self {
+        Self {
+            api_version: ::core::option::Option::Some("policy/v1".into()),
+            kind: ::core::option::Option::Some("Eviction".into()),
+            metadata: ::core::option::Option::Some(
+                ::kube_codegen_runtime::apply::meta::ObjectMetaApplyConfiguration::default()
+                    .with_name(name)
+                    .with_namespace(namespace),
+            ),
+            ..::core::default::Default::default()
+        }
+    }
+    /// Sets `apiVersion`.
+    #[must_use]
+    pub fn with_api_version(
+        mut self,
+        value: impl ::core::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.api_version = ::core::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `kind`.
+    #[must_use]
+    pub fn with_kind(mut self, value: impl ::core::convert::Into<::std::string::String>) -> Self {
+        self.kind = ::core::option::Option::Some(value.into());
+        self
+    }
+    ::kube_codegen_runtime::object_meta_setters!(
+        metadata: with_name with_generate_name with_namespace with_uid with_resource_version
+        with_generation with_deletion_grace_period_seconds with_creation_timestamp
+        with_deletion_timestamp with_labels with_annotations with_owner_references with_finalizers
+    );
+}
+impl ::kube_codegen_runtime::apply::ApplyConfiguration for EvictionApplyConfiguration {
+    type Object = crate::apis::policy::v1::Eviction;
+    fn name(&self) -> ::core::option::Option<&str> {
+        self.metadata.as_ref()?.name.as_deref()
+    }
+    fn namespace(&self) -> ::core::option::Option<&str> {
+        self.metadata.as_ref()?.namespace.as_deref()
+    }
+    fn api_version(&self) -> ::core::option::Option<&str> {
+        self.api_version.as_deref()
+    }
+    fn kind(&self) -> ::core::option::Option<&str> {
+        self.kind.as_deref()
+    }
+}
+/// client-go's `ExtractEviction`: the apply configuration holding exactly the fields of `eviction` that `field_manager` owns through apply on the main resource, with their current values (plus apiVersion, kind, name and namespace), read from `metadata.managedFields`.
+///
+/// Use it to read-modify-apply without taking or dropping other managers' fields. `eviction` must be as the API server returned it (with its managed fields); one without any is an error rather than an empty configuration.
+#[inline]
+pub fn extract_eviction(
+    eviction: &crate::apis::policy::v1::Eviction,
+    field_manager: &str,
+) -> ::core::result::Result<EvictionApplyConfiguration, ::kube_codegen_runtime::apply::ExtractError>
+{
+    ::kube_codegen_runtime::apply::extract(eviction, field_manager, "")
+}
+/// client-go's `ExtractEvictionFrom`: as [`extract_eviction`], for the fields applied through `subresource` (`""` for the main resource, `"status"` …).
+#[inline]
+pub fn extract_eviction_from(
+    eviction: &crate::apis::policy::v1::Eviction,
+    field_manager: &str,
+    subresource: &str,
+) -> ::core::result::Result<EvictionApplyConfiguration, ::kube_codegen_runtime::apply::ExtractError>
+{
+    ::kube_codegen_runtime::apply::extract(eviction, field_manager, subresource)
 }

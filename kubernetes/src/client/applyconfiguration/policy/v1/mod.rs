@@ -13,7 +13,7 @@ pub mod pod_disruption_budget_spec;
 #[rustfmt::skip]
 pub mod pod_disruption_budget_status;
 
-pub use self::eviction::EvictionApplyConfiguration;
+pub use self::eviction::{EvictionApplyConfiguration, extract_eviction, extract_eviction_from};
 pub use self::pod_disruption_budget::{
     PodDisruptionBudgetApplyConfiguration, extract_pod_disruption_budget,
     extract_pod_disruption_budget_from, extract_pod_disruption_budget_status,
