@@ -721,6 +721,53 @@ mod tests {
     }
 
     #[test]
+    fn a_package_tagged_package_configures_every_struct_and_every_kind() {
+        // The built-in clientset's input: `+kube-codegen:applyconfiguration=package`.
+        let p = analyze("kubernetes/applyconfig-input", "apps:v1");
+        let names = names(&p);
+        for want in [
+            "Deployment",
+            "DeploymentSpec",
+            "DeploymentStrategy",
+            "RollingUpdateDeployment",
+            "ControllerRevision",
+        ] {
+            assert!(names.contains(want), "{want} missing: {names:?}");
+        }
+        // Nothing applies a list.
+        assert!(!names.contains("DeploymentList"), "{names:?}");
+        let kind = |n: &str| {
+            p.types
+                .iter()
+                .find(|t| t.name == n)
+                .and_then(|t| t.kind.clone())
+        };
+        assert_eq!(
+            kind("Deployment"),
+            Some(AcKind {
+                namespaced: true,
+                has_status: true,
+                metadata_field: "metadata".into()
+            })
+        );
+        assert_eq!(kind("DeploymentSpec"), None);
+        // Another package's struct stays a `crate::apis::…` path; the emitter uses that
+        // package's configuration.
+        let spec = p.types.iter().find(|t| t.name == "DeploymentSpec").unwrap();
+        let template = spec.fields.iter().find(|f| f.json == "template").unwrap();
+        assert_eq!(
+            template.ty,
+            AcTy::Path {
+                root: PathRoot::Crate,
+                segments: ["apis", "core", "v1", "PodTemplateSpec"]
+                    .map(String::from)
+                    .into(),
+                args: Vec::new(),
+            }
+        );
+    }
+
+    #[test]
     fn mydemo_reaches_its_spec_and_status() {
         let p = analyze("example-crddemo/src/pkg/apis", "crddemo:v1");
         assert_eq!(

@@ -544,6 +544,44 @@ mod tests {
     }
 
     #[test]
+    fn a_module_behind_any_of_several_features_is_gated_by_any() {
+        let mods =
+            Modules::new(vec![
+                Module::client(&["ac"], "Configurations.", String::new()),
+                Module::client(&["ac", "core"], "Core.", "pub struct C;\n".into())
+                    .behind_any(vec!["core".into(), "apps".into(), "core".into()]),
+            ]);
+        let header = Header::new("");
+        let mut tree = Vec::new();
+        let layout = Layout::Tree {
+            apis_dir: "apis".into(),
+            output_dir: "out".into(),
+        };
+        mods.render(&layout, &header, &mut |p, t| {
+            tree.push((p.display().to_string(), t));
+            Ok(())
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
+        let core = tree
+            .iter()
+            .find(|(p, _)| p == "out/ac/core.rs")
+            .map(|(_, t)| t.as_str())
+            .unwrap_or_default();
+        assert!(
+            core.contains("#![cfg(any(feature = \"apps\", feature = \"core\"))]"),
+            "{core}"
+        );
+        let inline = mods
+            .inline_client(&header)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .unwrap_or_default();
+        assert!(
+            inline.contains("#[cfg(any(feature = \"apps\", feature = \"core\"))]"),
+            "{inline}"
+        );
+    }
+
+    #[test]
     fn a_module_behind_a_feature_is_gated_in_every_layout() {
         let mods = Modules::new(vec![
             Module::client(&["listers"], "Listers.", String::new()),
