@@ -84,12 +84,12 @@ pub(crate) fn is_atomic_map(resource: &Resource, path: &[&str]) -> bool {
         return false;
     }
     if resource.builtin.is_some() {
-        return match path {
-            ["spec", "selector"] => true,
-            [.., "spec", "nodeSelector"] => true,
-            [.., "labelSelector" | "namespaceSelector" | "objectSelector"] => true,
-            _ => false,
-        };
+        return matches!(
+            path,
+            ["spec", "selector"]
+                | [.., "spec", "nodeSelector"]
+                | [.., "labelSelector" | "namespaceSelector" | "objectSelector"]
+        );
     }
     resource
         .custom
