@@ -17,6 +17,9 @@ pub mod apis;
 // Generated code: in rustfmt's layout, and held to no warnings at all.
 #[rustfmt::skip]
 #[deny(warnings)]
+// The apply configurations carry the API's field descriptions (k8s-openapi's docs), which are
+// plain text from the OpenAPI document, not Markdown lists.
+#[allow(clippy::doc_lazy_continuation, clippy::doc_overindented_list_items)]
 pub mod client;
 pub mod expansion;
 
