@@ -26,19 +26,97 @@
 #                           compares two groups with all 24.
 # Wall time from bash's EPOCHREALTIME. Other builds on the machine skew timings: the table also
 # gives the 1-minute load average before each measurement's first run.
+#
+#   scripts/bench-builtin-compile.sh --crate [--baseline REV] [--reps R]
+#
+# The cost of the crate itself (issue 32, apply configurations): k8s-openapi alone (v1_37,
+# built from scratch), then kube-codegen-kubernetes with kube-codegen-runtime and
+# kube-codegen-apimachinery built from scratch with feature `core` and with `all`, third-party
+# crates warm; with --baseline, the same two builds of the crates at REV (`git archive`), e.g.
+# the commit before the apply configurations. Prints a markdown table.
 set -euo pipefail
 export LC_ALL=C
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-reps=3 keep=0
+reps=3 keep=0 crate=0 baseline=""
 while (($#)); do
     case $1 in
         --reps) reps=$2; shift ;;
         --keep-temp) keep=1 ;;
-        *) echo "usage: $0 [--reps R] [--keep-temp]" >&2; exit 2 ;;
+        --crate) crate=1 ;;
+        --baseline) baseline=$2; shift ;;
+        *) echo "usage: $0 [--reps R] [--keep-temp] | --crate [--baseline REV] [--reps R]" >&2; exit 2 ;;
     esac
     shift
 done
 log() { echo "bench-builtin-compile: $*" >&2; }
+
+if ((crate)); then
+    tmp=$(mktemp -d)
+    ((keep)) || trap 'rm -rf "$tmp"' EXIT
+    export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$root/target}/bench-builtin-compile
+    # One workspace per source tree (this one, the baseline), each with a program per feature
+    # set; the same target dir, so third-party crates are built once.
+    workspace() { # dir, crates root
+        local dir=$1 src=$2 m
+        mkdir -p "$dir"
+        printf '[workspace]\nresolver = "3"\nmembers = ["openapi", "core", "all"]\n\n[profile.dev.package."*"]\ndebug = false\n' >"$dir/Cargo.toml"
+        cp "$root/Cargo.lock" "$dir/Cargo.lock"
+        for m in openapi core all; do
+            mkdir -p "$dir/$m/src"
+            echo 'fn main() {}' >"$dir/$m/src/main.rs"
+            {
+                printf '[package]\nname = "bench-%s"\nversion = "0.1.0"\nedition = "2024"\n\n[dependencies]\n' "$m"
+                echo 'k8s-openapi = { version = "0.29", default-features = false, features = ["v1_37"] }'
+                if [[ $m != openapi ]]; then
+                    echo "kube-codegen-kubernetes = { path = \"$src/kubernetes\", features = [\"$m\"] }"
+                fi
+            } >"$dir/$m/Cargo.toml"
+        done
+    }
+    workspace "$tmp/after" "$root"
+    if [[ -n $baseline ]]; then
+        mkdir -p "$tmp/src-before"
+        git -C "$root" archive "$baseline" | tar -x -C "$tmp/src-before"
+        workspace "$tmp/before" "$tmp/src-before"
+    fi
+    timed() { # workspace dir, package, crates to clean → seconds of the build
+        local dir=$1 pkg=$2 t0 t1
+        shift 2
+        (cd "$dir" && cargo clean --offline -q "${@/#/-p=}")
+        t0=$EPOCHREALTIME
+        (cd "$dir" && cargo build --offline -q -p "$pkg" >&2)
+        t1=$EPOCHREALTIME
+        awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }'
+    }
+    median() { tr ' ' '\n' | sed '/^$/d' | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+    ours="kube-codegen-kubernetes kube-codegen-runtime kube-codegen-apimachinery"
+    measure() { # label, dir, package, crates to clean → median seconds
+        local label=$1 dir=$2 pkg=$3 i r=""
+        shift 3
+        for ((i = 1; i <= reps; i++)); do r+=" $(timed "$dir" "$pkg" "$@")"; done
+        log "$label:$r (load $(cut -d' ' -f1 /proc/loadavg))"
+        echo "$r" | median
+    }
+    log "building every dependency once into $CARGO_TARGET_DIR"
+    (cd "$tmp/after" && cargo build --offline -q -p bench-all >&2)
+    [[ -z $baseline ]] || (cd "$tmp/before" && cargo build --offline -q -p bench-all >&2)
+    openapi=$(measure "k8s-openapi alone" "$tmp/after" bench-openapi k8s-openapi bench-openapi)
+    core_after=$(measure "core, after" "$tmp/after" bench-core bench-core $ours)
+    all_after=$(measure "all, after" "$tmp/after" bench-all bench-all $ours)
+    core_before="-" all_before="-"
+    if [[ -n $baseline ]]; then
+        core_before=$(measure "core, before" "$tmp/before" bench-core bench-core $ours)
+        all_before=$(measure "all, before" "$tmp/before" bench-all bench-all $ours)
+    fi
+    echo "| debug build from scratch, third-party crates warm (median of $reps) | seconds |"
+    echo "| --- | --- |"
+    echo "| k8s-openapi alone (v1_37) | $openapi |"
+    echo "| kube-codegen-kubernetes + runtime + apimachinery, feature core, before (${baseline:-n/a}) | $core_before |"
+    echo "| kube-codegen-kubernetes + runtime + apimachinery, feature core, after | $core_after |"
+    echo "| kube-codegen-kubernetes + runtime + apimachinery, feature all, before (${baseline:-n/a}) | $all_before |"
+    echo "| kube-codegen-kubernetes + runtime + apimachinery, feature all, after | $all_after |"
+    exit 0
+fi
 
 tmp=$(mktemp -d)
 ((keep)) || trap 'rm -rf "$tmp"' EXIT

@@ -28,11 +28,19 @@ for a in "$@"; do [[ $a == --verify-only ]] && builtin_args+=(--verify-only); do
 scripts/update-builtin-input.sh "${builtin_args[@]}" || status=1
 # The clientset, listers and informers over that input (kubernetes/src/client), one feature per
 # group; Kubernetes' own hack/update-codegen.sh passes the same plural exception to client-gen.
+# The clients get typed apply/apply_status over the apply configurations below.
 for gen in register client lister informer; do
   "${CARGO_TARGET_DIR:-$root/target}/debug/kube-codegen" "$gen" \
     --apis-dir kubernetes/src/apis --output-dir kubernetes/src/client \
     --apis-module crate::apis --output-module crate::client --header-file "$header" \
-    --plural-exceptions Endpoints:Endpoints --group-features "$@" || status=1
+    --plural-exceptions Endpoints:Endpoints --group-features --apply-configurations true "$@" || status=1
 done
+# Apply configurations (kubernetes/src/client/applyconfiguration) over every k8s-openapi struct,
+# transcribed by scripts/update-builtin-input.sh into kubernetes/applyconfig-input (with
+# k8s.io/api's +listType/+listMapKey/+mapType markers): client-go's applyconfigurations.
+"${CARGO_TARGET_DIR:-$root/target}/debug/kube-codegen" applyconfiguration \
+  --apis-dir kubernetes/applyconfig-input --output-dir kubernetes/src/client \
+  --apis-module crate::apis --output-module crate::client --header-file "$header" \
+  --plural-exceptions Endpoints:Endpoints --group-features "$@" || status=1
 # --- end of the built-in clientset block -------------------------------------------------------
 exit $status

@@ -176,6 +176,33 @@ pub(crate) fn package(types: &PackageTypes, pkg: &Package) -> Result<AcPackage> 
             }
         }
     }
+    // `+kube-codegen:applyconfiguration=package` (as deepcopy-gen's `+k8s:deepcopy-gen=package`):
+    // every struct of the package is a root, for packages whose structs other packages'
+    // configurations use (the built-in clientset's input).
+    if every_type(types)? {
+        // Every kind is a kind, whatever its verbs (client-go has `SelfSubjectReview(name)` too).
+        for kind in &pkg.kinds {
+            walk.want(&kind.name, Some(kind), &kind.location)?;
+        }
+        // Kinds' list types excepted: nothing applies a list.
+        let lists: Vec<&str> = pkg
+            .kinds
+            .iter()
+            .filter_map(|k| k.list_type.as_deref())
+            .collect();
+        let names: Vec<String> = types
+            .types
+            .keys()
+            .filter(|n| !lists.contains(&n.as_str()))
+            .cloned()
+            .collect();
+        for name in names {
+            if walk.is_config_struct(&name) && !walk.done.contains_key(&name) {
+                walk.done.insert(name.clone(), None);
+                walk.queue.push(name);
+            }
+        }
+    }
     while let Some(name) = walk.queue.pop() {
         let kind = walk.kinds.get(&name).cloned();
         let t = walk.analyze(&name, kind.as_ref())?;
@@ -183,6 +210,30 @@ pub(crate) fn package(types: &PackageTypes, pkg: &Package) -> Result<AcPackage> 
     }
     let types = walk.done.into_values().flatten().collect();
     Ok(AcPackage { types })
+}
+
+/// The package tag that makes every struct of a package a root.
+pub(crate) const PACKAGE_TAG: &str = "kube-codegen:applyconfiguration";
+
+/// Whether the package carries `+kube-codegen:applyconfiguration=package`; any other value is
+/// an error naming the tag.
+fn every_type(types: &PackageTypes) -> Result<bool> {
+    let mut every = false;
+    for t in types.package_tags.iter().filter(|t| t.key == PACKAGE_TAG) {
+        match t.value.as_deref() {
+            Some("package") => every = true,
+            other => {
+                return Err(Error::at(
+                    t.location.clone(),
+                    format!(
+                        "+{PACKAGE_TAG}={}: the only value is `package` (every struct of the package gets an apply configuration)",
+                        other.unwrap_or("")
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(every)
 }
 
 struct Walk<'p> {
@@ -666,6 +717,53 @@ mod tests {
         assert_eq!(
             copied_doc("An address (`[::1]:8080`), a [`Kind`]."),
             "An address (`[::1]:8080`), a `Kind`."
+        );
+    }
+
+    #[test]
+    fn a_package_tagged_package_configures_every_struct_and_every_kind() {
+        // The built-in clientset's input: `+kube-codegen:applyconfiguration=package`.
+        let p = analyze("kubernetes/applyconfig-input", "apps:v1");
+        let names = names(&p);
+        for want in [
+            "Deployment",
+            "DeploymentSpec",
+            "DeploymentStrategy",
+            "RollingUpdateDeployment",
+            "ControllerRevision",
+        ] {
+            assert!(names.contains(want), "{want} missing: {names:?}");
+        }
+        // Nothing applies a list.
+        assert!(!names.contains("DeploymentList"), "{names:?}");
+        let kind = |n: &str| {
+            p.types
+                .iter()
+                .find(|t| t.name == n)
+                .and_then(|t| t.kind.clone())
+        };
+        assert_eq!(
+            kind("Deployment"),
+            Some(AcKind {
+                namespaced: true,
+                has_status: true,
+                metadata_field: "metadata".into()
+            })
+        );
+        assert_eq!(kind("DeploymentSpec"), None);
+        // Another package's struct stays a `crate::apis::…` path; the emitter uses that
+        // package's configuration.
+        let spec = p.types.iter().find(|t| t.name == "DeploymentSpec").unwrap();
+        let template = spec.fields.iter().find(|f| f.json == "template").unwrap();
+        assert_eq!(
+            template.ty,
+            AcTy::Path {
+                root: PathRoot::Crate,
+                segments: ["apis", "core", "v1", "PodTemplateSpec"]
+                    .map(String::from)
+                    .into(),
+                args: Vec::new(),
+            }
         );
     }
 

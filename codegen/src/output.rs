@@ -66,8 +66,8 @@ struct Node {
     doc: String,
     /// The items of every emitter that wrote to this module, in order.
     texts: Vec<String>,
-    /// The Cargo feature the module is behind.
-    cfg: Option<String>,
+    /// The Cargo features the module is behind (any one enables it).
+    cfg: Vec<String>,
     children: BTreeMap<String, Node>,
 }
 
@@ -79,7 +79,7 @@ impl Node {
                 if self.doc.is_empty() {
                     self.doc = m.doc;
                 }
-                if self.cfg.is_none() {
+                if self.cfg.is_empty() {
                     self.cfg = m.cfg;
                 }
                 if !m.text.is_empty() {
@@ -117,8 +117,8 @@ impl Node {
         let mut out =
             String::with_capacity(self.texts.iter().map(String::len).sum::<usize>() + 256);
         doc_comment(&mut out, 0, "//!", &self.doc);
-        if let Some(f) = &self.cfg {
-            out.push_str(&format!("#![cfg(feature = \"{}\")]\n", f.escape_default()));
+        if let Some(p) = self.cfg_predicate() {
+            out.push_str(&format!("#![cfg({p})]\n"));
         }
         for k in self.children.keys() {
             // Keep `cargo fmt` of the user's crate out of generated files.
@@ -141,10 +141,29 @@ impl Node {
     /// `#![cfg(feature = "…")]` (inner) or `#[cfg(…)]` (outer) when the module is behind a
     /// feature.
     fn cfg_attr(&self, inner: bool) -> TokenStream {
-        match (&self.cfg, inner) {
-            (None, _) => quote!(),
-            (Some(f), true) => quote!(#![cfg(feature = #f)]),
-            (Some(f), false) => quote!(#[cfg(feature = #f)]),
+        let features = &self.cfg;
+        let pred = match features.as_slice() {
+            [] => return quote!(),
+            [f] => quote!(feature = #f),
+            _ => quote!(any(#(feature = #features),*)),
+        };
+        if inner {
+            quote!(#![cfg(#pred)])
+        } else {
+            quote!(#[cfg(#pred)])
+        }
+    }
+
+    /// `feature = "a"` or `any(feature = "a", feature = "b")`, when the module is gated.
+    fn cfg_predicate(&self) -> Option<String> {
+        let one = |f: &String| format!("feature = \"{}\"", f.escape_default());
+        match self.cfg.as_slice() {
+            [] => None,
+            [f] => Some(one(f)),
+            fs => Some(format!(
+                "any({})",
+                fs.iter().map(one).collect::<Vec<_>>().join(", ")
+            )),
         }
     }
 
@@ -521,6 +540,44 @@ mod tests {
                 .1,
             tree[2].1,
             "module files are the same in both layouts"
+        );
+    }
+
+    #[test]
+    fn a_module_behind_any_of_several_features_is_gated_by_any() {
+        let mods =
+            Modules::new(vec![
+                Module::client(&["ac"], "Configurations.", String::new()),
+                Module::client(&["ac", "core"], "Core.", "pub struct C;\n".into())
+                    .behind_any(vec!["core".into(), "apps".into(), "core".into()]),
+            ]);
+        let header = Header::new("");
+        let mut tree = Vec::new();
+        let layout = Layout::Tree {
+            apis_dir: "apis".into(),
+            output_dir: "out".into(),
+        };
+        mods.render(&layout, &header, &mut |p, t| {
+            tree.push((p.display().to_string(), t));
+            Ok(())
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
+        let core = tree
+            .iter()
+            .find(|(p, _)| p == "out/ac/core.rs")
+            .map(|(_, t)| t.as_str())
+            .unwrap_or_default();
+        assert!(
+            core.contains("#![cfg(any(feature = \"apps\", feature = \"core\"))]"),
+            "{core}"
+        );
+        let inline = mods
+            .inline_client(&header)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .unwrap_or_default();
+        assert!(
+            inline.contains("#[cfg(any(feature = \"apps\", feature = \"core\"))]"),
+            "{inline}"
         );
     }
 

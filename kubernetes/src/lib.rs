@@ -4,6 +4,12 @@
 //!
 //! Every API group is a feature of its own (`core`, `apps`, `coordination` …, or `all`), so a
 //! controller compiles only the groups it uses.
+//!
+//! Server-side apply is typed, as client-go's `applyconfigurations`: [`applyconfiguration`]
+//! has a configuration for every struct of every group-version (every field optional, `with_*`
+//! setters), the clients `apply`/`apply_status` them, and `extract_<kind>` reads back what a
+//! field manager owns. A group's configurations come with its feature, and with the features
+//! of the groups whose configurations use them (`apps` brings `core`'s `PodTemplateSpec`).
 #![deny(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
@@ -11,9 +17,13 @@ pub mod apis;
 // Generated code: in rustfmt's layout, and held to no warnings at all.
 #[rustfmt::skip]
 #[deny(warnings)]
+// The apply configurations carry the API's field descriptions (k8s-openapi's docs), which are
+// plain text from the OpenAPI document, not Markdown lists.
+#[allow(clippy::doc_lazy_continuation, clippy::doc_overindented_list_items)]
 pub mod client;
 pub mod expansion;
 
+pub use client::applyconfiguration;
 pub use client::clientset::versioned::Clientset;
 pub use client::informers::externalversions::{InformerGroups, SharedInformerFactory};
 pub use client::listers;

@@ -422,19 +422,20 @@ func main() {
 	openapi := flag.String("openapi", "", "k8s-openapi's src/<version feature> folder")
 	out := flag.String("out", "", "where to write the input tree (kubernetes/src/apis)")
 	version := flag.String("version", "", "what the Go sources are, for the header (k8s.io/api@v0.37.1)")
+	acOut := flag.String("applyconfig-out", "", "where to write the apply-configuration input tree (kubernetes/applyconfig-input); empty: not written")
 	flag.Var(modules, "module", "<Go module path>=<its folder>, repeatable (k8s.io/kubernetes for the REST storage's short names)")
 	flag.Parse()
 	if *openapi == "" || *out == "" || *version == "" {
 		flag.Usage()
 		os.Exit(2)
 	}
-	if err := run(*openapi, *out, *version, modules); err != nil {
+	if err := run(*openapi, *out, *acOut, *version, modules); err != nil {
 		fmt.Fprintf(os.Stderr, "builtin-input: error: %v\n", err)
 		os.Exit(1)
 	}
 }
 
-func run(openapi, out, version string, modules moduleFlag) error {
+func run(openapi, out, acOut, version string, modules moduleFlag) error {
 	sources, err := openapiSources(openapi, modules)
 	if err != nil {
 		return err
@@ -459,7 +460,9 @@ func run(openapi, out, version string, modules moduleFlag) error {
 	for _, s := range sources {
 		known[s.goModule+"/"+filepath.ToSlash(s.goPkgDir)] = s.rustModule
 	}
-	groups := map[string][]string{} // folder → versions
+	groups := map[string][]string{}   // folder → versions
+	kindTags := map[string][]string{} // k8s-openapi path → the kind's tags
+	packageTags := map[string][]string{}
 	var groupOrder []string
 	for _, s := range sources {
 		kinds, err := openapiKinds(s.openapiDir)
@@ -511,18 +514,21 @@ func run(openapi, out, version string, modules moduleFlag) error {
 				return err
 			}
 			fmt.Fprintf(&b, "// %s:%d\n", k.file, k.line)
+			full := s.rustModule + "::" + k.name
 			for _, t := range k.tags {
 				rt, err := rustTag(t, s, known)
 				if err != nil {
 					return fmt.Errorf("%s:%d: %w", k.file, k.line, err)
 				}
 				fmt.Fprintf(&b, "// %s\n", rt)
+				kindTags[full] = append(kindTags[full], rt)
 			}
 			// What client-gen reads from the Go struct and a re-export cannot show.
 			fmt.Fprintf(&b, "// +kube-codegen:external:status=%t\n", status)
 			// What discovery serves and kube-apiserver's REST storage declares.
 			if names := shortNames[s.groupFolder+"/"+k.name]; len(names) > 0 {
 				fmt.Fprintf(&b, "// +kubebuilder:resource:shortName=%s\n", strings.Join(names, ";"))
+				kindTags[full] = append(kindTags[full], "+kubebuilder:resource:shortName="+strings.Join(names, ";"))
 			}
 			fmt.Fprintf(&b, "pub use %s::%s;\n\n", s.rustModule, k.name)
 		}
@@ -559,6 +565,7 @@ func run(openapi, out, version string, modules moduleFlag) error {
 		for _, t := range pkgTags {
 			fmt.Fprintf(&m, "// %s\n", t)
 		}
+		packageTags[s.rustModule] = pkgTags
 		fmt.Fprintf(&m, "\n//! Version `%s` of the `%s` input: kinds re-exported from `%s`.\n\n", s.version, s.groupFolder, s.rustModule)
 		fmt.Fprintf(&m, "mod types;\n#[rustfmt::skip]\nmod zz_generated_register;\n\npub use types::*;\npub use zz_generated_register::*;\n")
 		if err := os.WriteFile(filepath.Join(dir, "mod.rs"), []byte(m.String()), 0o644); err != nil {
@@ -577,6 +584,11 @@ func run(openapi, out, version string, modules moduleFlag) error {
 			fmt.Fprintf(&m, "pub mod %s;\n", v)
 		}
 		if err := os.WriteFile(filepath.Join(out, g, "mod.rs"), []byte(m.String()), 0o644); err != nil {
+			return err
+		}
+	}
+	if acOut != "" {
+		if err := writeApplyInput(openapi, acOut, version, modules, sources, kindTags, packageTags); err != nil {
 			return err
 		}
 	}

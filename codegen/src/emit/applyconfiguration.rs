@@ -33,19 +33,27 @@ pub(crate) fn global(ctx: &Ctx<'_>) -> Vec<Module> {
         String::new(),
     )];
     let mut groups_seen: Vec<&str> = Vec::new();
+    let needed = if ctx.group_features {
+        needed_by(ctx)
+    } else {
+        Default::default()
+    };
     for pkg in &ctx.model.packages {
         if configs(ctx, pkg).is_none() || groups_seen.contains(&pkg.group_module.as_str()) {
             continue;
         }
         groups_seen.push(&pkg.group_module);
-        out.push(Module::client(
-            &[DIR, &pkg.group_module],
-            format!(
-                "Apply configurations of the `{}` API group.",
-                super::listers::group_label(pkg)
-            ),
-            String::new(),
-        ));
+        out.push(
+            Module::client(
+                &[DIR, &pkg.group_module],
+                format!(
+                    "Apply configurations of the `{}` API group.",
+                    super::listers::group_label(pkg)
+                ),
+                String::new(),
+            )
+            .behind_any(needed.get(&pkg.group_module).cloned().unwrap_or_default()),
+        );
     }
     out
 }
@@ -102,24 +110,112 @@ pub(crate) fn kind(ctx: &Ctx<'_>, pkg: &Package, kind: &crate::model::Kind) -> V
 }
 
 /// Where the generated code finds things, as text.
-struct Names {
+struct Names<'c> {
     /// The runtime crate (`::kube_codegen_runtime`).
     rt: String,
     /// The API package (`crate::pkg::apis::crddemo::v1`).
     package: String,
+    ctx: &'c Ctx<'c>,
 }
 
-impl Names {
-    fn new(ctx: &Ctx<'_>, pkg: &Package) -> Self {
+impl<'c> Names<'c> {
+    fn new(ctx: &'c Ctx<'c>, pkg: &Package) -> Self {
         Names {
             rt: ctx.rt(),
             package: ctx.package_path(pkg),
+            ctx,
         }
     }
 }
 
+/// The package of the run and the struct that `crate::<segments>` names, when that struct has
+/// an apply configuration: a type of another package (`crate::apis::core::v1::PodTemplateSpec`
+/// in `apps/v1`), whose configuration is used, as client-go's apply configurations use each
+/// other's across packages.
+fn foreign<'a>(ctx: &'a Ctx<'_>, segments: &[String]) -> Option<(&'a Package, &'a AcType)> {
+    let (name, module) = segments.split_last()?;
+    let module = format!("crate::{}", module.join("::"));
+    let pkg = ctx
+        .model
+        .packages
+        .iter()
+        .find(|p| ctx.package_path(p) == module)?;
+    let t = configs(ctx, pkg)?.types.iter().find(|t| t.name == *name)?;
+    Some((pkg, t))
+}
+
+/// The groups whose apply configurations use configurations of another group, directly or
+/// through others: for each group module, every group module that needs it (itself included).
+/// A group's configurations are compiled when any of those groups' features is on, so that a
+/// program using only `core` compiles `core`'s alone, and one using `apps` gets `core`'s too.
+fn needed_by(ctx: &Ctx<'_>) -> std::collections::BTreeMap<String, Vec<String>> {
+    use std::collections::{BTreeMap, BTreeSet};
+    fn refs<'a>(ctx: &'a Ctx<'_>, t: &AcTy, out: &mut BTreeSet<&'a str>) {
+        match t {
+            AcTy::Path {
+                root: PathRoot::Crate,
+                segments,
+                ..
+            } => {
+                if let Some((p, _)) = foreign(ctx, segments) {
+                    out.insert(&p.group_module);
+                }
+            }
+            AcTy::Path { args, .. } => args.iter().for_each(|a| refs(ctx, a, out)),
+            AcTy::List(e) | AcTy::Boxed(e) | AcTy::Optional(e) => refs(ctx, e, out),
+            AcTy::Map(k, v) => {
+                refs(ctx, k, out);
+                refs(ctx, v, out);
+            }
+            AcTy::Local(_) | AcTy::Meta(_) => {}
+        }
+    }
+    // group → the groups its configurations use.
+    let mut uses: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    for pkg in &ctx.model.packages {
+        let Some(acs) = configs(ctx, pkg) else {
+            continue;
+        };
+        let set = uses.entry(&pkg.group_module).or_default();
+        for f in acs.types.iter().flat_map(|t| &t.fields) {
+            refs(ctx, &f.ty, set);
+        }
+    }
+    let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for &user in uses.keys() {
+        // Everything `user` reaches needs `user`'s feature to count.
+        let mut seen = BTreeSet::from([user]);
+        let mut todo = vec![user];
+        while let Some(g) = todo.pop() {
+            for &next in uses.get(g).into_iter().flatten() {
+                if seen.insert(next) {
+                    todo.push(next);
+                }
+            }
+        }
+        for g in seen {
+            out.entry(g.to_string()).or_default().push(user.to_string());
+        }
+    }
+    out
+}
+
 /// The Rust type of a configuration element.
 fn ty(n: &Names, t: &AcTy) -> Ty {
+    if let AcTy::Path {
+        root: PathRoot::Crate,
+        segments,
+        ..
+    } = t
+        && let Some((pkg, t)) = foreign(n.ctx, segments)
+    {
+        return Ty::new(n.ctx.client_path(&[
+            DIR,
+            &pkg.group_module,
+            &pkg.version_module(),
+            &format!("{}ApplyConfiguration", t.name),
+        ]));
+    }
     match t {
         AcTy::Path {
             root,
@@ -159,8 +255,10 @@ fn into(prefix: &str, t: Ty) -> Ty {
 /// The struct field of `f`.
 fn field_decl(src: &mut Src, n: &Names, f: &AcField) {
     let id = ident(&f.rust).to_string();
-    if let Some(d) = &f.doc {
-        src.doc(d);
+    match &f.doc {
+        Some(d) => src.doc(d),
+        // The API documents every field; a crate that denies missing docs still compiles.
+        None => src.doc(&format!("The `{}` field.", f.json)),
     }
     let t = ty(n, &f.ty);
     if f.flatten {

@@ -22,8 +22,9 @@ pub(crate) struct Module {
     pub doc: String,
     /// The module's items, formatted.
     pub text: String,
-    /// The Cargo feature the whole module is behind (`#![cfg(feature = "…")]`), if any.
-    pub cfg: Option<String>,
+    /// The Cargo features the whole module is behind, any one of which enables it
+    /// (`#![cfg(feature = "…")]`, `#![cfg(any(feature = "…", …))]`); none: always compiled.
+    pub cfg: Vec<String>,
 }
 
 impl Module {
@@ -34,7 +35,7 @@ impl Module {
             path: path.iter().map(|s| s.to_string()).collect(),
             doc: doc.into(),
             text,
-            cfg: None,
+            cfg: Vec::new(),
         }
     }
 
@@ -51,13 +52,21 @@ impl Module {
             path: vec![group_dir.into(), version.into(), name.into()],
             doc: doc.into(),
             text,
-            cfg: None,
+            cfg: Vec::new(),
         }
     }
 
     /// The same module behind the Cargo feature `feature`, if any.
     pub(crate) fn behind(mut self, feature: Option<String>) -> Self {
-        self.cfg = feature;
+        self.cfg = feature.into_iter().collect();
+        self
+    }
+
+    /// The same module behind any one of `features` (sorted, deduplicated); none: ungated.
+    pub(crate) fn behind_any(mut self, mut features: Vec<String>) -> Self {
+        features.sort();
+        features.dedup();
+        self.cfg = features;
         self
     }
 }

@@ -75,10 +75,21 @@ fn builtin_list_type(b: Builtin, path: &[&str], last: &str) -> ListType {
 
 /// Whether the object field at `path` is atomic (`x-kubernetes-map-type: atomic`): replaced
 /// and owned as a whole by server-side apply. Custom resources read their schema; built-in
-/// objects merge field by field.
+/// objects merge field by field but for the maps `k8s.io/api` marks `+mapType=atomic` (a
+/// Service's and a ReplicationController's `spec.selector`, a pod spec's `nodeSelector`) and
+/// meta/v1 `LabelSelector`s, which are `+structType=atomic` (the workloads' `spec.selector`,
+/// and every `labelSelector`, `namespaceSelector` and `objectSelector`).
 pub(crate) fn is_atomic_map(resource: &Resource, path: &[&str]) -> bool {
-    if resource.builtin.is_some() || path.is_empty() {
+    if path.is_empty() {
         return false;
+    }
+    if resource.builtin.is_some() {
+        return matches!(
+            path,
+            ["spec", "selector"]
+                | [.., "spec", "nodeSelector"]
+                | [.., "labelSelector" | "namespaceSelector" | "objectSelector"]
+        );
     }
     resource
         .custom

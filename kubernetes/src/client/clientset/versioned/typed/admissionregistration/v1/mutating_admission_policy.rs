@@ -22,7 +22,7 @@ const _: () = {
 
 /// The typed client of `mutatingadmissionpolicies.admissionregistration.k8s.io` (cluster-scoped).
 ///
-/// Verbs: create, update, delete, delete_collection, get, list, watch, patch.
+/// Verbs: create, update, delete, delete_collection, get, list, watch, patch, apply.
 #[derive(Clone, Debug)]
 pub struct MutatingAdmissionPolicyClient {
     inner: ::kube_codegen_runtime::client::TypedClient<MutatingAdmissionPolicy>,
@@ -135,5 +135,15 @@ impl MutatingAdmissionPolicyClient {
         params: &kube::api::PatchParams,
     ) -> kube::Result<MutatingAdmissionPolicy> {
         self.inner.patch(name, patch, params).await
+    }
+
+    /// Server-side applies `mutating_admission_policy` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `MutatingAdmissionPolicy` as stored.
+    #[inline]
+    pub async fn apply(
+        &self,
+        mutating_admission_policy: &crate::client::applyconfiguration::admissionregistration::v1::MutatingAdmissionPolicyApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<MutatingAdmissionPolicy> {
+        self.inner.apply(mutating_admission_policy, opts).await
     }
 }

@@ -22,7 +22,7 @@ const _: () = {
 
 /// The typed client of `mutatingadmissionpolicybindings.admissionregistration.k8s.io` (cluster-scoped).
 ///
-/// Verbs: create, update, delete, delete_collection, get, list, watch, patch.
+/// Verbs: create, update, delete, delete_collection, get, list, watch, patch, apply.
 #[derive(Clone, Debug)]
 pub struct MutatingAdmissionPolicyBindingClient {
     inner: ::kube_codegen_runtime::client::TypedClient<MutatingAdmissionPolicyBinding>,
@@ -140,5 +140,17 @@ impl MutatingAdmissionPolicyBindingClient {
         params: &kube::api::PatchParams,
     ) -> kube::Result<MutatingAdmissionPolicyBinding> {
         self.inner.patch(name, patch, params).await
+    }
+
+    /// Server-side applies `mutating_admission_policy_binding` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `MutatingAdmissionPolicyBinding` as stored.
+    #[inline]
+    pub async fn apply(
+        &self,
+        mutating_admission_policy_binding: &crate::client::applyconfiguration::admissionregistration::v1::MutatingAdmissionPolicyBindingApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<MutatingAdmissionPolicyBinding> {
+        self.inner
+            .apply(mutating_admission_policy_binding, opts)
+            .await
     }
 }

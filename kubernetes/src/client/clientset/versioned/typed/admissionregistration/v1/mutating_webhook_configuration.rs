@@ -22,7 +22,7 @@ const _: () = {
 
 /// The typed client of `mutatingwebhookconfigurations.admissionregistration.k8s.io` (cluster-scoped).
 ///
-/// Verbs: create, update, delete, delete_collection, get, list, watch, patch.
+/// Verbs: create, update, delete, delete_collection, get, list, watch, patch, apply.
 #[derive(Clone, Debug)]
 pub struct MutatingWebhookConfigurationClient {
     inner: ::kube_codegen_runtime::client::TypedClient<MutatingWebhookConfiguration>,
@@ -140,5 +140,15 @@ impl MutatingWebhookConfigurationClient {
         params: &kube::api::PatchParams,
     ) -> kube::Result<MutatingWebhookConfiguration> {
         self.inner.patch(name, patch, params).await
+    }
+
+    /// Server-side applies `mutating_webhook_configuration` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `MutatingWebhookConfiguration` as stored.
+    #[inline]
+    pub async fn apply(
+        &self,
+        mutating_webhook_configuration: &crate::client::applyconfiguration::admissionregistration::v1::MutatingWebhookConfigurationApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<MutatingWebhookConfiguration> {
+        self.inner.apply(mutating_webhook_configuration, opts).await
     }
 }

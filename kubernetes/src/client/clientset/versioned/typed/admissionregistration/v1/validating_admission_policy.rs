@@ -22,7 +22,7 @@ const _: () = {
 
 /// The typed client of `validatingadmissionpolicies.admissionregistration.k8s.io` (cluster-scoped).
 ///
-/// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch.
+/// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch, apply, apply_status.
 #[derive(Clone, Debug)]
 pub struct ValidatingAdmissionPolicyClient {
     inner: ::kube_codegen_runtime::client::TypedClient<ValidatingAdmissionPolicy>,
@@ -147,5 +147,27 @@ impl ValidatingAdmissionPolicyClient {
         params: &kube::api::PatchParams,
     ) -> kube::Result<ValidatingAdmissionPolicy> {
         self.inner.patch(name, patch, params).await
+    }
+
+    /// Server-side applies `validating_admission_policy` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `ValidatingAdmissionPolicy` as stored.
+    #[inline]
+    pub async fn apply(
+        &self,
+        validating_admission_policy: &crate::client::applyconfiguration::admissionregistration::v1::ValidatingAdmissionPolicyApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<ValidatingAdmissionPolicy> {
+        self.inner.apply(validating_admission_policy, opts).await
+    }
+
+    /// Server-side applies the `status` of `validating_admission_policy` to the `status` subresource (client-go's `ApplyStatus`); status fields are owned apart from the main resource's. Returns the `ValidatingAdmissionPolicy` as stored.
+    #[inline]
+    pub async fn apply_status(
+        &self,
+        validating_admission_policy: &crate::client::applyconfiguration::admissionregistration::v1::ValidatingAdmissionPolicyApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<ValidatingAdmissionPolicy> {
+        self.inner
+            .apply_status(validating_admission_policy, opts)
+            .await
     }
 }

@@ -22,7 +22,7 @@ const _: () = {
 
 /// The typed client of `validatingadmissionpolicybindings.admissionregistration.k8s.io` (cluster-scoped).
 ///
-/// Verbs: create, update, delete, delete_collection, get, list, watch, patch.
+/// Verbs: create, update, delete, delete_collection, get, list, watch, patch, apply.
 #[derive(Clone, Debug)]
 pub struct ValidatingAdmissionPolicyBindingClient {
     inner: ::kube_codegen_runtime::client::TypedClient<ValidatingAdmissionPolicyBinding>,
@@ -143,5 +143,17 @@ impl ValidatingAdmissionPolicyBindingClient {
         params: &kube::api::PatchParams,
     ) -> kube::Result<ValidatingAdmissionPolicyBinding> {
         self.inner.patch(name, patch, params).await
+    }
+
+    /// Server-side applies `validating_admission_policy_binding` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `ValidatingAdmissionPolicyBinding` as stored.
+    #[inline]
+    pub async fn apply(
+        &self,
+        validating_admission_policy_binding: &crate::client::applyconfiguration::admissionregistration::v1::ValidatingAdmissionPolicyBindingApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<ValidatingAdmissionPolicyBinding> {
+        self.inner
+            .apply(validating_admission_policy_binding, opts)
+            .await
     }
 }

@@ -22,7 +22,7 @@ const _: () = {
 
 /// The typed client of `validatingwebhookconfigurations.admissionregistration.k8s.io` (cluster-scoped).
 ///
-/// Verbs: create, update, delete, delete_collection, get, list, watch, patch.
+/// Verbs: create, update, delete, delete_collection, get, list, watch, patch, apply.
 #[derive(Clone, Debug)]
 pub struct ValidatingWebhookConfigurationClient {
     inner: ::kube_codegen_runtime::client::TypedClient<ValidatingWebhookConfiguration>,
@@ -140,5 +140,17 @@ impl ValidatingWebhookConfigurationClient {
         params: &kube::api::PatchParams,
     ) -> kube::Result<ValidatingWebhookConfiguration> {
         self.inner.patch(name, patch, params).await
+    }
+
+    /// Server-side applies `validating_webhook_configuration` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `ValidatingWebhookConfiguration` as stored.
+    #[inline]
+    pub async fn apply(
+        &self,
+        validating_webhook_configuration: &crate::client::applyconfiguration::admissionregistration::v1::ValidatingWebhookConfigurationApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<ValidatingWebhookConfiguration> {
+        self.inner
+            .apply(validating_webhook_configuration, opts)
+            .await
     }
 }

@@ -22,7 +22,7 @@ const _: () = {
 
 /// The typed client of `customresourcedefinitions.apiextensions.k8s.io` (cluster-scoped).
 ///
-/// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch.
+/// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch, apply, apply_status.
 #[derive(Clone, Debug)]
 pub struct CustomResourceDefinitionClient {
     inner: ::kube_codegen_runtime::client::TypedClient<CustomResourceDefinition>,
@@ -147,5 +147,27 @@ impl CustomResourceDefinitionClient {
         params: &kube::api::PatchParams,
     ) -> kube::Result<CustomResourceDefinition> {
         self.inner.patch(name, patch, params).await
+    }
+
+    /// Server-side applies `custom_resource_definition` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `CustomResourceDefinition` as stored.
+    #[inline]
+    pub async fn apply(
+        &self,
+        custom_resource_definition: &crate::client::applyconfiguration::apiextensions::v1::CustomResourceDefinitionApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<CustomResourceDefinition> {
+        self.inner.apply(custom_resource_definition, opts).await
+    }
+
+    /// Server-side applies the `status` of `custom_resource_definition` to the `status` subresource (client-go's `ApplyStatus`); status fields are owned apart from the main resource's. Returns the `CustomResourceDefinition` as stored.
+    #[inline]
+    pub async fn apply_status(
+        &self,
+        custom_resource_definition: &crate::client::applyconfiguration::apiextensions::v1::CustomResourceDefinitionApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<CustomResourceDefinition> {
+        self.inner
+            .apply_status(custom_resource_definition, opts)
+            .await
     }
 }

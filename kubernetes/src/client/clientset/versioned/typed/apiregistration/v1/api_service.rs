@@ -22,7 +22,7 @@ const _: () = {
 
 /// The typed client of `apiservices.apiregistration.k8s.io` (cluster-scoped).
 ///
-/// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch.
+/// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch, apply, apply_status.
 #[derive(Clone, Debug)]
 pub struct APIServiceClient {
     inner: ::kube_codegen_runtime::client::TypedClient<APIService>,
@@ -139,5 +139,25 @@ impl APIServiceClient {
         params: &kube::api::PatchParams,
     ) -> kube::Result<APIService> {
         self.inner.patch(name, patch, params).await
+    }
+
+    /// Server-side applies `api_service` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `APIService` as stored.
+    #[inline]
+    pub async fn apply(
+        &self,
+        api_service: &crate::client::applyconfiguration::apiregistration::v1::APIServiceApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<APIService> {
+        self.inner.apply(api_service, opts).await
+    }
+
+    /// Server-side applies the `status` of `api_service` to the `status` subresource (client-go's `ApplyStatus`); status fields are owned apart from the main resource's. Returns the `APIService` as stored.
+    #[inline]
+    pub async fn apply_status(
+        &self,
+        api_service: &crate::client::applyconfiguration::apiregistration::v1::APIServiceApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<APIService> {
+        self.inner.apply_status(api_service, opts).await
     }
 }

@@ -22,7 +22,7 @@ const _: () = {
 
 /// The typed client of `storageversions.internal.apiserver.k8s.io` (cluster-scoped).
 ///
-/// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch.
+/// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch, apply, apply_status.
 #[derive(Clone, Debug)]
 pub struct StorageVersionClient {
     inner: ::kube_codegen_runtime::client::TypedClient<StorageVersion>,
@@ -144,5 +144,25 @@ impl StorageVersionClient {
         params: &kube::api::PatchParams,
     ) -> kube::Result<StorageVersion> {
         self.inner.patch(name, patch, params).await
+    }
+
+    /// Server-side applies `storage_version` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `StorageVersion` as stored.
+    #[inline]
+    pub async fn apply(
+        &self,
+        storage_version: &crate::client::applyconfiguration::apiserverinternal::v1alpha1::StorageVersionApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<StorageVersion> {
+        self.inner.apply(storage_version, opts).await
+    }
+
+    /// Server-side applies the `status` of `storage_version` to the `status` subresource (client-go's `ApplyStatus`); status fields are owned apart from the main resource's. Returns the `StorageVersion` as stored.
+    #[inline]
+    pub async fn apply_status(
+        &self,
+        storage_version: &crate::client::applyconfiguration::apiserverinternal::v1alpha1::StorageVersionApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<StorageVersion> {
+        self.inner.apply_status(storage_version, opts).await
     }
 }

@@ -22,7 +22,7 @@ const _: () = {
 
 /// The typed client of `controllerrevisions.apps` in one namespace (or all namespaces).
 ///
-/// Verbs: create, update, delete, delete_collection, get, list, watch, patch.
+/// Verbs: create, update, delete, delete_collection, get, list, watch, patch, apply.
 #[derive(Clone, Debug)]
 pub struct ControllerRevisionClient {
     inner: ::kube_codegen_runtime::client::TypedClient<ControllerRevision>,
@@ -143,5 +143,15 @@ impl ControllerRevisionClient {
         params: &kube::api::PatchParams,
     ) -> kube::Result<ControllerRevision> {
         self.inner.patch(name, patch, params).await
+    }
+
+    /// Server-side applies `controller_revision` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `ControllerRevision` as stored.
+    #[inline]
+    pub async fn apply(
+        &self,
+        controller_revision: &crate::client::applyconfiguration::apps::v1::ControllerRevisionApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<ControllerRevision> {
+        self.inner.apply(controller_revision, opts).await
     }
 }

@@ -22,7 +22,7 @@ const _: () = {
 
 /// The typed client of `daemonsets.apps` in one namespace (or all namespaces).
 ///
-/// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch.
+/// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch, apply, apply_status.
 #[derive(Clone, Debug)]
 pub struct DaemonSetClient {
     inner: ::kube_codegen_runtime::client::TypedClient<DaemonSet>,
@@ -148,5 +148,25 @@ impl DaemonSetClient {
         params: &kube::api::PatchParams,
     ) -> kube::Result<DaemonSet> {
         self.inner.patch(name, patch, params).await
+    }
+
+    /// Server-side applies `daemon_set` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `DaemonSet` as stored.
+    #[inline]
+    pub async fn apply(
+        &self,
+        daemon_set: &crate::client::applyconfiguration::apps::v1::DaemonSetApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<DaemonSet> {
+        self.inner.apply(daemon_set, opts).await
+    }
+
+    /// Server-side applies the `status` of `daemon_set` to the `status` subresource (client-go's `ApplyStatus`); status fields are owned apart from the main resource's. Returns the `DaemonSet` as stored.
+    #[inline]
+    pub async fn apply_status(
+        &self,
+        daemon_set: &crate::client::applyconfiguration::apps::v1::DaemonSetApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<DaemonSet> {
+        self.inner.apply_status(daemon_set, opts).await
     }
 }

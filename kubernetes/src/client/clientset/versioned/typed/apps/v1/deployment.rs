@@ -22,7 +22,7 @@ const _: () = {
 
 /// The typed client of `deployments.apps` in one namespace (or all namespaces).
 ///
-/// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch.
+/// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch, apply, apply_status.
 #[derive(Clone, Debug)]
 pub struct DeploymentClient {
     inner: ::kube_codegen_runtime::client::TypedClient<Deployment>,
@@ -150,6 +150,26 @@ impl DeploymentClient {
         self.inner.patch(name, patch, params).await
     }
 
+    /// Server-side applies `deployment` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `Deployment` as stored.
+    #[inline]
+    pub async fn apply(
+        &self,
+        deployment: &crate::client::applyconfiguration::apps::v1::DeploymentApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<Deployment> {
+        self.inner.apply(deployment, opts).await
+    }
+
+    /// Server-side applies the `status` of `deployment` to the `status` subresource (client-go's `ApplyStatus`); status fields are owned apart from the main resource's. Returns the `Deployment` as stored.
+    #[inline]
+    pub async fn apply_status(
+        &self,
+        deployment: &crate::client::applyconfiguration::apps::v1::DeploymentApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<Deployment> {
+        self.inner.apply_status(deployment, opts).await
+    }
+
     /// Reads the `scale` subresource of a `Deployment` (`+genclient:method=GetScale`).
     #[inline]
     pub async fn get_scale(
@@ -170,6 +190,19 @@ impl DeploymentClient {
     ) -> kube::Result<::kube_codegen_runtime::k8s_openapi::api::autoscaling::v1::Scale> {
         self.inner
             .update_as(name, Some("scale"), scale, params)
+            .await
+    }
+
+    /// Server-side applies to the `scale` subresource of a `Deployment` (`+genclient:method=ApplyScale`).
+    #[inline]
+    pub async fn apply_scale(
+        &self,
+        name: &str,
+        scale: &::kube_codegen_runtime::k8s_openapi::api::autoscaling::v1::Scale,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<::kube_codegen_runtime::k8s_openapi::api::autoscaling::v1::Scale> {
+        self.inner
+            .apply_as(name, Some("scale"), scale, &opts.patch_params())
             .await
     }
 }

@@ -22,7 +22,7 @@ const _: () = {
 
 /// The typed client of `replicasets.apps` in one namespace (or all namespaces).
 ///
-/// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch.
+/// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch, apply, apply_status.
 #[derive(Clone, Debug)]
 pub struct ReplicaSetClient {
     inner: ::kube_codegen_runtime::client::TypedClient<ReplicaSet>,
@@ -150,6 +150,26 @@ impl ReplicaSetClient {
         self.inner.patch(name, patch, params).await
     }
 
+    /// Server-side applies `replica_set` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `ReplicaSet` as stored.
+    #[inline]
+    pub async fn apply(
+        &self,
+        replica_set: &crate::client::applyconfiguration::apps::v1::ReplicaSetApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<ReplicaSet> {
+        self.inner.apply(replica_set, opts).await
+    }
+
+    /// Server-side applies the `status` of `replica_set` to the `status` subresource (client-go's `ApplyStatus`); status fields are owned apart from the main resource's. Returns the `ReplicaSet` as stored.
+    #[inline]
+    pub async fn apply_status(
+        &self,
+        replica_set: &crate::client::applyconfiguration::apps::v1::ReplicaSetApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<ReplicaSet> {
+        self.inner.apply_status(replica_set, opts).await
+    }
+
     /// Reads the `scale` subresource of a `ReplicaSet` (`+genclient:method=GetScale`).
     #[inline]
     pub async fn get_scale(
@@ -170,6 +190,19 @@ impl ReplicaSetClient {
     ) -> kube::Result<::kube_codegen_runtime::k8s_openapi::api::autoscaling::v1::Scale> {
         self.inner
             .update_as(name, Some("scale"), scale, params)
+            .await
+    }
+
+    /// Server-side applies to the `scale` subresource of a `ReplicaSet` (`+genclient:method=ApplyScale`).
+    #[inline]
+    pub async fn apply_scale(
+        &self,
+        name: &str,
+        scale: &::kube_codegen_runtime::k8s_openapi::api::autoscaling::v1::Scale,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<::kube_codegen_runtime::k8s_openapi::api::autoscaling::v1::Scale> {
+        self.inner
+            .apply_as(name, Some("scale"), scale, &opts.patch_params())
             .await
     }
 }

@@ -22,7 +22,7 @@ const _: () = {
 
 /// The typed client of `statefulsets.apps` in one namespace (or all namespaces).
 ///
-/// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch.
+/// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch, apply, apply_status.
 #[derive(Clone, Debug)]
 pub struct StatefulSetClient {
     inner: ::kube_codegen_runtime::client::TypedClient<StatefulSet>,
@@ -154,6 +154,26 @@ impl StatefulSetClient {
         self.inner.patch(name, patch, params).await
     }
 
+    /// Server-side applies `stateful_set` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `StatefulSet` as stored.
+    #[inline]
+    pub async fn apply(
+        &self,
+        stateful_set: &crate::client::applyconfiguration::apps::v1::StatefulSetApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<StatefulSet> {
+        self.inner.apply(stateful_set, opts).await
+    }
+
+    /// Server-side applies the `status` of `stateful_set` to the `status` subresource (client-go's `ApplyStatus`); status fields are owned apart from the main resource's. Returns the `StatefulSet` as stored.
+    #[inline]
+    pub async fn apply_status(
+        &self,
+        stateful_set: &crate::client::applyconfiguration::apps::v1::StatefulSetApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<StatefulSet> {
+        self.inner.apply_status(stateful_set, opts).await
+    }
+
     /// Reads the `scale` subresource of a `StatefulSet` (`+genclient:method=GetScale`).
     #[inline]
     pub async fn get_scale(
@@ -174,6 +194,19 @@ impl StatefulSetClient {
     ) -> kube::Result<::kube_codegen_runtime::k8s_openapi::api::autoscaling::v1::Scale> {
         self.inner
             .update_as(name, Some("scale"), scale, params)
+            .await
+    }
+
+    /// Server-side applies to the `scale` subresource of a `StatefulSet` (`+genclient:method=ApplyScale`).
+    #[inline]
+    pub async fn apply_scale(
+        &self,
+        name: &str,
+        scale: &::kube_codegen_runtime::k8s_openapi::api::autoscaling::v1::Scale,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<::kube_codegen_runtime::k8s_openapi::api::autoscaling::v1::Scale> {
+        self.inner
+            .apply_as(name, Some("scale"), scale, &opts.patch_params())
             .await
     }
 }

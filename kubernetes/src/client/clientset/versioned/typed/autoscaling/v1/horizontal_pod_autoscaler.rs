@@ -22,7 +22,7 @@ const _: () = {
 
 /// The typed client of `horizontalpodautoscalers.autoscaling` in one namespace (or all namespaces).
 ///
-/// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch.
+/// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch, apply, apply_status.
 #[derive(Clone, Debug)]
 pub struct HorizontalPodAutoscalerClient {
     inner: ::kube_codegen_runtime::client::TypedClient<HorizontalPodAutoscaler>,
@@ -156,5 +156,27 @@ impl HorizontalPodAutoscalerClient {
         params: &kube::api::PatchParams,
     ) -> kube::Result<HorizontalPodAutoscaler> {
         self.inner.patch(name, patch, params).await
+    }
+
+    /// Server-side applies `horizontal_pod_autoscaler` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `HorizontalPodAutoscaler` as stored.
+    #[inline]
+    pub async fn apply(
+        &self,
+        horizontal_pod_autoscaler: &crate::client::applyconfiguration::autoscaling::v1::HorizontalPodAutoscalerApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<HorizontalPodAutoscaler> {
+        self.inner.apply(horizontal_pod_autoscaler, opts).await
+    }
+
+    /// Server-side applies the `status` of `horizontal_pod_autoscaler` to the `status` subresource (client-go's `ApplyStatus`); status fields are owned apart from the main resource's. Returns the `HorizontalPodAutoscaler` as stored.
+    #[inline]
+    pub async fn apply_status(
+        &self,
+        horizontal_pod_autoscaler: &crate::client::applyconfiguration::autoscaling::v1::HorizontalPodAutoscalerApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<HorizontalPodAutoscaler> {
+        self.inner
+            .apply_status(horizontal_pod_autoscaler, opts)
+            .await
     }
 }

@@ -22,7 +22,7 @@ const _: () = {
 
 /// The typed client of `cronjobs.batch` in one namespace (or all namespaces).
 ///
-/// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch.
+/// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch, apply, apply_status.
 #[derive(Clone, Debug)]
 pub struct CronJobClient {
     inner: ::kube_codegen_runtime::client::TypedClient<CronJob>,
@@ -145,5 +145,25 @@ impl CronJobClient {
         params: &kube::api::PatchParams,
     ) -> kube::Result<CronJob> {
         self.inner.patch(name, patch, params).await
+    }
+
+    /// Server-side applies `cron_job` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `CronJob` as stored.
+    #[inline]
+    pub async fn apply(
+        &self,
+        cron_job: &crate::client::applyconfiguration::batch::v1::CronJobApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<CronJob> {
+        self.inner.apply(cron_job, opts).await
+    }
+
+    /// Server-side applies the `status` of `cron_job` to the `status` subresource (client-go's `ApplyStatus`); status fields are owned apart from the main resource's. Returns the `CronJob` as stored.
+    #[inline]
+    pub async fn apply_status(
+        &self,
+        cron_job: &crate::client::applyconfiguration::batch::v1::CronJobApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<CronJob> {
+        self.inner.apply_status(cron_job, opts).await
     }
 }

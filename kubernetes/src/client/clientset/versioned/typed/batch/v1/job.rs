@@ -22,7 +22,7 @@ const _: () = {
 
 /// The typed client of `jobs.batch` in one namespace (or all namespaces).
 ///
-/// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch.
+/// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch, apply, apply_status.
 #[derive(Clone, Debug)]
 pub struct JobClient {
     inner: ::kube_codegen_runtime::client::TypedClient<Job>,
@@ -137,5 +137,25 @@ impl JobClient {
         params: &kube::api::PatchParams,
     ) -> kube::Result<Job> {
         self.inner.patch(name, patch, params).await
+    }
+
+    /// Server-side applies `job` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `Job` as stored.
+    #[inline]
+    pub async fn apply(
+        &self,
+        job: &crate::client::applyconfiguration::batch::v1::JobApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<Job> {
+        self.inner.apply(job, opts).await
+    }
+
+    /// Server-side applies the `status` of `job` to the `status` subresource (client-go's `ApplyStatus`); status fields are owned apart from the main resource's. Returns the `Job` as stored.
+    #[inline]
+    pub async fn apply_status(
+        &self,
+        job: &crate::client::applyconfiguration::batch::v1::JobApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<Job> {
+        self.inner.apply_status(job, opts).await
     }
 }

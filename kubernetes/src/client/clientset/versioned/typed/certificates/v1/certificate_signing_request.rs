@@ -22,7 +22,7 @@ const _: () = {
 
 /// The typed client of `certificatesigningrequests.certificates.k8s.io` (cluster-scoped).
 ///
-/// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch.
+/// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch, apply, apply_status.
 #[derive(Clone, Debug)]
 pub struct CertificateSigningRequestClient {
     inner: ::kube_codegen_runtime::client::TypedClient<CertificateSigningRequest>,
@@ -147,6 +147,28 @@ impl CertificateSigningRequestClient {
         params: &kube::api::PatchParams,
     ) -> kube::Result<CertificateSigningRequest> {
         self.inner.patch(name, patch, params).await
+    }
+
+    /// Server-side applies `certificate_signing_request` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `CertificateSigningRequest` as stored.
+    #[inline]
+    pub async fn apply(
+        &self,
+        certificate_signing_request: &crate::client::applyconfiguration::certificates::v1::CertificateSigningRequestApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<CertificateSigningRequest> {
+        self.inner.apply(certificate_signing_request, opts).await
+    }
+
+    /// Server-side applies the `status` of `certificate_signing_request` to the `status` subresource (client-go's `ApplyStatus`); status fields are owned apart from the main resource's. Returns the `CertificateSigningRequest` as stored.
+    #[inline]
+    pub async fn apply_status(
+        &self,
+        certificate_signing_request: &crate::client::applyconfiguration::certificates::v1::CertificateSigningRequestApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<CertificateSigningRequest> {
+        self.inner
+            .apply_status(certificate_signing_request, opts)
+            .await
     }
 
     /// Replaces the `approval` subresource of a `CertificateSigningRequest` (`+genclient:method=UpdateApproval`).

@@ -22,7 +22,7 @@ const _: () = {
 
 /// The typed client of `clustertrustbundles.certificates.k8s.io` (cluster-scoped).
 ///
-/// Verbs: create, update, delete, delete_collection, get, list, watch, patch.
+/// Verbs: create, update, delete, delete_collection, get, list, watch, patch, apply.
 #[derive(Clone, Debug)]
 pub struct ClusterTrustBundleClient {
     inner: ::kube_codegen_runtime::client::TypedClient<ClusterTrustBundle>,
@@ -134,5 +134,15 @@ impl ClusterTrustBundleClient {
         params: &kube::api::PatchParams,
     ) -> kube::Result<ClusterTrustBundle> {
         self.inner.patch(name, patch, params).await
+    }
+
+    /// Server-side applies `cluster_trust_bundle` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `ClusterTrustBundle` as stored.
+    #[inline]
+    pub async fn apply(
+        &self,
+        cluster_trust_bundle: &crate::client::applyconfiguration::certificates::v1::ClusterTrustBundleApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<ClusterTrustBundle> {
+        self.inner.apply(cluster_trust_bundle, opts).await
     }
 }

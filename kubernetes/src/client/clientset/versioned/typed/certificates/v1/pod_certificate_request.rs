@@ -22,7 +22,7 @@ const _: () = {
 
 /// The typed client of `podcertificaterequests.certificates.k8s.io` in one namespace (or all namespaces).
 ///
-/// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch.
+/// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch, apply, apply_status.
 #[derive(Clone, Debug)]
 pub struct PodCertificateRequestClient {
     inner: ::kube_codegen_runtime::client::TypedClient<PodCertificateRequest>,
@@ -156,5 +156,25 @@ impl PodCertificateRequestClient {
         params: &kube::api::PatchParams,
     ) -> kube::Result<PodCertificateRequest> {
         self.inner.patch(name, patch, params).await
+    }
+
+    /// Server-side applies `pod_certificate_request` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `PodCertificateRequest` as stored.
+    #[inline]
+    pub async fn apply(
+        &self,
+        pod_certificate_request: &crate::client::applyconfiguration::certificates::v1::PodCertificateRequestApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<PodCertificateRequest> {
+        self.inner.apply(pod_certificate_request, opts).await
+    }
+
+    /// Server-side applies the `status` of `pod_certificate_request` to the `status` subresource (client-go's `ApplyStatus`); status fields are owned apart from the main resource's. Returns the `PodCertificateRequest` as stored.
+    #[inline]
+    pub async fn apply_status(
+        &self,
+        pod_certificate_request: &crate::client::applyconfiguration::certificates::v1::PodCertificateRequestApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<PodCertificateRequest> {
+        self.inner.apply_status(pod_certificate_request, opts).await
     }
 }

@@ -22,7 +22,7 @@ const _: () = {
 
 /// The typed client of `leases.coordination.k8s.io` in one namespace (or all namespaces).
 ///
-/// Verbs: create, update, delete, delete_collection, get, list, watch, patch.
+/// Verbs: create, update, delete, delete_collection, get, list, watch, patch, apply.
 #[derive(Clone, Debug)]
 pub struct LeaseClient {
     inner: ::kube_codegen_runtime::client::TypedClient<Lease>,
@@ -135,5 +135,15 @@ impl LeaseClient {
         params: &kube::api::PatchParams,
     ) -> kube::Result<Lease> {
         self.inner.patch(name, patch, params).await
+    }
+
+    /// Server-side applies `lease` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `Lease` as stored.
+    #[inline]
+    pub async fn apply(
+        &self,
+        lease: &crate::client::applyconfiguration::coordination::v1::LeaseApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<Lease> {
+        self.inner.apply(lease, opts).await
     }
 }

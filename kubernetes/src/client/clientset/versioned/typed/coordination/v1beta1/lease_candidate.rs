@@ -22,7 +22,7 @@ const _: () = {
 
 /// The typed client of `leasecandidates.coordination.k8s.io` in one namespace (or all namespaces).
 ///
-/// Verbs: create, update, delete, delete_collection, get, list, watch, patch.
+/// Verbs: create, update, delete, delete_collection, get, list, watch, patch, apply.
 #[derive(Clone, Debug)]
 pub struct LeaseCandidateClient {
     inner: ::kube_codegen_runtime::client::TypedClient<LeaseCandidate>,
@@ -143,5 +143,15 @@ impl LeaseCandidateClient {
         params: &kube::api::PatchParams,
     ) -> kube::Result<LeaseCandidate> {
         self.inner.patch(name, patch, params).await
+    }
+
+    /// Server-side applies `lease_candidate` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `LeaseCandidate` as stored.
+    #[inline]
+    pub async fn apply(
+        &self,
+        lease_candidate: &crate::client::applyconfiguration::coordination::v1beta1::LeaseCandidateApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<LeaseCandidate> {
+        self.inner.apply(lease_candidate, opts).await
     }
 }

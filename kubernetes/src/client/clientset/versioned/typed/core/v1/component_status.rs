@@ -22,7 +22,7 @@ const _: () = {
 
 /// The typed client of `componentstatuses` (cluster-scoped).
 ///
-/// Verbs: create, update, delete, delete_collection, get, list, watch, patch.
+/// Verbs: create, update, delete, delete_collection, get, list, watch, patch, apply.
 #[derive(Clone, Debug)]
 pub struct ComponentStatusClient {
     inner: ::kube_codegen_runtime::client::TypedClient<ComponentStatus>,
@@ -134,5 +134,15 @@ impl ComponentStatusClient {
         params: &kube::api::PatchParams,
     ) -> kube::Result<ComponentStatus> {
         self.inner.patch(name, patch, params).await
+    }
+
+    /// Server-side applies `component_status` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `ComponentStatus` as stored.
+    #[inline]
+    pub async fn apply(
+        &self,
+        component_status: &crate::client::applyconfiguration::core::v1::ComponentStatusApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<ComponentStatus> {
+        self.inner.apply(component_status, opts).await
     }
 }

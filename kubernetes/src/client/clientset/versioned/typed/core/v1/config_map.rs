@@ -22,7 +22,7 @@ const _: () = {
 
 /// The typed client of `configmaps` in one namespace (or all namespaces).
 ///
-/// Verbs: create, update, delete, delete_collection, get, list, watch, patch.
+/// Verbs: create, update, delete, delete_collection, get, list, watch, patch, apply.
 #[derive(Clone, Debug)]
 pub struct ConfigMapClient {
     inner: ::kube_codegen_runtime::client::TypedClient<ConfigMap>,
@@ -138,5 +138,15 @@ impl ConfigMapClient {
         params: &kube::api::PatchParams,
     ) -> kube::Result<ConfigMap> {
         self.inner.patch(name, patch, params).await
+    }
+
+    /// Server-side applies `config_map` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `ConfigMap` as stored.
+    #[inline]
+    pub async fn apply(
+        &self,
+        config_map: &crate::client::applyconfiguration::core::v1::ConfigMapApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<ConfigMap> {
+        self.inner.apply(config_map, opts).await
     }
 }

@@ -22,7 +22,7 @@ const _: () = {
 
 /// The typed client of `endpoints` in one namespace (or all namespaces).
 ///
-/// Verbs: create, update, delete, delete_collection, get, list, watch, patch.
+/// Verbs: create, update, delete, delete_collection, get, list, watch, patch, apply.
 #[derive(Clone, Debug)]
 pub struct EndpointsClient {
     inner: ::kube_codegen_runtime::client::TypedClient<Endpoints>,
@@ -138,5 +138,15 @@ impl EndpointsClient {
         params: &kube::api::PatchParams,
     ) -> kube::Result<Endpoints> {
         self.inner.patch(name, patch, params).await
+    }
+
+    /// Server-side applies `endpoints` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `Endpoints` as stored.
+    #[inline]
+    pub async fn apply(
+        &self,
+        endpoints: &crate::client::applyconfiguration::core::v1::EndpointsApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<Endpoints> {
+        self.inner.apply(endpoints, opts).await
     }
 }

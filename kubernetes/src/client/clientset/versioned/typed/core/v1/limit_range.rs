@@ -22,7 +22,7 @@ const _: () = {
 
 /// The typed client of `limitranges` in one namespace (or all namespaces).
 ///
-/// Verbs: create, update, delete, delete_collection, get, list, watch, patch.
+/// Verbs: create, update, delete, delete_collection, get, list, watch, patch, apply.
 #[derive(Clone, Debug)]
 pub struct LimitRangeClient {
     inner: ::kube_codegen_runtime::client::TypedClient<LimitRange>,
@@ -138,5 +138,15 @@ impl LimitRangeClient {
         params: &kube::api::PatchParams,
     ) -> kube::Result<LimitRange> {
         self.inner.patch(name, patch, params).await
+    }
+
+    /// Server-side applies `limit_range` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `LimitRange` as stored.
+    #[inline]
+    pub async fn apply(
+        &self,
+        limit_range: &crate::client::applyconfiguration::core::v1::LimitRangeApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<LimitRange> {
+        self.inner.apply(limit_range, opts).await
     }
 }

@@ -22,7 +22,7 @@ const _: () = {
 
 /// The typed client of `namespaces` (cluster-scoped).
 ///
-/// Verbs: create, update, update_status, delete, get, list, watch, patch.
+/// Verbs: create, update, update_status, delete, get, list, watch, patch, apply, apply_status.
 #[derive(Clone, Debug)]
 pub struct NamespaceClient {
     inner: ::kube_codegen_runtime::client::TypedClient<Namespace>,
@@ -124,5 +124,25 @@ impl NamespaceClient {
         params: &kube::api::PatchParams,
     ) -> kube::Result<Namespace> {
         self.inner.patch(name, patch, params).await
+    }
+
+    /// Server-side applies `namespace` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `Namespace` as stored.
+    #[inline]
+    pub async fn apply(
+        &self,
+        namespace: &crate::client::applyconfiguration::core::v1::NamespaceApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<Namespace> {
+        self.inner.apply(namespace, opts).await
+    }
+
+    /// Server-side applies the `status` of `namespace` to the `status` subresource (client-go's `ApplyStatus`); status fields are owned apart from the main resource's. Returns the `Namespace` as stored.
+    #[inline]
+    pub async fn apply_status(
+        &self,
+        namespace: &crate::client::applyconfiguration::core::v1::NamespaceApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<Namespace> {
+        self.inner.apply_status(namespace, opts).await
     }
 }

@@ -22,7 +22,7 @@ const _: () = {
 
 /// The typed client of `nodes` (cluster-scoped).
 ///
-/// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch.
+/// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch, apply, apply_status.
 #[derive(Clone, Debug)]
 pub struct NodeClient {
     inner: ::kube_codegen_runtime::client::TypedClient<Node>,
@@ -128,5 +128,25 @@ impl NodeClient {
         params: &kube::api::PatchParams,
     ) -> kube::Result<Node> {
         self.inner.patch(name, patch, params).await
+    }
+
+    /// Server-side applies `node` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `Node` as stored.
+    #[inline]
+    pub async fn apply(
+        &self,
+        node: &crate::client::applyconfiguration::core::v1::NodeApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<Node> {
+        self.inner.apply(node, opts).await
+    }
+
+    /// Server-side applies the `status` of `node` to the `status` subresource (client-go's `ApplyStatus`); status fields are owned apart from the main resource's. Returns the `Node` as stored.
+    #[inline]
+    pub async fn apply_status(
+        &self,
+        node: &crate::client::applyconfiguration::core::v1::NodeApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<Node> {
+        self.inner.apply_status(node, opts).await
     }
 }

@@ -22,7 +22,7 @@ const _: () = {
 
 /// The typed client of `persistentvolumes` (cluster-scoped).
 ///
-/// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch.
+/// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch, apply, apply_status.
 #[derive(Clone, Debug)]
 pub struct PersistentVolumeClient {
     inner: ::kube_codegen_runtime::client::TypedClient<PersistentVolume>,
@@ -144,5 +144,25 @@ impl PersistentVolumeClient {
         params: &kube::api::PatchParams,
     ) -> kube::Result<PersistentVolume> {
         self.inner.patch(name, patch, params).await
+    }
+
+    /// Server-side applies `persistent_volume` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `PersistentVolume` as stored.
+    #[inline]
+    pub async fn apply(
+        &self,
+        persistent_volume: &crate::client::applyconfiguration::core::v1::PersistentVolumeApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<PersistentVolume> {
+        self.inner.apply(persistent_volume, opts).await
+    }
+
+    /// Server-side applies the `status` of `persistent_volume` to the `status` subresource (client-go's `ApplyStatus`); status fields are owned apart from the main resource's. Returns the `PersistentVolume` as stored.
+    #[inline]
+    pub async fn apply_status(
+        &self,
+        persistent_volume: &crate::client::applyconfiguration::core::v1::PersistentVolumeApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<PersistentVolume> {
+        self.inner.apply_status(persistent_volume, opts).await
     }
 }

@@ -22,7 +22,7 @@ const _: () = {
 
 /// The typed client of `persistentvolumeclaims` in one namespace (or all namespaces).
 ///
-/// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch.
+/// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch, apply, apply_status.
 #[derive(Clone, Debug)]
 pub struct PersistentVolumeClaimClient {
     inner: ::kube_codegen_runtime::client::TypedClient<PersistentVolumeClaim>,
@@ -156,5 +156,25 @@ impl PersistentVolumeClaimClient {
         params: &kube::api::PatchParams,
     ) -> kube::Result<PersistentVolumeClaim> {
         self.inner.patch(name, patch, params).await
+    }
+
+    /// Server-side applies `persistent_volume_claim` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `PersistentVolumeClaim` as stored.
+    #[inline]
+    pub async fn apply(
+        &self,
+        persistent_volume_claim: &crate::client::applyconfiguration::core::v1::PersistentVolumeClaimApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<PersistentVolumeClaim> {
+        self.inner.apply(persistent_volume_claim, opts).await
+    }
+
+    /// Server-side applies the `status` of `persistent_volume_claim` to the `status` subresource (client-go's `ApplyStatus`); status fields are owned apart from the main resource's. Returns the `PersistentVolumeClaim` as stored.
+    #[inline]
+    pub async fn apply_status(
+        &self,
+        persistent_volume_claim: &crate::client::applyconfiguration::core::v1::PersistentVolumeClaimApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<PersistentVolumeClaim> {
+        self.inner.apply_status(persistent_volume_claim, opts).await
     }
 }

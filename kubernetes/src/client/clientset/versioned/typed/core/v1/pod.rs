@@ -22,7 +22,7 @@ const _: () = {
 
 /// The typed client of `pods` in one namespace (or all namespaces).
 ///
-/// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch.
+/// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch, apply, apply_status.
 #[derive(Clone, Debug)]
 pub struct PodClient {
     inner: ::kube_codegen_runtime::client::TypedClient<Pod>,
@@ -137,6 +137,26 @@ impl PodClient {
         params: &kube::api::PatchParams,
     ) -> kube::Result<Pod> {
         self.inner.patch(name, patch, params).await
+    }
+
+    /// Server-side applies `pod` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `Pod` as stored.
+    #[inline]
+    pub async fn apply(
+        &self,
+        pod: &crate::client::applyconfiguration::core::v1::PodApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<Pod> {
+        self.inner.apply(pod, opts).await
+    }
+
+    /// Server-side applies the `status` of `pod` to the `status` subresource (client-go's `ApplyStatus`); status fields are owned apart from the main resource's. Returns the `Pod` as stored.
+    #[inline]
+    pub async fn apply_status(
+        &self,
+        pod: &crate::client::applyconfiguration::core::v1::PodApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<Pod> {
+        self.inner.apply_status(pod, opts).await
     }
 
     /// Replaces the `ephemeralcontainers` subresource of a `Pod` (`+genclient:method=UpdateEphemeralContainers`).

@@ -22,7 +22,7 @@ const _: () = {
 
 /// The typed client of `podtemplates` in one namespace (or all namespaces).
 ///
-/// Verbs: create, update, delete, delete_collection, get, list, watch, patch.
+/// Verbs: create, update, delete, delete_collection, get, list, watch, patch, apply.
 #[derive(Clone, Debug)]
 pub struct PodTemplateClient {
     inner: ::kube_codegen_runtime::client::TypedClient<PodTemplate>,
@@ -142,5 +142,15 @@ impl PodTemplateClient {
         params: &kube::api::PatchParams,
     ) -> kube::Result<PodTemplate> {
         self.inner.patch(name, patch, params).await
+    }
+
+    /// Server-side applies `pod_template` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `PodTemplate` as stored.
+    #[inline]
+    pub async fn apply(
+        &self,
+        pod_template: &crate::client::applyconfiguration::core::v1::PodTemplateApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<PodTemplate> {
+        self.inner.apply(pod_template, opts).await
     }
 }

@@ -22,7 +22,7 @@ const _: () = {
 
 /// The typed client of `replicationcontrollers` in one namespace (or all namespaces).
 ///
-/// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch.
+/// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch, apply, apply_status.
 #[derive(Clone, Debug)]
 pub struct ReplicationControllerClient {
     inner: ::kube_codegen_runtime::client::TypedClient<ReplicationController>,
@@ -156,6 +156,26 @@ impl ReplicationControllerClient {
         params: &kube::api::PatchParams,
     ) -> kube::Result<ReplicationController> {
         self.inner.patch(name, patch, params).await
+    }
+
+    /// Server-side applies `replication_controller` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `ReplicationController` as stored.
+    #[inline]
+    pub async fn apply(
+        &self,
+        replication_controller: &crate::client::applyconfiguration::core::v1::ReplicationControllerApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<ReplicationController> {
+        self.inner.apply(replication_controller, opts).await
+    }
+
+    /// Server-side applies the `status` of `replication_controller` to the `status` subresource (client-go's `ApplyStatus`); status fields are owned apart from the main resource's. Returns the `ReplicationController` as stored.
+    #[inline]
+    pub async fn apply_status(
+        &self,
+        replication_controller: &crate::client::applyconfiguration::core::v1::ReplicationControllerApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<ReplicationController> {
+        self.inner.apply_status(replication_controller, opts).await
     }
 
     /// Reads the `scale` subresource of a `ReplicationController` (`+genclient:method=GetScale`).

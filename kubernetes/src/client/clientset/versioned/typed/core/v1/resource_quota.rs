@@ -22,7 +22,7 @@ const _: () = {
 
 /// The typed client of `resourcequotas` in one namespace (or all namespaces).
 ///
-/// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch.
+/// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch, apply, apply_status.
 #[derive(Clone, Debug)]
 pub struct ResourceQuotaClient {
     inner: ::kube_codegen_runtime::client::TypedClient<ResourceQuota>,
@@ -153,5 +153,25 @@ impl ResourceQuotaClient {
         params: &kube::api::PatchParams,
     ) -> kube::Result<ResourceQuota> {
         self.inner.patch(name, patch, params).await
+    }
+
+    /// Server-side applies `resource_quota` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `ResourceQuota` as stored.
+    #[inline]
+    pub async fn apply(
+        &self,
+        resource_quota: &crate::client::applyconfiguration::core::v1::ResourceQuotaApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<ResourceQuota> {
+        self.inner.apply(resource_quota, opts).await
+    }
+
+    /// Server-side applies the `status` of `resource_quota` to the `status` subresource (client-go's `ApplyStatus`); status fields are owned apart from the main resource's. Returns the `ResourceQuota` as stored.
+    #[inline]
+    pub async fn apply_status(
+        &self,
+        resource_quota: &crate::client::applyconfiguration::core::v1::ResourceQuotaApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<ResourceQuota> {
+        self.inner.apply_status(resource_quota, opts).await
     }
 }

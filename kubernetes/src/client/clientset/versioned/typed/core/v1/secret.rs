@@ -22,7 +22,7 @@ const _: () = {
 
 /// The typed client of `secrets` in one namespace (or all namespaces).
 ///
-/// Verbs: create, update, delete, delete_collection, get, list, watch, patch.
+/// Verbs: create, update, delete, delete_collection, get, list, watch, patch, apply.
 #[derive(Clone, Debug)]
 pub struct SecretClient {
     inner: ::kube_codegen_runtime::client::TypedClient<Secret>,
@@ -135,5 +135,15 @@ impl SecretClient {
         params: &kube::api::PatchParams,
     ) -> kube::Result<Secret> {
         self.inner.patch(name, patch, params).await
+    }
+
+    /// Server-side applies `secret` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `Secret` as stored.
+    #[inline]
+    pub async fn apply(
+        &self,
+        secret: &crate::client::applyconfiguration::core::v1::SecretApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<Secret> {
+        self.inner.apply(secret, opts).await
     }
 }

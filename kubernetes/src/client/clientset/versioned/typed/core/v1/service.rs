@@ -22,7 +22,7 @@ const _: () = {
 
 /// The typed client of `services` in one namespace (or all namespaces).
 ///
-/// Verbs: create, update, update_status, delete, get, list, watch, patch.
+/// Verbs: create, update, update_status, delete, get, list, watch, patch, apply, apply_status.
 #[derive(Clone, Debug)]
 pub struct ServiceClient {
     inner: ::kube_codegen_runtime::client::TypedClient<Service>,
@@ -133,5 +133,25 @@ impl ServiceClient {
         params: &kube::api::PatchParams,
     ) -> kube::Result<Service> {
         self.inner.patch(name, patch, params).await
+    }
+
+    /// Server-side applies `service` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `Service` as stored.
+    #[inline]
+    pub async fn apply(
+        &self,
+        service: &crate::client::applyconfiguration::core::v1::ServiceApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<Service> {
+        self.inner.apply(service, opts).await
+    }
+
+    /// Server-side applies the `status` of `service` to the `status` subresource (client-go's `ApplyStatus`); status fields are owned apart from the main resource's. Returns the `Service` as stored.
+    #[inline]
+    pub async fn apply_status(
+        &self,
+        service: &crate::client::applyconfiguration::core::v1::ServiceApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<Service> {
+        self.inner.apply_status(service, opts).await
     }
 }

@@ -22,7 +22,7 @@ const _: () = {
 
 /// The typed client of `serviceaccounts` in one namespace (or all namespaces).
 ///
-/// Verbs: create, update, delete, delete_collection, get, list, watch, patch.
+/// Verbs: create, update, delete, delete_collection, get, list, watch, patch, apply.
 #[derive(Clone, Debug)]
 pub struct ServiceAccountClient {
     inner: ::kube_codegen_runtime::client::TypedClient<ServiceAccount>,
@@ -143,6 +143,16 @@ impl ServiceAccountClient {
         params: &kube::api::PatchParams,
     ) -> kube::Result<ServiceAccount> {
         self.inner.patch(name, patch, params).await
+    }
+
+    /// Server-side applies `service_account` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `ServiceAccount` as stored.
+    #[inline]
+    pub async fn apply(
+        &self,
+        service_account: &crate::client::applyconfiguration::core::v1::ServiceAccountApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<ServiceAccount> {
+        self.inner.apply(service_account, opts).await
     }
 
     /// Creates the `token` subresource of a `ServiceAccount` (`+genclient:method=CreateToken`).

@@ -22,7 +22,7 @@ const _: () = {
 
 /// The typed client of `endpointslices.discovery.k8s.io` in one namespace (or all namespaces).
 ///
-/// Verbs: create, update, delete, delete_collection, get, list, watch, patch.
+/// Verbs: create, update, delete, delete_collection, get, list, watch, patch, apply.
 #[derive(Clone, Debug)]
 pub struct EndpointSliceClient {
     inner: ::kube_codegen_runtime::client::TypedClient<EndpointSlice>,
@@ -143,5 +143,15 @@ impl EndpointSliceClient {
         params: &kube::api::PatchParams,
     ) -> kube::Result<EndpointSlice> {
         self.inner.patch(name, patch, params).await
+    }
+
+    /// Server-side applies `endpoint_slice` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `EndpointSlice` as stored.
+    #[inline]
+    pub async fn apply(
+        &self,
+        endpoint_slice: &crate::client::applyconfiguration::discovery::v1::EndpointSliceApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<EndpointSlice> {
+        self.inner.apply(endpoint_slice, opts).await
     }
 }

@@ -22,7 +22,7 @@ const _: () = {
 
 /// The typed client of `events.events.k8s.io` in one namespace (or all namespaces).
 ///
-/// Verbs: create, update, delete, delete_collection, get, list, watch, patch.
+/// Verbs: create, update, delete, delete_collection, get, list, watch, patch, apply.
 #[derive(Clone, Debug)]
 pub struct EventClient {
     inner: ::kube_codegen_runtime::client::TypedClient<Event>,
@@ -135,5 +135,15 @@ impl EventClient {
         params: &kube::api::PatchParams,
     ) -> kube::Result<Event> {
         self.inner.patch(name, patch, params).await
+    }
+
+    /// Server-side applies `event` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `Event` as stored.
+    #[inline]
+    pub async fn apply(
+        &self,
+        event: &crate::client::applyconfiguration::events::v1::EventApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<Event> {
+        self.inner.apply(event, opts).await
     }
 }

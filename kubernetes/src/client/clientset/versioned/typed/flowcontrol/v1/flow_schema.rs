@@ -22,7 +22,7 @@ const _: () = {
 
 /// The typed client of `flowschemas.flowcontrol.apiserver.k8s.io` (cluster-scoped).
 ///
-/// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch.
+/// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch, apply, apply_status.
 #[derive(Clone, Debug)]
 pub struct FlowSchemaClient {
     inner: ::kube_codegen_runtime::client::TypedClient<FlowSchema>,
@@ -139,5 +139,25 @@ impl FlowSchemaClient {
         params: &kube::api::PatchParams,
     ) -> kube::Result<FlowSchema> {
         self.inner.patch(name, patch, params).await
+    }
+
+    /// Server-side applies `flow_schema` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `FlowSchema` as stored.
+    #[inline]
+    pub async fn apply(
+        &self,
+        flow_schema: &crate::client::applyconfiguration::flowcontrol::v1::FlowSchemaApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<FlowSchema> {
+        self.inner.apply(flow_schema, opts).await
+    }
+
+    /// Server-side applies the `status` of `flow_schema` to the `status` subresource (client-go's `ApplyStatus`); status fields are owned apart from the main resource's. Returns the `FlowSchema` as stored.
+    #[inline]
+    pub async fn apply_status(
+        &self,
+        flow_schema: &crate::client::applyconfiguration::flowcontrol::v1::FlowSchemaApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<FlowSchema> {
+        self.inner.apply_status(flow_schema, opts).await
     }
 }

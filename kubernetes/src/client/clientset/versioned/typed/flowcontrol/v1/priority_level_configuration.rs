@@ -22,7 +22,7 @@ const _: () = {
 
 /// The typed client of `prioritylevelconfigurations.flowcontrol.apiserver.k8s.io` (cluster-scoped).
 ///
-/// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch.
+/// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch, apply, apply_status.
 #[derive(Clone, Debug)]
 pub struct PriorityLevelConfigurationClient {
     inner: ::kube_codegen_runtime::client::TypedClient<PriorityLevelConfiguration>,
@@ -151,5 +151,27 @@ impl PriorityLevelConfigurationClient {
         params: &kube::api::PatchParams,
     ) -> kube::Result<PriorityLevelConfiguration> {
         self.inner.patch(name, patch, params).await
+    }
+
+    /// Server-side applies `priority_level_configuration` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `PriorityLevelConfiguration` as stored.
+    #[inline]
+    pub async fn apply(
+        &self,
+        priority_level_configuration: &crate::client::applyconfiguration::flowcontrol::v1::PriorityLevelConfigurationApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<PriorityLevelConfiguration> {
+        self.inner.apply(priority_level_configuration, opts).await
+    }
+
+    /// Server-side applies the `status` of `priority_level_configuration` to the `status` subresource (client-go's `ApplyStatus`); status fields are owned apart from the main resource's. Returns the `PriorityLevelConfiguration` as stored.
+    #[inline]
+    pub async fn apply_status(
+        &self,
+        priority_level_configuration: &crate::client::applyconfiguration::flowcontrol::v1::PriorityLevelConfigurationApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<PriorityLevelConfiguration> {
+        self.inner
+            .apply_status(priority_level_configuration, opts)
+            .await
     }
 }

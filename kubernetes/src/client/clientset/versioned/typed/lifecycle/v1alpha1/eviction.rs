@@ -22,7 +22,7 @@ const _: () = {
 
 /// The typed client of `evictions.lifecycle.k8s.io` in one namespace (or all namespaces).
 ///
-/// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch.
+/// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch, apply, apply_status.
 #[derive(Clone, Debug)]
 pub struct EvictionClient {
     inner: ::kube_codegen_runtime::client::TypedClient<Eviction>,
@@ -145,5 +145,25 @@ impl EvictionClient {
         params: &kube::api::PatchParams,
     ) -> kube::Result<Eviction> {
         self.inner.patch(name, patch, params).await
+    }
+
+    /// Server-side applies `eviction` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `Eviction` as stored.
+    #[inline]
+    pub async fn apply(
+        &self,
+        eviction: &crate::client::applyconfiguration::lifecycle::v1alpha1::EvictionApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<Eviction> {
+        self.inner.apply(eviction, opts).await
+    }
+
+    /// Server-side applies the `status` of `eviction` to the `status` subresource (client-go's `ApplyStatus`); status fields are owned apart from the main resource's. Returns the `Eviction` as stored.
+    #[inline]
+    pub async fn apply_status(
+        &self,
+        eviction: &crate::client::applyconfiguration::lifecycle::v1alpha1::EvictionApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<Eviction> {
+        self.inner.apply_status(eviction, opts).await
     }
 }

@@ -22,7 +22,7 @@ const _: () = {
 
 /// The typed client of `evictionrequests.lifecycle.k8s.io` in one namespace (or all namespaces).
 ///
-/// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch.
+/// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch, apply, apply_status.
 #[derive(Clone, Debug)]
 pub struct EvictionRequestClient {
     inner: ::kube_codegen_runtime::client::TypedClient<EvictionRequest>,
@@ -153,5 +153,25 @@ impl EvictionRequestClient {
         params: &kube::api::PatchParams,
     ) -> kube::Result<EvictionRequest> {
         self.inner.patch(name, patch, params).await
+    }
+
+    /// Server-side applies `eviction_request` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `EvictionRequest` as stored.
+    #[inline]
+    pub async fn apply(
+        &self,
+        eviction_request: &crate::client::applyconfiguration::lifecycle::v1alpha1::EvictionRequestApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<EvictionRequest> {
+        self.inner.apply(eviction_request, opts).await
+    }
+
+    /// Server-side applies the `status` of `eviction_request` to the `status` subresource (client-go's `ApplyStatus`); status fields are owned apart from the main resource's. Returns the `EvictionRequest` as stored.
+    #[inline]
+    pub async fn apply_status(
+        &self,
+        eviction_request: &crate::client::applyconfiguration::lifecycle::v1alpha1::EvictionRequestApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<EvictionRequest> {
+        self.inner.apply_status(eviction_request, opts).await
     }
 }

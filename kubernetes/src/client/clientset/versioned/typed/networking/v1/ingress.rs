@@ -22,7 +22,7 @@ const _: () = {
 
 /// The typed client of `ingresses.networking.k8s.io` in one namespace (or all namespaces).
 ///
-/// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch.
+/// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch, apply, apply_status.
 #[derive(Clone, Debug)]
 pub struct IngressClient {
     inner: ::kube_codegen_runtime::client::TypedClient<Ingress>,
@@ -145,5 +145,25 @@ impl IngressClient {
         params: &kube::api::PatchParams,
     ) -> kube::Result<Ingress> {
         self.inner.patch(name, patch, params).await
+    }
+
+    /// Server-side applies `ingress` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `Ingress` as stored.
+    #[inline]
+    pub async fn apply(
+        &self,
+        ingress: &crate::client::applyconfiguration::networking::v1::IngressApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<Ingress> {
+        self.inner.apply(ingress, opts).await
+    }
+
+    /// Server-side applies the `status` of `ingress` to the `status` subresource (client-go's `ApplyStatus`); status fields are owned apart from the main resource's. Returns the `Ingress` as stored.
+    #[inline]
+    pub async fn apply_status(
+        &self,
+        ingress: &crate::client::applyconfiguration::networking::v1::IngressApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<Ingress> {
+        self.inner.apply_status(ingress, opts).await
     }
 }

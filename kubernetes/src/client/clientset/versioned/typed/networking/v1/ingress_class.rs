@@ -22,7 +22,7 @@ const _: () = {
 
 /// The typed client of `ingressclasses.networking.k8s.io` (cluster-scoped).
 ///
-/// Verbs: create, update, delete, delete_collection, get, list, watch, patch.
+/// Verbs: create, update, delete, delete_collection, get, list, watch, patch, apply.
 #[derive(Clone, Debug)]
 pub struct IngressClassClient {
     inner: ::kube_codegen_runtime::client::TypedClient<IngressClass>,
@@ -134,5 +134,15 @@ impl IngressClassClient {
         params: &kube::api::PatchParams,
     ) -> kube::Result<IngressClass> {
         self.inner.patch(name, patch, params).await
+    }
+
+    /// Server-side applies `ingress_class` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `IngressClass` as stored.
+    #[inline]
+    pub async fn apply(
+        &self,
+        ingress_class: &crate::client::applyconfiguration::networking::v1::IngressClassApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<IngressClass> {
+        self.inner.apply(ingress_class, opts).await
     }
 }

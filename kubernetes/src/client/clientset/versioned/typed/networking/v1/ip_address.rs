@@ -22,7 +22,7 @@ const _: () = {
 
 /// The typed client of `ipaddresses.networking.k8s.io` (cluster-scoped).
 ///
-/// Verbs: create, update, delete, delete_collection, get, list, watch, patch.
+/// Verbs: create, update, delete, delete_collection, get, list, watch, patch, apply.
 #[derive(Clone, Debug)]
 pub struct IPAddressClient {
     inner: ::kube_codegen_runtime::client::TypedClient<IPAddress>,
@@ -129,5 +129,15 @@ impl IPAddressClient {
         params: &kube::api::PatchParams,
     ) -> kube::Result<IPAddress> {
         self.inner.patch(name, patch, params).await
+    }
+
+    /// Server-side applies `ip_address` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `IPAddress` as stored.
+    #[inline]
+    pub async fn apply(
+        &self,
+        ip_address: &crate::client::applyconfiguration::networking::v1::IPAddressApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<IPAddress> {
+        self.inner.apply(ip_address, opts).await
     }
 }

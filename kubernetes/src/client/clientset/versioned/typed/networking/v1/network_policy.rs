@@ -22,7 +22,7 @@ const _: () = {
 
 /// The typed client of `networkpolicies.networking.k8s.io` in one namespace (or all namespaces).
 ///
-/// Verbs: create, update, delete, delete_collection, get, list, watch, patch.
+/// Verbs: create, update, delete, delete_collection, get, list, watch, patch, apply.
 #[derive(Clone, Debug)]
 pub struct NetworkPolicyClient {
     inner: ::kube_codegen_runtime::client::TypedClient<NetworkPolicy>,
@@ -143,5 +143,15 @@ impl NetworkPolicyClient {
         params: &kube::api::PatchParams,
     ) -> kube::Result<NetworkPolicy> {
         self.inner.patch(name, patch, params).await
+    }
+
+    /// Server-side applies `network_policy` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `NetworkPolicy` as stored.
+    #[inline]
+    pub async fn apply(
+        &self,
+        network_policy: &crate::client::applyconfiguration::networking::v1::NetworkPolicyApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<NetworkPolicy> {
+        self.inner.apply(network_policy, opts).await
     }
 }

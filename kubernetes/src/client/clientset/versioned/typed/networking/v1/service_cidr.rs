@@ -22,7 +22,7 @@ const _: () = {
 
 /// The typed client of `servicecidrs.networking.k8s.io` (cluster-scoped).
 ///
-/// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch.
+/// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch, apply, apply_status.
 #[derive(Clone, Debug)]
 pub struct ServiceCIDRClient {
     inner: ::kube_codegen_runtime::client::TypedClient<ServiceCIDR>,
@@ -143,5 +143,25 @@ impl ServiceCIDRClient {
         params: &kube::api::PatchParams,
     ) -> kube::Result<ServiceCIDR> {
         self.inner.patch(name, patch, params).await
+    }
+
+    /// Server-side applies `service_cidr` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `ServiceCIDR` as stored.
+    #[inline]
+    pub async fn apply(
+        &self,
+        service_cidr: &crate::client::applyconfiguration::networking::v1::ServiceCIDRApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<ServiceCIDR> {
+        self.inner.apply(service_cidr, opts).await
+    }
+
+    /// Server-side applies the `status` of `service_cidr` to the `status` subresource (client-go's `ApplyStatus`); status fields are owned apart from the main resource's. Returns the `ServiceCIDR` as stored.
+    #[inline]
+    pub async fn apply_status(
+        &self,
+        service_cidr: &crate::client::applyconfiguration::networking::v1::ServiceCIDRApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<ServiceCIDR> {
+        self.inner.apply_status(service_cidr, opts).await
     }
 }

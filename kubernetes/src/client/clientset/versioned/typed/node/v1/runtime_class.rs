@@ -22,7 +22,7 @@ const _: () = {
 
 /// The typed client of `runtimeclasses.node.k8s.io` (cluster-scoped).
 ///
-/// Verbs: create, update, delete, delete_collection, get, list, watch, patch.
+/// Verbs: create, update, delete, delete_collection, get, list, watch, patch, apply.
 #[derive(Clone, Debug)]
 pub struct RuntimeClassClient {
     inner: ::kube_codegen_runtime::client::TypedClient<RuntimeClass>,
@@ -134,5 +134,15 @@ impl RuntimeClassClient {
         params: &kube::api::PatchParams,
     ) -> kube::Result<RuntimeClass> {
         self.inner.patch(name, patch, params).await
+    }
+
+    /// Server-side applies `runtime_class` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `RuntimeClass` as stored.
+    #[inline]
+    pub async fn apply(
+        &self,
+        runtime_class: &crate::client::applyconfiguration::node::v1::RuntimeClassApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<RuntimeClass> {
+        self.inner.apply(runtime_class, opts).await
     }
 }

@@ -22,7 +22,7 @@ const _: () = {
 
 /// The typed client of `poddisruptionbudgets.policy` in one namespace (or all namespaces).
 ///
-/// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch.
+/// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch, apply, apply_status.
 #[derive(Clone, Debug)]
 pub struct PodDisruptionBudgetClient {
     inner: ::kube_codegen_runtime::client::TypedClient<PodDisruptionBudget>,
@@ -155,5 +155,25 @@ impl PodDisruptionBudgetClient {
         params: &kube::api::PatchParams,
     ) -> kube::Result<PodDisruptionBudget> {
         self.inner.patch(name, patch, params).await
+    }
+
+    /// Server-side applies `pod_disruption_budget` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `PodDisruptionBudget` as stored.
+    #[inline]
+    pub async fn apply(
+        &self,
+        pod_disruption_budget: &crate::client::applyconfiguration::policy::v1::PodDisruptionBudgetApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<PodDisruptionBudget> {
+        self.inner.apply(pod_disruption_budget, opts).await
+    }
+
+    /// Server-side applies the `status` of `pod_disruption_budget` to the `status` subresource (client-go's `ApplyStatus`); status fields are owned apart from the main resource's. Returns the `PodDisruptionBudget` as stored.
+    #[inline]
+    pub async fn apply_status(
+        &self,
+        pod_disruption_budget: &crate::client::applyconfiguration::policy::v1::PodDisruptionBudgetApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<PodDisruptionBudget> {
+        self.inner.apply_status(pod_disruption_budget, opts).await
     }
 }

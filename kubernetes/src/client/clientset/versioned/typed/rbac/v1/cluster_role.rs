@@ -22,7 +22,7 @@ const _: () = {
 
 /// The typed client of `clusterroles.rbac.authorization.k8s.io` (cluster-scoped).
 ///
-/// Verbs: create, update, delete, delete_collection, get, list, watch, patch.
+/// Verbs: create, update, delete, delete_collection, get, list, watch, patch, apply.
 #[derive(Clone, Debug)]
 pub struct ClusterRoleClient {
     inner: ::kube_codegen_runtime::client::TypedClient<ClusterRole>,
@@ -133,5 +133,15 @@ impl ClusterRoleClient {
         params: &kube::api::PatchParams,
     ) -> kube::Result<ClusterRole> {
         self.inner.patch(name, patch, params).await
+    }
+
+    /// Server-side applies `cluster_role` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `ClusterRole` as stored.
+    #[inline]
+    pub async fn apply(
+        &self,
+        cluster_role: &crate::client::applyconfiguration::rbac::v1::ClusterRoleApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<ClusterRole> {
+        self.inner.apply(cluster_role, opts).await
     }
 }

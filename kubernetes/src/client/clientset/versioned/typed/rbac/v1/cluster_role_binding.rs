@@ -22,7 +22,7 @@ const _: () = {
 
 /// The typed client of `clusterrolebindings.rbac.authorization.k8s.io` (cluster-scoped).
 ///
-/// Verbs: create, update, delete, delete_collection, get, list, watch, patch.
+/// Verbs: create, update, delete, delete_collection, get, list, watch, patch, apply.
 #[derive(Clone, Debug)]
 pub struct ClusterRoleBindingClient {
     inner: ::kube_codegen_runtime::client::TypedClient<ClusterRoleBinding>,
@@ -134,5 +134,15 @@ impl ClusterRoleBindingClient {
         params: &kube::api::PatchParams,
     ) -> kube::Result<ClusterRoleBinding> {
         self.inner.patch(name, patch, params).await
+    }
+
+    /// Server-side applies `cluster_role_binding` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `ClusterRoleBinding` as stored.
+    #[inline]
+    pub async fn apply(
+        &self,
+        cluster_role_binding: &crate::client::applyconfiguration::rbac::v1::ClusterRoleBindingApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<ClusterRoleBinding> {
+        self.inner.apply(cluster_role_binding, opts).await
     }
 }

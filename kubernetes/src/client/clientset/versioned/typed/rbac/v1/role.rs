@@ -22,7 +22,7 @@ const _: () = {
 
 /// The typed client of `roles.rbac.authorization.k8s.io` in one namespace (or all namespaces).
 ///
-/// Verbs: create, update, delete, delete_collection, get, list, watch, patch.
+/// Verbs: create, update, delete, delete_collection, get, list, watch, patch, apply.
 #[derive(Clone, Debug)]
 pub struct RoleClient {
     inner: ::kube_codegen_runtime::client::TypedClient<Role>,
@@ -127,5 +127,15 @@ impl RoleClient {
         params: &kube::api::PatchParams,
     ) -> kube::Result<Role> {
         self.inner.patch(name, patch, params).await
+    }
+
+    /// Server-side applies `role` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `Role` as stored.
+    #[inline]
+    pub async fn apply(
+        &self,
+        role: &crate::client::applyconfiguration::rbac::v1::RoleApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<Role> {
+        self.inner.apply(role, opts).await
     }
 }

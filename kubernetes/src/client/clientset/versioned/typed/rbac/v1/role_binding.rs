@@ -22,7 +22,7 @@ const _: () = {
 
 /// The typed client of `rolebindings.rbac.authorization.k8s.io` in one namespace (or all namespaces).
 ///
-/// Verbs: create, update, delete, delete_collection, get, list, watch, patch.
+/// Verbs: create, update, delete, delete_collection, get, list, watch, patch, apply.
 #[derive(Clone, Debug)]
 pub struct RoleBindingClient {
     inner: ::kube_codegen_runtime::client::TypedClient<RoleBinding>,
@@ -142,5 +142,15 @@ impl RoleBindingClient {
         params: &kube::api::PatchParams,
     ) -> kube::Result<RoleBinding> {
         self.inner.patch(name, patch, params).await
+    }
+
+    /// Server-side applies `role_binding` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `RoleBinding` as stored.
+    #[inline]
+    pub async fn apply(
+        &self,
+        role_binding: &crate::client::applyconfiguration::rbac::v1::RoleBindingApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<RoleBinding> {
+        self.inner.apply(role_binding, opts).await
     }
 }

@@ -22,7 +22,7 @@ const _: () = {
 
 /// The typed client of `deviceclasses.resource.k8s.io` (cluster-scoped).
 ///
-/// Verbs: create, update, delete, delete_collection, get, list, watch, patch.
+/// Verbs: create, update, delete, delete_collection, get, list, watch, patch, apply.
 #[derive(Clone, Debug)]
 pub struct DeviceClassClient {
     inner: ::kube_codegen_runtime::client::TypedClient<DeviceClass>,
@@ -133,5 +133,15 @@ impl DeviceClassClient {
         params: &kube::api::PatchParams,
     ) -> kube::Result<DeviceClass> {
         self.inner.patch(name, patch, params).await
+    }
+
+    /// Server-side applies `device_class` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `DeviceClass` as stored.
+    #[inline]
+    pub async fn apply(
+        &self,
+        device_class: &crate::client::applyconfiguration::resource::v1::DeviceClassApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<DeviceClass> {
+        self.inner.apply(device_class, opts).await
     }
 }

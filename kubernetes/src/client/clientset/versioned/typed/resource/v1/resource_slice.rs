@@ -22,7 +22,7 @@ const _: () = {
 
 /// The typed client of `resourceslices.resource.k8s.io` (cluster-scoped).
 ///
-/// Verbs: create, update, delete, delete_collection, get, list, watch, patch.
+/// Verbs: create, update, delete, delete_collection, get, list, watch, patch, apply.
 #[derive(Clone, Debug)]
 pub struct ResourceSliceClient {
     inner: ::kube_codegen_runtime::client::TypedClient<ResourceSlice>,
@@ -134,5 +134,15 @@ impl ResourceSliceClient {
         params: &kube::api::PatchParams,
     ) -> kube::Result<ResourceSlice> {
         self.inner.patch(name, patch, params).await
+    }
+
+    /// Server-side applies `resource_slice` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `ResourceSlice` as stored.
+    #[inline]
+    pub async fn apply(
+        &self,
+        resource_slice: &crate::client::applyconfiguration::resource::v1::ResourceSliceApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<ResourceSlice> {
+        self.inner.apply(resource_slice, opts).await
     }
 }

@@ -22,7 +22,7 @@ const _: () = {
 
 /// The typed client of `resourcepoolstatusrequests.resource.k8s.io` (cluster-scoped).
 ///
-/// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch.
+/// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch, apply, apply_status.
 #[derive(Clone, Debug)]
 pub struct ResourcePoolStatusRequestClient {
     inner: ::kube_codegen_runtime::client::TypedClient<ResourcePoolStatusRequest>,
@@ -151,5 +151,27 @@ impl ResourcePoolStatusRequestClient {
         params: &kube::api::PatchParams,
     ) -> kube::Result<ResourcePoolStatusRequest> {
         self.inner.patch(name, patch, params).await
+    }
+
+    /// Server-side applies `resource_pool_status_request` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `ResourcePoolStatusRequest` as stored.
+    #[inline]
+    pub async fn apply(
+        &self,
+        resource_pool_status_request: &crate::client::applyconfiguration::resource::v1alpha3::ResourcePoolStatusRequestApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<ResourcePoolStatusRequest> {
+        self.inner.apply(resource_pool_status_request, opts).await
+    }
+
+    /// Server-side applies the `status` of `resource_pool_status_request` to the `status` subresource (client-go's `ApplyStatus`); status fields are owned apart from the main resource's. Returns the `ResourcePoolStatusRequest` as stored.
+    #[inline]
+    pub async fn apply_status(
+        &self,
+        resource_pool_status_request: &crate::client::applyconfiguration::resource::v1alpha3::ResourcePoolStatusRequestApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<ResourcePoolStatusRequest> {
+        self.inner
+            .apply_status(resource_pool_status_request, opts)
+            .await
     }
 }

@@ -22,7 +22,7 @@ const _: () = {
 
 /// The typed client of `devicetaintrules.resource.k8s.io` (cluster-scoped).
 ///
-/// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch.
+/// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch, apply, apply_status.
 #[derive(Clone, Debug)]
 pub struct DeviceTaintRuleClient {
     inner: ::kube_codegen_runtime::client::TypedClient<DeviceTaintRule>,
@@ -144,5 +144,25 @@ impl DeviceTaintRuleClient {
         params: &kube::api::PatchParams,
     ) -> kube::Result<DeviceTaintRule> {
         self.inner.patch(name, patch, params).await
+    }
+
+    /// Server-side applies `device_taint_rule` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `DeviceTaintRule` as stored.
+    #[inline]
+    pub async fn apply(
+        &self,
+        device_taint_rule: &crate::client::applyconfiguration::resource::v1beta2::DeviceTaintRuleApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<DeviceTaintRule> {
+        self.inner.apply(device_taint_rule, opts).await
+    }
+
+    /// Server-side applies the `status` of `device_taint_rule` to the `status` subresource (client-go's `ApplyStatus`); status fields are owned apart from the main resource's. Returns the `DeviceTaintRule` as stored.
+    #[inline]
+    pub async fn apply_status(
+        &self,
+        device_taint_rule: &crate::client::applyconfiguration::resource::v1beta2::DeviceTaintRuleApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<DeviceTaintRule> {
+        self.inner.apply_status(device_taint_rule, opts).await
     }
 }

@@ -22,7 +22,7 @@ const _: () = {
 
 /// The typed client of `resourceclaims.resource.k8s.io` in one namespace (or all namespaces).
 ///
-/// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch.
+/// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch, apply, apply_status.
 #[derive(Clone, Debug)]
 pub struct ResourceClaimClient {
     inner: ::kube_codegen_runtime::client::TypedClient<ResourceClaim>,
@@ -153,5 +153,25 @@ impl ResourceClaimClient {
         params: &kube::api::PatchParams,
     ) -> kube::Result<ResourceClaim> {
         self.inner.patch(name, patch, params).await
+    }
+
+    /// Server-side applies `resource_claim` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `ResourceClaim` as stored.
+    #[inline]
+    pub async fn apply(
+        &self,
+        resource_claim: &crate::client::applyconfiguration::resource::v1beta2::ResourceClaimApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<ResourceClaim> {
+        self.inner.apply(resource_claim, opts).await
+    }
+
+    /// Server-side applies the `status` of `resource_claim` to the `status` subresource (client-go's `ApplyStatus`); status fields are owned apart from the main resource's. Returns the `ResourceClaim` as stored.
+    #[inline]
+    pub async fn apply_status(
+        &self,
+        resource_claim: &crate::client::applyconfiguration::resource::v1beta2::ResourceClaimApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<ResourceClaim> {
+        self.inner.apply_status(resource_claim, opts).await
     }
 }

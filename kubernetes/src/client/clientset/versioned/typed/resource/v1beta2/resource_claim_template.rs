@@ -22,7 +22,7 @@ const _: () = {
 
 /// The typed client of `resourceclaimtemplates.resource.k8s.io` in one namespace (or all namespaces).
 ///
-/// Verbs: create, update, delete, delete_collection, get, list, watch, patch.
+/// Verbs: create, update, delete, delete_collection, get, list, watch, patch, apply.
 #[derive(Clone, Debug)]
 pub struct ResourceClaimTemplateClient {
     inner: ::kube_codegen_runtime::client::TypedClient<ResourceClaimTemplate>,
@@ -144,5 +144,15 @@ impl ResourceClaimTemplateClient {
         params: &kube::api::PatchParams,
     ) -> kube::Result<ResourceClaimTemplate> {
         self.inner.patch(name, patch, params).await
+    }
+
+    /// Server-side applies `resource_claim_template` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `ResourceClaimTemplate` as stored.
+    #[inline]
+    pub async fn apply(
+        &self,
+        resource_claim_template: &crate::client::applyconfiguration::resource::v1beta2::ResourceClaimTemplateApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<ResourceClaimTemplate> {
+        self.inner.apply(resource_claim_template, opts).await
     }
 }

@@ -22,7 +22,7 @@ const _: () = {
 
 /// The typed client of `priorityclasses.scheduling.k8s.io` (cluster-scoped).
 ///
-/// Verbs: create, update, delete, delete_collection, get, list, watch, patch.
+/// Verbs: create, update, delete, delete_collection, get, list, watch, patch, apply.
 #[derive(Clone, Debug)]
 pub struct PriorityClassClient {
     inner: ::kube_codegen_runtime::client::TypedClient<PriorityClass>,
@@ -134,5 +134,15 @@ impl PriorityClassClient {
         params: &kube::api::PatchParams,
     ) -> kube::Result<PriorityClass> {
         self.inner.patch(name, patch, params).await
+    }
+
+    /// Server-side applies `priority_class` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `PriorityClass` as stored.
+    #[inline]
+    pub async fn apply(
+        &self,
+        priority_class: &crate::client::applyconfiguration::scheduling::v1::PriorityClassApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<PriorityClass> {
+        self.inner.apply(priority_class, opts).await
     }
 }

@@ -22,7 +22,7 @@ const _: () = {
 
 /// The typed client of `compositepodgroups.scheduling.k8s.io` in one namespace (or all namespaces).
 ///
-/// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch.
+/// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch, apply, apply_status.
 #[derive(Clone, Debug)]
 pub struct CompositePodGroupClient {
     inner: ::kube_codegen_runtime::client::TypedClient<CompositePodGroup>,
@@ -153,5 +153,25 @@ impl CompositePodGroupClient {
         params: &kube::api::PatchParams,
     ) -> kube::Result<CompositePodGroup> {
         self.inner.patch(name, patch, params).await
+    }
+
+    /// Server-side applies `composite_pod_group` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `CompositePodGroup` as stored.
+    #[inline]
+    pub async fn apply(
+        &self,
+        composite_pod_group: &crate::client::applyconfiguration::scheduling::v1alpha3::CompositePodGroupApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<CompositePodGroup> {
+        self.inner.apply(composite_pod_group, opts).await
+    }
+
+    /// Server-side applies the `status` of `composite_pod_group` to the `status` subresource (client-go's `ApplyStatus`); status fields are owned apart from the main resource's. Returns the `CompositePodGroup` as stored.
+    #[inline]
+    pub async fn apply_status(
+        &self,
+        composite_pod_group: &crate::client::applyconfiguration::scheduling::v1alpha3::CompositePodGroupApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<CompositePodGroup> {
+        self.inner.apply_status(composite_pod_group, opts).await
     }
 }

@@ -22,7 +22,7 @@ const _: () = {
 
 /// The typed client of `podgroups.scheduling.k8s.io` in one namespace (or all namespaces).
 ///
-/// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch.
+/// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch, apply, apply_status.
 #[derive(Clone, Debug)]
 pub struct PodGroupClient {
     inner: ::kube_codegen_runtime::client::TypedClient<PodGroup>,
@@ -145,5 +145,25 @@ impl PodGroupClient {
         params: &kube::api::PatchParams,
     ) -> kube::Result<PodGroup> {
         self.inner.patch(name, patch, params).await
+    }
+
+    /// Server-side applies `pod_group` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `PodGroup` as stored.
+    #[inline]
+    pub async fn apply(
+        &self,
+        pod_group: &crate::client::applyconfiguration::scheduling::v1alpha3::PodGroupApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<PodGroup> {
+        self.inner.apply(pod_group, opts).await
+    }
+
+    /// Server-side applies the `status` of `pod_group` to the `status` subresource (client-go's `ApplyStatus`); status fields are owned apart from the main resource's. Returns the `PodGroup` as stored.
+    #[inline]
+    pub async fn apply_status(
+        &self,
+        pod_group: &crate::client::applyconfiguration::scheduling::v1alpha3::PodGroupApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<PodGroup> {
+        self.inner.apply_status(pod_group, opts).await
     }
 }

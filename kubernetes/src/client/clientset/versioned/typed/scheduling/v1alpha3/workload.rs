@@ -22,7 +22,7 @@ const _: () = {
 
 /// The typed client of `workloads.scheduling.k8s.io` in one namespace (or all namespaces).
 ///
-/// Verbs: create, update, delete, delete_collection, get, list, watch, patch.
+/// Verbs: create, update, delete, delete_collection, get, list, watch, patch, apply.
 #[derive(Clone, Debug)]
 pub struct WorkloadClient {
     inner: ::kube_codegen_runtime::client::TypedClient<Workload>,
@@ -135,5 +135,15 @@ impl WorkloadClient {
         params: &kube::api::PatchParams,
     ) -> kube::Result<Workload> {
         self.inner.patch(name, patch, params).await
+    }
+
+    /// Server-side applies `workload` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `Workload` as stored.
+    #[inline]
+    pub async fn apply(
+        &self,
+        workload: &crate::client::applyconfiguration::scheduling::v1alpha3::WorkloadApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<Workload> {
+        self.inner.apply(workload, opts).await
     }
 }

@@ -22,7 +22,7 @@ const _: () = {
 
 /// The typed client of `csidrivers.storage.k8s.io` (cluster-scoped).
 ///
-/// Verbs: create, update, delete, delete_collection, get, list, watch, patch.
+/// Verbs: create, update, delete, delete_collection, get, list, watch, patch, apply.
 #[derive(Clone, Debug)]
 pub struct CSIDriverClient {
     inner: ::kube_codegen_runtime::client::TypedClient<CSIDriver>,
@@ -129,5 +129,15 @@ impl CSIDriverClient {
         params: &kube::api::PatchParams,
     ) -> kube::Result<CSIDriver> {
         self.inner.patch(name, patch, params).await
+    }
+
+    /// Server-side applies `csi_driver` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `CSIDriver` as stored.
+    #[inline]
+    pub async fn apply(
+        &self,
+        csi_driver: &crate::client::applyconfiguration::storage::v1::CSIDriverApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<CSIDriver> {
+        self.inner.apply(csi_driver, opts).await
     }
 }

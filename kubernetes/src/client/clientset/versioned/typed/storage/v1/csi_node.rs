@@ -22,7 +22,7 @@ const _: () = {
 
 /// The typed client of `csinodes.storage.k8s.io` (cluster-scoped).
 ///
-/// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch.
+/// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch, apply, apply_status.
 #[derive(Clone, Debug)]
 pub struct CSINodeClient {
     inner: ::kube_codegen_runtime::client::TypedClient<CSINode>,
@@ -136,5 +136,25 @@ impl CSINodeClient {
         params: &kube::api::PatchParams,
     ) -> kube::Result<CSINode> {
         self.inner.patch(name, patch, params).await
+    }
+
+    /// Server-side applies `csi_node` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `CSINode` as stored.
+    #[inline]
+    pub async fn apply(
+        &self,
+        csi_node: &crate::client::applyconfiguration::storage::v1::CSINodeApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<CSINode> {
+        self.inner.apply(csi_node, opts).await
+    }
+
+    /// Server-side applies the `status` of `csi_node` to the `status` subresource (client-go's `ApplyStatus`); status fields are owned apart from the main resource's. Returns the `CSINode` as stored.
+    #[inline]
+    pub async fn apply_status(
+        &self,
+        csi_node: &crate::client::applyconfiguration::storage::v1::CSINodeApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<CSINode> {
+        self.inner.apply_status(csi_node, opts).await
     }
 }

@@ -22,7 +22,7 @@ const _: () = {
 
 /// The typed client of `csistoragecapacities.storage.k8s.io` in one namespace (or all namespaces).
 ///
-/// Verbs: create, update, delete, delete_collection, get, list, watch, patch.
+/// Verbs: create, update, delete, delete_collection, get, list, watch, patch, apply.
 #[derive(Clone, Debug)]
 pub struct CSIStorageCapacityClient {
     inner: ::kube_codegen_runtime::client::TypedClient<CSIStorageCapacity>,
@@ -143,5 +143,15 @@ impl CSIStorageCapacityClient {
         params: &kube::api::PatchParams,
     ) -> kube::Result<CSIStorageCapacity> {
         self.inner.patch(name, patch, params).await
+    }
+
+    /// Server-side applies `csi_storage_capacity` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `CSIStorageCapacity` as stored.
+    #[inline]
+    pub async fn apply(
+        &self,
+        csi_storage_capacity: &crate::client::applyconfiguration::storage::v1::CSIStorageCapacityApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<CSIStorageCapacity> {
+        self.inner.apply(csi_storage_capacity, opts).await
     }
 }

@@ -22,7 +22,7 @@ const _: () = {
 
 /// The typed client of `storageclasses.storage.k8s.io` (cluster-scoped).
 ///
-/// Verbs: create, update, delete, delete_collection, get, list, watch, patch.
+/// Verbs: create, update, delete, delete_collection, get, list, watch, patch, apply.
 #[derive(Clone, Debug)]
 pub struct StorageClassClient {
     inner: ::kube_codegen_runtime::client::TypedClient<StorageClass>,
@@ -134,5 +134,15 @@ impl StorageClassClient {
         params: &kube::api::PatchParams,
     ) -> kube::Result<StorageClass> {
         self.inner.patch(name, patch, params).await
+    }
+
+    /// Server-side applies `storage_class` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `StorageClass` as stored.
+    #[inline]
+    pub async fn apply(
+        &self,
+        storage_class: &crate::client::applyconfiguration::storage::v1::StorageClassApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<StorageClass> {
+        self.inner.apply(storage_class, opts).await
     }
 }

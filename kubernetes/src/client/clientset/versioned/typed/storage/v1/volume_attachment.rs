@@ -22,7 +22,7 @@ const _: () = {
 
 /// The typed client of `volumeattachments.storage.k8s.io` (cluster-scoped).
 ///
-/// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch.
+/// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch, apply, apply_status.
 #[derive(Clone, Debug)]
 pub struct VolumeAttachmentClient {
     inner: ::kube_codegen_runtime::client::TypedClient<VolumeAttachment>,
@@ -144,5 +144,25 @@ impl VolumeAttachmentClient {
         params: &kube::api::PatchParams,
     ) -> kube::Result<VolumeAttachment> {
         self.inner.patch(name, patch, params).await
+    }
+
+    /// Server-side applies `volume_attachment` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `VolumeAttachment` as stored.
+    #[inline]
+    pub async fn apply(
+        &self,
+        volume_attachment: &crate::client::applyconfiguration::storage::v1::VolumeAttachmentApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<VolumeAttachment> {
+        self.inner.apply(volume_attachment, opts).await
+    }
+
+    /// Server-side applies the `status` of `volume_attachment` to the `status` subresource (client-go's `ApplyStatus`); status fields are owned apart from the main resource's. Returns the `VolumeAttachment` as stored.
+    #[inline]
+    pub async fn apply_status(
+        &self,
+        volume_attachment: &crate::client::applyconfiguration::storage::v1::VolumeAttachmentApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<VolumeAttachment> {
+        self.inner.apply_status(volume_attachment, opts).await
     }
 }

@@ -22,7 +22,7 @@ const _: () = {
 
 /// The typed client of `volumeattributesclasses.storage.k8s.io` (cluster-scoped).
 ///
-/// Verbs: create, update, delete, delete_collection, get, list, watch, patch.
+/// Verbs: create, update, delete, delete_collection, get, list, watch, patch, apply.
 #[derive(Clone, Debug)]
 pub struct VolumeAttributesClassClient {
     inner: ::kube_codegen_runtime::client::TypedClient<VolumeAttributesClass>,
@@ -135,5 +135,15 @@ impl VolumeAttributesClassClient {
         params: &kube::api::PatchParams,
     ) -> kube::Result<VolumeAttributesClass> {
         self.inner.patch(name, patch, params).await
+    }
+
+    /// Server-side applies `volume_attributes_class` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `VolumeAttributesClass` as stored.
+    #[inline]
+    pub async fn apply(
+        &self,
+        volume_attributes_class: &crate::client::applyconfiguration::storage::v1::VolumeAttributesClassApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<VolumeAttributesClass> {
+        self.inner.apply(volume_attributes_class, opts).await
     }
 }

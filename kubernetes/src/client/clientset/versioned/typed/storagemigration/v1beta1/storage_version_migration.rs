@@ -22,7 +22,7 @@ const _: () = {
 
 /// The typed client of `storageversionmigrations.storagemigration.k8s.io` (cluster-scoped).
 ///
-/// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch.
+/// Verbs: create, update, update_status, delete, delete_collection, get, list, watch, patch, apply, apply_status.
 #[derive(Clone, Debug)]
 pub struct StorageVersionMigrationClient {
     inner: ::kube_codegen_runtime::client::TypedClient<StorageVersionMigration>,
@@ -147,5 +147,27 @@ impl StorageVersionMigrationClient {
         params: &kube::api::PatchParams,
     ) -> kube::Result<StorageVersionMigration> {
         self.inner.patch(name, patch, params).await
+    }
+
+    /// Server-side applies `storage_version_migration` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `StorageVersionMigration` as stored.
+    #[inline]
+    pub async fn apply(
+        &self,
+        storage_version_migration: &crate::client::applyconfiguration::storagemigration::v1beta1::StorageVersionMigrationApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<StorageVersionMigration> {
+        self.inner.apply(storage_version_migration, opts).await
+    }
+
+    /// Server-side applies the `status` of `storage_version_migration` to the `status` subresource (client-go's `ApplyStatus`); status fields are owned apart from the main resource's. Returns the `StorageVersionMigration` as stored.
+    #[inline]
+    pub async fn apply_status(
+        &self,
+        storage_version_migration: &crate::client::applyconfiguration::storagemigration::v1beta1::StorageVersionMigrationApplyConfiguration,
+        opts: &::kube_codegen_runtime::apply::ApplyOptions,
+    ) -> kube::Result<StorageVersionMigration> {
+        self.inner
+            .apply_status(storage_version_migration, opts)
+            .await
     }
 }
