@@ -174,7 +174,9 @@ pub(crate) fn decode_continue(token: &str) -> Result<(Option<u64>, String, u64),
         Some(-1) => None,
         Some(n) if n > 0 => Some(n as u64),
         _ => {
-            return Err("continue key is not valid: incorrect encoded start resourceVersion".into());
+            return Err(
+                "continue key is not valid: incorrect encoded start resourceVersion".into(),
+            );
         }
     };
     let start = v
@@ -714,7 +716,7 @@ mod tests {
                 ..Default::default()
             },
         );
-        let e = e.err().expect("a compacted continue token is refused");
+        let e = e.expect_err("a compacted continue token is refused");
         assert_eq!(e.code, 410);
         // `inconsistentContinue`: the 410 offers a token that reads the rest in the present.
         let token = e.list_meta.as_ref().and_then(|m| m["continue"].as_str());
