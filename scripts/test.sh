@@ -57,6 +57,18 @@ fi
 export KUBE_CODEGEN_K8S_BIN
 echo "kube-apiserver, etcd and kubectl from $KUBE_CODEGEN_K8S_BIN" >&2
 
+# tests/tests/watchlist_clients.rs runs a client-go v0.37 informer (tests/clients/go/informer,
+# client-go from the Go module proxy) against the in-memory server. Build it here so a cold
+# build shows in the log; the test builds it again (cached) when run alone.
+step "go build tests/clients/go/informer (client-go WatchList informer)"
+go_bin=$(command -v go || true)
+if [[ -z $go_bin && -x /usr/local/go/bin/go ]]; then go_bin=/usr/local/go/bin/go; fi
+if [[ -z $go_bin ]]; then
+    go_bin=$(ls -d "${KUBE_CODEGEN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kube-codegen}"/*/bin/go 2>/dev/null | sort | tail -n 1 || true)
+fi
+[[ -n $go_bin ]] || { echo "no Go toolchain: scripts/build-kube-apiserver.sh installs one" >&2; exit 1; }
+(cd tests/clients/go && GOFLAGS=-mod=mod "$go_bin" build -o "$root/target/client-go-informer" ./informer)
+
 step "cargo test --workspace"
 cargo test --workspace --no-fail-fast
 

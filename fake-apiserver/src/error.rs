@@ -265,6 +265,8 @@ pub(crate) struct ApiError {
     pub(crate) reason: String,
     pub(crate) message: String,
     pub(crate) details: Option<Value>,
+    /// The `Status`'s list metadata (`metadata.continue` of a 410 for a compacted continue).
+    pub(crate) list_meta: Option<Value>,
 }
 
 /// `resource.group` (or just `resource` for the core group), as `GroupResource.String()`.
@@ -297,7 +299,13 @@ impl ApiError {
             reason: reason.to_string(),
             message: message.into(),
             details: None,
+            list_meta: None,
         }
+    }
+
+    pub(crate) fn with_list_meta(mut self, meta: Value) -> Self {
+        self.list_meta = Some(meta);
+        self
     }
 
     pub(crate) fn with_details(mut self, details: Value) -> Self {
@@ -458,7 +466,10 @@ impl ApiError {
         let mut m = Map::new();
         m.insert("kind".into(), json!("Status"));
         m.insert("apiVersion".into(), json!("v1"));
-        m.insert("metadata".into(), json!({}));
+        m.insert(
+            "metadata".into(),
+            self.list_meta.clone().unwrap_or_else(|| json!({})),
+        );
         m.insert("status".into(), json!("Failure"));
         m.insert("message".into(), json!(self.message));
         if !self.reason.is_empty() {

@@ -34,7 +34,19 @@ pub(crate) fn error_response(e: &ApiError) -> Response<ResponseBody> {
             b"404 page not found\n".to_vec(),
         );
     }
-    json_response(e.code, &e.to_status())
+    let mut r = json_response(e.code, &e.to_status());
+    // As kube-apiserver's response writer: a Status asking for a retry says when in a header.
+    if let Some(secs) = e
+        .details
+        .as_ref()
+        .and_then(|d| d.get("retryAfterSeconds"))
+        .and_then(Value::as_u64)
+        .filter(|s| *s > 0)
+    {
+        r.headers_mut()
+            .insert(header::RETRY_AFTER, header::HeaderValue::from(secs));
+    }
+    r
 }
 
 /// Marks the plain-text 404 that paths outside the built-in groups get.

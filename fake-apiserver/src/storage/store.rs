@@ -14,7 +14,7 @@ use std::sync::Arc;
 use base64::Engine;
 use serde_json::{Value, json};
 
-use crate::error::{ApiError, ApiResult, FieldError};
+use crate::error::{ApiError, ApiResult};
 use crate::storage::object;
 use crate::storage::predicate::Filter;
 
@@ -103,7 +103,13 @@ pub(crate) struct Storage {
     /// events are dropped (compacted), however few there are, so large objects written often
     /// cannot grow memory without bound.
     pub(crate) history_max_bytes: usize,
+    /// Carries `rv` after every write, for requests that wait for a resourceVersion.
+    rv_tx: tokio::sync::watch::Sender<u64>,
 }
+
+/// How long a read at a resourceVersion the storage has not reached waits for it before
+/// answering "Too large resource version" (the watch cache's `blockTimeout`).
+pub(crate) const FUTURE_RV_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
 
 /// The default byte budget of one resource's history.
 pub(crate) const HISTORY_MAX_BYTES: usize = 256 * 1024 * 1024;
@@ -127,18 +133,24 @@ pub(crate) struct ListOptions {
     pub(crate) resource_version_match: Option<String>,
 }
 
-fn list_options_invalid(errors: Vec<FieldError>) -> ApiError {
-    ApiError::invalid("meta.k8s.io", "ListOptions", "", errors)
-}
-
 /// A continue token: the API server's `{"v","rv","start"}`, plus the number of objects before
 /// `start` (for `remainingItemCount`).
 pub(crate) fn encode_continue(rv: u64, start: &str, offset: u64) -> String {
+    encode_continue_at(Some(rv), start, offset)
+}
+
+/// A continue token; `None` reads the present (`"rv": -1`, what a 410 for a compacted token
+/// offers to go on with).
+fn encode_continue_at(rv: Option<u64>, start: &str, offset: u64) -> String {
+    let rv = rv.map_or(json!(-1), |rv| json!(rv));
     let token = json!({"v": "meta.k8s.io/v1", "rv": rv, "start": start, "i": offset});
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(token.to_string())
 }
 
-pub(crate) fn decode_continue(token: &str) -> Result<(u64, String, u64), String> {
+/// Decodes a continue token: the resourceVersion to read at (`None` for a token made after
+/// its resourceVersion was compacted, `"rv": -1`: read the present), the start key and the
+/// number of objects before it.
+pub(crate) fn decode_continue(token: &str) -> Result<(Option<u64>, String, u64), String> {
     // Go's RawURLEncoding: no padding, and stray bits at the end are tolerated.
     let engine = base64::engine::GeneralPurpose::new(
         &base64::alphabet::URL_SAFE,
@@ -158,10 +170,15 @@ pub(crate) fn decode_continue(token: &str) -> Result<(u64, String, u64), String>
     if v.get("v").and_then(Value::as_str) != Some("meta.k8s.io/v1") {
         return Err("continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)".into());
     }
-    let rv = v
-        .get("rv")
-        .and_then(Value::as_u64)
-        .ok_or("continue key is not valid: incorrect encoded start resourceVersion")?;
+    let rv = match v.get("rv").and_then(Value::as_i64) {
+        Some(-1) => None,
+        Some(n) if n > 0 => Some(n as u64),
+        _ => {
+            return Err(
+                "continue key is not valid: incorrect encoded start resourceVersion".into(),
+            );
+        }
+    };
     let start = v
         .get("start")
         .and_then(Value::as_str)
@@ -201,7 +218,13 @@ impl Storage {
             stores: HashMap::new(),
             history_capacity,
             history_max_bytes: HISTORY_MAX_BYTES,
+            rv_tx: tokio::sync::watch::channel(0).0,
         }
+    }
+
+    /// Follows the global resourceVersion: the receiver sees every write's.
+    pub(crate) fn subscribe_rv(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.rv_tx.subscribe()
     }
 
     /// Creates the store under `key` if there is none: watches of it start now.
@@ -249,6 +272,7 @@ impl Storage {
         store.history_bytes += ev.size;
         store.history.push_back(Arc::new(ev));
         store.tx.send_replace(rv);
+        self.rv_tx.send_replace(self.rv);
     }
 
     /// Stores `obj` (created or replaced) with the next resourceVersion.
@@ -329,6 +353,7 @@ impl Storage {
     /// before `rv` is answered 410 Gone, as after a compaction, and one from `rv` resumes.
     pub(crate) fn restore(&mut self, rv: u64, contents: Vec<(String, Vec<Value>)>) {
         self.rv = self.rv.max(rv);
+        self.rv_tx.send_replace(self.rv);
         for (key, objects) in contents {
             let store = self.store_mut(&key);
             for obj in objects {
@@ -450,25 +475,35 @@ impl Storage {
             Some(ns) => format!("{ns}/"),
             None => String::new(),
         };
+        let mut limit = opts.limit;
         let (at, start, list_rv, offset) = if let Some(token) = opts.continue_token.as_deref() {
             if !rv_param.is_empty() && rv_param != "0" {
-                return Err(list_options_invalid(vec![FieldError::forbidden(
-                    "resourceVersion",
+                return Err(ApiError::bad_request(
                     "specifying resource version is not allowed when using continue",
-                )]));
+                ));
+            }
+            if rv_param == "0" {
+                // Served from the watch cache, which has no pages: the rest in one.
+                limit = None;
             }
             let (rv, start, offset) = decode_continue(token)
                 .map_err(|e| ApiError::bad_request(format!("invalid continue token: {e}")))?;
-            (
-                Some(rv),
-                start.trim_end_matches('\0').to_string() + "\0",
-                rv,
-                offset,
-            )
+            let start = start.trim_end_matches('\0').to_string() + "\0";
+            match rv {
+                Some(rv) => (Some(rv), start, rv, offset),
+                None => (None, start, self.rv, offset),
+            }
         } else {
             match (rv_param, rv_match) {
-                ("" | "0", _) => (None, String::new(), self.rv, 0),
-                (v, "Exact") => {
+                ("", _) => (None, String::new(), self.rv, 0),
+                // Any version will do: the watch cache answers whole, ignoring the limit.
+                ("0", _) => {
+                    limit = None;
+                    (None, String::new(), self.rv, 0)
+                }
+                // With a limit and no match, a resourceVersion is read exactly (etcd pages
+                // at one revision).
+                (v, m) if m == "Exact" || (m.is_empty() && limit.is_some()) => {
                     let n = parse_rv(v)?;
                     if n > self.rv {
                         return Err(too_large(n, self.rv));
@@ -493,11 +528,20 @@ impl Storage {
             }
         };
         // A start key carries a trailing NUL: everything strictly after the last key returned.
-        let mut rows = self.scan(store_key, &prefix, &start, at)?.peekable();
+        let mut rows = match self.scan(store_key, &prefix, &start, at) {
+            Ok(rows) => rows.peekable(),
+            // A continue token from compacted history: the 410 carries a token that goes on
+            // from the same key in the present (`inconsistentContinue`).
+            Err(e) if e.code == 410 && opts.continue_token.is_some() => {
+                let go_on = encode_continue_at(None, &start, offset);
+                return Err(e.with_list_meta(json!({"continue": go_on})));
+            }
+            Err(e) => return Err(e),
+        };
         let mut items = Vec::new();
         let mut last_key: Option<String> = None;
         let mut consumed = 0u64;
-        while let Some((k, v)) = rows.next_if(|_| opts.limit.is_none_or(|l| items.len() < l)) {
+        while let Some((k, v)) = rows.next_if(|_| limit.is_none_or(|l| items.len() < l)) {
             consumed += 1;
             if opts.filter.matches(&v) {
                 items.push(v);
@@ -505,7 +549,7 @@ impl Storage {
             }
         }
         let more = rows.peek().is_some();
-        let (continue_token, remaining) = match (opts.limit, last_key) {
+        let (continue_token, remaining) = match (limit, last_key) {
             (Some(_), Some(last)) if more => {
                 let rel = last.strip_prefix(prefix.as_str()).unwrap_or(&last);
                 let remaining = if opts.filter.has_selectors() {
@@ -558,7 +602,9 @@ impl Storage {
     }
 }
 
-fn too_large(n: u64, current: u64) -> ApiError {
+/// 504 for a read at a resourceVersion the storage has not reached (after waiting
+/// [`FUTURE_RV_WAIT`] for it).
+pub(crate) fn too_large(n: u64, current: u64) -> ApiError {
     ApiError::new(
         504,
         "Timeout",
@@ -590,7 +636,15 @@ mod tests {
     #[test]
     fn continue_tokens_round_trip() {
         let t = encode_continue(42, "ns/name\0", 7);
-        assert_eq!(decode_continue(&t), Ok((42, "ns/name\0".to_string(), 7)));
+        assert_eq!(
+            decode_continue(&t),
+            Ok((Some(42), "ns/name\0".to_string(), 7))
+        );
+        let latest = encode_continue_at(None, "ns/name\0", 7);
+        assert_eq!(
+            decode_continue(&latest),
+            Ok((None, "ns/name\0".to_string(), 7))
+        );
         assert!(decode_continue("!!!").is_err());
         let bad = base64::engine::general_purpose::URL_SAFE_NO_PAD
             .encode(r#"{"v":"x","rv":1,"start":"a"}"#);
@@ -659,6 +713,35 @@ mod tests {
             &ListOptions {
                 limit: Some(1),
                 continue_token: p1.continue_token,
+                ..Default::default()
+            },
+        );
+        let e = e.expect_err("a compacted continue token is refused");
+        assert_eq!(e.code, 410);
+        // `inconsistentContinue`: the 410 offers a token that reads the rest in the present.
+        let token = e.list_meta.as_ref().and_then(|m| m["continue"].as_str());
+        let token = token.expect("the 410 carries a continue token").to_string();
+        assert_eq!(decode_continue(&token), Ok((None, "a/c0\0".to_string(), 1)));
+        let rest = ok(st.list(
+            r,
+            &ListOptions {
+                continue_token: Some(token),
+                ..Default::default()
+            },
+        ));
+        assert_eq!(rest.resource_version, st.rv);
+        let names: Vec<_> = rest
+            .items
+            .iter()
+            .map(|o| object::name(o).to_string())
+            .collect();
+        assert_eq!(names, ["c1", "c2"]);
+        // An Exact read of compacted history is 410 too.
+        let e = st.list(
+            r,
+            &ListOptions {
+                resource_version: Some("1".into()),
+                resource_version_match: Some("Exact".into()),
                 ..Default::default()
             },
         );

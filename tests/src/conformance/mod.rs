@@ -23,6 +23,7 @@ mod limits;
 mod misc;
 mod patch;
 mod read;
+mod versions;
 mod watch;
 mod wire;
 
@@ -501,6 +502,18 @@ pub fn scenarios() -> Vec<Scenario> {
             "list resourceVersion, Exact reads of the past, 0"
         ),
         scenario!(read::metadata_only_list, "PartialObjectMetadata lists"),
+        scenario!(
+            versions::get_at_resource_version,
+            "GET at 0, an old or the current version reads the present; a bad version is 500"
+        ),
+        scenario!(
+            versions::future_resource_version,
+            "a version not reached yet: the read waits, then 504 ResourceVersionTooLarge with Retry-After; WatchList's ERROR event"
+        ),
+        scenario!(
+            versions::resource_version_limit_and_continue,
+            "resourceVersion=0 ignores limit (also with continue), a version with a limit reads exactly, continue with a version is 400"
+        ),
         scenario!(
             crud::update_optimistic_concurrency,
             "409 Conflict on a stale resourceVersion"

@@ -4,7 +4,7 @@
 use http::Response;
 
 use crate::endpoints::body::ResponseBody;
-use crate::endpoints::handlers::{Target, filter, validate_list_options};
+use crate::endpoints::handlers::{Target, filter, validate_list_options, wait_for_rv};
 use crate::endpoints::render::{self, ListMeta};
 use crate::endpoints::response::respond;
 use crate::error::ApiResult;
@@ -30,6 +30,11 @@ pub(crate) async fn serve(t: Target<'_>) -> ApiResult<Response<ResponseBody>> {
             .filter(|m| !m.is_empty())
             .map(str::to_string),
     };
+    if opts.continue_token.is_none()
+        && let Some(rv) = &opts.resource_version
+    {
+        wait_for_rv(&t.shared, rv).await;
+    }
     let (mut page, converter) = {
         let st = t.shared.state.lock();
         (st.list(&t.res, &opts)?, converter(&st, &t.res))

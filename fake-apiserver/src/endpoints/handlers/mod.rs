@@ -101,7 +101,7 @@ impl Target<'_> {
 /// Serves a resource request with its verb's handler.
 pub(crate) async fn serve(t: Target<'_>) -> ApiResult<Response<ResponseBody>> {
     if t.info.verb == Verb::Watch {
-        return watch::serve(t);
+        return watch::serve(t).await;
     }
     if let Some(kind) = ReviewKind::of(&t.res) {
         return review::serve(t, kind);
@@ -139,7 +139,7 @@ pub(crate) async fn serve(t: Target<'_>) -> ApiResult<Response<ResponseBody>> {
         Verb::Patch => patch::serve(t, scope).await,
         Verb::Delete => delete::serve(t).await,
         Verb::DeleteCollection => delete::serve_collection(t).await,
-        Verb::Watch => watch::serve(t),
+        Verb::Watch => watch::serve(t).await,
     }
 }
 
@@ -261,6 +261,33 @@ pub(crate) fn write_options(
         patch: verb == Verb::Patch && !is_apply,
         warnings: Default::default(),
     })
+}
+
+/// A read at resourceVersion `rv` (a request's parameter, `""` and `"0"` meaning any) that the
+/// storage has not reached waits for it, as the watch cache does, at most
+/// [`FUTURE_RV_WAIT`](crate::storage::store::FUTURE_RV_WAIT); the read then answers with what
+/// is there (504 when still too large). Unparsable versions are the read's to refuse.
+pub(crate) async fn wait_for_rv(shared: &crate::Shared, rv: &str) {
+    let Ok(n) = rv.parse::<u64>() else {
+        return;
+    };
+    let mut rx = {
+        let st = shared.state.lock();
+        if st.rv() >= n {
+            return;
+        }
+        st.storage.subscribe_rv()
+    };
+    let reached = tokio::time::timeout(
+        crate::storage::store::FUTURE_RV_WAIT,
+        rx.wait_for(|v| *v >= n),
+    )
+    .await;
+    tracing::debug!(
+        rv = n,
+        reached = reached.is_ok(),
+        "waited for a resourceVersion"
+    );
 }
 
 /// `ValidateListOptions` of kube-apiserver, for a list or a watch.

@@ -11,7 +11,7 @@ use tokio::sync::mpsc;
 
 use crate::Shared;
 use crate::endpoints::body::ResponseBody;
-use crate::endpoints::handlers::{Target, filter, validate_list_options};
+use crate::endpoints::handlers::{Target, filter, validate_list_options, wait_for_rv};
 use crate::endpoints::render::{Format, View, partial_metadata};
 use crate::endpoints::response::stream_response;
 use crate::endpoints::serve::Stopping;
@@ -19,7 +19,7 @@ use crate::error::{ApiError, ApiResult};
 use crate::semantics::admission::conversion::{Converter, converter};
 use crate::semantics::resources::Resource;
 use crate::storage::predicate::{FieldTerm, Filter};
-use crate::storage::store::parse_watch_rv;
+use crate::storage::store::{parse_watch_rv, too_large};
 
 /// Faults a watch reactor asked for.
 #[derive(Debug, Clone, Default)]
@@ -144,14 +144,9 @@ fn plan(shared: &Shared, req: &WatchRequest) -> ApiResult<Start> {
             if !v.is_empty() && v != "0" {
                 let n = parse_watch_rv(v)?;
                 if n > st.rv() {
-                    return Err(ApiError::new(
-                        504,
-                        "Timeout",
-                        format!(
-                            "Timeout: Too large resource version: {n}, current: {}",
-                            st.rv()
-                        ),
-                    ));
+                    // Still ahead after the wait (`serve`): the stream opens and says so.
+                    start.immediate_error = Some(too_large(n, st.rv()));
+                    return Ok(start);
                 }
             }
             start.initial = snapshot();
@@ -439,7 +434,7 @@ fn deadline_after(after: Duration) -> tokio::time::Instant {
 }
 
 /// Serves a watch: the stream's lines come from a task that follows the storage.
-pub(crate) fn serve(t: Target<'_>) -> ApiResult<http::Response<ResponseBody>> {
+pub(crate) async fn serve(t: Target<'_>) -> ApiResult<http::Response<ResponseBody>> {
     let q = &t.info.query;
     validate_list_options(q, true)?;
     let mut f = filter(&t.res, t.info.path.namespace.as_deref(), q)?;
@@ -472,6 +467,11 @@ pub(crate) fn serve(t: Target<'_>) -> ApiResult<http::Response<ResponseBody>> {
         converter: converter(&t.shared.state.lock(), &t.res),
         stopping: t.req.extensions().get::<Stopping>().cloned(),
     };
+    if wr.send_initial_events == Some(true)
+        && let Some(rv) = &wr.resource_version
+    {
+        wait_for_rv(&t.shared, rv).await;
+    }
     let rx = start(t.shared.clone(), wr)?;
     Ok(stream_response(rx))
 }
