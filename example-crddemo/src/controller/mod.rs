@@ -304,9 +304,9 @@ impl Controller {
                 Fences {
                     leader: self.leader.clone(),
                     shard: self.shard.clone(),
+                    delay: self.reconcile_delay,
                 },
                 self.recorder.clone(),
-                self.reconcile_delay,
             ));
         }
         // Sharded: queue the keys this replica takes over whenever its membership changes.
@@ -401,10 +401,12 @@ impl Runnable for Controller {
     }
 }
 
-/// What a worker checks before each sync: the leader Lease, or (sharded) the shard's gate.
+/// What a worker checks before each sync: the leader Lease, or (sharded) the shard's gate;
+/// and the simulated external call each sync starts with ([`Options::reconcile_delay`]).
 struct Fences {
     leader: Option<LeaderElector>,
     shard: Option<Shard>,
+    delay: Duration,
 }
 
 /// The shard key of a Mydemo's `namespace/name`.
@@ -474,9 +476,12 @@ async fn worker(
     identity: Arc<str>,
     fences: Fences,
     recorder: Option<ReconcileRecorder>,
-    delay: Duration,
 ) {
-    let Fences { leader, shard } = fences;
+    let Fences {
+        leader,
+        shard,
+        delay,
+    } = fences;
     while let Some(key) = queue.get().await {
         if let Some(l) = &leader
             && !l.is_leader()
