@@ -39,6 +39,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use example_crddemo::pkg::apis::crddemo::v1::{Mydemo, MydemoSpec};
+use example_crddemo::pkg::client::clientset::versioned::Clientset;
 use futures::StreamExt;
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::Namespace;
@@ -415,9 +416,12 @@ async fn run_setup(s: &Settings, n: usize, sharded: bool) -> Row {
     };
 
     // The Mydemos, all Ready before the churn.
-    let api = &api;
+    // Through the generated client, which sends apiVersion and kind.
+    let demos = Clientset::new(client.clone()).crddemo_v1().mydemos(NS);
+    let demos = &demos;
     futures::stream::iter((0..s.objects).map(|i| async move {
-        api.create(&PostParams::default(), &mydemo(i))
+        demos
+            .create(&mydemo(i), &PostParams::default())
             .await
             .unwrap_or_else(|e| panic!("{e}"));
     }))
