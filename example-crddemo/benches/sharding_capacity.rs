@@ -211,9 +211,11 @@ async fn counts(replicas: &[Replica]) -> Counts {
         };
         for s in &scrape.samples {
             match (&s.value, s.metric.as_str()) {
-                (prometheus_parse::Value::Counter(v), "controller_runtime_reconcile_total")
-                    if s.labels.get("controller") == Some("mydemo") =>
-                {
+                // The OpenMetrics family is `…_reconcile` (its sample `…_reconcile_total`).
+                (
+                    prometheus_parse::Value::Counter(v) | prometheus_parse::Value::Untyped(v),
+                    "controller_runtime_reconcile_total" | "controller_runtime_reconcile",
+                ) if s.labels.get("controller") == Some("mydemo") => {
                     c.reconciles += v;
                 }
                 (prometheus_parse::Value::Histogram(h), "workqueue_queue_duration_seconds")
