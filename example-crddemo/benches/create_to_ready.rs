@@ -377,6 +377,7 @@ fn start_ours(clientset: Clientset, workers: usize) -> Running {
             namespace: None,
             resync: None,
             instance: "bench".into(),
+            reconcile_delay: std::time::Duration::ZERO,
         },
     )
     .unwrap_or_else(|e| panic!("controller: {e}"));
@@ -393,6 +394,7 @@ fn start_builder(clientset: Clientset, workers: usize) -> Running {
         namespace: None,
         resync: None,
         instance: "bench".into(),
+        reconcile_delay: std::time::Duration::ZERO,
     };
     let mgr = kube_controller_runtime::Manager::builder(clientset.client().clone())
         .informer_options(example_crddemo::controller::informer_options(&opts))

@@ -49,6 +49,12 @@ struct Cli {
     #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_duration)]
     resync: Duration,
 
+    /// Wait this long at the start of every reconcile, as if calling a slow external system
+    /// ("50ms"; default "0": no wait). For benchmarks of reconcile capacity
+    /// (scripts/bench-sharding.sh); it slows the controller down and nothing else.
+    #[arg(long, value_name = "DURATION", default_value = "0", value_parser = parse_duration)]
+    reconcile_delay: Duration,
+
     /// Start an in-memory API server on loopback, install the CRD, write a kubeconfig and print
     /// how to use kubectl against it.
     #[arg(long)]
@@ -158,6 +164,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         namespace: cli.manager.namespace.clone(),
         resync: (!cli.resync.is_zero()).then_some(cli.resync),
         instance: String::new(),
+        reconcile_delay: cli.reconcile_delay,
     };
     if !cli.embedded {
         let config = config(&cli).await?;

@@ -100,6 +100,7 @@ impl Running {
             namespace: None,
             resync,
             instance: "test".into(),
+            reconcile_delay: std::time::Duration::ZERO,
         };
         let mgr = Manager::builder(clientset.client().clone())
             .informer_options(informer_options(&opts))

@@ -39,6 +39,7 @@ async fn the_controllers_service_and_slice_informers_are_the_factorys_shared_one
         namespace: None,
         resync: None,
         instance: "test".into(),
+        reconcile_delay: std::time::Duration::ZERO,
     };
     let mgr = Manager::builder(clientset.client().clone())
         .informer_options(informer_options(&opts))

@@ -71,6 +71,10 @@ pub struct Options {
     pub resync: Option<Duration>,
     /// The `reportingInstance` of Events (defaults to the host name when empty).
     pub instance: String,
+    /// A wait at the start of every reconcile, standing in for a call to a slow external
+    /// system (`--reconcile-delay`; the sharding benchmark, `scripts/bench-sharding.sh`).
+    /// Zero (the default): no wait.
+    pub reconcile_delay: Duration,
 }
 
 impl Default for Options {
@@ -80,6 +84,7 @@ impl Default for Options {
             namespace: None,
             resync: Some(Duration::from_secs(30)),
             instance: String::new(),
+            reconcile_delay: Duration::ZERO,
         }
     }
 }
@@ -128,6 +133,8 @@ pub struct Controller {
     recorder: Option<ReconcileRecorder>,
     /// With `--sharded`: this replica's shard; only its keys are reconciled.
     shard: Option<Shard>,
+    /// [`Options::reconcile_delay`].
+    reconcile_delay: Duration,
 }
 
 impl Controller {
@@ -241,6 +248,7 @@ impl Controller {
             leader,
             recorder: None,
             shard: None,
+            reconcile_delay: opts.reconcile_delay,
         })
     }
 
@@ -296,6 +304,7 @@ impl Controller {
                 Fences {
                     leader: self.leader.clone(),
                     shard: self.shard.clone(),
+                    delay: self.reconcile_delay,
                 },
                 self.recorder.clone(),
             ));
@@ -303,12 +312,14 @@ impl Controller {
         // Sharded: queue the keys this replica takes over whenever its membership changes.
         let rescan = self.shard.clone().map(|shard| {
             let (queue, mydemos) = (self.queue.clone(), self.ctx.mydemos.clone());
+            let identity = self.identity.clone();
             tokio::spawn(async move {
                 let mut changes = shard.subscribe();
                 let mut admitted = std::collections::HashSet::new();
                 loop {
                     changes.borrow_and_update();
                     let mut now = std::collections::HashSet::new();
+                    let mut newly = 0usize;
                     for m in mydemos.list(&Default::default()) {
                         let Ok(key) = object_key(m.as_ref()) else {
                             continue;
@@ -316,9 +327,15 @@ impl Controller {
                         if shard.admits(&shard_key(&key)) {
                             if !admitted.contains(&key) {
                                 queue.add(key.clone());
+                                newly += 1;
                             }
                             now.insert(key);
                         }
+                    }
+                    let released = admitted.difference(&now).count();
+                    if newly > 0 || released > 0 {
+                        // When keys of existing objects change hands (the handover's moment).
+                        tracing::info!(identity = %identity, admitted = now.len(), newly, released, "shard keys admitted");
                     }
                     admitted = now;
                     if changes.changed().await.is_err() {
@@ -384,10 +401,12 @@ impl Runnable for Controller {
     }
 }
 
-/// What a worker checks before each sync: the leader Lease, or (sharded) the shard's gate.
+/// What a worker checks before each sync: the leader Lease, or (sharded) the shard's gate;
+/// and the simulated external call each sync starts with ([`Options::reconcile_delay`]).
 struct Fences {
     leader: Option<LeaderElector>,
     shard: Option<Shard>,
+    delay: Duration,
 }
 
 /// The shard key of a Mydemo's `namespace/name`.
@@ -458,7 +477,11 @@ async fn worker(
     fences: Fences,
     recorder: Option<ReconcileRecorder>,
 ) {
-    let Fences { leader, shard } = fences;
+    let Fences {
+        leader,
+        shard,
+        delay,
+    } = fences;
     while let Some(key) = queue.get().await {
         if let Some(l) = &leader
             && !l.is_leader()
@@ -481,16 +504,23 @@ async fn worker(
         };
         tracing::info!(worker = id, key = %key, identity = %identity, "reconcile start");
         let timer = recorder.as_ref().map(ReconcileRecorder::start);
+        // The simulated external call (`Options::reconcile_delay`) is part of the reconcile.
+        let sync = async {
+            if !delay.is_zero() {
+                tokio::time::sleep(delay).await;
+            }
+            reconcile::sync(&ctx, &key).await
+        };
         let result = match &shard {
             Some(s) => tokio::select! {
-                r = reconcile::sync(&ctx, &key) => r,
+                r = sync => r,
                 () = s.fenced() => {
                     tracing::error!(worker = id, key = %key, identity = %identity, "shard lease lost: reconcile aborted");
                     queue.done(&key);
                     continue;
                 }
             },
-            None => reconcile::sync(&ctx, &key).await,
+            None => sync.await,
         };
         tracing::info!(worker = id, key = %key, identity = %identity, "reconcile end");
         drop(running);
