@@ -33,7 +33,8 @@ for gen in register client lister informer; do
   "${CARGO_TARGET_DIR:-$root/target}/debug/kube-codegen" "$gen" \
     --apis-dir kubernetes/src/apis --output-dir kubernetes/src/client \
     --apis-module crate::apis --output-module crate::client --header-file "$header" \
-    --plural-exceptions Endpoints:Endpoints --group-features --apply-configurations true "$@" || status=1
+    --plural-exceptions Endpoints:Endpoints --group-features --apply-configurations true \
+    --apply-configurations-feature apply "$@" || status=1
 done
 # Apply configurations (kubernetes/src/client/applyconfiguration) over every k8s-openapi struct,
 # transcribed by scripts/update-builtin-input.sh into kubernetes/applyconfig-input (with
@@ -41,6 +42,7 @@ done
 "${CARGO_TARGET_DIR:-$root/target}/debug/kube-codegen" applyconfiguration \
   --apis-dir kubernetes/applyconfig-input --output-dir kubernetes/src/client \
   --apis-module crate::apis --output-module crate::client --header-file "$header" \
-  --plural-exceptions Endpoints:Endpoints --group-features "$@" || status=1
+  --plural-exceptions Endpoints:Endpoints --group-features --apply-configurations-feature apply \
+  "$@" || status=1
 # --- end of the built-in clientset block -------------------------------------------------------
 exit $status

@@ -151,6 +151,13 @@ impl Builder {
         self
     }
 
+    /// The Cargo feature the apply configurations and the typed clients' apply verbs are
+    /// behind; see [`Config::apply_configurations_feature`].
+    pub fn apply_configurations_feature(mut self, feature: impl Into<String>) -> Self {
+        self.config = self.config.apply_configurations_feature(feature);
+        self
+    }
+
     /// Whether the fake clientset installs the kinds' CRDs (default: whether the `crd`
     /// generator runs); see [`Config::crd_impls`].
     pub fn crd_impls(mut self, yes: bool) -> Self {

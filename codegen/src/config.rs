@@ -57,6 +57,7 @@ pub struct Config {
     fake_clientset: bool,
     crd_every_version: bool,
     apply_configurations: Option<bool>,
+    apply_feature: Option<String>,
     crd_impls: Option<bool>,
     group_features: bool,
 }
@@ -87,6 +88,7 @@ impl Config {
             fake_clientset: true,
             crd_every_version: false,
             apply_configurations: None,
+            apply_feature: None,
             crd_impls: None,
             group_features: false,
         }
@@ -196,6 +198,15 @@ impl Config {
     #[must_use]
     pub fn apply_configurations(mut self, yes: bool) -> Self {
         self.apply_configurations = Some(yes);
+        self
+    }
+
+    /// Puts the apply configurations (their whole module) and the typed clients' apply verbs
+    /// behind the Cargo feature `feature`, so that a crate using the clients pays their compile
+    /// cost only when it enables it (the built-in clientset's `apply`). Default: not gated.
+    #[must_use]
+    pub fn apply_configurations_feature(mut self, feature: impl Into<String>) -> Self {
+        self.apply_feature = Some(feature.into());
         self
     }
 
@@ -318,6 +329,7 @@ impl Config {
             apply_verbs: self
                 .apply_configurations
                 .unwrap_or_else(|| self.generators.contains(&Generator::ApplyConfiguration)),
+            apply_feature: self.apply_feature.clone(),
             fake_crds: self
                 .crd_impls
                 .unwrap_or_else(|| self.generators.contains(&Generator::Crd)),
@@ -369,6 +381,8 @@ pub(crate) struct Settings {
     pub crd_every_version: bool,
     /// Typed `apply`/`apply_status` over generated apply configurations.
     pub apply_verbs: bool,
+    /// The Cargo feature the apply configurations and apply verbs are behind, if any.
+    pub apply_feature: Option<String>,
     /// The fake clientset installs the kinds' CRDs (their `CustomResourceExt` impls exist).
     pub fake_crds: bool,
     pub group_features: bool,

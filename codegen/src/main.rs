@@ -270,6 +270,11 @@ struct Opts {
     #[arg(long, value_name = "BOOL", action = clap::ArgAction::Set)]
     apply_configurations: Option<bool>,
 
+    /// Put the apply configurations and the typed clients' apply verbs behind this Cargo
+    /// feature, so that only crates enabling it compile them.
+    #[arg(long, value_name = "FEATURE")]
+    apply_configurations_feature: Option<String>,
+
     /// Whether the API packages implement kube::CustomResourceExt (the crd generator's
     /// zz_generated_crd.rs), so the fake clientset installs each kind's CRD. Default: whether
     /// the crd generator runs too; pass true when generating the client in a separate run.
@@ -319,6 +324,9 @@ fn config(opts: &Opts, generators: BTreeSet<Generator>) -> Config {
     }
     if let Some(yes) = opts.apply_configurations {
         c = c.apply_configurations(yes);
+    }
+    if let Some(feature) = &opts.apply_configurations_feature {
+        c = c.apply_configurations_feature(feature);
     }
     if let Some(yes) = opts.crd_impls {
         c = c.crd_impls(yes);

@@ -420,6 +420,7 @@ fn help_documents_every_flag() {
         "--crd-file-name",
         "--fake-clientset",
         "--apply-configurations",
+        "--apply-configurations-feature",
         "--crd-impls",
         "--verify-only",
         "--verbose",
@@ -641,4 +642,59 @@ fn the_fake_clientset_installs_the_crds_when_their_impls_exist() {
         !q.path("client/crd").exists(),
         "the client run wrote CRD files"
     );
+}
+
+#[test]
+fn apply_configurations_and_apply_verbs_can_sit_behind_a_feature() {
+    let client = "client/clientset/versioned/typed/demo/v1/demo.rs";
+    let configs = "client/applyconfiguration/mod.rs";
+    // Without the flag: ungated, as before.
+    let p = Project::new();
+    let out = p.run(&["--groups", "demo:v1"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = fs::read_to_string(p.path(client)).unwrap();
+    assert!(text.contains("pub async fn apply("), "{text}");
+    assert!(!text.contains("cfg(feature"), "{text}");
+    assert!(
+        !fs::read_to_string(p.path(configs))
+            .unwrap()
+            .contains("cfg(")
+    );
+
+    // With it: the whole configuration tree and each apply verb, and nothing else.
+    let q = Project::new();
+    let out = q.run(&[
+        "--groups",
+        "demo:v1",
+        "--apply-configurations-feature",
+        "apply",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        fs::read_to_string(q.path(configs))
+            .unwrap()
+            .contains("#![cfg(feature = \"apply\")]")
+    );
+    let text = fs::read_to_string(q.path(client)).unwrap();
+    let gates = text.matches("#[cfg(feature = \"apply\")]").count();
+    let applies = text.matches("pub async fn apply").count();
+    assert!(applies >= 2, "{text}");
+    assert_eq!(gates, applies, "{text}");
+    for verb in ["pub async fn apply(", "pub async fn apply_status("] {
+        let at = text.find(verb).unwrap();
+        let before = &text[..at];
+        let gate = before.rfind("#[cfg(feature = \"apply\")]").unwrap();
+        assert!(
+            !before[gate..].contains("pub async fn"),
+            "{verb} is not gated:\n{text}"
+        );
+    }
 }

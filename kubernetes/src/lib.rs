@@ -5,11 +5,13 @@
 //! Every API group is a feature of its own (`core`, `apps`, `coordination` …, or `all`), so a
 //! controller compiles only the groups it uses.
 //!
-//! Server-side apply is typed, as client-go's `applyconfigurations`: [`applyconfiguration`]
-//! has a configuration for every struct of every group-version (every field optional, `with_*`
-//! setters), the clients `apply`/`apply_status` them, and `extract_<kind>` reads back what a
-//! field manager owns. A group's configurations come with its feature, and with the features
-//! of the groups whose configurations use them (`apps` brings `core`'s `PodTemplateSpec`).
+//! With the feature `apply`, server-side apply is typed, as client-go's `applyconfigurations`:
+//! `applyconfiguration` has a configuration for every struct of every group-version (every
+//! field optional, `with_*` setters), the clients `apply`/`apply_status` them, and
+//! `extract_<kind>` reads back what a field manager owns. A group's configurations come with
+//! its feature, and with the features of the groups whose configurations use them (`apps`
+//! brings `core`'s `PodTemplateSpec`). The feature is opt-in because the configurations cost
+//! more compile time than the clients.
 #![deny(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
@@ -23,6 +25,7 @@ pub mod apis;
 pub mod client;
 pub mod expansion;
 
+#[cfg(feature = "apply")]
 pub use client::applyconfiguration;
 pub use client::clientset::versioned::Clientset;
 pub use client::informers::externalversions::{InformerGroups, SharedInformerFactory};

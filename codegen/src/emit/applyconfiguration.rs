@@ -31,7 +31,8 @@ pub(crate) fn global(ctx: &Ctx<'_>) -> Vec<Module> {
          serializing only the fields that were set, and `extract_<kind>` functions that read \
          what a field manager owns.",
         String::new(),
-    )];
+    )
+    .behind(ctx.apply_feature.clone())];
     let mut groups_seen: Vec<&str> = Vec::new();
     let needed = if ctx.group_features {
         needed_by(ctx)

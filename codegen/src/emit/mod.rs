@@ -69,6 +69,8 @@ pub(crate) struct Ctx<'a> {
     /// Whether the typed clients get `apply`/`apply_status` over generated apply
     /// configurations (client-gen's `--apply-configuration-package`).
     pub apply_verbs: bool,
+    /// The Cargo feature the apply configurations and apply verbs are behind, if any.
+    pub apply_feature: Option<String>,
     /// Whether the fake clientset installs the CRDs of [`Ctx::crds`] (their
     /// `CustomResourceExt` impls exist, from this run or another).
     pub fake_crds: bool,

@@ -76,6 +76,7 @@ impl Analysis {
             crd_source,
             apply_configs: &self.apply_configs,
             apply_verbs: settings.apply_verbs,
+            apply_feature: settings.apply_feature.clone(),
             fake_crds: settings.fake_crds,
         }
     }

@@ -79,8 +79,15 @@ pub(super) fn kind_client(ctx: &Ctx<'_>, pkg: &Package, kind: &Kind) -> Module {
             obj: &obj,
             ac: &ac_ty,
         };
+        // Behind the apply feature, when there is one, as the configurations they take are.
+        let gate = |s: &mut Src, apply: bool| {
+            if let (true, Some(f)) = (apply, ctx.apply_feature.as_deref()) {
+                s.line(&format!("#[cfg(feature = \"{}\")]", f.escape_default()));
+            }
+        };
         for v in &kept {
             s.blank();
+            gate(s, matches!(v, Verb::Apply | Verb::ApplyStatus));
             verb_method(s, &names, *v, kind, &list_ty);
         }
         for m in kind
@@ -89,6 +96,7 @@ pub(super) fn kind_client(ctx: &Ctx<'_>, pkg: &Package, kind: &Kind) -> Module {
             .filter(|m| ctx.apply_verbs || m.verb != ExtVerb::Apply)
         {
             s.blank();
+            gate(s, m.verb == ExtVerb::Apply);
             ext_method(s, ctx, pkg, kind, m);
         }
     });

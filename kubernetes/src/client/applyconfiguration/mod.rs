@@ -4,6 +4,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 //! Apply configurations for server-side apply: one per kind and per type it reaches, each serializing only the fields that were set, and `extract_<kind>` functions that read what a field manager owns.
+#![cfg(feature = "apply")]
 #[rustfmt::skip]
 pub mod admissionregistration;
 #[rustfmt::skip]

@@ -142,6 +142,7 @@ impl MutatingAdmissionPolicyBindingClient {
         self.inner.patch(name, patch, params).await
     }
 
+    #[cfg(feature = "apply")]
     /// Server-side applies `mutating_admission_policy_binding` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `MutatingAdmissionPolicyBinding` as stored.
     #[inline]
     pub async fn apply(

@@ -142,6 +142,7 @@ impl MutatingWebhookConfigurationClient {
         self.inner.patch(name, patch, params).await
     }
 
+    #[cfg(feature = "apply")]
     /// Server-side applies `mutating_webhook_configuration` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `MutatingWebhookConfiguration` as stored.
     #[inline]
     pub async fn apply(

@@ -145,6 +145,7 @@ impl ControllerRevisionClient {
         self.inner.patch(name, patch, params).await
     }
 
+    #[cfg(feature = "apply")]
     /// Server-side applies `controller_revision` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `ControllerRevision` as stored.
     #[inline]
     pub async fn apply(

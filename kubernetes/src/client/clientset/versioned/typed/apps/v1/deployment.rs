@@ -150,6 +150,7 @@ impl DeploymentClient {
         self.inner.patch(name, patch, params).await
     }
 
+    #[cfg(feature = "apply")]
     /// Server-side applies `deployment` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `Deployment` as stored.
     #[inline]
     pub async fn apply(
@@ -160,6 +161,7 @@ impl DeploymentClient {
         self.inner.apply(deployment, opts).await
     }
 
+    #[cfg(feature = "apply")]
     /// Server-side applies the `status` of `deployment` to the `status` subresource (client-go's `ApplyStatus`); status fields are owned apart from the main resource's. Returns the `Deployment` as stored.
     #[inline]
     pub async fn apply_status(
@@ -193,6 +195,7 @@ impl DeploymentClient {
             .await
     }
 
+    #[cfg(feature = "apply")]
     /// Server-side applies to the `scale` subresource of a `Deployment` (`+genclient:method=ApplyScale`).
     #[inline]
     pub async fn apply_scale(

@@ -154,6 +154,7 @@ impl StatefulSetClient {
         self.inner.patch(name, patch, params).await
     }
 
+    #[cfg(feature = "apply")]
     /// Server-side applies `stateful_set` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `StatefulSet` as stored.
     #[inline]
     pub async fn apply(
@@ -164,6 +165,7 @@ impl StatefulSetClient {
         self.inner.apply(stateful_set, opts).await
     }
 
+    #[cfg(feature = "apply")]
     /// Server-side applies the `status` of `stateful_set` to the `status` subresource (client-go's `ApplyStatus`); status fields are owned apart from the main resource's. Returns the `StatefulSet` as stored.
     #[inline]
     pub async fn apply_status(
@@ -197,6 +199,7 @@ impl StatefulSetClient {
             .await
     }
 
+    #[cfg(feature = "apply")]
     /// Server-side applies to the `scale` subresource of a `StatefulSet` (`+genclient:method=ApplyScale`).
     #[inline]
     pub async fn apply_scale(

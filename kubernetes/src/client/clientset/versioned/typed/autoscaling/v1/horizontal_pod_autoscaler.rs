@@ -158,6 +158,7 @@ impl HorizontalPodAutoscalerClient {
         self.inner.patch(name, patch, params).await
     }
 
+    #[cfg(feature = "apply")]
     /// Server-side applies `horizontal_pod_autoscaler` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `HorizontalPodAutoscaler` as stored.
     #[inline]
     pub async fn apply(
@@ -168,6 +169,7 @@ impl HorizontalPodAutoscalerClient {
         self.inner.apply(horizontal_pod_autoscaler, opts).await
     }
 
+    #[cfg(feature = "apply")]
     /// Server-side applies the `status` of `horizontal_pod_autoscaler` to the `status` subresource (client-go's `ApplyStatus`); status fields are owned apart from the main resource's. Returns the `HorizontalPodAutoscaler` as stored.
     #[inline]
     pub async fn apply_status(

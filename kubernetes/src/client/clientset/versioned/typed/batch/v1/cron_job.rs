@@ -147,6 +147,7 @@ impl CronJobClient {
         self.inner.patch(name, patch, params).await
     }
 
+    #[cfg(feature = "apply")]
     /// Server-side applies `cron_job` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `CronJob` as stored.
     #[inline]
     pub async fn apply(
@@ -157,6 +158,7 @@ impl CronJobClient {
         self.inner.apply(cron_job, opts).await
     }
 
+    #[cfg(feature = "apply")]
     /// Server-side applies the `status` of `cron_job` to the `status` subresource (client-go's `ApplyStatus`); status fields are owned apart from the main resource's. Returns the `CronJob` as stored.
     #[inline]
     pub async fn apply_status(

@@ -136,6 +136,7 @@ impl ClusterTrustBundleClient {
         self.inner.patch(name, patch, params).await
     }
 
+    #[cfg(feature = "apply")]
     /// Server-side applies `cluster_trust_bundle` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `ClusterTrustBundle` as stored.
     #[inline]
     pub async fn apply(

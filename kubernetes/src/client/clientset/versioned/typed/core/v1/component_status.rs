@@ -136,6 +136,7 @@ impl ComponentStatusClient {
         self.inner.patch(name, patch, params).await
     }
 
+    #[cfg(feature = "apply")]
     /// Server-side applies `component_status` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `ComponentStatus` as stored.
     #[inline]
     pub async fn apply(

@@ -140,6 +140,7 @@ impl ConfigMapClient {
         self.inner.patch(name, patch, params).await
     }
 
+    #[cfg(feature = "apply")]
     /// Server-side applies `config_map` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `ConfigMap` as stored.
     #[inline]
     pub async fn apply(

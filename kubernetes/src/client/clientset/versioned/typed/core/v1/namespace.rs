@@ -126,6 +126,7 @@ impl NamespaceClient {
         self.inner.patch(name, patch, params).await
     }
 
+    #[cfg(feature = "apply")]
     /// Server-side applies `namespace` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `Namespace` as stored.
     #[inline]
     pub async fn apply(
@@ -136,6 +137,7 @@ impl NamespaceClient {
         self.inner.apply(namespace, opts).await
     }
 
+    #[cfg(feature = "apply")]
     /// Server-side applies the `status` of `namespace` to the `status` subresource (client-go's `ApplyStatus`); status fields are owned apart from the main resource's. Returns the `Namespace` as stored.
     #[inline]
     pub async fn apply_status(

@@ -130,6 +130,7 @@ impl NodeClient {
         self.inner.patch(name, patch, params).await
     }
 
+    #[cfg(feature = "apply")]
     /// Server-side applies `node` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `Node` as stored.
     #[inline]
     pub async fn apply(
@@ -140,6 +141,7 @@ impl NodeClient {
         self.inner.apply(node, opts).await
     }
 
+    #[cfg(feature = "apply")]
     /// Server-side applies the `status` of `node` to the `status` subresource (client-go's `ApplyStatus`); status fields are owned apart from the main resource's. Returns the `Node` as stored.
     #[inline]
     pub async fn apply_status(

@@ -158,6 +158,7 @@ impl PersistentVolumeClaimClient {
         self.inner.patch(name, patch, params).await
     }
 
+    #[cfg(feature = "apply")]
     /// Server-side applies `persistent_volume_claim` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `PersistentVolumeClaim` as stored.
     #[inline]
     pub async fn apply(
@@ -168,6 +169,7 @@ impl PersistentVolumeClaimClient {
         self.inner.apply(persistent_volume_claim, opts).await
     }
 
+    #[cfg(feature = "apply")]
     /// Server-side applies the `status` of `persistent_volume_claim` to the `status` subresource (client-go's `ApplyStatus`); status fields are owned apart from the main resource's. Returns the `PersistentVolumeClaim` as stored.
     #[inline]
     pub async fn apply_status(

@@ -139,6 +139,7 @@ impl PodClient {
         self.inner.patch(name, patch, params).await
     }
 
+    #[cfg(feature = "apply")]
     /// Server-side applies `pod` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `Pod` as stored.
     #[inline]
     pub async fn apply(
@@ -149,6 +150,7 @@ impl PodClient {
         self.inner.apply(pod, opts).await
     }
 
+    #[cfg(feature = "apply")]
     /// Server-side applies the `status` of `pod` to the `status` subresource (client-go's `ApplyStatus`); status fields are owned apart from the main resource's. Returns the `Pod` as stored.
     #[inline]
     pub async fn apply_status(

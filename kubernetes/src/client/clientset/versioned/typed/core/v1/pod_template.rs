@@ -144,6 +144,7 @@ impl PodTemplateClient {
         self.inner.patch(name, patch, params).await
     }
 
+    #[cfg(feature = "apply")]
     /// Server-side applies `pod_template` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `PodTemplate` as stored.
     #[inline]
     pub async fn apply(

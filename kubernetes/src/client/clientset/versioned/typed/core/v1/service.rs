@@ -135,6 +135,7 @@ impl ServiceClient {
         self.inner.patch(name, patch, params).await
     }
 
+    #[cfg(feature = "apply")]
     /// Server-side applies `service` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `Service` as stored.
     #[inline]
     pub async fn apply(
@@ -145,6 +146,7 @@ impl ServiceClient {
         self.inner.apply(service, opts).await
     }
 
+    #[cfg(feature = "apply")]
     /// Server-side applies the `status` of `service` to the `status` subresource (client-go's `ApplyStatus`); status fields are owned apart from the main resource's. Returns the `Service` as stored.
     #[inline]
     pub async fn apply_status(

@@ -141,6 +141,7 @@ impl FlowSchemaClient {
         self.inner.patch(name, patch, params).await
     }
 
+    #[cfg(feature = "apply")]
     /// Server-side applies `flow_schema` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `FlowSchema` as stored.
     #[inline]
     pub async fn apply(
@@ -151,6 +152,7 @@ impl FlowSchemaClient {
         self.inner.apply(flow_schema, opts).await
     }
 
+    #[cfg(feature = "apply")]
     /// Server-side applies the `status` of `flow_schema` to the `status` subresource (client-go's `ApplyStatus`); status fields are owned apart from the main resource's. Returns the `FlowSchema` as stored.
     #[inline]
     pub async fn apply_status(

@@ -153,6 +153,7 @@ impl PriorityLevelConfigurationClient {
         self.inner.patch(name, patch, params).await
     }
 
+    #[cfg(feature = "apply")]
     /// Server-side applies `priority_level_configuration` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `PriorityLevelConfiguration` as stored.
     #[inline]
     pub async fn apply(
@@ -163,6 +164,7 @@ impl PriorityLevelConfigurationClient {
         self.inner.apply(priority_level_configuration, opts).await
     }
 
+    #[cfg(feature = "apply")]
     /// Server-side applies the `status` of `priority_level_configuration` to the `status` subresource (client-go's `ApplyStatus`); status fields are owned apart from the main resource's. Returns the `PriorityLevelConfiguration` as stored.
     #[inline]
     pub async fn apply_status(

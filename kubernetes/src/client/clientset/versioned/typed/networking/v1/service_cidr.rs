@@ -145,6 +145,7 @@ impl ServiceCIDRClient {
         self.inner.patch(name, patch, params).await
     }
 
+    #[cfg(feature = "apply")]
     /// Server-side applies `service_cidr` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `ServiceCIDR` as stored.
     #[inline]
     pub async fn apply(
@@ -155,6 +156,7 @@ impl ServiceCIDRClient {
         self.inner.apply(service_cidr, opts).await
     }
 
+    #[cfg(feature = "apply")]
     /// Server-side applies the `status` of `service_cidr` to the `status` subresource (client-go's `ApplyStatus`); status fields are owned apart from the main resource's. Returns the `ServiceCIDR` as stored.
     #[inline]
     pub async fn apply_status(

@@ -157,6 +157,7 @@ impl PodDisruptionBudgetClient {
         self.inner.patch(name, patch, params).await
     }
 
+    #[cfg(feature = "apply")]
     /// Server-side applies `pod_disruption_budget` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `PodDisruptionBudget` as stored.
     #[inline]
     pub async fn apply(
@@ -167,6 +168,7 @@ impl PodDisruptionBudgetClient {
         self.inner.apply(pod_disruption_budget, opts).await
     }
 
+    #[cfg(feature = "apply")]
     /// Server-side applies the `status` of `pod_disruption_budget` to the `status` subresource (client-go's `ApplyStatus`); status fields are owned apart from the main resource's. Returns the `PodDisruptionBudget` as stored.
     #[inline]
     pub async fn apply_status(

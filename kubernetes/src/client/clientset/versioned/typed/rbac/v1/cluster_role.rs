@@ -135,6 +135,7 @@ impl ClusterRoleClient {
         self.inner.patch(name, patch, params).await
     }
 
+    #[cfg(feature = "apply")]
     /// Server-side applies `cluster_role` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `ClusterRole` as stored.
     #[inline]
     pub async fn apply(

@@ -146,6 +146,7 @@ impl DeviceTaintRuleClient {
         self.inner.patch(name, patch, params).await
     }
 
+    #[cfg(feature = "apply")]
     /// Server-side applies `device_taint_rule` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `DeviceTaintRule` as stored.
     #[inline]
     pub async fn apply(
@@ -156,6 +157,7 @@ impl DeviceTaintRuleClient {
         self.inner.apply(device_taint_rule, opts).await
     }
 
+    #[cfg(feature = "apply")]
     /// Server-side applies the `status` of `device_taint_rule` to the `status` subresource (client-go's `ApplyStatus`); status fields are owned apart from the main resource's. Returns the `DeviceTaintRule` as stored.
     #[inline]
     pub async fn apply_status(

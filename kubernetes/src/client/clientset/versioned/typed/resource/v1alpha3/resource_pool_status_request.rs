@@ -153,6 +153,7 @@ impl ResourcePoolStatusRequestClient {
         self.inner.patch(name, patch, params).await
     }
 
+    #[cfg(feature = "apply")]
     /// Server-side applies `resource_pool_status_request` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `ResourcePoolStatusRequest` as stored.
     #[inline]
     pub async fn apply(
@@ -163,6 +164,7 @@ impl ResourcePoolStatusRequestClient {
         self.inner.apply(resource_pool_status_request, opts).await
     }
 
+    #[cfg(feature = "apply")]
     /// Server-side applies the `status` of `resource_pool_status_request` to the `status` subresource (client-go's `ApplyStatus`); status fields are owned apart from the main resource's. Returns the `ResourcePoolStatusRequest` as stored.
     #[inline]
     pub async fn apply_status(

@@ -155,6 +155,7 @@ impl CompositePodGroupClient {
         self.inner.patch(name, patch, params).await
     }
 
+    #[cfg(feature = "apply")]
     /// Server-side applies `composite_pod_group` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `CompositePodGroup` as stored.
     #[inline]
     pub async fn apply(
@@ -165,6 +166,7 @@ impl CompositePodGroupClient {
         self.inner.apply(composite_pod_group, opts).await
     }
 
+    #[cfg(feature = "apply")]
     /// Server-side applies the `status` of `composite_pod_group` to the `status` subresource (client-go's `ApplyStatus`); status fields are owned apart from the main resource's. Returns the `CompositePodGroup` as stored.
     #[inline]
     pub async fn apply_status(

@@ -147,6 +147,7 @@ impl PodGroupClient {
         self.inner.patch(name, patch, params).await
     }
 
+    #[cfg(feature = "apply")]
     /// Server-side applies `pod_group` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `PodGroup` as stored.
     #[inline]
     pub async fn apply(
@@ -157,6 +158,7 @@ impl PodGroupClient {
         self.inner.apply(pod_group, opts).await
     }
 
+    #[cfg(feature = "apply")]
     /// Server-side applies the `status` of `pod_group` to the `status` subresource (client-go's `ApplyStatus`); status fields are owned apart from the main resource's. Returns the `PodGroup` as stored.
     #[inline]
     pub async fn apply_status(

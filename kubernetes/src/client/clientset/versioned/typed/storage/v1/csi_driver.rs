@@ -131,6 +131,7 @@ impl CSIDriverClient {
         self.inner.patch(name, patch, params).await
     }
 
+    #[cfg(feature = "apply")]
     /// Server-side applies `csi_driver` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `CSIDriver` as stored.
     #[inline]
     pub async fn apply(

@@ -138,6 +138,7 @@ impl CSINodeClient {
         self.inner.patch(name, patch, params).await
     }
 
+    #[cfg(feature = "apply")]
     /// Server-side applies `csi_node` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `CSINode` as stored.
     #[inline]
     pub async fn apply(
@@ -148,6 +149,7 @@ impl CSINodeClient {
         self.inner.apply(csi_node, opts).await
     }
 
+    #[cfg(feature = "apply")]
     /// Server-side applies the `status` of `csi_node` to the `status` subresource (client-go's `ApplyStatus`); status fields are owned apart from the main resource's. Returns the `CSINode` as stored.
     #[inline]
     pub async fn apply_status(

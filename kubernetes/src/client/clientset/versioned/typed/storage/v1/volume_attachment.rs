@@ -146,6 +146,7 @@ impl VolumeAttachmentClient {
         self.inner.patch(name, patch, params).await
     }
 
+    #[cfg(feature = "apply")]
     /// Server-side applies `volume_attachment` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `VolumeAttachment` as stored.
     #[inline]
     pub async fn apply(
@@ -156,6 +157,7 @@ impl VolumeAttachmentClient {
         self.inner.apply(volume_attachment, opts).await
     }
 
+    #[cfg(feature = "apply")]
     /// Server-side applies the `status` of `volume_attachment` to the `status` subresource (client-go's `ApplyStatus`); status fields are owned apart from the main resource's. Returns the `VolumeAttachment` as stored.
     #[inline]
     pub async fn apply_status(

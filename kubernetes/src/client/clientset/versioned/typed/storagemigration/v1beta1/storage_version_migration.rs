@@ -149,6 +149,7 @@ impl StorageVersionMigrationClient {
         self.inner.patch(name, patch, params).await
     }
 
+    #[cfg(feature = "apply")]
     /// Server-side applies `storage_version_migration` (client-go's `Apply`): the fields it sets become owned by `opts.field_manager`; a field another manager owns with a different value is a 409 conflict unless `opts.force`. Returns the `StorageVersionMigration` as stored.
     #[inline]
     pub async fn apply(
@@ -159,6 +160,7 @@ impl StorageVersionMigrationClient {
         self.inner.apply(storage_version_migration, opts).await
     }
 
+    #[cfg(feature = "apply")]
     /// Server-side applies the `status` of `storage_version_migration` to the `status` subresource (client-go's `ApplyStatus`); status fields are owned apart from the main resource's. Returns the `StorageVersionMigration` as stored.
     #[inline]
     pub async fn apply_status(
