@@ -20,8 +20,12 @@ pub mod apis;
 #[rustfmt::skip]
 #[deny(warnings)]
 // The apply configurations carry the API's field descriptions (k8s-openapi's docs), which are
-// plain text from the OpenAPI document, not Markdown lists.
-#[allow(clippy::doc_lazy_continuation, clippy::doc_overindented_list_items)]
+// plain text from the OpenAPI document: not Markdown lists, and with bare URLs.
+#[allow(
+    clippy::doc_lazy_continuation,
+    clippy::doc_overindented_list_items,
+    rustdoc::bare_urls
+)]
 pub mod client;
 pub mod expansion;
 
