@@ -593,7 +593,7 @@ mod tests {
                 );
             }
             if !matches!(sub.get_name(), "new" | "add" | "rbac" | "manifests" | "run") {
-                assert_eq!(flags, 17, "{}: the flags of Opts", sub.get_name());
+                assert_eq!(flags, 18, "{}: the flags of Opts", sub.get_name());
             }
         }
         assert_eq!(

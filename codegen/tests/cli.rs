@@ -431,8 +431,10 @@ fn help_documents_every_flag() {
             .unwrap_or_else(|| panic!("{flag} missing:\n{help}"));
         let idx = help.find(line).unwrap();
         let after = &help[idx + line.len()..];
+        // Beside the flag, or (clap's layout for long flags) on the line below it.
+        let below = after.strip_prefix('\n').and_then(|a| a.lines().next());
         let described = line.trim().len() > flag.len() + 12
-            || after.lines().next().is_some_and(|l| !l.trim().is_empty());
+            || below.is_some_and(|l| !l.trim().is_empty() && !l.trim_start().starts_with('-'));
         assert!(described, "{flag} has no description:\n{help}");
     }
     let top = Command::new(env!("CARGO_BIN_EXE_kube-codegen"))
