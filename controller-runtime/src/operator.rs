@@ -373,8 +373,7 @@ impl Operator {
     ) -> Result<Vec<serde_json::Value>, crate::webhook::local::LocalWebhookError> {
         use crate::webhook::local::LocalWebhookError;
         let mut docs: Vec<serde_json::Value> = match &self.webhooks {
-            Some(yaml) => serde_saphyr::from_str_multiple(yaml)
-                .map_err(|e| LocalWebhookError::Manifest(format!("not YAML: {e}")))?,
+            Some(yaml) => crate::webhook::local::parse_manifests(yaml)?,
             None => Vec::new(),
         };
         for crd in &self.crds {

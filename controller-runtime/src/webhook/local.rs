@@ -267,7 +267,7 @@ async fn serving_addr(mgr: &Manager) -> Result<SocketAddr, LocalWebhookError> {
 }
 
 /// The documents of a YAML stream.
-fn parse_manifests(manifests: &str) -> Result<Vec<Value>, LocalWebhookError> {
+pub(crate) fn parse_manifests(manifests: &str) -> Result<Vec<Value>, LocalWebhookError> {
     serde_saphyr::from_str_multiple(manifests)
         .map_err(|e| LocalWebhookError::Manifest(format!("not YAML: {e}")))
 }
