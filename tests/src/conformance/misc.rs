@@ -249,12 +249,25 @@ pub(super) async fn crd_lifecycle(env: &Env) -> Outcome {
     let approved = protected(json!({"api-approved.kubernetes.io": "unapproved, conformance test"}));
     let name = format!("things{run}.conformance.k8s.io");
     install_crd(&env.client, approved, env.ctx.timeout).await?;
-    let crd = crds.get(&name).await?;
-    let conditions = crd
-        .status
-        .as_ref()
-        .and_then(|s| s.conditions.clone())
-        .unwrap_or_default();
+    // kube-apiserver's approval controller writes its condition after the CRD is established:
+    // wait for it as a client would.
+    let deadline = Instant::now() + env.ctx.timeout;
+    let (crd, conditions) = loop {
+        let crd = crds.get(&name).await?;
+        let conditions = crd
+            .status
+            .as_ref()
+            .and_then(|s| s.conditions.clone())
+            .unwrap_or_default();
+        if conditions
+            .iter()
+            .any(|c| c.type_ == "KubernetesAPIApprovalPolicyConformant")
+            || Instant::now() >= deadline
+        {
+            break (crd, conditions);
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
     let has = |t: &str, st: &str| conditions.iter().any(|c| c.type_ == t && c.status == st);
     ensure!(
         has("Established", "True") && has("NamesAccepted", "True"),

@@ -514,7 +514,10 @@ pub(super) async fn apply_shapes_and_conflicts(env: &Env) -> Outcome {
                "minReplicas": 0, "replicas": 3, "settings": {"b": "2"}, "tags": ["x", "z"]}),
         "merged by key, sets unioned, atomic maps replaced"
     );
-    let managers: Vec<(Value, Value)> = v["metadata"]["managedFields"]
+    // kube-apiserver orders entries by time in whole seconds before the manager's name, so
+    // bob's force and alice's re-apply swap places when a second boundary falls between them:
+    // compare the entries by manager.
+    let mut managers: Vec<(Value, Value)> = v["metadata"]["managedFields"]
         .as_array()
         .map(|a| {
             a.iter()
@@ -522,6 +525,7 @@ pub(super) async fn apply_shapes_and_conflicts(env: &Env) -> Outcome {
                 .collect()
         })
         .unwrap_or_default();
+    managers.sort_by_key(|(m, _)| m.as_str().map(str::to_owned));
     ensure_eq!(
         managers,
         vec![
