@@ -836,6 +836,28 @@ fn conversion_summary(a: &Answer, run: &str) -> String {
     }
 }
 
+/// Each managedFields entry as `manager operation apiVersion fields`.
+fn managers_summary(o: &Value) -> String {
+    o.pointer("/metadata/managedFields")
+        .and_then(Value::as_array)
+        .map(|entries| {
+            entries
+                .iter()
+                .map(|e| {
+                    format!(
+                        "{} {} {} {}",
+                        e["manager"].as_str().unwrap_or(""),
+                        e["operation"].as_str().unwrap_or(""),
+                        e["apiVersion"].as_str().unwrap_or(""),
+                        e["fieldsV1"]
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join("; ")
+        })
+        .unwrap_or_default()
+}
+
 /// The events of a watch that ends by itself (`timeoutSeconds`), each as a conversion
 /// summary's object, sorted (the real server's initial events come in no set order).
 async fn watch_summary(client: &kube::Client, path: &str, run: &str) -> String {
@@ -1038,6 +1060,45 @@ async fn run_conversion(
         None,
     )
     .await;
+    // Server-side apply through the version that is not stored: applied in v2 (the
+    // manager's entry records v2), stored as v1.
+    let apply = "application/apply-patch+yaml";
+    let apply_path = |name: &str, manager: &str| {
+        format!("{}/{name}?fieldManager={manager}", p("v2", "widgets"))
+    };
+    step(
+        "apply creates through v2",
+        "PATCH",
+        apply_path("c", "alice"),
+        apply,
+        Some(w("v2", "c", "replicas", 4)),
+    )
+    .await;
+    step(
+        "apply updates through v2",
+        "PATCH",
+        apply_path("c", "alice"),
+        apply,
+        Some(w("v2", "c", "replicas", 6)),
+    )
+    .await;
+    step(
+        "apply conflicts through v2",
+        "PATCH",
+        apply_path("c", "bob"),
+        apply,
+        Some(w("v2", "c", "replicas", 8)),
+    )
+    .await;
+    let applied = step(
+        "applied, through v1",
+        "GET",
+        format!("{}/c", p("v1", "widgets")),
+        "application/json",
+        None,
+    )
+    .await;
+    let applied_managers = managers_summary(&applied.body);
     let g = |v: &str, field: &str| {
         json!({"apiVersion": format!("fvr.example.com/{v}"), "kind": "Gadget",
         "metadata": {"name": "a"}, "spec": {field: 1}})
@@ -1074,6 +1135,10 @@ async fn run_conversion(
         None,
     )
     .await;
+    out.insert(
+        "conversion: apply's managedFields".into(),
+        applied_managers,
+    );
     // A watch through each version from the start: every event's object converted.
     for v in ["v2", "v1"] {
         let path = format!(

@@ -24,7 +24,19 @@ pub(crate) async fn serve(mut t: Target<'_>) -> ApiResult<Response<ResponseBody>
         ));
     }
     let opts = t.write_options(Verb::Create, None)?;
-    let body = admit(&t, body, &opts).await?;
+    write(&t, body, &opts, registry::CreateFlags::default()).await
+}
+
+/// Writes a new object through the create path: admission, conversion to the storage version
+/// where a webhook converts, the registry's create. An apply that creates through a version
+/// converted by a webhook is made in that version and written here.
+pub(crate) async fn write(
+    t: &Target<'_>,
+    body: Value,
+    opts: &WriteOptions,
+    flags: registry::CreateFlags,
+) -> ApiResult<Response<ResponseBody>> {
+    let body = admit(t, body, opts, flags).await?;
     let converter = converter(&t.shared.state.lock(), &t.res);
     let (res, body) = match &converter {
         None => (t.res.clone(), body),
@@ -32,14 +44,7 @@ pub(crate) async fn serve(mut t: Target<'_>) -> ApiResult<Response<ResponseBody>
     };
     let obj = {
         let mut st = t.shared.state.lock();
-        registry::create(
-            &mut st,
-            &res,
-            t.info.namespace(),
-            body,
-            &opts,
-            registry::CreateFlags::default(),
-        )?
+        registry::create(&mut st, &res, t.info.namespace(), body, opts, flags)?
     };
     let obj = match &converter {
         None => obj,
@@ -50,7 +55,12 @@ pub(crate) async fn serve(mut t: Target<'_>) -> ApiResult<Response<ResponseBody>
 
 /// Admission webhooks, when any is registered: the mutating ones on the body, then a dry run
 /// of the create (defaults, validation) for the validating ones. Returns the body to store.
-async fn admit(t: &Target<'_>, mut body: Value, opts: &WriteOptions) -> ApiResult<Value> {
+async fn admit(
+    t: &Target<'_>,
+    mut body: Value,
+    opts: &WriteOptions,
+    flags: registry::CreateFlags,
+) -> ApiResult<Value> {
     let namespace = t.info.namespace();
     let Some(adm) = admission::prepare(&t.shared.state.lock(), &t.res, namespace) else {
         return Ok(body);
@@ -83,7 +93,7 @@ async fn admit(t: &Target<'_>, mut body: Value, opts: &WriteOptions) -> ApiResul
             namespace,
             body.clone(),
             &dry_run_of(opts),
-            registry::CreateFlags::default(),
+            flags,
         )?
     };
     // The name validating webhooks see is the one stored.

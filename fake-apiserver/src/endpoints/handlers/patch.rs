@@ -1,5 +1,7 @@
 //! `patch`: a JSON, merge, strategic-merge or apply patch of the object.
 
+use std::sync::Arc;
+
 use http::Response;
 use serde_json::Value;
 
@@ -8,7 +10,7 @@ use crate::endpoints::handlers::{Target, admission_options, dry_run_of};
 use crate::endpoints::request::Verb;
 use crate::endpoints::response::with_warnings;
 use crate::error::{ApiError, ApiResult};
-use crate::semantics::admission::conversion::converter;
+use crate::semantics::admission::conversion::{Converter, converter};
 use crate::semantics::admission::{self, Attributes, Operation};
 use crate::semantics::managed::Scope;
 use crate::semantics::patch::PatchType;
@@ -21,30 +23,15 @@ pub(crate) async fn serve(mut t: Target<'_>, scope: Scope) -> ApiResult<Response
     };
     let body = t.take_body()?;
     let opts = t.write_options(Verb::Patch, Some(ptype))?;
-    if ptype != PatchType::Apply {
-        let (current, converter) = {
-            let st = t.shared.state.lock();
-            (
-                st.get(&t.res, t.key_namespace(), t.info.name()),
-                converter(&st, &t.res),
-            )
-        };
-        if let Some(c) = converter {
-            let Some(current) = current else {
-                return Err(ApiError::not_found(
-                    &t.res.group,
-                    &t.res.plural,
-                    t.info.name(),
-                ));
-            };
-            let served = c.read((*current).clone()).await?;
-            let patched = match ptype {
-                PatchType::Merge => crate::semantics::patch::merge_patch(&served, &body)?,
-                PatchType::Json => crate::semantics::patch::json_patch(&served, &body)?,
-                _ => return Err(crate::semantics::patch::unsupported_patch(&t.res)),
-            };
-            return super::update::write(&t, patched, scope, &opts).await;
-        }
+    let (current, converter) = {
+        let st = t.shared.state.lock();
+        (
+            st.get(&t.res, t.key_namespace(), t.info.name()),
+            converter(&st, &t.res),
+        )
+    };
+    if let Some(c) = converter {
+        return converted(&t, &c, ptype, &body, current, scope, &opts).await;
     }
     let mutated = admit(&t, ptype, &body, scope, &opts).await?;
     let (obj, created) = {
@@ -91,6 +78,61 @@ pub(crate) async fn serve(mut t: Target<'_>, scope: Scope) -> ApiResult<Response
     };
     let code = if created { 201 } else { 200 };
     Ok(with_warnings(t.object(code, &obj), &opts.warnings))
+}
+
+/// A patch of a version a webhook converts: made on the stored object converted to that
+/// version, then written through the update (or, for an apply that creates, the create)
+/// path, which converts it back.
+async fn converted(
+    t: &Target<'_>,
+    c: &Converter,
+    ptype: PatchType,
+    body: &Value,
+    current: Option<Arc<Value>>,
+    scope: Scope,
+    opts: &WriteOptions,
+) -> ApiResult<Response<ResponseBody>> {
+    registry::check_patch_options(&t.res, ptype, opts)?;
+    let served = match current {
+        Some(stored) => Some(c.read((*stored).clone()).await?),
+        None => None,
+    };
+    if ptype == PatchType::Apply {
+        let applied = registry::applied(&t.res, t.info.name(), body, scope, opts, served.as_ref())?;
+        if applied.creates {
+            let flags = registry::CreateFlags {
+                preset_managed_fields: true,
+                seed: false,
+            };
+            return super::create::write(t, applied.object, opts, flags).await;
+        }
+        let input = UpdateInput {
+            body: applied.object,
+            scope,
+            managed_done: true,
+            is_put: false,
+        };
+        return super::update::write(t, input, opts).await;
+    }
+    let Some(served) = served else {
+        return Err(ApiError::not_found(
+            &t.res.group,
+            &t.res.plural,
+            t.info.name(),
+        ));
+    };
+    let patched = match ptype {
+        PatchType::Merge => crate::semantics::patch::merge_patch(&served, body)?,
+        PatchType::Json => crate::semantics::patch::json_patch(&served, body)?,
+        _ => return Err(crate::semantics::patch::unsupported_patch(&t.res)),
+    };
+    let input = UpdateInput {
+        body: patched,
+        scope,
+        managed_done: false,
+        is_put: true,
+    };
+    super::update::write(t, input, opts).await
 }
 
 /// Admission webhooks and policies, when any is registered: the mutating webhooks see the

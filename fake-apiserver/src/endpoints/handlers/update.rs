@@ -19,20 +19,31 @@ use crate::storage::object;
 pub(crate) async fn serve(mut t: Target<'_>, scope: Scope) -> ApiResult<Response<ResponseBody>> {
     let body = t.take_body()?;
     let opts = t.write_options(Verb::Update, None)?;
-    write(&t, body, scope, &opts).await
+    let input = UpdateInput {
+        body,
+        scope,
+        managed_done: false,
+        is_put: true,
+    };
+    write(&t, input, &opts).await
 }
 
 /// Writes a whole object through the update path: admission, conversion to the storage
-/// version where a webhook converts, the registry's update. A patch of a version converted by
-/// a webhook is applied to the converted object and written here.
+/// version where a webhook converts, the registry's update. A patch or an apply of a version
+/// converted by a webhook is made on the converted object and written here.
 pub(crate) async fn write(
     t: &Target<'_>,
-    body: Value,
-    scope: Scope,
+    input: UpdateInput,
     opts: &WriteOptions,
 ) -> ApiResult<Response<ResponseBody>> {
     let opts = opts.clone();
-    let body = admit(t, body, scope, &opts).await?;
+    let UpdateInput {
+        body,
+        scope,
+        managed_done,
+        is_put,
+    } = input;
+    let body = admit(t, body, (scope, managed_done, is_put), &opts).await?;
     let converter = converter(&t.shared.state.lock(), &t.res);
     let (res, body) = match &converter {
         None => (t.res.clone(), body),
@@ -48,8 +59,8 @@ pub(crate) async fn write(
             UpdateInput {
                 body,
                 scope,
-                managed_done: false,
-                is_put: true,
+                managed_done,
+                is_put,
             },
             &opts,
         )?
@@ -65,7 +76,12 @@ pub(crate) async fn write(
 /// Admission webhooks, when any is registered: the mutating ones on the body with the stored
 /// object as the old one, then a dry run of the update (or of the create a PUT may be) for
 /// the validating ones. Returns the body to write.
-async fn admit(t: &Target<'_>, body: Value, scope: Scope, opts: &WriteOptions) -> ApiResult<Value> {
+async fn admit(
+    t: &Target<'_>,
+    body: Value,
+    (scope, managed_done, is_put): (Scope, bool, bool),
+    opts: &WriteOptions,
+) -> ApiResult<Value> {
     let (adm, old) = {
         let st = t.shared.state.lock();
         let Some(adm) = admission::prepare(&st, &t.res, t.info.namespace()) else {
@@ -73,7 +89,7 @@ async fn admit(t: &Target<'_>, body: Value, scope: Scope, opts: &WriteOptions) -
         };
         (adm, st.get(&t.res, t.key_namespace(), t.info.name()))
     };
-    let creates = old.is_none() && scope == Scope::Main && t.res.allow_create_on_update();
+    let creates = is_put && old.is_none() && scope == Scope::Main && t.res.allow_create_on_update();
     let mut attrs = Attributes {
         operation: if creates {
             Operation::Create
@@ -110,8 +126,8 @@ async fn admit(t: &Target<'_>, body: Value, scope: Scope, opts: &WriteOptions) -
             UpdateInput {
                 body: body.clone(),
                 scope,
-                managed_done: false,
-                is_put: true,
+                managed_done,
+                is_put,
             },
             &dry_run_of(opts),
         )?

@@ -21,7 +21,7 @@ mod update;
 pub(crate) use create::{CreateFlags, create};
 pub(crate) use delete::{DeleteOptions, Deleted, delete, delete_collection};
 pub(crate) use finalize::finalize;
-pub(crate) use patch::{patch, patched_object};
+pub(crate) use patch::{applied, check_patch_options, patch, patched_object};
 pub(crate) use update::{UpdateInput, update};
 
 /// The message of a 409 on a stale resourceVersion.

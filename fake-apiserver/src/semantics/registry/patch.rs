@@ -34,21 +34,7 @@ pub(crate) fn patch(
     scope: Scope,
     opts: &WriteOptions,
 ) -> ApiResult<(Value, bool)> {
-    if ptype != PatchType::Apply && opts.force.is_some() {
-        return Err(patch_options_invalid(FieldError::forbidden(
-            "force",
-            "may not be specified for non-apply patch",
-        )));
-    }
-    if ptype == PatchType::Apply && !opts.explicit_manager {
-        return Err(patch_options_invalid(FieldError::required(
-            "fieldManager",
-            "is required for apply patch",
-        )));
-    }
-    if ptype == PatchType::Strategic && !res.supports_strategic_merge() {
-        return Err(patch::unsupported_patch(res));
-    }
+    check_patch_options(res, ptype, opts)?;
     let ns = if res.namespaced { url_namespace } else { "" };
     if ptype == PatchType::Apply {
         let current = st.get(res, ns, name);
@@ -70,6 +56,31 @@ pub(crate) fn patch(
     )
 }
 
+/// The patch options each patch type refuses: `force` but for apply, apply without a
+/// `fieldManager`, a strategic-merge patch of a resource without patch strategies.
+pub(crate) fn check_patch_options(
+    res: &Resource,
+    ptype: PatchType,
+    opts: &WriteOptions,
+) -> ApiResult<()> {
+    if ptype != PatchType::Apply && opts.force.is_some() {
+        return Err(patch_options_invalid(FieldError::forbidden(
+            "force",
+            "may not be specified for non-apply patch",
+        )));
+    }
+    if ptype == PatchType::Apply && !opts.explicit_manager {
+        return Err(patch_options_invalid(FieldError::required(
+            "fieldManager",
+            "is required for apply patch",
+        )));
+    }
+    if ptype == PatchType::Strategic && !res.supports_strategic_merge() {
+        return Err(patch::unsupported_patch(res));
+    }
+    Ok(())
+}
+
 /// The stored object with a JSON, merge or strategic-merge patch applied, checked as
 /// kube-apiserver decodes it (types, name), before defaults, validation and admission.
 pub(crate) fn patched_object(
@@ -81,15 +92,7 @@ pub(crate) fn patched_object(
     body: &Value,
     opts: &WriteOptions,
 ) -> ApiResult<Value> {
-    if opts.force.is_some() {
-        return Err(patch_options_invalid(FieldError::forbidden(
-            "force",
-            "may not be specified for non-apply patch",
-        )));
-    }
-    if ptype == PatchType::Strategic && !res.supports_strategic_merge() {
-        return Err(patch::unsupported_patch(res));
-    }
+    check_patch_options(res, ptype, opts)?;
     let ns = if res.namespaced { url_namespace } else { "" };
     let Some(current) = st.get(res, ns, name) else {
         return Err(ApiError::not_found(&res.group, &res.plural, name));
@@ -217,7 +220,9 @@ fn converter_error(go_error: &str) -> String {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
+/// Server-side apply of `config` to the stored object (`current`), written: a create when
+/// there is none. Returns the object and whether it was created.
+#[allow(clippy::too_many_arguments)] // the REST verb's own parameters
 pub(super) fn apply(
     st: &mut State,
     res: &Arc<Resource>,
@@ -228,6 +233,55 @@ pub(super) fn apply(
     opts: &WriteOptions,
     current: Option<Arc<Value>>,
 ) -> ApiResult<(Value, bool)> {
+    let Applied { object, creates } = applied(res, name, config, scope, opts, current.as_deref())?;
+    if creates {
+        let created = create(
+            st,
+            res,
+            url_namespace,
+            object,
+            opts,
+            CreateFlags {
+                preset_managed_fields: true,
+                seed: false,
+            },
+        )?;
+        return Ok((created, true));
+    }
+    update(
+        st,
+        res,
+        url_namespace,
+        name,
+        UpdateInput {
+            body: object,
+            scope,
+            managed_done: true,
+            is_put: false,
+        },
+        opts,
+    )
+}
+
+/// The outcome of an apply before it is written.
+pub(crate) struct Applied {
+    /// The object with the configuration merged in and its managed fields recorded.
+    pub(crate) object: Value,
+    /// Whether there was no object, so the write is a create.
+    pub(crate) creates: bool,
+}
+
+/// Server-side apply of `config` to `current` (the object as the served version has it),
+/// not written: the configuration checked as kube-apiserver's typed patch checks it, merged
+/// with field ownership, conflicts refused unless forced.
+pub(crate) fn applied(
+    res: &Arc<Resource>,
+    name: &str,
+    config: &Value,
+    scope: Scope,
+    opts: &WriteOptions,
+    current: Option<&Value>,
+) -> ApiResult<Applied> {
     require_object(config)?;
     let kind = config.get("kind").and_then(Value::as_str).unwrap_or("");
     let api_version = config
@@ -316,51 +370,27 @@ pub(super) fn apply(
     }
     let now = object::now_rfc3339();
     let force = opts.force.unwrap_or(false);
-    match current {
-        None => {
-            if scope == Scope::Status {
-                return Err(ApiError::not_found(&res.group, &res.plural, name));
-            }
-            let merged = managed::apply(res, None, &config, &opts.manager, force, scope, &now)
-                .map_err(|c| managed::conflict_error(&res.group, &res.plural, name, &c))?;
-            let created = create(
-                st,
-                res,
-                url_namespace,
-                merged,
-                opts,
-                CreateFlags {
-                    preset_managed_fields: true,
-                    seed: false,
-                },
-            )?;
-            Ok((created, true))
-        }
-        Some(live) => {
-            let mut merged =
-                managed::apply(res, Some(&live), &config, &opts.manager, force, scope, &now)
-                    .map_err(|c| managed::conflict_error(&res.group, &res.plural, name, &c))?;
-            // The applied configuration is no precondition unless it carries one.
-            let rv = match object::resource_version(&config) {
-                "" => object::resource_version(&live).to_string(),
-                rv => rv.to_string(),
-            };
-            object::set_meta(&mut merged, "resourceVersion", Some(json!(rv)));
-            update(
-                st,
-                res,
-                url_namespace,
-                name,
-                UpdateInput {
-                    body: merged,
-                    scope,
-                    managed_done: true,
-                    is_put: false,
-                },
-                opts,
-            )
-        }
+    if current.is_none() && scope == Scope::Status {
+        return Err(ApiError::not_found(&res.group, &res.plural, name));
     }
+    let mut merged = managed::apply(res, current, &config, &opts.manager, force, scope, &now)
+        .map_err(|c| managed::conflict_error(&res.group, &res.plural, name, &c))?;
+    let Some(live) = current else {
+        return Ok(Applied {
+            object: merged,
+            creates: true,
+        });
+    };
+    // The applied configuration is no precondition unless it carries one.
+    let rv = match object::resource_version(&config) {
+        "" => object::resource_version(live).to_string(),
+        rv => rv.to_string(),
+    };
+    object::set_meta(&mut merged, "resourceVersion", Some(json!(rv)));
+    Ok(Applied {
+        object: merged,
+        creates: false,
+    })
 }
 
 #[cfg(test)]
