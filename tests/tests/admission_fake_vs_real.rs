@@ -1063,9 +1063,8 @@ async fn run_conversion(
     // Server-side apply through the version that is not stored: applied in v2 (the
     // manager's entry records v2), stored as v1.
     let apply = "application/apply-patch+yaml";
-    let apply_path = |name: &str, manager: &str| {
-        format!("{}/{name}?fieldManager={manager}", p("v2", "widgets"))
-    };
+    let apply_path =
+        |name: &str, manager: &str| format!("{}/{name}?fieldManager={manager}", p("v2", "widgets"));
     step(
         "apply creates through v2",
         "PATCH",
@@ -1135,10 +1134,7 @@ async fn run_conversion(
         None,
     )
     .await;
-    out.insert(
-        "conversion: apply's managedFields".into(),
-        applied_managers,
-    );
+    out.insert("conversion: apply's managedFields".into(), applied_managers);
     // A watch through each version from the start: every event's object converted.
     for v in ["v2", "v1"] {
         let path = format!(
