@@ -28,3 +28,9 @@ pub mod server_side_apply;
 
 #[deny(missing_docs)]
 pub mod builtin_objects;
+
+#[deny(missing_docs)]
+pub mod fake_vs_real;
+
+#[deny(missing_docs)]
+pub mod reconcile_log;

@@ -18,40 +18,17 @@ use http_body_util::{BodyExt, Full};
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
 use kube_codegen_runtime::fake::FakeApiServer;
-use rcgen::{
-    BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair,
-    KeyUsagePurpose, SanType,
-};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use serde_json::{Value, json};
 use tests::apiserver::RealApiServer;
 use tests::e2e::{init_tracing, run_id};
+use tests::fake_vs_real::{
+    self, Answer, LoopbackCertificates, loopback_certificates, refusal_summary, warnings_summary,
+};
 
 fn ok<T, E: std::fmt::Display>(r: Result<T, E>) -> T {
     r.unwrap_or_else(|e| panic!("{e}"))
-}
-
-/// A CA (PEM) and a serving certificate and key (PEM) it signed for 127.0.0.1.
-fn certificates(ca_name: &str) -> (String, String, String) {
-    let ca_key = ok(KeyPair::generate());
-    let mut ca = ok(CertificateParams::new(Vec::<String>::new()));
-    ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    ca.distinguished_name.push(DnType::CommonName, ca_name);
-    ca.key_usages = vec![
-        KeyUsagePurpose::KeyCertSign,
-        KeyUsagePurpose::DigitalSignature,
-    ];
-    let ca_cert = ok(ca.self_signed(&ca_key));
-    let issuer = Issuer::new(ca, ca_key);
-    let key = ok(KeyPair::generate());
-    let mut params = ok(CertificateParams::new(vec!["localhost".to_string()]));
-    params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
-    params
-        .subject_alt_names
-        .push(SanType::IpAddress([127, 0, 0, 1].into()));
-    let cert = ok(params.signed_by(&key, &issuer));
-    (ca_cert.pem(), cert.pem(), key.serialize_pem())
 }
 
 /// The reviews the webhook received, by scenario tag.
@@ -234,46 +211,6 @@ fn webhook(i: usize, h: &Hook, run: &str) -> Value {
     w
 }
 
-/// The answer to a request, as compared: status, warnings, and the object or the error.
-#[derive(Debug)]
-struct Answer {
-    status: u16,
-    warnings: Vec<String>,
-    body: Value,
-}
-
-async fn send(
-    client: &kube::Client,
-    method: &str,
-    path: &str,
-    ct: &str,
-    body: Option<Value>,
-) -> Answer {
-    let req = ok(http::Request::builder()
-        .method(method)
-        .uri(path)
-        .header("content-type", ct)
-        .header("accept", "application/json")
-        .body(kube::client::Body::from(
-            body.map(|b| b.to_string().into_bytes()).unwrap_or_default(),
-        )));
-    let resp = ok(client.send(req).await);
-    let status = resp.status().as_u16();
-    let warnings = resp
-        .headers()
-        .get_all("warning")
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .map(str::to_string)
-        .collect();
-    let bytes = ok(resp.into_body().collect().await).to_bytes();
-    Answer {
-        status,
-        warnings,
-        body: serde_json::from_slice(&bytes).unwrap_or(Value::Null),
-    }
-}
-
 /// Ports, uids and times out of a text.
 fn normalise(s: &str, run: &str) -> String {
     let re_port = |s: &str| {
@@ -306,41 +243,30 @@ fn normalise(s: &str, run: &str) -> String {
 }
 
 fn summary(a: &Answer, run: &str) -> String {
-    let w = a
-        .warnings
-        .iter()
-        .map(|w| normalise(w, run))
-        .collect::<Vec<_>>()
-        .join(" | ");
-    if a.body.get("kind") == Some(&json!("Status")) && a.status >= 400 {
-        let causes = normalise(
-            &a.body
-                .pointer("/details/causes")
-                .map(Value::to_string)
-                .unwrap_or_default(),
-            run,
-        );
+    let norm = |s: &str| normalise(s, run);
+    refusal_summary(a, norm).unwrap_or_else(|| {
         format!(
-            "{} {} {:?} causes={} warnings=[{w}]",
-            a.status,
-            a.body.get("reason").and_then(Value::as_str).unwrap_or(""),
-            normalise(
-                a.body.get("message").and_then(Value::as_str).unwrap_or(""),
-                run
-            ),
-            causes
-        )
-    } else {
-        format!(
-            "{} labels={} data={} warnings=[{w}]",
+            "{} labels={} data={} warnings=[{}]",
             a.status,
             a.body
                 .pointer("/metadata/labels")
                 .map(Value::to_string)
                 .unwrap_or_default(),
             a.body.get("data").map(Value::to_string).unwrap_or_default(),
+            warnings_summary(a, norm),
         )
-    }
+    })
+}
+
+/// Sends a request, panicking when no answer comes.
+async fn send(
+    client: &kube::Client,
+    method: &str,
+    path: &str,
+    content_type: &str,
+    body: Option<Value>,
+) -> Answer {
+    ok(fake_vs_real::send(client, method, path, content_type, body).await)
 }
 
 /// A review as compared: without its uid, the user, the object's server-set fields.
@@ -1154,8 +1080,8 @@ async fn admission_webhooks_answer_as_kube_apiserver() {
     init_tracing();
     let _ = rustls::crypto::ring::default_provider().install_default();
     let run = format!("fvr{}", run_id());
-    let (ca, cert, key) = certificates("admission-fvr-ca");
-    let (other_ca, _, _) = certificates("another-ca");
+    let LoopbackCertificates { ca, cert, key } = ok(loopback_certificates("admission-fvr-ca"));
+    let other_ca = ok(loopback_certificates("another-ca")).ca;
     let seen_real: Seen = Arc::default();
     let seen_fake: Seen = Arc::default();
     let addr_real = serve_webhook(&cert, &key, seen_real.clone()).await;

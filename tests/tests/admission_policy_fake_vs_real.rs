@@ -12,54 +12,24 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use http_body_util::BodyExt;
 use kube_codegen_runtime::fake::FakeApiServer;
 use serde_json::{Value, json};
 use tests::apiserver::RealApiServer;
 use tests::e2e::{init_tracing, run_id};
+use tests::fake_vs_real::{self, Answer, refusal_summary, warnings_summary};
 
 fn ok<T, E: std::fmt::Display>(r: Result<T, E>) -> T {
     r.unwrap_or_else(|e| panic!("{e}"))
 }
 
-#[derive(Debug)]
-struct Answer {
-    status: u16,
-    warnings: Vec<String>,
-    body: Value,
-}
-
+/// Sends a request (a merge patch for PATCH), panicking when no answer comes.
 async fn send(client: &kube::Client, method: &str, path: &str, body: Option<Value>) -> Answer {
-    let req = ok(http::Request::builder()
-        .method(method)
-        .uri(path)
-        .header(
-            "content-type",
-            if method == "PATCH" {
-                "application/merge-patch+json"
-            } else {
-                "application/json"
-            },
-        )
-        .header("accept", "application/json")
-        .body(kube::client::Body::from(
-            body.map(|b| b.to_string().into_bytes()).unwrap_or_default(),
-        )));
-    let resp = ok(client.send(req).await);
-    let status = resp.status().as_u16();
-    let warnings = resp
-        .headers()
-        .get_all("warning")
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .map(str::to_string)
-        .collect();
-    let bytes = ok(resp.into_body().collect().await).to_bytes();
-    Answer {
-        status,
-        warnings,
-        body: serde_json::from_slice(&bytes).unwrap_or(Value::Null),
-    }
+    let content_type = if method == "PATCH" {
+        "application/merge-patch+json"
+    } else {
+        "application/json"
+    };
+    ok(fake_vs_real::send(client, method, path, content_type, body).await)
 }
 
 /// The run id out of a text, and the detail of a CEL compiler's error (cel-go's and the
@@ -86,31 +56,12 @@ fn normalise(s: &str, run: &str) -> String {
 }
 
 fn summary(a: &Answer, run: &str) -> String {
-    let w = a
-        .warnings
-        .iter()
-        .map(|w| normalise(w, run))
-        .collect::<Vec<_>>()
-        .join(" | ");
-    if a.body.get("kind") == Some(&json!("Status")) && a.status >= 400 {
-        let causes = normalise(
-            &a.body
-                .pointer("/details/causes")
-                .map(Value::to_string)
-                .unwrap_or_default(),
-            run,
-        );
-        format!(
-            "{} {} {:?} causes={} warnings=[{w}]",
-            a.status,
-            a.body.get("reason").and_then(Value::as_str).unwrap_or(""),
-            normalise(
-                a.body.get("message").and_then(Value::as_str).unwrap_or(""),
-                run
-            ),
-            causes
-        )
-    } else if let Some(items) = a.body.get("items").and_then(Value::as_array) {
+    let norm = |s: &str| normalise(s, run);
+    if let Some(refusal) = refusal_summary(a, norm) {
+        return refusal;
+    }
+    let w = warnings_summary(a, norm);
+    if let Some(items) = a.body.get("items").and_then(Value::as_array) {
         let names: Vec<&str> = items
             .iter()
             .filter_map(|i| i.pointer("/metadata/name").and_then(Value::as_str))

@@ -53,6 +53,7 @@ use tests::apiserver::{
 };
 use tests::crds::{YAML_MARKER, example_crd_file};
 use tests::e2e::{Timer, init_tracing};
+use tests::reconcile_log::{self, Window};
 
 /// The CRD's name.
 const CRD: &str = "mydemos.crddemo.k8s.io";
@@ -131,11 +132,7 @@ impl Crddemo {
 
     /// Every JSON line of the log so far.
     fn entries(&self) -> Vec<Value> {
-        std::fs::read_to_string(&self.log)
-            .unwrap_or_default()
-            .lines()
-            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-            .collect()
+        reconcile_log::json_lines(&self.log)
     }
 
     /// How many entries have exactly the message `text`.
@@ -1145,52 +1142,15 @@ const FAILOVER_FLAGS: [&str; 3] = [
 ];
 
 fn timestamp(e: &Value) -> jiff::Timestamp {
-    e["timestamp"]
-        .as_str()
-        .and_then(|t| t.parse().ok())
-        .unwrap_or_else(|| panic!("no timestamp in {e}"))
-}
-
-/// One sync as a process logged it: identity, key, start and (if it ended) end.
-#[derive(Debug, Clone)]
-struct Window {
-    identity: String,
-    key: String,
-    start: jiff::Timestamp,
-    end: Option<jiff::Timestamp>,
+    reconcile_log::timestamp(e).unwrap_or_else(|err| panic!("{err}"))
 }
 
 /// The sync windows of a process: each `reconcile start` paired with the next end
 /// (`Successfully synced` / `sync failed; requeued with backoff`) of the same worker.
 fn windows(demo: &Crddemo) -> Vec<Window> {
-    let mut open: BTreeMap<u64, Window> = BTreeMap::new();
-    let mut done = Vec::new();
-    for e in demo.entries() {
-        let Some(worker) = e["worker"].as_u64() else {
-            continue;
-        };
-        let msg = e["message"].as_str().unwrap_or_default();
-        if msg == "reconcile start" {
-            if let Some(w) = open.insert(
-                worker,
-                Window {
-                    identity: e["identity"].as_str().unwrap_or_default().to_string(),
-                    key: e["key"].as_str().unwrap_or_default().to_string(),
-                    start: timestamp(&e),
-                    end: None,
-                },
-            ) {
-                panic!("worker {worker} started a sync before ending {w:?}");
-            }
-        } else if (msg == "Successfully synced" || msg == "sync failed; requeued with backoff")
-            && let Some(mut w) = open.remove(&worker)
-        {
-            w.end = Some(timestamp(&e));
-            done.push(w);
-        }
-    }
-    done.extend(open.into_values());
-    done
+    let ends = ["Successfully synced", "sync failed; requeued with backoff"];
+    reconcile_log::windows(&demo.entries(), "reconcile start", &ends)
+        .unwrap_or_else(|err| panic!("{err}"))
 }
 
 /// The identity a process runs as (from its `starting manager` line).

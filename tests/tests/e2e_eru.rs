@@ -144,11 +144,7 @@ impl Operator {
 
     /// Every JSON line of the log so far.
     fn entries(&self) -> Vec<Value> {
-        std::fs::read_to_string(&self.log)
-            .unwrap_or_default()
-            .lines()
-            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-            .collect()
+        tests::reconcile_log::json_lines(&self.log)
     }
 
     fn assert_running(&mut self) {

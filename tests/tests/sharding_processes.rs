@@ -47,6 +47,7 @@ use serde_json::{Value, json};
 use tests::apiserver::{Options, RealApiServer, SupervisedProcess, log_tail, wait_crd_established};
 use tests::crds::example_crd_file;
 use tests::e2e::{Timer, init_tracing, run_id};
+use tests::reconcile_log::{self, Window};
 
 /// The Lease timings every replica runs with.
 const LEASE_FLAGS: [&str; 3] = [
@@ -144,11 +145,7 @@ impl Replica {
     }
 
     fn entries(&self) -> Vec<Value> {
-        std::fs::read_to_string(&self.log)
-            .unwrap_or_default()
-            .lines()
-            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-            .collect()
+        reconcile_log::json_lines(&self.log)
     }
 
     fn assert_running(&mut self) {
@@ -176,54 +173,15 @@ impl Drop for Replica {
 }
 
 fn timestamp(e: &Value) -> jiff::Timestamp {
-    e["timestamp"]
-        .as_str()
-        .and_then(|t| t.parse().ok())
-        .unwrap_or_else(|| panic!("no timestamp in {e}"))
-}
-
-/// One reconcile as a replica logged it.
-#[derive(Debug, Clone)]
-struct Window {
-    identity: String,
-    key: String,
-    start: jiff::Timestamp,
-    /// `None`: not ended (yet, or the process was killed).
-    end: Option<jiff::Timestamp>,
+    reconcile_log::timestamp(e).unwrap_or_else(|err| panic!("{err}"))
 }
 
 /// A replica's reconcile windows: each `reconcile start` paired with the same worker's next
 /// `reconcile end` (or `shard lease lost: reconcile aborted`).
 fn windows(replica: &Replica) -> Vec<Window> {
-    let mut open: BTreeMap<u64, Window> = BTreeMap::new();
-    let mut done = Vec::new();
-    for e in replica.entries() {
-        let Some(worker) = e["worker"].as_u64() else {
-            continue;
-        };
-        match e["message"].as_str().unwrap_or_default() {
-            "reconcile start" => {
-                let w = Window {
-                    identity: e["identity"].as_str().unwrap_or_default().to_string(),
-                    key: e["key"].as_str().unwrap_or_default().to_string(),
-                    start: timestamp(&e),
-                    end: None,
-                };
-                if let Some(prev) = open.insert(worker, w) {
-                    panic!("worker {worker} started a reconcile before ending {prev:?}");
-                }
-            }
-            "reconcile end" | "shard lease lost: reconcile aborted" => {
-                if let Some(mut w) = open.remove(&worker) {
-                    w.end = Some(timestamp(&e));
-                    done.push(w);
-                }
-            }
-            _ => {}
-        }
-    }
-    done.extend(open.into_values());
-    done
+    let ends = ["reconcile end", "shard lease lost: reconcile aborted"];
+    reconcile_log::windows(&replica.entries(), "reconcile start", &ends)
+        .unwrap_or_else(|err| panic!("{err}"))
 }
 
 /// What the checker found over all replicas' logs.

@@ -30,13 +30,10 @@ use kube_controller_runtime::webhook::conversion::{
     ConversionError, Convertible, Hub, LOST_FIELDS_ANNOTATION, LossPolicy,
 };
 use kube_controller_runtime::webhook::{Webhook, mutate_path, validate_path};
-use rcgen::{
-    BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair,
-    KeyUsagePurpose, SanType,
-};
 use serde_json::json;
 use tests::apiserver::{RealApiServer, apply_crd, wait_crd_established};
 use tests::e2e::{create_namespace, init_tracing, run_id};
+use tests::fake_vs_real::loopback_certificates;
 use tokio_util::sync::CancellationToken;
 
 fn ok<T, E: std::fmt::Display>(r: Result<T, E>) -> T {
@@ -45,27 +42,10 @@ fn ok<T, E: std::fmt::Display>(r: Result<T, E>) -> T {
 
 /// A CA (PEM) and, written into `dir`, a serving certificate it signed for 127.0.0.1.
 fn certificates(dir: &std::path::Path) -> String {
-    let ca_key = ok(KeyPair::generate());
-    let mut ca = ok(CertificateParams::new(Vec::<String>::new()));
-    ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    ca.distinguished_name
-        .push(DnType::CommonName, "webhook-e2e-ca");
-    ca.key_usages = vec![
-        KeyUsagePurpose::KeyCertSign,
-        KeyUsagePurpose::DigitalSignature,
-    ];
-    let ca_cert = ok(ca.self_signed(&ca_key));
-    let issuer = Issuer::new(ca, ca_key);
-    let key = ok(KeyPair::generate());
-    let mut params = ok(CertificateParams::new(vec!["localhost".to_string()]));
-    params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
-    params
-        .subject_alt_names
-        .push(SanType::IpAddress([127, 0, 0, 1].into()));
-    let cert = ok(params.signed_by(&key, &issuer));
-    ok(std::fs::write(dir.join("tls.crt"), cert.pem()));
-    ok(std::fs::write(dir.join("tls.key"), key.serialize_pem()));
-    ca_cert.pem()
+    let certs = ok(loopback_certificates("webhook-e2e-ca"));
+    ok(std::fs::write(dir.join("tls.crt"), certs.cert));
+    ok(std::fs::write(dir.join("tls.key"), certs.key));
+    certs.ca
 }
 
 struct Rules;
