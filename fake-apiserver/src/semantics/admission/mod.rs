@@ -105,8 +105,9 @@ pub(crate) struct Admission {
     conversion: Option<conversion::Converter>,
 }
 
-/// The webhooks of every stored configuration of `plural`, configurations in name order.
-fn hooks_of(st: &State, plural: &str) -> Vec<Hook> {
+/// The webhooks of every stored configuration of `plural` whose rules could match `target`,
+/// configurations in name order.
+fn hooks_of(st: &State, plural: &str, target: &Resource) -> Vec<Hook> {
     let Some(res) = st.registry.get(GROUP, "v1", plural) else {
         return Vec::new();
     };
@@ -119,8 +120,33 @@ fn hooks_of(st: &State, plural: &str) -> Vec<Hook> {
         .iter()
         .filter_map(|c| c.get("webhooks").and_then(Value::as_array))
         .flatten()
+        .filter(|spec| may_match(spec.get("rules"), target))
         .map(|spec| Hook { spec: spec.clone() })
         .collect()
+}
+
+/// Whether any of `rules` (a webhook's `rules`, a policy's `resourceRules`) names the group
+/// and the resource of `res`, whatever the version, operation, scope or subresource — the
+/// cheap part of matching, so that what cannot match is not prepared for.
+fn may_match(rules: Option<&Value>, res: &Resource) -> bool {
+    let Some(rules) = rules.and_then(Value::as_array) else {
+        return false;
+    };
+    let names = |rule: &Value, field: &str, wanted: &str, whole: bool| {
+        rule.get(field).and_then(Value::as_array).is_some_and(|a| {
+            a.iter().filter_map(Value::as_str).any(|x| {
+                let x = if whole {
+                    x
+                } else {
+                    x.split('/').next().unwrap_or(x)
+                };
+                x == "*" || x == wanted
+            })
+        })
+    };
+    rules.iter().any(|rule| {
+        names(rule, "apiGroups", &res.group, true) && names(rule, "resources", &res.plural, false)
+    })
 }
 
 /// What admission needs for a write of `res` in `namespace`, or `None` when no webhook is
@@ -130,9 +156,12 @@ pub(crate) fn prepare(st: &State, res: &Arc<Resource>, namespace: &str) -> Optio
     if res.group == GROUP {
         return None;
     }
-    let mutating = hooks_of(st, "mutatingwebhookconfigurations");
-    let validating = hooks_of(st, "validatingwebhookconfigurations");
-    let policies = policy::bound(st, namespace);
+    // Only what could match the resource at all (its group and resource, at any version,
+    // operation or subresource): a write nothing can match costs no dry run.
+    let mutating = hooks_of(st, "mutatingwebhookconfigurations", res);
+    let validating = hooks_of(st, "validatingwebhookconfigurations", res);
+    let mut policies = policy::bound(st, namespace);
+    policies.retain(|b| may_match(b.policy.pointer("/matchConstraints/resourceRules"), res));
     if mutating.is_empty() && validating.is_empty() && policies.is_empty() {
         return None;
     }

@@ -47,7 +47,7 @@ use super::{
 pub(crate) struct Bound {
     policy_name: String,
     binding_name: String,
-    policy: Value,
+    pub(crate) policy: Value,
     binding: Value,
     params: Params,
 }
