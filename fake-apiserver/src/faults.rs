@@ -74,6 +74,8 @@ struct Rule {
 #[derive(Debug)]
 struct Inner {
     rules: Mutex<HashMap<String, Rule>>,
+    /// How many watches of each resource are open.
+    open: Mutex<HashMap<String, usize>>,
     /// Bumped on every change, so waiting watches look again.
     changed: tokio::sync::watch::Sender<u64>,
 }
@@ -90,6 +92,7 @@ impl Default for Faults {
         Faults {
             inner: Arc::new(Inner {
                 rules: Mutex::new(HashMap::new()),
+                open: Mutex::new(HashMap::new()),
                 changed: tokio::sync::watch::Sender::new(0),
             }),
         }
@@ -162,8 +165,26 @@ impl Faults {
         self.inner.changed.send_modify(|n| *n += 1);
     }
 
-    /// The tap one watch of `resource` (a plural) reads faults through.
+    /// How many watches of `resource` are open now (`"*"`: of every resource): a test waits
+    /// for its client's watch to be open before it injects a fault into it.
+    pub fn watchers(&self, resource: &str) -> usize {
+        let open = self.inner.open.lock();
+        if resource == "*" {
+            open.values().sum()
+        } else {
+            open.get(resource).copied().unwrap_or(0)
+        }
+    }
+
+    /// The tap one watch of `resource` (a plural) reads faults through, counted among the
+    /// open watches until it is dropped.
     pub(crate) fn tap(&self, resource: &str) -> Tap {
+        *self
+            .inner
+            .open
+            .lock()
+            .entry(resource.to_string())
+            .or_default() += 1;
         let rules = self.inner.rules.lock();
         let seen = |key: &str| rules.get(key).map_or((0, 0), |r| (r.expired, r.dropped));
         Tap {
@@ -194,6 +215,14 @@ pub(crate) struct Tap {
     /// `(expired, dropped)` of the resource's rule and of `"*"` when the watch started.
     seen: [(u64, u64); 2],
     rx: tokio::sync::watch::Receiver<u64>,
+}
+
+impl Drop for Tap {
+    fn drop(&mut self) {
+        if let Some(n) = self.faults.inner.open.lock().get_mut(&self.resource) {
+            *n = n.saturating_sub(1);
+        }
+    }
 }
 
 impl Tap {
@@ -294,6 +323,7 @@ mod tests {
         let f = Faults::default();
         let before = f.tap("pods");
         let other = f.tap("services");
+        assert_eq!((f.watchers("pods"), f.watchers("*")), (1, 2));
         f.expire("pods");
         let after = f.tap("pods");
         assert_eq!(before.verdict(), Verdict::Expire);

@@ -185,12 +185,14 @@ pub(crate) fn start(shared: Arc<Shared>, req: WatchRequest) -> ApiResult<mpsc::R
     // One slot more than a watcher may fill: kept for the 410 that cuts a slow watcher.
     let (tx, rx) = mpsc::channel::<Bytes>(WATCH_BUFFER + 1);
     let slow_timeout = shared.state.lock().config.slow_watcher_timeout;
+    // Counted as open from now on: a test that sees it open can inject a fault into it.
+    let tap = shared.faults.tap(&req.res.plural);
     shared
         .active_watches
         .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     tokio::spawn(async move {
         let counters = shared.clone();
-        run(shared, req, plan, tx, slow_timeout).await;
+        run(shared, req, plan, tx, slow_timeout, tap).await;
         counters
             .active_watches
             .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
@@ -302,6 +304,7 @@ async fn run(
     plan: Start,
     tx: mpsc::Sender<Bytes>,
     slow_timeout: Duration,
+    tap: Tap,
 ) {
     let mut out = Emitter {
         tx,
@@ -310,7 +313,7 @@ async fn run(
         slow_timeout,
         last_rv: plan.cursor,
         shared: shared.clone(),
-        tap: shared.faults.tap(&req.res.plural),
+        tap,
     };
     if let Some((0, e)) = &out.fault.error_after {
         let _ = out.raw(error_line(e)).await;
