@@ -84,8 +84,8 @@ async fn a_410_mid_watch_makes_the_informer_relist_and_the_controller_converge()
     let lists_before = mydemo_lists(&handle.actions());
     assert!(lists_before >= 1);
 
-    // The watch the informer holds is expired, and the change after it is seen only by
-    // relisting.
+    // The watch the informer holds is expired: it must relist, then see the change made after
+    // it through the relist or the watch that follows.
     faults.expire("mydemos");
     demos
         .patch(
