@@ -18,8 +18,9 @@
 //!   headers, and `body`, or `"stream": true` for a watch);
 //! * for a watch, an `event` per line of its stream, in order (`id` is the exchange's,
 //!   `writesBefore` counts the writes that had arrived when the event was sent, `event` the
-//!   watch event itself), then an `end` with `dropped: true` when the stream ended as a dropped
-//!   connection. A stream still open when the recording stopped has no `end`.
+//!   watch event itself), then an `end` when the server ended the stream (`dropped: true` when
+//!   it ended as a dropped connection). A stream the client closed, or still open when the
+//!   recording stopped, has no `end`.
 //!
 //! A body is `{"json": …}` when it is JSON, `{"text": "…"}` for other UTF-8 text (YAML, plain
 //! text), `{"base64": "…"}` otherwise. Each line is written whole with one write and flushed,
@@ -115,8 +116,7 @@ pub enum Record {
         id: u64,
         /// Milliseconds since the recording began.
         at_ms: u64,
-        /// Whether it ended as a dropped connection (otherwise the server or the client ended
-        /// it).
+        /// Whether it ended as a dropped connection (otherwise the server ended it cleanly).
         dropped: bool,
     },
 }
@@ -363,6 +363,12 @@ impl Recorder {
                 () = tx.closed() => return,
             };
             let Some(line) = line else {
+                // The server ended the stream (its timeout, an error event, the server stopping).
+                self.write(&Record::End {
+                    id,
+                    at_ms: self.at_ms(),
+                    dropped: false,
+                });
                 return;
             };
             if line.is_empty() {

@@ -386,3 +386,119 @@ async fn a_slow_watcher_gets_each_event_late() {
         start.elapsed()
     );
 }
+
+#[cfg(unix)]
+#[test]
+fn the_binary_records_and_replays_over_https() {
+    use std::io::BufRead;
+    use std::process::{Command, Stdio};
+    let dir = Scratch::new("binary");
+    let file = dir.path("run.jsonl");
+    let kubeconfig = dir.path("kc.yaml");
+    let start = |flag: &str| {
+        let _ = std::fs::remove_file(&kubeconfig);
+        let mut child = Command::new(env!("CARGO_BIN_EXE_kube-fake-apiserver"))
+            .args(["--port", "0", flag])
+            .arg(&file)
+            .arg("--kubeconfig")
+            .arg(&kubeconfig)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut url = String::new();
+        if let Some(out) = child.stdout.take() {
+            let _ = std::io::BufReader::new(out).read_line(&mut url);
+        }
+        assert!(url.starts_with("https://"), "not started: {url:?}");
+        child
+    };
+    let stop = |mut child: std::process::Child| {
+        let pid = child.id().to_string();
+        assert!(
+            Command::new("kill")
+                .args(["-TERM", &pid])
+                .status()
+                .unwrap()
+                .success()
+        );
+        assert_eq!(child.wait().unwrap().code(), Some(0));
+    };
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let run = || {
+        rt.block_on(async {
+            let kc = kube::config::Kubeconfig::read_from(&kubeconfig).unwrap();
+            let config = kube::Config::from_custom_kubeconfig(kc, &Default::default())
+                .await
+                .unwrap();
+            let cms: Api<ConfigMap> =
+                Api::default_namespaced(kube::Client::try_from(config).unwrap());
+            let created = cms
+                .create(&PostParams::default(), &cm("a", "fast"))
+                .await
+                .unwrap();
+            let got = cms.get("a").await.unwrap();
+            (created.metadata.uid, got.metadata.resource_version)
+        })
+    };
+    let child = start("--record");
+    let recorded = run();
+    stop(child);
+    let text = std::fs::read_to_string(&file).unwrap();
+    for line in text.lines() {
+        serde_json::from_str::<Record>(line).unwrap_or_else(|e| panic!("{line}: {e}"));
+    }
+    let child = start("--replay");
+    let replayed = run();
+    stop(child);
+    assert!(recorded.0.is_some());
+    assert_eq!(
+        replayed, recorded,
+        "the same uid and resourceVersion from the replay"
+    );
+}
+
+#[tokio::test]
+async fn a_watch_the_server_ended_ends_in_the_replay_too() {
+    let dir = Scratch::new("ended");
+    let file = dir.path("run.jsonl");
+    let server = FakeApiServer::builder().record(&file).build().unwrap();
+    let cms: Api<ConfigMap> = Api::default_namespaced(server.client().unwrap());
+    let watch = || async {
+        let events = cms
+            .watch(&WatchParams::default().timeout(1), "0")
+            .await
+            .unwrap();
+        events.try_collect::<Vec<_>>().await.unwrap().len()
+    };
+    assert_eq!(
+        watch().await,
+        0,
+        "nothing happened: the watch times out empty"
+    );
+    drop(server);
+    let text = std::fs::read_to_string(&file).unwrap();
+    let last: Record = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    assert!(
+        matches!(last, Record::End { dropped: false, .. }),
+        "{last:?}"
+    );
+
+    let replay = FakeApiServer::builder().replay(&file).build().unwrap();
+    let cms: Api<ConfigMap> = Api::default_namespaced(replay.client().unwrap());
+    let ended = tokio::time::timeout(Duration::from_secs(5), async {
+        cms.watch(&WatchParams::default().timeout(1), "0")
+            .await
+            .unwrap()
+            .try_collect::<Vec<_>>()
+            .await
+            .unwrap()
+            .len()
+    })
+    .await;
+    assert_eq!(
+        ended.ok(),
+        Some(0),
+        "the replayed watch ends as the recorded one did"
+    );
+}
