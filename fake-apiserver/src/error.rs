@@ -82,6 +82,18 @@ pub enum FakeError {
         /// Why it was refused.
         reason: String,
     },
+    /// A recording could not be written, or one given to replay could not be read or is not
+    /// a recording ([`record`](crate::record)): the file, the line (from 1) where one applies,
+    /// and the cause.
+    #[error("recording {}{}: {reason}", path.display(), line.map(|n| format!(", line {n}")).unwrap_or_default())]
+    Recording {
+        /// The file.
+        path: std::path::PathBuf,
+        /// The line, when the problem is on one.
+        line: Option<usize>,
+        /// What is wrong.
+        reason: String,
+    },
     /// A file of objects or CRDs could not be read or parsed (retrying does not help).
     #[error("{path}: {message}")]
     Load {

@@ -103,9 +103,11 @@ mod config;
 mod controllers;
 mod endpoints;
 mod error;
+pub mod faults;
 mod manifests;
 mod persist;
 mod private_file;
+pub mod record;
 mod semantics;
 mod storage;
 mod testing;
@@ -129,7 +131,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 pub use controllers::{Controller, UnknownController, parse_controllers};
-pub use endpoints::body::ResponseBody;
+pub use endpoints::body::{ConnectionDropped, ResponseBody};
 pub use endpoints::serve::{MAX_REQUEST_BODY_BYTES, ServeOptions, ServedApiServer};
 pub use error::FakeError;
 pub use kube_codegen_apimachinery::resource::ResourceInfo;
@@ -213,6 +215,12 @@ pub(crate) struct Shared {
     pub(crate) openapi: Mutex<Option<(u64, Arc<endpoints::openapi::Documents>)>>,
     /// The controllers the server runs after each write.
     pub(crate) controllers: controllers::Controllers,
+    /// The watch faults tests inject.
+    pub(crate) faults: faults::Faults,
+    /// Where every request and answer is recorded, if anywhere.
+    pub(crate) recorder: Option<Arc<record::Recorder>>,
+    /// The recorded run answered instead of the state, if any.
+    pub(crate) replay: Option<record::Replay>,
 }
 
 impl Shared {
@@ -247,6 +255,9 @@ pub struct FakeApiServerBuilder {
     max_action_body_bytes: usize,
     data_dir: Option<std::path::PathBuf>,
     controllers: std::collections::BTreeSet<Controller>,
+    record: Option<std::path::PathBuf>,
+    replay: Option<std::path::PathBuf>,
+    replay_wait: Duration,
 }
 
 impl Default for FakeApiServerBuilder {
@@ -259,6 +270,9 @@ impl Default for FakeApiServerBuilder {
             max_action_body_bytes: 64 * 1024 * 1024,
             data_dir: None,
             controllers: [Controller::Namespace].into(),
+            record: None,
+            replay: None,
+            replay_wait: Duration::from_secs(5),
         }
     }
 }
@@ -402,8 +416,40 @@ impl FakeApiServerBuilder {
         self
     }
 
+    /// Records every request the server answers and the answer — a watch's events as they
+    /// are sent — to `path`, in the line-oriented format of [`record`] (created, or
+    /// truncated, when the server is built).
+    pub fn record(mut self, path: impl Into<std::path::PathBuf>) -> Self {
+        self.record = Some(path.into());
+        self
+    }
+
+    /// Answers every request from the recording at `path` (see [`record`] for how requests
+    /// are matched and watches replayed) instead of from stored objects; seeds and
+    /// controllers are then left unused. A file that is not a recording fails the build with
+    /// [`FakeError::Recording`], naming the line and the cause.
+    pub fn replay(mut self, path: impl Into<std::path::PathBuf>) -> Self {
+        self.replay = Some(path.into());
+        self
+    }
+
+    /// How long a replayed watch event waits for the requests that came before it in the
+    /// recording (default 5 s) before it is sent anyway.
+    pub fn replay_wait(mut self, d: Duration) -> Self {
+        self.replay_wait = d;
+        self
+    }
+
     /// Builds the server.
     pub fn build(self) -> Result<FakeApiServer, FakeError> {
+        let replay = match &self.replay {
+            Some(path) => Some(record::Replay::load(path, self.replay_wait)?),
+            None => None,
+        };
+        let recorder = match &self.record {
+            Some(path) => Some(record::Recorder::create(path)?),
+            None => None,
+        };
         let snapshot = match &self.data_dir {
             Some(dir) => persist::load(dir)?,
             None => None,
@@ -433,6 +479,9 @@ impl FakeApiServerBuilder {
                 active_watches: Default::default(),
                 slow_watchers_cut: Default::default(),
                 controllers: controllers::Controllers::new(self.controllers),
+                faults: faults::Faults::default(),
+                recorder,
+                replay,
             }),
         };
         let handle = server.handle();
@@ -622,6 +671,22 @@ impl FakeHandle {
     /// [`max_recorded_actions`](FakeApiServerBuilder::max_recorded_actions)).
     pub fn actions(&self) -> Vec<Action> {
         self.shared.actions.lock().actions()
+    }
+
+    /// The server's watch faults ([`faults`]): 410s, dropped connections, slow and stepped
+    /// delivery, for the watches of a resource.
+    pub fn faults(&self) -> faults::Faults {
+        self.shared.faults.clone()
+    }
+
+    /// For a server built with [`FakeApiServerBuilder::replay`]: the requests that found no
+    /// recorded answer (as their request keys, see [`record`]), oldest first; empty otherwise.
+    pub fn replay_misses(&self) -> Vec<String> {
+        self.shared
+            .replay
+            .as_ref()
+            .map(record::Replay::misses)
+            .unwrap_or_default()
     }
 
     /// Forgets the recorded requests.

@@ -47,6 +47,14 @@ struct Args {
     /// (`garbagecollector`, `namespace`; empty for none, as a bare kube-apiserver).
     #[arg(long, value_name = "NAMES", default_value = "namespace", value_parser = controllers)]
     controllers: Controllers,
+    /// Record every request and its answer (a watch's events as they are sent) to this file,
+    /// one JSON object per line (the crate's `record` module documents the format).
+    #[arg(long, value_name = "FILE")]
+    record: Option<PathBuf>,
+    /// Answer every request from this recording (made with --record) instead of from stored
+    /// objects: the same answers to the same requests, in order; watches replay their events.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["crds", "objects", "data_dir"])]
+    replay: Option<PathBuf>,
     /// Log filter (`RUST_LOG` syntax), for example `info` or `kube_fake_apiserver=debug`.
     #[arg(long, env = "RUST_LOG", default_value = "info")]
     log: String,
@@ -68,6 +76,12 @@ async fn run(args: Args) -> Result<(), String> {
     if let Some(dir) = &args.data_dir {
         builder = builder.data_dir(dir);
     }
+    if let Some(file) = &args.record {
+        builder = builder.record(file);
+    }
+    if let Some(file) = &args.replay {
+        builder = builder.replay(file);
+    }
     for path in args.crds.iter().chain(&args.objects) {
         builder = builder
             .manifests(path)
@@ -75,7 +89,7 @@ async fn run(args: Args) -> Result<(), String> {
     }
     let server = builder
         .build()
-        .map_err(|e| format!("seeding the server: {e}"))?;
+        .map_err(|e| format!("starting the server: {e}"))?;
     let addr = SocketAddr::new(args.bind_address, args.port);
     let served = server
         .serve_with(ServeOptions {

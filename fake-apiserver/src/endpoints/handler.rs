@@ -97,8 +97,22 @@ fn openapi_documents(shared: &Shared) -> Arc<crate::endpoints::openapi::Document
     docs
 }
 
-/// Handles any request to the fake server.
+/// Handles any request to the fake server: from the recording it replays, if any, otherwise
+/// from the state; and records the answer, if recording.
 pub(crate) async fn handle(shared: Arc<Shared>, req: Request<Bytes>) -> Response<ResponseBody> {
+    let pending = shared.recorder.as_ref().map(|r| r.begin(&req));
+    let resp = match &shared.replay {
+        Some(replay) => replay.answer(&req),
+        None => answer(shared.clone(), req).await,
+    };
+    match (&shared.recorder, pending) {
+        (Some(r), Some(p)) => r.finish(p, resp),
+        _ => resp,
+    }
+}
+
+/// Answers a request from the server's state.
+async fn answer(shared: Arc<Shared>, req: Request<Bytes>) -> Response<ResponseBody> {
     let method = req.method().clone();
     let path = req.uri().path().to_string();
     let resp = match route(&path) {

@@ -671,6 +671,10 @@ pub fn scenarios() -> Vec<Scenario> {
             "YAML bodies and responses, 406, 415, truncated JSON"
         ),
         scenario!(
+            wire::managed_fields_drop_parameter,
+            "Accept drop=metadata.managedFields (KEP-5958): not in v1.37.1, ignored on every verb"
+        ),
+        scenario!(
             wire::list_and_watch_parameters,
             "limit, resourceVersion, continue and resourceVersionMatch errors"
         ),

@@ -819,3 +819,127 @@ pub(super) async fn openapi_documents(env: &Env) -> Outcome {
     );
     Ok(())
 }
+
+/// KEP-5958's opt-out, `Accept: application/json;drop=metadata.managedFields`: kube-apiserver
+/// v1.37.1 has neither the parameter nor its `ManagedFieldsOptOut` gate (started with the
+/// gate, it exits with `unrecognized feature gate: ManagedFieldsOptOut`), and answers as if the
+/// parameter were absent — objects with their `managedFields`, in JSON, on every verb — so the
+/// in-memory server does the same. A client asking for the drop must strip them itself.
+pub(super) async fn managed_fields_drop_parameter(env: &Env) -> Outcome {
+    const DROP: &str = "application/json;drop=metadata.managedFields";
+    let ns = env.namespace("mfdrop").await?;
+    let apply = |path: String, body: String| async move {
+        raw(
+            &env.client,
+            "PATCH",
+            &format!("{path}?fieldManager=cf-drop"),
+            Some("application/apply-patch+yaml"),
+            Some(DROP),
+            Some(body.into_bytes()),
+        )
+        .await
+    };
+    let has_managed_fields =
+        |v: &Value| v.pointer("/metadata/managedFields/0/manager") == Some(&json!("cf-drop"));
+    let cm = format!("{}/a", cms(&ns));
+    let r = apply(
+        cm.clone(),
+        r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"},"data":{"k":"v"}}"#.into(),
+    )
+    .await?;
+    ensure_eq!(
+        (r.status, r.content_type(), has_managed_fields(&r.json())),
+        (201, "application/json".to_string(), true),
+        "apply of a built-in answered with managedFields"
+    );
+    let check = format!("{}/a", checks(&ns));
+    let r = apply(
+        check.clone(),
+        format!(r#"{{"apiVersion":"{GROUP}/{VERSION}","kind":"Check","metadata":{{"name":"a"}},"spec":{{"replicas":1}}}}"#),
+    )
+    .await?;
+    ensure_eq!(
+        (r.status, has_managed_fields(&r.json())),
+        (201, true),
+        "apply of a custom resource answered with managedFields"
+    );
+    for (object, list) in [(cm, cms(&ns)), (check, checks(&ns))] {
+        for accept in [
+            DROP,
+            "application/json; drop=metadata.managedFields",
+            "application/json;drop=bogus",
+        ] {
+            let r = raw(&env.client, "GET", &object, None, Some(accept), None).await?;
+            ensure_eq!(
+                (r.status, r.content_type(), has_managed_fields(&r.json())),
+                (200, "application/json".to_string(), true),
+                "GET {object} with Accept {accept}"
+            );
+            let r = raw(&env.client, "GET", &list, None, Some(accept), None).await?;
+            let items = r.json()["items"].as_array().cloned().unwrap_or_default();
+            ensure_eq!(
+                (r.status, items.len(), items.iter().all(has_managed_fields)),
+                (200, 1, true),
+                "LIST {list} with Accept {accept}"
+            );
+        }
+        let r = raw(
+            &env.client,
+            "GET",
+            &format!("{list}?watch=1&timeoutSeconds=1"),
+            None,
+            Some(DROP),
+            None,
+        )
+        .await?;
+        let first: Value = r
+            .body
+            .split(|b| *b == b'\n')
+            .next()
+            .and_then(|l| serde_json::from_slice(l).ok())
+            .unwrap_or(Value::Null);
+        ensure_eq!(
+            (
+                r.status,
+                first["type"].clone(),
+                has_managed_fields(&first["object"])
+            ),
+            (200, json!("ADDED"), true),
+            "WATCH {list} with the drop parameter"
+        );
+    }
+    // Table and PartialObjectMetadata are chosen as before; the parameter changes nothing.
+    let r = raw(
+        &env.client,
+        "GET",
+        &format!("{}/a", cms(&ns)),
+        None,
+        Some("application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io;drop=metadata.managedFields"),
+        None,
+    )
+    .await?;
+    ensure_eq!(
+        (
+            r.status,
+            r.json()["kind"].clone(),
+            has_managed_fields(&r.json())
+        ),
+        (200, json!("PartialObjectMetadata"), true),
+        "PartialObjectMetadata with the drop parameter"
+    );
+    let r = raw(
+        &env.client,
+        "GET",
+        &format!("{}/a", cms(&ns)),
+        None,
+        Some("application/json;as=Table;v=v1;g=meta.k8s.io;drop=metadata.managedFields"),
+        None,
+    )
+    .await?;
+    ensure_eq!(
+        (r.status, r.json()["kind"].clone()),
+        (200, json!("Table")),
+        "Table with the drop parameter"
+    );
+    Ok(())
+}

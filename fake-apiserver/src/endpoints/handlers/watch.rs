@@ -16,6 +16,7 @@ use crate::endpoints::render::{Format, View, partial_metadata};
 use crate::endpoints::response::stream_response;
 use crate::endpoints::serve::Stopping;
 use crate::error::{ApiError, ApiResult};
+use crate::faults::{Tap, Verdict};
 use crate::semantics::admission::conversion::{Converter, converter};
 use crate::semantics::resources::Resource;
 use crate::storage::predicate::{FieldTerm, Filter};
@@ -184,12 +185,14 @@ pub(crate) fn start(shared: Arc<Shared>, req: WatchRequest) -> ApiResult<mpsc::R
     // One slot more than a watcher may fill: kept for the 410 that cuts a slow watcher.
     let (tx, rx) = mpsc::channel::<Bytes>(WATCH_BUFFER + 1);
     let slow_timeout = shared.state.lock().config.slow_watcher_timeout;
+    // Counted as open from now on: a test that sees it open can inject a fault into it.
+    let tap = shared.faults.tap(&req.res.plural);
     shared
         .active_watches
         .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     tokio::spawn(async move {
         let counters = shared.clone();
-        run(shared, req, plan, tx, slow_timeout).await;
+        run(shared, req, plan, tx, slow_timeout, tap).await;
         counters
             .active_watches
             .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
@@ -208,9 +211,30 @@ struct Emitter {
     /// The resourceVersion of the last event sent.
     last_rv: u64,
     shared: Arc<Shared>,
+    /// The faults a test injects ([`crate::faults`]).
+    tap: Tap,
 }
 
 impl Emitter {
+    /// Ends the stream as an injected fault asks: a 410 as kube-apiserver's watch cache sends
+    /// it, or a dropped connection.
+    async fn fault(&mut self, v: Verdict) {
+        match v {
+            Verdict::Go => {}
+            Verdict::Expire => {
+                let current = self.shared.state.lock().rv();
+                let e = ApiError::expired(format!(
+                    "too old resource version: {} ({current})",
+                    self.last_rv
+                ));
+                let _ = self.tx.send(error_line(&e)).await;
+            }
+            Verdict::Drop => {
+                let _ = self.tx.send(crate::endpoints::body::dropped_marker()).await;
+            }
+        }
+    }
+
     /// Waits for room for one event while keeping the reserved slot free; a client that does
     /// not make room within the timeout gets a 410 in that slot and its watch ends.
     async fn room(&mut self) -> bool {
@@ -240,6 +264,11 @@ impl Emitter {
     /// Sends an event; `false` when the stream must end (client gone or too slow, or a fault
     /// fired).
     async fn event(&mut self, bytes: Bytes) -> bool {
+        let v = self.tap.before_event().await;
+        if v != Verdict::Go {
+            self.fault(v).await;
+            return false;
+        }
         if !self.room().await {
             return false;
         }
@@ -275,6 +304,7 @@ async fn run(
     plan: Start,
     tx: mpsc::Sender<Bytes>,
     slow_timeout: Duration,
+    tap: Tap,
 ) {
     let mut out = Emitter {
         tx,
@@ -283,6 +313,7 @@ async fn run(
         slow_timeout,
         last_rv: plan.cursor,
         shared: shared.clone(),
+        tap,
     };
     if let Some((0, e)) = &out.fault.error_after {
         let _ = out.raw(error_line(e)).await;
@@ -327,6 +358,11 @@ async fn run(
     let mut stopping = req.stopping.clone();
     loop {
         rx.borrow_and_update();
+        let v = out.tap.verdict();
+        if v != Verdict::Go {
+            out.fault(v).await;
+            return;
+        }
         let (batch, global_rv) = {
             let st = shared.state.lock();
             if st.storage.store(&key).is_none() {
@@ -404,6 +440,8 @@ async fn run(
                 }
             }
             _ = sleep => return,
+            // An injected fault: the loop's next turn acts on it.
+            () = out.tap.changed() => {}
             _ = ticker.tick() => {
                 if req.allow_bookmarks {
                     want_bookmark = true;
