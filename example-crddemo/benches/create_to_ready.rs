@@ -6,6 +6,8 @@
 //! * `builder` — `examples/builder.rs`: the same sync handler assembled by the
 //!   kube-controller-runtime Builder (`for_`/`owns`, `max_concurrent_reconciles(workers)`) under
 //!   a Manager (leader election off, metrics registry on);
+//! * `builder-ryow-off` — the same Builder controller with read-your-own-writes switched off
+//!   (`ManagerBuilder::read_your_own_writes(false)`), to measure what it costs (issue 33);
 //! * `kube-runtime` — kube-rs's own `kube::runtime::Controller` (`.owns(..)`,
 //!   `Config::concurrency(workers)`).
 //!
@@ -20,7 +22,10 @@
 //! 4. record, per object, the first watch event where `Ready=True` for its generation.
 //!
 //! Reported: first create → last Ready, Ready/s, per-object create (returned) → Ready
-//! p50/p99/max, and the API requests each stack made per Mydemo until it settled.
+//! p50/p99/max, and the API requests each stack made per Mydemo until it settled; for the two
+//! Builder stacks also reconciles/s (`controller_runtime_reconcile_total` over the same window)
+//! and `controller_runtime_read_your_writes_timeouts_total` (reconciles that started before the
+//! cache had caught up with their own writes).
 //!
 //! ```text
 //! cargo bench -p example-crddemo --bench create_to_ready               # N 1000, 10000 × workers 1, 2, 4
@@ -28,7 +33,8 @@
 //! ```
 //!
 //! Environment: `CTRLBENCH_QUICK=1` (as `--quick`), `CTRLBENCH_N=1000,10000`,
-//! `CTRLBENCH_WORKERS=1,2,4`, `CTRLBENCH_STACKS=ours,kube-runtime`, `CTRLBENCH_CREATORS=16`,
+//! `CTRLBENCH_WORKERS=1,2,4`, `CTRLBENCH_STACKS=ours,builder,builder-ryow-off,kube-runtime`,
+//! `CTRLBENCH_CREATORS=16`,
 //! `CTRLBENCH_CELL_TIMEOUT_SECS=600` (a cell that runs longer reports its partial numbers).
 //! Run without `--bench` (as `cargo test --benches` does) it is a smoke test: N=200, 2 workers.
 
@@ -83,6 +89,8 @@ enum Stack {
     Ours,
     /// `examples/builder.rs` under a Manager.
     Builder,
+    /// `examples/builder.rs` under a Manager with read-your-own-writes off.
+    BuilderRyowOff,
     /// `kube::runtime::Controller` with the same reconcile, through `kube::Api`.
     KubeRuntime,
 }
@@ -92,6 +100,7 @@ impl Stack {
         match self {
             Stack::Ours => "ours (informers + workqueue)",
             Stack::Builder => "ours (Builder + Manager)",
+            Stack::BuilderRyowOff => "ours (Builder + Manager, read-your-own-writes off)",
             Stack::KubeRuntime => "kube-runtime Controller",
         }
     }
@@ -100,6 +109,7 @@ impl Stack {
         match s.trim() {
             "ours" => Some(Stack::Ours),
             "builder" => Some(Stack::Builder),
+            "builder-ryow-off" => Some(Stack::BuilderRyowOff),
             "kube-runtime" | "kube" | "peer" => Some(Stack::KubeRuntime),
             _ => None,
         }
@@ -360,6 +370,7 @@ enum Running {
     Builder {
         stop: oneshot::Sender<()>,
         task: JoinHandle<Result<(), kube_controller_runtime::ManagerError>>,
+        metrics: kube_controller_runtime::Metrics,
     },
     Peer {
         stop: oneshot::Sender<()>,
@@ -388,7 +399,7 @@ fn start_ours(clientset: Clientset, workers: usize) -> Running {
     Running::Ours { stop, task }
 }
 
-fn start_builder(clientset: Clientset, workers: usize) -> Running {
+fn start_builder(clientset: Clientset, workers: usize, read_your_own_writes: bool) -> Running {
     let opts = Options {
         workers,
         namespace: None,
@@ -398,17 +409,23 @@ fn start_builder(clientset: Clientset, workers: usize) -> Running {
     };
     let mgr = kube_controller_runtime::Manager::builder(clientset.client().clone())
         .informer_options(example_crddemo::controller::informer_options(&opts))
+        .read_your_own_writes(read_your_own_writes)
         .build()
         .unwrap_or_else(|e| panic!("manager: {e}"));
     let controller =
         builder_example::controller(&mgr, workers).unwrap_or_else(|e| panic!("controller: {e}"));
     mgr.add(controller)
         .unwrap_or_else(|e| panic!("manager: {e}"));
+    let metrics = mgr.metrics().clone();
     let (stop, rx) = oneshot::channel::<()>();
     let task = tokio::spawn(mgr.start(async move {
         let _ = rx.await;
     }));
-    Running::Builder { stop, task }
+    Running::Builder {
+        stop,
+        task,
+        metrics,
+    }
 }
 
 fn start_peer(client: kube::Client, workers: usize) -> Running {
@@ -498,7 +515,7 @@ async fn stop(running: Running) -> usize {
             }
             0
         }
-        Running::Builder { stop, task } => {
+        Running::Builder { stop, task, .. } => {
             let _ = stop.send(());
             match tokio::time::timeout(limit, task).await {
                 Ok(Ok(Ok(()))) => {}
@@ -658,6 +675,37 @@ struct CellResult {
     requests: BTreeMap<String, usize>,
     owned_ok: bool,
     reconcile_errors: usize,
+    /// Builder stacks: reconciles from the first create to the last Ready, and until settled.
+    reconciles: Option<(u64, u64)>,
+    /// Builder stacks: reconciles that started before the cache caught up with their own
+    /// writes (until settled).
+    ryow_timeouts: Option<u64>,
+}
+
+/// The sum of the samples of counter `name` in the Manager's registry.
+fn counter_sum(metrics: &kube_controller_runtime::Metrics, name: &str) -> u64 {
+    let text = metrics.encode();
+    let scrape = prometheus_parse::Scrape::parse(text.lines().map(|l| Ok(l.to_string())))
+        .unwrap_or_else(|e| panic!("the Manager's metrics do not parse: {e}"));
+    scrape
+        .samples
+        .iter()
+        .filter(|s| s.metric == name)
+        .map(|s| match s.value {
+            prometheus_parse::Value::Counter(v) | prometheus_parse::Value::Untyped(v) => v as u64,
+            ref other => panic!("{name} is no counter: {other:?}"),
+        })
+        .sum()
+}
+
+const RECONCILES: &str = "controller_runtime_reconcile_total";
+const RYOW_TIMEOUTS: &str = "controller_runtime_read_your_writes_timeouts_total";
+
+fn builder_metrics(running: &Running) -> Option<&kube_controller_runtime::Metrics> {
+    match running {
+        Running::Builder { metrics, .. } => Some(metrics),
+        _ => None,
+    }
 }
 
 fn loadavg() -> String {
@@ -709,7 +757,8 @@ async fn cell(stack: Stack, n: usize, workers: usize, cfg: &Config) -> CellResul
         fake::Clientset::new(seed).unwrap_or_else(|e| panic!("fake clientset: {e}"));
     let running = match stack {
         Stack::Ours => start_ours(clientset.clone(), workers),
-        Stack::Builder => start_builder(clientset.clone(), workers),
+        Stack::Builder => start_builder(clientset.clone(), workers, true),
+        Stack::BuilderRyowOff => start_builder(clientset.clone(), workers, false),
         Stack::KubeRuntime => start_peer(clientset.client().clone(), workers),
     };
     wait_for_sync(&handle, &running).await;
@@ -733,6 +782,7 @@ async fn cell(stack: Stack, n: usize, workers: usize, cfg: &Config) -> CellResul
     ));
     let _ = synced_rx.await;
     handle.clear_actions();
+    let reconciles_before = builder_metrics(&running).map(|m| counter_sum(m, RECONCILES));
 
     let creators = Clientset::new(client("creator"));
     let t0 = Instant::now();
@@ -741,6 +791,7 @@ async fn cell(stack: Stack, n: usize, workers: usize, cfg: &Config) -> CellResul
         .await
         .is_err();
     let end = Instant::now();
+    let reconciles_at_end = builder_metrics(&running).map(|m| counter_sum(m, RECONCILES));
     if timed_out {
         observer.abort();
         create_task.abort();
@@ -784,6 +835,18 @@ async fn cell(stack: Stack, n: usize, workers: usize, cfg: &Config) -> CellResul
         settle(&handle).await;
     }
     let requests = request_counts(&handle);
+    let reconciles = match (
+        reconciles_before,
+        reconciles_at_end,
+        builder_metrics(&running),
+    ) {
+        (Some(before), Some(at_end), Some(m)) => Some((
+            at_end.saturating_sub(before),
+            counter_sum(m, RECONCILES).saturating_sub(before),
+        )),
+        _ => None,
+    };
+    let ryow_timeouts = builder_metrics(&running).map(|m| counter_sum(m, RYOW_TIMEOUTS));
     let owned_ok = !timed_out
         && handle.list::<Service>().map(|v| v.len()).unwrap_or(0) == n
         && handle.list::<EndpointSlice>().map(|v| v.len()).unwrap_or(0) == n;
@@ -804,6 +867,8 @@ async fn cell(stack: Stack, n: usize, workers: usize, cfg: &Config) -> CellResul
         requests,
         owned_ok,
         reconcile_errors,
+        reconciles,
+        ryow_timeouts,
     }
 }
 
@@ -946,6 +1011,49 @@ fn print_report(cfg: &Config, cells: &[Cell]) {
             r.workers,
             r.stack.name(),
             per_object(r)
+        );
+    }
+    let builders: Vec<&CellResult> = cells
+        .iter()
+        .map(|c| &c.median)
+        .filter(|r| r.reconciles.is_some())
+        .collect();
+    if builders.is_empty() {
+        return;
+    }
+    println!();
+    println!(
+        "Builder stacks, read-your-own-writes on and off (same runs as above; reconciles from `controller_runtime_reconcile_total`, GETs are the live GETs the server answered):"
+    );
+    println!();
+    println!(
+        "| N | workers | stack | reconciles to last Ready | reconciles/s | reconciles until settled | live GETs | GETs per Mydemo | read-your-writes timeouts |"
+    );
+    println!("|---:|---:|---|---:|---:|---:|---:|---:|---:|");
+    for r in builders {
+        let (to_ready, settled) = r.reconciles.unwrap_or_default();
+        let secs = r.total.as_secs_f64();
+        let gets: usize = r
+            .requests
+            .iter()
+            .filter(|(k, _)| k.starts_with("get "))
+            .map(|(_, c)| c)
+            .sum();
+        println!(
+            "| {} | {} | {} | {} | {:.0} | {} | {} | {:.2} | {} |",
+            r.n,
+            r.workers,
+            r.stack.name(),
+            to_ready,
+            if secs > 0.0 {
+                to_ready as f64 / secs
+            } else {
+                0.0
+            },
+            settled,
+            gets,
+            gets as f64 / r.n.max(1) as f64,
+            r.ryow_timeouts.unwrap_or_default(),
         );
     }
 }

@@ -591,6 +591,16 @@ impl<T: Clone + Eq + Hash> State<T> {
         promoted
     }
 
+    /// [`State::promote_due`] at the time in `clock`, read into it only when something waits.
+    fn promote_due_lazy(&mut self, clock: &mut Option<Instant>) -> usize {
+        if self.delayed.is_empty() {
+            0
+        } else {
+            let now = *clock.get_or_insert_with(Instant::now);
+            self.promote_due(now)
+        }
+    }
+
     fn next_deadline(&self) -> Option<Instant> {
         self.delayed.peek().map(|Reverse((at, ..))| *at)
     }
@@ -612,14 +622,20 @@ impl<T: Clone + Eq + Hash> State<T> {
     }
 
     /// Takes the next item: the longest-waiting overdue one, else the first of the highest
-    /// priority.
-    fn pop(&mut self, now: Instant) -> Option<(T, i32)> {
+    /// priority. `clock` is the current time, read into it when first needed: with one
+    /// priority ready and no metrics the pick needs no clock.
+    fn pop(&mut self, clock: &mut Option<Instant>) -> Option<(T, i32)> {
         if self.ready == 0 {
             return None;
         }
         let mut pick: Option<(usize, Instant)> = None;
-        if let Some(max_wait) = self.max_wait {
-            for i in 0..self.levels.len() {
+        let first = (0..self.levels.len()).find(|&i| self.front(i).is_some())?;
+        let several = (first + 1..self.levels.len()).any(|i| self.front(i).is_some());
+        if let (Some(max_wait), true) = (self.max_wait, several) {
+            // The first of each priority is its longest-waiting item; with one priority ready
+            // it is the pick whether or not it is overdue.
+            let now = *clock.get_or_insert_with(Instant::now);
+            for i in first..self.levels.len() {
                 if let Some(r) = self.front(i)
                     && now.saturating_duration_since(r.since) >= max_wait
                     && pick.is_none_or(|(_, since)| r.since < since)
@@ -628,10 +644,7 @@ impl<T: Clone + Eq + Hash> State<T> {
                 }
             }
         }
-        let level = match pick {
-            Some((i, _)) => i,
-            None => (0..self.levels.len()).find(|&i| self.front(i).is_some())?,
-        };
+        let level = pick.map_or(first, |(i, _)| i);
         let r = self.levels[level].refs.pop_front()?;
         let priority = self.levels[level].priority;
         if self.levels[level].refs.is_empty() && self.levels.len() > 8 {
@@ -644,13 +657,14 @@ impl<T: Clone + Eq + Hash> State<T> {
         self.ready -= 1;
         self.processing += 1;
         if let Some(m) = &mut self.metrics {
-            m.get_at(&item, now, priority);
+            m.get_at(&item, *clock.get_or_insert_with(Instant::now), priority);
         }
         Some((item, priority))
     }
 
-    /// `done` under the lock; returns (wake a worker, nothing in hand any more). The clock is
-    /// read only when needed (an item added again meanwhile, or metrics).
+    /// `done` under the lock; returns (wake a worker, shut down and nothing in hand any more:
+    /// wake `shut_down_with_drain`). The clock is read only when needed (an item added again
+    /// meanwhile, or metrics).
     fn done(&mut self, item: &T) -> (bool, bool) {
         // One lookup in the common case: the item leaves the index unless it stays queued.
         let Some((key, slot)) = self.index.remove_entry(item) else {
@@ -683,7 +697,7 @@ impl<T: Clone + Eq + Hash> State<T> {
         if let Some(m) = &mut self.metrics {
             m.done(item, *now.get_or_insert_with(Instant::now));
         }
-        (wake, self.processing == 0)
+        (wake, self.shutting_down && self.processing == 0)
     }
 
     fn shut_down(&mut self) {
@@ -934,6 +948,11 @@ where
     /// ```
     pub async fn get_with_priority(&self) -> Option<(T, i32)> {
         self.start_unfinished_work_updater();
+        // Fast path: an item is ready, so there is nothing to wait for and no need to register
+        // with the `Notify` (two locks of its waiter list per call).
+        if let Ok(got) = self.take_ready() {
+            return got;
+        }
         loop {
             let notified = self.core.ready.notified();
             tokio::pin!(notified);
@@ -944,9 +963,9 @@ where
                 if s.shutting_down {
                     return None;
                 }
-                let now = Instant::now();
-                let promoted = s.promote_due(now);
-                if let Some(got) = s.pop(now) {
+                let mut clock = None;
+                let promoted = s.promote_due_lazy(&mut clock);
+                if let Some(got) = s.pop(&mut clock) {
                     let others = promoted.min(s.ready);
                     drop(s);
                     self.wake(others);
@@ -964,6 +983,25 @@ where
                 None => notified.await,
             }
         }
+    }
+
+    /// `Ok(Some(item))` if one is ready, `Ok(None)` once shut down, `Err(())` if `get` has to
+    /// wait.
+    fn take_ready(&self) -> Result<Option<(T, i32)>, ()> {
+        let mut s = self.core.state.lock();
+        if s.shutting_down {
+            return Ok(None);
+        }
+        if s.ready == 0 && s.delayed.is_empty() {
+            return Err(());
+        }
+        let mut clock = None;
+        let promoted = s.promote_due_lazy(&mut clock);
+        let got = s.pop(&mut clock).ok_or(())?;
+        let others = promoted.min(s.ready);
+        drop(s);
+        self.wake(others);
+        Ok(Some(got))
     }
 
     fn wake(&self, n: usize) {
@@ -996,9 +1034,9 @@ where
         if s.shutting_down {
             return None;
         }
-        let now = Instant::now();
-        let promoted = s.promote_due(now);
-        let got = s.pop(now);
+        let mut clock = None;
+        let promoted = s.promote_due_lazy(&mut clock);
+        let got = s.pop(&mut clock);
         let others = promoted.min(s.ready);
         drop(s);
         self.wake(others);
@@ -1036,7 +1074,7 @@ where
     /// ```
     pub fn len(&self) -> usize {
         let mut s = self.core.state.lock();
-        let promoted = s.promote_due(Instant::now());
+        let promoted = s.promote_due_lazy(&mut None);
         let len = s.ready;
         drop(s);
         self.wake(promoted);

@@ -157,6 +157,15 @@ where
         queued
     }
 
+    /// [`State::promote_due`] at the current time; the clock is not read when nothing waits.
+    fn promote_due_now(&mut self) -> usize {
+        if self.heap.is_empty() {
+            0
+        } else {
+            self.promote_due(Instant::now())
+        }
+    }
+
     fn next_deadline(&self) -> Option<Instant> {
         self.heap.peek().map(|w| w.at)
     }
@@ -323,6 +332,11 @@ where
     /// ```
     pub async fn get(&self) -> Option<T> {
         self.start_unfinished_work_updater();
+        // Fast path: an item is ready, so there is nothing to wait for and no need to register
+        // with the `Notify` (two locks of its waiter list per call).
+        if let Ok(item) = self.take_ready() {
+            return item;
+        }
         loop {
             let notified = self.core.ready.notified();
             tokio::pin!(notified);
@@ -333,7 +347,7 @@ where
                 if s.shutting_down {
                     return None;
                 }
-                let promoted = s.promote_due(Instant::now());
+                let promoted = s.promote_due_now();
                 if let Some(item) = s.pop() {
                     // Other workers may be waiting for the rest of what this call promoted.
                     let others = promoted.min(s.queue.len());
@@ -355,6 +369,21 @@ where
         }
     }
 
+    /// `Ok(Some(item))` if one is ready, `Ok(None)` once shut down, `Err(())` if `get` has to
+    /// wait.
+    fn take_ready(&self) -> Result<Option<T>, ()> {
+        let mut s = self.core.state.lock();
+        if s.shutting_down {
+            return Ok(None);
+        }
+        let promoted = s.promote_due_now();
+        let item = s.pop().ok_or(())?;
+        let others = promoted.min(s.queue.len());
+        drop(s);
+        self.wake(others);
+        Ok(Some(item))
+    }
+
     fn wake(&self, n: usize) {
         for _ in 0..n {
             self.core.ready.notify_one();
@@ -374,7 +403,7 @@ where
         if s.shutting_down {
             return None;
         }
-        let promoted = s.promote_due(Instant::now());
+        let promoted = s.promote_due_now();
         let item = s.pop();
         let others = promoted.min(s.queue.len());
         drop(s);
@@ -424,7 +453,7 @@ where
     /// ```
     pub fn len(&self) -> usize {
         let mut s = self.core.state.lock();
-        let promoted = s.promote_due(Instant::now());
+        let promoted = s.promote_due_now();
         let len = s.queue.len();
         drop(s);
         self.wake(promoted);

@@ -3,6 +3,7 @@
 
 use std::fmt;
 use std::hash::Hash;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use ahash::AHashMap;
@@ -50,6 +51,9 @@ pub struct ItemExponentialFailureRateLimiter<T> {
     base: Duration,
     max: Duration,
     failures: Mutex<AHashMap<T, u32>>,
+    /// How many items `failures` holds, written under its lock: `forget` of an item that
+    /// never failed (every successful reconcile) skips the lock while nothing is tracked.
+    tracked: AtomicUsize,
 }
 
 impl<T> fmt::Debug for ItemExponentialFailureRateLimiter<T> {
@@ -74,6 +78,7 @@ impl<T: Eq + Hash> ItemExponentialFailureRateLimiter<T> {
             base,
             max,
             failures: Mutex::new(AHashMap::new()),
+            tracked: AtomicUsize::new(0),
         }
     }
 }
@@ -85,6 +90,7 @@ impl<T: Clone + Eq + Hash + Send + Sync> RateLimiter<T> for ItemExponentialFailu
             let n = failures.entry(item.clone()).or_insert(0);
             let exp = *n;
             *n = n.saturating_add(1);
+            self.tracked.store(failures.len(), Ordering::Release);
             exp
         };
         // base · 2^exp in whole nanoseconds; anything beyond the cap (or overflowing) is the cap.
@@ -99,7 +105,14 @@ impl<T: Clone + Eq + Hash + Send + Sync> RateLimiter<T> for ItemExponentialFailu
     }
 
     fn forget(&self, item: &T) {
-        self.failures.lock().remove(item);
+        // A `when` that happened before this call (the item's failure, seen through the queue
+        // that handed it out) stored a non-zero count before it let go of the lock.
+        if self.tracked.load(Ordering::Acquire) == 0 {
+            return;
+        }
+        let mut failures = self.failures.lock();
+        failures.remove(item);
+        self.tracked.store(failures.len(), Ordering::Release);
     }
 
     fn num_requeues(&self, item: &T) -> u32 {
@@ -405,6 +418,31 @@ mod tests {
         r.forget(&"k");
         assert_eq!(r.num_requeues(&"k"), 0);
         assert_eq!(r.when(&"k"), Duration::from_millis(5));
+    }
+
+    #[test]
+    fn forget_forgets_only_its_item_also_after_the_tracked_set_emptied() {
+        let r = ItemExponentialFailureRateLimiter::new(
+            Duration::from_millis(5),
+            Duration::from_secs(1000),
+        );
+        // Nothing tracked: forget is a no-op.
+        r.forget(&"a");
+        assert_eq!(r.num_requeues(&"a"), 0);
+        r.when(&"a");
+        r.when(&"a");
+        r.when(&"b");
+        r.forget(&"c");
+        assert_eq!((r.num_requeues(&"a"), r.num_requeues(&"b")), (2, 1));
+        r.forget(&"a");
+        assert_eq!((r.num_requeues(&"a"), r.num_requeues(&"b")), (0, 1));
+        r.forget(&"b");
+        assert_eq!(r.num_requeues(&"b"), 0);
+        // Tracked again after the set emptied: forget still reaches it.
+        assert_eq!(r.when(&"b"), Duration::from_millis(5));
+        assert_eq!(r.when(&"b"), Duration::from_millis(10));
+        r.forget(&"b");
+        assert_eq!(r.when(&"b"), Duration::from_millis(5));
     }
 
     #[tokio::test(start_paused = true)]
