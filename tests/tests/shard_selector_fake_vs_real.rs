@@ -16,7 +16,12 @@ use std::hash::Hasher;
 use std::time::Duration;
 
 use http_body_util::BodyExt;
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube_codegen_runtime::SharedInformerFactory;
 use kube_codegen_runtime::fake::FakeApiServer;
+use kube_codegen_runtime::informer::InformerOptions;
+use kube_codegen_runtime::labels::Selector;
+use kube_controller_runtime::sharding::{server_supports_shard_selector, uid_range_selector};
 use serde_json::{Value, json};
 use tests::apiserver::{Options, RealApiServer};
 use tests::e2e::{init_tracing, run_id};
@@ -453,7 +458,67 @@ async fn gate_on(client: &kube::Client, run: &str) -> BTreeMap<String, String> {
     )
     .await;
     out.insert("deletecollection refused".into(), refusal(&a));
+
+    // Through the public interface: the probe, and an informer that caches one uid range.
+    out.insert(
+        "server_supports_shard_selector".into(),
+        ok(server_supports_shard_selector(client, &base).await).to_string(),
+    );
+    out.insert(
+        "informer range 1 of 2".into(),
+        informer_range(client, &ns, run).await,
+    );
     out
+}
+
+/// An informer with `shard_selector(uid_range_selector(1, 2))` on `ns`: does its cache hold
+/// exactly the upper half, first after its sync and then after new objects arrive by watch?
+async fn informer_range(client: &kube::Client, ns: &str, run: &str) -> String {
+    let selector = ok(uid_range_selector(1, 2));
+    assert_eq!(selector, UPPER);
+    let factory = SharedInformerFactory::builder(client.clone())
+        .options(
+            InformerOptions::default()
+                .namespace(ns)
+                .shard_selector(selector.clone()),
+        )
+        .build();
+    let lister = factory.lister_for::<ConfigMap>();
+    factory.start();
+    assert!(factory.wait_for_cache_sync().await.all_synced());
+    let cached = || -> BTreeSet<String> {
+        lister
+            .list(&Selector::everything())
+            .iter()
+            .filter_map(|c| c.metadata.name.clone())
+            .collect()
+    };
+    let list = send(
+        client,
+        "GET",
+        &format!("/api/v1/namespaces/{ns}/configmaps"),
+        None,
+    )
+    .await;
+    let mut all = names_uids(&list.body["items"]);
+    let want = |all: &BTreeMap<String, String>| -> BTreeSet<String> {
+        all.iter()
+            .filter(|(_, u)| selects(UPPER, u))
+            .map(|(n, _)| n.clone())
+            .collect()
+    };
+    let synced = cached() == want(&all);
+    for i in 0..8 {
+        let (n, u) = create_cm(client, ns, &format!("i{i:02}"), run).await;
+        all.insert(n, u);
+    }
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
+    while cached() != want(&all) && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let watched = cached() == want(&all);
+    factory.shutdown().await;
+    format!("after-sync-as-hashed={synced} after-watch-as-hashed={watched}")
 }
 
 /// The gate-off scenarios: the parameter is ignored, whatever it holds.
@@ -483,6 +548,10 @@ async fn gate_off(client: &kube::Client, run: &str) -> BTreeMap<String, String> 
             ),
         );
     }
+    out.insert(
+        "gate off: server_supports_shard_selector".into(),
+        ok(server_supports_shard_selector(client, &base).await).to_string(),
+    );
     let a = send(
         client,
         "GET",
@@ -545,6 +614,11 @@ async fn shard_selector_answers_as_kube_apiserver() {
         assert_eq!(answers["halves cover all"], "true");
         assert!(answers[&format!("list {LOWER}")].ends_with("items-as-hashed=true"));
         assert!(answers["watch lower half"].ends_with("events-as-hashed=true"));
+        assert_eq!(answers["server_supports_shard_selector"], "true");
+        assert_eq!(
+            answers["informer range 1 of 2"],
+            "after-sync-as-hashed=true after-watch-as-hashed=true"
+        );
     }
     disagree.extend(compare(&real_answers, &fake_answers, &mut table));
 
@@ -554,6 +628,10 @@ async fn shard_selector_answers_as_kube_apiserver() {
     };
     let fake_off = gate_off(&ok(FakeApiServer::new().client()), &run).await;
     assert!(real_off[&format!("gate off: list {LOWER}")].starts_with("200 items=6 "));
+    assert_eq!(
+        real_off["gate off: server_supports_shard_selector"],
+        "false"
+    );
     disagree.extend(compare(&real_off, &fake_off, &mut table));
 
     println!("{table}");
