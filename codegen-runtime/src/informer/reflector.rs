@@ -334,11 +334,9 @@ impl Reflector {
         let uri = req.uri().to_string();
         let sep = if uri.contains('?') { '&' } else { '?' };
         let uri = format!("{uri}{sep}shardSelector={encoded}");
-        *req.uri_mut() = uri
-            .parse()
-            .map_err(|e: http::uri::InvalidUri| {
-                kube::Error::BuildRequest(kube::core::request::Error::BuildRequest(e.into()))
-            })?;
+        *req.uri_mut() = uri.parse().map_err(|e: http::uri::InvalidUri| {
+            kube::Error::BuildRequest(kube::core::request::Error::BuildRequest(e.into()))
+        })?;
         Ok(())
     }
 
