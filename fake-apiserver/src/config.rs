@@ -18,6 +18,9 @@ pub(crate) struct Config {
     /// (namespace, name, port) → `host:port`.
     pub(crate) webhook_services:
         std::sync::Arc<std::collections::BTreeMap<(String, String, i64), String>>,
+    /// kube-apiserver's `ShardedListAndWatch` feature gate (alpha, off by default): list,
+    /// watch and deletecollection honour `shardSelector` (KEP-5866); off, it is ignored.
+    pub(crate) sharded_list_and_watch: bool,
 }
 
 impl Default for Config {
@@ -28,6 +31,7 @@ impl Default for Config {
             slow_watcher_timeout: Duration::from_secs(10),
             namespace_lifecycle: true,
             webhook_services: Default::default(),
+            sharded_list_and_watch: false,
         }
     }
 }

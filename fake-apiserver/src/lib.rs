@@ -333,6 +333,17 @@ impl FakeApiServerBuilder {
         self
     }
 
+    /// kube-apiserver's `ShardedListAndWatch` feature gate (default off, as there, where it is
+    /// alpha): on, list, watch and deletecollection take KEP-5866's `shardSelector`
+    /// (`shardRange(object.metadata.uid, '0x0000000000000000', '0x8000000000000000')`, ranges
+    /// of the 64-bit FNV-1a hash of the uid or the namespace joined with `||`), refuse a bad
+    /// one with kube-apiserver's 500 and words, and echo the selector in a list's
+    /// `metadata.shardInfo`; off, the parameter is ignored, as there.
+    pub fn sharded_list_and_watch(mut self, on: bool) -> Self {
+        self.config.sharded_list_and_watch = on;
+        self
+    }
+
     /// Runs the namespace controller (default on) or not: shorthand for adding
     /// [`Controller::Namespace`] to, or removing it from, the controllers
     /// ([`with_controllers`](Self::with_controllers)). Off, a deleted namespace stays

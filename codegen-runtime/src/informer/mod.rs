@@ -499,6 +499,7 @@ impl Inner {
                 watch_timeout: options.get_watch_timeout(),
                 backoff: options.get_backoff(),
                 watch_list: options.get_watch_list(),
+                shard_selector: options.get_shard_selector().map(str::to_string),
                 watch_list_refused: Default::default(),
                 metadata_only: target.metadata_only,
                 name: name.clone(),

@@ -62,6 +62,7 @@ pub struct InformerOptions {
     watch_timeout: Option<Duration>,
     backoff: BackoffConfig,
     watch_list: bool,
+    shard_selector: Option<String>,
     metrics_provider: Option<Arc<dyn InformerMetricsProvider>>,
 }
 
@@ -76,6 +77,7 @@ impl Default for InformerOptions {
             watch_timeout: None,
             backoff: BackoffConfig::default(),
             watch_list: false,
+            shard_selector: None,
             metrics_provider: None,
         }
     }
@@ -92,6 +94,7 @@ impl fmt::Debug for InformerOptions {
             .field("watch_timeout", &self.watch_timeout)
             .field("backoff", &self.backoff)
             .field("watch_list", &self.watch_list)
+            .field("shard_selector", &self.shard_selector)
             .field("metrics_provider", &self.metrics_provider.is_some())
             .finish()
     }
@@ -182,6 +185,25 @@ impl InformerOptions {
     pub fn watch_list(mut self, on: bool) -> Self {
         self.watch_list = on;
         self
+    }
+
+    /// Caches only the objects a KEP-5866 `shardSelector` selects (for example
+    /// `shardRange(object.metadata.uid, '0x0000000000000000', '0x8000000000000000')`; see
+    /// `kube_controller_runtime::sharding::uid_range_selector`): sent with every list and watch,
+    /// so the server filters and this process holds and decodes only its share. Only servers
+    /// with kube-apiserver's `ShardedListAndWatch` feature gate (alpha in 1.36) filter; others
+    /// ignore the parameter and send everything, so check first
+    /// (`kube_controller_runtime::sharding::server_supports_shard_selector`). An empty
+    /// selector is none.
+    #[must_use]
+    pub fn shard_selector(mut self, selector: impl Into<String>) -> Self {
+        self.shard_selector = Some(selector.into()).filter(|s| !s.is_empty());
+        self
+    }
+
+    /// The KEP-5866 shard selector, if any ([`shard_selector`](Self::shard_selector)).
+    pub fn get_shard_selector(&self) -> Option<&str> {
+        self.shard_selector.as_deref()
     }
 
     /// Reports each informer's KEP-4346 metrics (queued items, processing latency, store

@@ -148,6 +148,8 @@ pub(crate) struct Reflector {
     pub(crate) backoff: BackoffConfig,
     /// Sync with a WatchList rather than a list, while the server has not refused one.
     pub(crate) watch_list: bool,
+    /// KEP-5866's `shardSelector`, added to every list and watch request.
+    pub(crate) shard_selector: Option<String>,
     /// The server refused a WatchList: list from now on.
     pub(crate) watch_list_refused: Arc<AtomicBool>,
     /// List and watch `PartialObjectMetadata` (the `Accept` header asks for it).
@@ -289,6 +291,7 @@ impl Reflector {
                 self.request.list(&lp)
             };
             let mut req = req.map_err(kube::Error::BuildRequest)?;
+            self.add_shard_selector(&mut req)?;
             req.extensions_mut().insert("list");
             let body = self.client.request_text(req).await.and_then(|text| {
                 let page: Page<'_> =
@@ -319,6 +322,22 @@ impl Reflector {
                 Err(e) => return Err(e.into()),
             }
         }
+    }
+
+    /// Appends `shardSelector` (KEP-5866) to a list or watch request's query, which kube's
+    /// parameter types do not know.
+    fn add_shard_selector<B>(&self, req: &mut http::Request<B>) -> Result<(), kube::Error> {
+        let Some(selector) = &self.shard_selector else {
+            return Ok(());
+        };
+        let encoded: String = form_urlencoded::byte_serialize(selector.as_bytes()).collect();
+        let uri = req.uri().to_string();
+        let sep = if uri.contains('?') { '&' } else { '?' };
+        let uri = format!("{uri}{sep}shardSelector={encoded}");
+        *req.uri_mut() = uri.parse().map_err(|e: http::uri::InvalidUri| {
+            kube::Error::BuildRequest(kube::core::request::Error::BuildRequest(e.into()))
+        })?;
+        Ok(())
     }
 
     fn watch_params(&self, initial_events: bool) -> WatchParams {
@@ -359,6 +378,10 @@ impl Reflector {
                 return WatchEnd::Failed { relist: true };
             }
         };
+        if let Err(e) = self.add_shard_selector(&mut req) {
+            tracing::error!(informer = %self.name, error = %e, "cannot add the shard selector to the watch request");
+            return WatchEnd::Failed { relist: true };
+        }
         req.extensions_mut().insert("watch");
         // kube-apiserver ≥ 1.37 gzips a watch one member per event, which the client's
         // decompression does not follow past the first: ask for the stream uncompressed.

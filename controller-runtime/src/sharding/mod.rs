@@ -24,6 +24,13 @@
 //!   `leaseDurationSeconds` on the reader's clock: within lease duration + 2 × retry period of
 //!   its last renewal, as a leader-election takeover.
 //!
+//! * **Server-side filtering** (KEP-5866 `shardSelector`): the ring above keeps every
+//!   replica's informers complete, because a uid range does not follow the ring's keys nor
+//!   owner links; [`uid_range_selector`] and [`server_supports_shard_selector`] serve *static*
+//!   uid-range partitioning instead, through
+//!   [`InformerOptions::shard_selector`](kube_codegen_runtime::informer::InformerOptions::shard_selector)
+//!   (see `server_side.rs` for the trade-off).
+//!
 //! Turn it on with [`ManagerBuilder::sharding`](crate::ManagerBuilder::sharding); every
 //! controller the manager's [`Builder`](crate::Builder) makes is then sharded (unless
 //! [`sharded(false)`](crate::Builder::sharded)) and runs on every replica, while runnables that
@@ -31,12 +38,14 @@
 
 mod membership;
 mod ring;
+mod server_side;
 mod shard;
 
 use std::time::Duration;
 
 pub use membership::{LeaseObservation, Membership};
 pub use ring::{DEFAULT_VIRTUAL_NODES, Ring};
+pub use server_side::{server_supports_shard_selector, uid_range_selector};
 pub use shard::{Running, Shard};
 
 use crate::leaderelection::LeaderElectionConfig;
@@ -237,6 +246,16 @@ pub enum ShardingError {
         name: String,
         /// Why.
         message: String,
+    },
+    /// A static uid range outside `0..count` ([`uid_range_selector`]).
+    #[error(
+        "invalid shard range {index} of {count}: the index must be below the count, and the count above 0"
+    )]
+    InvalidRange {
+        /// The range's index.
+        index: u32,
+        /// How many ranges.
+        count: u32,
     },
     /// The shard Lease's timings are inconsistent, or it cannot be used.
     #[error("shard lease: {0}")]

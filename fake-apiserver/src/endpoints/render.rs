@@ -134,6 +134,9 @@ pub(crate) struct ListMeta {
     pub(crate) resource_version: u64,
     pub(crate) continue_token: Option<String>,
     pub(crate) remaining: Option<u64>,
+    /// KEP-5866: the canonical `shardSelector` the list was selected with, echoed as
+    /// `shardInfo.selector`.
+    pub(crate) shard_selector: Option<String>,
 }
 
 impl ListMeta {
@@ -148,6 +151,9 @@ impl ListMeta {
         }
         if let Some(r) = self.remaining {
             m.insert("remainingItemCount".into(), json!(r));
+        }
+        if let Some(s) = &self.shard_selector {
+            m.insert("shardInfo".into(), json!({ "selector": s }));
         }
         Value::Object(m)
     }

@@ -45,6 +45,8 @@ pub(crate) struct Filter {
     pub(crate) namespace: Option<String>,
     pub(crate) labels: kube_codegen_apimachinery::labels::Selector,
     pub(crate) fields: FieldSelector,
+    /// KEP-5866's `shardSelector`, where the feature gate is on and the request has one.
+    pub(crate) shard: Option<crate::semantics::shard_selector::ShardSelector>,
 }
 
 impl Filter {
@@ -56,10 +58,11 @@ impl Filter {
         }
         (self.labels.is_empty() || self.labels.matches(&object::labels(obj)))
             && (self.fields.is_empty() || self.fields.matches(obj))
+            && self.shard.as_ref().is_none_or(|s| s.matches(obj))
     }
 
     pub(crate) fn has_selectors(&self) -> bool {
-        !self.labels.is_empty() || !self.fields.is_empty()
+        !self.labels.is_empty() || !self.fields.is_empty() || self.shard.is_some()
     }
 
     /// The event a watcher selecting with this filter sees for a stored event, if any: an
@@ -116,6 +119,7 @@ mod tests {
             namespace: None,
             labels: kube_codegen_apimachinery::labels::Selector::parse("app=a").unwrap_or_default(),
             fields: FieldSelector::default(),
+            shard: None,
         }
     }
 

@@ -50,7 +50,13 @@ pub(crate) async fn serve(t: Target<'_>) -> ApiResult<Response<ResponseBody>> {
 
 pub(crate) async fn serve_collection(t: Target<'_>) -> ApiResult<Response<ResponseBody>> {
     let opts = delete_options(&t.info.query, t.body.as_ref())?;
-    let f = filter(&t.res, t.info.path.namespace.as_deref(), &t.info.query)?;
+    let sharding = t.shared.state.lock().config.sharded_list_and_watch;
+    let f = filter(
+        &t.res,
+        t.info.path.namespace.as_deref(),
+        &t.info.query,
+        sharding,
+    )?;
     let (rv, items, warnings) = match admit_collection(&t, &f, &opts).await? {
         Some(done) => done,
         None => {
@@ -61,6 +67,7 @@ pub(crate) async fn serve_collection(t: Target<'_>) -> ApiResult<Response<Respon
     };
     let items: Vec<Arc<Value>> = items.into_iter().map(Arc::new).collect();
     let meta = ListMeta {
+        shard_selector: f.shard.as_ref().map(|s| s.canonical()),
         resource_version: rv,
         continue_token: None,
         remaining: None,

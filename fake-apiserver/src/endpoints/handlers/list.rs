@@ -15,7 +15,12 @@ pub(crate) async fn serve(t: Target<'_>) -> ApiResult<Response<ResponseBody>> {
     let q = &t.info.query;
     validate_list_options(q, false)?;
     let opts = ListOptions {
-        filter: filter(&t.res, t.info.path.namespace.as_deref(), q)?,
+        filter: filter(
+            &t.res,
+            t.info.path.namespace.as_deref(),
+            q,
+            t.shared.state.lock().config.sharded_list_and_watch,
+        )?,
         limit: q
             .int("limit")?
             .filter(|l| *l > 0)
@@ -51,6 +56,7 @@ pub(crate) async fn serve(t: Target<'_>) -> ApiResult<Response<ResponseBody>> {
             .collect();
     }
     let meta = ListMeta {
+        shard_selector: opts.filter.shard.as_ref().map(|s| s.canonical()),
         resource_version: page.resource_version,
         continue_token: page.continue_token,
         remaining: page.remaining,

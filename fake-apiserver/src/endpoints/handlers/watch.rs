@@ -475,7 +475,8 @@ fn deadline_after(after: Duration) -> tokio::time::Instant {
 pub(crate) async fn serve(t: Target<'_>) -> ApiResult<http::Response<ResponseBody>> {
     let q = &t.info.query;
     validate_list_options(q, true)?;
-    let mut f = filter(&t.res, t.info.path.namespace.as_deref(), q)?;
+    let sharding = t.shared.state.lock().config.sharded_list_and_watch;
+    let mut f = filter(&t.res, t.info.path.namespace.as_deref(), q, sharding)?;
     if let Some(name) = &t.info.path.name {
         // `/watch/.../<name>`: a watch of one object.
         f.fields.terms.push(FieldTerm {
