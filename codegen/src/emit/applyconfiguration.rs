@@ -168,7 +168,7 @@ fn needed_by(ctx: &Ctx<'_>) -> std::collections::BTreeMap<String, Vec<String>> {
                 refs(ctx, k, out);
                 refs(ctx, v, out);
             }
-            AcTy::Local(_) | AcTy::Meta(_) => {}
+            AcTy::Local(_) | AcTy::Meta(_) | AcTy::External(_) => {}
         }
     }
     // group → the groups its configurations use.
@@ -236,6 +236,7 @@ fn ty(n: &Names, t: &AcTy) -> Ty {
         }
         AcTy::Local(name) => Ty::new(format!("super::{name}ApplyConfiguration")),
         AcTy::Meta(m) => Ty::new(format!("{}::apply::meta::{m}ApplyConfiguration", n.rt)),
+        AcTy::External(path) => Ty::new(path.clone()),
         AcTy::List(e) => Ty::generic("::std::vec::Vec", vec![ty(n, e)]),
         AcTy::Map(k, v) => Ty::generic("::std::collections::BTreeMap", vec![ty(n, k), ty(n, v)]),
         AcTy::Boxed(e) => Ty::generic("::std::boxed::Box", vec![ty(n, e)]),
@@ -338,7 +339,7 @@ fn setter(src: &mut Src, n: &Names, f: &AcField) {
                 )
             },
         ),
-        AcTy::Local(_) | AcTy::Meta(_) => {
+        AcTy::Local(_) | AcTy::Meta(_) | AcTy::External(_) => {
             let rhs = if f.flatten {
                 "value"
             } else {
