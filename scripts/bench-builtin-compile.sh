@@ -31,9 +31,11 @@
 #
 # The cost of the crate itself (issue 32, apply configurations): k8s-openapi alone (v1_37,
 # built from scratch), then kube-codegen-kubernetes with kube-codegen-runtime and
-# kube-codegen-apimachinery built from scratch with feature `core` and with `all`, third-party
-# crates warm; with --baseline, the same two builds of the crates at REV (`git archive`), e.g.
-# the commit before the apply configurations. Prints a markdown table.
+# kube-codegen-apimachinery built from scratch with features `core`, `core,apply`, `all` and
+# `all,apply`, third-party crates warm; with --baseline, the `core` and `all` builds of the
+# crates at REV (`git archive`), e.g. the commit before the apply configurations. Each row gives
+# the 1-minute load average before its first run (other builds on the machine skew timings).
+# Prints a markdown table.
 set -euo pipefail
 export LC_ALL=C
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -59,16 +61,18 @@ if ((crate)); then
     workspace() { # dir, crates root
         local dir=$1 src=$2 m
         mkdir -p "$dir"
-        printf '[workspace]\nresolver = "3"\nmembers = ["openapi", "core", "all"]\n\n[profile.dev.package."*"]\ndebug = false\n' >"$dir/Cargo.toml"
+        printf '[workspace]\nresolver = "3"\nmembers = ["openapi", "core", "core-apply", "all", "all-apply"]\n\n[profile.dev.package."*"]\ndebug = false\n' >"$dir/Cargo.toml"
         cp "$root/Cargo.lock" "$dir/Cargo.lock"
-        for m in openapi core all; do
+        for m in openapi core core-apply all all-apply; do
             mkdir -p "$dir/$m/src"
             echo 'fn main() {}' >"$dir/$m/src/main.rs"
             {
                 printf '[package]\nname = "bench-%s"\nversion = "0.1.0"\nedition = "2024"\n\n[dependencies]\n' "$m"
                 echo 'k8s-openapi = { version = "0.29", default-features = false, features = ["v1_37"] }'
                 if [[ $m != openapi ]]; then
-                    echo "kube-codegen-kubernetes = { path = \"$src/kubernetes\", features = [\"$m\"] }"
+                    features=\"${m%-apply}\"
+                    [[ $m == *-apply ]] && features+=', "apply"'
+                    echo "kube-codegen-kubernetes = { path = \"$src/kubernetes\", features = [$features] }"
                 fi
             } >"$dir/$m/Cargo.toml"
         done
@@ -90,31 +94,31 @@ if ((crate)); then
     }
     median() { tr ' ' '\n' | sed '/^$/d' | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
     ours="kube-codegen-kubernetes kube-codegen-runtime kube-codegen-apimachinery"
-    measure() { # label, dir, package, crates to clean → median seconds
-        local label=$1 dir=$2 pkg=$3 i r=""
+    rows=()
+    measure() { # label, dir, package, crates to clean → a table row (median seconds, load)
+        local label=$1 dir=$2 pkg=$3 i r="" load
         shift 3
+        load=$(cut -d' ' -f1 /proc/loadavg)
         for ((i = 1; i <= reps; i++)); do r+=" $(timed "$dir" "$pkg" "$@")"; done
-        log "$label:$r (load $(cut -d' ' -f1 /proc/loadavg))"
-        echo "$r" | median
+        log "$label:$r (load before $load, after $(cut -d' ' -f1 /proc/loadavg))"
+        rows+=("| $label | $(echo "$r" | median) | $load |")
     }
     log "building every dependency once into $CARGO_TARGET_DIR"
-    (cd "$tmp/after" && cargo build --offline -q -p bench-all >&2)
+    (cd "$tmp/after" && cargo build --offline -q -p bench-all-apply -p bench-core-apply >&2)
     [[ -z $baseline ]] || (cd "$tmp/before" && cargo build --offline -q -p bench-all >&2)
-    openapi=$(measure "k8s-openapi alone" "$tmp/after" bench-openapi k8s-openapi bench-openapi)
-    core_after=$(measure "core, after" "$tmp/after" bench-core bench-core $ours)
-    all_after=$(measure "all, after" "$tmp/after" bench-all bench-all $ours)
-    core_before="-" all_before="-"
+    k="kube-codegen-kubernetes + runtime + apimachinery"
+    measure "k8s-openapi alone (v1_37)" "$tmp/after" bench-openapi k8s-openapi bench-openapi
     if [[ -n $baseline ]]; then
-        core_before=$(measure "core, before" "$tmp/before" bench-core bench-core $ours)
-        all_before=$(measure "all, before" "$tmp/before" bench-all bench-all $ours)
+        measure "$k, feature core, at $baseline" "$tmp/before" bench-core bench-core $ours
+        measure "$k, feature all, at $baseline" "$tmp/before" bench-all bench-all $ours
     fi
-    echo "| debug build from scratch, third-party crates warm (median of $reps) | seconds |"
-    echo "| --- | --- |"
-    echo "| k8s-openapi alone (v1_37) | $openapi |"
-    echo "| kube-codegen-kubernetes + runtime + apimachinery, feature core, before (${baseline:-n/a}) | $core_before |"
-    echo "| kube-codegen-kubernetes + runtime + apimachinery, feature core, after | $core_after |"
-    echo "| kube-codegen-kubernetes + runtime + apimachinery, feature all, before (${baseline:-n/a}) | $all_before |"
-    echo "| kube-codegen-kubernetes + runtime + apimachinery, feature all, after | $all_after |"
+    measure "$k, feature core (apply off)" "$tmp/after" bench-core bench-core $ours
+    measure "$k, features core, apply" "$tmp/after" bench-core-apply bench-core-apply $ours
+    measure "$k, feature all (apply off)" "$tmp/after" bench-all bench-all $ours
+    measure "$k, features all, apply" "$tmp/after" bench-all-apply bench-all-apply $ours
+    echo "| debug build from scratch, third-party crates warm (median of $reps) | seconds | 1-min load before |"
+    echo "| --- | --- | --- |"
+    printf '%s\n' "${rows[@]}"
     exit 0
 fi
 

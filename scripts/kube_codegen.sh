@@ -403,7 +403,10 @@ function kube::codegen::gen_register() {
 #     typed clients' apply/apply_status verbs and extract_<kind> functions.
 #
 #   --applyconfig-externals <string>
-#     Refused: external apply configurations are not supported.
+#     Passed to the applyconfiguration generator as --external-applyconfigurations: a
+#     comma-separated list of <type path>=<apply configuration module> (Go's
+#     <pkg>.<Type>:<pkg>, in Rust paths, which hold ':'), <module path>::*=<module>, or
+#     kube-codegen-kubernetes (every built-in type to kube-codegen-kubernetes' configurations).
 #
 #   --applyconfig-openapi-schema <string>
 #     Accepted, unused: extract_<kind> needs no OpenAPI document here.
@@ -428,6 +431,7 @@ function kube::codegen::gen_client() {
     local clientset_versioned_name="versioned"
     local applyconfig="false"
     local applyconfig_subdir="applyconfiguration"
+    local applyconfig_externals=""
     local watchable="false"
     local listers_subdir="listers"
     local informers_subdir="informers"
@@ -478,8 +482,9 @@ function kube::codegen::gen_client() {
                 shift "${FLAG_SHIFT}"
                 ;;
             "--applyconfig-externals")
-                echo "--applyconfig-externals: external apply configurations are not supported by kube-codegen" >&2
-                return 1
+                kube::codegen::internal::flag "$@"
+                applyconfig_externals="${FLAG_VALUE}"
+                shift "${FLAG_SHIFT}"
                 ;;
             "--applyconfig-openapi-schema")
                 kube::codegen::internal::flag "$@"
@@ -599,7 +604,11 @@ function kube::codegen::gen_client() {
             return 1
         fi
         echo "Generating applyconfig code for $((count)) targets"
-        kube::codegen::internal::run applyconfiguration "${common[@]}"
+        local externals=()
+        if [ -n "${applyconfig_externals}" ]; then
+            externals=(--external-applyconfigurations "${applyconfig_externals}")
+        fi
+        kube::codegen::internal::run applyconfiguration "${common[@]}" "${externals[@]+"${externals[@]}"}"
     fi
 
     # The fake clientset installs the kinds' CRDs (so the in-memory server merges apply by their

@@ -69,6 +69,13 @@ fi
 [[ -n $go_bin ]] || { echo "no Go toolchain: scripts/build-kube-apiserver.sh installs one" >&2; exit 1; }
 (cd tests/clients/go && GOFLAGS=-mod=mod "$go_bin" build -o "$root/target/client-go-informer" ./informer)
 
+# The built-in crate with one group's features and apply: a group whose configurations another
+# group uses (core's, through apps) must compile without that group's own feature (the tests
+# build it with every feature only).
+step "cargo check -p kube-codegen-kubernetes --features apps,apply / core,apply"
+cargo check -p kube-codegen-kubernetes --features apps,apply
+cargo check -p kube-codegen-kubernetes --features core,apply
+
 step "cargo test --workspace"
 cargo test --workspace --no-fail-fast
 

@@ -2,7 +2,8 @@
 # Regenerate every checked-in generated file: the crddemo example's client and CRD
 # (example-crddemo/crd/mydemo.yaml, the seed's file name) and each golden fixture under
 # tests/fixtures/<case>/ (its flags are in tests/fixtures/<case>/codegen.args; its CRDs go to
-# tests/fixtures/<case>/crd/).
+# tests/fixtures/<case>/crd/; a line `#generators: a b …` there runs those generators, one run
+# each, instead of `all`).
 # Extra arguments (e.g. --verify-only) are passed to every run; scripts/verify-codegen.sh does that.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -16,9 +17,13 @@ scripts/generate-groups.sh all example-crddemo/src/pkg/client example-crddemo/sr
 for dir in tests/fixtures/*/; do
   dir=${dir%/}
   mapfile -t args < <(grep -v '^[[:space:]]*\(#\|$\)' "$dir/codegen.args")
-  "${CARGO_TARGET_DIR:-$root/target}/debug/kube-codegen" all \
-    --apis-dir "$dir/pkg/apis" --output-dir "$dir/pkg/client" --crd-dir "$dir/crd" --header-file "$header" \
-    "${args[@]}" "$@" || status=1
+  read -r -a gens < <(sed -n 's/^#generators://p' "$dir/codegen.args"; echo)
+  ((${#gens[@]})) || gens=(all)
+  for gen in "${gens[@]}"; do
+    "${CARGO_TARGET_DIR:-$root/target}/debug/kube-codegen" "$gen" \
+      --apis-dir "$dir/pkg/apis" --output-dir "$dir/pkg/client" --crd-dir "$dir/crd" --header-file "$header" \
+      "${args[@]}" "$@" || status=1
+  done
 done
 # --- built-in clientset (issue 15; kept apart from the generator's own steps) ---------------
 # The input tree kubernetes/src/apis (k8s-openapi kinds under k8s.io/api's +genclient tags) and

@@ -28,6 +28,8 @@
 //! `generators: "applyconfiguration,client,lister,informer"` (`generate_client!` only; the
 //! default is all four), `apply_configurations: bool` (`generate_client!`: whether the typed
 //! clients get `apply` verbs; default: whether `applyconfiguration` is generated),
+//! `external_apply_configurations: "kube-codegen-kubernetes"` (`generate_client!`: the apply
+//! configurations of types the run does not generate, as `Config::external_apply_configurations`),
 //! `crd_impls: true` (`generate_client!`: the package has `crd: true`, so the fake clientset
 //! installs the kinds' CRDs), `crd: true` (`generate_package!` only:
 //! also implement `kube::CustomResourceExt` for the package's kinds, with the CRD built from
@@ -186,6 +188,9 @@ fn request(args: Args, package: bool) -> syn::Result<Request> {
             }
             "fake_clientset" if !package => c.fake_clientset(boolean(key, value)?),
             "apply_configurations" if !package => c.apply_configurations(boolean(key, value)?),
+            "external_apply_configurations" if !package => {
+                c.external_apply_configurations(&string(key, value)?)
+            }
             "crd_impls" if !package => c.crd_impls(boolean(key, value)?),
             "group_features" if !package => c.group_features(boolean(key, value)?),
             "emit_source" => {

@@ -14,6 +14,7 @@
 //! | `Vec<T>`, `VecDeque<T>`, sets | `Vec` of `T`'s configuration (setters append) |
 //! | `BTreeMap<K, V>`, `HashMap<K, V>` | `BTreeMap` of `V`'s configuration (setters merge) |
 //! | `Option<T>`, `Box<T>` | `T`'s configuration (boxed when the field is) |
+//! | a type an external rule maps (`--external-applyconfigurations`: k8s-openapi's `PodTemplateSpec` → `kube_codegen_kubernetes`' `PodTemplateSpecApplyConfiguration`) | the mapped configuration |
 //! | anything else (scalars, enums, newtypes, generic structs, `Time`, `Quantity`, other k8s-openapi types) | the type itself |
 //!
 //! Serde's `rename`, `rename_all`, `skip` and `flatten` are followed, so the configuration
@@ -22,6 +23,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::config::ExternalRule;
 use crate::error::{Error, Location, Pos, Result};
 use crate::model::types::{
     Body, Fields, FileInfo, GenericArg, K8S_META_V1, PackageTypes, PathArgs, RenameRule, TypeExpr,
@@ -111,6 +113,8 @@ pub(crate) enum AcTy {
     Local(String),
     /// A runtime `apply::meta` configuration (`ObjectMeta` → `ObjectMetaApplyConfiguration`).
     Meta(&'static str),
+    /// The configuration an external rule maps a type to: its full Rust path.
+    External(String),
     /// A list.
     List(Box<AcTy>),
     /// A map with string-like keys.
@@ -151,10 +155,16 @@ fn is_apply(v: &Verb) -> bool {
     matches!(v, Verb::Apply | Verb::ApplyStatus)
 }
 
-/// The apply configurations of `pkg`, whose types are `types`.
-pub(crate) fn package(types: &PackageTypes, pkg: &Package) -> Result<AcPackage> {
+/// The apply configurations of `pkg`, whose types are `types`; `externals` map types of other
+/// crates and packages to their configurations.
+pub(crate) fn package(
+    types: &PackageTypes,
+    pkg: &Package,
+    externals: &[ExternalRule],
+) -> Result<AcPackage> {
     let mut walk = Walk {
         types,
+        externals,
         done: BTreeMap::new(),
         queue: Vec::new(),
         kinds: BTreeMap::new(),
@@ -238,6 +248,7 @@ fn every_type(types: &PackageTypes) -> Result<bool> {
 
 struct Walk<'p> {
     types: &'p PackageTypes,
+    externals: &'p [ExternalRule],
     /// Types queued or analyzed (`None` while queued).
     done: BTreeMap<String, Option<AcType>>,
     queue: Vec<String>,
@@ -374,7 +385,7 @@ impl Walk<'_> {
             };
             if fa.flatten {
                 match &ty {
-                    AcTy::Local(_) | AcTy::Map(..) => {}
+                    AcTy::Local(_) | AcTy::External(_) | AcTy::Map(..) => {}
                     _ => {
                         return Err(field_err(
                             file,
@@ -517,6 +528,11 @@ impl Walk<'_> {
                 _ => {}
             }
         }
+        if args.is_empty()
+            && let Some(ac) = self.external(root, &full)
+        {
+            return Ok(AcTy::External(ac));
+        }
         match root {
             PathRoot::Package => {
                 // A generic struct of the package is used whole, like an enum.
@@ -557,6 +573,37 @@ impl Walk<'_> {
                 args,
             }),
         }
+    }
+
+    /// The configuration an external rule gives the type at `full` (rooted at `root`): an
+    /// exact type's rule first, then the rule of the longest module it is below.
+    fn external(&self, root: PathRoot, full: &[String]) -> Option<String> {
+        let key: Vec<&str> = match root {
+            PathRoot::Runtime | PathRoot::Global => full.iter().map(String::as_str).collect(),
+            PathRoot::Crate => std::iter::once("crate")
+                .chain(full.iter().map(String::as_str))
+                .collect(),
+            PathRoot::Prelude | PathRoot::Package => return None,
+        };
+        let (name, _) = key.split_last()?;
+        if let Some(r) = self.externals.iter().find(|r| !r.module && r.from == key) {
+            return Some(if r.is_type {
+                r.to.clone()
+            } else {
+                format!("{}::{name}ApplyConfiguration", r.to)
+            });
+        }
+        let r = self
+            .externals
+            .iter()
+            .filter(|r| r.module && key.len() > r.from.len() && r.from == key[..r.from.len()])
+            .max_by_key(|r| r.from.len())?;
+        let mut out = r.to.clone();
+        for seg in &key[r.from.len()..key.len() - 1] {
+            out.push_str("::");
+            out.push_str(seg);
+        }
+        Some(format!("{out}::{name}ApplyConfiguration"))
     }
 
     /// Where the path `names` (as written in `file`) points: its root and the segments after it.
@@ -697,7 +744,7 @@ mod tests {
         let refs = packages(&root, &gv, false).unwrap();
         let src = read(&refs[0]).unwrap();
         let pkg = build_package(&src, &ModelOptions::default()).unwrap();
-        package(&PackageTypes::new(&src), &pkg).unwrap_or_else(|e| panic!("{e}"))
+        package(&PackageTypes::new(&src), &pkg, &[]).unwrap_or_else(|e| panic!("{e}"))
     }
 
     #[test]

@@ -158,6 +158,16 @@ impl Builder {
         self
     }
 
+    /// Apply configurations of types the run does not generate (client-go's
+    /// `--external-applyconfigurations`), as `<type path>=<configuration module>`,
+    /// `<module path>::*=<configuration module>` or
+    /// [`BUILTIN_APPLY_CONFIGURATIONS`](crate::BUILTIN_APPLY_CONFIGURATIONS); see
+    /// [`Config::external_apply_configurations`]. Repeatable.
+    pub fn external_apply_configurations(mut self, spec: &str) -> Self {
+        self.config = self.config.external_apply_configurations(spec);
+        self
+    }
+
     /// Whether the fake clientset installs the kinds' CRDs (default: whether the `crd`
     /// generator runs); see [`Config::crd_impls`].
     pub fn crd_impls(mut self, yes: bool) -> Self {

@@ -58,6 +58,7 @@ pub struct Config {
     crd_every_version: bool,
     apply_configurations: Option<bool>,
     apply_feature: Option<String>,
+    external_apply_configurations: Vec<String>,
     crd_impls: Option<bool>,
     group_features: bool,
 }
@@ -89,6 +90,7 @@ impl Config {
             crd_every_version: false,
             apply_configurations: None,
             apply_feature: None,
+            external_apply_configurations: Vec::new(),
             crd_impls: None,
             group_features: false,
         }
@@ -210,6 +212,36 @@ impl Config {
         self
     }
 
+    /// Apply configurations of types the run does not generate (client-go's
+    /// `--external-applyconfigurations`, `kube_codegen.sh`'s `--applyconfig-externals`): a
+    /// field of a mapped type gets the mapped configuration in its struct's apply
+    /// configuration, instead of the type itself (which an apply would send whole). `spec` is a
+    /// comma-separated list of
+    ///
+    /// * `<type path>=<configuration module>`: the type's configuration is
+    ///   `<configuration module>::<Type>ApplyConfiguration`, as client-go names it (a right side
+    ///   ending in `ApplyConfiguration` is taken as the configuration type itself);
+    /// * `<module path>::*=<configuration module>`: every type below the module, its path
+    ///   under the module kept (`k8s_openapi::api::*=::kube_codegen_kubernetes::applyconfiguration`
+    ///   maps `k8s_openapi::api::core::v1::PodTemplateSpec` to
+    ///   `::kube_codegen_kubernetes::applyconfiguration::core::v1::PodTemplateSpecApplyConfiguration`);
+    /// * [`BUILTIN_APPLY_CONFIGURATIONS`] (`kube-codegen-kubernetes`): every built-in type,
+    ///   named through k8s-openapi or through `kube_codegen_kubernetes::apis`, to the
+    ///   configurations of the crate `kube-codegen-kubernetes` (which the crate must depend on
+    ///   with its feature `apply`).
+    ///
+    /// `=` separates the two sides because Rust paths hold `:` (client-go writes
+    /// `<package>.<Type>:<package>`). Repeatable; an exact type wins over a module, a longer
+    /// module over a shorter one. Without a rule only k8s-openapi's `ObjectMeta`,
+    /// `OwnerReference`, `Condition`, `LabelSelector` and `LabelSelectorRequirement` have
+    /// configurations (the runtime's `apply::meta`), as client-go maps only `meta/v1`'s by
+    /// default.
+    #[must_use]
+    pub fn external_apply_configurations(mut self, spec: &str) -> Self {
+        self.external_apply_configurations.push(spec.to_string());
+        self
+    }
+
     /// Whether the API packages implement `kube::CustomResourceExt` (the `crd` generator's
     /// `zz_generated_crd.rs`), so that the fake clientset installs each kind's CRD and the
     /// in-memory server validates, defaults and merges server-side apply by its schema. Default:
@@ -306,6 +338,11 @@ impl Config {
             Header::File(path) => std::fs::read_to_string(path)
                 .map_err(|e| Error::io(path, "cannot read header file", e))?,
         };
+        let mut external_apply_configurations = Vec::new();
+        for spec in &self.external_apply_configurations {
+            ExternalRule::parse_list(spec, &mut external_apply_configurations)
+                .map_err(|e| err(ConfigKey::ExternalApplyConfigurations, e))?;
+        }
         if self.crd_every_version && groups.len() != 1 {
             return Err(err(
                 ConfigKey::Groups,
@@ -330,6 +367,7 @@ impl Config {
                 .apply_configurations
                 .unwrap_or_else(|| self.generators.contains(&Generator::ApplyConfiguration)),
             apply_feature: self.apply_feature.clone(),
+            external_apply_configurations,
             fake_crds: self
                 .crd_impls
                 .unwrap_or_else(|| self.generators.contains(&Generator::Crd)),
@@ -383,9 +421,140 @@ pub(crate) struct Settings {
     pub apply_verbs: bool,
     /// The Cargo feature the apply configurations and apply verbs are behind, if any.
     pub apply_feature: Option<String>,
+    /// The configurations of types the run does not generate, checked.
+    pub external_apply_configurations: Vec<ExternalRule>,
     /// The fake clientset installs the kinds' CRDs (their `CustomResourceExt` impls exist).
     pub fake_crds: bool,
     pub group_features: bool,
+}
+
+/// The value of [`Config::external_apply_configurations`] that maps every built-in type
+/// (k8s-openapi's, and `kube-codegen-kubernetes`'s re-exports of them) to the apply
+/// configurations of `kube-codegen-kubernetes` (its feature `apply`).
+pub const BUILTIN_APPLY_CONFIGURATIONS: &str = "kube-codegen-kubernetes";
+
+/// What [`BUILTIN_APPLY_CONFIGURATIONS`] stands for: the module of each tree of built-in types
+/// whose group modules are those of `kube_codegen_kubernetes::applyconfiguration`.
+const BUILTIN_RULES: &[&str] = &[
+    "k8s_openapi::api::*",
+    "k8s_openapi::apiextensions_apiserver::pkg::apis::*",
+    "k8s_openapi::kube_aggregator::pkg::apis::*",
+    "kube_codegen_kubernetes::apis::*",
+];
+
+/// One external apply configuration, checked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ExternalRule {
+    /// The type's path, or the module's when `module` (without a leading `::`; k8s-openapi
+    /// through the runtime's re-export as `k8s_openapi::…`; `crate::…` kept).
+    pub from: Vec<String>,
+    /// `from` is a module: every type below it is mapped.
+    pub module: bool,
+    /// The configuration's module, or the configuration type itself when `is_type`.
+    pub to: String,
+    /// `to` names the configuration type.
+    pub is_type: bool,
+}
+
+impl ExternalRule {
+    /// Parses a comma-separated list of rules into `out`; an error names the entry and the
+    /// cause.
+    fn parse_list(spec: &str, out: &mut Vec<ExternalRule>) -> std::result::Result<(), String> {
+        if spec.trim().is_empty() {
+            return Err("is empty".into());
+        }
+        for entry in spec.split(',').map(str::trim) {
+            if entry.is_empty() {
+                return Err(format!("{spec:?} has an empty entry"));
+            }
+            let rules = if entry == BUILTIN_APPLY_CONFIGURATIONS {
+                BUILTIN_RULES
+                    .iter()
+                    .map(|from| Self::parse(from, "::kube_codegen_kubernetes::applyconfiguration"))
+                    .collect::<std::result::Result<Vec<_>, _>>()?
+            } else {
+                let Some((from, to)) = entry.split_once('=') else {
+                    return Err(format!(
+                        "{entry:?}: expected <type path>=<apply configuration module>, <module path>::*=<apply configuration module> or {BUILTIN_APPLY_CONFIGURATIONS}"
+                    ));
+                };
+                vec![Self::parse(from.trim(), to.trim()).map_err(|e| format!("{entry:?}: {e}"))?]
+            };
+            for rule in rules {
+                if let Some(old) = out
+                    .iter()
+                    .find(|r| r.from == rule.from && r.module == rule.module)
+                {
+                    if old != &rule {
+                        return Err(format!(
+                            "`{}{}` is mapped twice (to `{}` and to `{}`)",
+                            rule.from.join("::"),
+                            if rule.module { "::*" } else { "" },
+                            old.to,
+                            rule.to
+                        ));
+                    }
+                    continue;
+                }
+                out.push(rule);
+            }
+        }
+        Ok(())
+    }
+
+    fn parse(from: &str, to: &str) -> std::result::Result<ExternalRule, String> {
+        let (from, module) = match from.strip_suffix("::*") {
+            Some(m) => (m, true),
+            None => (from, false),
+        };
+        let path = |text: &str, what: &str| -> std::result::Result<Vec<String>, String> {
+            let p: syn::Path = syn::parse_str(text)
+                .map_err(|e| format!("{what} {text:?} is not a Rust path: {e}"))?;
+            if p.segments.iter().any(|s| !s.arguments.is_none()) {
+                return Err(format!("{what} {text:?} has generic arguments"));
+            }
+            Ok(p.segments.iter().map(|s| s.ident.to_string()).collect())
+        };
+        let mut from_path = path(from, "the type")?;
+        // k8s-openapi named through the runtime's re-export is k8s-openapi.
+        if from_path.len() > 1
+            && from_path[0] == "kube_codegen_runtime"
+            && from_path[1] == "k8s_openapi"
+        {
+            from_path.remove(0);
+        }
+        let last = from_path.last().cloned().unwrap_or_default();
+        let upper = last.starts_with(|c: char| c.is_ascii_uppercase());
+        if !module && !upper {
+            return Err(format!(
+                "`{from}` names no type (a type starts with an upper-case letter); write `{from}::*` to map every type below a module"
+            ));
+        }
+        if module && from_path.len() < 2 {
+            return Err(format!(
+                "`{from}::*` would map every type of a crate's root; name the module the types are under"
+            ));
+        }
+        let to_path = path(to, "the apply configuration")?;
+        let is_type = to_path
+            .last()
+            .is_some_and(|l| l.ends_with("ApplyConfiguration"));
+        if module && is_type {
+            return Err(format!(
+                "`{to}` is a type, but `{from}::*` maps many: give the module their configurations are in"
+            ));
+        }
+        let to = rust_path(ConfigKey::ExternalApplyConfigurations, to).map_err(|e| match e {
+            Error::Config { message, .. } => message,
+            other => other.to_string(),
+        })?;
+        Ok(ExternalRule {
+            from: from_path,
+            module,
+            to,
+            is_type,
+        })
+    }
 }
 
 /// A generator of code-generator's family.

@@ -163,6 +163,8 @@ pub enum ConfigKey {
     CrdDir,
     /// The CRD file name template.
     CrdFileName,
+    /// The apply configurations of types the run does not generate.
+    ExternalApplyConfigurations,
 }
 
 impl ConfigKey {
@@ -180,6 +182,7 @@ impl ConfigKey {
             ConfigKey::Generators => "generators",
             ConfigKey::CrdDir => "crd_dir",
             ConfigKey::CrdFileName => "crd_file_name",
+            ConfigKey::ExternalApplyConfigurations => "external_apply_configurations",
         }
     }
 
@@ -201,6 +204,7 @@ impl ConfigKey {
             ConfigKey::Generators => "<generator>",
             ConfigKey::CrdDir => "--crd-dir",
             ConfigKey::CrdFileName => "--crd-file-name",
+            ConfigKey::ExternalApplyConfigurations => "--external-applyconfigurations",
         }
     }
 }

@@ -75,7 +75,7 @@ mod write;
 
 pub use builder::Builder;
 pub use config::Generator;
-pub use config::{Config, DEFAULT_CRD_FILE_NAME};
+pub use config::{BUILTIN_APPLY_CONFIGURATIONS, Config, DEFAULT_CRD_FILE_NAME};
 pub use error::{ConfigKey, Error, Location, Pos, Result};
 pub use generated::GENERATED_MARKER;
 pub use write::Report;

@@ -275,6 +275,16 @@ struct Opts {
     #[arg(long, value_name = "FEATURE")]
     apply_configurations_feature: Option<String>,
 
+    /// Apply configurations of types this run does not generate (applyconfiguration-gen's
+    /// --external-applyconfigurations), comma-separated: <type path>=<configuration module>
+    /// (the type's configuration is <module>::<Type>ApplyConfiguration),
+    /// <module path>::*=<configuration module> (every type below the module), or
+    /// kube-codegen-kubernetes (every built-in type, through k8s-openapi or
+    /// kube_codegen_kubernetes::apis, to kube-codegen-kubernetes' configurations: its feature
+    /// apply); repeatable.
+    #[arg(long, value_name = "LIST")]
+    external_applyconfigurations: Vec<String>,
+
     /// Whether the API packages implement kube::CustomResourceExt (the crd generator's
     /// zz_generated_crd.rs), so the fake clientset installs each kind's CRD. Default: whether
     /// the crd generator runs too; pass true when generating the client in a separate run.
@@ -327,6 +337,9 @@ fn config(opts: &Opts, generators: BTreeSet<Generator>) -> Config {
     }
     if let Some(feature) = &opts.apply_configurations_feature {
         c = c.apply_configurations_feature(feature);
+    }
+    for spec in &opts.external_applyconfigurations {
+        c = c.external_apply_configurations(spec);
     }
     if let Some(yes) = opts.crd_impls {
         c = c.crd_impls(yes);
@@ -593,7 +606,7 @@ mod tests {
                 );
             }
             if !matches!(sub.get_name(), "new" | "add" | "rbac" | "manifests" | "run") {
-                assert_eq!(flags, 18, "{}: the flags of Opts", sub.get_name());
+                assert_eq!(flags, 19, "{}: the flags of Opts", sub.get_name());
             }
         }
         assert_eq!(

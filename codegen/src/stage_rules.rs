@@ -22,7 +22,7 @@ const ARROWS: &[(&str, &[&str])] = &[
     ("tags", &["scan"]),
     ("model", &["scan", "tags"]),
     ("crd", &["tags", "model"]),
-    ("applyconfig", &["model"]),
+    ("applyconfig", &["config", "model"]),
     ("emit", &["config", "model", "crd", "applyconfig"]),
     ("output", &["emit"]),
     ("write", &["output"]),

@@ -421,6 +421,7 @@ fn help_documents_every_flag() {
         "--fake-clientset",
         "--apply-configurations",
         "--apply-configurations-feature",
+        "--external-applyconfigurations",
         "--crd-impls",
         "--verify-only",
         "--verbose",
@@ -644,6 +645,82 @@ fn the_fake_clientset_installs_the_crds_when_their_impls_exist() {
         !q.path("client/crd").exists(),
         "the client run wrote CRD files"
     );
+}
+
+/// `--external-applyconfigurations`: built-in types get kube-codegen-kubernetes'
+/// configurations with the preset, an exact type's rule wins over a module's, a longer module
+/// over a shorter one, and unmapped types stay themselves.
+#[test]
+fn external_apply_configurations_map_embedded_types() {
+    let p = Project::new();
+    p.write(
+        "apis/demo/v1/types.rs",
+        &TYPES_RS.replace(
+            "    /// Status.\n    pub status: Option<String>,",
+            "    /// A template.\n    pub template: Option<k8s_openapi::api::core::v1::PodTemplateSpec>,\n\
+             \x20   /// Tolerations.\n    pub tolerations: Vec<k8s_openapi::api::core::v1::Toleration>,\n\
+             \x20   /// A policy.\n    pub policy: Option<k8s_openapi::api::policy::v1::PodDisruptionBudgetSpec>,\n\
+             \x20   /// A node.\n    pub node: Option<::kube_codegen_kubernetes::apis::core::v1::Node>,\n\
+             \x20   /// A quantity.\n    pub size: Option<k8s_openapi::apimachinery::pkg::api::resource::Quantity>,",
+        ),
+    );
+    let out = p.run_cmd(
+        "applyconfiguration",
+        &[
+            "--external-applyconfigurations",
+            "kube-codegen-kubernetes",
+            "--external-applyconfigurations",
+            "k8s_openapi::api::core::v1::Toleration=::mine::MyTolerationApplyConfiguration,k8s_openapi::api::policy::*=::policy_acs",
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let text = fs::read_to_string(p.path("client/applyconfiguration/demo/v1/demo.rs")).unwrap();
+    let flat: String = text.split_whitespace().collect();
+    for want in [
+        "::kube_codegen_kubernetes::applyconfiguration::core::v1::PodTemplateSpecApplyConfiguration",
+        "::std::vec::Vec<::mine::MyTolerationApplyConfiguration>",
+        "::policy_acs::v1::PodDisruptionBudgetSpecApplyConfiguration",
+        "::kube_codegen_kubernetes::applyconfiguration::core::v1::NodeApplyConfiguration",
+        "::kube_codegen_runtime::k8s_openapi::apimachinery::pkg::api::resource::Quantity",
+    ] {
+        assert!(flat.contains(want), "{want} missing:\n{text}");
+    }
+}
+
+/// A bad `--external-applyconfigurations` entry is one error line naming the flag, the entry
+/// and the cause, and nothing is written.
+#[test]
+fn a_bad_external_apply_configuration_names_the_flag_and_the_entry() {
+    let p = Project::new();
+    let before = p.snapshot();
+    for (bad, cause) in [
+        (
+            "k8s.io/api/core/v1.PodSpec:k8s.io/client-go/applyconfigurations/core/v1",
+            "expected <type path>=<apply configuration module>",
+        ),
+        ("k8s_openapi::api::core::v1=::acs", "names no type"),
+        (
+            "k8s_openapi::api::*=::acs::PodApplyConfiguration",
+            "is a type, but",
+        ),
+        ("a::B=not a path", "is not a Rust path"),
+        ("a::B=::x,,c::D=::y", "has an empty entry"),
+        ("a::B=::x,a::B=::y", "is mapped twice"),
+        ("", "is empty"),
+    ] {
+        let out = p.run(&["--external-applyconfigurations", bad]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{bad}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{bad}: {stderr}");
+        assert!(
+            stderr.starts_with("error: --external-applyconfigurations: "),
+            "{bad}: {stderr}"
+        );
+        assert!(stderr.contains(cause), "{bad}: {cause}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+    assert_eq!(before, p.snapshot());
 }
 
 #[test]

@@ -9,6 +9,8 @@ pub mod apply;
 pub mod crd;
 #[path = "../fixtures/crd_schema/pkg/mod.rs"]
 pub mod crd_schema;
+#[path = "../fixtures/externals/pkg/mod.rs"]
+pub mod externals;
 #[path = "../fixtures/hyphen_group/pkg/mod.rs"]
 pub mod hyphen_group;
 #[path = "../fixtures/MixedCase/pkg/mod.rs"]

@@ -320,7 +320,14 @@ async fn typed_apply_of_builtins_fake_vs_real() {
         .unwrap_or_else(|e| panic!("cannot start kube-apiserver: {e}"));
     let real_t = transcript(Clientset::new(real.client().unwrap())).await;
     let mut diffs = Vec::new();
+    // The scenario table (run with --nocapture to see it).
+    eprintln!("| scenario | in-memory server | kube-apiserver v1.37.1 | agree |");
+    eprintln!("| --- | --- | --- | --- |");
     for ((step, f), (_, r)) in fake_t.iter().zip(&real_t) {
+        eprintln!(
+            "| {step} | `{f}` | `{r}` | {} |",
+            if f == r { "yes" } else { "NO" }
+        );
         if f != r {
             diffs.push(format!("{step}:\n  fake: {f}\n  real: {r}"));
         }

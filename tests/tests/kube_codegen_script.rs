@@ -285,11 +285,6 @@ fn bad_arguments_are_errors_that_say_why() {
             "--listers-name l: kube-codegen writes this folder as \"listers\" only\n",
         ),
         (
-            "kube::codegen::gen_client --applyconfig-externals a.B:c --output-dir out src/pkg/apis",
-            "--applyconfig-externals: external apply configurations are not supported by \
-             kube-codegen\n",
-        ),
-        (
             "kube::codegen::gen_client --one-input-api nope --output-dir src/pkg/client src/pkg/apis",
             "--one-input-api nope: no such directory under src/pkg/apis\n",
         ),
@@ -308,6 +303,33 @@ fn bad_arguments_are_errors_that_say_why() {
         !dir.path().join("out/clientset").exists(),
         "nothing generated"
     );
+}
+
+#[test]
+fn applyconfig_externals_reach_the_generator_which_names_a_bad_entry() {
+    let dir = example_crate();
+    // Go's `<pkg>.<Type>:<pkg>` is not a Rust mapping: kube-codegen's error names its flag.
+    let run = sourced(
+        dir.path(),
+        "kube::codegen::gen_client --with-applyconfig --applyconfig-externals a.B:c \
+           --output-dir src/pkg/client --output-pkg crate::pkg::client src/pkg/apis",
+    );
+    assert!(!run.ok, "{}", run.stderr);
+    assert!(
+        run.stderr.contains(
+            "error: --external-applyconfigurations: \"a.B:c\": expected <type path>=<apply configuration module>"
+        ),
+        "{}",
+        run.stderr
+    );
+    // A Rust mapping is passed on and accepted.
+    let run = sourced(
+        dir.path(),
+        "kube::codegen::gen_client --with-applyconfig \
+           --applyconfig-externals 'k8s_openapi::api::*=::kube_codegen_kubernetes::applyconfiguration' \
+           --output-dir src/pkg/client --output-pkg crate::pkg::client src/pkg/apis",
+    );
+    assert!(run.ok, "{}", run.stderr);
 }
 
 #[test]

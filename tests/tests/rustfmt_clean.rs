@@ -19,6 +19,29 @@ fn groups(fixture: &Path) -> String {
         .to_string()
 }
 
+/// The generators a fixture runs (its `#generators:` line, else all) and its
+/// `--external-applyconfigurations=` lines.
+fn generators_and_externals(fixture: &Path) -> (Vec<kube_codegen::Generator>, Vec<String>) {
+    let args = std::fs::read_to_string(fixture.join("codegen.args")).unwrap();
+    let generators = args
+        .lines()
+        .find_map(|l| l.strip_prefix("#generators:"))
+        .map_or_else(
+            || kube_codegen::Generator::ALL.to_vec(),
+            |l| {
+                l.split_whitespace()
+                    .map(|g| kube_codegen::Generator::parse(g).unwrap())
+                    .collect()
+            },
+        );
+    let externals = args
+        .lines()
+        .filter_map(|l| l.strip_prefix("--external-applyconfigurations="))
+        .map(String::from)
+        .collect();
+    (generators, externals)
+}
+
 fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
     for e in std::fs::read_dir(dir).unwrap().flatten() {
         let p = e.path();
@@ -96,13 +119,18 @@ fn generated_files_pass_rustfmt_check_for_any_path_lengths() {
     for fixture in &fixtures {
         for (apis_module, runtime) in combos {
             let out = tempfile::tempdir().unwrap();
-            kube_codegen::Builder::new()
+            let (generators, externals) = generators_and_externals(fixture);
+            let mut builder = kube_codegen::Builder::new();
+            for spec in &externals {
+                builder = builder.external_apply_configurations(spec);
+            }
+            builder
                 .apis_dir(fixture.join("pkg/apis"))
                 .groups(&groups(fixture))
                 .apis_module(apis_module)
                 .client_module("crate::client")
                 .runtime_crate(runtime)
-                .generators(kube_codegen::Generator::ALL)
+                .generators(generators)
                 .emit_rerun_if_changed(false)
                 .out_dir(out.path())
                 .compile()

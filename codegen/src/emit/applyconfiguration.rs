@@ -59,32 +59,76 @@ pub(crate) fn global(ctx: &Ctx<'_>) -> Vec<Module> {
     out
 }
 
+/// The feature a kind's `ApplyConfiguration` impl and `extract_*` functions are behind, when
+/// its group's configurations are also compiled for other groups (core's with `apps`, for the
+/// Pod template and a StatefulSet's PersistentVolumeClaim templates): those name the kind's
+/// type, which exists only with the kind's own group; the configuration struct itself does not.
+fn kind_gate(ctx: &Ctx<'_>, pkg: &Package) -> Option<String> {
+    if !ctx.group_features {
+        return None;
+    }
+    let users = needed_by(ctx).remove(&pkg.group_module).unwrap_or_default();
+    users
+        .iter()
+        .any(|g| *g != pkg.group_module)
+        .then(|| pkg.group_module.clone())
+}
+
 /// The version module of `pkg` and one module per type.
 pub(crate) fn package(ctx: &Ctx<'_>, pkg: &Package) -> Vec<Module> {
     let Some(acs) = configs(ctx, pkg) else {
         return Vec::new();
     };
-    let reexports = acs
+    let gate = kind_gate(ctx, pkg);
+    // (module, items always there, the kind's items: behind `gate` when there is one)
+    let entries: Vec<(String, Vec<String>, Vec<String>)> = acs
         .types
         .iter()
         .map(|t| {
             let ac = format!("{}ApplyConfiguration", t.name);
-            let items = match &t.kind {
+            let kind_items = match &t.kind {
                 Some(k) => {
                     let s = snake(&t.name);
-                    let mut items = vec![ac, format!("extract_{s}"), format!("extract_{s}_from")];
+                    let mut items = vec![format!("extract_{s}"), format!("extract_{s}_from")];
                     if k.has_status {
                         items.push(format!("extract_{s}_status"));
                     }
                     items
                 }
-                None => vec![ac],
+                None => Vec::new(),
             };
-            (ident(&snake(&t.name)).to_string(), items)
+            (ident(&snake(&t.name)).to_string(), vec![ac], kind_items)
         })
         .collect();
     let mut src = Src::new();
-    src.reexports(reexports);
+    match &gate {
+        None => src.reexports(
+            entries
+                .into_iter()
+                .map(|(m, mut items, kind_items)| {
+                    items.extend(kind_items);
+                    (m, items)
+                })
+                .collect(),
+        ),
+        Some(feature) => {
+            let gated: Vec<(String, Vec<String>)> = entries
+                .iter()
+                .filter(|(_, _, k)| !k.is_empty())
+                .map(|(m, _, k)| (m.clone(), k.clone()))
+                .collect();
+            src.reexports(
+                entries
+                    .into_iter()
+                    .map(|(m, items, _)| (m, items))
+                    .collect(),
+            );
+            for entry in gated {
+                src.line(&format!("#[cfg(feature = \"{feature}\")]"));
+                src.reexports(vec![entry]);
+            }
+        }
+    }
     let mut out = vec![Module::client(
         &[DIR, &pkg.group_module, &pkg.version_module()],
         format!("Apply configurations of the `{}` API.", pkg.api_version()),
@@ -168,7 +212,7 @@ fn needed_by(ctx: &Ctx<'_>) -> std::collections::BTreeMap<String, Vec<String>> {
                 refs(ctx, k, out);
                 refs(ctx, v, out);
             }
-            AcTy::Local(_) | AcTy::Meta(_) => {}
+            AcTy::Local(_) | AcTy::Meta(_) | AcTy::External(_) => {}
         }
     }
     // group → the groups its configurations use.
@@ -236,6 +280,7 @@ fn ty(n: &Names, t: &AcTy) -> Ty {
         }
         AcTy::Local(name) => Ty::new(format!("super::{name}ApplyConfiguration")),
         AcTy::Meta(m) => Ty::new(format!("{}::apply::meta::{m}ApplyConfiguration", n.rt)),
+        AcTy::External(path) => Ty::new(path.clone()),
         AcTy::List(e) => Ty::generic("::std::vec::Vec", vec![ty(n, e)]),
         AcTy::Map(k, v) => Ty::generic("::std::collections::BTreeMap", vec![ty(n, k), ty(n, v)]),
         AcTy::Boxed(e) => Ty::generic("::std::boxed::Box", vec![ty(n, e)]),
@@ -338,7 +383,7 @@ fn setter(src: &mut Src, n: &Names, f: &AcField) {
                 )
             },
         ),
-        AcTy::Local(_) | AcTy::Meta(_) => {
+        AcTy::Local(_) | AcTy::Meta(_) | AcTy::External(_) => {
             let rhs = if f.flatten {
                 "value"
             } else {
@@ -453,7 +498,7 @@ fn type_module(ctx: &Ctx<'_>, pkg: &Package, t: &AcType) -> Module {
         }
     });
     if let Some(k) = &t.kind {
-        kind_parts(&mut src, &n, pkg, t, k);
+        kind_parts(&mut src, &n, pkg, t, k, kind_gate(ctx, pkg).as_deref());
     }
     let what = match &t.kind {
         Some(_) => format!(
@@ -482,7 +527,12 @@ fn type_module(ctx: &Ctx<'_>, pkg: &Package, t: &AcType) -> Module {
 
 /// What a kind's configuration adds: the constructor, the apiVersion and kind setters, the
 /// `ApplyConfiguration` impl and the `extract_*` functions.
-fn kind_parts(src: &mut Src, n: &Names, pkg: &Package, t: &AcType, k: &AcKind) {
+fn kind_parts(src: &mut Src, n: &Names, pkg: &Package, t: &AcType, k: &AcKind, gate: Option<&str>) {
+    let cfg = |src: &mut Src| {
+        if let Some(feature) = gate {
+            src.line(&format!("#[cfg(feature = \"{feature}\")]"));
+        }
+    };
     let rt = &n.rt;
     let ac = format!("{}ApplyConfiguration", t.name);
     let obj = format!("{}::{}", n.package, ident(&t.name));
@@ -547,6 +597,7 @@ fn kind_parts(src: &mut Src, n: &Names, pkg: &Package, t: &AcType, k: &AcKind) {
         meta_setters(s, n, k, &taken);
     });
 
+    cfg(src);
     src.impl_for(&format!("{rt}::apply::ApplyConfiguration"), &ac, |s| {
         s.assign("type Object", &obj);
         let opt_str = Ty::new("::core::option::Option<&str>");
@@ -589,6 +640,7 @@ fn kind_parts(src: &mut Src, n: &Names, pkg: &Package, t: &AcType, k: &AcKind) {
         }
         let sub = subresource.map_or_else(|| "subresource".to_string(), |s| format!("\"{s}\""));
         let head = format!("pub fn {name}");
+        cfg(src);
         src.method(doc, &head, &[], &params, Some(&result), |s| {
             let args = [arg.as_str(), "field_manager", &sub];
             s.call("", &format!("{rt}::apply::extract"), &args, "");

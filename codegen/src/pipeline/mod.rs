@@ -133,8 +133,9 @@ pub(crate) fn analyze(settings: &Settings, parallel_ok: bool) -> Result<Analysis
             None
         }
     };
-    let apply_of =
-        |types: &PackageTypes, p: &Package| want_apply.then(|| applyconfig::package(types, p));
+    let apply_of = |types: &PackageTypes, p: &Package| {
+        want_apply.then(|| applyconfig::package(types, p, &settings.external_apply_configurations))
+    };
     let scan_one = |i: usize| -> (Vec<PathBuf>, Result<Scanned>) {
         let r: &PackageRef = &refs[i];
         let src = match scan::read(r) {

@@ -6,8 +6,10 @@
 //! 1. the slot's time is what the pod template gets (`mtsre.meitu.com/restartedAt`), read
 //!    fresh from the API server first: a Deployment that already carries this slot (or a later
 //!    one) is not patched again, so a repeat is a no-op;
-//! 2. the patch carries the Deployment's `resourceVersion`, so it applies only to the version
-//!    that was read (409 otherwise, and the next attempt reads again);
+//! 2. the annotation is applied (typed server-side apply of the pod template's annotation
+//!    alone, as manager `eru`, forced: the operator owns its annotation and nothing else of the
+//!    Deployment) with the Deployment's `resourceVersion`, so it applies only to the version that
+//!    was read (409 otherwise, and the next attempt reads again);
 //! 3. the status is applied (server-side apply) with the Eru's `resourceVersion` as a
 //!    precondition, so two writers can never both record a slot or both count a rollout.
 //!
@@ -20,12 +22,17 @@ use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::Resource as _;
-use kube::api::{Api, Patch, PatchParams};
+use kube::api::Api;
 use kube::runtime::events::EventType;
+use kube_codegen_kubernetes::Clientset;
+use kube_codegen_kubernetes::applyconfiguration::apps::v1::{
+    DeploymentApplyConfiguration, DeploymentSpecApplyConfiguration,
+};
+use kube_codegen_kubernetes::applyconfiguration::core::v1::PodTemplateSpecApplyConfiguration;
 use kube_codegen_runtime::ApplyOptions;
 use kube_codegen_runtime::api_status::{is_conflict, is_not_found};
+use kube_codegen_runtime::apply::meta::ObjectMetaApplyConfiguration;
 use kube_codegen_runtime::validation::is_dns1123_subdomain;
-use serde_json::json;
 
 use super::status::{
     REASON_DEPLOYMENT_NOT_FOUND, REASON_INVALID_DEPLOYMENT, REASON_SCHEDULED, REASON_SUSPENDED,
@@ -45,6 +52,24 @@ pub fn invalid_deployment_name(name: &str, namespace: &str) -> Option<String> {
     }
     let errors = is_dns1123_subdomain(name);
     (!errors.is_empty()).then(|| format!("spec.deployment {name:?}: {}", errors.join("; ")))
+}
+
+/// What the operator applies to roll the Deployment `name` at `slot`: the pod template's
+/// `mtsre.meitu.com/restartedAt` annotation and nothing else, so the operator owns that one
+/// field.
+pub fn restart_configuration(
+    name: &str,
+    namespace: &str,
+    slot: Timestamp,
+) -> DeploymentApplyConfiguration {
+    DeploymentApplyConfiguration::new(name, namespace).with_spec(
+        DeploymentSpecApplyConfiguration::default().with_template(
+            PodTemplateSpecApplyConfiguration::default().with_metadata(
+                ObjectMetaApplyConfiguration::default()
+                    .with_annotations([(RESTARTED_AT_ANNOTATION, format_slot(slot))]),
+            ),
+        ),
+    )
 }
 
 /// The pod-template annotation `mtsre.meitu.com/restartedAt` of `deployment`, as a time.
@@ -275,20 +300,30 @@ impl EruReconciler {
             tracing::debug!(eru = %key(eru), slot = %format_slot(slot), "the Deployment already carries this slot: not patched again");
             false
         } else {
-            let patch = json!({
-                "metadata": {"resourceVersion": live.metadata.resource_version},
-                "spec": {"template": {"metadata": {"annotations": {RESTARTED_AT_ANNOTATION: format_slot(slot)}}}},
-            });
-            match api
-                .patch(name, &PatchParams::default(), &Patch::Merge(patch))
+            let mut config = restart_configuration(name, namespace, slot);
+            if let Some(rv) = &live.metadata.resource_version {
+                config = config.with_resource_version(rv.clone());
+            }
+            match Clientset::new(self.client.clone())
+                .apps_v1()
+                .deployments(namespace)
+                .apply(&config, &ApplyOptions::new(CONTROLLER_NAME).force())
                 .await
             {
                 Ok(_) => {}
                 Err(e) if is_conflict(&e) => {
-                    return Err(ReconcileError::conflict("patching the Deployment", e));
+                    return Err(ReconcileError::conflict(
+                        "applying the Deployment's restartedAt annotation",
+                        e,
+                    ));
                 }
                 Err(e) if is_not_found(&e) => return Ok(Rolled::DeploymentGone),
-                Err(e) => return Err(ReconcileError::api("patching the Deployment", e)),
+                Err(e) => {
+                    return Err(ReconcileError::api(
+                        "applying the Deployment's restartedAt annotation",
+                        e,
+                    ));
+                }
             }
             let patched_at = self.now();
             let late = patched_at.duration_since(slot);
@@ -484,6 +519,29 @@ fn key(eru: &Eru) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The rollout's apply claims the restartedAt annotation and nothing else of the Deployment.
+    #[test]
+    fn the_restart_configuration_holds_only_the_annotation() {
+        let slot: Timestamp = "2026-11-27T10:00:00Z".parse().unwrap();
+        let body = serde_json::to_value(restart_configuration("web", "prod", slot)).unwrap();
+        assert_eq!(
+            body,
+            serde_json::json!({
+                "apiVersion": "apps/v1",
+                "kind": "Deployment",
+                "metadata": {"name": "web", "namespace": "prod"},
+                "spec": {"template": {"metadata": {"annotations": {
+                    RESTARTED_AT_ANNOTATION: format_slot(slot)
+                }}}}
+            })
+        );
+        assert_eq!(
+            parse_slot(&format_slot(slot)),
+            Some(slot),
+            "read back as the slot"
+        );
+    }
 
     #[test]
     fn deployment_names() {

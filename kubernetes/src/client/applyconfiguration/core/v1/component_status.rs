@@ -98,6 +98,7 @@ impl ComponentStatusApplyConfiguration {
         with_deletion_timestamp with_labels with_annotations with_owner_references with_finalizers
     );
 }
+#[cfg(feature = "core")]
 impl ::kube_codegen_runtime::apply::ApplyConfiguration for ComponentStatusApplyConfiguration {
     type Object = crate::apis::core::v1::ComponentStatus;
     fn name(&self) -> ::core::option::Option<&str> {
@@ -113,6 +114,7 @@ impl ::kube_codegen_runtime::apply::ApplyConfiguration for ComponentStatusApplyC
         self.kind.as_deref()
     }
 }
+#[cfg(feature = "core")]
 /// client-go's `ExtractComponentStatus`: the apply configuration holding exactly the fields of `component_status` that `field_manager` owns through apply on the main resource, with their current values (plus apiVersion, kind, name and namespace), read from `metadata.managedFields`.
 ///
 /// Use it to read-modify-apply without taking or dropping other managers' fields. `component_status` must be as the API server returned it (with its managed fields); one without any is an error rather than an empty configuration.
@@ -126,6 +128,7 @@ pub fn extract_component_status(
 > {
     ::kube_codegen_runtime::apply::extract(component_status, field_manager, "")
 }
+#[cfg(feature = "core")]
 /// client-go's `ExtractComponentStatusFrom`: as [`extract_component_status`], for the fields applied through `subresource` (`""` for the main resource, `"status"` …).
 #[inline]
 pub fn extract_component_status_from(

@@ -135,6 +135,7 @@ impl ConfigMapApplyConfiguration {
         with_deletion_timestamp with_labels with_annotations with_owner_references with_finalizers
     );
 }
+#[cfg(feature = "core")]
 impl ::kube_codegen_runtime::apply::ApplyConfiguration for ConfigMapApplyConfiguration {
     type Object = crate::apis::core::v1::ConfigMap;
     fn name(&self) -> ::core::option::Option<&str> {
@@ -150,6 +151,7 @@ impl ::kube_codegen_runtime::apply::ApplyConfiguration for ConfigMapApplyConfigu
         self.kind.as_deref()
     }
 }
+#[cfg(feature = "core")]
 /// client-go's `ExtractConfigMap`: the apply configuration holding exactly the fields of `config_map` that `field_manager` owns through apply on the main resource, with their current values (plus apiVersion, kind, name and namespace), read from `metadata.managedFields`.
 ///
 /// Use it to read-modify-apply without taking or dropping other managers' fields. `config_map` must be as the API server returned it (with its managed fields); one without any is an error rather than an empty configuration.
@@ -161,6 +163,7 @@ pub fn extract_config_map(
 {
     ::kube_codegen_runtime::apply::extract(config_map, field_manager, "")
 }
+#[cfg(feature = "core")]
 /// client-go's `ExtractConfigMapFrom`: as [`extract_config_map`], for the fields applied through `subresource` (`""` for the main resource, `"status"` …).
 #[inline]
 pub fn extract_config_map_from(

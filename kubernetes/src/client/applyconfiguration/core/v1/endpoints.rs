@@ -111,6 +111,7 @@ impl EndpointsApplyConfiguration {
         with_deletion_timestamp with_labels with_annotations with_owner_references with_finalizers
     );
 }
+#[cfg(feature = "core")]
 impl ::kube_codegen_runtime::apply::ApplyConfiguration for EndpointsApplyConfiguration {
     type Object = crate::apis::core::v1::Endpoints;
     fn name(&self) -> ::core::option::Option<&str> {
@@ -126,6 +127,7 @@ impl ::kube_codegen_runtime::apply::ApplyConfiguration for EndpointsApplyConfigu
         self.kind.as_deref()
     }
 }
+#[cfg(feature = "core")]
 /// client-go's `ExtractEndpoints`: the apply configuration holding exactly the fields of `endpoints` that `field_manager` owns through apply on the main resource, with their current values (plus apiVersion, kind, name and namespace), read from `metadata.managedFields`.
 ///
 /// Use it to read-modify-apply without taking or dropping other managers' fields. `endpoints` must be as the API server returned it (with its managed fields); one without any is an error rather than an empty configuration.
@@ -137,6 +139,7 @@ pub fn extract_endpoints(
 {
     ::kube_codegen_runtime::apply::extract(endpoints, field_manager, "")
 }
+#[cfg(feature = "core")]
 /// client-go's `ExtractEndpointsFrom`: as [`extract_endpoints`], for the fields applied through `subresource` (`""` for the main resource, `"status"` …).
 #[inline]
 pub fn extract_endpoints_from(

@@ -257,6 +257,7 @@ impl EventApplyConfiguration {
         with_deletion_timestamp with_labels with_annotations with_owner_references with_finalizers
     );
 }
+#[cfg(feature = "core")]
 impl ::kube_codegen_runtime::apply::ApplyConfiguration for EventApplyConfiguration {
     type Object = crate::apis::core::v1::Event;
     fn name(&self) -> ::core::option::Option<&str> {
@@ -272,6 +273,7 @@ impl ::kube_codegen_runtime::apply::ApplyConfiguration for EventApplyConfigurati
         self.kind.as_deref()
     }
 }
+#[cfg(feature = "core")]
 /// client-go's `ExtractEvent`: the apply configuration holding exactly the fields of `event` that `field_manager` owns through apply on the main resource, with their current values (plus apiVersion, kind, name and namespace), read from `metadata.managedFields`.
 ///
 /// Use it to read-modify-apply without taking or dropping other managers' fields. `event` must be as the API server returned it (with its managed fields); one without any is an error rather than an empty configuration.
@@ -282,6 +284,7 @@ pub fn extract_event(
 ) -> ::core::result::Result<EventApplyConfiguration, ::kube_codegen_runtime::apply::ExtractError> {
     ::kube_codegen_runtime::apply::extract(event, field_manager, "")
 }
+#[cfg(feature = "core")]
 /// client-go's `ExtractEventFrom`: as [`extract_event`], for the fields applied through `subresource` (`""` for the main resource, `"status"` …).
 #[inline]
 pub fn extract_event_from(

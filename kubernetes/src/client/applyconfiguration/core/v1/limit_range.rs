@@ -90,6 +90,7 @@ impl LimitRangeApplyConfiguration {
         with_deletion_timestamp with_labels with_annotations with_owner_references with_finalizers
     );
 }
+#[cfg(feature = "core")]
 impl ::kube_codegen_runtime::apply::ApplyConfiguration for LimitRangeApplyConfiguration {
     type Object = crate::apis::core::v1::LimitRange;
     fn name(&self) -> ::core::option::Option<&str> {
@@ -105,6 +106,7 @@ impl ::kube_codegen_runtime::apply::ApplyConfiguration for LimitRangeApplyConfig
         self.kind.as_deref()
     }
 }
+#[cfg(feature = "core")]
 /// client-go's `ExtractLimitRange`: the apply configuration holding exactly the fields of `limit_range` that `field_manager` owns through apply on the main resource, with their current values (plus apiVersion, kind, name and namespace), read from `metadata.managedFields`.
 ///
 /// Use it to read-modify-apply without taking or dropping other managers' fields. `limit_range` must be as the API server returned it (with its managed fields); one without any is an error rather than an empty configuration.
@@ -116,6 +118,7 @@ pub fn extract_limit_range(
 {
     ::kube_codegen_runtime::apply::extract(limit_range, field_manager, "")
 }
+#[cfg(feature = "core")]
 /// client-go's `ExtractLimitRangeFrom`: as [`extract_limit_range`], for the fields applied through `subresource` (`""` for the main resource, `"status"` …).
 #[inline]
 pub fn extract_limit_range_from(

@@ -447,12 +447,8 @@ pub use self::cinder_volume_source::CinderVolumeSourceApplyConfiguration;
 pub use self::client_ip_config::ClientIPConfigApplyConfiguration;
 pub use self::cluster_trust_bundle_projection::ClusterTrustBundleProjectionApplyConfiguration;
 pub use self::component_condition::ComponentConditionApplyConfiguration;
-pub use self::component_status::{
-    ComponentStatusApplyConfiguration, extract_component_status, extract_component_status_from,
-};
-pub use self::config_map::{
-    ConfigMapApplyConfiguration, extract_config_map, extract_config_map_from,
-};
+pub use self::component_status::ComponentStatusApplyConfiguration;
+pub use self::config_map::ConfigMapApplyConfiguration;
 pub use self::config_map_env_source::ConfigMapEnvSourceApplyConfiguration;
 pub use self::config_map_key_selector::ConfigMapKeySelectorApplyConfiguration;
 pub use self::config_map_node_config_source::ConfigMapNodeConfigSourceApplyConfiguration;
@@ -481,13 +477,13 @@ pub use self::empty_dir_volume_source::EmptyDirVolumeSourceApplyConfiguration;
 pub use self::endpoint_address::EndpointAddressApplyConfiguration;
 pub use self::endpoint_port::EndpointPortApplyConfiguration;
 pub use self::endpoint_subset::EndpointSubsetApplyConfiguration;
-pub use self::endpoints::{EndpointsApplyConfiguration, extract_endpoints, extract_endpoints_from};
+pub use self::endpoints::EndpointsApplyConfiguration;
 pub use self::env_from_source::EnvFromSourceApplyConfiguration;
 pub use self::env_var::EnvVarApplyConfiguration;
 pub use self::env_var_source::EnvVarSourceApplyConfiguration;
 pub use self::ephemeral_container::EphemeralContainerApplyConfiguration;
 pub use self::ephemeral_volume_source::EphemeralVolumeSourceApplyConfiguration;
-pub use self::event::{EventApplyConfiguration, extract_event, extract_event_from};
+pub use self::event::EventApplyConfiguration;
 pub use self::event_series::EventSeriesApplyConfiguration;
 pub use self::event_source::EventSourceApplyConfiguration;
 pub use self::eviction_responder::EvictionResponderApplyConfiguration;
@@ -514,9 +510,7 @@ pub use self::iscsi_volume_source::ISCSIVolumeSourceApplyConfiguration;
 pub use self::key_to_path::KeyToPathApplyConfiguration;
 pub use self::lifecycle::LifecycleApplyConfiguration;
 pub use self::lifecycle_handler::LifecycleHandlerApplyConfiguration;
-pub use self::limit_range::{
-    LimitRangeApplyConfiguration, extract_limit_range, extract_limit_range_from,
-};
+pub use self::limit_range::LimitRangeApplyConfiguration;
 pub use self::limit_range_item::LimitRangeItemApplyConfiguration;
 pub use self::limit_range_spec::LimitRangeSpecApplyConfiguration;
 pub use self::linux_container_user::LinuxContainerUserApplyConfiguration;
@@ -525,17 +519,12 @@ pub use self::load_balancer_status::LoadBalancerStatusApplyConfiguration;
 pub use self::local_object_reference::LocalObjectReferenceApplyConfiguration;
 pub use self::local_volume_source::LocalVolumeSourceApplyConfiguration;
 pub use self::modify_volume_status::ModifyVolumeStatusApplyConfiguration;
-pub use self::namespace::{
-    NamespaceApplyConfiguration, extract_namespace, extract_namespace_from,
-    extract_namespace_status,
-};
+pub use self::namespace::NamespaceApplyConfiguration;
 pub use self::namespace_condition::NamespaceConditionApplyConfiguration;
 pub use self::namespace_spec::NamespaceSpecApplyConfiguration;
 pub use self::namespace_status::NamespaceStatusApplyConfiguration;
 pub use self::nfs_volume_source::NFSVolumeSourceApplyConfiguration;
-pub use self::node::{
-    NodeApplyConfiguration, extract_node, extract_node_from, extract_node_status,
-};
+pub use self::node::NodeApplyConfiguration;
 pub use self::node_address::NodeAddressApplyConfiguration;
 pub use self::node_affinity::NodeAffinityApplyConfiguration;
 pub use self::node_allocatable_mapped_resources::NodeAllocatableMappedResourcesApplyConfiguration;
@@ -558,14 +547,8 @@ pub use self::node_swap_status::NodeSwapStatusApplyConfiguration;
 pub use self::node_system_info::NodeSystemInfoApplyConfiguration;
 pub use self::object_field_selector::ObjectFieldSelectorApplyConfiguration;
 pub use self::object_reference::ObjectReferenceApplyConfiguration;
-pub use self::persistent_volume::{
-    PersistentVolumeApplyConfiguration, extract_persistent_volume, extract_persistent_volume_from,
-    extract_persistent_volume_status,
-};
-pub use self::persistent_volume_claim::{
-    PersistentVolumeClaimApplyConfiguration, extract_persistent_volume_claim,
-    extract_persistent_volume_claim_from, extract_persistent_volume_claim_status,
-};
+pub use self::persistent_volume::PersistentVolumeApplyConfiguration;
+pub use self::persistent_volume_claim::PersistentVolumeClaimApplyConfiguration;
 pub use self::persistent_volume_claim_condition::PersistentVolumeClaimConditionApplyConfiguration;
 pub use self::persistent_volume_claim_spec::PersistentVolumeClaimSpecApplyConfiguration;
 pub use self::persistent_volume_claim_status::PersistentVolumeClaimStatusApplyConfiguration;
@@ -574,7 +557,7 @@ pub use self::persistent_volume_claim_volume_source::PersistentVolumeClaimVolume
 pub use self::persistent_volume_spec::PersistentVolumeSpecApplyConfiguration;
 pub use self::persistent_volume_status::PersistentVolumeStatusApplyConfiguration;
 pub use self::photon_persistent_disk_volume_source::PhotonPersistentDiskVolumeSourceApplyConfiguration;
-pub use self::pod::{PodApplyConfiguration, extract_pod, extract_pod_from, extract_pod_status};
+pub use self::pod::PodApplyConfiguration;
 pub use self::pod_affinity::PodAffinityApplyConfiguration;
 pub use self::pod_affinity_term::PodAffinityTermApplyConfiguration;
 pub use self::pod_anti_affinity::PodAntiAffinityApplyConfiguration;
@@ -593,9 +576,7 @@ pub use self::pod_scheduling_group::PodSchedulingGroupApplyConfiguration;
 pub use self::pod_security_context::PodSecurityContextApplyConfiguration;
 pub use self::pod_spec::PodSpecApplyConfiguration;
 pub use self::pod_status::PodStatusApplyConfiguration;
-pub use self::pod_template::{
-    PodTemplateApplyConfiguration, extract_pod_template, extract_pod_template_from,
-};
+pub use self::pod_template::PodTemplateApplyConfiguration;
 pub use self::pod_template_spec::PodTemplateSpecApplyConfiguration;
 pub use self::pod_volume_health::PodVolumeHealthApplyConfiguration;
 pub use self::port_status::PortStatusApplyConfiguration;
@@ -606,20 +587,14 @@ pub use self::projected_volume_source::ProjectedVolumeSourceApplyConfiguration;
 pub use self::quobyte_volume_source::QuobyteVolumeSourceApplyConfiguration;
 pub use self::rbd_persistent_volume_source::RBDPersistentVolumeSourceApplyConfiguration;
 pub use self::rbd_volume_source::RBDVolumeSourceApplyConfiguration;
-pub use self::replication_controller::{
-    ReplicationControllerApplyConfiguration, extract_replication_controller,
-    extract_replication_controller_from, extract_replication_controller_status,
-};
+pub use self::replication_controller::ReplicationControllerApplyConfiguration;
 pub use self::replication_controller_condition::ReplicationControllerConditionApplyConfiguration;
 pub use self::replication_controller_spec::ReplicationControllerSpecApplyConfiguration;
 pub use self::replication_controller_status::ReplicationControllerStatusApplyConfiguration;
 pub use self::resource_claim::ResourceClaimApplyConfiguration;
 pub use self::resource_field_selector::ResourceFieldSelectorApplyConfiguration;
 pub use self::resource_health::ResourceHealthApplyConfiguration;
-pub use self::resource_quota::{
-    ResourceQuotaApplyConfiguration, extract_resource_quota, extract_resource_quota_from,
-    extract_resource_quota_status,
-};
+pub use self::resource_quota::ResourceQuotaApplyConfiguration;
 pub use self::resource_quota_spec::ResourceQuotaSpecApplyConfiguration;
 pub use self::resource_quota_status::ResourceQuotaStatusApplyConfiguration;
 pub use self::resource_requirements::ResourceRequirementsApplyConfiguration;
@@ -630,19 +605,15 @@ pub use self::scope_selector::ScopeSelectorApplyConfiguration;
 pub use self::scoped_resource_selector_requirement::ScopedResourceSelectorRequirementApplyConfiguration;
 pub use self::se_linux_options::SELinuxOptionsApplyConfiguration;
 pub use self::seccomp_profile::SeccompProfileApplyConfiguration;
-pub use self::secret::{SecretApplyConfiguration, extract_secret, extract_secret_from};
+pub use self::secret::SecretApplyConfiguration;
 pub use self::secret_env_source::SecretEnvSourceApplyConfiguration;
 pub use self::secret_key_selector::SecretKeySelectorApplyConfiguration;
 pub use self::secret_projection::SecretProjectionApplyConfiguration;
 pub use self::secret_reference::SecretReferenceApplyConfiguration;
 pub use self::secret_volume_source::SecretVolumeSourceApplyConfiguration;
 pub use self::security_context::SecurityContextApplyConfiguration;
-pub use self::service::{
-    ServiceApplyConfiguration, extract_service, extract_service_from, extract_service_status,
-};
-pub use self::service_account::{
-    ServiceAccountApplyConfiguration, extract_service_account, extract_service_account_from,
-};
+pub use self::service::ServiceApplyConfiguration;
+pub use self::service_account::ServiceAccountApplyConfiguration;
 pub use self::service_account_token_projection::ServiceAccountTokenProjectionApplyConfiguration;
 pub use self::service_port::ServicePortApplyConfiguration;
 pub use self::service_spec::ServiceSpecApplyConfiguration;
@@ -673,3 +644,45 @@ pub use self::volume_status::VolumeStatusApplyConfiguration;
 pub use self::vsphere_virtual_disk_volume_source::VsphereVirtualDiskVolumeSourceApplyConfiguration;
 pub use self::weighted_pod_affinity_term::WeightedPodAffinityTermApplyConfiguration;
 pub use self::windows_security_context_options::WindowsSecurityContextOptionsApplyConfiguration;
+#[cfg(feature = "core")]
+pub use self::component_status::{extract_component_status, extract_component_status_from};
+#[cfg(feature = "core")]
+pub use self::config_map::{extract_config_map, extract_config_map_from};
+#[cfg(feature = "core")]
+pub use self::endpoints::{extract_endpoints, extract_endpoints_from};
+#[cfg(feature = "core")]
+pub use self::event::{extract_event, extract_event_from};
+#[cfg(feature = "core")]
+pub use self::limit_range::{extract_limit_range, extract_limit_range_from};
+#[cfg(feature = "core")]
+pub use self::namespace::{extract_namespace, extract_namespace_from, extract_namespace_status};
+#[cfg(feature = "core")]
+pub use self::node::{extract_node, extract_node_from, extract_node_status};
+#[cfg(feature = "core")]
+pub use self::persistent_volume::{
+    extract_persistent_volume, extract_persistent_volume_from, extract_persistent_volume_status,
+};
+#[cfg(feature = "core")]
+pub use self::persistent_volume_claim::{
+    extract_persistent_volume_claim, extract_persistent_volume_claim_from,
+    extract_persistent_volume_claim_status,
+};
+#[cfg(feature = "core")]
+pub use self::pod::{extract_pod, extract_pod_from, extract_pod_status};
+#[cfg(feature = "core")]
+pub use self::pod_template::{extract_pod_template, extract_pod_template_from};
+#[cfg(feature = "core")]
+pub use self::replication_controller::{
+    extract_replication_controller, extract_replication_controller_from,
+    extract_replication_controller_status,
+};
+#[cfg(feature = "core")]
+pub use self::resource_quota::{
+    extract_resource_quota, extract_resource_quota_from, extract_resource_quota_status,
+};
+#[cfg(feature = "core")]
+pub use self::secret::{extract_secret, extract_secret_from};
+#[cfg(feature = "core")]
+pub use self::service::{extract_service, extract_service_from, extract_service_status};
+#[cfg(feature = "core")]
+pub use self::service_account::{extract_service_account, extract_service_account_from};

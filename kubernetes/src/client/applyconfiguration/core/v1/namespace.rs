@@ -95,6 +95,7 @@ impl NamespaceApplyConfiguration {
         with_deletion_timestamp with_labels with_annotations with_owner_references with_finalizers
     );
 }
+#[cfg(feature = "core")]
 impl ::kube_codegen_runtime::apply::ApplyConfiguration for NamespaceApplyConfiguration {
     type Object = crate::apis::core::v1::Namespace;
     fn name(&self) -> ::core::option::Option<&str> {
@@ -110,6 +111,7 @@ impl ::kube_codegen_runtime::apply::ApplyConfiguration for NamespaceApplyConfigu
         self.kind.as_deref()
     }
 }
+#[cfg(feature = "core")]
 /// client-go's `ExtractNamespace`: the apply configuration holding exactly the fields of `namespace` that `field_manager` owns through apply on the main resource, with their current values (plus apiVersion, kind, name and namespace), read from `metadata.managedFields`.
 ///
 /// Use it to read-modify-apply without taking or dropping other managers' fields. `namespace` must be as the API server returned it (with its managed fields); one without any is an error rather than an empty configuration.
@@ -121,6 +123,7 @@ pub fn extract_namespace(
 {
     ::kube_codegen_runtime::apply::extract(namespace, field_manager, "")
 }
+#[cfg(feature = "core")]
 /// client-go's `ExtractNamespaceStatus`: as [`extract_namespace`], for the fields `field_manager` owns through apply on the `status` subresource.
 #[inline]
 pub fn extract_namespace_status(
@@ -130,6 +133,7 @@ pub fn extract_namespace_status(
 {
     ::kube_codegen_runtime::apply::extract(namespace, field_manager, "status")
 }
+#[cfg(feature = "core")]
 /// client-go's `ExtractNamespaceFrom`: as [`extract_namespace`], for the fields applied through `subresource` (`""` for the main resource, `"status"` …).
 #[inline]
 pub fn extract_namespace_from(

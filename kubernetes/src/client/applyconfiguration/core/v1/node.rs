@@ -95,6 +95,7 @@ impl NodeApplyConfiguration {
         with_deletion_timestamp with_labels with_annotations with_owner_references with_finalizers
     );
 }
+#[cfg(feature = "core")]
 impl ::kube_codegen_runtime::apply::ApplyConfiguration for NodeApplyConfiguration {
     type Object = crate::apis::core::v1::Node;
     fn name(&self) -> ::core::option::Option<&str> {
@@ -110,6 +111,7 @@ impl ::kube_codegen_runtime::apply::ApplyConfiguration for NodeApplyConfiguratio
         self.kind.as_deref()
     }
 }
+#[cfg(feature = "core")]
 /// client-go's `ExtractNode`: the apply configuration holding exactly the fields of `node` that `field_manager` owns through apply on the main resource, with their current values (plus apiVersion, kind, name and namespace), read from `metadata.managedFields`.
 ///
 /// Use it to read-modify-apply without taking or dropping other managers' fields. `node` must be as the API server returned it (with its managed fields); one without any is an error rather than an empty configuration.
@@ -120,6 +122,7 @@ pub fn extract_node(
 ) -> ::core::result::Result<NodeApplyConfiguration, ::kube_codegen_runtime::apply::ExtractError> {
     ::kube_codegen_runtime::apply::extract(node, field_manager, "")
 }
+#[cfg(feature = "core")]
 /// client-go's `ExtractNodeStatus`: as [`extract_node`], for the fields `field_manager` owns through apply on the `status` subresource.
 #[inline]
 pub fn extract_node_status(
@@ -128,6 +131,7 @@ pub fn extract_node_status(
 ) -> ::core::result::Result<NodeApplyConfiguration, ::kube_codegen_runtime::apply::ExtractError> {
     ::kube_codegen_runtime::apply::extract(node, field_manager, "status")
 }
+#[cfg(feature = "core")]
 /// client-go's `ExtractNodeFrom`: as [`extract_node`], for the fields applied through `subresource` (`""` for the main resource, `"status"` …).
 #[inline]
 pub fn extract_node_from(

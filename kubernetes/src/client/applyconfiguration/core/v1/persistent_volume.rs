@@ -95,6 +95,7 @@ impl PersistentVolumeApplyConfiguration {
         with_deletion_timestamp with_labels with_annotations with_owner_references with_finalizers
     );
 }
+#[cfg(feature = "core")]
 impl ::kube_codegen_runtime::apply::ApplyConfiguration for PersistentVolumeApplyConfiguration {
     type Object = crate::apis::core::v1::PersistentVolume;
     fn name(&self) -> ::core::option::Option<&str> {
@@ -110,6 +111,7 @@ impl ::kube_codegen_runtime::apply::ApplyConfiguration for PersistentVolumeApply
         self.kind.as_deref()
     }
 }
+#[cfg(feature = "core")]
 /// client-go's `ExtractPersistentVolume`: the apply configuration holding exactly the fields of `persistent_volume` that `field_manager` owns through apply on the main resource, with their current values (plus apiVersion, kind, name and namespace), read from `metadata.managedFields`.
 ///
 /// Use it to read-modify-apply without taking or dropping other managers' fields. `persistent_volume` must be as the API server returned it (with its managed fields); one without any is an error rather than an empty configuration.
@@ -123,6 +125,7 @@ pub fn extract_persistent_volume(
 > {
     ::kube_codegen_runtime::apply::extract(persistent_volume, field_manager, "")
 }
+#[cfg(feature = "core")]
 /// client-go's `ExtractPersistentVolumeStatus`: as [`extract_persistent_volume`], for the fields `field_manager` owns through apply on the `status` subresource.
 #[inline]
 pub fn extract_persistent_volume_status(
@@ -134,6 +137,7 @@ pub fn extract_persistent_volume_status(
 > {
     ::kube_codegen_runtime::apply::extract(persistent_volume, field_manager, "status")
 }
+#[cfg(feature = "core")]
 /// client-go's `ExtractPersistentVolumeFrom`: as [`extract_persistent_volume`], for the fields applied through `subresource` (`""` for the main resource, `"status"` …).
 #[inline]
 pub fn extract_persistent_volume_from(

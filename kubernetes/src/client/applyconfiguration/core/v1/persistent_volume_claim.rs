@@ -102,6 +102,7 @@ impl PersistentVolumeClaimApplyConfiguration {
         with_deletion_timestamp with_labels with_annotations with_owner_references with_finalizers
     );
 }
+#[cfg(feature = "core")]
 impl ::kube_codegen_runtime::apply::ApplyConfiguration for PersistentVolumeClaimApplyConfiguration {
     type Object = crate::apis::core::v1::PersistentVolumeClaim;
     fn name(&self) -> ::core::option::Option<&str> {
@@ -117,6 +118,7 @@ impl ::kube_codegen_runtime::apply::ApplyConfiguration for PersistentVolumeClaim
         self.kind.as_deref()
     }
 }
+#[cfg(feature = "core")]
 /// client-go's `ExtractPersistentVolumeClaim`: the apply configuration holding exactly the fields of `persistent_volume_claim` that `field_manager` owns through apply on the main resource, with their current values (plus apiVersion, kind, name and namespace), read from `metadata.managedFields`.
 ///
 /// Use it to read-modify-apply without taking or dropping other managers' fields. `persistent_volume_claim` must be as the API server returned it (with its managed fields); one without any is an error rather than an empty configuration.
@@ -130,6 +132,7 @@ pub fn extract_persistent_volume_claim(
 > {
     ::kube_codegen_runtime::apply::extract(persistent_volume_claim, field_manager, "")
 }
+#[cfg(feature = "core")]
 /// client-go's `ExtractPersistentVolumeClaimStatus`: as [`extract_persistent_volume_claim`], for the fields `field_manager` owns through apply on the `status` subresource.
 #[inline]
 pub fn extract_persistent_volume_claim_status(
@@ -141,6 +144,7 @@ pub fn extract_persistent_volume_claim_status(
 > {
     ::kube_codegen_runtime::apply::extract(persistent_volume_claim, field_manager, "status")
 }
+#[cfg(feature = "core")]
 /// client-go's `ExtractPersistentVolumeClaimFrom`: as [`extract_persistent_volume_claim`], for the fields applied through `subresource` (`""` for the main resource, `"status"` …).
 #[inline]
 pub fn extract_persistent_volume_claim_from(

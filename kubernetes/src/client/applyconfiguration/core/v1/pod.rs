@@ -99,6 +99,7 @@ impl PodApplyConfiguration {
         with_deletion_timestamp with_labels with_annotations with_owner_references with_finalizers
     );
 }
+#[cfg(feature = "core")]
 impl ::kube_codegen_runtime::apply::ApplyConfiguration for PodApplyConfiguration {
     type Object = crate::apis::core::v1::Pod;
     fn name(&self) -> ::core::option::Option<&str> {
@@ -114,6 +115,7 @@ impl ::kube_codegen_runtime::apply::ApplyConfiguration for PodApplyConfiguration
         self.kind.as_deref()
     }
 }
+#[cfg(feature = "core")]
 /// client-go's `ExtractPod`: the apply configuration holding exactly the fields of `pod` that `field_manager` owns through apply on the main resource, with their current values (plus apiVersion, kind, name and namespace), read from `metadata.managedFields`.
 ///
 /// Use it to read-modify-apply without taking or dropping other managers' fields. `pod` must be as the API server returned it (with its managed fields); one without any is an error rather than an empty configuration.
@@ -124,6 +126,7 @@ pub fn extract_pod(
 ) -> ::core::result::Result<PodApplyConfiguration, ::kube_codegen_runtime::apply::ExtractError> {
     ::kube_codegen_runtime::apply::extract(pod, field_manager, "")
 }
+#[cfg(feature = "core")]
 /// client-go's `ExtractPodStatus`: as [`extract_pod`], for the fields `field_manager` owns through apply on the `status` subresource.
 #[inline]
 pub fn extract_pod_status(
@@ -132,6 +135,7 @@ pub fn extract_pod_status(
 ) -> ::core::result::Result<PodApplyConfiguration, ::kube_codegen_runtime::apply::ExtractError> {
     ::kube_codegen_runtime::apply::extract(pod, field_manager, "status")
 }
+#[cfg(feature = "core")]
 /// client-go's `ExtractPodFrom`: as [`extract_pod`], for the fields applied through `subresource` (`""` for the main resource, `"status"` …).
 #[inline]
 pub fn extract_pod_from(

@@ -90,6 +90,7 @@ impl PodTemplateApplyConfiguration {
         with_deletion_timestamp with_labels with_annotations with_owner_references with_finalizers
     );
 }
+#[cfg(feature = "core")]
 impl ::kube_codegen_runtime::apply::ApplyConfiguration for PodTemplateApplyConfiguration {
     type Object = crate::apis::core::v1::PodTemplate;
     fn name(&self) -> ::core::option::Option<&str> {
@@ -105,6 +106,7 @@ impl ::kube_codegen_runtime::apply::ApplyConfiguration for PodTemplateApplyConfi
         self.kind.as_deref()
     }
 }
+#[cfg(feature = "core")]
 /// client-go's `ExtractPodTemplate`: the apply configuration holding exactly the fields of `pod_template` that `field_manager` owns through apply on the main resource, with their current values (plus apiVersion, kind, name and namespace), read from `metadata.managedFields`.
 ///
 /// Use it to read-modify-apply without taking or dropping other managers' fields. `pod_template` must be as the API server returned it (with its managed fields); one without any is an error rather than an empty configuration.
@@ -118,6 +120,7 @@ pub fn extract_pod_template(
 > {
     ::kube_codegen_runtime::apply::extract(pod_template, field_manager, "")
 }
+#[cfg(feature = "core")]
 /// client-go's `ExtractPodTemplateFrom`: as [`extract_pod_template`], for the fields applied through `subresource` (`""` for the main resource, `"status"` …).
 #[inline]
 pub fn extract_pod_template_from(

@@ -102,6 +102,7 @@ impl ReplicationControllerApplyConfiguration {
         with_deletion_timestamp with_labels with_annotations with_owner_references with_finalizers
     );
 }
+#[cfg(feature = "core")]
 impl ::kube_codegen_runtime::apply::ApplyConfiguration for ReplicationControllerApplyConfiguration {
     type Object = crate::apis::core::v1::ReplicationController;
     fn name(&self) -> ::core::option::Option<&str> {
@@ -117,6 +118,7 @@ impl ::kube_codegen_runtime::apply::ApplyConfiguration for ReplicationController
         self.kind.as_deref()
     }
 }
+#[cfg(feature = "core")]
 /// client-go's `ExtractReplicationController`: the apply configuration holding exactly the fields of `replication_controller` that `field_manager` owns through apply on the main resource, with their current values (plus apiVersion, kind, name and namespace), read from `metadata.managedFields`.
 ///
 /// Use it to read-modify-apply without taking or dropping other managers' fields. `replication_controller` must be as the API server returned it (with its managed fields); one without any is an error rather than an empty configuration.
@@ -130,6 +132,7 @@ pub fn extract_replication_controller(
 > {
     ::kube_codegen_runtime::apply::extract(replication_controller, field_manager, "")
 }
+#[cfg(feature = "core")]
 /// client-go's `ExtractReplicationControllerStatus`: as [`extract_replication_controller`], for the fields `field_manager` owns through apply on the `status` subresource.
 #[inline]
 pub fn extract_replication_controller_status(
@@ -141,6 +144,7 @@ pub fn extract_replication_controller_status(
 > {
     ::kube_codegen_runtime::apply::extract(replication_controller, field_manager, "status")
 }
+#[cfg(feature = "core")]
 /// client-go's `ExtractReplicationControllerFrom`: as [`extract_replication_controller`], for the fields applied through `subresource` (`""` for the main resource, `"status"` …).
 #[inline]
 pub fn extract_replication_controller_from(

@@ -99,6 +99,7 @@ impl ResourceQuotaApplyConfiguration {
         with_deletion_timestamp with_labels with_annotations with_owner_references with_finalizers
     );
 }
+#[cfg(feature = "core")]
 impl ::kube_codegen_runtime::apply::ApplyConfiguration for ResourceQuotaApplyConfiguration {
     type Object = crate::apis::core::v1::ResourceQuota;
     fn name(&self) -> ::core::option::Option<&str> {
@@ -114,6 +115,7 @@ impl ::kube_codegen_runtime::apply::ApplyConfiguration for ResourceQuotaApplyCon
         self.kind.as_deref()
     }
 }
+#[cfg(feature = "core")]
 /// client-go's `ExtractResourceQuota`: the apply configuration holding exactly the fields of `resource_quota` that `field_manager` owns through apply on the main resource, with their current values (plus apiVersion, kind, name and namespace), read from `metadata.managedFields`.
 ///
 /// Use it to read-modify-apply without taking or dropping other managers' fields. `resource_quota` must be as the API server returned it (with its managed fields); one without any is an error rather than an empty configuration.
@@ -127,6 +129,7 @@ pub fn extract_resource_quota(
 > {
     ::kube_codegen_runtime::apply::extract(resource_quota, field_manager, "")
 }
+#[cfg(feature = "core")]
 /// client-go's `ExtractResourceQuotaStatus`: as [`extract_resource_quota`], for the fields `field_manager` owns through apply on the `status` subresource.
 #[inline]
 pub fn extract_resource_quota_status(
@@ -138,6 +141,7 @@ pub fn extract_resource_quota_status(
 > {
     ::kube_codegen_runtime::apply::extract(resource_quota, field_manager, "status")
 }
+#[cfg(feature = "core")]
 /// client-go's `ExtractResourceQuotaFrom`: as [`extract_resource_quota`], for the fields applied through `subresource` (`""` for the main resource, `"status"` …).
 #[inline]
 pub fn extract_resource_quota_from(

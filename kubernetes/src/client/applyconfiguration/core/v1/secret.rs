@@ -144,6 +144,7 @@ impl SecretApplyConfiguration {
         with_deletion_timestamp with_labels with_annotations with_owner_references with_finalizers
     );
 }
+#[cfg(feature = "core")]
 impl ::kube_codegen_runtime::apply::ApplyConfiguration for SecretApplyConfiguration {
     type Object = crate::apis::core::v1::Secret;
     fn name(&self) -> ::core::option::Option<&str> {
@@ -159,6 +160,7 @@ impl ::kube_codegen_runtime::apply::ApplyConfiguration for SecretApplyConfigurat
         self.kind.as_deref()
     }
 }
+#[cfg(feature = "core")]
 /// client-go's `ExtractSecret`: the apply configuration holding exactly the fields of `secret` that `field_manager` owns through apply on the main resource, with their current values (plus apiVersion, kind, name and namespace), read from `metadata.managedFields`.
 ///
 /// Use it to read-modify-apply without taking or dropping other managers' fields. `secret` must be as the API server returned it (with its managed fields); one without any is an error rather than an empty configuration.
@@ -169,6 +171,7 @@ pub fn extract_secret(
 ) -> ::core::result::Result<SecretApplyConfiguration, ::kube_codegen_runtime::apply::ExtractError> {
     ::kube_codegen_runtime::apply::extract(secret, field_manager, "")
 }
+#[cfg(feature = "core")]
 /// client-go's `ExtractSecretFrom`: as [`extract_secret`], for the fields applied through `subresource` (`""` for the main resource, `"status"` …).
 #[inline]
 pub fn extract_secret_from(

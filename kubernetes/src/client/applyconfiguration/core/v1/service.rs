@@ -99,6 +99,7 @@ impl ServiceApplyConfiguration {
         with_deletion_timestamp with_labels with_annotations with_owner_references with_finalizers
     );
 }
+#[cfg(feature = "core")]
 impl ::kube_codegen_runtime::apply::ApplyConfiguration for ServiceApplyConfiguration {
     type Object = crate::apis::core::v1::Service;
     fn name(&self) -> ::core::option::Option<&str> {
@@ -114,6 +115,7 @@ impl ::kube_codegen_runtime::apply::ApplyConfiguration for ServiceApplyConfigura
         self.kind.as_deref()
     }
 }
+#[cfg(feature = "core")]
 /// client-go's `ExtractService`: the apply configuration holding exactly the fields of `service` that `field_manager` owns through apply on the main resource, with their current values (plus apiVersion, kind, name and namespace), read from `metadata.managedFields`.
 ///
 /// Use it to read-modify-apply without taking or dropping other managers' fields. `service` must be as the API server returned it (with its managed fields); one without any is an error rather than an empty configuration.
@@ -125,6 +127,7 @@ pub fn extract_service(
 {
     ::kube_codegen_runtime::apply::extract(service, field_manager, "")
 }
+#[cfg(feature = "core")]
 /// client-go's `ExtractServiceStatus`: as [`extract_service`], for the fields `field_manager` owns through apply on the `status` subresource.
 #[inline]
 pub fn extract_service_status(
@@ -134,6 +137,7 @@ pub fn extract_service_status(
 {
     ::kube_codegen_runtime::apply::extract(service, field_manager, "status")
 }
+#[cfg(feature = "core")]
 /// client-go's `ExtractServiceFrom`: as [`extract_service`], for the fields applied through `subresource` (`""` for the main resource, `"status"` …).
 #[inline]
 pub fn extract_service_from(

@@ -132,6 +132,7 @@ impl ServiceAccountApplyConfiguration {
         with_deletion_timestamp with_labels with_annotations with_owner_references with_finalizers
     );
 }
+#[cfg(feature = "core")]
 impl ::kube_codegen_runtime::apply::ApplyConfiguration for ServiceAccountApplyConfiguration {
     type Object = crate::apis::core::v1::ServiceAccount;
     fn name(&self) -> ::core::option::Option<&str> {
@@ -147,6 +148,7 @@ impl ::kube_codegen_runtime::apply::ApplyConfiguration for ServiceAccountApplyCo
         self.kind.as_deref()
     }
 }
+#[cfg(feature = "core")]
 /// client-go's `ExtractServiceAccount`: the apply configuration holding exactly the fields of `service_account` that `field_manager` owns through apply on the main resource, with their current values (plus apiVersion, kind, name and namespace), read from `metadata.managedFields`.
 ///
 /// Use it to read-modify-apply without taking or dropping other managers' fields. `service_account` must be as the API server returned it (with its managed fields); one without any is an error rather than an empty configuration.
@@ -160,6 +162,7 @@ pub fn extract_service_account(
 > {
     ::kube_codegen_runtime::apply::extract(service_account, field_manager, "")
 }
+#[cfg(feature = "core")]
 /// client-go's `ExtractServiceAccountFrom`: as [`extract_service_account`], for the fields applied through `subresource` (`""` for the main resource, `"status"` …).
 #[inline]
 pub fn extract_service_account_from(

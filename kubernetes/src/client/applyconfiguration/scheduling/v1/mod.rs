@@ -7,6 +7,6 @@
 #[rustfmt::skip]
 pub mod priority_class;
 
-pub use self::priority_class::{
-    PriorityClassApplyConfiguration, extract_priority_class, extract_priority_class_from,
-};
+pub use self::priority_class::PriorityClassApplyConfiguration;
+#[cfg(feature = "scheduling")]
+pub use self::priority_class::{extract_priority_class, extract_priority_class_from};

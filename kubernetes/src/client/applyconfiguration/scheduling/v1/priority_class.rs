@@ -131,6 +131,7 @@ impl PriorityClassApplyConfiguration {
         with_deletion_timestamp with_labels with_annotations with_owner_references with_finalizers
     );
 }
+#[cfg(feature = "scheduling")]
 impl ::kube_codegen_runtime::apply::ApplyConfiguration for PriorityClassApplyConfiguration {
     type Object = crate::apis::scheduling::v1::PriorityClass;
     fn name(&self) -> ::core::option::Option<&str> {
@@ -146,6 +147,7 @@ impl ::kube_codegen_runtime::apply::ApplyConfiguration for PriorityClassApplyCon
         self.kind.as_deref()
     }
 }
+#[cfg(feature = "scheduling")]
 /// client-go's `ExtractPriorityClass`: the apply configuration holding exactly the fields of `priority_class` that `field_manager` owns through apply on the main resource, with their current values (plus apiVersion, kind, name and namespace), read from `metadata.managedFields`.
 ///
 /// Use it to read-modify-apply without taking or dropping other managers' fields. `priority_class` must be as the API server returned it (with its managed fields); one without any is an error rather than an empty configuration.
@@ -159,6 +161,7 @@ pub fn extract_priority_class(
 > {
     ::kube_codegen_runtime::apply::extract(priority_class, field_manager, "")
 }
+#[cfg(feature = "scheduling")]
 /// client-go's `ExtractPriorityClassFrom`: as [`extract_priority_class`], for the fields applied through `subresource` (`""` for the main resource, `"status"` …).
 #[inline]
 pub fn extract_priority_class_from(

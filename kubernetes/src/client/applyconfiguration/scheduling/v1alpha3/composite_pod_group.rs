@@ -99,6 +99,7 @@ impl CompositePodGroupApplyConfiguration {
         with_deletion_timestamp with_labels with_annotations with_owner_references with_finalizers
     );
 }
+#[cfg(feature = "scheduling")]
 impl ::kube_codegen_runtime::apply::ApplyConfiguration for CompositePodGroupApplyConfiguration {
     type Object = crate::apis::scheduling::v1alpha3::CompositePodGroup;
     fn name(&self) -> ::core::option::Option<&str> {
@@ -114,6 +115,7 @@ impl ::kube_codegen_runtime::apply::ApplyConfiguration for CompositePodGroupAppl
         self.kind.as_deref()
     }
 }
+#[cfg(feature = "scheduling")]
 /// client-go's `ExtractCompositePodGroup`: the apply configuration holding exactly the fields of `composite_pod_group` that `field_manager` owns through apply on the main resource, with their current values (plus apiVersion, kind, name and namespace), read from `metadata.managedFields`.
 ///
 /// Use it to read-modify-apply without taking or dropping other managers' fields. `composite_pod_group` must be as the API server returned it (with its managed fields); one without any is an error rather than an empty configuration.
@@ -127,6 +129,7 @@ pub fn extract_composite_pod_group(
 > {
     ::kube_codegen_runtime::apply::extract(composite_pod_group, field_manager, "")
 }
+#[cfg(feature = "scheduling")]
 /// client-go's `ExtractCompositePodGroupStatus`: as [`extract_composite_pod_group`], for the fields `field_manager` owns through apply on the `status` subresource.
 #[inline]
 pub fn extract_composite_pod_group_status(
@@ -138,6 +141,7 @@ pub fn extract_composite_pod_group_status(
 > {
     ::kube_codegen_runtime::apply::extract(composite_pod_group, field_manager, "status")
 }
+#[cfg(feature = "scheduling")]
 /// client-go's `ExtractCompositePodGroupFrom`: as [`extract_composite_pod_group`], for the fields applied through `subresource` (`""` for the main resource, `"status"` …).
 #[inline]
 pub fn extract_composite_pod_group_from(

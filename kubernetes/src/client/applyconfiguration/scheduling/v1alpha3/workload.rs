@@ -90,6 +90,7 @@ impl WorkloadApplyConfiguration {
         with_deletion_timestamp with_labels with_annotations with_owner_references with_finalizers
     );
 }
+#[cfg(feature = "scheduling")]
 impl ::kube_codegen_runtime::apply::ApplyConfiguration for WorkloadApplyConfiguration {
     type Object = crate::apis::scheduling::v1alpha3::Workload;
     fn name(&self) -> ::core::option::Option<&str> {
@@ -105,6 +106,7 @@ impl ::kube_codegen_runtime::apply::ApplyConfiguration for WorkloadApplyConfigur
         self.kind.as_deref()
     }
 }
+#[cfg(feature = "scheduling")]
 /// client-go's `ExtractWorkload`: the apply configuration holding exactly the fields of `workload` that `field_manager` owns through apply on the main resource, with their current values (plus apiVersion, kind, name and namespace), read from `metadata.managedFields`.
 ///
 /// Use it to read-modify-apply without taking or dropping other managers' fields. `workload` must be as the API server returned it (with its managed fields); one without any is an error rather than an empty configuration.
@@ -116,6 +118,7 @@ pub fn extract_workload(
 {
     ::kube_codegen_runtime::apply::extract(workload, field_manager, "")
 }
+#[cfg(feature = "scheduling")]
 /// client-go's `ExtractWorkloadFrom`: as [`extract_workload`], for the fields applied through `subresource` (`""` for the main resource, `"status"` …).
 #[inline]
 pub fn extract_workload_from(

@@ -52,9 +52,7 @@ pub use self::composite_pod_group_scheduling_policy::CompositePodGroupScheduling
 pub use self::composite_pod_group_template::CompositePodGroupTemplateApplyConfiguration;
 pub use self::disruption_mode::DisruptionModeApplyConfiguration;
 pub use self::gang_scheduling_policy::GangSchedulingPolicyApplyConfiguration;
-pub use self::pod_group::{
-    PodGroupApplyConfiguration, extract_pod_group, extract_pod_group_from, extract_pod_group_status,
-};
+pub use self::pod_group::PodGroupApplyConfiguration;
 pub use self::pod_group_resource_claim::PodGroupResourceClaimApplyConfiguration;
 pub use self::pod_group_resource_claim_status::PodGroupResourceClaimStatusApplyConfiguration;
 pub use self::pod_group_scheduling_constraints::PodGroupSchedulingConstraintsApplyConfiguration;
@@ -64,6 +62,10 @@ pub use self::pod_group_status::PodGroupStatusApplyConfiguration;
 pub use self::pod_group_template::PodGroupTemplateApplyConfiguration;
 pub use self::topology_constraint::TopologyConstraintApplyConfiguration;
 pub use self::typed_local_object_reference::TypedLocalObjectReferenceApplyConfiguration;
-pub use self::workload::{WorkloadApplyConfiguration, extract_workload, extract_workload_from};
+pub use self::workload::WorkloadApplyConfiguration;
 pub use self::workload_reference::WorkloadReferenceApplyConfiguration;
 pub use self::workload_spec::WorkloadSpecApplyConfiguration;
+#[cfg(feature = "scheduling")]
+pub use self::pod_group::{extract_pod_group, extract_pod_group_from, extract_pod_group_status};
+#[cfg(feature = "scheduling")]
+pub use self::workload::{extract_workload, extract_workload_from};
