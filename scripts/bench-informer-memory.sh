@@ -2,11 +2,15 @@
 # Informer memory per cached object beside client-go's informer and kube-rs's reflector,
 # measured in the same run against the same in-memory API server, printed as a table.
 #
-# Usage: scripts/bench-informer-memory.sh [--objects N] [--rounds N]
+# Usage: scripts/bench-informer-memory.sh [--scenarios "KIND:N ..."] [--rounds N] [--breakdown]
 #
-#   --objects N  ConfigMaps to cache (default 10000), each of 1 KiB data, created by
-#                server-side apply (one managedFields entry each)
+#   --scenarios  what to cache, one server each (default
+#                "configmaps:10000 configmaps:100000 pods:10000"): ConfigMaps of 1 KiB data
+#                created by server-side apply (one managedFields entry each), or Pods as a
+#                ReplicaSet makes them, applied by the controller, the scheduler and the kubelet
+#                (three managedFields entries each)
 #   --rounds N   measure each informer N times, alternating (default 3; the median is kept)
+#   --breakdown  also print where one object's bytes go in our decoded object and store
 #
 # Ours: codegen-runtime/benches/informer_memory.rs (also the server, in its own process).
 # client-go: scripts/bench/informer-memory (k8s.io/client-go v0.37). Each informer runs in a
@@ -17,10 +21,11 @@ set -euo pipefail
 
 die() { echo "bench-informer-memory: error: $*" >&2; exit 1; }
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-OBJECTS=10000 ROUNDS=3
+SCENARIOS="configmaps:10000 configmaps:100000 pods:10000" ROUNDS=3 BREAKDOWN=""
 while (($#)); do
     case $1 in
-        --objects) OBJECTS=$2; shift ;;
+        --scenarios) SCENARIOS=$2; shift ;;
+        --breakdown) BREAKDOWN=1 ;;
         --rounds) ROUNDS=$2; shift ;;
         -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
         *) die "unknown argument '$1'" ;;
@@ -32,7 +37,7 @@ for tool in go cargo python3; do command -v "$tool" >/dev/null || die "'$tool' i
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/bench-informer-memory.XXXXXX")
 SERVER=""
 cleanup() {
-    [[ -n $SERVER ]] && kill -TERM "$SERVER" 2>/dev/null && wait "$SERVER" 2>/dev/null
+    if [[ -n $SERVER ]]; then kill -TERM "$SERVER" 2>/dev/null; wait "$SERVER" 2>/dev/null; fi
     rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -47,35 +52,49 @@ for l in sys.stdin:
         print(m["executable"])') || die "cannot find the informer_memory binary"
 [[ -x $OURS ]] || die "no informer_memory binary"
 
-echo "bench-informer-memory: seeding $OBJECTS ConfigMaps" >&2
-"$OURS" serve "$OBJECTS" "$WORK/kubeconfig" >"$WORK/url" 2>"$WORK/server.log" &
-SERVER=$!
-until [[ -s $WORK/url ]]; do
-    kill -0 "$SERVER" 2>/dev/null || die "the server exited: $(cat "$WORK/server.log")"
-    sleep 0.2
-done
-
-for ((r = 1; r <= ROUNDS; r++)); do
-    echo "bench-informer-memory: round $r/$ROUNDS" >&2
-    for mode in ours ours-keep-managed-fields ours-metadata kube-rs; do
-        "$OURS" "$mode" "$WORK/kubeconfig" >>"$WORK/results" || die "$mode failed"
+for scenario in $SCENARIOS; do
+    KIND=${scenario%%:*} OBJECTS=${scenario#*:}
+    [[ $KIND == configmaps || $KIND == pods ]] || die "--scenarios: unknown kind '$KIND' in '$scenario'"
+    [[ $OBJECTS =~ ^[0-9]+$ ]] || die "--scenarios: '$scenario' is not KIND:COUNT"
+    echo "bench-informer-memory: seeding $OBJECTS $KIND ($(uptime))" >&2
+    rm -f "$WORK/url"
+    "$OURS" serve "$KIND" "$OBJECTS" "$WORK/kubeconfig" >"$WORK/url" 2>"$WORK/server.log" &
+    SERVER=$!
+    until [[ -s $WORK/url ]]; do
+        kill -0 "$SERVER" 2>/dev/null || die "the server exited: $(cat "$WORK/server.log")"
+        sleep 0.2
     done
-    "$WORK/informermemory" -kubeconfig "$WORK/kubeconfig" >>"$WORK/results" || die "client-go failed"
-    "$WORK/informermemory" -kubeconfig "$WORK/kubeconfig" -strip-managed-fields \
-        >>"$WORK/results" || die "client-go failed"
+    [[ -n $BREAKDOWN ]] && "$OURS" breakdown "$KIND" "$WORK/kubeconfig" >&2
+    for ((r = 1; r <= ROUNDS; r++)); do
+        echo "bench-informer-memory: $KIND:$OBJECTS round $r/$ROUNDS ($(uptime))" >&2
+        for mode in ours ours-keep-managed-fields ours-compact ours-compact-keep-managed-fields \
+            ours-metadata kube-rs; do
+            "$OURS" "$mode" "$KIND" "$WORK/kubeconfig" | sed "s/^/$KIND /" >>"$WORK/results" ||
+                die "$mode failed"
+        done
+        for strip in "" -strip-managed-fields; do
+            "$WORK/informermemory" -kubeconfig "$WORK/kubeconfig" -kind "$KIND" $strip |
+                sed "s/^/$KIND /" >>"$WORK/results" || die "client-go failed"
+        done
+    done
+    kill -TERM "$SERVER" 2>/dev/null
+    wait "$SERVER" 2>/dev/null || true # killed: its status is 143
+    SERVER=""
 done
+echo "bench-informer-memory: done ($(uptime))" >&2
 
 python3 - "$WORK/results" <<'PY'
 import statistics, sys
 rows = {}
 for line in open(sys.argv[1]):
-    mode, n, heap, rss = line.split()
-    rows.setdefault(mode, []).append((int(n), int(heap), int(rss)))
-base = statistics.median(h for _, h, _ in rows.get("client-go", [(0, 0, 0)])) or float("nan")
-print("| informer | objects | heap B/object (median) | heap rounds | RSS B/object (median) | ÷ client-go heap |")
-print("| --- | ---: | ---: | --- | ---: | ---: |")
-for mode, v in rows.items():
-    heap = statistics.median(h for _, h, _ in v)
-    rss = statistics.median(r for _, _, r in v)
-    print(f"| {mode} | {v[0][0]} | {heap:.0f} | {' / '.join(str(h) for _, h, _ in v)} | {rss:.0f} | {heap / base:.2f} |")
+    kind, mode, n, heap, rss = line.split()
+    rows.setdefault((kind, int(n)), {}).setdefault(mode, []).append((int(heap), int(rss)))
+print("| kind | objects | informer | heap B/object (median) | heap rounds | RSS B/object (median) | ÷ client-go heap |")
+print("| --- | ---: | --- | ---: | --- | ---: | ---: |")
+for (kind, n), modes in rows.items():
+    base = statistics.median(h for h, _ in modes.get("client-go", [(0, 0)])) or float("nan")
+    for mode, v in modes.items():
+        heap = statistics.median(h for h, _ in v)
+        rss = statistics.median(r for _, r in v)
+        print(f"| {kind} | {n} | {mode} | {heap:.0f} | {' / '.join(str(h) for h, _ in v)} | {rss:.0f} | {heap / base:.2f} |")
 PY

@@ -1,5 +1,7 @@
 //! Filling the informer's store from a list: kube-codegen's `Writer::replace` beside kube-rs's
-//! `Writer::apply_watcher_event` (Init, InitApply × n, InitDone), and the lock choice.
+//! `Writer::apply_watcher_event` (Init, InitApply × n, InitDone), the lock choice, and what
+//! reads cost from a decoded store and from a compact one (`InformerOptions::compact`: each
+//! read decodes the object's JSON).
 //!
 //! The writer is private to the runtime's informer, so the bench compiles the store module
 //! itself, exactly as the runtime does.
@@ -139,5 +141,41 @@ fn lock_choice(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, fill, relist, lock_choice);
+/// `Store::get` and `Store::list_namespace` over 10,000 ConfigMaps, kept decoded or compact.
+fn reads(c: &mut Criterion) {
+    let objs = common::objects(10, 1_000);
+    let decoded = store::Writer::<ConfigMap>::new();
+    decoded.replace(objs.clone(), "1");
+    let expand: store::Expand = Arc::new(|text: &str| {
+        serde_json::from_str::<ConfigMap>(text).map(|o| Arc::new(o) as store::Obj)
+    });
+    let compact = store::RawWriter::compact(expand);
+    let incoming = objs
+        .iter()
+        .map(|o| {
+            let text = serde_json::to_string(o).unwrap_or_else(|e| panic!("{e}"));
+            store::Incoming {
+                obj: Arc::new(o.clone()),
+                compact: store::Compact::new(&text, true).map(Arc::new),
+            }
+        })
+        .collect();
+    compact.replace(incoming, "1".into());
+    let stores = [
+        ("decoded", decoded.store()),
+        ("compact", compact.store::<ConfigMap>()),
+    ];
+    let mut g = c.benchmark_group("store reads, 10k ConfigMaps");
+    for (label, s) in &stores {
+        g.bench_function(format!("get ({label})"), |b| {
+            b.iter(|| black_box(s.get(Some(black_box("ns-3")), black_box("obj-421"))))
+        });
+        g.bench_function(format!("list_namespace of 1,000 ({label})"), |b| {
+            b.iter(|| black_box(s.list_namespace(black_box("ns-3"))))
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, fill, relist, lock_choice, reads);
 criterion_main!(benches);

@@ -3,13 +3,19 @@
 //!
 //! Modes (one process each, so each heap is its own):
 //!
-//! * `serve N KUBECONFIG`: the in-memory API server on loopback, seeded with N ConfigMaps of
+//! * `serve configmaps N KUBECONFIG`: the in-memory API server on loopback, seeded with N ConfigMaps of
 //!   1 KiB data, each created by server-side apply (so each has one managedFields entry);
 //!   writes KUBECONFIG and serves until killed.
-//! * `ours KUBECONFIG`, `ours-keep-managed-fields KUBECONFIG`: a `SharedIndexInformer` of
-//!   ConfigMaps as a Manager makes it (managedFields dropped), or keeping managedFields.
-//! * `ours-metadata KUBECONFIG`: the metadata-only informer (`PartialObjectMeta<ConfigMap>`).
-//! * `kube-rs KUBECONFIG`: kube-rs's `reflector` over its `watcher`.
+//! * `serve pods N KUBECONFIG`: the same with N Pods as a ReplicaSet makes them, applied by
+//!   three field managers (controller, scheduler, kubelet), so three managedFields entries each.
+//! * `ours KIND KUBECONFIG`, `ours-keep-managed-fields KIND KUBECONFIG`: a `SharedIndexInformer`
+//!   of KIND (`configmaps` or `pods`) as a Manager makes it (managedFields dropped), or keeping
+//!   managedFields; `ours-compact …` and `ours-compact-keep-managed-fields …` the same with
+//!   `InformerOptions::compact` (objects kept as JSON text, decoded on read).
+//! * `ours-metadata KIND KUBECONFIG`: the metadata-only informer (`PartialObjectMeta<K>`).
+//! * `kube-rs KIND KUBECONFIG`: kube-rs's `reflector` over its `watcher`.
+//! * `breakdown KIND KUBECONFIG`: where one object's bytes go (decoded parts, store overhead)
+//!   and what reads cost, decoded and compact.
 //!
 //! Each measuring mode prints `<mode> <objects> <heap bytes per object> <rss bytes per
 //! object>`: the growth of live heap bytes (counted by the global allocator) and of VmRSS from
@@ -18,7 +24,7 @@
 use std::time::Duration;
 
 use futures::StreamExt;
-use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::api::core::v1::{ConfigMap, Pod};
 use kube::Api;
 use kube::api::{Patch, PatchParams};
 use kube::core::PartialObjectMeta;
@@ -54,26 +60,122 @@ async fn client(kubeconfig: &str) -> Result<kube::Client, BoxError> {
     Ok(kube::Client::try_from(config)?)
 }
 
-async fn serve(n: usize, kubeconfig: &str) -> Result<(), BoxError> {
+/// A Pod as a Deployment's ReplicaSet makes it, applied by three field managers as on a real
+/// cluster: the controller (spec), the scheduler (the `PodScheduled` condition) and the kubelet
+/// (the rest of the status), so each Pod carries three managedFields entries.
+async fn seed_pod(api: &Api<Pod>, i: usize) -> Result<(), BoxError> {
+    let name = format!("web-7d9c5b8f6-{i:06}");
+    let pod = serde_json::json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {
+            "name": name, "namespace": "default",
+            "labels": {"app": "web", "pod-template-hash": "7d9c5b8f6", "tier": "frontend"},
+            "annotations": {"kubectl.kubernetes.io/restartedAt": "2026-11-01T10:00:00Z"},
+            "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet",
+                "name": "web-7d9c5b8f6", "uid": "8d2f1c1e-4b7a-4f8e-9a53-3c0f5a9e2b11",
+                "controller": true, "blockOwnerDeletion": true}],
+        },
+        "spec": {
+            "containers": [{
+                "name": "web", "image": "registry.example.com/team/web:1.24.3",
+                "imagePullPolicy": "IfNotPresent",
+                "ports": [{"name": "http", "containerPort": 8080, "protocol": "TCP"}],
+                "env": [{"name": "LOG_LEVEL", "value": "info"},
+                        {"name": "POD_NAME", "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.name"}}}],
+                "resources": {"requests": {"cpu": "100m", "memory": "128Mi"},
+                              "limits": {"memory": "256Mi"}},
+                "readinessProbe": {"httpGet": {"path": "/healthz", "port": 8080, "scheme": "HTTP"},
+                                   "periodSeconds": 10},
+                "volumeMounts": [{"name": "kube-api-access", "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount", "readOnly": true}],
+                "terminationMessagePath": "/dev/termination-log",
+                "terminationMessagePolicy": "File",
+            }],
+            "volumes": [{"name": "kube-api-access", "projected": {"defaultMode": 420, "sources": [
+                {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
+                {"configMap": {"name": "kube-root-ca.crt", "items": [{"key": "ca.crt", "path": "ca.crt"}]}}]}}],
+            "restartPolicy": "Always", "dnsPolicy": "ClusterFirst",
+            "serviceAccountName": "default", "terminationGracePeriodSeconds": 30,
+            "nodeName": format!("node-{:03}", i % 100),
+            "tolerations": [
+                {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
+                {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}],
+        },
+    });
+    api.patch(
+        &name,
+        &PatchParams::apply("kube-controller-manager").force(),
+        &Patch::Apply(pod),
+    )
+    .await?;
+    let scheduled = serde_json::json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default"},
+        "status": {"conditions": [{"type": "PodScheduled", "status": "True",
+                                   "lastTransitionTime": "2026-11-01T10:00:01Z"}]},
+    });
+    api.patch_status(
+        &name,
+        &PatchParams::apply("kube-scheduler").force(),
+        &Patch::Apply(scheduled),
+    )
+    .await?;
+    let running = serde_json::json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default"},
+        "status": {
+            "phase": "Running", "hostIP": "10.0.0.17", "podIP": format!("10.244.{}.{}", i / 250 % 250, i % 250 + 2),
+            "startTime": "2026-11-01T10:00:01Z", "qosClass": "Burstable",
+            "conditions": [
+                {"type": "Initialized", "status": "True", "lastTransitionTime": "2026-11-01T10:00:01Z"},
+                {"type": "Ready", "status": "True", "lastTransitionTime": "2026-11-01T10:00:05Z"},
+                {"type": "ContainersReady", "status": "True", "lastTransitionTime": "2026-11-01T10:00:05Z"}],
+            "containerStatuses": [{"name": "web", "ready": true, "restartCount": 0, "started": true,
+                "image": "registry.example.com/team/web:1.24.3",
+                "imageID": "registry.example.com/team/web@sha256:4f0c3b6a9d1e2f7a8b5c6d9e0f1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c",
+                "containerID": format!("containerd://{:064x}", i),
+                "state": {"running": {"startedAt": "2026-11-01T10:00:03Z"}}}],
+        },
+    });
+    api.patch_status(
+        &name,
+        &PatchParams::apply("kubelet").force(),
+        &Patch::Apply(running),
+    )
+    .await?;
+    Ok(())
+}
+
+async fn serve(kind: &str, n: usize, kubeconfig: &str) -> Result<(), BoxError> {
     let server = kube_codegen_runtime::fake::FakeApiServer::builder()
         .max_recorded_actions(0)
         .build()?;
     let local = server.client()?;
-    let api: Api<ConfigMap> = Api::namespaced(local, "default");
-    let data = "x".repeat(1024);
-    for i in 0..n {
-        let cm = serde_json::json!({
-            "apiVersion": "v1", "kind": "ConfigMap",
-            "metadata": {"name": format!("cm-{i:05}"), "namespace": "default",
-                         "labels": {"app": "bench"}},
-            "data": {"payload": data},
-        });
-        api.patch(
-            &format!("cm-{i:05}"),
-            &PatchParams::apply("bench").force(),
-            &Patch::Apply(cm),
-        )
-        .await?;
+    match kind {
+        "configmaps" => {
+            let api: Api<ConfigMap> = Api::namespaced(local, "default");
+            let data = "x".repeat(1024);
+            for i in 0..n {
+                let cm = serde_json::json!({
+                    "apiVersion": "v1", "kind": "ConfigMap",
+                    "metadata": {"name": format!("cm-{i:06}"), "namespace": "default",
+                                 "labels": {"app": "bench"}},
+                    "data": {"payload": data},
+                });
+                api.patch(
+                    &format!("cm-{i:06}"),
+                    &PatchParams::apply("bench").force(),
+                    &Patch::Apply(cm),
+                )
+                .await?;
+            }
+        }
+        "pods" => {
+            let api: Api<Pod> = Api::namespaced(local, "default");
+            for i in 0..n {
+                seed_pod(&api, i).await?;
+            }
+        }
+        other => return Err(format!("unknown kind {other:?} (configmaps or pods)").into()),
     }
     let served = server
         .serve(std::net::SocketAddr::from(([127, 0, 0, 1], 0)))
@@ -85,20 +187,42 @@ async fn serve(n: usize, kubeconfig: &str) -> Result<(), BoxError> {
     }
 }
 
-async fn measure(mode: &str, kubeconfig: &str) -> Result<(), BoxError> {
-    let client = client(kubeconfig).await?;
+/// What a kind needs to be measured by every informer here.
+trait Measured:
+    kube_codegen_runtime::informer::CacheObject
+    + kube::Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
+    + Clone
+    + serde::de::DeserializeOwned
+    + std::fmt::Debug
+    + Send
+    + Sync
+    + 'static
+{
+}
+
+impl Measured for ConfigMap {}
+impl Measured for Pod {}
+
+async fn measure<K: Measured>(mode: &str, client: kube::Client) -> Result<(), BoxError>
+where
+    PartialObjectMeta<K>: kube_codegen_runtime::informer::InformerObject,
+{
     // Warm the client (TLS, connection pool) before the baseline.
-    let api: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    let api: Api<K> = Api::namespaced(client.clone(), "default");
     let _ = api.get_opt("warm-up").await?;
     let (heap0, rss0) = (live_heap(), rss());
     let (count, keep): (usize, Box<dyn std::any::Any>) = match mode {
-        "ours" | "ours-keep-managed-fields" => {
-            let options = if mode == "ours" {
-                InformerOptions::default().strip_managed_fields()
-            } else {
+        "ours"
+        | "ours-keep-managed-fields"
+        | "ours-compact"
+        | "ours-compact-keep-managed-fields" => {
+            let options = if mode.ends_with("keep-managed-fields") {
                 InformerOptions::default()
+            } else {
+                InformerOptions::default().strip_managed_fields()
             };
-            let informer = SharedIndexInformer::<ConfigMap>::builder(client)
+            let options = options.compact(mode.starts_with("ours-compact"));
+            let informer = SharedIndexInformer::<K>::builder(client)
                 .options(options)
                 .build();
             let running = informer.start()?;
@@ -106,7 +230,7 @@ async fn measure(mode: &str, kubeconfig: &str) -> Result<(), BoxError> {
             (informer.store().len(), Box::new((informer, running)))
         }
         "ours-metadata" => {
-            let informer = SharedIndexInformer::<PartialObjectMeta<ConfigMap>>::builder(client)
+            let informer = SharedIndexInformer::<PartialObjectMeta<K>>::builder(client)
                 .options(InformerOptions::default().strip_managed_fields())
                 .build();
             let running = informer.start()?;
@@ -114,7 +238,7 @@ async fn measure(mode: &str, kubeconfig: &str) -> Result<(), BoxError> {
             (informer.store().len(), Box::new((informer, running)))
         }
         "kube-rs" => {
-            let (reader, writer) = kube::runtime::reflector::store::<ConfigMap>();
+            let (reader, writer) = kube::runtime::reflector::store::<K>();
             let stream = kube::runtime::reflector(
                 writer,
                 kube::runtime::watcher(api, kube::runtime::watcher::Config::default()),
@@ -134,6 +258,151 @@ async fn measure(mode: &str, kubeconfig: &str) -> Result<(), BoxError> {
     Ok(())
 }
 
+/// Where one object's bytes go: decodes the first listed object `N` times and measures each
+/// part by the live heap it frees when dropped, then the store's own overhead.
+async fn breakdown<K: Measured>(plural: &str, client: kube::Client) -> Result<(), BoxError> {
+    const N: usize = 2000;
+    let req = http::Request::get(format!("/api/v1/namespaces/default/{plural}?limit=1"))
+        .body(Vec::new())?;
+    let text = client.request_text(req).await?;
+    let list: serde_json::Value = serde_json::from_str(&text)?;
+    let item = serde_json::to_string(&list["items"][0])?;
+    let per = |d: i64| d as f64 / N as f64;
+    let decode_all = || -> Result<Vec<K>, serde_json::Error> {
+        (0..N).map(|_| serde_json::from_str::<K>(&item)).collect()
+    };
+    println!("{plural}: JSON of one object: {} B", item.len());
+    println!(
+        "size_of::<K>() = {} B (an Arc<K> adds 16)",
+        std::mem::size_of::<K>()
+    );
+    println!(
+        "size_of::<ObjectMeta>() = {} B",
+        std::mem::size_of::<kube::api::ObjectMeta>()
+    );
+    let h0 = live_heap();
+    let mut objs = decode_all()?;
+    let h1 = live_heap();
+    println!(
+        "decoded object, heap beyond its inline size: {:.0} B",
+        per(h1 - h0) - std::mem::size_of::<K>() as f64
+    );
+    let mf: Vec<_> = objs
+        .iter_mut()
+        .map(|o| o.meta_mut().managed_fields.take())
+        .collect();
+    let entries = mf.first().and_then(|m| m.as_ref()).map_or(0, |v| v.len());
+    let spare = mf
+        .first()
+        .and_then(|m| m.as_ref())
+        .map_or(0, |v| v.capacity() - v.len());
+    let h2 = live_heap();
+    drop(mf);
+    let h3 = live_heap();
+    println!(
+        "  managedFields ({entries} entries, {spare} spare slots): {:.0} B",
+        per(h2 - h3)
+    );
+    let fields: Vec<_> = objs
+        .iter_mut()
+        .map(|o| {
+            let m = o.meta_mut();
+            (
+                m.labels.take(),
+                m.annotations.take(),
+                m.owner_references.take(),
+            )
+        })
+        .collect();
+    let h4 = live_heap();
+    drop(fields);
+    let h5 = live_heap();
+    println!(
+        "  labels + annotations + ownerReferences: {:.0} B",
+        per(h4 - h5)
+    );
+    let strings: Vec<_> = objs
+        .iter_mut()
+        .map(|o| {
+            let m = o.meta_mut();
+            (
+                m.uid.take(),
+                m.resource_version.take(),
+                m.generate_name.take(),
+            )
+        })
+        .collect();
+    let h6 = live_heap();
+    drop(strings);
+    let h7 = live_heap();
+    println!(
+        "  uid + resourceVersion + generateName: {:.0} B",
+        per(h6 - h7)
+    );
+    drop(objs);
+    let h8 = live_heap();
+    println!(
+        "  the rest (name, namespace, the kind's own fields): {:.0} B",
+        per(h7 - h8) - std::mem::size_of::<K>() as f64
+    );
+
+    // The store around the objects: Arc headers, key strings, maps, the namespace index.
+    let objs = decode_all()?;
+    let objects_heap = live_heap() - h8;
+    let store = kube_codegen_runtime::Store::from_objects(objs, [])?;
+    let h9 = live_heap();
+    let store_overhead = per(h9 - h8 - objects_heap);
+    println!("store overhead per object (Arc, keys, maps, namespace index): {store_overhead:.0} B");
+    drop(store);
+    println!(
+        "size_of::<Arc<dyn GenericObject>>() = {} B (one table entry)",
+        std::mem::size_of::<std::sync::Arc<dyn kube_codegen_runtime::lister::GenericObject>>()
+    );
+
+    // What reads cost from a decoded and from a compact cache of the same objects.
+    for compact in [false, true] {
+        let informer = SharedIndexInformer::<K>::builder(client.clone())
+            .options(
+                InformerOptions::default()
+                    .strip_managed_fields()
+                    .compact(compact),
+            )
+            .build();
+        let running = informer.start()?;
+        informer.wait_for_sync().await?;
+        let store = informer.store();
+        let t = std::time::Instant::now();
+        let all = store.list();
+        let list_time = t.elapsed();
+        let names: Vec<String> = all.iter().filter_map(|o| o.meta().name.clone()).collect();
+        drop(all);
+        let t = std::time::Instant::now();
+        for n in &names {
+            std::hint::black_box(store.get(Some("default"), n));
+        }
+        println!(
+            "reads ({}): list of {} in {:?}, get {:?} per object",
+            if compact { "compact" } else { "decoded" },
+            names.len(),
+            list_time,
+            t.elapsed() / names.len().max(1) as u32
+        );
+        running.shutdown().await?;
+    }
+    Ok(())
+}
+
+async fn run(mode: &str, kind: &str, kubeconfig: &str) -> Result<(), BoxError> {
+    let client = client(kubeconfig).await?;
+    match (mode, kind) {
+        ("breakdown", "configmaps") => breakdown::<ConfigMap>(kind, client).await,
+        ("breakdown", "pods") => breakdown::<Pod>(kind, client).await,
+        (_, "configmaps") => measure::<ConfigMap>(mode, client).await,
+        (_, "pods") => measure::<Pod>(mode, client).await,
+        _ => Err(format!("unknown kind {kind:?} (configmaps or pods)").into()),
+    }
+}
+
 fn main() -> Result<(), BoxError> {
     let args: Vec<String> = std::env::args()
         .skip(1)
@@ -144,8 +413,8 @@ fn main() -> Result<(), BoxError> {
         .enable_all()
         .build()?;
     match args.as_slice() {
-        [mode, n, kc] if mode == "serve" => rt.block_on(serve(n.parse()?, kc)),
-        [mode, kc] => rt.block_on(measure(mode, kc)),
-        _ => Err("usage: informer_memory serve N KUBECONFIG | ours|ours-keep-managed-fields|ours-metadata|kube-rs KUBECONFIG".into()),
+        [mode, kind, n, kc] if mode == "serve" => rt.block_on(serve(kind, n.parse()?, kc)),
+        [mode, kind, kc] => rt.block_on(run(mode, kind, kc)),
+        _ => Err("usage: informer_memory serve configmaps|pods N KUBECONFIG | ours|ours-keep-managed-fields|ours-metadata|kube-rs|breakdown configmaps|pods KUBECONFIG".into()),
     }
 }

@@ -35,10 +35,7 @@
 //! ```
 
 use std::any::Any;
-use std::borrow::Borrow;
-use std::cell::RefCell;
 use std::fmt;
-use std::hash::{Hash, Hasher};
 use std::marker::PhantomData;
 use std::sync::Arc;
 
@@ -108,179 +105,181 @@ pub fn object_key<K: Resource>(obj: &K) -> Result<String, StoreError> {
     key_of(obj.meta())
 }
 
-thread_local! {
-    /// Scratch space for joining `namespace/name` before copying it into an `Arc<str>`.
-    static SCRATCH: RefCell<String> = const { RefCell::new(String::new()) };
+/// The process-wide hash seed of every object table (random per process, as `ahash`'s
+/// `RandomState::new` is).
+static HASHER: std::sync::LazyLock<ahash::RandomState> =
+    std::sync::LazyLock::new(ahash::RandomState::new);
+
+#[path = "store/compact.rs"]
+mod compact;
+
+pub(crate) use compact::Compact;
+
+/// `(namespace, name)` of a decoded object: its key's parts, read from its own metadata, so no
+/// key string is stored beside it (the namespace is empty for cluster-scoped objects).
+fn parts(obj: &Obj) -> (&str, &str) {
+    let meta = obj.object_meta();
+    (
+        meta.namespace.as_deref().unwrap_or(""),
+        meta.name.as_deref().unwrap_or(""),
+    )
 }
 
-/// `namespace/name` as a shared string, with one allocation.
-fn joined(ns: &str, name: &str) -> Arc<str> {
-    SCRATCH.with(|scratch| match scratch.try_borrow_mut() {
-        Ok(mut buf) => {
-            buf.clear();
-            buf.push_str(ns);
-            buf.push('/');
-            buf.push_str(name);
-            Arc::from(buf.as_str())
-        }
-        Err(_) => Arc::from(format!("{ns}/{name}")),
-    })
-}
-
-/// A stored key: the shared `namespace/name` (or `name`) string and where the name starts.
-///
-/// It hashes, compares and borrows as that string.
+/// What a store holds for one object: the decoded object, or (in a compact store) its JSON
+/// text, decoded again by each read.
 #[derive(Clone)]
-struct Key {
-    full: Arc<str>,
-    /// 0 for cluster-scoped keys, else `namespace.len() + 1`.
-    name_at: usize,
+enum Entry {
+    Full(Obj),
+    Compact(Arc<Compact>),
 }
 
-impl Key {
-    fn of(meta: &ObjectMeta) -> Result<Key, StoreError> {
-        let name = meta
-            .name
-            .as_deref()
-            .filter(|n| !n.is_empty())
-            .ok_or(StoreError::MissingName)?;
-        Ok(match meta.namespace.as_deref().filter(|n| !n.is_empty()) {
-            Some(ns) => Key {
-                full: joined(ns, name),
-                name_at: ns.len() + 1,
-            },
-            None => Key {
-                full: Arc::from(name),
-                name_at: 0,
-            },
-        })
-    }
-
-    fn namespace(&self) -> &str {
-        self.full
-            .get(..self.name_at.saturating_sub(1))
-            .unwrap_or("")
-    }
-
-    fn as_str(&self) -> &str {
-        &self.full
-    }
-}
-
-impl Hash for Key {
-    fn hash<H: Hasher>(&self, state: &mut H) {
-        // Must hash exactly as `str` does, for look-ups by `&str` (`Borrow<str>`).
-        self.as_str().hash(state);
-    }
-}
-
-impl PartialEq for Key {
-    fn eq(&self, other: &Self) -> bool {
-        self.full == other.full
-    }
-}
-
-impl Eq for Key {}
-
-impl Borrow<str> for Key {
-    fn borrow(&self) -> &str {
-        &self.full
-    }
-}
-
-impl Key {
-    /// (namespace, name); the namespace is empty for cluster-scoped keys.
+impl Entry {
     fn parts(&self) -> (&str, &str) {
-        (
-            self.namespace(),
-            self.full.get(self.name_at..).unwrap_or(""),
-        )
-    }
-}
-
-/// The primary map: key → object, hashed by (namespace, name) so that a look-up by namespace
-/// and name is one probe with no key string built, and a look-up by `namespace/name` splits
-/// the string instead.
-struct Items {
-    hasher: ahash::RandomState,
-    table: hashbrown::HashTable<(Key, Obj)>,
-}
-
-impl Items {
-    fn new() -> Self {
-        Items {
-            hasher: ahash::RandomState::new(),
-            table: hashbrown::HashTable::new(),
+        match self {
+            Entry::Full(o) => parts(o),
+            Entry::Compact(c) => c.parts(),
         }
     }
 
-    fn hash(&self, ns: &str, name: &str) -> u64 {
-        self.hasher.hash_one((ns, name))
+    fn resource_version(&self) -> Option<&str> {
+        match self {
+            Entry::Full(o) => o.object_meta().resource_version.as_deref(),
+            Entry::Compact(c) => c.resource_version(),
+        }
     }
 
-    fn get(&self, ns: &str, name: &str) -> Option<&Obj> {
+    fn ptr_eq(&self, other: &Entry) -> bool {
+        match (self, other) {
+            (Entry::Full(a), Entry::Full(b)) => Arc::ptr_eq(a, b),
+            (Entry::Compact(a), Entry::Compact(b)) => Arc::ptr_eq(a, b),
+            _ => false,
+        }
+    }
+}
+
+/// Decodes a compact entry's text into the object the informer would have cached (its decode
+/// and transforms).
+pub(crate) type Expand = Arc<dyn Fn(&str) -> serde_json::Result<Obj> + Send + Sync>;
+
+/// The decoded object of `entry` (`None` only if a compact entry no longer decodes, which its
+/// text having decoded once rules out; logged).
+fn expand(expand: Option<&Expand>, entry: &Entry) -> Option<Obj> {
+    match entry {
+        Entry::Full(o) => Some(o.clone()),
+        Entry::Compact(c) => match expand.map(|f| f(c.json())) {
+            Some(Ok(o)) => Some(o),
+            Some(Err(e)) => {
+                tracing::warn!(error = %e, "a compact cache entry no longer decodes");
+                None
+            }
+            None => {
+                tracing::warn!("a compact cache entry in a store without a decoder");
+                None
+            }
+        },
+    }
+}
+
+/// An object on its way into a store: decoded, and its compact form when the store keeps
+/// objects compact (the store keeps that, and hands the decoded object to handlers).
+#[derive(Clone)]
+pub(crate) struct Incoming {
+    pub(crate) obj: Obj,
+    pub(crate) compact: Option<Arc<Compact>>,
+}
+
+impl Incoming {
+    /// An object kept decoded.
+    pub(crate) fn full(obj: Obj) -> Self {
+        Incoming { obj, compact: None }
+    }
+
+    fn entry(&self) -> Entry {
+        match &self.compact {
+            Some(c) => Entry::Compact(c.clone()),
+            None => Entry::Full(self.obj.clone()),
+        }
+    }
+}
+
+fn hash_parts(ns: &str, name: &str) -> u64 {
+    HASHER.hash_one((ns, name))
+}
+
+fn hash_entry(entry: &Entry) -> u64 {
+    let (ns, name) = entry.parts();
+    hash_parts(ns, name)
+}
+
+/// A set of objects hashed by `(namespace, name)` as their metadata says: the primary map
+/// (key → object) and every index bucket. An entry is the object's pointer alone (16 bytes);
+/// a look-up by namespace and name is one probe with no key string built, and a look-up by
+/// `namespace/name` splits the string instead.
+#[derive(Default)]
+struct ObjTable {
+    table: hashbrown::HashTable<Entry>,
+}
+
+impl ObjTable {
+    fn get(&self, ns: &str, name: &str) -> Option<&Entry> {
         self.table
-            .find(self.hash(ns, name), |(k, _)| k.parts() == (ns, name))
-            .map(|(_, o)| o)
+            .find(hash_parts(ns, name), |o| o.parts() == (ns, name))
     }
 
-    fn get_key(&self, key: &str) -> Option<&Obj> {
+    fn get_key(&self, key: &str) -> Option<&Entry> {
         let (ns, name) = split_key(key);
         self.get(ns.unwrap_or(""), name)
     }
 
-    /// Inserts or replaces; returns the replaced object.
-    fn insert(&mut self, key: Key, obj: Obj) -> Option<Obj> {
-        let (ns, name) = key.parts();
-        let hash = self.hash(ns, name);
-        let hasher = &self.hasher;
-        match self.table.entry(
-            hash,
-            |(k, _)| k.parts() == (ns, name),
-            |(k, _)| {
-                let (ns, name) = k.parts();
-                hasher.hash_one((ns, name))
-            },
-        ) {
+    /// Inserts or replaces (the object must have a name); returns the replaced object.
+    fn insert(&mut self, obj: Entry) -> Option<Entry> {
+        let hash = hash_entry(&obj);
+        let (ns, name) = obj.parts();
+        match self
+            .table
+            .entry(hash, |o| o.parts() == (ns, name), hash_entry)
+        {
             hashbrown::hash_table::Entry::Occupied(mut e) => {
-                Some(std::mem::replace(&mut e.get_mut().1, obj))
+                Some(std::mem::replace(e.get_mut(), obj))
             }
             hashbrown::hash_table::Entry::Vacant(e) => {
-                e.insert((key, obj));
+                e.insert(obj);
                 None
             }
         }
     }
 
-    fn remove(&mut self, key: &str) -> Option<Obj> {
+    fn remove_key(&mut self, key: &str) -> Option<Entry> {
         let (ns, name) = split_key(key);
-        let ns = ns.unwrap_or("");
-        let hash = self.hash(ns, name);
+        self.remove(ns.unwrap_or(""), name)
+    }
+
+    fn remove(&mut self, ns: &str, name: &str) -> Option<Entry> {
         let entry = self
             .table
-            .find_entry(hash, |(k, _)| k.parts() == (ns, name))
+            .find_entry(hash_parts(ns, name), |o| o.parts() == (ns, name))
             .ok()?;
-        Some(entry.remove().0.1)
+        Some(entry.remove().0)
     }
 
     fn reserve(&mut self, additional: usize) {
-        let hasher = &self.hasher;
-        self.table.reserve(additional, |(k, _)| {
-            let (ns, name) = k.parts();
-            hasher.hash_one((ns, name))
-        });
+        self.table.reserve(additional, hash_entry);
     }
 
-    fn iter(&self) -> impl Iterator<Item = (&Key, &Obj)> {
-        self.table.iter().map(|(k, o)| (k, o))
+    fn values(&self) -> impl Iterator<Item = &Entry> {
+        self.table.iter()
     }
 
-    fn values(&self) -> impl Iterator<Item = &Obj> {
-        self.table.iter().map(|(_, o)| o)
-    }
-
-    fn keys(&self) -> impl Iterator<Item = &Key> {
-        self.table.iter().map(|(k, _)| k)
+    /// The store keys of the objects (built on demand).
+    fn keys(&self) -> impl Iterator<Item = String> + '_ {
+        self.table.iter().map(|o| {
+            let (ns, name) = o.parts();
+            if ns.is_empty() {
+                name.to_string()
+            } else {
+                format!("{ns}/{name}")
+            }
+        })
     }
 
     fn len(&self) -> usize {
@@ -289,6 +288,10 @@ impl Items {
 
     fn is_empty(&self) -> bool {
         self.table.is_empty()
+    }
+
+    fn into_values(self) -> impl Iterator<Item = Entry> {
+        self.table.into_iter()
     }
 }
 
@@ -382,7 +385,7 @@ pub(crate) struct RawReplaced {
 }
 
 /// `key → object`.
-type Bucket = AHashMap<Key, Obj>;
+type Bucket = ObjTable;
 
 /// `value → (key → object)`.
 type Index = AHashMap<String, Bucket>;
@@ -393,24 +396,54 @@ struct Indexer {
 }
 
 struct Contents {
-    items: Items,
-    /// namespace (empty for cluster-scoped) → key → object; keys share `items`' allocations.
+    items: ObjTable,
+    /// namespace (empty for cluster-scoped) → key → object.
     namespaces: AHashMap<String, Bucket>,
     indexers: AHashMap<String, Indexer>,
     /// Bumped whenever the indexer set changes, so a `replace` built outside the lock can tell
     /// that it must re-index.
     indexers_generation: u64,
     resource_version: String,
+    /// How compact entries are decoded (a compact store's informer's decode).
+    expand: Option<Expand>,
 }
 
 impl Contents {
     fn empty() -> Self {
         Contents {
-            items: Items::new(),
+            items: ObjTable::default(),
             namespaces: AHashMap::new(),
             indexers: AHashMap::new(),
             indexers_generation: 0,
             resource_version: String::new(),
+            expand: None,
+        }
+    }
+
+    /// The decoded object of `entry` (see [`expand`]).
+    fn full(&self, entry: &Entry) -> Option<Obj> {
+        expand(self.expand.as_ref(), entry)
+    }
+
+    /// `entry` as a `K` (decoded if compact).
+    fn typed<K: Send + Sync + 'static>(&self, entry: &Entry) -> Option<Arc<K>> {
+        match entry {
+            Entry::Full(o) => typed(o),
+            Entry::Compact(_) => typed(&self.full(entry)?),
+        }
+    }
+
+    /// `entry` as a `K` if `keep` accepts it; a decoded entry is only cloned if it does.
+    fn typed_if<K: Send + Sync + 'static>(
+        &self,
+        entry: &Entry,
+        keep: &mut impl FnMut(&K) -> bool,
+    ) -> Option<Arc<K>> {
+        match entry {
+            Entry::Full(o) => typed_ref::<K>(o)
+                .is_some_and(&mut *keep)
+                .then(|| typed(o))?,
+            Entry::Compact(_) => self.typed::<K>(entry).filter(|k| keep(k)),
         }
     }
 
@@ -424,43 +457,52 @@ impl Contents {
                 return Err(StoreError::IndexerExists(name.clone()));
             }
         }
+        let mut built = Vec::with_capacity(new.len());
         for (name, func) in new {
             let mut index = Index::new();
-            for (key, obj) in self.items.iter() {
-                insert_into(&mut index, func(obj), key, obj);
+            for entry in self.items.values() {
+                if let Some(obj) = self.full(entry) {
+                    insert_into(&mut index, func(&obj), entry);
+                }
             }
-            self.indexers.insert(name, Indexer { func, index });
+            built.push((name, Indexer { func, index }));
         }
+        self.indexers.extend(built);
         self.indexers_generation += 1;
         Ok(())
     }
 
-    /// Inserts or replaces `obj`; returns the object it replaced.
-    fn add(&mut self, obj: Obj) -> Result<Option<Obj>, StoreError> {
-        let key = Key::of(obj.object_meta())?;
-        let old = self.items.insert(key.clone(), obj.clone());
-        insert_in_namespace(&mut self.namespaces, &key, &obj);
+    /// Inserts or replaces `item`; returns the (decoded) object it replaced.
+    fn add(&mut self, item: Incoming) -> Result<Option<Obj>, StoreError> {
+        name_of(item.obj.object_meta())?;
+        let entry = item.entry();
+        let old = self.items.insert(entry.clone());
+        insert_in_namespace(&mut self.namespaces, &entry);
+        let old = old.and_then(|o| self.full(&o));
         for ix in self.indexers.values_mut() {
             if let Some(old) = &old {
-                remove_from(&mut ix.index, (ix.func)(old), key.as_str());
+                let (ns, name) = parts(old);
+                remove_from(&mut ix.index, (ix.func)(old), ns, name);
             }
-            insert_into(&mut ix.index, (ix.func)(&obj), &key, &obj);
+            insert_into(&mut ix.index, (ix.func)(&item.obj), &entry);
         }
         Ok(old)
     }
 
-    /// Removes the object stored under `key`; returns it.
+    /// Removes the object stored under `key`; returns it (decoded).
     fn delete_key(&mut self, key: &str) -> Option<Obj> {
-        let old = self.items.remove(key)?;
-        let ns = split_key(key).0.unwrap_or("");
+        let old = self.items.remove_key(key)?;
+        let (ns, name) = old.parts();
         if let Some(bucket) = self.namespaces.get_mut(ns) {
-            bucket.remove(key);
+            bucket.remove(ns, name);
             if bucket.is_empty() {
                 self.namespaces.remove(ns);
             }
         }
+        let old = self.full(&old)?;
+        let (ns, name) = parts(&old);
         for ix in self.indexers.values_mut() {
-            remove_from(&mut ix.index, (ix.func)(&old), key);
+            remove_from(&mut ix.index, (ix.func)(&old), ns, name);
         }
         Some(old)
     }
@@ -472,12 +514,16 @@ impl Contents {
             .collect()
     }
 
-    /// Builds every index in `funcs` over the objects present.
-    fn index_all(&mut self, funcs: &[(String, RawIndexFunc)]) {
+    /// Builds every index in `funcs` over `objects` (decoded, with their entries).
+    fn index_all<'a>(
+        &mut self,
+        funcs: &[(String, RawIndexFunc)],
+        objects: impl Iterator<Item = (&'a Obj, &'a Entry)> + Clone,
+    ) {
         for (name, func) in funcs {
             let mut index = Index::new();
-            for (key, obj) in self.items.iter() {
-                insert_into(&mut index, func(obj), key, obj);
+            for (obj, entry) in objects.clone() {
+                insert_into(&mut index, func(obj), entry);
             }
             self.indexers.insert(
                 name.clone(),
@@ -493,38 +539,36 @@ impl Contents {
 /// Replaces the contents of `lock` with `objects`: built outside the lock, swapped in.
 fn replace_contents(
     lock: &RwLock<Contents>,
-    objects: Vec<Obj>,
+    objects: Vec<Incoming>,
     resource_version: String,
 ) -> RawReplaced {
-    let (funcs, generation) = {
+    let (funcs, generation, expander) = {
         let s = lock.read();
-        (s.index_funcs(), s.indexers_generation)
+        (s.index_funcs(), s.indexers_generation, s.expand.clone())
     };
-    let mut order: Vec<(Key, Obj)> = Vec::with_capacity(objects.len());
+    let mut order: Vec<(Obj, Entry)> = Vec::with_capacity(objects.len());
     let mut new = Contents::empty();
+    new.expand = expander;
     new.items.reserve(objects.len());
     let mut duplicates = false;
-    for obj in objects {
-        let key = match Key::of(obj.object_meta()) {
-            Ok(k) => k,
-            Err(e) => {
-                tracing::warn!(error = %e, "skipping an object without a name in a list");
-                continue;
-            }
-        };
-        insert_in_namespace(&mut new.namespaces, &key, &obj);
-        duplicates |= new.items.insert(key.clone(), obj.clone()).is_some();
-        order.push((key, obj));
+    for item in objects {
+        if let Err(e) = name_of(item.obj.object_meta()) {
+            tracing::warn!(error = %e, "skipping an object without a name in a list");
+            continue;
+        }
+        let entry = item.entry();
+        insert_in_namespace(&mut new.namespaces, &entry);
+        duplicates |= new.items.insert(entry.clone()).is_some();
+        order.push((item.obj, entry));
     }
     if duplicates {
         // A key listed twice keeps its last object; forget the earlier ones.
-        order.retain(|(k, o)| {
-            new.items
-                .get_key(k.as_str())
-                .is_some_and(|cur| Arc::ptr_eq(cur, o))
+        order.retain(|(_, e)| {
+            let (ns, name) = e.parts();
+            new.items.get(ns, name).is_some_and(|cur| cur.ptr_eq(e))
         });
     }
-    new.index_all(&funcs);
+    new.index_all(&funcs, order.iter().map(|(o, e)| (o, e)));
     new.resource_version = resource_version;
 
     let mut old_items = {
@@ -533,63 +577,67 @@ fn replace_contents(
             // An indexer was added while we were building: index with the current set.
             let funcs = s.index_funcs();
             new.indexers.clear();
-            new.index_all(&funcs);
+            new.index_all(&funcs, order.iter().map(|(o, e)| (o, e)));
         }
         new.indexers_generation = s.indexers_generation;
         let old = std::mem::replace(&mut *s, new);
-        old.items
+        (old.items, old.expand)
     };
 
     let mut diff = RawReplaced::default();
-    for (key, obj) in order {
-        match old_items.remove(key.as_str()) {
+    for (obj, _) in order {
+        let (ns, name) = parts(&obj);
+        match old_items.0.remove(ns, name) {
             None => diff.added.push(obj),
             Some(old) => {
                 let (a, b) = (
-                    old.object_meta().resource_version.as_deref(),
+                    old.resource_version(),
                     obj.object_meta().resource_version.as_deref(),
                 );
                 if a.is_some() && a == b {
                     diff.unchanged += 1;
-                } else {
+                } else if let Some(old) = expand(old_items.1.as_ref(), &old) {
                     diff.updated.push((old, obj));
                 }
             }
         }
     }
     diff.removed = old_items
-        .table
-        .into_iter()
-        .map(|(k, o)| (k.as_str().to_string(), o))
+        .0
+        .into_values()
+        .filter_map(|e| {
+            let o = expand(old_items.1.as_ref(), &e)?;
+            Some((key_of(o.object_meta()).ok()?, o))
+        })
         .collect();
     diff
 }
 
-/// Files `obj` under `key` in its namespace's bucket; only a new namespace allocates.
-fn insert_in_namespace(namespaces: &mut AHashMap<String, Bucket>, key: &Key, obj: &Obj) {
-    let ns = key.namespace();
+/// Files `entry` in its namespace's bucket; only a new namespace allocates a name.
+fn insert_in_namespace(namespaces: &mut AHashMap<String, Bucket>, entry: &Entry) {
+    let ns = entry.parts().0;
     match namespaces.get_mut(ns) {
         Some(bucket) => {
-            bucket.insert(key.clone(), obj.clone());
+            bucket.insert(entry.clone());
         }
         None => {
-            let mut bucket = AHashMap::new();
-            bucket.insert(key.clone(), obj.clone());
+            let mut bucket = Bucket::default();
+            bucket.insert(entry.clone());
             namespaces.insert(ns.to_string(), bucket);
         }
     }
 }
 
-fn insert_into(index: &mut Index, values: Vec<String>, key: &Key, obj: &Obj) {
+fn insert_into(index: &mut Index, values: Vec<String>, entry: &Entry) {
     for v in values {
-        index.entry(v).or_default().insert(key.clone(), obj.clone());
+        index.entry(v).or_default().insert(entry.clone());
     }
 }
 
-fn remove_from(index: &mut Index, values: Vec<String>, key: &str) {
+fn remove_from(index: &mut Index, values: Vec<String>, ns: &str, name: &str) {
     for v in values {
         if let Some(bucket) = index.get_mut(&v) {
-            bucket.remove(key);
+            bucket.remove(ns, name);
             if bucket.is_empty() {
                 index.remove(&v);
             }
@@ -684,7 +732,10 @@ impl<K: Resource + fmt::Debug + Send + Sync + 'static> Store<K> {
         }
         let writer = Writer::new();
         writer.add_indexers(indexers)?;
-        let objects = objects.into_iter().map(|o| Arc::new(o) as Obj).collect();
+        let objects = objects
+            .into_iter()
+            .map(|o| Incoming::full(Arc::new(o)))
+            .collect();
         writer.raw().replace(objects, String::new());
         Ok(writer.store())
     }
@@ -711,6 +762,16 @@ impl RawWriter {
         }
     }
 
+    /// An empty store that keeps the objects given with their compact form as that form,
+    /// decoding it with `expand` on each read.
+    pub(crate) fn compact(expand: Expand) -> Self {
+        let mut contents = Contents::empty();
+        contents.expand = Some(expand);
+        RawWriter {
+            inner: Arc::new(RwLock::new(contents)),
+        }
+    }
+
     /// A read-only handle to the same contents, reading them as `K`s.
     pub(crate) fn store<K>(&self) -> Store<K> {
         Store {
@@ -725,9 +786,9 @@ impl RawWriter {
         self.inner.write().add_indexers(new)
     }
 
-    /// Inserts or replaces `obj`; returns the object it replaced.
-    pub(crate) fn add(&self, obj: Obj) -> Result<Option<Obj>, StoreError> {
-        self.inner.write().add(obj)
+    /// Inserts or replaces `item`; returns the (decoded) object it replaced.
+    pub(crate) fn add(&self, item: Incoming) -> Result<Option<Obj>, StoreError> {
+        self.inner.write().add(item)
     }
 
     /// Removes the object stored under `key`; returns it.
@@ -738,19 +799,32 @@ impl RawWriter {
     /// Replaces the whole contents with `objects` (the result of a list) and records
     /// `resource_version`; returns what changed. The new contents and indexes are built without
     /// holding the lock and swapped in atomically. Objects without a name are skipped (logged).
-    pub(crate) fn replace(&self, objects: Vec<Obj>, resource_version: String) -> RawReplaced {
+    pub(crate) fn replace(&self, objects: Vec<Incoming>, resource_version: String) -> RawReplaced {
         replace_contents(&self.inner, objects, resource_version)
     }
 
-    /// Every object, in no particular order.
+    /// Every object (decoded), in no particular order.
     pub(crate) fn list(&self) -> Vec<Obj> {
-        self.inner.read().items.values().cloned().collect()
+        let s = self.inner.read();
+        s.items.values().filter_map(|e| s.full(e)).collect()
     }
 }
 
 /// The store key of stored metadata (as [`object_key`]).
 pub(crate) fn key_of(meta: &ObjectMeta) -> Result<String, StoreError> {
-    Key::of(meta).map(|k| k.as_str().to_string())
+    let name = name_of(meta)?;
+    Ok(match meta.namespace.as_deref().filter(|n| !n.is_empty()) {
+        Some(ns) => format!("{ns}/{name}"),
+        None => name.to_string(),
+    })
+}
+
+/// The object's name; an object without one cannot be keyed.
+fn name_of(meta: &ObjectMeta) -> Result<&str, StoreError> {
+    meta.name
+        .as_deref()
+        .filter(|n| !n.is_empty())
+        .ok_or(StoreError::MissingName)
 }
 
 /// A [`RawWriter`] for objects of type `K` (for tests and [`Store::from_objects`]).
@@ -802,7 +876,7 @@ impl<K: Resource + fmt::Debug + Send + Sync + 'static> Writer<K> {
     /// Inserts or replaces `obj`; returns the object it replaced.
     #[cfg(test)]
     pub(crate) fn add(&self, obj: K) -> Result<Option<Arc<K>>, StoreError> {
-        let old = self.raw().add(Arc::new(obj))?;
+        let old = self.raw().add(Incoming::full(Arc::new(obj)))?;
         Ok(old.as_ref().and_then(typed))
     }
 
@@ -819,7 +893,10 @@ impl<K: Resource + fmt::Debug + Send + Sync + 'static> Writer<K> {
         objects: Vec<K>,
         resource_version: impl Into<String>,
     ) -> RawReplaced {
-        let objects = objects.into_iter().map(|o| Arc::new(o) as Obj).collect();
+        let objects = objects
+            .into_iter()
+            .map(|o| Incoming::full(Arc::new(o)))
+            .collect();
         self.raw().replace(objects, resource_version.into())
     }
 }
@@ -841,7 +918,8 @@ impl<K: Send + Sync + 'static> Store<K> {
     /// assert!(cache.get_by_key("default/missing").is_none());
     /// ```
     pub fn get_by_key(&self, key: &str) -> Option<Arc<K>> {
-        self.inner.read().items.get_key(key).and_then(typed)
+        let s = self.inner.read();
+        s.items.get_key(key).and_then(|e| s.typed(e))
     }
 
     /// The object `name` in `namespace` (`None` for cluster-scoped objects), without building
@@ -859,11 +937,10 @@ impl<K: Send + Sync + 'static> Store<K> {
     /// # Ok::<(), kube_codegen_runtime::store::StoreError>(())
     /// ```
     pub fn get(&self, namespace: Option<&str>, name: &str) -> Option<Arc<K>> {
-        self.inner
-            .read()
-            .items
+        let s = self.inner.read();
+        s.items
             .get(namespace.unwrap_or(""), name)
-            .and_then(typed)
+            .and_then(|e| s.typed(e))
     }
 
     /// Every object, in no particular order.
@@ -874,7 +951,8 @@ impl<K: Send + Sync + 'static> Store<K> {
     /// assert!(cache.list().is_empty());
     /// ```
     pub fn list(&self) -> Vec<Arc<K>> {
-        self.inner.read().items.values().filter_map(typed).collect()
+        let s = self.inner.read();
+        s.items.values().filter_map(|e| s.typed(e)).collect()
     }
 
     /// Every object for which `keep` returns true (evaluated under the read lock, so keep it
@@ -886,11 +964,10 @@ impl<K: Send + Sync + 'static> Store<K> {
     /// assert!(cache.list_filtered(|cm| cm.data.is_some()).is_empty());
     /// ```
     pub fn list_filtered(&self, mut keep: impl FnMut(&K) -> bool) -> Vec<Arc<K>> {
-        self.inner
-            .read()
-            .items
+        let s = self.inner.read();
+        s.items
             .values()
-            .filter_map(|o| typed_ref::<K>(o).is_some_and(&mut keep).then(|| typed(o))?)
+            .filter_map(|e| s.typed_if(e, &mut keep))
             .collect()
     }
 
@@ -902,12 +979,7 @@ impl<K: Send + Sync + 'static> Store<K> {
     /// assert!(cache.list_keys().is_empty());
     /// ```
     pub fn list_keys(&self) -> Vec<String> {
-        self.inner
-            .read()
-            .items
-            .keys()
-            .map(|k| k.as_str().to_string())
-            .collect()
+        self.inner.read().items.keys().collect()
     }
 
     /// The objects in `namespace` (through the namespace index; the empty namespace holds the
@@ -938,7 +1010,7 @@ impl<K: Send + Sync + 'static> Store<K> {
         match s.namespaces.get(namespace) {
             Some(bucket) => bucket
                 .values()
-                .filter_map(|o| typed_ref::<K>(o).is_some_and(&mut keep).then(|| typed(o))?)
+                .filter_map(|e| s.typed_if(e, &mut keep))
                 .collect(),
             None => Vec::new(),
         }
@@ -993,7 +1065,7 @@ impl<K: Send + Sync + 'static> Store<K> {
             return Ok(s
                 .namespaces
                 .get(value)
-                .map(|b| b.values().filter_map(typed).collect())
+                .map(|b| b.values().filter_map(|e| s.typed(e)).collect())
                 .unwrap_or_default());
         }
         let ix = s
@@ -1003,7 +1075,7 @@ impl<K: Send + Sync + 'static> Store<K> {
         Ok(ix
             .index
             .get(value)
-            .map(|b| b.values().filter_map(typed).collect())
+            .map(|b| b.values().filter_map(|e| s.typed(e)).collect())
             .unwrap_or_default())
     }
 
@@ -1025,7 +1097,7 @@ impl<K: Send + Sync + 'static> Store<K> {
             return Ok(s
                 .namespaces
                 .get(value)
-                .map(|b| b.keys().map(|k| k.as_str().to_string()).collect())
+                .map(|b| b.keys().collect())
                 .unwrap_or_default());
         }
         let ix = s
@@ -1035,7 +1107,7 @@ impl<K: Send + Sync + 'static> Store<K> {
         Ok(ix
             .index
             .get(value)
-            .map(|b| b.keys().map(|k| k.as_str().to_string()).collect())
+            .map(|b| b.keys().collect())
             .unwrap_or_default())
     }
 
@@ -1082,7 +1154,8 @@ impl<K: Send + Sync + 'static> Store<K> {
     /// assert_eq!(n, 0);
     /// ```
     pub fn for_each(&self, mut f: impl FnMut(&Arc<K>)) {
-        for o in self.inner.read().items.values().filter_map(typed) {
+        let s = self.inner.read();
+        for o in s.items.values().filter_map(|e| s.typed(e)) {
             f(&o);
         }
     }

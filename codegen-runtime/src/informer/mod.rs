@@ -107,7 +107,9 @@ pub use options::{DEFAULT_PAGE_SIZE, InformerOptions, MetadataTransform, TweakLi
 
 use crate::lister::Lister;
 use crate::resource_version::{self, NotComparable};
-use crate::store::{Obj, RawWriter, Store, StoreError, key_of, raw_index_func, typed};
+use crate::store::{
+    Compact, Incoming, Obj, RawWriter, Store, StoreError, key_of, raw_index_func, typed,
+};
 use processor::{Deleted, Deliver, Listener, Notification};
 use reflector::{Reflector, Sink};
 
@@ -287,7 +289,7 @@ struct State {
 
 /// Decodes one object and applies the informer's transforms; also returns the
 /// resourceVersion the object had before them.
-type Decode = Box<dyn Fn(&str) -> serde_json::Result<(Obj, Option<String>)> + Send + Sync>;
+type Decode = Arc<dyn Fn(&str) -> serde_json::Result<(Obj, Option<String>)> + Send + Sync>;
 
 /// The informer proper, the same type for every object type: only [`Decode`] knows `K`.
 struct Inner {
@@ -298,6 +300,8 @@ struct Inner {
     writer: RawWriter,
     reflector: Reflector,
     decode: Decode,
+    /// In a compact store, whether the kept JSON drops `managedFields`.
+    compact: Option<bool>,
     resync: Option<Duration>,
     state: Mutex<State>,
     synced: AtomicBool,
@@ -434,7 +438,7 @@ impl<K: CacheObject> InformerBuilder<K> {
     pub fn build(self) -> SharedIndexInformer<K> {
         let metadata = self.options.metadata_transform();
         let transform = self.transform;
-        let decode: Decode = Box::new(move |raw: &str| {
+        let decode: Decode = Arc::new(move |raw: &str| {
             let obj: K = serde_json::from_str(raw)?;
             let resource_version = obj.meta().resource_version.clone();
             let mut obj = match &transform {
@@ -489,8 +493,18 @@ impl Inner {
                 },
             )
         });
+        let compact = options
+            .get_compact()
+            .then(|| options.strips_managed_fields());
+        let writer = if compact.is_some() {
+            let decode = decode.clone();
+            RawWriter::compact(Arc::new(move |raw: &str| decode(raw).map(|(o, _)| o)))
+        } else {
+            RawWriter::new()
+        };
         Inner {
-            writer: RawWriter::new(),
+            writer,
+            compact,
             reflector: Reflector {
                 client,
                 request: Request::new(target.url_path(namespace.as_deref())),
@@ -1121,12 +1135,28 @@ impl Inner {
     }
 }
 
+impl Inner {
+    /// `obj`, decoded from `raw`, on its way into the store: with its compact form if the
+    /// store keeps objects compact (an object whose key cannot be read from its text as is
+    /// stays decoded).
+    fn incoming(&self, raw: &str, obj: Obj) -> Incoming {
+        Incoming {
+            compact: self
+                .compact
+                .and_then(|drop_managed_fields| Compact::new(raw, drop_managed_fields))
+                .map(Arc::new),
+            obj,
+        }
+    }
+}
+
 impl Sink for Inner {
-    fn decode(&self, object: &serde_json::value::RawValue) -> serde_json::Result<Obj> {
-        (self.decode)(object.get()).map(|(o, _)| o)
+    fn decode(&self, object: &serde_json::value::RawValue) -> serde_json::Result<Incoming> {
+        let (obj, _) = (self.decode)(object.get())?;
+        Ok(self.incoming(object.get(), obj))
     }
 
-    fn replace(&self, items: Vec<Obj>, resource_version: String) {
+    fn replace(&self, items: Vec<Incoming>, resource_version: String) {
         let start = std::time::Instant::now();
         let st = self.state.lock();
         let diff = self.writer.replace(items, resource_version.clone());
@@ -1178,7 +1208,7 @@ impl Sink for Inner {
         let (obj, resource_version) = (self.decode)(object.get())?;
         if !deleted {
             let st = self.state.lock();
-            match self.writer.add(obj.clone()) {
+            match self.writer.add(self.incoming(object.get(), obj.clone())) {
                 Ok(Some(old)) => Self::broadcast(&st, Notification::Update(old, obj)),
                 Ok(None) => Self::broadcast(&st, Notification::Add(obj, false)),
                 Err(e) => {

@@ -49,16 +49,16 @@ use tokio_util::sync::CancellationToken;
 
 use super::backoff::{Backoff, BackoffConfig};
 use crate::api_status::is_gone;
-use crate::store::Obj;
+use crate::store::Incoming;
 
 /// Where the reflector puts what it learns. Objects reach it as the server's JSON: the loop
 /// (list, watch, backoff) is compiled once in this crate, and only this trait's small
 /// implementation is compiled for each object type a program informs on.
 pub(crate) trait Sink: Send + Sync {
     /// Decodes one object of a list (a page's item, or an initial event of a WatchList).
-    fn decode(&self, object: &RawValue) -> serde_json::Result<Obj>;
+    fn decode(&self, object: &RawValue) -> serde_json::Result<Incoming>;
     /// A complete list at `resource_version` replaces the cache.
-    fn replace(&self, items: Vec<Obj>, resource_version: String);
+    fn replace(&self, items: Vec<Incoming>, resource_version: String);
     /// One `ADDED`/`MODIFIED` (`deleted` false) or `DELETED` object; returns its
     /// resourceVersion.
     fn apply(&self, object: &RawValue, deleted: bool) -> serde_json::Result<Option<String>>;
@@ -276,7 +276,7 @@ impl Reflector {
 
     /// A complete, paginated list and its resourceVersion, each page's items decoded before
     /// the next page is requested.
-    async fn list(&self, sink: &dyn Sink) -> Result<(Vec<Obj>, String), ListError> {
+    async fn list(&self, sink: &dyn Sink) -> Result<(Vec<Incoming>, String), ListError> {
         let mut lp = self.list_params.clone();
         lp.continue_token = None;
         if lp.limit.is_none() {
@@ -362,7 +362,7 @@ impl Reflector {
         resume: &mut Option<String>,
         cancel: &CancellationToken,
     ) -> WatchEnd {
-        let mut initial: Option<Vec<Obj>> = from.is_empty().then(Vec::new);
+        let mut initial: Option<Vec<Incoming>> = from.is_empty().then(Vec::new);
         let wp = self.watch_params(initial.is_some());
         let idle =
             Duration::from_secs(u64::from(wp.timeout.unwrap_or(290))) + Duration::from_secs(5);
@@ -465,7 +465,7 @@ impl Reflector {
         &self,
         sink: &dyn Sink,
         line: &str,
-        staged: &mut Vec<Obj>,
+        staged: &mut Vec<Incoming>,
     ) -> serde_json::Result<Event> {
         let Ok(parsed) = serde_json::from_str::<Line<'_>>(line) else {
             return self.event(sink, line);
@@ -477,8 +477,8 @@ impl Reflector {
             }
             "DELETED" => {
                 let gone = sink.decode(parsed.object)?;
-                let key = crate::store::key_of(gone.object_meta()).ok();
-                staged.retain(|o| crate::store::key_of(o.object_meta()).ok() != key);
+                let key = crate::store::key_of(gone.obj.object_meta()).ok();
+                staged.retain(|o| crate::store::key_of(o.obj.object_meta()).ok() != key);
                 Ok(Event::Resume(None))
             }
             "BOOKMARK" => {

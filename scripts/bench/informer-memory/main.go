@@ -1,4 +1,4 @@
-// Command informermemory measures client-go's informer memory per cached ConfigMap, for
+// Command informermemory measures client-go's informer memory per cached ConfigMap or Pod, for
 // scripts/bench-informer-memory.sh: heap (runtime.MemStats.HeapAlloc after a GC) and RSS
 // growth from before the informer starts to after its cache synced. With -strip-managed-fields
 // a transform drops metadata.managedFields before objects are stored (what our Manager does
@@ -15,7 +15,7 @@ import (
 	"strings"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -47,6 +47,7 @@ func heap() int64 {
 func main() {
 	kubeconfig := flag.String("kubeconfig", "", "kubeconfig of the server")
 	strip := flag.Bool("strip-managed-fields", false, "drop managedFields before caching")
+	kind := flag.String("kind", "configmaps", "what to cache: configmaps or pods")
 	flag.Parse()
 	cfg, err := clientcmd.BuildConfigFromFlags("", *kubeconfig)
 	if err != nil {
@@ -63,11 +64,20 @@ func main() {
 	_, _ = cs.CoreV1().ConfigMaps("default").Get(ctx, "warm-up", metav1.GetOptions{})
 	h0, r0 := heap(), rss()
 	factory := informers.NewSharedInformerFactory(cs, 0)
-	inf := factory.Core().V1().ConfigMaps().Informer()
+	var inf cache.SharedIndexInformer
+	switch *kind {
+	case "configmaps":
+		inf = factory.Core().V1().ConfigMaps().Informer()
+	case "pods":
+		inf = factory.Core().V1().Pods().Informer()
+	default:
+		fmt.Fprintf(os.Stderr, "-kind: unknown kind %q (configmaps or pods)\n", *kind)
+		os.Exit(2)
+	}
 	if *strip {
 		_ = inf.SetTransform(func(o interface{}) (interface{}, error) {
-			if cm, ok := o.(*corev1.ConfigMap); ok {
-				cm.ManagedFields = nil
+			if m, err := meta.Accessor(o); err == nil {
+				m.SetManagedFields(nil)
 			}
 			return o, nil
 		})
