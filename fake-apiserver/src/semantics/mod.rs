@@ -20,7 +20,6 @@ pub(crate) mod resources;
 pub(crate) mod review;
 pub(crate) mod scale;
 pub(crate) mod schema;
-pub(crate) mod shard_selector;
 pub(crate) mod state;
 pub(crate) mod validation;
 

@@ -5,5 +5,6 @@
 
 pub(crate) mod object;
 pub(crate) mod predicate;
+pub(crate) mod shard_selector;
 pub(crate) mod size;
 pub(crate) mod store;

@@ -46,7 +46,7 @@ pub(crate) struct Filter {
     pub(crate) labels: kube_codegen_apimachinery::labels::Selector,
     pub(crate) fields: FieldSelector,
     /// KEP-5866's `shardSelector`, where the feature gate is on and the request has one.
-    pub(crate) shard: Option<crate::semantics::shard_selector::ShardSelector>,
+    pub(crate) shard: Option<crate::storage::shard_selector::ShardSelector>,
 }
 
 impl Filter {

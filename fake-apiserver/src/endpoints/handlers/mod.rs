@@ -183,7 +183,7 @@ pub(crate) fn filter(
     };
     let shard = match q.get("shardSelector").filter(|s| sharding && !s.is_empty()) {
         Some(s) => Some(
-            crate::semantics::shard_selector::ShardSelector::parse(s)
+            crate::storage::shard_selector::ShardSelector::parse(s)
                 .map_err(|e| ApiError::new(500, "", format!("invalid shard selector: {e}")))?,
         ),
         None => None,

@@ -98,7 +98,9 @@ impl ShardSelector {
             ShardField::Uid => "/metadata/uid",
             ShardField::Namespace => "/metadata/namespace",
         };
-        let h = u128::from(fnv1a_64(crate::semantics::str_at(obj, ptr)));
+        let h = u128::from(fnv1a_64(
+            obj.pointer(ptr).and_then(Value::as_str).unwrap_or(""),
+        ));
         self.ranges.iter().any(|r| r.start <= h && h < r.end)
     }
 
