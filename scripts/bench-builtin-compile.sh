@@ -58,12 +58,15 @@ if ((crate)); then
     export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$root/target}/bench-builtin-compile
     # One workspace per source tree (this one, the baseline), each with a program per feature
     # set; the same target dir, so third-party crates are built once.
-    workspace() { # dir, crates root
-        local dir=$1 src=$2 m
+    # The baseline's programs are those its crate can build: a tree before the `apply` feature
+    # has no `core-apply` or `all-apply`.
+    workspace() { # dir, crates root, programs
+        local dir=$1 src=$2 programs=$3 m members
         mkdir -p "$dir"
-        printf '[workspace]\nresolver = "3"\nmembers = ["openapi", "core", "core-apply", "all", "all-apply"]\n\n[profile.dev.package."*"]\ndebug = false\n' >"$dir/Cargo.toml"
+        members=$(printf '"%s", ' $programs)
+        printf '[workspace]\nresolver = "3"\nmembers = [%s]\n\n[profile.dev.package."*"]\ndebug = false\n' "${members%, }" >"$dir/Cargo.toml"
         cp "$root/Cargo.lock" "$dir/Cargo.lock"
-        for m in openapi core core-apply all all-apply; do
+        for m in $programs; do
             mkdir -p "$dir/$m/src"
             echo 'fn main() {}' >"$dir/$m/src/main.rs"
             {
@@ -77,11 +80,11 @@ if ((crate)); then
             } >"$dir/$m/Cargo.toml"
         done
     }
-    workspace "$tmp/after" "$root"
+    workspace "$tmp/after" "$root" "openapi core core-apply all all-apply"
     if [[ -n $baseline ]]; then
         mkdir -p "$tmp/src-before"
         git -C "$root" archive "$baseline" | tar -x -C "$tmp/src-before"
-        workspace "$tmp/before" "$tmp/src-before"
+        workspace "$tmp/before" "$tmp/src-before" "openapi core all"
     fi
     timed() { # workspace dir, package, crates to clean → seconds of the build
         local dir=$1 pkg=$2 t0 t1
