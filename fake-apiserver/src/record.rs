@@ -313,35 +313,32 @@ impl Recorder {
         let id = self.next_id.fetch_add(1, Ordering::SeqCst);
         let (parts, body) = resp.into_parts();
         let headers = kept_headers(&parts.headers, &RESPONSE_HEADERS);
-        match body.into_parts() {
-            Ok(bytes) => {
-                self.write(&Record::Exchange {
-                    id,
-                    at_ms: self.at_ms(),
-                    writes_before: pending.writes_before,
-                    request: pending.request,
-                    response: RecordedResponse {
-                        status: parts.status.as_u16(),
-                        headers,
-                        body: Body::of(&bytes),
-                        stream: false,
-                    },
-                });
-                Response::from_parts(parts, ResponseBody::full(bytes))
-            }
+        let body = body.into_parts();
+        let status = parts.status.as_u16();
+        let response = match &body {
+            Ok(bytes) => RecordedResponse {
+                status,
+                headers,
+                body: Body::of(bytes),
+                stream: false,
+            },
+            Err(_) => RecordedResponse {
+                status,
+                headers,
+                body: None,
+                stream: true,
+            },
+        };
+        self.write(&Record::Exchange {
+            id,
+            at_ms: self.at_ms(),
+            writes_before: pending.writes_before,
+            request: pending.request,
+            response,
+        });
+        match body {
+            Ok(bytes) => Response::from_parts(parts, ResponseBody::full(bytes)),
             Err(inner) => {
-                self.write(&Record::Exchange {
-                    id,
-                    at_ms: self.at_ms(),
-                    writes_before: pending.writes_before,
-                    request: pending.request,
-                    response: RecordedResponse {
-                        status: parts.status.as_u16(),
-                        headers,
-                        body: None,
-                        stream: true,
-                    },
-                });
                 let (tx, rx) = mpsc::channel(16);
                 tokio::spawn(self.clone().tee(id, inner, tx));
                 Response::from_parts(parts, ResponseBody::stream(rx))
