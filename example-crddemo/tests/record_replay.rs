@@ -7,16 +7,15 @@
 //! caches a call site's interest process-wide, and a test on another thread without the
 //! subscriber would hide some of its lines.
 
+mod common;
+
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
-use example_crddemo::controller::{Controller, Options, informer_options};
 use example_crddemo::embedded::{DEMO_NAME, run_demo, wait_controller_idle};
 use example_crddemo::pkg::client::clientset::versioned::{Clientset, fake};
 use kube_codegen_runtime::fake::{Controller as ServerController, FakeApiServer};
-use kube_controller_runtime::Manager;
 
 /// A fresh directory, removed on drop.
 struct Scratch(PathBuf);
@@ -99,19 +98,7 @@ async fn walkthrough(server: &FakeApiServer) -> Captured {
 
     let client = server.client().unwrap();
     let clientset = Clientset::new(client.clone());
-    // One worker: the log's order is the order of the reconciles.
-    let opts = Options {
-        workers: 1,
-        namespace: None,
-        resync: None,
-        instance: "replay".into(),
-        reconcile_delay: Duration::ZERO,
-    };
-    let mgr = Manager::builder(client)
-        .informer_options(informer_options(&opts))
-        .build()
-        .unwrap();
-    let controller = Controller::with_manager(&mgr, opts).unwrap();
+    let (mgr, controller) = common::one_worker_controller(client, "replay");
     let (lister, queue) = (controller.mydemos().clone(), controller.queue().clone());
     mgr.add(controller).unwrap();
     let (done_tx, done_rx) = tokio::sync::oneshot::channel::<()>();

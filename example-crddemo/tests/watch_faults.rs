@@ -3,16 +3,16 @@
 //! informer relists — counted in the server's recorded requests — and the controller
 //! converges on a change made after it.
 
+mod common;
+
 use std::time::Duration;
 
-use example_crddemo::controller::{Controller, Options, informer_options};
 use example_crddemo::pkg::apis::crddemo::v1::{Mydemo, MydemoSpec};
 use example_crddemo::pkg::client::clientset::versioned::{Clientset, fake};
 use k8s_openapi::api::core::v1::Service;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{Patch, PatchParams, PostParams};
 use kube_codegen_runtime::fake::{Action, FakeApiServer};
-use kube_controller_runtime::Manager;
 
 /// How many times the Mydemo informer listed: LISTs, and WatchLists (`sendInitialEvents`).
 fn mydemo_lists(actions: &[Action]) -> usize {
@@ -35,18 +35,7 @@ async fn a_410_mid_watch_makes_the_informer_relist_and_the_controller_converge()
     let handle = server.handle();
     let client = server.client().unwrap();
     let clientset = Clientset::new(client.clone());
-    let opts = Options {
-        workers: 1,
-        namespace: None,
-        resync: None,
-        instance: "faults".into(),
-        reconcile_delay: Duration::ZERO,
-    };
-    let mgr = Manager::builder(client)
-        .informer_options(informer_options(&opts))
-        .build()
-        .unwrap();
-    let controller = Controller::with_manager(&mgr, opts).unwrap();
+    let (mgr, controller) = common::one_worker_controller(client, "faults");
     let lister = controller.mydemos().clone();
     mgr.add(controller).unwrap();
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
