@@ -473,6 +473,8 @@ impl Builder {
             factory: self.mgr.factory().clone(),
             read_your_writes: self.mgr.read_your_writes(),
             read_your_writes_timeouts: self.mgr.metrics().read_your_writes_timeouts(&name),
+            read_your_writes_live_checks: self.mgr.metrics().read_your_writes_live_checks(&name),
+            live_client: self.mgr.client(),
         })
     }
 }

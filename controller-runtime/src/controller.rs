@@ -43,6 +43,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::handler::{EventHandler, Queue};
 use crate::leaderelection::LeaderElector;
+use crate::metrics::LiveChecks;
 use crate::metrics::{ReconcileRecorder, ReconcileResult};
 use crate::predicate::Predicate;
 use crate::read_your_writes::{ResourceId, Scope, WriteLog, Writes};
@@ -106,12 +107,23 @@ pub(crate) trait Source: Send + Sync {
     fn wait_for_sync(&self) -> BoxFuture<'static, Result<(), InformerError>>;
     fn has_synced(&self) -> bool;
     fn describe(&self) -> String;
-    /// The resource the informer serves, and what waits until its store holds some writes.
-    fn waiter(&self) -> (ResourceId, Waiter);
+    /// The resource the informer serves, what waits until its store holds some writes, and
+    /// what its store holds.
+    fn cache_view(&self) -> CacheView;
 }
 
 /// Waits until an informer's store holds the given writes.
 pub(crate) type Waiter = Arc<dyn Fn(Writes) -> BoxFuture<'static, ()> + Send + Sync>;
+
+/// The version of the object an informer's store holds under a key, if any.
+pub(crate) type Held = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
+
+/// What read-your-own-writes sees of one informer.
+pub(crate) struct CacheView {
+    resource: ResourceId,
+    wait: Waiter,
+    held: Held,
+}
 
 /// Waits until `informer`'s store holds `writes`: it has reached their version, and holds none
 /// of the deleted objects at (or before) the version they were deleted at.
@@ -225,16 +237,23 @@ impl<K: InformerObject> Source for KindSource<K> {
         self.informer.name().to_string()
     }
 
-    fn waiter(&self) -> (ResourceId, Waiter) {
+    fn cache_view(&self) -> CacheView {
         let informer = self.informer.clone();
-        let id = ResourceId {
-            group: K::group(&()).into_owned(),
-            plural: K::plural(&()).into_owned(),
-        };
-        let wait: Waiter = Arc::new(move |writes: Writes| {
-            Box::pin(wait_for_writes(informer.clone(), writes)) as BoxFuture<'static, ()>
-        });
-        (id, wait)
+        let store = self.informer.store();
+        CacheView {
+            resource: ResourceId {
+                group: K::group(&()).into_owned(),
+                plural: K::plural(&()).into_owned(),
+            },
+            wait: Arc::new(move |writes: Writes| {
+                Box::pin(wait_for_writes(informer.clone(), writes)) as BoxFuture<'static, ()>
+            }),
+            held: Arc::new(move |key: &str| {
+                store
+                    .get_by_key(key)
+                    .and_then(|o| o.meta().resource_version.clone())
+            }),
+        }
     }
 }
 
@@ -276,6 +295,9 @@ pub struct Controller {
     pub(crate) factory: SharedInformerFactory,
     pub(crate) read_your_writes: Option<(WriteLog, Duration)>,
     pub(crate) read_your_writes_timeouts: prometheus_client::metrics::counter::Counter,
+    pub(crate) read_your_writes_live_checks: LiveChecks,
+    /// The Manager's client, for read-your-own-writes' live reads.
+    pub(crate) live_client: kube::Client,
     pub(crate) sharding: Option<Sharding>,
 }
 
@@ -456,8 +478,10 @@ impl Controller {
             own_writes: self.read_your_writes.clone().map(|(log, bound)| OwnWrites {
                 log,
                 bound,
-                waiters: self.sources.iter().map(|s| s.waiter()).collect(),
+                views: self.sources.iter().map(|s| s.cache_view()).collect(),
                 timeouts: self.read_your_writes_timeouts.clone(),
+                live_checks: self.read_your_writes_live_checks.clone(),
+                client: self.live_client.clone(),
             }),
         });
         for _ in 0..workers {
@@ -541,33 +565,79 @@ struct Worker {
 struct OwnWrites {
     log: WriteLog,
     bound: Duration,
-    waiters: Vec<(ResourceId, Waiter)>,
+    views: Vec<CacheView>,
     timeouts: prometheus_client::metrics::counter::Counter,
+    live_checks: LiveChecks,
+    client: kube::Client,
 }
 
 impl OwnWrites {
-    /// Waits (at most the bound) until the informers hold what `req`'s reconciles wrote.
-    async fn wait(&self, controller: &Arc<str>, req: &Request) {
+    /// Waits (at most the bound) until the informers hold what `req`'s reconciles wrote; past
+    /// the bound, a live read of each written object decides. False when the cache is still
+    /// stale and the request must wait for another bound (its writes are kept for it).
+    async fn wait(&self, controller: &Arc<str>, req: &Request) -> bool {
         let writes = self.log.take(controller, req);
         if writes.is_empty() {
-            return;
+            return true;
         }
         let waits: Vec<_> = self
-            .waiters
+            .views
             .iter()
-            .filter_map(|(id, wait)| writes.get(id).map(|w| wait(w.clone())))
+            .filter_map(|v| writes.get(&v.resource).map(|w| (v.wait)(w.clone())))
             .collect();
         if waits.is_empty() {
-            return;
+            return true;
         }
         if tokio::time::timeout(self.bound, futures::future::join_all(waits))
             .await
-            .is_err()
+            .is_ok()
         {
-            self.timeouts.inc();
-            tracing::warn!(controller = %controller, request = %req, bound = ?self.bound,
-                "the cache has not caught up with this request's own writes; reconciling anyway");
+            return true;
         }
+        self.timeouts.inc();
+        match self.live_check(&writes).await {
+            Ok(true) => {
+                self.live_checks.current.inc();
+                tracing::info!(controller = %controller, request = %req, bound = ?self.bound,
+                    "the informer has not reached this request's own writes, but a live read finds the cached copies current; reconciling");
+                true
+            }
+            Ok(false) => {
+                self.live_checks.stale.inc();
+                tracing::warn!(controller = %controller, request = %req, bound = ?self.bound,
+                    "the cache still holds an object older than this request's own write; waiting another bound before reconciling");
+                self.log.restore(controller, req, writes);
+                false
+            }
+            Err(e) => {
+                self.live_checks.failed.inc();
+                tracing::warn!(controller = %controller, request = %req, bound = ?self.bound, error = %e,
+                    "the cache has not caught up with this request's own writes and the live read failed; reconciling anyway");
+                true
+            }
+        }
+    }
+
+    /// Whether the cache's copy of every object in `writes` is current (see
+    /// [`read_your_writes`](crate::read_your_writes)).
+    async fn live_check(
+        &self,
+        writes: &std::collections::HashMap<ResourceId, Writes>,
+    ) -> Result<bool, kube::Error> {
+        for view in &self.views {
+            let Some(w) = writes.get(&view.resource) else {
+                continue;
+            };
+            for object in &w.objects {
+                let held = (view.held)(&object.key);
+                if !crate::read_your_writes::is_current(&self.client, object, held.as_deref())
+                    .await?
+                {
+                    return Ok(false);
+                }
+            }
+        }
+        Ok(true)
     }
 }
 
@@ -637,8 +707,16 @@ impl Worker {
     }
 
     async fn reconcile_one(&self, req: Request, priority: i32) {
-        if let Some(own) = &self.own_writes {
-            own.wait(&self.name, &req).await;
+        if let Some(own) = &self.own_writes
+            && !own.wait(&self.name, &req).await
+        {
+            // Still stale past the bound: not reconciled from the old copy; back in a bound.
+            self.queue.add_with(
+                req.clone(),
+                AddOptions::with_priority(priority).after(own.bound),
+            );
+            self.queue.done(&req);
+            return;
         }
         let retries = self.queue.num_requeues(&req);
         let token = self.hard_stop.child_token();

@@ -15,7 +15,8 @@
 //! | `controller_runtime_max_concurrent_reconciles` | `controller` | the configured worker count |
 //! | `workqueue_depth` | `name`, `controller`, and `priority` for a controller's priority queue | items ready in the work queue, by priority ([`Metrics::workqueue_provider`]) |
 //! | `workqueue_adds_total` … `workqueue_retries_total` | `name`, `controller` | the work queue ([`Metrics::workqueue_provider`]) |
-//! | `controller_runtime_read_your_writes_timeouts_total` | `controller` | reconciles started before the cache caught up with the request's own writes ([`read_your_writes`](crate::read_your_writes)) |
+//! | `controller_runtime_read_your_writes_timeouts_total` | `controller` | waits for the cache to catch up with a request's own writes that reached the bound ([`read_your_writes`](crate::read_your_writes)) |
+//! | `controller_runtime_read_your_writes_live_checks_total` | `controller`, `result` | what the live read past the bound decided: `current` (reconciled), `stale` (requeued), `failed` (the read failed; reconciled) |
 //! | `informer_queued_items` | `name`, `group`, `version`, `resource` | notifications waiting in an informer's handler queues ([`Metrics::informer_provider`]; client-go's KEP-4346 name) |
 //! | `informer_processing_latency_seconds` | `name`, `group`, `version`, `resource` | time to process one watch event or list, up to the handlers' queues |
 //! | `informer_store_resource_version` | `name`, `group`, `version`, `resource` | the 15 least significant digits of the resourceVersion an informer's store has reached |
@@ -197,6 +198,7 @@ struct Families {
     webhook_in_flight: Family<WebhookLabels, Gauge>,
     webhook_panics: Counter,
     ryow_timeouts: Family<ControllerLabels, Counter>,
+    ryow_live_checks: Family<ResultLabels, Counter>,
     informer_queued: Family<InformerLabels, FloatGauge>,
     informer_latency: HistogramFamily<InformerLabels>,
     informer_store_rv: Family<InformerLabels, FloatGauge>,
@@ -256,6 +258,7 @@ impl Metrics {
             webhook_in_flight: Family::default(),
             webhook_panics: Counter::default(),
             ryow_timeouts: Family::default(),
+            ryow_live_checks: Family::default(),
             informer_queued: Family::default(),
             informer_latency: Family::new_with_constructor(informer_histogram),
             informer_store_rv: Family::default(),
@@ -270,8 +273,13 @@ impl Metrics {
         );
         r.register(
             "controller_runtime_read_your_writes_timeouts",
-            "Total number of reconciles started before the cache had caught up with the request's own writes",
+            "Total number of waits for the cache to catch up with a request's own writes that reached the bound",
             f.ryow_timeouts.clone(),
+        );
+        r.register(
+            "controller_runtime_read_your_writes_live_checks",
+            "Total number of live reads past the bound by what they decided (current, stale, failed)",
+            f.ryow_live_checks.clone(),
         );
         r.register(
             "informer_queued_items",
@@ -538,6 +546,25 @@ impl Metrics {
             .get_or_create_owned(&ControllerLabels {
                 controller: name.to_string(),
             })
+    }
+
+    /// `controller_runtime_read_your_writes_live_checks_total` of the controller `name`: the
+    /// counters for `current`, `stale` and `failed`.
+    pub(crate) fn read_your_writes_live_checks(&self, name: &str) -> LiveChecks {
+        let get = |result: &str| {
+            self.inner
+                .families
+                .ryow_live_checks
+                .get_or_create_owned(&ResultLabels {
+                    controller: name.to_string(),
+                    result: result.to_string(),
+                })
+        };
+        LiveChecks {
+            current: get("current"),
+            stale: get("stale"),
+            failed: get("failed"),
+        }
     }
 
     pub(crate) fn leader(&self, name: &str) -> LeaderMetrics {
@@ -875,4 +902,12 @@ impl MetricsProvider for Provider {
             .retries
             .get_or_create_owned(&queue_labels(name))))
     }
+}
+
+/// A controller's counters of live reads past the read-your-own-writes bound.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct LiveChecks {
+    pub(crate) current: Counter,
+    pub(crate) stale: Counter,
+    pub(crate) failed: Counter,
 }

@@ -19,8 +19,19 @@
 //! 3. Before a request is reconciled again, its worker waits until every informer of the
 //!    controller that serves a written resource has reached that request's writes. After
 //!    [`read_your_own_writes_timeout`](crate::ManagerBuilder::read_your_own_writes_timeout)
-//!    (default 10 s) it reconciles anyway, logs it and counts it in
-//!    `controller_runtime_read_your_writes_timeouts_total`.
+//!    (default 10 s) the wait ends, counted in
+//!    `controller_runtime_read_your_writes_timeouts_total`, and a live read decides.
+//! 4. The live read: each object the request wrote is read from the API server (a `GET`
+//!    through the Manager's client). The cache's copy is *current* when it holds the written
+//!    version or a later one, or is the same as the server's (the same version, or both gone);
+//!    the informer's resourceVersion may lag behind a write the store already holds (a quiet
+//!    resource the server sends no bookmarks for), and an object someone else deleted will
+//!    never reach the written version. When every copy is current the request is reconciled;
+//!    when one is not, the request goes back to the queue for another bound, its writes still
+//!    waited for, and is not reconciled from the stale copy. A live read that fails (the
+//!    server unreachable) lets the reconcile go ahead, logged. Each decision is counted in
+//!    `controller_runtime_read_your_writes_live_checks_total` by `result` (`current`,
+//!    `stale`, `failed`).
 //!
 //! Writes made from other tasks than the reconcile's (a spawned task), or to resources no
 //! informer of the controller watches, are not waited for. It is on by default; switch it off
@@ -67,6 +78,51 @@ pub(crate) struct Writes {
     pub(crate) version: Option<String>,
     /// Objects deleted, by store key, with the last version they had.
     pub(crate) deleted: Vec<(String, String)>,
+    /// Every object written or deleted, for the live read past the bound.
+    pub(crate) objects: Vec<WrittenObject>,
+}
+
+/// One object a request's reconciles wrote, with the version the last write answered with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct WrittenObject {
+    /// Its key in an informer's store (`namespace/name`, or `name`).
+    pub(crate) key: String,
+    /// Its path on the API server (`/api/v1/namespaces/ns/configmaps/a`).
+    pub(crate) path: String,
+    /// The version the write answered with (for a delete: the object's last).
+    pub(crate) version: String,
+    /// Whether the write deleted it.
+    pub(crate) deleted: bool,
+}
+
+impl Writes {
+    fn note(&mut self, object: WrittenObject) {
+        match self.objects.iter_mut().find(|o| o.key == object.key) {
+            Some(o) => {
+                if kube_codegen_runtime::resource_version::compare(&object.version, &o.version)
+                    .is_ok_and(|c| c.is_ge())
+                {
+                    *o = object;
+                }
+            }
+            None => self.objects.push(object),
+        }
+    }
+
+    fn merge(&mut self, other: Writes) {
+        if let Some(v) = other.version {
+            let newer = self.version.as_ref().is_none_or(|cur| {
+                kube_codegen_runtime::resource_version::compare(&v, cur).is_ok_and(|c| c.is_gt())
+            });
+            if newer {
+                self.version = Some(v);
+            }
+        }
+        self.deleted.extend(other.deleted);
+        for o in other.objects {
+            self.note(o);
+        }
+    }
 }
 
 type Log = HashMap<(Arc<str>, Request), HashMap<ResourceId, Writes>>;
@@ -86,7 +142,10 @@ impl WriteLog {
             .entry(resource)
             .or_default();
         match written {
-            Written::Version(rv) => {
+            Written::Version(rv, object) => {
+                if let Some(o) = object {
+                    w.note(o);
+                }
                 let newer = match &w.version {
                     None => true,
                     Some(cur) => kube_codegen_runtime::resource_version::compare(&rv, cur)
@@ -96,7 +155,32 @@ impl WriteLog {
                     w.version = Some(rv);
                 }
             }
-            Written::Deleted { key, version } => w.deleted.push((key, version)),
+            Written::Deleted { key, version, path } => {
+                w.note(WrittenObject {
+                    key: key.clone(),
+                    path,
+                    version: version.clone(),
+                    deleted: true,
+                });
+                w.deleted.push((key, version));
+            }
+        }
+    }
+
+    /// Puts back writes taken with [`take`](Self::take) that are still to be waited for,
+    /// beside any the request made since.
+    pub(crate) fn restore(
+        &self,
+        controller: &Arc<str>,
+        request: &Request,
+        writes: HashMap<ResourceId, Writes>,
+    ) {
+        let mut log = self.inner.lock();
+        let entry = log
+            .entry((controller.clone(), request.clone()))
+            .or_default();
+        for (resource, w) in writes {
+            entry.entry(resource).or_default().merge(w);
         }
     }
 
@@ -114,8 +198,30 @@ impl WriteLog {
 }
 
 enum Written {
-    Version(String),
-    Deleted { key: String, version: String },
+    /// A write that left the object at a version; the object, when the answer names it.
+    Version(String, Option<WrittenObject>),
+    /// A delete that removed the object.
+    Deleted {
+        key: String,
+        version: String,
+        path: String,
+    },
+}
+
+/// The path of the object named `name` that a write to `path` (the object, one of its
+/// subresources, or its collection) wrote.
+fn object_path(path: &str, name: &str) -> String {
+    let parts: Vec<&str> = path.trim_matches('/').split('/').collect();
+    let prefix = if parts.first() == Some(&"api") { 2 } else { 3 }.min(parts.len());
+    // How many segments after the prefix name the collection.
+    let collection = match &parts[prefix..] {
+        // A Namespace itself, or the namespaces.
+        ["namespaces"] | ["namespaces", _] => 1,
+        ["namespaces", _, _, ..] => 3,
+        [_, ..] => 1,
+        [] => 0,
+    };
+    format!("/{}/{name}", parts[..prefix + collection].join("/"))
 }
 
 /// Parses `/api/v1[/namespaces/{ns}]/{plural}[/{name}[/{sub}]]` and
@@ -176,15 +282,61 @@ fn written(method: &http::Method, path: &str, body: &[u8]) -> Option<(ResourceId
         return None;
     }
     let rv = answer.metadata.resource_version.filter(|v| !v.is_empty())?;
-    if *method == http::Method::DELETE && answer.metadata.deletion_timestamp.is_none() {
-        let name = answer.metadata.name.or(name)?;
+    let object = answer.metadata.name.or(name).map(|name| {
         let key = match answer.metadata.namespace.or(namespace) {
             Some(ns) if !ns.is_empty() => format!("{ns}/{name}"),
-            _ => name,
+            _ => name.clone(),
         };
-        return Some((resource, Written::Deleted { key, version: rv }));
+        WrittenObject {
+            key,
+            path: object_path(path, &name),
+            version: rv.clone(),
+            deleted: false,
+        }
+    });
+    if *method == http::Method::DELETE && answer.metadata.deletion_timestamp.is_none() {
+        let o = object?;
+        return Some((
+            resource,
+            Written::Deleted {
+                key: o.key,
+                version: rv,
+                path: o.path,
+            },
+        ));
     }
-    Some((resource, Written::Version(rv)))
+    Some((resource, Written::Version(rv, object)))
+}
+
+/// What a live read of `object` says about the cache's copy, whose version is `held`.
+pub(crate) async fn is_current(
+    client: &kube::Client,
+    object: &WrittenObject,
+    held: Option<&str>,
+) -> Result<bool, kube::Error> {
+    use kube_codegen_runtime::resource_version::compare;
+    let holds_the_write = match held {
+        // A deleted object: gone from the store, or there again at a later version.
+        _ if object.deleted => {
+            held.is_none_or(|h| compare(h, &object.version).is_ok_and(|c| c.is_gt()))
+        }
+        Some(h) => compare(h, &object.version).is_ok_and(|c| c.is_ge()),
+        None => false,
+    };
+    if holds_the_write {
+        // Only the informer's version lags behind what its store holds.
+        return Ok(true);
+    }
+    let req = http::Request::get(&object.path)
+        .header(http::header::ACCEPT, "application/json")
+        .body(Vec::new())
+        .map_err(kube::Error::HttpError)?;
+    let live = match client.request::<Answer>(req).await {
+        Ok(a) => a.metadata.resource_version,
+        Err(kube::Error::Api(s)) if s.code == 404 => None,
+        Err(e) => return Err(e),
+    };
+    Ok(live.as_deref() == held)
 }
 
 fn is_write(m: &http::Method) -> bool {
@@ -279,7 +431,24 @@ mod tests {
         )
         .unwrap_or_else(|| panic!("nothing recorded"));
         assert_eq!(r, id("", "configmaps"));
-        assert!(matches!(w, Written::Version(v) if v == "42"));
+        assert!(matches!(&w, Written::Version(v, Some(o))
+            if v == "42" && o.key == "ns/a" && o.path == "/api/v1/namespaces/ns/configmaps/a"));
+        let (_, w) = written(
+            &http::Method::POST,
+            "/api/v1/namespaces/ns/configmaps",
+            body,
+        )
+        .unwrap_or_else(|| panic!("nothing recorded"));
+        assert!(matches!(&w, Written::Version(_, Some(o))
+            if o.path == "/api/v1/namespaces/ns/configmaps/a"));
+        let (_, w) = written(
+            &http::Method::PATCH,
+            "/api/v1/namespaces/ns/configmaps/a/status",
+            body,
+        )
+        .unwrap_or_else(|| panic!("nothing recorded"));
+        assert!(matches!(&w, Written::Version(_, Some(o))
+            if o.path == "/api/v1/namespaces/ns/configmaps/a"));
 
         let (_, w) = written(
             &http::Method::DELETE,
@@ -287,7 +456,8 @@ mod tests {
             body,
         )
         .unwrap_or_else(|| panic!("nothing recorded"));
-        assert!(matches!(w, Written::Deleted { key, version } if key == "ns/a" && version == "42"));
+        assert!(matches!(w, Written::Deleted { key, version, path }
+            if key == "ns/a" && version == "42" && path == "/api/v1/namespaces/ns/configmaps/a"));
 
         // Deleted with finalizers pending: an update like any other.
         let pending = br#"{"metadata":{"name":"a","namespace":"ns","resourceVersion":"43","deletionTimestamp":"2026-01-01T00:00:00Z"}}"#;
@@ -297,7 +467,7 @@ mod tests {
             pending,
         )
         .unwrap_or_else(|| panic!("nothing recorded"));
-        assert!(matches!(w, Written::Version(v) if v == "43"));
+        assert!(matches!(w, Written::Version(v, _) if v == "43"));
 
         let status = br#"{"kind":"Status","status":"Success"}"#;
         assert!(
@@ -319,7 +489,11 @@ mod tests {
             log: log.clone(),
         };
         for rv in ["9", "11", "10"] {
-            log.record(&scope, id("", "configmaps"), Written::Version(rv.into()));
+            log.record(
+                &scope,
+                id("", "configmaps"),
+                Written::Version(rv.into(), None),
+            );
         }
         let taken = log.take(&scope.controller, &scope.request);
         assert_eq!(
@@ -329,5 +503,20 @@ mod tests {
             Some("11".into())
         );
         assert!(log.take(&scope.controller, &scope.request).is_empty());
+
+        // Restored writes are waited for again, beside newer ones.
+        log.restore(&scope.controller, &scope.request, taken);
+        log.record(
+            &scope,
+            id("", "configmaps"),
+            Written::Version("12".into(), None),
+        );
+        let again = log.take(&scope.controller, &scope.request);
+        assert_eq!(
+            again
+                .get(&id("", "configmaps"))
+                .and_then(|w| w.version.clone()),
+            Some("12".into())
+        );
     }
 }

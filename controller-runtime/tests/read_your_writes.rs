@@ -50,12 +50,35 @@ fn slowed_watch(client: kube::Client, delay: Duration) -> kube::Client {
     kube::Client::new(svc, ns)
 }
 
-/// What the reconciles saw: per key, the counter of the last write and every stale read.
+/// What the reconciles saw: per key, the counter of the last write and every stale read; and
+/// the Manager's metrics when it stopped.
 #[derive(Clone, Default)]
 struct Seen {
     last_written: Arc<Mutex<HashMap<String, u64>>>,
     stale: Arc<Mutex<Vec<String>>>,
     reads: Arc<Mutex<usize>>,
+    metrics: Arc<Mutex<String>>,
+}
+
+impl Seen {
+    /// `controller_runtime_read_your_writes_live_checks_total` for `result`.
+    fn live_checks(&self, result: &str) -> f64 {
+        let text = self.metrics.lock().clone();
+        let scrape = prometheus_parse::Scrape::parse(text.lines().map(|l| Ok(l.to_string())))
+            .unwrap_or_else(|e| panic!("{e}"));
+        scrape
+            .samples
+            .iter()
+            .filter(|s| {
+                s.metric == "controller_runtime_read_your_writes_live_checks_total"
+                    && s.labels.get("result") == Some(result)
+            })
+            .map(|s| match s.value {
+                prometheus_parse::Value::Counter(v) | prometheus_parse::Value::Untyped(v) => v,
+                ref other => panic!("not a counter: {other:?}"),
+            })
+            .sum()
+    }
 }
 
 fn counter(cm: &ConfigMap) -> u64 {
@@ -68,13 +91,14 @@ fn counter(cm: &ConfigMap) -> u64 {
 
 /// A controller that counts each ConfigMap's `data.n` up to `target`, one write per reconcile,
 /// and asks to be reconciled again at once: the read after each write is the one a slow watch
-/// makes stale.
+/// makes stale. `bound` is the read-your-own-writes timeout.
 async fn run(
     read_your_writes: bool,
     delay: Duration,
     keys: usize,
     target: u64,
     workers: usize,
+    bound: Duration,
 ) -> Seen {
     let (client, _handle) = fake();
     for i in 0..keys {
@@ -83,10 +107,11 @@ async fn run(
     let client = slowed_watch(client, delay);
     let mgr = Manager::builder(client)
         .read_your_own_writes(read_your_writes)
-        .read_your_own_writes_timeout(Duration::from_secs(60))
+        .read_your_own_writes_timeout(bound)
         .build()
         .unwrap_or_else(|e| panic!("{e}"));
     let seen = Seen::default();
+    let metrics = mgr.metrics().clone();
     let lister = mgr.lister::<ConfigMap>();
     let api: Api<ConfigMap> = Api::namespaced(mgr.client(), "ns");
     let s = seen.clone();
@@ -135,6 +160,7 @@ async fn run(
     stop.cancel();
     let stopped: Result<Result<(), ManagerError>, _> = task.await;
     assert!(matches!(stopped, Ok(Ok(()))), "{stopped:?}");
+    *seen.metrics.lock() = metrics.encode();
     seen
 }
 
@@ -158,7 +184,7 @@ proptest! {
         target in 2u64..6,
         workers in 1usize..4,
     ) {
-        let seen = runtime().block_on(run(true, Duration::from_millis(delay_ms), keys, target, workers));
+        let seen = runtime().block_on(run(true, Duration::from_millis(delay_ms), keys, target, workers, Duration::from_secs(60)));
         let stale = seen.stale.lock().clone();
         prop_assert!(stale.is_empty(), "stale reads: {:?}", stale);
         prop_assert!(*seen.reads.lock() >= keys * target as usize);
@@ -169,10 +195,43 @@ proptest! {
 fn without_it_a_slow_watch_makes_reconciles_read_their_old_writes() {
     // The same controller with the feature off: the requeue right after each write reads the
     // cache before the slowed watch delivered that write.
-    let seen = runtime().block_on(run(false, Duration::from_millis(300), 1, 3, 1));
+    let seen = runtime().block_on(run(
+        false,
+        Duration::from_millis(300),
+        1,
+        3,
+        1,
+        Duration::from_secs(60),
+    ));
     assert!(
         !seen.stale.lock().is_empty(),
         "no stale read in {} reads",
         seen.reads.lock()
     );
+}
+
+#[test]
+fn past_the_bound_a_live_read_keeps_the_stale_copy_from_the_reconcile() {
+    // The watch lags 400 ms, the bound is 100 ms: every wait reaches the bound. The live read
+    // finds the cache's copy older than the write, so the request waits another bound instead
+    // of being reconciled from it; it is reconciled once the watch has delivered the write.
+    let seen = runtime().block_on(run(
+        true,
+        Duration::from_millis(400),
+        1,
+        3,
+        1,
+        Duration::from_millis(100),
+    ));
+    assert!(
+        seen.stale.lock().is_empty(),
+        "stale reads: {:?}",
+        seen.stale.lock()
+    );
+    assert!(
+        seen.live_checks("stale") >= 1.0,
+        "no live read found a stale copy:\n{}",
+        seen.metrics.lock()
+    );
+    assert_eq!(seen.live_checks("failed"), 0.0);
 }
