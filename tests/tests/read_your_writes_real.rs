@@ -6,9 +6,11 @@
 //! the client side (every chunk of a watch response is held back), so the cache learns of each
 //! create late. With read-your-own-writes on, no parent ever gets a second child; with it off
 //! the same controller creates duplicates (so the test can fail). A third run keeps it on with
-//! a bound shorter than the watch delay: the reconciles that start before the cache caught up
-//! are counted in `controller_runtime_read_your_writes_timeouts_total`, scraped from the
-//! Manager's metrics registry.
+//! a bound shorter than the watch delay: the waits that reach the bound are counted in
+//! `controller_runtime_read_your_writes_timeouts_total`, the live reads past it find the
+//! cache's copy stale (`controller_runtime_read_your_writes_live_checks_total{result="stale"}`)
+//! and requeue the parent instead of reconciling it, so still no parent gets a second child.
+//! Both counters are scraped from the Manager's metrics registry.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -64,11 +66,15 @@ struct Run {
     children: HashMap<String, usize>,
     /// `controller_runtime_read_your_writes_timeouts_total` of the controller.
     timeouts: f64,
+    /// `controller_runtime_read_your_writes_live_checks_total{result="stale"}` of the controller.
+    stale: f64,
 }
 
-fn scrape(text: &str, metric: &str, controller: &str) -> f64 {
+/// The sum of `metric`'s samples of `controller` whose labels include `label` (or all).
+fn scrape(text: &str, metric: &str, controller: &str, label: &str) -> f64 {
     text.lines()
         .filter(|l| l.starts_with(metric) && l.contains(&format!("controller=\"{controller}\"")))
+        .filter(|l| l.contains(label))
         .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
         .sum()
 }
@@ -187,10 +193,18 @@ async fn run(
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+    let text = metrics.encode();
     let timeouts = scrape(
-        &metrics.encode(),
+        &text,
         "controller_runtime_read_your_writes_timeouts_total",
         &name,
+        "",
+    );
+    let stale = scrape(
+        &text,
+        "controller_runtime_read_your_writes_live_checks_total",
+        &name,
+        "result=\"stale\"",
     );
     stop.cancel();
     let stopped = task.await;
@@ -206,7 +220,11 @@ async fn run(
             *children.entry(o.name.clone()).or_default() += 1;
         }
     }
-    Run { children, timeouts }
+    Run {
+        children,
+        timeouts,
+        stale,
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -250,8 +268,8 @@ async fn a_slow_watch_never_makes_a_controller_create_a_duplicate_child() {
         off.children
     );
 
-    // On, with a bound shorter than the watch delay: the reconciles that waited it out are
-    // counted.
+    // On, with a bound shorter than the watch delay: the waits that reach it are counted, and
+    // the live read past it keeps the parent from being reconciled from the stale cache.
     let bounded = run(
         &server,
         &format!("ryw-bound-{id}"),
@@ -262,7 +280,17 @@ async fn a_slow_watch_never_makes_a_controller_create_a_duplicate_child() {
     .await;
     assert!(
         bounded.timeouts >= 1.0,
-        "no reconcile counted as started past the bound (children {:?})",
+        "no wait counted as reaching the bound (children {:?})",
+        bounded.children
+    );
+    assert!(
+        bounded.stale >= 1.0,
+        "no live read past the bound found the cache stale (children {:?})",
+        bounded.children
+    );
+    assert!(
+        bounded.children.values().all(|&n| n == 1),
+        "past the bound a parent got a second child: {:?}",
         bounded.children
     );
 }
