@@ -208,7 +208,7 @@ pub(super) async fn crd_value_types(env: &Env) -> Outcome {
     Ok(())
 }
 
-/// The two-version CRD of [`crd_served_versions`]: `v1` stores, `v2` is served and deprecated;
+/// The two-version CRD of `crd_served_versions`: `v1` stores, `v2` is served and deprecated;
 /// their schemas differ (`a` only in v1, `b` only in v2, `x` bounded only in v1).
 fn multi_crd() -> Value {
     let replicas = json!({"type": "integer", "maximum": 10,
