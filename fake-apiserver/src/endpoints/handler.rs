@@ -193,18 +193,28 @@ async fn answer(shared: Arc<Shared>, req: Request<Bytes>) -> Response<ResponseBo
                 .and_then(|v| v.to_str().ok())
                 .unwrap_or("")
                 .to_string();
-            let custom = shared
+            let served = shared
                 .state
                 .lock()
                 .registry
-                .get(&p.group, &p.version, &p.plural)
-                .is_some_and(|r| r.is_custom());
+                .get(&p.group, &p.version, &p.plural);
+            let custom = served.as_ref().is_some_and(|r| r.is_custom());
+            // A deprecated version of a custom resource warns on every request to it, answered
+            // or refused, as kube-apiserver's deprecation filter does.
+            let deprecation = served.as_ref().and_then(|r| r.deprecation_warning());
             match crate::endpoints::negotiation::negotiate(&accept, custom) {
                 Err(e) => error_response(&e),
                 Ok(media) => {
                     let resp = match resource_request(shared, req, p).await {
                         Ok(r) => r,
                         Err(e) => error_response(&e),
+                    };
+                    let resp = match deprecation {
+                        Some(w) => crate::endpoints::response::with_warnings(
+                            resp,
+                            &parking_lot::Mutex::new(vec![w]),
+                        ),
+                        None => resp,
                     };
                     if media == crate::endpoints::negotiation::Media::Yaml {
                         to_yaml_response(resp).await

@@ -579,10 +579,13 @@ pub(crate) fn prepare_update(
         }
         Builtin::Crd => {
             crate::semantics::crd::default(new);
+            crate::semantics::crd::extend_stored_versions(new);
             let mut errs = crate::semantics::crd::validate(new);
+            errs.extend(crate::semantics::crd::stored_version_errors(new));
             for (field, ptr) in [
                 ("spec.group", "/spec/group"),
                 ("spec.names.plural", "/spec/names/plural"),
+                ("spec.scope", "/spec/scope"),
             ] {
                 if old.pointer(ptr) != new.pointer(ptr) {
                     let v = new

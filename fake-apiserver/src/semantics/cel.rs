@@ -19,7 +19,150 @@ const CRD_COST_LIMIT: u64 = 100_000_000;
 
 /// The compiled rules of one schema, if it has any.
 #[derive(Debug, Clone)]
-pub(crate) struct Rules(Arc<CompiledSchema>);
+pub(crate) struct Rules {
+    compiled: Arc<CompiledSchema>,
+    /// The schema, for correlating old list items with new ones.
+    schema: Arc<Value>,
+    /// Rules rewritten for `optionalOldSelf`, as `(rewritten, original)`.
+    rewritten: Arc<Vec<(String, String)>>,
+}
+
+/// What `oldSelf` stands for in a rule with `optionalOldSelf: true`: an optional, empty on
+/// create (kube-cel binds `null` there), holding the old value on update.
+const OPTIONAL_OLD_SELF: &str = "(oldSelf == null ? optional.none() : optional.of(oldSelf))";
+
+/// `rule` with every `oldSelf` identifier (outside string literals) replaced by `with`.
+fn replace_old_self(rule: &str, with: &str) -> String {
+    let chars: Vec<char> = rule.chars().collect();
+    let word: Vec<char> = "oldSelf".chars().collect();
+    let ident = |c: char| c.is_alphanumeric() || c == '_';
+    let mut out = String::with_capacity(rule.len());
+    let mut i = 0;
+    let mut quote: Option<char> = None;
+    while i < chars.len() {
+        let c = chars[i];
+        if let Some(q) = quote {
+            out.push(c);
+            if c == '\\' && i + 1 < chars.len() {
+                out.push(chars[i + 1]);
+                i += 2;
+                continue;
+            }
+            if c == q {
+                quote = None;
+            }
+            i += 1;
+            continue;
+        }
+        if c == '"' || c == '\'' {
+            quote = Some(c);
+            out.push(c);
+            i += 1;
+            continue;
+        }
+        let starts = chars[i..].starts_with(&word)
+            && (i == 0 || !(ident(chars[i - 1]) || chars[i - 1] == '.'))
+            && chars.get(i + word.len()).is_none_or(|n| !ident(*n));
+        if starts {
+            out.push_str(with);
+            i += word.len();
+        } else {
+            out.push(c);
+            i += 1;
+        }
+    }
+    out
+}
+
+/// The schema with the rules that set `optionalOldSelf` rewritten to see `oldSelf` as an
+/// optional, as kube-apiserver binds it; records each rewrite.
+fn rewrite_optional_old_self(node: &mut Value, rewritten: &mut Vec<(String, String)>) {
+    match node {
+        Value::Object(m) => {
+            if let Some(Value::Array(rules)) = m.get_mut("x-kubernetes-validations") {
+                for r in rules.iter_mut() {
+                    let optional = r.get("optionalOldSelf").and_then(Value::as_bool) == Some(true);
+                    if let (true, Some(text)) = (optional, r.get("rule").and_then(Value::as_str)) {
+                        let text = text.to_string();
+                        let new = replace_old_self(&text, OPTIONAL_OLD_SELF);
+                        if new != text {
+                            rewritten.push((new.clone(), text));
+                            r["rule"] = Value::String(new);
+                        }
+                    }
+                }
+            }
+            for (k, v) in m.iter_mut() {
+                if k != "x-kubernetes-validations" && k != "default" && k != "enum" {
+                    rewrite_optional_old_self(v, rewritten);
+                }
+            }
+        }
+        Value::Array(a) => a
+            .iter_mut()
+            .for_each(|v| rewrite_optional_old_self(v, rewritten)),
+        _ => {}
+    }
+}
+
+/// The old object with the items of every `x-kubernetes-list-type: map` list put at the
+/// index of the new item with the same keys, so that transition rules compare an item with
+/// its own old state, as kube-apiserver correlates them. A new item without an old one gets
+/// a copy of itself (its transition rules then compare it with itself).
+fn correlate(old: &Value, new: &Value, schema: &Value) -> Value {
+    match (old, new) {
+        (Value::Object(o), Value::Object(n)) => {
+            let props = schema.get("properties").and_then(Value::as_object);
+            let additional = schema.get("additionalProperties").filter(|a| a.is_object());
+            Value::Object(
+                o.iter()
+                    .map(|(k, ov)| {
+                        let sub = props.and_then(|p| p.get(k)).or(additional);
+                        let v = match (n.get(k), sub) {
+                            (Some(nv), Some(sub)) => correlate(ov, nv, sub),
+                            _ => ov.clone(),
+                        };
+                        (k.clone(), v)
+                    })
+                    .collect(),
+            )
+        }
+        (Value::Array(o), Value::Array(n)) => {
+            let Some(items) = schema.get("items") else {
+                return old.clone();
+            };
+            let is_map =
+                schema.get("x-kubernetes-list-type").and_then(Value::as_str) == Some("map");
+            if !is_map {
+                return Value::Array(
+                    o.iter()
+                        .zip(n.iter())
+                        .map(|(ov, nv)| correlate(ov, nv, items))
+                        .collect(),
+                );
+            }
+            let keys: Vec<&str> = schema
+                .get("x-kubernetes-list-map-keys")
+                .and_then(Value::as_array)
+                .map(|k| k.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            let key_of = |v: &Value| -> Vec<Value> {
+                keys.iter()
+                    .map(|k| v.get(*k).cloned().unwrap_or(Value::Null))
+                    .collect()
+            };
+            Value::Array(
+                n.iter()
+                    .map(|nv| match o.iter().find(|ov| key_of(ov) == key_of(nv)) {
+                        Some(ov) => correlate(ov, nv, items),
+                        None => nv.clone(),
+                    })
+                    .collect(),
+            )
+        }
+        _ => old.clone(),
+    }
+}
 
 fn has_rules(v: &Value) -> bool {
     match v {
@@ -32,12 +175,22 @@ fn has_rules(v: &Value) -> bool {
 impl Rules {
     /// Compiles the rules of a version's `openAPIV3Schema`; `None` when it has none.
     pub(crate) fn compile(schema: &Value) -> Option<Rules> {
-        has_rules(schema).then(|| Rules(Arc::new(compile_schema(schema))))
+        if !has_rules(schema) {
+            return None;
+        }
+        let mut rewritten = Vec::new();
+        let mut for_eval = schema.clone();
+        rewrite_optional_old_self(&mut for_eval, &mut rewritten);
+        Some(Rules {
+            compiled: Arc::new(compile_schema(&for_eval)),
+            schema: Arc::new(schema.clone()),
+            rewritten: Arc::new(rewritten),
+        })
     }
 }
 
 /// The value at a dotted field path (`spec.items[1].name`), if any.
-fn value_at<'a>(obj: &'a Value, path: &str) -> Option<&'a Value> {
+pub(crate) fn value_at<'a>(obj: &'a Value, path: &str) -> Option<&'a Value> {
     let mut cur = obj;
     for part in path.split('.').filter(|p| !p.is_empty()) {
         let (name, rest) = match part.find('[') {
@@ -94,10 +247,19 @@ pub(crate) fn validate(
     thread_local! {
         static VALIDATOR: Validator = Validator::new();
     }
-    let result = VALIDATOR.with(|v| v.validate_compiled(&rules.0, obj, old));
+    let correlated = old.map(|o| correlate(o, obj, &rules.schema));
+    let old = correlated.as_ref();
+    let result = VALIDATOR.with(|v| v.validate_compiled(&rules.compiled, obj, old));
     let mut errs = Vec::new();
     let mut warnings = Vec::new();
     if let Err(failures) = result {
+        let mut failures = failures.into_vec();
+        for e in failures.iter_mut() {
+            if let Some((_, original)) = rules.rewritten.iter().find(|(r, _)| *r == e.rule) {
+                e.message = e.message.replace(&e.rule, original);
+                e.rule = original.clone();
+            }
+        }
         for e in failures.iter() {
             let fe = to_field_error(e, obj);
             let unchanged = old.is_some_and(|o| {

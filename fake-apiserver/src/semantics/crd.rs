@@ -389,6 +389,74 @@ pub(crate) fn initial_status(crd: &Value) -> Value {
     json!({"acceptedNames": {"plural": "", "kind": ""}, "storedVersions": storage})
 }
 
+/// The name of the version marked `storage`, if exactly one is.
+fn storage_version(crd: &Value) -> Option<String> {
+    let storage: Vec<&str> = crd
+        .pointer("/spec/versions")
+        .and_then(Value::as_array)
+        .map(|vs| {
+            vs.iter()
+                .filter(|v| v.get("storage").and_then(Value::as_bool) == Some(true))
+                .filter_map(|v| v.get("name").and_then(Value::as_str))
+                .collect()
+        })
+        .unwrap_or_default();
+    match storage.as_slice() {
+        [one] => Some((*one).to_string()),
+        _ => None,
+    }
+}
+
+/// On an update, the storage version joins `status.storedVersions` (objects may be written
+/// in it from now on), as the CRD strategy's `PrepareForUpdate` does.
+pub(crate) fn extend_stored_versions(crd: &mut Value) {
+    let Some(storage) = storage_version(crd) else {
+        return;
+    };
+    let status = object::ensure_object(crd)
+        .entry("status")
+        .or_insert_with(|| json!({}));
+    let Value::Object(status) = status else {
+        return;
+    };
+    let stored = status
+        .entry("storedVersions")
+        .or_insert_with(|| Value::Array(Vec::new()));
+    if let Value::Array(list) = stored
+        && !list.iter().any(|v| v.as_str() == Some(storage.as_str()))
+    {
+        list.push(Value::String(storage));
+    }
+}
+
+/// Every version in `status.storedVersions` must stay in `spec.versions` until a storage
+/// migration removes it from the status.
+pub(crate) fn stored_version_errors(crd: &Value) -> Vec<FieldError> {
+    let names: Vec<&str> = crd
+        .pointer("/spec/versions")
+        .and_then(Value::as_array)
+        .map(|vs| {
+            vs.iter()
+                .filter_map(|v| v.get("name").and_then(Value::as_str))
+                .collect()
+        })
+        .unwrap_or_default();
+    object::strings(crd.pointer("/status/storedVersions"))
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| !names.contains(&s.as_str()))
+        .map(|(i, s)| {
+            FieldError::invalid(
+                format!("status.storedVersions[{i}]"),
+                crate::error::go_quote(s),
+                format!(
+                    "missing from spec.versions; {s} was previously a storage version, and must remain in spec.versions until a storage migration ensures no data remains persisted in {s} and removes {s} from status.storedVersions"
+                ),
+            )
+        })
+        .collect()
+}
+
 fn condition(kind: &str, status: bool, reason: &str, message: &str, now: &str) -> Value {
     json!({"type": kind, "status": if status {"True"} else {"False"}, "lastTransitionTime": now,
            "reason": reason, "message": message})
@@ -462,6 +530,16 @@ pub(crate) fn resources(crd: &Value) -> Vec<Resource> {
     let categories = object::strings(names.pointer("/categories"));
     let namespaced = str_at(crd, "/spec/scope") != "Cluster";
     let crd_name = object::name(crd).to_string();
+    let storage = storage_version(crd);
+    let storage_schema = crd
+        .pointer("/spec/versions")
+        .and_then(Value::as_array)
+        .and_then(|vs| {
+            vs.iter()
+                .find(|v| v.get("name").and_then(Value::as_str) == storage.as_deref())
+        })
+        .and_then(|v| v.pointer("/schema/openAPIV3Schema"))
+        .cloned();
     crd.pointer("/spec/versions")
         .and_then(Value::as_array)
         .map(|vs| {
@@ -520,6 +598,20 @@ pub(crate) fn resources(crd: &Value) -> Vec<Resource> {
                                 .cloned()
                                 .unwrap_or_default(),
                             selectable_fields,
+                            storage_schema: (storage.as_deref() != Some(str_at(v, "/name")))
+                                .then(|| storage_schema.clone())
+                                .flatten(),
+                            deprecation_warning: (v.get("deprecated").and_then(Value::as_bool)
+                                == Some(true))
+                            .then(
+                                || match v.get("deprecationWarning").and_then(Value::as_str) {
+                                    Some(w) => w.to_string(),
+                                    None => format!(
+                                        "{group}/{} {kind} is deprecated",
+                                        str_at(v, "/name")
+                                    ),
+                                },
+                            ),
                         })),
                     }
                 })

@@ -58,6 +58,12 @@ pub(crate) struct CustomInfo {
     pub(crate) has_defaults: bool,
     /// The scale subresource's paths, if it has one.
     pub(crate) scale: Option<ScalePaths>,
+    /// The storage version's `openAPIV3Schema` when this version is not the storage version:
+    /// an object written through this version is pruned by it too, as converting it to the
+    /// storage version does.
+    pub(crate) storage_schema: Option<Value>,
+    /// The warning every request to this version gets when it is `deprecated`.
+    pub(crate) deprecation_warning: Option<String>,
 }
 
 /// The JSON paths of a custom resource's scale subresource (`.spec.replicas`, …).
@@ -90,6 +96,12 @@ impl Resource {
     /// `Ok` when there are none.
     pub(crate) fn invalid_if_any(&self, obj: &Value, errors: Vec<FieldError>) -> ApiResult<()> {
         ApiError::invalid_if_any(&self.group, &self.kind, object::name(obj), errors)
+    }
+
+    /// The `Warning` a request to this resource gets: a deprecated custom resource version's
+    /// `deprecationWarning`, or `<group>/<version> <Kind> is deprecated`.
+    pub(crate) fn deprecation_warning(&self) -> Option<String> {
+        self.custom.as_ref()?.deprecation_warning.clone()
     }
 
     /// An object as read: with the schema's defaults applied when the CRD declares any.

@@ -35,9 +35,15 @@ fn nullable(schema: &Value) -> bool {
 /// name them.
 pub(crate) fn prune_and_default(obj: &mut Value, root: &Value) -> Vec<String> {
     let mut pruned = Vec::new();
-    walk(obj, root, true, "", &mut pruned);
+    walk(obj, root, true, "", &mut pruned, true);
     pruned.sort();
     pruned
+}
+
+/// Prunes what `root` does not declare, without defaulting (converting an object to the
+/// storage version's schema).
+pub(crate) fn prune(obj: &mut Value, root: &Value) {
+    walk(obj, root, true, "", &mut Vec::new(), false);
 }
 
 fn child_path(path: &str, key: &str) -> String {
@@ -48,7 +54,14 @@ fn child_path(path: &str, key: &str) -> String {
     }
 }
 
-fn walk(v: &mut Value, schema: &Value, keep_type_meta: bool, path: &str, pruned: &mut Vec<String>) {
+fn walk(
+    v: &mut Value,
+    schema: &Value,
+    keep_type_meta: bool,
+    path: &str,
+    pruned: &mut Vec<String>,
+    defaults: bool,
+) {
     match v {
         Value::Object(m) => {
             let props = schema.get("properties").and_then(Value::as_object);
@@ -56,7 +69,7 @@ fn walk(v: &mut Value, schema: &Value, keep_type_meta: bool, path: &str, pruned:
             let preserve = preserves_unknown(schema);
             let embedded = keep_type_meta || is_embedded(schema);
             // Defaults for missing properties.
-            if let Some(props) = props {
+            if let Some(props) = props.filter(|_| defaults) {
                 for (k, ps) in props {
                     if !m.contains_key(k)
                         && let Some(d) = ps.get("default")
@@ -72,6 +85,14 @@ fn walk(v: &mut Value, schema: &Value, keep_type_meta: bool, path: &str, pruned:
                         && let Some(meta) = m.get_mut("metadata")
                     {
                         prune_meta(meta);
+                        // An embedded object's metadata is decoded into `ObjectMeta` and
+                        // encoded again: a null `creationTimestamp` is omitted.
+                        if !keep_type_meta
+                            && let Value::Object(mm) = meta
+                            && mm.get("creationTimestamp").is_some_and(Value::is_null)
+                        {
+                            mm.remove("creationTimestamp");
+                        }
                     }
                     continue;
                 }
@@ -82,7 +103,7 @@ fn walk(v: &mut Value, schema: &Value, keep_type_meta: bool, path: &str, pruned:
                     Some(cs) => {
                         let is_null = m.get(&k).is_some_and(Value::is_null);
                         if is_null && !nullable(cs) {
-                            match cs.get("default") {
+                            match cs.get("default").filter(|_| defaults) {
                                 Some(d) => {
                                     m.insert(k.clone(), d.clone());
                                 }
@@ -93,7 +114,7 @@ fn walk(v: &mut Value, schema: &Value, keep_type_meta: bool, path: &str, pruned:
                             }
                         }
                         if let Some(child) = m.get_mut(&k) {
-                            walk(child, cs, false, &child_path(path, &k), pruned);
+                            walk(child, cs, false, &child_path(path, &k), pruned, defaults);
                         }
                     }
                     None => {
@@ -109,7 +130,14 @@ fn walk(v: &mut Value, schema: &Value, keep_type_meta: bool, path: &str, pruned:
         Value::Array(items) => {
             if let Some(item_schema) = schema.get("items") {
                 for (i, item) in items.iter_mut().enumerate() {
-                    walk(item, item_schema, false, &format!("{path}[{i}]"), pruned);
+                    walk(
+                        item,
+                        item_schema,
+                        false,
+                        &format!("{path}[{i}]"),
+                        pruned,
+                        defaults,
+                    );
                 }
             }
         }
@@ -313,7 +341,17 @@ fn check(v: &Value, schema: &Value, path: &str, errs: &mut Vec<FieldError>) {
     if v.is_null() && nullable(schema) {
         return;
     }
-    if let Some(want) = schema.get("type").and_then(Value::as_str)
+    // `x-kubernetes-int-or-string` stands for `anyOf: [integer, string]` without a `type`.
+    let int_or_string = schema
+        .get("x-kubernetes-int-or-string")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    let want = match schema.get("type").and_then(Value::as_str) {
+        Some(t) => Some(t),
+        None if int_or_string => Some("integer,string"),
+        None => None,
+    };
+    if let Some(want) = want
         && !type_ok(v, want, schema)
     {
         let actual = type_name(v);
@@ -324,17 +362,17 @@ fn check(v: &Value, schema: &Value, path: &str, errs: &mut Vec<FieldError>) {
         ));
         return;
     }
-    if let Some(allowed) = schema.get("enum").and_then(Value::as_array)
-        && !allowed.contains(v)
+    if want == Some("integer")
+        && schema.get("format").and_then(Value::as_str) == Some("int32")
+        && v.as_i64().is_none_or(|i| i32::try_from(i).is_err())
+        && v.is_number()
     {
-        errs.push(FieldError {
-            field: path.to_string(),
-            kind: crate::error::FieldErrorKind::NotSupported(
-                render(v),
-                allowed.iter().map(render).collect(),
-            ),
-            detail: String::new(),
-        });
+        // kube-openapi's format check; the apiextensions strategy reports it without a field.
+        errs.push(FieldError::invalid(
+            "<nil>",
+            "\"\"",
+            format!("Checked value must be of type integer with format int32 in {path}"),
+        ));
     }
     if let Some(n) = num(v)
         && v.is_number()
@@ -486,6 +524,19 @@ fn check(v: &Value, schema: &Value, path: &str, errs: &mut Vec<FieldError>) {
             required(m, schema, path, errs);
         }
         _ => {}
+    }
+    // kube-openapi checks `enum` after the string, format, number and list validations.
+    if let Some(allowed) = schema.get("enum").and_then(Value::as_array)
+        && !allowed.contains(v)
+    {
+        errs.push(FieldError {
+            field: path.to_string(),
+            kind: crate::error::FieldErrorKind::NotSupported(
+                render(v),
+                allowed.iter().map(render).collect(),
+            ),
+            detail: String::new(),
+        });
     }
     // Value validations that combine schemas (no structure of their own).
     if let Some(all) = schema.get("allOf").and_then(Value::as_array) {

@@ -17,6 +17,7 @@
 //! ```
 
 mod crd;
+mod crd_changes;
 mod create;
 mod crud;
 mod limits;
@@ -661,6 +662,26 @@ pub fn scenarios() -> Vec<Scenario> {
         scenario!(
             crd::printer_columns,
             "Table columns of CRD printer columns: types, priorities, ages, first JSONPath result"
+        ),
+        scenario!(
+            crd_changes::crd_value_types,
+            "integers stay integers, int-or-string refuses booleans and floats, int32 range, embedded metadata"
+        ),
+        scenario!(
+            crd_changes::crd_served_versions,
+            "a deprecated version warns; writes through it pruned to the storage schema; status, scale, columns and OpenAPI per version; scale checked by schema and CEL"
+        ),
+        scenario!(
+            crd_changes::crd_update_rules,
+            "scope immutable, stored versions stay in spec.versions, exactly one storage version, storedVersions extended"
+        ),
+        scenario!(
+            crd_changes::crd_validation_ratcheting,
+            "after a schema tightens, unchanged values pass and changed ones are checked"
+        ),
+        scenario!(
+            crd_changes::cel_transition_correlation,
+            "optionalOldSelf on create, list-map items correlated by key, rule cost estimated at CRD creation"
         ),
         scenario!(
             wire::field_validation_directives,

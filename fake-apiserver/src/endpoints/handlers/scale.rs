@@ -42,7 +42,12 @@ pub(crate) fn serve(mut t: Target<'_>) -> ApiResult<Response<ResponseBody>> {
         }
         _ => return Err(ApiError::method_not_allowed()),
     };
-    let new = scale::with_replicas(&res, &current, &wanted)?;
+    let mut new = scale::with_replicas(&res, &current, &wanted)?;
+    // The object is written through the version of the request, whichever version it was
+    // stored in.
+    if let Some(m) = new.as_object_mut() {
+        m.insert("apiVersion".into(), res.api_version().into());
+    }
     let mut opts = t.write_options(Verb::Update, None)?;
     // The body is a Scale, not the object: nothing in it is unknown to the object.
     opts.body_problems = Default::default();

@@ -218,10 +218,16 @@ pub(super) fn prune_custom(res: &Resource, obj: &mut Value) -> Vec<String> {
     if let Some(meta) = obj.get_mut("metadata") {
         schema::prune_meta(meta);
     }
-    match res.custom.as_ref().and_then(|c| c.schema.as_ref()) {
+    let pruned = match res.custom.as_ref().and_then(|c| c.schema.as_ref()) {
         Some(schema_v) => schema::prune_and_default(obj, schema_v),
         None => Vec::new(),
+    };
+    // Written through another version than the storage version: converting it prunes what
+    // the storage version's schema does not have, silently.
+    if let Some(storage_schema) = res.custom.as_ref().and_then(|c| c.storage_schema.as_ref()) {
+        schema::prune(obj, storage_schema);
     }
+    pruned
 }
 
 /// Custom resources: validate against the CRD schema (OpenAPI value validations, scale
@@ -240,6 +246,10 @@ pub(super) fn validate_custom(
         return Ok(());
     };
     let mut errs = schema::validate_values(obj, schema_v);
+    if let Some(old) = old {
+        // Validation ratcheting: an update may keep a value the schema no longer accepts.
+        errs.retain(|e| !ratcheted(e, obj, old));
+    }
     if let Some(scale) = &custom.scale {
         errs.extend(crate::semantics::scale::path_errors(obj, scale));
     }
@@ -268,6 +278,25 @@ pub(super) fn validate_custom(
         }
     }
     res.invalid_if_any(obj, errs)
+}
+
+/// Whether a value validation error of an update is ratcheted, as kube-apiserver's CRD
+/// validation ratcheting does: the value it is about is the same in the old object (for a
+/// missing required field, the object that should hold it is).
+fn ratcheted(e: &FieldError, new: &Value, old: &Value) -> bool {
+    use crate::semantics::cel::value_at;
+    if e.field == "<nil>" {
+        return false;
+    }
+    let path = match e.kind {
+        crate::error::FieldErrorKind::Required => match e.field.rfind('.') {
+            Some(i) => &e.field[..i],
+            None => "",
+        },
+        _ => e.field.as_str(),
+    };
+    let now = value_at(new, path);
+    now.is_some() && now == value_at(old, path)
 }
 
 /// The largest object storage takes: etcd's default `--max-request-bytes` (1.5 MiB), which
