@@ -228,9 +228,7 @@ pub(crate) struct Shared {
 /// ticker and they act only after writes.
 fn start_ticker(shared: &Arc<Shared>) {
     let Ok(rt) = tokio::runtime::Handle::try_current() else {
-        tracing::warn!(
-            "no Tokio runtime: controllers that act with time run only after writes"
-        );
+        tracing::warn!("no Tokio runtime: controllers that act with time run only after writes");
         return;
     };
     let weak = Arc::downgrade(shared);

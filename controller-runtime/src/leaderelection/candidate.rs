@@ -98,7 +98,7 @@ impl CoordinatedConfig {
             )))
         };
         if self.binary_version.is_empty() {
-            return bad("the binary version is required");
+            return bad("the binary version is required (--leader-elect-binary-version)");
         }
         if self.strategy.is_empty() {
             return bad("the strategy is required");

@@ -266,7 +266,15 @@ pub(super) fn pass(st: &mut State) {
             .push(c);
     }
     for ((namespace, lease), candidates) in groups {
-        step(st, &lc_res, &lease_res, &namespace, &lease, &candidates, now);
+        step(
+            st,
+            &lc_res,
+            &lease_res,
+            &namespace,
+            &lease,
+            &candidates,
+            now,
+        );
     }
 }
 
@@ -294,7 +302,8 @@ fn step(
         if c.renewed_recently(now) {
             continue;
         }
-        let stale_answered = matches!((c.ping, c.renew), (Some(p), Some(r)) if p + ELECTION_DURATION < now && p < r);
+        let stale_answered =
+            matches!((c.ping, c.renew), (Some(p), Some(r)) if p + ELECTION_DURATION < now && p < r);
         if c.ping.is_none() || stale_answered {
             let mut body = (*c.obj).clone();
             body["spec"]["pingTime"] = json!(object::format_micro_time(now));

@@ -173,7 +173,8 @@ impl Controllers {
     /// Whether a controller that acts with the passing of time is enabled (the server then
     /// runs [`tick`](Self::tick) every [`TICK`]).
     pub(crate) fn needs_ticker(&self) -> bool {
-        self.enabled.contains(&Controller::CoordinatedLeaderElection)
+        self.enabled
+            .contains(&Controller::CoordinatedLeaderElection)
     }
 
     /// What time alone makes due: an election step for every Lease (a lease that ran out, a
@@ -182,7 +183,10 @@ impl Controllers {
         if !self.started.load(Ordering::Relaxed) {
             return;
         }
-        if self.enabled.contains(&Controller::CoordinatedLeaderElection) {
+        if self
+            .enabled
+            .contains(&Controller::CoordinatedLeaderElection)
+        {
             leader_election::pass(st);
         }
         self.run(st);
