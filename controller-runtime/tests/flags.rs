@@ -198,13 +198,14 @@ async fn coordinated_leader_election_flags_make_a_candidate_the_server_elects() 
         "--leader-elect-retry-period=500ms",
     ];
     // Without a binary version the Manager refuses to start, naming the flag.
-    let e = parse(&base)
-        .unwrap()
+    let e = match ok(parse(&base))
         .manager
         .builder(client.clone(), "demo")
         .build()
-        .err()
-        .expect("no binary version");
+    {
+        Ok(_) => panic!("a Manager without a binary version"),
+        Err(e) => e,
+    };
     assert!(
         e.to_string().contains("--leader-elect-binary-version"),
         "{e}"

@@ -189,7 +189,7 @@ async fn scenario(client: kube::Client) -> BTreeMap<String, String> {
         x.stop.cancel();
     }
 
-    let observed = observed.lock().unwrap();
+    let observed = std::mem::take(&mut *observed.lock().unwrap());
     let versions = versions.lock().unwrap().clone();
     let mut out = BTreeMap::new();
     out.insert("leaders in order".into(), observed.leaders.join(","));
