@@ -130,7 +130,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-pub use controllers::{Controller, UnknownController, parse_controllers};
+pub use controllers::{CONTROLLER_TICK, Controller, UnknownController, parse_controllers};
 pub use endpoints::body::{ConnectionDropped, ResponseBody};
 pub use endpoints::serve::{MAX_REQUEST_BODY_BYTES, ServeOptions, ServedApiServer};
 pub use error::FakeError;
@@ -223,7 +223,7 @@ pub(crate) struct Shared {
     pub(crate) replay: Option<record::Replay>,
 }
 
-/// Runs the controllers that act with time every [`controllers::TICK`] while the server lives
+/// Runs the controllers that act with time every [`controllers::CONTROLLER_TICK`] while the server lives
 /// (the task holds the server weakly and ends with it). Without a Tokio runtime there is no
 /// ticker and they act only after writes.
 fn start_ticker(shared: &Arc<Shared>) {
@@ -233,7 +233,7 @@ fn start_ticker(shared: &Arc<Shared>) {
     };
     let weak = Arc::downgrade(shared);
     rt.spawn(async move {
-        let mut every = tokio::time::interval(controllers::TICK);
+        let mut every = tokio::time::interval(controllers::CONTROLLER_TICK);
         every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             every.tick().await;

@@ -42,7 +42,7 @@ pub enum Controller {
     /// then binary version, then age), pings candidates before an election, sets the Lease's
     /// `holderIdentity` and `strategy` — or `preferredHolder` while another holds it — and
     /// hands over a Lease that has run out. It runs after each write and every
-    /// [`TICK`](crate::controllers::TICK) while the server lives.
+    /// [`CONTROLLER_TICK`](crate::CONTROLLER_TICK) while the server lives.
     CoordinatedLeaderElection,
 }
 
@@ -171,7 +171,7 @@ impl Controllers {
     }
 
     /// Whether a controller that acts with the passing of time is enabled (the server then
-    /// runs [`tick`](Self::tick) every [`TICK`]).
+    /// runs [`tick`](Self::tick) every [`CONTROLLER_TICK`]).
     pub(crate) fn needs_ticker(&self) -> bool {
         self.enabled
             .contains(&Controller::CoordinatedLeaderElection)
@@ -194,7 +194,7 @@ impl Controllers {
 }
 
 /// How often the server runs controllers that act with time (coordinated leader election).
-pub const TICK: std::time::Duration = std::time::Duration::from_millis(250);
+pub const CONTROLLER_TICK: std::time::Duration = std::time::Duration::from_millis(250);
 
 /// The options of a controller's write.
 fn write_options() -> WriteOptions {
