@@ -438,8 +438,8 @@ impl ManagerBuilder {
     }
 
     /// This replica's identity in the Lease (default: `<hostname>_<uuid>`; with
-    /// [coordinated leader election](Self::coordinated_leader_election),
-    /// `<hostname>-<uuid>`, since it also names the replica's LeaseCandidate).
+    /// [coordinated leader election](Self::coordinated_leader_election) it also names the
+    /// replica's LeaseCandidate).
     pub fn leader_election_identity(mut self, identity: impl Into<String>) -> Self {
         self.identity = Some(identity.into());
         self
@@ -450,7 +450,7 @@ impl ManagerBuilder {
     /// these versions and leads only when kube-apiserver's election controller names it
     /// holder (see [`LeaderElector::coordinated`]). The cluster needs the
     /// `CoordinatedLeaderElection` feature gate and `coordination.k8s.io/v1beta1`; the identity
-    /// must be a valid object name. `ManagerFlags` sets it with `--leader-elect-coordinated`.
+    /// must be a valid LeaseCandidate name. `ManagerFlags` sets it with `--leader-elect-coordinated`.
     ///
     /// ```no_run
     /// # use kube_controller_runtime::{Manager, leaderelection::CoordinatedConfig};
@@ -658,15 +658,7 @@ impl ManagerBuilder {
             ));
         }
         let leader_election = self.leader_election.unwrap_or(self.id.is_some());
-        let identity = self.identity.clone().unwrap_or_else(|| {
-            let id = default_identity();
-            if self.coordinated.is_some() && leader_election {
-                // It names a LeaseCandidate too: a DNS subdomain.
-                id.to_lowercase().replace('_', "-")
-            } else {
-                id
-            }
-        });
+        let identity = self.identity.clone().unwrap_or_else(default_identity);
         let raw_client = self.client.clone();
         let metrics = Metrics::new();
         let shard = match &self.sharding {

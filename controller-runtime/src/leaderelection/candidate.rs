@@ -132,15 +132,16 @@ impl fmt::Debug for LeaseCandidate {
 
 impl LeaseCandidate {
     /// The candidate `namespace/name` for the Lease `namespace/lease_name`. `name` must be a
-    /// valid object name (a DNS subdomain): the election controller writes it into the Lease's
+    /// valid LeaseCandidate name (kube-apiserver's rule is a ConfigMap key's: letters, digits,
+    /// `-`, `_` and `.`, at most 253): the election controller writes it into the Lease's
     /// `holderIdentity`, so it is also the identity the elector must lead as.
     ///
     /// ```
     /// # use kube_controller_runtime::leaderelection::{CoordinatedConfig, LeaseCandidate};
     /// # fn demo(client: kube::Client) {
     /// let c = CoordinatedConfig::oldest_emulation_version("1.0.0", "1.0.0");
-    /// let e = LeaseCandidate::new(client, "ns", "host_1", "lease", &c).unwrap_err();
-    /// assert!(e.to_string().contains("LeaseCandidate name \"host_1\""));
+    /// let e = LeaseCandidate::new(client, "ns", "host 1", "lease", &c).unwrap_err();
+    /// assert!(e.to_string().contains("LeaseCandidate name \"host 1\""));
     /// # }
     /// ```
     pub fn new(
@@ -163,11 +164,9 @@ impl LeaseCandidate {
                 )));
             }
         }
-        let errs = kube_codegen_runtime::validation::is_dns1123_subdomain(&name);
-        if !errs.is_empty() {
+        if let Some(why) = config_map_key_error(&name) {
             return Err(LeaderElectionError::InvalidConfig(format!(
-                "coordinated leader election: LeaseCandidate name {name:?} (the leader election identity) is no valid object name: {}",
-                errs.join("; ")
+                "coordinated leader election: LeaseCandidate name {name:?} (the leader election identity) is invalid: {why}"
             )));
         }
         Ok(LeaseCandidate {
@@ -346,6 +345,26 @@ impl LeaseCandidate {
             }
         }
     }
+}
+
+/// What is wrong with `name` as a LeaseCandidate name: kube-apiserver validates it as a
+/// ConfigMap key (`IsConfigMapKey`), so host-name-and-UUID identities with `_` are fine.
+fn config_map_key_error(name: &str) -> Option<String> {
+    if name.len() > 253 {
+        return Some("must be no more than 253 characters".into());
+    }
+    if !name
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+    {
+        return Some(
+            "a valid config key must consist of alphanumeric characters, '-', '_' or '.'".into(),
+        );
+    }
+    if name == "." || name == ".." || name.starts_with("..") {
+        return Some("must not be '.' or '..', nor start with '..'".into());
+    }
+    None
 }
 
 /// Whether the server asked for a renewal the candidate has not made yet.

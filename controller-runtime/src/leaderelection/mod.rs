@@ -632,7 +632,7 @@ impl LeaderElector {
     /// `NewCandidate`; see the [module docs](self#coordinated-leader-election-kep-4355)): it
     /// keeps a `LeaseCandidate` named after the lock's identity in the Lease's namespace and
     /// leads only once the API server has named it holder. The identity must therefore be a
-    /// valid object name. The server must run with the `CoordinatedLeaderElection` feature gate
+    /// valid LeaseCandidate name (letters, digits, `-`, `_`, `.`). The server must run with the `CoordinatedLeaderElection` feature gate
     /// and serve `coordination.k8s.io/v1beta1`.
     ///
     /// ```no_run
