@@ -33,6 +33,8 @@
 //! | `--leader-elect` | `true` | never two replicas acting at once (Kubebuilder's scaffold says `false`) |
 //! | `--leader-elect-lease-duration` / `-renew-deadline` / `-retry-period` | `15s` / `10s` / `2s` | client-go's |
 //! | `--leader-election-namespace` | in-cluster namespace, else `--namespace`, else the kubeconfig's | |
+//! | `--leader-elect-coordinated` | `false` | coordinated leader election (KEP-4355, client-go's `Coordinated`): kube-apiserver picks the leader among the replicas' LeaseCandidates |
+//! | `--leader-elect-binary-version` / `-emulation-version` | none / the binary version | what this replica's LeaseCandidate declares; the binary version is required with `--leader-elect-coordinated` |
 //! | `--sharded` | `false` | split the controllers' objects across every replica of `--shard-ring` ([`crate::sharding`]); leader-election runnables stay on the leader |
 //! | `--shard-ring` | the leader election id | the ring's name: the `alpha.sharding.timebertt.dev/controllerring` label of every shard Lease |
 //! | `--shard-lease-namespace` | `--leader-election-namespace`'s default | where the shard Leases live |
@@ -220,6 +222,22 @@ pub struct ManagerFlags {
     #[arg(long, default_value = "2s", value_name = "DURATION", value_parser = parse_duration)]
     pub leader_elect_retry_period: Duration,
 
+    /// Coordinated leader election (KEP-4355): declare this replica in a LeaseCandidate and
+    /// lead only when kube-apiserver names it holder (needs the CoordinatedLeaderElection
+    /// feature gate; the oldest emulation version leads).
+    #[arg(long, default_value_t = false, action = clap::ArgAction::Set, num_args = 0..=1,
+          default_missing_value = "true", value_name = "BOOL")]
+    pub leader_elect_coordinated: bool,
+
+    /// The binary version this replica's LeaseCandidate declares (semver without a leading
+    /// v; required with --leader-elect-coordinated).
+    #[arg(long, value_name = "VERSION")]
+    pub leader_elect_binary_version: Option<String>,
+
+    /// The version this replica emulates (default: the binary version).
+    #[arg(long, value_name = "VERSION")]
+    pub leader_elect_emulation_version: Option<String>,
+
     /// Shard the controllers across every replica: each holds a shard Lease of the ring and
     /// reconciles only its keys (controller-runtime has no such flag; the names follow the
     /// reference sharder's terms).
@@ -313,6 +331,18 @@ impl ManagerFlags {
         }
         if let Some(id) = &self.leader_election_identity {
             b = b.leader_election_identity(id.clone());
+        }
+        if self.leader_elect_coordinated {
+            let binary = self.leader_elect_binary_version.clone().unwrap_or_default();
+            let emulation = self
+                .leader_elect_emulation_version
+                .clone()
+                .unwrap_or_else(|| binary.clone());
+            b = b.coordinated_leader_election(
+                crate::leaderelection::CoordinatedConfig::oldest_emulation_version(
+                    binary, emulation,
+                ),
+            );
         }
         if let Some(ns) = self
             .leader_election_namespace

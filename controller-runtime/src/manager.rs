@@ -340,6 +340,7 @@ pub struct ManagerBuilder {
     on_new_leader: Option<NewLeaderCallback>,
     webhook: crate::webhook::WebhookServerOptions,
     sharding: Option<crate::sharding::ShardingConfig>,
+    coordinated: Option<crate::leaderelection::CoordinatedConfig>,
 }
 
 impl fmt::Debug for ManagerBuilder {
@@ -436,9 +437,34 @@ impl ManagerBuilder {
         self
     }
 
-    /// This replica's identity in the Lease (default: `<hostname>_<uuid>`).
+    /// This replica's identity in the Lease (default: `<hostname>_<uuid>`; with
+    /// [coordinated leader election](Self::coordinated_leader_election) it also names the
+    /// replica's LeaseCandidate).
     pub fn leader_election_identity(mut self, identity: impl Into<String>) -> Self {
         self.identity = Some(identity.into());
+        self
+    }
+
+    /// Coordinated leader election (KEP-4355; client-go's `Coordinated`, which
+    /// controller-runtime lacks): the replica declares itself in a `LeaseCandidate` with
+    /// these versions and leads only when kube-apiserver's election controller names it
+    /// holder (see [`LeaderElector::coordinated`]). The cluster needs the
+    /// `CoordinatedLeaderElection` feature gate and `coordination.k8s.io/v1beta1`; the identity
+    /// must be a valid LeaseCandidate name. `ManagerFlags` sets it with `--leader-elect-coordinated`.
+    ///
+    /// ```no_run
+    /// # use kube_controller_runtime::{Manager, leaderelection::CoordinatedConfig};
+    /// # fn demo(client: kube::Client) {
+    /// let builder = Manager::builder(client)
+    ///     .leader_election_id("crddemo")
+    ///     .coordinated_leader_election(CoordinatedConfig::oldest_emulation_version("1.4.0", "1.3.0"));
+    /// # }
+    /// ```
+    pub fn coordinated_leader_election(
+        mut self,
+        config: crate::leaderelection::CoordinatedConfig,
+    ) -> Self {
+        self.coordinated = Some(config);
         self
     }
 
@@ -679,7 +705,10 @@ impl ManagerBuilder {
                 ));
             }
             let lock = LeaseLock::new(raw_client.clone(), namespace, id, identity.clone());
-            let elector = LeaderElector::new(lock, self.config.clone())?;
+            let elector = match &self.coordinated {
+                Some(c) => LeaderElector::coordinated(lock, self.config.clone(), c.clone())?,
+                None => LeaderElector::new(lock, self.config.clone())?,
+            };
             if let Some(f) = self.on_new_leader {
                 elector.on_new_leader(f);
             }
@@ -878,6 +907,7 @@ impl Manager {
             on_new_leader: None,
             webhook: crate::webhook::WebhookServerOptions::default(),
             sharding: None,
+            coordinated: None,
         }
     }
 

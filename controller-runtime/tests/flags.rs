@@ -174,3 +174,68 @@ async fn webhook_flags_have_controller_runtimes_defaults_and_reach_the_server() 
     );
     assert!(parse(&["--webhook-port=70000"]).is_err());
 }
+
+/// `--leader-elect-coordinated`: the Manager's replica declares itself in a LeaseCandidate
+/// with the flags' versions and leads once the (in-memory) server's coordinated election names
+/// it holder.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn coordinated_leader_election_flags_make_a_candidate_the_server_elects() {
+    use k8s_openapi::api::coordination::v1::Lease;
+    use k8s_openapi::api::coordination::v1beta1::LeaseCandidate;
+    use kube_codegen_runtime::fake::{Controller, FakeApiServer};
+
+    let server = ok(FakeApiServer::builder()
+        .with_controllers([Controller::CoordinatedLeaderElection])
+        .build());
+    let client = ok(server.client());
+    let base = [
+        "--leader-elect-coordinated",
+        "--leader-election-namespace=default",
+        "--leader-election-identity=replica-1",
+        "--health-probe-bind-address=0",
+        "--leader-elect-lease-duration=4s",
+        "--leader-elect-renew-deadline=3s",
+        "--leader-elect-retry-period=500ms",
+    ];
+    // Without a binary version the Manager refuses to start, naming the flag.
+    let e = match ok(parse(&base))
+        .manager
+        .builder(client.clone(), "demo")
+        .build()
+    {
+        Ok(_) => panic!("a Manager without a binary version"),
+        Err(e) => e,
+    };
+    assert!(
+        e.to_string().contains("--leader-elect-binary-version"),
+        "{e}"
+    );
+
+    let mut args = base.to_vec();
+    args.push("--leader-elect-binary-version=1.4.0");
+    let flags = ok(parse(&args)).manager;
+    assert!(flags.leader_elect_coordinated);
+    let mgr = ok(flags.builder(client.clone(), "demo").build());
+    assert!(mgr.elector().is_some_and(|e| e.is_coordinated()));
+    let stop = tokio_util::sync::CancellationToken::new();
+    let run = tokio::spawn({
+        let (mgr, stop) = (mgr.clone(), stop.clone());
+        async move { mgr.start(stop.cancelled_owned()).await }
+    });
+    ok(tokio::time::timeout(Duration::from_secs(30), mgr.elected()).await);
+    assert!(mgr.is_leader());
+    let lease = ok(kube::Api::<Lease>::namespaced(client.clone(), "default")
+        .get("demo")
+        .await);
+    let spec = lease.spec.unwrap_or_default();
+    assert_eq!(spec.holder_identity.as_deref(), Some("replica-1"));
+    assert_eq!(spec.strategy.as_deref(), Some("OldestEmulationVersion"));
+    let candidate = ok(kube::Api::<LeaseCandidate>::namespaced(client, "default")
+        .get("replica-1")
+        .await);
+    assert_eq!(candidate.spec.lease_name, "demo");
+    assert_eq!(candidate.spec.binary_version, "1.4.0");
+    assert_eq!(candidate.spec.emulation_version.as_deref(), Some("1.4.0"));
+    stop.cancel();
+    ok(ok(run.await));
+}

@@ -130,7 +130,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-pub use controllers::{Controller, UnknownController, parse_controllers};
+pub use controllers::{CONTROLLER_TICK, Controller, UnknownController, parse_controllers};
 pub use endpoints::body::{ConnectionDropped, ResponseBody};
 pub use endpoints::serve::{MAX_REQUEST_BODY_BYTES, ServeOptions, ServedApiServer};
 pub use error::FakeError;
@@ -221,6 +221,27 @@ pub(crate) struct Shared {
     pub(crate) recorder: Option<Arc<record::Recorder>>,
     /// The recorded run answered instead of the state, if any.
     pub(crate) replay: Option<record::Replay>,
+}
+
+/// Runs the controllers that act with time every [`controllers::CONTROLLER_TICK`] while the server lives
+/// (the task holds the server weakly and ends with it). Without a Tokio runtime there is no
+/// ticker and they act only after writes.
+fn start_ticker(shared: &Arc<Shared>) {
+    let Ok(rt) = tokio::runtime::Handle::try_current() else {
+        tracing::warn!("no Tokio runtime: controllers that act with time run only after writes");
+        return;
+    };
+    let weak = Arc::downgrade(shared);
+    rt.spawn(async move {
+        let mut every = tokio::time::interval(controllers::CONTROLLER_TICK);
+        every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            every.tick().await;
+            let Some(shared) = weak.upgrade() else { return };
+            let mut st = shared.state.lock();
+            shared.controllers.tick(&mut st);
+        }
+    });
 }
 
 impl Shared {
@@ -473,6 +494,12 @@ impl FakeApiServerBuilder {
         for info in &self.resources {
             st.register(Resource::from_info(info)?);
         }
+        if self
+            .controllers
+            .contains(&Controller::CoordinatedLeaderElection)
+        {
+            st.register(semantics::resources::lease_candidates());
+        }
         if let Some(snapshot) = snapshot {
             tracing::info!(
                 objects = snapshot.len(),
@@ -522,6 +549,9 @@ impl FakeApiServerBuilder {
         // kube-controller-manager's first sync would find it.
         server.shared.controllers.start();
         server.shared.run_controllers();
+        if server.shared.controllers.needs_ticker() {
+            start_ticker(&server.shared);
+        }
         Ok(server)
     }
 }

@@ -44,7 +44,8 @@ struct Args {
     #[arg(long, value_name = "SECONDS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]
     snapshot_interval: u64,
     /// The controllers of kube-controller-manager to run beside the server, comma-separated
-    /// (`garbagecollector`, `namespace`; empty for none, as a bare kube-apiserver).
+    /// (`garbagecollector`, `namespace`, and kube-apiserver's `coordinatedleaderelection`;
+    /// empty for none, as a bare kube-apiserver).
     #[arg(long, value_name = "NAMES", default_value = "namespace", value_parser = controllers)]
     controllers: Controllers,
     /// Record every request and its answer (a watch's events as they are sent) to this file,

@@ -75,13 +75,15 @@ fn dp(policy: kube::api::PropagationPolicy) -> DeleteParams {
 #[test]
 fn controller_names_are_kube_controller_managers() {
     assert_eq!(
-        ok(parse_controllers("garbagecollector,namespace")),
+        ok(parse_controllers(
+            "garbagecollector,namespace,coordinatedleaderelection"
+        )),
         Controller::ALL
     );
     let e = parse_controllers("garbagecollector,replicaset").unwrap_err();
     assert_eq!(
         e.to_string(),
-        "unknown controller \"replicaset\" (known: garbagecollector, namespace)"
+        "unknown controller \"replicaset\" (known: garbagecollector, namespace, coordinatedleaderelection)"
     );
     // The default is the namespace controller alone, as before the garbage collector existed.
     assert_eq!(FakeApiServer::new().controllers(), [Controller::Namespace]);

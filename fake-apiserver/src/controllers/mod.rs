@@ -1,6 +1,7 @@
 //! Controllers the in-memory server can run, as kube-controller-manager runs them beside
 //! kube-apiserver: the garbage collector (`garbage_collector`) and the namespace controller
-//! (`namespace`). They sit above the registry and act only through its write verbs — deletes
+//! (`namespace`); and kube-apiserver's own coordinated leader election (`leader_election`,
+//! KEP-4355), which also runs on the server's ticker since leases run out with time. They sit above the registry and act only through its write verbs — deletes
 //! with preconditions and propagation policies, updates that drop owner references or
 //! finalizers, the namespace's `/finalize` — so every change they make gets a resourceVersion,
 //! managed fields and watch events like a client's.
@@ -18,6 +19,7 @@ use crate::semantics::registry::WriteOptions;
 use crate::semantics::state::State;
 
 mod garbage_collector;
+mod leader_election;
 mod namespace;
 
 /// A controller of kube-controller-manager that the in-memory server can run
@@ -33,17 +35,31 @@ pub enum Controller {
     /// `namespace`: empties a deleted namespace (pods first), reports its progress in the
     /// namespace's conditions, then removes the `kubernetes` finalizer through `/finalize`.
     Namespace,
+    /// `coordinatedleaderelection`: kube-apiserver's coordinated leader election (KEP-4355,
+    /// gate `CoordinatedLeaderElection`). With it the server also serves
+    /// `coordination.k8s.io/v1beta1` `leasecandidates` (as `--runtime-config` enables them),
+    /// and for each Lease its candidates name it picks the holder (oldest emulation version,
+    /// then binary version, then age), pings candidates before an election, sets the Lease's
+    /// `holderIdentity` and `strategy` — or `preferredHolder` while another holds it — and
+    /// hands over a Lease that has run out. It runs after each write and every
+    /// [`CONTROLLER_TICK`](crate::CONTROLLER_TICK) while the server lives.
+    CoordinatedLeaderElection,
 }
 
 impl Controller {
     /// Every controller, in the order they run.
-    pub const ALL: [Controller; 2] = [Controller::GarbageCollector, Controller::Namespace];
+    pub const ALL: [Controller; 3] = [
+        Controller::GarbageCollector,
+        Controller::Namespace,
+        Controller::CoordinatedLeaderElection,
+    ];
 
     /// kube-controller-manager's name for it (`--controllers`).
     pub fn name(self) -> &'static str {
         match self {
             Controller::GarbageCollector => "garbagecollector",
             Controller::Namespace => "namespace",
+            Controller::CoordinatedLeaderElection => "coordinatedleaderelection",
         }
     }
 }
@@ -56,7 +72,9 @@ impl fmt::Display for Controller {
 
 /// A controller name that is not one of [`Controller::ALL`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown controller {name:?} (known: garbagecollector, namespace)")]
+#[error(
+    "unknown controller {name:?} (known: garbagecollector, namespace, coordinatedleaderelection)"
+)]
 pub struct UnknownController {
     /// The name given.
     pub name: String,
@@ -135,6 +153,7 @@ impl Controllers {
                 match c {
                     Controller::GarbageCollector => garbage_collector::pass(st),
                     Controller::Namespace => namespace::pass(st),
+                    Controller::CoordinatedLeaderElection => leader_election::pass(st),
                 }
             }
             if st.rv() == before {
@@ -150,7 +169,32 @@ impl Controllers {
         }
         self.seen_rv.store(st.rv(), Ordering::Relaxed);
     }
+
+    /// Whether a controller that acts with the passing of time is enabled (the server then
+    /// runs [`tick`](Self::tick) every [`CONTROLLER_TICK`]).
+    pub(crate) fn needs_ticker(&self) -> bool {
+        self.enabled
+            .contains(&Controller::CoordinatedLeaderElection)
+    }
+
+    /// What time alone makes due: an election step for every Lease (a lease that ran out, a
+    /// ping unanswered for long enough), then the controllers over what it wrote.
+    pub(crate) fn tick(&self, st: &mut State) {
+        if !self.started.load(Ordering::Relaxed) {
+            return;
+        }
+        if self
+            .enabled
+            .contains(&Controller::CoordinatedLeaderElection)
+        {
+            leader_election::pass(st);
+        }
+        self.run(st);
+    }
 }
+
+/// How often the server runs controllers that act with time (coordinated leader election).
+pub const CONTROLLER_TICK: std::time::Duration = std::time::Duration::from_millis(250);
 
 /// The options of a controller's write.
 fn write_options() -> WriteOptions {

@@ -446,7 +446,8 @@ pub(crate) fn prepare_create(st: &mut State, res: &Resource, obj: &mut Value) ->
         | Builtin::ServiceAccount
         | Builtin::EndpointSlice
         | Builtin::Event
-        | Builtin::Lease => {}
+        | Builtin::Lease
+        | Builtin::LeaseCandidate => {}
     }
     Ok(())
 }

@@ -34,6 +34,7 @@ pub(crate) enum Builtin {
     EndpointSlice,
     Event,
     Lease,
+    LeaseCandidate,
     Crd,
     MutatingWebhookConfiguration,
     ValidatingWebhookConfiguration,
@@ -486,6 +487,18 @@ pub(crate) fn builtins() -> Vec<Resource> {
             false,
         ),
     ]
+}
+
+/// `coordination.k8s.io/v1beta1` `leasecandidates`: served only with coordinated leader
+/// election (kube-apiserver needs `--runtime-config=coordination.k8s.io/v1beta1=true`).
+pub(crate) fn lease_candidates() -> Resource {
+    builtin::<k8s_openapi::api::coordination::v1beta1::LeaseCandidate>(
+        Builtin::LeaseCandidate,
+        true,
+        &[],
+        &[],
+        false,
+    )
 }
 
 /// Groups in the order the real server lists them in discovery; other groups follow sorted.

@@ -213,6 +213,11 @@ pub(crate) fn format_time(ts: jiff::Timestamp) -> String {
     ts.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
 }
 
+/// Formats a timestamp as `metav1.MicroTime` does (microseconds, UTC).
+pub(crate) fn format_micro_time(ts: jiff::Timestamp) -> String {
+    ts.strftime("%Y-%m-%dT%H:%M:%S%.6fZ").to_string()
+}
+
 /// A fresh random UID (UUID v4).
 pub(crate) fn new_uid() -> String {
     uuid::Uuid::new_v4().to_string()

@@ -18,6 +18,20 @@
 //! [`LeaderElector::is_leader`] turns false at that deadline even if no task got to run (a
 //! process stopped with SIGSTOP and resumed later sees its deadline passed and does not write).
 //!
+//! ## Coordinated leader election (KEP-4355)
+//!
+//! [`LeaderElector::coordinated`] makes a candidate that does not race for the Lease: it keeps a
+//! `coordination.k8s.io/v1beta1` [`LeaseCandidate`] (its binary and emulation versions, see
+//! [`candidate`]) and lets kube-apiserver's election controller (feature gate
+//! `CoordinatedLeaderElection`) pick the holder — with [`OLDEST_EMULATION_VERSION`], the
+//! candidate with the lowest emulation version, then the lowest binary version, then the oldest.
+//! The elector waits until the server writes its identity into `spec.holderIdentity`, then renews
+//! the Lease as usual (client-go's `tryCoordinatedRenew`). When the server names a better
+//! candidate in `spec.preferredHolder`, the leader stops renewing at once ([`RenewOutcome::Lost`]
+//! with the reason "end of term") and the Lease runs out, after which the server hands it to the
+//! preferred holder. The elector never creates the Lease, and a Lease past its duration is left to
+//! the server, so two holders cannot overlap.
+//!
 //! ```no_run
 //! use kube_controller_runtime::leaderelection::{LeaderElectionConfig, LeaderElector, LeaseLock, RenewOutcome};
 //! use tokio_util::sync::CancellationToken;
@@ -52,6 +66,10 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::metrics::LeaderMetrics;
+
+pub mod candidate;
+
+pub use candidate::{CoordinatedConfig, LeaseCandidate, OLDEST_EMULATION_VERSION};
 
 /// client-go's `JitterFactor`: acquisition attempts wait `retry_period × (1 + rand × 1.2)`.
 pub const JITTER_FACTOR: f64 = 1.2;
@@ -542,6 +560,9 @@ struct Observed {
     /// When the last successful acquire/renew *started*; the fence deadline counts from here.
     renewed_at: Option<Instant>,
     reported_leader: String,
+    /// Coordinated election: the preferred holder the server named while this candidate held
+    /// the Lease (its term has ended).
+    end_of_term: Option<String>,
 }
 
 struct Shared {
@@ -553,6 +574,10 @@ struct Shared {
     on_new_leader: Mutex<Option<NewLeaderFn>>,
     /// One attempt at a time: the renew loop and [`LeaderElector::renew_now`] take turns.
     writing: tokio::sync::Mutex<()>,
+    /// Coordinated election: this candidate's `LeaseCandidate`.
+    candidate: Option<LeaseCandidate>,
+    /// The token of the running candidate task, if one runs.
+    candidate_task: Mutex<Option<CancellationToken>>,
 }
 
 /// A leader election candidate (client-go's `LeaderElector`). Cheap to clone (a handle).
@@ -600,6 +625,47 @@ impl LeaderElector {
     /// # Ok(()) }
     /// ```
     pub fn new(lock: LeaseLock, config: LeaderElectionConfig) -> Result<Self, LeaderElectionError> {
+        Self::with_candidate(lock, config, None)
+    }
+
+    /// A candidate of coordinated leader election (client-go's `Coordinated` with
+    /// `NewCandidate`; see the [module docs](self#coordinated-leader-election-kep-4355)): it
+    /// keeps a `LeaseCandidate` named after the lock's identity in the Lease's namespace and
+    /// leads only once the API server has named it holder. The identity must therefore be a
+    /// valid LeaseCandidate name (letters, digits, `-`, `_`, `.`). The server must run with the `CoordinatedLeaderElection` feature gate
+    /// and serve `coordination.k8s.io/v1beta1`.
+    ///
+    /// ```no_run
+    /// # use kube_controller_runtime::leaderelection::{CoordinatedConfig, LeaderElectionConfig, LeaderElector, LeaseLock};
+    /// # fn demo(client: kube::Client) -> Result<(), kube_controller_runtime::LeaderElectionError> {
+    /// let lock = LeaseLock::new(client, "kube-system", "my-controller", "pod-a");
+    /// let elector = LeaderElector::coordinated(
+    ///     lock,
+    ///     LeaderElectionConfig::default(),
+    ///     CoordinatedConfig::oldest_emulation_version("1.2.0", "1.1.0"),
+    /// )?;
+    /// # Ok(()) }
+    /// ```
+    pub fn coordinated(
+        lock: LeaseLock,
+        config: LeaderElectionConfig,
+        coordinated: CoordinatedConfig,
+    ) -> Result<Self, LeaderElectionError> {
+        let candidate = LeaseCandidate::new(
+            lock.client.clone(),
+            lock.namespace.clone(),
+            lock.identity.clone(),
+            lock.name.clone(),
+            &coordinated,
+        )?;
+        Self::with_candidate(lock, config, Some(candidate))
+    }
+
+    fn with_candidate(
+        lock: LeaseLock,
+        config: LeaderElectionConfig,
+        candidate: Option<LeaseCandidate>,
+    ) -> Result<Self, LeaderElectionError> {
         config.validate()?;
         if lock.identity.is_empty() {
             return Err(LeaderElectionError::InvalidConfig(
@@ -622,11 +688,14 @@ impl LeaderElector {
                     lease: None,
                     renewed_at: None,
                     reported_leader: String::new(),
+                    end_of_term: None,
                 }),
                 state,
                 metrics: Mutex::new(None),
                 on_new_leader: Mutex::new(None),
                 writing: tokio::sync::Mutex::new(()),
+                candidate,
+                candidate_task: Mutex::new(None),
             }),
         })
     }
@@ -706,7 +775,7 @@ impl LeaderElector {
         if !self.is_leader() {
             return None;
         }
-        if !self.try_acquire_or_renew().await || !self.is_leader() {
+        if !self.attempt().await || !self.is_leader() {
             return None;
         }
         self.shared
@@ -900,6 +969,121 @@ impl LeaderElector {
         }
     }
 
+    /// Coordinated election (client-go's `tryCoordinatedRenew`): true when the server has named
+    /// this candidate holder of a Lease that has not run out and this candidate renewed it. It
+    /// never creates the Lease nor takes it from another holder; when the server prefers another
+    /// candidate (`spec.preferredHolder`), it does not renew and records the end of its term.
+    async fn try_coordinated_renew(&self) -> bool {
+        let _turn = self.shared.writing.lock().await;
+        let started = Instant::now();
+        let wall = jiff::Timestamp::now();
+        let lock = &self.shared.lock;
+        let desc = lock.describe();
+        let current = match lock.get().await {
+            Ok(Some(l)) => l,
+            Ok(None) => {
+                tracing::debug!(lease = %desc, "lease not found; waiting for the election controller to create it");
+                return false;
+            }
+            Err(e) => {
+                tracing::warn!(lease = %desc, error = %e, "error retrieving lease lock");
+                return false;
+            }
+        };
+        let old = LeaderElectionRecord::from_lease(&current);
+        let preferred = current
+            .spec
+            .as_ref()
+            .and_then(|s| s.preferred_holder.clone())
+            .filter(|p| !p.is_empty());
+        let expired = {
+            let mut o = self.shared.observed.lock();
+            if o.record != old {
+                o.record = old.clone();
+                o.time = Instant::now();
+            }
+            o.lease = Some(current.clone());
+            o.time + Duration::from_secs(old.lease_duration_seconds.max(0) as u64) <= started
+        };
+        if expired {
+            tracing::debug!(lease = %desc, holder = %old.holder_identity, "lease has expired; waiting for the election controller");
+            return false;
+        }
+        if old.holder_identity != lock.identity {
+            tracing::trace!(lease = %desc, holder = %old.holder_identity, "lease is held by another candidate");
+            return false;
+        }
+        if let Some(p) = preferred.filter(|p| *p != lock.identity) {
+            tracing::info!(lease = %desc, preferred_holder = %p, "lease is marked as end of term; not renewing");
+            self.shared.observed.lock().end_of_term = Some(p);
+            return false;
+        }
+        let duration_secs =
+            i32::try_from(self.shared.config.lease_duration.as_secs()).unwrap_or(i32::MAX);
+        let record = LeaderElectionRecord {
+            holder_identity: lock.identity.clone(),
+            lease_duration_seconds: duration_secs,
+            acquire_time: old.acquire_time.or(Some(wall)),
+            renew_time: Some(wall),
+            leader_transitions: old.leader_transitions,
+        };
+        match lock.update(&current, &record, false).await {
+            Ok(updated) => {
+                self.set_observed(record, Some(updated), Some(started));
+                true
+            }
+            Err(e) => {
+                tracing::warn!(lease = %desc, error = %e, "failed to update lease");
+                false
+            }
+        }
+    }
+
+    /// One attempt of the configured kind.
+    async fn attempt(&self) -> bool {
+        if self.shared.candidate.is_some() {
+            self.try_coordinated_renew().await
+        } else {
+            self.try_acquire_or_renew().await
+        }
+    }
+
+    /// Starts this elector's `LeaseCandidate` (coordinated election), unless it runs already;
+    /// it stops when `cancel` fires.
+    fn ensure_candidate(&self, cancel: &CancellationToken) {
+        let Some(candidate) = self.shared.candidate.clone() else {
+            return;
+        };
+        let mut task = self.shared.candidate_task.lock();
+        if task.as_ref().is_some_and(|t| !t.is_cancelled()) {
+            return;
+        }
+        let token = cancel.child_token();
+        *task = Some(token.clone());
+        let retry = self.shared.config.retry_period;
+        tokio::spawn(async move { candidate.run(token, retry).await });
+    }
+
+    /// Whether this elector takes part in coordinated leader election
+    /// ([`LeaderElector::coordinated`]).
+    ///
+    /// ```no_run
+    /// # fn demo(e: kube_controller_runtime::LeaderElector) { assert!(!e.is_coordinated()); }
+    /// ```
+    pub fn is_coordinated(&self) -> bool {
+        self.shared.candidate.is_some()
+    }
+
+    /// The preferred holder the server named when this candidate's term ended (coordinated
+    /// election), if it did.
+    ///
+    /// ```no_run
+    /// # fn demo(e: kube_controller_runtime::LeaderElector) { println!("{:?}", e.end_of_term()); }
+    /// ```
+    pub fn end_of_term(&self) -> Option<String> {
+        self.shared.observed.lock().end_of_term.clone()
+    }
+
     fn leading(&self, on: bool) {
         if let Some(m) = &*self.shared.metrics.lock() {
             m.status.set(i64::from(on));
@@ -914,14 +1098,17 @@ impl LeaderElector {
     }
 
     /// Tries every `retry_period` (with jitter) until this candidate holds the lease (`true`)
-    /// or `cancel` fires (`false`).
+    /// or `cancel` fires (`false`). A [coordinated](Self::coordinated) elector starts its
+    /// `LeaseCandidate` (kept until `cancel` fires) and waits for the server to name it holder.
     pub async fn acquire(&self, cancel: &CancellationToken) -> bool {
         let desc = self.shared.lock.describe();
-        tracing::info!(lease = %desc, identity = %self.shared.lock.identity, "attempting to acquire leader lease");
+        tracing::info!(lease = %desc, identity = %self.shared.lock.identity, coordinated = self.is_coordinated(), "attempting to acquire leader lease");
+        self.ensure_candidate(cancel);
+        self.shared.observed.lock().end_of_term = None;
         loop {
             let ok = tokio::select! {
                 () = cancel.cancelled() => return false,
-                ok = self.try_acquire_or_renew() => ok,
+                ok = self.attempt() => ok,
             };
             self.maybe_report_transition();
             if ok && !cancel.is_cancelled() {
@@ -945,6 +1132,7 @@ impl LeaderElector {
     pub async fn renew(&self, cancel: &CancellationToken) -> RenewOutcome {
         let cfg = &self.shared.config;
         let desc = self.shared.lock.describe();
+        self.ensure_candidate(cancel);
         let outcome = 'outer: loop {
             tokio::select! {
                 () = cancel.cancelled() => break RenewOutcome::Cancelled,
@@ -969,7 +1157,7 @@ impl LeaderElector {
                 }
                 let attempt = tokio::select! {
                     () = cancel.cancelled() => break 'outer RenewOutcome::Cancelled,
-                    r = tokio::time::timeout(deadline - now, self.try_acquire_or_renew()) => r,
+                    r = tokio::time::timeout(deadline - now, self.attempt()) => r,
                 };
                 self.maybe_report_transition();
                 match attempt {
@@ -978,6 +1166,11 @@ impl LeaderElector {
                         break;
                     }
                     Ok(false) => {
+                        if let Some(preferred) = self.end_of_term() {
+                            break 'outer RenewOutcome::Lost(format!(
+                                "end of term on lease {desc}: the election prefers {preferred}"
+                            ));
+                        }
                         if let Some(other) =
                             self.leader().filter(|l| *l != self.shared.lock.identity)
                         {
