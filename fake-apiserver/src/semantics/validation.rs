@@ -151,7 +151,10 @@ fn owner_reference_errors(refs: &[Value]) -> Vec<FieldError> {
         let api_version = s("apiVersion");
         let version = api_version.rsplit('/').next().unwrap_or("");
         if api_version.is_empty() {
-            errs.push(FieldError::required(field("apiVersion"), "must not be empty"));
+            errs.push(FieldError::required(
+                field("apiVersion"),
+                "must not be empty",
+            ));
         } else if version.is_empty() {
             errs.push(FieldError::invalid_str(
                 field("apiVersion"),

@@ -4,7 +4,9 @@
 
 use serde_json::{Value, json};
 
-use super::{Env, Failure, GROUP, Outcome, Raw, VERSION, causes, ensure, ensure_eq, ensure_status, raw};
+use super::{
+    Env, Failure, GROUP, Outcome, Raw, VERSION, causes, ensure, ensure_eq, ensure_status, raw,
+};
 
 fn cms(ns: &str) -> String {
     format!("/api/v1/namespaces/{ns}/configmaps")
@@ -40,8 +42,21 @@ pub(super) async fn deletion_fields_and_finalizer_warnings(env: &Env) -> Outcome
     c["metadata"]["deletionTimestamp"] = json!("2030-01-01T00:00:00Z");
     c["metadata"]["deletionGracePeriodSeconds"] = json!(5);
     let both = "ConfigMap \"c\" is invalid: [metadata.deletionTimestamp: Invalid value: \"2030-01-01T00:00:00Z\": field is immutable, metadata.deletionGracePeriodSeconds: Invalid value: 5: field is immutable]";
-    let r = send(env, "PUT", &format!("{}/c", cms(&ns)), "application/json", c.clone()).await?;
-    ensure_status!(r, 422, "Invalid", both, "update setting the deletion fields");
+    let r = send(
+        env,
+        "PUT",
+        &format!("{}/c", cms(&ns)),
+        "application/json",
+        c.clone(),
+    )
+    .await?;
+    ensure_status!(
+        r,
+        422,
+        "Invalid",
+        both,
+        "update setting the deletion fields"
+    );
     let r = send(
         env,
         "PATCH",
@@ -60,7 +75,12 @@ pub(super) async fn deletion_fields_and_finalizer_warnings(env: &Env) -> Outcome
         json!({"gracePeriodSeconds": -5}),
     )
     .await?;
-    ensure_eq!(r.status, 200, "delete with a negative grace period: {}", body(&r));
+    ensure_eq!(
+        r.status,
+        200,
+        "delete with a negative grace period: {}",
+        body(&r)
+    );
     let deleted = r.json();
     ensure_eq!(
         deleted["metadata"]["deletionGracePeriodSeconds"],
@@ -73,12 +93,26 @@ pub(super) async fn deletion_fields_and_finalizer_warnings(env: &Env) -> Outcome
     let mut c = deleted.clone();
     c["metadata"]["deletionTimestamp"] = json!("2030-01-01T00:00:00Z");
     c["data"]["a"] = json!("2");
-    let r = send(env, "PUT", &format!("{}/c", cms(&ns)), "application/json", c.clone()).await?;
+    let r = send(
+        env,
+        "PUT",
+        &format!("{}/c", cms(&ns)),
+        "application/json",
+        c.clone(),
+    )
+    .await?;
     ensure_eq!(r.status, 200, "update of a deleting object: {}", body(&r));
     ensure_eq!(r.json()["metadata"]["deletionTimestamp"], stamp, "kept");
     let mut c = r.json();
     c["metadata"]["deletionGracePeriodSeconds"] = json!(5);
-    let r = send(env, "PUT", &format!("{}/c", cms(&ns)), "application/json", c).await?;
+    let r = send(
+        env,
+        "PUT",
+        &format!("{}/c", cms(&ns)),
+        "application/json",
+        c,
+    )
+    .await?;
     ensure_status!(
         r,
         422,
@@ -109,7 +143,9 @@ pub(super) async fn deletion_fields_and_finalizer_warnings(env: &Env) -> Outcome
     .await?;
     ensure_eq!(r.status, 201, "create widget: {}", body(&r));
     let warning = |name: &str| {
-        format!("metadata.finalizers: \"{name}\": prefer a domain-qualified finalizer name to avoid accidental conflicts with other finalizer writers")
+        format!(
+            "metadata.finalizers: \"{name}\": prefer a domain-qualified finalizer name to avoid accidental conflicts with other finalizer writers"
+        )
     };
     ensure_eq!(r.warnings(), vec![warning("nodomain")], "create warnings");
     let r = send(
@@ -129,7 +165,11 @@ pub(super) async fn deletion_fields_and_finalizer_warnings(env: &Env) -> Outcome
         json!({"metadata": {"labels": {"x": "1"}, "finalizers": null}}),
     )
     .await?;
-    ensure_eq!((r.status, r.warnings()), (200, Vec::<String>::new()), "no new names");
+    ensure_eq!(
+        (r.status, r.warnings()),
+        (200, Vec::<String>::new()),
+        "no new names"
+    );
     Ok(())
 }
 
@@ -155,7 +195,11 @@ pub(super) async fn delete_options_orphan_and_policy(env: &Env) -> Outcome {
         json!({"orphanDependents": true}),
     )
     .await?;
-    ensure_eq!(finalizers(&r), json!(["example.com/keep", "orphan"]), "orphanDependents: true");
+    ensure_eq!(
+        finalizers(&r),
+        json!(["example.com/keep", "orphan"]),
+        "orphanDependents: true"
+    );
     let r = raw(
         &env.client,
         "DELETE",
@@ -165,7 +209,11 @@ pub(super) async fn delete_options_orphan_and_policy(env: &Env) -> Outcome {
         None,
     )
     .await?;
-    ensure_eq!(finalizers(&r), json!(["example.com/keep", "orphan"]), "?orphanDependents=true");
+    ensure_eq!(
+        finalizers(&r),
+        json!(["example.com/keep", "orphan"]),
+        "?orphanDependents=true"
+    );
     let r = send(
         env,
         "DELETE",
@@ -198,13 +246,25 @@ pub(super) async fn delete_options_orphan_and_policy(env: &Env) -> Outcome {
         json!({"orphanDependents": false}),
     )
     .await?;
-    ensure_eq!(finalizers(&r), json!(["example.com/keep"]), "orphanDependents: false");
+    ensure_eq!(
+        finalizers(&r),
+        json!(["example.com/keep"]),
+        "orphanDependents: false"
+    );
     // Deleting again with another policy moves the object to that policy's finalizer.
     for (name, policy, want) in [
         ("o4", "Orphan", json!(["example.com/keep", "orphan"])),
-        ("o4", "Foreground", json!(["example.com/keep", "foregroundDeletion"])),
+        (
+            "o4",
+            "Foreground",
+            json!(["example.com/keep", "foregroundDeletion"]),
+        ),
         ("o1", "Background", json!(["example.com/keep"])),
-        ("o2", "Foreground", json!(["example.com/keep", "foregroundDeletion"])),
+        (
+            "o2",
+            "Foreground",
+            json!(["example.com/keep", "foregroundDeletion"]),
+        ),
     ] {
         let r = send(
             env,
@@ -246,10 +306,26 @@ pub(super) async fn owner_references_and_generate_name(env: &Env) -> Outcome {
     ensure_eq!(
         r.causes(),
         causes(&[
-            ("FieldValueRequired", "metadata.ownerReferences[0].apiVersion", required),
-            ("FieldValueRequired", "metadata.ownerReferences[0].kind", required),
-            ("FieldValueRequired", "metadata.ownerReferences[0].name", required),
-            ("FieldValueRequired", "metadata.ownerReferences[0].uid", required),
+            (
+                "FieldValueRequired",
+                "metadata.ownerReferences[0].apiVersion",
+                required
+            ),
+            (
+                "FieldValueRequired",
+                "metadata.ownerReferences[0].kind",
+                required
+            ),
+            (
+                "FieldValueRequired",
+                "metadata.ownerReferences[0].name",
+                required
+            ),
+            (
+                "FieldValueRequired",
+                "metadata.ownerReferences[0].uid",
+                required
+            ),
         ]),
         "causes"
     );
@@ -280,7 +356,10 @@ pub(super) async fn owner_references_and_generate_name(env: &Env) -> Outcome {
     )
     .await?;
     ensure_eq!(r.status, 201, "long generateName: {}", body(&r));
-    let name = r.json()["metadata"]["name"].as_str().unwrap_or("").to_string();
+    let name = r.json()["metadata"]["name"]
+        .as_str()
+        .unwrap_or("")
+        .to_string();
     ensure_eq!(name.len(), 63, "generated name {name}");
     ensure!(name.starts_with(&"a".repeat(58)), "prefix of {name}");
     // A bad prefix is reported on metadata.generateName (and on the name made from it).
@@ -293,7 +372,10 @@ pub(super) async fn owner_references_and_generate_name(env: &Env) -> Outcome {
     )
     .await?;
     ensure_eq!(r.status, 422, "bad generateName: {}", body(&r));
-    let generated = r.json()["details"]["name"].as_str().unwrap_or("").to_string();
+    let generated = r.json()["details"]["name"]
+        .as_str()
+        .unwrap_or("")
+        .to_string();
     ensure!(
         generated.len() == 9 && generated.starts_with("Bad_"),
         "the 422 names the generated name: {generated}"
@@ -306,8 +388,16 @@ pub(super) async fn owner_references_and_generate_name(env: &Env) -> Outcome {
         "message"
     );
     let mut want = causes(&[
-        ("FieldValueInvalid", "metadata.generateName", &format!("Invalid value: \"Bad_\": {RFC1123}")),
-        ("FieldValueInvalid", "metadata.name", &format!("Invalid value: \"{generated}\": {RFC1123}")),
+        (
+            "FieldValueInvalid",
+            "metadata.generateName",
+            &format!("Invalid value: \"Bad_\": {RFC1123}"),
+        ),
+        (
+            "FieldValueInvalid",
+            "metadata.name",
+            &format!("Invalid value: \"{generated}\": {RFC1123}"),
+        ),
     ]);
     want.sort();
     ensure_eq!(r.causes(), want, "causes");
@@ -324,7 +414,11 @@ pub(super) async fn owner_references_and_generate_name(env: &Env) -> Outcome {
     ensure_eq!(r.status, 422, "bad long generateName: {}", body(&r));
     ensure_eq!(
         r.causes(),
-        causes(&[("FieldValueInvalid", "metadata.generateName", &format!("Invalid value: \"{prefix}\": {RFC1123}"))]),
+        causes(&[(
+            "FieldValueInvalid",
+            "metadata.generateName",
+            &format!("Invalid value: \"{prefix}\": {RFC1123}")
+        )]),
         "only the prefix is wrong"
     );
     Ok(())

@@ -605,6 +605,18 @@ pub fn scenarios() -> Vec<Scenario> {
         ),
         scenario!(watch::watch_all_namespaces, "a watch across namespaces"),
         scenario!(
+            watch::watch_as_table,
+            "a watch with Accept as=Table sends a Table per event"
+        ),
+        scenario!(
+            ownership::client_side_apply_upgrade,
+            "apply as \"kubectl\" takes over what the last-applied annotation shows, and rewrites it"
+        ),
+        scenario!(
+            ownership::atomic_label_selectors,
+            "a Deployment's label selector is owned and conflicts whole"
+        ),
+        scenario!(
             ownership::patch_name_and_kind_errors,
             "renames by any patch, apply without a name, apply of another kind: 400"
         ),

@@ -337,7 +337,12 @@ pub(super) async fn watch_as_table(env: &Env) -> Outcome {
         None,
     )
     .await?;
-    ensure_eq!(r.status, 200, "watch as Table: {}", String::from_utf8_lossy(&r.body));
+    ensure_eq!(
+        r.status,
+        200,
+        "watch as Table: {}",
+        String::from_utf8_lossy(&r.body)
+    );
     let events: Vec<serde_json::Value> = r
         .body
         .split(|b| *b == b'\n')

@@ -243,8 +243,11 @@ pub(super) fn validate_custom(
 /// The custom resource strategy's warnings: finalizer names new to the object that are
 /// neither standard (`kubernetes`, `orphan`, `foregroundDeletion`) nor domain-qualified.
 fn finalizer_warnings(obj: &Value, old: Option<&Value>) -> Vec<String> {
-    let before: std::collections::BTreeSet<String> =
-        old.map(object::finalizers).unwrap_or_default().into_iter().collect();
+    let before: std::collections::BTreeSet<String> = old
+        .map(object::finalizers)
+        .unwrap_or_default()
+        .into_iter()
+        .collect();
     let added: std::collections::BTreeSet<String> = object::finalizers(obj)
         .into_iter()
         .filter(|f| !before.contains(f))

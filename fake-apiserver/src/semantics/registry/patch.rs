@@ -374,8 +374,31 @@ pub(crate) fn applied(
     if current.is_none() && scope == Scope::Status {
         return Err(ApiError::not_found(&res.group, &res.plural, name));
     }
-    let mut merged = managed::apply(res, current, &config, &opts.manager, force, scope, &now)
-        .map_err(|c| managed::conflict_error(&res.group, &res.plural, name, &c))?;
+    let mut result = managed::apply(res, current, &config, &opts.manager, force, scope, &now);
+    // kube-apiserver's lastAppliedManager: `kubectl apply --server-side` (manager "kubectl")
+    // takes over, without a conflict, the fields a client-side apply's last-applied
+    // annotation shows with their live values.
+    if opts.manager == managed::KUBECTL_MANAGER
+        && let (Err(conflicts), Some(live)) = (&result, current)
+        && let Some(allowed) = managed::last_applied_fields(res, live, scope)
+    {
+        let rest: Vec<managed::Conflict> = conflicts
+            .iter()
+            .filter(|c| !allowed.contains(&c.path))
+            .cloned()
+            .collect();
+        result = if rest.is_empty() {
+            managed::apply(res, current, &config, &opts.manager, true, scope, &now)
+        } else {
+            Err(rest)
+        };
+    }
+    let mut merged =
+        result.map_err(|c| managed::conflict_error(&res.group, &res.plural, name, &c))?;
+    // lastAppliedUpdater: the same apply keeps an existing annotation in step with it.
+    if opts.manager == managed::KUBECTL_MANAGER && current.is_some_and(managed::has_last_applied) {
+        managed::set_last_applied(&mut merged, &config);
+    }
     let Some(live) = current else {
         return Ok(Applied {
             object: merged,
