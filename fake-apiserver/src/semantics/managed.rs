@@ -700,6 +700,86 @@ pub(crate) fn conflict_error(
     .with_details(Value::Object(details))
 }
 
+/// The manager `kubectl apply --server-side` uses, the only one that upgrades a client-side
+/// apply.
+pub(crate) const KUBECTL_MANAGER: &str = "kubectl";
+/// The annotation client-side `kubectl apply` keeps its configuration in.
+pub(crate) const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
+
+/// Whether an object carries a non-empty last-applied annotation.
+pub(crate) fn has_last_applied(obj: &Value) -> bool {
+    crate::storage::object::meta(obj)
+        .and_then(|m| m.get("annotations"))
+        .and_then(|a| a.get(LAST_APPLIED))
+        .and_then(Value::as_str)
+        .is_some_and(|s| !s.is_empty())
+}
+
+/// The fields the last-applied annotation of `live` sets to their live values (those a
+/// client-side apply can be said to own); `None` without a usable annotation.
+pub(crate) fn last_applied_fields(
+    resource: &Resource,
+    live: &Value,
+    scope: Scope,
+) -> Option<FieldSet> {
+    let text = crate::storage::object::meta(live)?
+        .get("annotations")?
+        .get(LAST_APPLIED)?
+        .as_str()?;
+    let last: Value = serde_json::from_str(text).ok()?;
+    if last.get("apiVersion").and_then(Value::as_str) != Some(resource.api_version().as_str()) {
+        return None;
+    }
+    Some(
+        leaves(resource, &last, scope)
+            .into_iter()
+            .filter(|p| get_at(&last, p) == get_at(live, p))
+            .collect(),
+    )
+}
+
+/// Writes the applied configuration (without the annotation itself, keys sorted, as Go
+/// encodes a map, with Go's trailing newline) into the last-applied annotation of `obj`.
+pub(crate) fn set_last_applied(obj: &mut Value, config: &Value) {
+    fn sorted(v: &Value) -> Value {
+        match v {
+            Value::Object(m) => {
+                let mut keys: Vec<&String> = m.keys().collect();
+                keys.sort();
+                Value::Object(
+                    keys.into_iter()
+                        .map(|k| (k.clone(), sorted(&m[k])))
+                        .collect(),
+                )
+            }
+            Value::Array(a) => Value::Array(a.iter().map(sorted).collect()),
+            other => other.clone(),
+        }
+    }
+    let mut config = config.clone();
+    if let Some(annotations) = config
+        .get_mut("metadata")
+        .and_then(|m| m.get_mut("annotations"))
+        .and_then(Value::as_object_mut)
+    {
+        annotations.remove(LAST_APPLIED);
+    }
+    if let Some(m) = config.get_mut("metadata").and_then(Value::as_object_mut)
+        && m.get("annotations")
+            .is_some_and(|a| a.as_object().is_some_and(Map::is_empty))
+    {
+        m.remove("annotations");
+    }
+    let text = format!("{}\n", sorted(&config));
+    let meta = crate::storage::object::meta_mut(obj);
+    let annotations = meta
+        .entry("annotations")
+        .or_insert_with(|| Value::Object(Map::new()));
+    if let Some(a) = annotations.as_object_mut() {
+        a.insert(LAST_APPLIED.into(), Value::String(text));
+    }
+}
+
 /// Server-side apply of `config` by `manager` over `live` (or over nothing, to create).
 /// Returns the merged object with its managed fields updated, or the conflicts.
 pub(crate) fn apply(

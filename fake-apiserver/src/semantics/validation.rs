@@ -25,6 +25,14 @@ pub(crate) fn object_meta_errors(obj: &Value, rule: NameRule, namespaced: bool) 
     let mut errs = Vec::new();
     let name = crate::storage::object::name(obj);
     let generate_name = crate::storage::object::meta_str(obj, "generateName");
+    // The prefix is checked as a name prefix (a trailing '-' allowed), before the name.
+    if !generate_name.is_empty() {
+        errs.extend(
+            rule.check(generate_name, true)
+                .into_iter()
+                .map(|msg| FieldError::invalid_str("metadata.generateName", generate_name, msg)),
+        );
+    }
     if name.is_empty() {
         if generate_name.is_empty() {
             errs.push(FieldError::required(
@@ -142,7 +150,12 @@ fn owner_reference_errors(refs: &[Value]) -> Vec<FieldError> {
         let s = |k: &str| r.get(k).and_then(Value::as_str).unwrap_or("");
         let api_version = s("apiVersion");
         let version = api_version.rsplit('/').next().unwrap_or("");
-        if api_version.is_empty() || version.is_empty() {
+        if api_version.is_empty() {
+            errs.push(FieldError::required(
+                field("apiVersion"),
+                "must not be empty",
+            ));
+        } else if version.is_empty() {
             errs.push(FieldError::invalid_str(
                 field("apiVersion"),
                 api_version,
@@ -186,6 +199,24 @@ pub(crate) fn object_meta_update_errors(new: &Value, old: &Value) -> Vec<FieldEr
             errs.push(FieldError::invalid_str(
                 format!("metadata.{field}"),
                 a,
+                "field is immutable",
+            ));
+        }
+    }
+    // Only a delete sets these; an update of an object being deleted keeps its
+    // deletionTimestamp (rest.BeforeUpdate) but may not change its grace period.
+    for field in ["deletionTimestamp", "deletionGracePeriodSeconds"] {
+        let of = |o: &Value| {
+            crate::storage::object::meta(o)
+                .and_then(|m| m.get(field))
+                .filter(|v| !v.is_null())
+                .cloned()
+        };
+        let a = of(new);
+        if a != of(old) {
+            errs.push(FieldError::invalid(
+                format!("metadata.{field}"),
+                a.as_ref().map_or_else(|| "null".to_string(), render),
                 "field is immutable",
             ));
         }

@@ -20,8 +20,10 @@ mod crd;
 mod crd_changes;
 mod create;
 mod crud;
+mod lifecycle;
 mod limits;
 mod misc;
+mod ownership;
 mod patch;
 mod read;
 mod versions;
@@ -603,6 +605,34 @@ pub fn scenarios() -> Vec<Scenario> {
             "label selectors on watches; leaving the selector is DELETED"
         ),
         scenario!(watch::watch_all_namespaces, "a watch across namespaces"),
+        scenario!(
+            watch::watch_as_table,
+            "a watch with Accept as=Table sends a Table per event"
+        ),
+        scenario!(
+            ownership::client_side_apply_upgrade,
+            "apply as \"kubectl\" takes over what the last-applied annotation shows, and rewrites it"
+        ),
+        scenario!(
+            ownership::atomic_label_selectors,
+            "a Deployment's label selector is owned and conflicts whole"
+        ),
+        scenario!(
+            ownership::patch_name_and_kind_errors,
+            "renames by any patch, apply without a name, apply of another kind: 400"
+        ),
+        scenario!(
+            lifecycle::deletion_fields_and_finalizer_warnings,
+            "deletionTimestamp and its grace period immutable, negative grace, finalizer-name warnings"
+        ),
+        scenario!(
+            lifecycle::delete_options_orphan_and_policy,
+            "orphanDependents, with a propagationPolicy 422, a new policy on a repeated delete"
+        ),
+        scenario!(
+            lifecycle::owner_references_and_generate_name,
+            "owner-reference fields Required; generateName cut to 58 and its own cause"
+        ),
         scenario!(
             misc::cluster_scoped_resources,
             "cluster-scoped custom resources and namespaces"

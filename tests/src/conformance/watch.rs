@@ -159,6 +159,13 @@ pub(super) async fn watch_send_initial_events(env: &Env) -> Outcome {
                     .map(String::as_str)
                     == Some("true")
                 {
+                    // kube-apiserver v1.37.1 sets this one annotation only: KEP-3157's
+                    // `k8s.io/initial-events-list-blueprint` is not in this release.
+                    ensure_eq!(
+                        b.metadata.annotations.keys().collect::<Vec<_>>(),
+                        vec!["k8s.io/initial-events-end"],
+                        "the end bookmark's annotations"
+                    );
                     ensure!(
                         b.metadata.resource_version.parse::<u64>().is_ok(),
                         "bookmark resourceVersion {:?}",
@@ -308,6 +315,68 @@ pub(super) async fn watch_all_namespaces(env: &Env) -> Outcome {
             ("ADDED".to_string(), format!("{b}/w"))
         ],
         "events from both namespaces"
+    );
+    Ok(())
+}
+
+pub(super) async fn watch_as_table(env: &Env) -> Outcome {
+    let ns = env.namespace("watchtable").await?;
+    let api = env.widgets(&ns);
+    api.create(&PostParams::default(), &widget("a", 3)).await?;
+    let path = format!(
+        "/apis/{}/{}/namespaces/{ns}/widgets?watch=1&timeoutSeconds=1",
+        super::GROUP,
+        super::VERSION
+    );
+    let r = super::raw(
+        &env.client,
+        "GET",
+        &path,
+        None,
+        Some("application/json;as=Table;v=v1;g=meta.k8s.io"),
+        None,
+    )
+    .await?;
+    ensure_eq!(
+        r.status,
+        200,
+        "watch as Table: {}",
+        String::from_utf8_lossy(&r.body)
+    );
+    let events: Vec<serde_json::Value> = r
+        .body
+        .split(|b| *b == b'\n')
+        .filter(|l| !l.is_empty())
+        .map(serde_json::from_slice)
+        .collect::<Result<_, _>>()?;
+    ensure_eq!(events.len(), 1, "one event: {events:?}");
+    let e = &events[0];
+    ensure_eq!(e["type"], json!("ADDED"), "type");
+    let t = &e["object"];
+    ensure_eq!(
+        (t["kind"].clone(), t["apiVersion"].clone()),
+        (json!("Table"), json!("meta.k8s.io/v1")),
+        "a Table per event"
+    );
+    let columns: Vec<&str> = t["columnDefinitions"]
+        .as_array()
+        .map(|cs| cs.iter().filter_map(|c| c["name"].as_str()).collect())
+        .unwrap_or_default();
+    ensure_eq!(columns, vec!["Name", "Size"], "columns");
+    let row = &t["rows"][0];
+    ensure_eq!(
+        (row["cells"][0].clone(), row["cells"][1].clone()),
+        (json!("a"), json!(3)),
+        "cells"
+    );
+    ensure_eq!(
+        row["object"]["kind"],
+        json!("PartialObjectMetadata"),
+        "the row's object"
+    );
+    ensure!(
+        t["metadata"]["resourceVersion"].is_string(),
+        "the Table's resourceVersion: {t}"
     );
     Ok(())
 }

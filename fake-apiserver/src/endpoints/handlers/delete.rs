@@ -205,6 +205,7 @@ fn delete_attributes(
 
 /// The options of a delete, from the query and the body (`DeleteOptions`).
 fn delete_options(q: &Query, body: Option<&Value>) -> ApiResult<DeleteOptions> {
+    let mut orphan = q.flag("orphanDependents")?;
     let mut o = DeleteOptions {
         dry_run: q.dry_run()?,
         grace_period_seconds: q.int("gracePeriodSeconds")?,
@@ -227,11 +228,31 @@ fn delete_options(q: &Query, body: Option<&Value>) -> ApiResult<DeleteOptions> {
         if let Some(g) = b.get("gracePeriodSeconds").and_then(Value::as_i64) {
             o.grace_period_seconds = Some(g);
         }
+        if let Some(b) = b.get("orphanDependents").and_then(Value::as_bool) {
+            orphan = Some(b);
+        }
         if let Some(d) = b.get("dryRun").and_then(Value::as_array)
             && d.iter().any(|x| x == "All")
         {
             o.dry_run = true;
         }
+    }
+    // The deprecated `orphanDependents` is the Orphan (true) or Background (false) policy,
+    // and may not come with a policy of its own (kube-apiserver's `ValidateDeleteOptions`).
+    if let Some(orphan) = orphan {
+        if let Some(p) = &o.propagation {
+            return Err(ApiError::invalid(
+                "meta.k8s.io",
+                "DeleteOptions",
+                "",
+                vec![crate::error::FieldError::invalid_str(
+                    "propagationPolicy",
+                    p,
+                    "orphanDependents and deletionPropagation cannot be both set",
+                )],
+            ));
+        }
+        o.propagation = Some(if orphan { "Orphan" } else { "Background" }.to_string());
     }
     if let Some(p) = &o.propagation
         && !matches!(p.as_str(), "Orphan" | "Background" | "Foreground")

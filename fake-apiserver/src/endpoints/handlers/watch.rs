@@ -12,7 +12,7 @@ use tokio::sync::mpsc;
 use crate::Shared;
 use crate::endpoints::body::ResponseBody;
 use crate::endpoints::handlers::{Target, filter, validate_list_options, wait_for_rv};
-use crate::endpoints::render::{Format, View, partial_metadata};
+use crate::endpoints::render::{Format, View, partial_metadata, table};
 use crate::endpoints::response::stream_response;
 use crate::endpoints::serve::Stopping;
 use crate::error::{ApiError, ApiResult};
@@ -57,7 +57,15 @@ fn line(kind: &str, res: &Resource, obj: &Value, format: &Format) -> Bytes {
         Format::Metadata => {
             serde_json::to_vec(&json!({"type": kind, "object": partial_metadata(obj)}))
         }
-        _ => serde_json::to_vec(
+        // `as=Table`: each event's object is a one-row Table at the object's version.
+        Format::Table { version, include } => {
+            let mut t = table(res, &[Arc::new(obj.clone())], version, include, None);
+            if let Some(rv) = obj.pointer("/metadata/resourceVersion") {
+                t["metadata"] = json!({"resourceVersion": rv});
+            }
+            serde_json::to_vec(&json!({"type": kind, "object": t}))
+        }
+        Format::Full => serde_json::to_vec(
             &json!({"type": kind, "object": View { obj, type_meta: Some((&av, &res.kind)) }}),
         ),
     }
@@ -486,10 +494,7 @@ pub(crate) async fn serve(t: Target<'_>) -> ApiResult<http::Response<ResponseBod
             negate: false,
         });
     }
-    let format = match Format::from_accept(t.accept(), None) {
-        Format::Metadata => Format::Metadata,
-        _ => Format::Full,
-    };
+    let format = Format::from_accept(t.accept(), q.get("includeObject"));
     let timeout = q
         .int("timeoutSeconds")?
         .filter(|t| *t > 0)

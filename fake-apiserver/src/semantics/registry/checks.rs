@@ -239,6 +239,43 @@ pub(super) fn validate_custom(
     old: Option<&Value>,
     opts: &WriteOptions,
 ) -> ApiResult<()> {
+    validate_custom_schema(res, obj, old, opts)?;
+    if res.is_custom() {
+        opts.warnings.lock().extend(finalizer_warnings(obj, old));
+    }
+    Ok(())
+}
+
+/// The custom resource strategy's warnings: finalizer names new to the object that are
+/// neither standard (`kubernetes`, `orphan`, `foregroundDeletion`) nor domain-qualified.
+fn finalizer_warnings(obj: &Value, old: Option<&Value>) -> Vec<String> {
+    let before: std::collections::BTreeSet<String> = old
+        .map(object::finalizers)
+        .unwrap_or_default()
+        .into_iter()
+        .collect();
+    let added: std::collections::BTreeSet<String> = object::finalizers(obj)
+        .into_iter()
+        .filter(|f| !before.contains(f))
+        .collect();
+    added
+        .into_iter()
+        .filter(|f| !f.contains('/') && !matches!(f.as_str(), "kubernetes" | "orphan" | "foregroundDeletion"))
+        .map(|f| {
+            format!(
+                "metadata.finalizers: {}: prefer a domain-qualified finalizer name to avoid accidental conflicts with other finalizer writers",
+                crate::error::go_quote(&f)
+            )
+        })
+        .collect()
+}
+
+fn validate_custom_schema(
+    res: &Resource,
+    obj: &Value,
+    old: Option<&Value>,
+    opts: &WriteOptions,
+) -> ApiResult<()> {
     let Some(custom) = res.custom.as_ref() else {
         return Ok(());
     };

@@ -29,6 +29,9 @@ pub(crate) struct CreateFlags {
 }
 
 /// POST: creates an object.
+/// The longest generateName prefix kept (`maxGeneratedNameLength`: 63 - 5).
+const MAX_GENERATED_PREFIX: usize = 58;
+
 pub(crate) fn create(
     st: &mut State,
     res: &Arc<Resource>,
@@ -81,7 +84,16 @@ pub(crate) fn create(
         meta.remove("managedFields");
     }
     // Generate the name first: validation sees the generated one.
-    let generate_name = object::meta_str(&obj, "generateName").to_string();
+    // names.SimpleNameGenerator: the prefix is cut to 58 bytes, leaving room for the
+    // 5-character suffix in a 63-character name.
+    let generate_name = {
+        let full = object::meta_str(&obj, "generateName");
+        let mut end = full.len().min(MAX_GENERATED_PREFIX);
+        while !full.is_char_boundary(end) {
+            end -= 1;
+        }
+        full[..end].to_string()
+    };
     let mut generated = false;
     if object::name(&obj).is_empty() && !generate_name.is_empty() {
         let candidate = format!("{generate_name}{}", object::random_suffix(5));

@@ -90,23 +90,9 @@ pub(crate) fn delete(
     } else {
         None
     };
-    if object::is_deleting(&existing) {
-        // Already being deleted: only a shorter grace period changes anything.
-        let pending_grace = object::meta(&existing)
-            .and_then(|m| m.get("deletionGracePeriodSeconds"))
-            .and_then(Value::as_i64)
-            .unwrap_or(0);
-        let shorten = res.builtin == Some(Builtin::Pod)
-            && pending_grace > 0
-            && graceful.is_none_or(|g| g < pending_grace);
-        if !shorten {
-            return Ok(Deleted::Pending((*existing).clone()));
-        }
-    }
-    let mut obj = (*existing).clone();
     // Garbage-collection finalizers from the propagation policy (nothing runs them here, as on
     // an API server without kube-controller-manager).
-    let before = object::finalizers(&obj);
+    let before = object::finalizers(&existing);
     let mut finalizers = before.clone();
     let wanted = match opts.propagation.as_deref() {
         Some("Orphan") => Some(Some("orphan")),
@@ -121,6 +107,21 @@ pub(crate) fn delete(
             finalizers.push(f.to_string());
         }
     }
+    if object::is_deleting(&existing) {
+        // Already being deleted: a shorter grace period, or another policy's finalizers,
+        // change something; anything else answers the object as it is.
+        let pending_grace = object::meta(&existing)
+            .and_then(|m| m.get("deletionGracePeriodSeconds"))
+            .and_then(Value::as_i64)
+            .unwrap_or(0);
+        let shorten = res.builtin == Some(Builtin::Pod)
+            && pending_grace > 0
+            && graceful.is_none_or(|g| g < pending_grace);
+        if !shorten && finalizers == before {
+            return Ok(Deleted::Pending((*existing).clone()));
+        }
+    }
+    let mut obj = (*existing).clone();
     if finalizers != before {
         object::set_meta(&mut obj, "finalizers", Some(json!(finalizers)));
     }

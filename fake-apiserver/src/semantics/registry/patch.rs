@@ -6,7 +6,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use super::WriteOptions;
-use super::checks::{check_type_meta, require_object};
+use super::checks::require_object;
 use super::create::{CreateFlags, create};
 use super::update::{UpdateInput, update};
 use crate::error::{ApiError, ApiResult, FieldError};
@@ -104,19 +104,24 @@ pub(crate) fn patched_object(
         PatchType::Apply => return Err(ApiError::internal("unreachable patch type")),
     };
     check_patched_types(res, ptype, body, &patched)?;
-    if object::name(&patched) != name {
-        return Err(ApiError::invalid(
-            &res.group,
-            &res.kind,
-            name,
-            vec![FieldError::invalid_str(
-                "metadata.name",
-                object::name(&patched),
-                "field is immutable",
-            )],
-        ));
-    }
+    check_patched_name(object::name(&patched), name)?;
     Ok(patched)
+}
+
+/// The patcher's `checkName`: a patched object must still carry the URL's name (a 400, before
+/// anything validates it).
+fn check_patched_name(patched: &str, name: &str) -> ApiResult<()> {
+    if patched.is_empty() {
+        return Err(ApiError::bad_request(format!(
+            "the name of the object ({name} based on URL) was undeterminable: name must be provided"
+        )));
+    }
+    if patched != name {
+        return Err(ApiError::bad_request(format!(
+            "the name of the object ({patched}) does not match the name on the URL ({name})"
+        )));
+    }
+    Ok(())
 }
 
 /// kube-apiserver decodes a patched built-in object into its Go type before anything else
@@ -288,13 +293,13 @@ pub(crate) fn applied(
         .get("apiVersion")
         .and_then(Value::as_str)
         .unwrap_or("");
-    if kind.is_empty() || api_version.is_empty() {
+    // The applied configuration must be of the endpoint's kind and version.
+    if kind != res.kind || api_version != res.api_version() {
         let (g, v) = crate::semantics::resources::split_api_version(api_version);
         return Err(ApiError::bad_request(format!(
             "invalid object type: {g}/{v}, Kind={kind}"
         )));
     }
-    check_type_meta(res, config)?;
     if object::meta(config).is_some_and(|m| m.get("managedFields").is_some_and(|v| !v.is_null())) {
         return Err(ApiError::bad_request("metadata.managedFields must be nil"));
     }
@@ -359,22 +364,41 @@ pub(crate) fn applied(
     if let Some(def) = definition {
         fields::canonical_apply_config(&mut config, def);
     }
+    // Without a name, an apply updates the URL's object but cannot create one.
     match object::name(&config) {
-        "" => object::set_meta(&mut config, "name", Some(json!(name))),
-        n if n != name => {
-            return Err(ApiError::bad_request(format!(
-                "the name of the object ({n}) does not match the name on the URL ({name})"
-            )));
-        }
-        _ => {}
+        "" if current.is_some() => object::set_meta(&mut config, "name", Some(json!(name))),
+        n => check_patched_name(n, name)?,
     }
     let now = object::now_rfc3339();
     let force = opts.force.unwrap_or(false);
     if current.is_none() && scope == Scope::Status {
         return Err(ApiError::not_found(&res.group, &res.plural, name));
     }
-    let mut merged = managed::apply(res, current, &config, &opts.manager, force, scope, &now)
-        .map_err(|c| managed::conflict_error(&res.group, &res.plural, name, &c))?;
+    let mut result = managed::apply(res, current, &config, &opts.manager, force, scope, &now);
+    // kube-apiserver's lastAppliedManager: `kubectl apply --server-side` (manager "kubectl")
+    // takes over, without a conflict, the fields a client-side apply's last-applied
+    // annotation shows with their live values.
+    if opts.manager == managed::KUBECTL_MANAGER
+        && let (Err(conflicts), Some(live)) = (&result, current)
+        && let Some(allowed) = managed::last_applied_fields(res, live, scope)
+    {
+        let rest: Vec<managed::Conflict> = conflicts
+            .iter()
+            .filter(|c| !allowed.contains(&c.path))
+            .cloned()
+            .collect();
+        result = if rest.is_empty() {
+            managed::apply(res, current, &config, &opts.manager, true, scope, &now)
+        } else {
+            Err(rest)
+        };
+    }
+    let mut merged =
+        result.map_err(|c| managed::conflict_error(&res.group, &res.plural, name, &c))?;
+    // lastAppliedUpdater: the same apply keeps an existing annotation in step with it.
+    if opts.manager == managed::KUBECTL_MANAGER && current.is_some_and(managed::has_last_applied) {
+        managed::set_last_applied(&mut merged, &config);
+    }
     let Some(live) = current else {
         return Ok(Applied {
             object: merged,

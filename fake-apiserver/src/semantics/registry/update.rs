@@ -163,11 +163,16 @@ pub(crate) fn update(
     let old_meta = object::meta(&old).cloned().unwrap_or_default();
     {
         let m = object::meta_mut(&mut new);
-        for field in ["generation", "creationTimestamp", "deletionTimestamp"] {
+        for field in ["generation", "creationTimestamp"] {
             match old_meta.get(field) {
                 Some(v) => m.insert(field.into(), v.clone()),
                 None => m.remove(field),
             };
+        }
+        // An update never changes a deletion timestamp once set; setting one is refused by
+        // validation (object_meta_update_errors).
+        if let Some(v) = old_meta.get("deletionTimestamp").filter(|v| !v.is_null()) {
+            m.insert("deletionTimestamp".into(), v.clone());
         }
         if m.get("uid")
             .and_then(Value::as_str)
