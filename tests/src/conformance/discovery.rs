@@ -252,5 +252,32 @@ pub(super) async fn namespace_discovery_and_verbs(env: &Env) -> Outcome {
         "the server does not allow this method on the requested resource",
         "deletecollection of namespaces"
     );
+
+    // Health checks: one by its path, all of them with ?verbose, 404 for an unknown one.
+    for endpoint in ["healthz", "livez", "readyz"] {
+        let r = raw(c, "GET", &format!("/{endpoint}?verbose"), None, None, None).await?;
+        let text = String::from_utf8_lossy(&r.body).to_string();
+        ensure!(
+            r.status == 200
+                && text.starts_with("[+]ping ok\n")
+                && text.contains("\n[+]etcd ok\n")
+                && text.ends_with(&format!("\n{endpoint} check passed\n")),
+            "/{endpoint}?verbose: {text}"
+        );
+        let r = raw(c, "GET", &format!("/{endpoint}/etcd"), None, None, None).await?;
+        ensure!(
+            r.status == 200 && r.body == b"ok",
+            "/{endpoint}/etcd: {} {:?}",
+            r.status,
+            String::from_utf8_lossy(&r.body)
+        );
+        let r = raw(c, "GET", &format!("/{endpoint}/bogus"), None, None, None).await?;
+        ensure!(
+            r.status == 404 && r.body == b"404 page not found\n",
+            "/{endpoint}/bogus: {} {:?}",
+            r.status,
+            String::from_utf8_lossy(&r.body)
+        );
+    }
     Ok(())
 }

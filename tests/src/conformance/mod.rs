@@ -662,7 +662,7 @@ pub fn scenarios() -> Vec<Scenario> {
         ),
         scenario!(
             discovery::namespace_discovery_and_verbs,
-            "namespaces: no deletecollection (405), finalize listed with update only"
+            "namespaces: no deletecollection (405), finalize listed with update only; health checks by path, ?verbose, 404 for unknown ones"
         ),
         scenario!(
             discovery::pretty_output,
