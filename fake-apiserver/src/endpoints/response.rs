@@ -124,7 +124,7 @@ pub(crate) fn wants_pretty(query: Option<&str>, user_agent: &str) -> bool {
     let given = query
         .into_iter()
         .flat_map(|q| q.split('&'))
-        .filter_map(|kv| kv.split_once('=').or(Some((kv, ""))))
+        .map(|kv| kv.split_once('=').unwrap_or((kv, "")))
         .find(|(k, _)| *k == "pretty")
         .map(|(_, v)| v)
         .filter(|v| !v.is_empty());
