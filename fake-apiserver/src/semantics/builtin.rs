@@ -962,14 +962,19 @@ mod tests {
         let r = res("Pod");
         let mut p = json!({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}});
         assert!(prepare_create(&mut st, &r, &mut p).is_ok());
+        assert_eq!(p["spec"]["enableServiceLinks"], true);
+        assert!(p.get("status").is_none(), "status comes with admission");
+        assert!(admit_create(&r, &mut p).is_ok());
         assert_eq!(p["status"]["phase"], "Pending");
         assert_eq!(p["status"]["qosClass"], "BestEffort");
+        assert_eq!(p["spec"]["priority"], 0);
         assert_eq!(p["spec"]["containers"][0]["imagePullPolicy"], "Always");
         let mut q = json!({"metadata": {"name": "p"}, "spec": {}});
-        assert_eq!(
-            prepare_create(&mut st, &r, &mut q).map_err(|e| e.code),
-            Err(422)
-        );
+        assert!(prepare_create(&mut st, &r, &mut q).is_ok());
+        assert_eq!(admit_create(&r, &mut q).map_err(|e| e.code), Err(422));
+        let mut r5 = json!({"metadata": {"name": "p"}, "spec": {"priority": 5,
+            "containers": [{"name": "c", "image": "nginx"}]}});
+        assert_eq!(admit_create(&r, &mut r5).map_err(|e| e.code), Err(403));
         assert_eq!(pod_grace_period(&p, None), None);
         let bound = json!({"spec": {"nodeName": "n"}, "status": {"phase": "Running"}});
         assert_eq!(pod_grace_period(&bound, None), Some(30));
