@@ -18,11 +18,11 @@ impl FieldSelector {
             if raw.is_empty() {
                 continue;
             }
-            let (label, value, negate) = if let Some(i) = find_unescaped(&raw, "!=") {
+            let (label, value, negate) = if let Some(i) = find_unescaped(raw, "!=") {
                 (&raw[..i], &raw[i + 2..], true)
-            } else if let Some(i) = find_unescaped(&raw, "==") {
+            } else if let Some(i) = find_unescaped(raw, "==") {
                 (&raw[..i], &raw[i + 2..], false)
-            } else if let Some(i) = find_unescaped(&raw, "=") {
+            } else if let Some(i) = find_unescaped(raw, "=") {
                 (&raw[..i], &raw[i + 1..], false)
             } else {
                 return Err(format!(
