@@ -93,7 +93,14 @@ pub(crate) fn api_resource_list(reg: &Registry, group: &str, version: &str) -> O
             }
         }
         out.push(e);
-        for sub in r.served_subresources() {
+        for (sub, verbs) in subresource_verbs(r) {
+            if sub == "finalize" {
+                out.push(
+                    json!({"name": format!("{}/{sub}", r.plural), "singularName": "",
+                                "namespaced": r.namespaced, "kind": r.kind, "verbs": verbs}),
+                );
+                continue;
+            }
             if sub == "scale" {
                 out.push(
                     json!({"name": format!("{}/{sub}", r.plural), "singularName": "",
@@ -114,6 +121,23 @@ pub(crate) fn api_resource_list(reg: &Registry, group: &str, version: &str) -> O
     Some(
         json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": out}),
     )
+}
+
+/// The subresources a resource serves with their verbs, built-ins' sorted by name: besides
+/// `status` and `scale`, a Namespace's `finalize` (update only).
+fn subresource_verbs(r: &Resource) -> Vec<(String, Vec<&'static str>)> {
+    let mut subs: Vec<(String, Vec<&'static str>)> = r
+        .served_subresources()
+        .iter()
+        .map(|s| (s.clone(), vec!["get", "patch", "update"]))
+        .collect();
+    if r.builtin == Some(crate::semantics::resources::Builtin::Namespace) {
+        subs.push(("finalize".into(), vec!["update"]));
+    }
+    if !r.is_custom() {
+        subs.sort();
+    }
+    subs
 }
 
 /// The `Accept` alternative and `Content-Type` of aggregated discovery.
@@ -163,19 +187,15 @@ fn aggregated_resource(r: &Resource) -> Value {
         if !r.categories.is_empty() {
             m.insert("categories".into(), json!(r.categories));
         }
-        let mut subs: Vec<&String> = r.subresources.iter().collect();
-        if !r.is_custom() {
-            subs.sort();
-        }
-        let subs: Vec<Value> = subs
+        let subs: Vec<Value> = subresource_verbs(r)
             .into_iter()
-            .map(|sub| {
+            .map(|(sub, verbs)| {
                 let kind = if sub == "scale" {
                     kind_of("autoscaling", "v1", "Scale")
                 } else {
                     kind_of(&r.group, &r.version, &r.kind)
                 };
-                json!({"subresource": sub, "responseKind": kind, "verbs": ["get", "patch", "update"]})
+                json!({"subresource": sub, "responseKind": kind, "verbs": verbs})
             })
             .collect();
         if !subs.is_empty() {

@@ -13,6 +13,7 @@ use crate::endpoints::body::ResponseBody;
 use crate::endpoints::discovery;
 use crate::endpoints::handlers::watch::WatchFault;
 use crate::endpoints::handlers::{self, Target};
+use crate::endpoints::negotiation::{Document, Media};
 use crate::endpoints::request::{Query, RequestInfo, ResourcePath, Route, Verb, route};
 use crate::endpoints::response::{
     error_response, json_response, not_served, respond, stream_response, to_yaml_response,
@@ -115,13 +116,39 @@ pub(crate) async fn handle(shared: Arc<Shared>, req: Request<Bytes>) -> Response
 async fn answer(shared: Arc<Shared>, req: Request<Bytes>) -> Response<ResponseBody> {
     let method = req.method().clone();
     let path = req.uri().path().to_string();
+    let accept = req
+        .headers()
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_string();
+    let req_user_agent = req
+        .headers()
+        .get(header::USER_AGENT)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_string();
+    let query = req.uri().query().map(str::to_string);
+    let document = match route(&path) {
+        Route::Api | Route::Group(_) | Route::GroupVersion(..) => Some(Document::Legacy),
+        Route::Apis => Some(Document::GroupList),
+        Route::Version => Some(Document::Version),
+        _ => None,
+    };
+    let mut document_yaml = false;
+    if let Some(doc) = document {
+        match crate::endpoints::negotiation::negotiate_document(&accept, doc) {
+            Ok(media) => document_yaml = media == Media::Yaml,
+            Err(e) => return error_response(&e),
+        }
+    }
     let resp = match route(&path) {
         Route::Root => json_response(
             200,
             &json!({"paths": ["/api", "/api/v1", "/apis", "/healthz", "/livez", "/readyz", "/version"]}),
         ),
         Route::Version => json_response(200, &discovery::version()),
-        Route::Health => respond(200, "text/plain; charset=utf-8", b"ok".to_vec()),
+        Route::Health { endpoint, check } => health(&endpoint, &check, query.as_deref()),
         Route::Api | Route::Apis
             if discovery::wants_aggregated(
                 req.headers()
@@ -187,12 +214,6 @@ async fn answer(shared: Arc<Shared>, req: Request<Bytes>) -> Response<ResponseBo
             }
         }
         Route::Resource(p) => {
-            let accept = req
-                .headers()
-                .get(header::ACCEPT)
-                .and_then(|v| v.to_str().ok())
-                .unwrap_or("")
-                .to_string();
             let served = shared
                 .state
                 .lock()
@@ -202,7 +223,29 @@ async fn answer(shared: Arc<Shared>, req: Request<Bytes>) -> Response<ResponseBo
             // A deprecated version of a custom resource warns on every request to it, answered
             // or refused, as kube-apiserver's deprecation filter does.
             let deprecation = served.as_ref().and_then(|r| r.deprecation_warning());
-            match crate::endpoints::negotiation::negotiate(&accept, custom) {
+            let streaming = p.name.is_none() && req.method() == Method::GET;
+            let q = Query::parse(req.uri().query());
+            let is_watch =
+                p.watch_prefix || q.get("watch").is_some_and(|w| w == "1" || w == "true");
+            let read_check = match served.as_ref().map(|r| r.kind.clone()) {
+                Some(kind)
+                    if req.method() == Method::GET && p.subresource.is_none() && !is_watch =>
+                {
+                    crate::endpoints::render::Format::check_read(
+                        &accept,
+                        q.get("includeObject"),
+                        &p.group,
+                        &kind,
+                        custom,
+                        p.name.is_none(),
+                    )
+                }
+                _ => Ok(()),
+            };
+            let negotiated = read_check.and_then(|()| {
+                crate::endpoints::negotiation::negotiate(&accept, custom, streaming)
+            });
+            match negotiated {
                 Err(e) => error_response(&e),
                 Ok(media) => {
                     let resp = match resource_request(shared, req, p).await {
@@ -229,6 +272,17 @@ async fn answer(shared: Arc<Shared>, req: Request<Bytes>) -> Response<ResponseBo
         } else {
             "-"
         })),
+    };
+    let resp = if document_yaml {
+        to_yaml_response(resp).await
+    } else {
+        resp
+    };
+    let user_agent = req_user_agent;
+    let resp = if crate::endpoints::response::wants_pretty(query.as_deref(), &user_agent) {
+        crate::endpoints::response::to_pretty_response(resp).await
+    } else {
+        resp
     };
     tracing::debug!(%method, %path, status = resp.status().as_u16(), "fake api request");
     resp
@@ -307,6 +361,11 @@ async fn resource_request(
     answer
 }
 
+/// What a 415 for a protobuf body adds to kube-apiserver's message: kubectl's generators
+/// (`kubectl create configmap|secret|deployment …`, `kubectl auth can-i`) and client-go's
+/// clientset send protobuf, and do not retry in JSON.
+const PROTOBUF_HINT: &str = " (kube-fake-apiserver decodes JSON and YAML bodies only, not protobuf: create the object from a manifest with `kubectl create -f` or `kubectl apply -f`, or set the client's content type to application/json)";
+
 /// The request body decoded by its content type; built-in objects created or replaced from
 /// JSON decode as Go's typed decoding does (duplicate objects merge).
 fn decode_body(
@@ -324,7 +383,7 @@ fn decode_body(
     {
         let mut message = "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf".to_string();
         if ct.starts_with("application/vnd.kubernetes.protobuf") {
-            message.push_str(" (this in-memory server decodes JSON and YAML only: set the client's content type to application/json)");
+            message.push_str(PROTOBUF_HINT);
         }
         return Err(ApiError::unsupported_media_type(message));
     }
@@ -421,4 +480,78 @@ fn check_scope(res: &Resource, info: &RequestInfo) -> ApiResult<()> {
         return Err(not_served(&p.group));
     }
     Ok(())
+}
+
+/// The checks the fake reports, by endpoint: the in-memory store stands for etcd, and the
+/// server is ready and live as soon as it answers.
+fn health_checks(endpoint: &str) -> &'static [&'static str] {
+    match endpoint {
+        "readyz" => &[
+            "ping",
+            "log",
+            "etcd",
+            "etcd-readiness",
+            "informer-sync",
+            "shutdown",
+        ],
+        _ => &["ping", "log", "etcd"],
+    }
+}
+
+/// `/healthz`, `/livez`, `/readyz` as kube-apiserver answers them: `ok`, the checks one per
+/// line with `?verbose`, one check by its path, and 404 for a check it does not have.
+fn health(endpoint: &str, check: &str, query: Option<&str>) -> Response<ResponseBody> {
+    let checks = health_checks(endpoint);
+    const TEXT: &str = "text/plain; charset=utf-8";
+    if !check.is_empty() {
+        return if checks.contains(&check) {
+            respond(200, TEXT, b"ok".to_vec())
+        } else {
+            respond(404, TEXT, b"404 page not found\n".to_vec())
+        };
+    }
+    let verbose = query
+        .into_iter()
+        .flat_map(|q| q.split('&'))
+        .any(|kv| kv == "verbose" || kv.starts_with("verbose="));
+    if !verbose {
+        return respond(200, TEXT, b"ok".to_vec());
+    }
+    let mut out = String::new();
+    for c in checks {
+        out.push_str(&format!("[+]{c} ok\n"));
+    }
+    out.push_str(&format!("{endpoint} check passed\n"));
+    respond(200, TEXT, out.into_bytes())
+}
+
+#[cfg(test)]
+mod protobuf_tests {
+    use super::*;
+
+    #[test]
+    fn a_protobuf_body_is_refused_with_a_way_out() {
+        let req = Request::post("/api/v1/namespaces/d/configmaps")
+            .body(Bytes::from_static(b"k8s\x00"))
+            .unwrap_or_default();
+        let e = decode_body(
+            &req,
+            Verb::Create,
+            None,
+            "application/vnd.kubernetes.protobuf",
+        )
+        .err()
+        .map(|e| (e.code, e.message));
+        assert_eq!(
+            e,
+            Some((
+                415,
+                format!(
+                    "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf{PROTOBUF_HINT}"
+                )
+            ))
+        );
+        let e = decode_body(&req, Verb::Create, None, "text/plain").err();
+        assert!(e.is_some_and(|e| e.code == 415 && !e.message.contains("kube-fake-apiserver")));
+    }
 }

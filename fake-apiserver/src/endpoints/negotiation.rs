@@ -22,14 +22,17 @@ fn base(media_range: &str) -> &str {
 /// `custom` resources cannot be served as protobuf (a 406, as from kube-apiserver); built-in
 /// ones are answered in JSON, which clients that asked for protobuf decode by the response's
 /// `Content-Type`.
-pub(crate) fn negotiate(accept: &str, custom: bool) -> Result<Media, ApiError> {
+/// `streaming` is a read of a collection (a list or watch), whose 406 names the watch
+/// encodings too. A wildcard of one type (`application/*`) matches nothing, as with
+/// kube-apiserver.
+pub(crate) fn negotiate(accept: &str, custom: bool, streaming: bool) -> Result<Media, ApiError> {
     if accept.trim().is_empty() {
         return Ok(Media::Json);
     }
     let mut protobuf = false;
     for alt in accept.split(',') {
         match base(alt) {
-            "application/json" | "*/*" | "application/*" | "" => return Ok(Media::Json),
+            "application/json" | "*/*" | "" => return Ok(Media::Json),
             "application/yaml" => return Ok(Media::Yaml),
             "application/vnd.kubernetes.protobuf" => protobuf = true,
             _ => {}
@@ -38,24 +41,81 @@ pub(crate) fn negotiate(accept: &str, custom: bool) -> Result<Media, ApiError> {
     if protobuf && !custom {
         return Ok(Media::Json);
     }
-    Err(not_acceptable(custom))
+    Err(not_acceptable(custom, streaming))
 }
 
+const ONLY_ACCEPTED: &str = "only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf";
+const REPRESENTATIONS: &str = "406: Not Acceptable\n\nAvailable representations: application/json, application/yaml, application/vnd.kubernetes.protobuf";
+
 /// kube-apiserver's 406 (worded differently by the custom resource handler).
-pub(crate) fn not_acceptable(custom: bool) -> ApiError {
-    if custom {
-        ApiError::new(
-            406,
-            "NotAcceptable",
-            "only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf",
+pub(crate) fn not_acceptable(custom: bool, streaming: bool) -> ApiError {
+    let message = if custom {
+        ONLY_ACCEPTED.to_string()
+    } else if streaming {
+        format!(
+            "{REPRESENTATIONS}, application/json;stream=watch, application/vnd.kubernetes.protobuf;stream=watch"
         )
     } else {
-        ApiError::new(
-            406,
-            "NotAcceptable",
-            "406: Not Acceptable\n\nAvailable representations: application/json, application/yaml, application/vnd.kubernetes.protobuf, application/json;stream=watch, application/vnd.kubernetes.protobuf;stream=watch",
-        )
+        REPRESENTATIONS.to_string()
+    };
+    ApiError::new(406, "NotAcceptable", message)
+}
+
+/// The discovery documents, by how kube-apiserver negotiates them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Document {
+    /// `/api`, `/apis/<group>`, `/apis/<group>/<version>`.
+    Legacy,
+    /// `/apis`.
+    GroupList,
+    /// `/version`: JSON only.
+    Version,
+}
+
+/// The encoding of a discovery document: JSON, YAML or protobuf (answered in JSON) for
+/// `/api` and `/apis…`, with aggregated discovery only at `v2` (`v2beta1` is no longer
+/// served); `/version` only in JSON.
+pub(crate) fn negotiate_document(accept: &str, doc: Document) -> Result<Media, ApiError> {
+    if accept.trim().is_empty() {
+        return Ok(Media::Json);
     }
+    let mut aggregated = false;
+    for alt in accept.split(',') {
+        let params: Vec<&str> = alt.split(';').skip(1).map(str::trim).collect();
+        let media = match base(alt) {
+            "*/*" | "" => Some(Media::Json),
+            "application/*" if doc == Document::GroupList => Some(Media::Json),
+            "application/json" => Some(Media::Json),
+            "application/yaml" | "application/vnd.kubernetes.protobuf"
+                if doc == Document::Version =>
+            {
+                None
+            }
+            "application/yaml" => Some(Media::Yaml),
+            "application/vnd.kubernetes.protobuf" => Some(Media::Json),
+            _ => None,
+        };
+        let Some(media) = media else {
+            continue;
+        };
+        if doc != Document::Version && params.iter().any(|p| p.starts_with("as=")) {
+            aggregated = true;
+            let served = params.contains(&"as=APIGroupDiscoveryList")
+                && params.contains(&"g=apidiscovery.k8s.io")
+                && params.contains(&"v=v2");
+            if !served {
+                continue;
+            }
+        }
+        return Ok(media);
+    }
+    let message = match doc {
+        Document::Version => "406: Not Acceptable\n\nAvailable representations: application/json",
+        Document::GroupList => ONLY_ACCEPTED,
+        Document::Legacy if aggregated => ONLY_ACCEPTED,
+        Document::Legacy => REPRESENTATIONS,
+    };
+    Err(ApiError::new(406, "NotAcceptable", message))
 }
 
 /// JSON bytes re-encoded as YAML (keys sorted, as kube-apiserver's YAML serializer writes them).
@@ -261,18 +321,22 @@ mod tests {
 
     #[test]
     fn accept_headers() {
-        assert_eq!(negotiate("", false), Ok(Media::Json));
-        assert_eq!(negotiate("application/yaml", true), Ok(Media::Yaml));
+        assert_eq!(negotiate("", false, false), Ok(Media::Json));
+        assert_eq!(negotiate("application/yaml", true, false), Ok(Media::Yaml));
         assert_eq!(
             negotiate(
                 "application/json;as=Table;v=v1;g=meta.k8s.io, application/json",
+                false,
                 false
             ),
             Ok(Media::Json)
         );
-        assert_eq!(negotiate("text/html", false).map_err(|e| e.code), Err(406));
         assert_eq!(
-            negotiate("application/vnd.kubernetes.protobuf", true).map_err(|e| e.code),
+            negotiate("text/html", false, false).map_err(|e| e.code),
+            Err(406)
+        );
+        assert_eq!(
+            negotiate("application/vnd.kubernetes.protobuf", true, false).map_err(|e| e.code),
             Err(406)
         );
     }

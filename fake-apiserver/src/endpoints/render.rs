@@ -62,6 +62,71 @@ impl Format {
         Format::Full
     }
 
+    /// kube-apiserver's refusals of a representation for a read: metadata of one object asked
+    /// of a list (or the reverse) is 406, a Table's `includeObject` must be one it knows.
+    /// `kind` is the resource's kind and `list` whether the read is a list.
+    pub(crate) fn check_read(
+        accept: &str,
+        include_object: Option<&str>,
+        group: &str,
+        kind: &str,
+        custom: bool,
+        list: bool,
+    ) -> Result<(), crate::error::ApiError> {
+        let asked = accept
+            .split(',')
+            .map(|alt| {
+                let mut parts = alt.split(';').map(str::trim);
+                let media = parts.next().unwrap_or("");
+                let as_ = parts
+                    .find_map(|p| p.strip_prefix("as="))
+                    .unwrap_or("")
+                    .to_string();
+                (media, as_)
+            })
+            .find(|(media, _)| matches!(*media, "application/json" | "*/*" | ""))
+            .map(|(_, as_)| as_)
+            .unwrap_or_default();
+        // The Go type a Go client would name: the internal type of a built-in, unstructured
+        // for a custom resource.
+        let go_type = |list: bool| {
+            let suffix = if list { "List" } else { "" };
+            if custom {
+                return format!("*unstructured.Unstructured{suffix}");
+            }
+            let package = match group {
+                "" | "events.k8s.io" => "core",
+                g => g.split('.').next().unwrap_or(g),
+            };
+            format!("*{package}.{kind}{suffix}")
+        };
+        let mismatch = match (asked.as_str(), list) {
+            ("PartialObjectMetadata", true) => Some("a list"),
+            ("PartialObjectMetadataList", false) => Some("not a list"),
+            _ => None,
+        };
+        if let Some(what) = mismatch {
+            return Err(crate::error::ApiError::new(
+                406,
+                "NotAcceptable",
+                format!(
+                    "you requested {asked}, but the requested object is {what} ({})",
+                    go_type(list)
+                ),
+            ));
+        }
+        if asked == "Table"
+            && let Some(v) = include_object
+            && !matches!(v, "" | "Metadata" | "Object" | "None")
+        {
+            return Err(crate::error::ApiError::bad_request(format!(
+                "Unable to convert to Table as requested: includeObject: Invalid value: {}: must be 'Metadata', 'Object', 'None', or empty",
+                crate::error::go_quote(v)
+            )));
+        }
+        Ok(())
+    }
+
     /// The `Content-Type` of a response in this format.
     pub(crate) fn content_type(&self, list: bool) -> String {
         match self {

@@ -22,7 +22,11 @@ pub(crate) struct ResourcePath {
 pub(crate) enum Route {
     Root,
     Version,
-    Health,
+    /// `/healthz`, `/livez`, `/readyz`, or one check below them.
+    Health {
+        endpoint: String,
+        check: String,
+    },
     Api,
     Apis,
     Group(String),
@@ -64,7 +68,10 @@ pub(crate) fn route(path: &str) -> Route {
     match s.as_slice() {
         [] => Route::Root,
         ["version"] => Route::Version,
-        ["healthz" | "livez" | "readyz", ..] => Route::Health,
+        [endpoint @ ("healthz" | "livez" | "readyz"), rest @ ..] => Route::Health {
+            endpoint: endpoint.to_string(),
+            check: rest.join("/"),
+        },
         ["openapi", "v2"] => Route::OpenApiV2,
         ["openapi", "v3"] => Route::OpenApiV3Index,
         ["openapi", "v3", rest @ ..] => Route::OpenApiV3(rest.join("/")),

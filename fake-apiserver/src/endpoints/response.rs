@@ -116,3 +116,123 @@ pub(crate) async fn to_yaml_response(resp: Response<ResponseBody>) -> Response<R
         None => Response::from_parts(parts, ResponseBody::full(bytes)),
     }
 }
+
+/// Whether kube-apiserver indents its JSON answer to this request: `?pretty=` when given
+/// (any value `strconv.ParseBool` does not read as true is false), otherwise for the user
+/// agents of browsers and command-line HTTP tools.
+pub(crate) fn wants_pretty(query: Option<&str>, user_agent: &str) -> bool {
+    let given = query
+        .into_iter()
+        .flat_map(|q| q.split('&'))
+        .map(|kv| kv.split_once('=').unwrap_or((kv, "")))
+        .find(|(k, _)| *k == "pretty")
+        .map(|(_, v)| v)
+        .filter(|v| !v.is_empty());
+    match given {
+        Some(v) => matches!(v, "1" | "t" | "T" | "true" | "TRUE" | "True"),
+        None => ["curl", "Wget", "Mozilla/5.0"]
+            .iter()
+            .any(|p| user_agent.starts_with(p)),
+    }
+}
+
+/// Compact JSON indented as Go's `json.MarshalIndent(v, "", "  ")` writes it, keys kept in
+/// their order: a line per member and item, `": "` after keys, `{}` and `[]` for empty ones,
+/// no final newline.
+pub(crate) fn indent_json(compact: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(compact.len() * 2);
+    let mut depth = 0usize;
+    let mut in_string = false;
+    let mut escaped = false;
+    let newline = |out: &mut Vec<u8>, depth: usize| {
+        out.push(b'\n');
+        out.extend(std::iter::repeat_n(b' ', depth * 2));
+    };
+    let mut i = 0;
+    while i < compact.len() {
+        let b = compact[i];
+        if in_string {
+            out.push(b);
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
+                in_string = false;
+            }
+            i += 1;
+            continue;
+        }
+        match b {
+            b'"' => {
+                in_string = true;
+                out.push(b);
+            }
+            b'{' | b'[' => {
+                let close = if b == b'{' { b'}' } else { b']' };
+                if compact.get(i + 1) == Some(&close) {
+                    out.extend([b, close]);
+                    i += 2;
+                    continue;
+                }
+                out.push(b);
+                depth += 1;
+                newline(&mut out, depth);
+            }
+            b'}' | b']' => {
+                depth = depth.saturating_sub(1);
+                newline(&mut out, depth);
+                out.push(b);
+            }
+            b',' => {
+                out.push(b);
+                newline(&mut out, depth);
+            }
+            b':' => out.extend(b": "),
+            b' ' | b'\n' | b'\r' | b'\t' => {}
+            _ => out.push(b),
+        }
+        i += 1;
+    }
+    out
+}
+
+/// Indents a complete JSON response (watch streams and other types pass).
+pub(crate) async fn to_pretty_response(resp: Response<ResponseBody>) -> Response<ResponseBody> {
+    let is_json = resp
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|v| v == "application/json");
+    if !is_json || !resp.body().is_complete() {
+        return resp;
+    }
+    let (mut parts, body) = resp.into_parts();
+    let bytes = http_body_util::BodyExt::collect(body)
+        .await
+        .map(|c| c.to_bytes())
+        .unwrap_or_default();
+    parts.headers.remove(header::CONTENT_LENGTH);
+    Response::from_parts(parts, ResponseBody::full(indent_json(&bytes)))
+}
+
+#[cfg(test)]
+mod pretty_tests {
+    use super::*;
+
+    #[test]
+    fn indents_like_go() {
+        let compact = br#"{"kind":"A","m":{},"l":[],"s":"a,b:{\"c\"}","n":[1,{"x":null}]}"#;
+        let want = "{\n  \"kind\": \"A\",\n  \"m\": {},\n  \"l\": [],\n  \"s\": \"a,b:{\\\"c\\\"}\",\n  \"n\": [\n    1,\n    {\n      \"x\": null\n    }\n  ]\n}";
+        assert_eq!(String::from_utf8_lossy(&indent_json(compact)), want);
+    }
+
+    #[test]
+    fn pretty_by_parameter_then_user_agent() {
+        assert!(wants_pretty(Some("pretty=true"), "kubectl/v1"));
+        assert!(!wants_pretty(Some("pretty=false"), "curl/8"));
+        assert!(!wants_pretty(Some("pretty=yes"), "kubectl/v1"));
+        assert!(wants_pretty(Some("pretty="), "curl/8"));
+        assert!(wants_pretty(None, "Mozilla/5.0 (X11)"));
+        assert!(!wants_pretty(Some("limit=1"), "kube-rs/1"));
+    }
+}

@@ -215,6 +215,10 @@ fn service_defaults(st: &mut State, obj: &mut Value, old: Option<&Value>) {
         for p in ports {
             let p = ensure_object(p);
             set_default(p, "protocol", json!("TCP"));
+            // `SetDefaults_Service`: a target port of 0 or "" is no target port.
+            if matches!(p.get("targetPort"), Some(t) if *t == json!(0) || *t == json!("")) {
+                p.remove("targetPort");
+            }
             if let Some(port) = p.get("port").cloned() {
                 set_default(p, "targetPort", port);
             }
@@ -344,7 +348,240 @@ fn workload_errors(obj: &Value, kind: Builtin) -> Vec<FieldError> {
     errs
 }
 
-/// `PrepareForCreate` + defaulting + `Validate` of a built-in type.
+/// `ValidateConfigMapUpdate`'s and `ValidateSecretUpdate`'s rule for an object created with
+/// `immutable: true`: `immutable` may not be unset and `fields` may not change.
+fn immutable_data_errors(old: &Value, new: &Value, fields: &[&str]) -> Vec<FieldError> {
+    const WHY: &str = "field is immutable when `immutable` is set";
+    let mut errs = Vec::new();
+    if old.get("immutable") != Some(&json!(true)) {
+        return errs;
+    }
+    if new.get("immutable") != Some(&json!(true)) {
+        errs.push(FieldError::forbidden("immutable", WHY));
+    }
+    for field in fields {
+        if old.get(*field) != new.get(*field) {
+            errs.push(FieldError::forbidden(*field, WHY));
+        }
+    }
+    errs
+}
+
+/// The port rules and `type` of `ValidateService` (kube-apiserver reports ports first).
+fn service_spec_errors(spec: &Value) -> Vec<FieldError> {
+    const RANGE: &str = "must be between 1 and 65535, inclusive";
+    let mut errs = Vec::new();
+    let in_range = |v: i64| (1..=65535).contains(&v);
+    if let Some(ports) = spec.get("ports").and_then(Value::as_array) {
+        for (i, p) in ports.iter().enumerate() {
+            if let Some(port) = p.get("port").and_then(Value::as_i64)
+                && !in_range(port)
+            {
+                errs.push(FieldError::invalid(
+                    format!("spec.ports[{i}].port"),
+                    port.to_string(),
+                    RANGE,
+                ));
+            }
+            if let Some(target) = p.get("targetPort").and_then(Value::as_i64)
+                && !in_range(target)
+            {
+                errs.push(FieldError::invalid(
+                    format!("spec.ports[{i}].targetPort"),
+                    target.to_string(),
+                    RANGE,
+                ));
+            }
+        }
+    }
+    const TYPES: &[&str] = &["ClusterIP", "ExternalName", "LoadBalancer", "NodePort"];
+    if let Some(t) = spec.get("type").and_then(Value::as_str)
+        && !TYPES.contains(&t)
+    {
+        errs.push(FieldError::not_supported("spec.type", t, TYPES));
+    }
+    errs
+}
+
+/// The built-in PriorityClasses kube-apiserver creates at start.
+fn system_priority(class: &str) -> Option<i64> {
+    match class {
+        "system-node-critical" => Some(2_000_001_000),
+        "system-cluster-critical" => Some(2_000_000_000),
+        _ => None,
+    }
+}
+
+/// The mutating admission plugins kube-apiserver runs on a new Pod by default: `Priority`
+/// (`spec.priority` and `spec.preemptionPolicy` from the PriorityClass — the fake stores
+/// none, so only the built-in `system-*` classes and no class resolve) and
+/// `DefaultTolerationSeconds` (NoExecute tolerations of not-ready and unreachable nodes for
+/// 300 s, unless the pod tolerates them already).
+fn pod_admission(res: &Resource, obj: &mut Value) -> ApiResult<()> {
+    let name = object::name(obj).to_string();
+    let forbidden = |why: String| ApiError::forbidden(&res.group, &res.plural, &name, &why);
+    let class = str_at(obj, "/spec/priorityClassName").to_string();
+    let priority = if class.is_empty() {
+        0
+    } else {
+        system_priority(&class)
+            .ok_or_else(|| forbidden(format!("no PriorityClass with name {class} was found")))?
+    };
+    let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) else {
+        return Ok(());
+    };
+    if let Some(given) = spec.get("priority").and_then(Value::as_i64)
+        && given != priority
+    {
+        return Err(forbidden(format!(
+            "the integer value of priority ({given}) must not be provided in pod spec; priority admission controller computed {priority} from the given PriorityClass name"
+        )));
+    }
+    const PREEMPT: &str = "PreemptLowerPriority";
+    if let Some(given) = spec.get("preemptionPolicy").and_then(Value::as_str)
+        && given != PREEMPT
+    {
+        return Err(forbidden(format!(
+            "the string value of PreemptionPolicy ({given}) must not be provided in pod spec; priority admission controller computed {PREEMPT} from the given PriorityClass name"
+        )));
+    }
+    spec.insert("priority".into(), json!(priority));
+    spec.insert("preemptionPolicy".into(), json!(PREEMPT));
+    let tolerations = ensure_array(spec.entry("tolerations").or_insert_with(|| json!([])));
+    let tolerates = |key: &str| {
+        tolerations.iter().any(|t| {
+            let k = t.get("key").and_then(Value::as_str).unwrap_or("");
+            let e = t.get("effect").and_then(Value::as_str).unwrap_or("");
+            (k == key || k.is_empty()) && (e == "NoExecute" || e.is_empty())
+        })
+    };
+    let missing: Vec<&str> = [
+        "node.kubernetes.io/not-ready",
+        "node.kubernetes.io/unreachable",
+    ]
+    .into_iter()
+    .filter(|k| !tolerates(k))
+    .collect();
+    for key in missing {
+        tolerations.push(json!({
+            "key": key, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300
+        }));
+    }
+    Ok(())
+}
+
+fn ensure_array(v: &mut Value) -> &mut Vec<Value> {
+    if !v.is_array() {
+        *v = json!([]);
+    }
+    match v {
+        Value::Array(a) => a,
+        _ => unreachable!("just made an array"),
+    }
+}
+
+/// `SetDefaults_Job` (the labels copied from the template are what a read returns, as
+/// kube-apiserver defaults the stored object again when it decodes it).
+fn job_defaults(obj: &mut Value) {
+    let template_labels = obj.pointer("/spec/template/metadata/labels").cloned();
+    let spec = ensure_object(
+        ensure_object(obj)
+            .entry("spec")
+            .or_insert_with(|| json!({})),
+    );
+    let unset = |m: &Map<String, Value>, k: &str| m.get(k).is_none_or(Value::is_null);
+    if unset(spec, "completions") && unset(spec, "parallelism") {
+        spec.insert("completions".into(), json!(1));
+    }
+    set_default(spec, "parallelism", json!(1));
+    let backoff = if unset(spec, "backoffLimitPerIndex") {
+        6
+    } else {
+        i64::from(i32::MAX)
+    };
+    set_default(spec, "backoffLimit", json!(backoff));
+    set_default(spec, "completionMode", json!("NonIndexed"));
+    set_default(spec, "suspend", json!(false));
+    let replacement = if unset(spec, "podFailurePolicy") {
+        "TerminatingOrFailed"
+    } else {
+        "Failed"
+    };
+    set_default(spec, "podReplacementPolicy", json!(replacement));
+    set_default(spec, "manualSelector", json!(false));
+    if let Some(Value::Object(labels)) = template_labels
+        && !labels.is_empty()
+    {
+        let meta = object::meta_mut(obj);
+        if meta
+            .get("labels")
+            .and_then(Value::as_object)
+            .is_none_or(Map::is_empty)
+        {
+            meta.insert("labels".into(), Value::Object(labels));
+        }
+    }
+}
+
+/// The Job strategy's `generateSelector`: unless `spec.manualSelector`, the pod template gets
+/// the job-name and controller-uid labels and the selector the controller-uid one.
+fn job_selector(obj: &mut Value) {
+    if obj.pointer("/spec/manualSelector") == Some(&json!(true)) {
+        return;
+    }
+    let name = object::name(obj).to_string();
+    let uid = object::uid(obj).to_string();
+    let generated = [
+        ("job-name", &name),
+        ("batch.kubernetes.io/job-name", &name),
+        ("controller-uid", &uid),
+        ("batch.kubernetes.io/controller-uid", &uid),
+    ];
+    let spec = ensure_object(
+        ensure_object(obj)
+            .entry("spec")
+            .or_insert_with(|| json!({})),
+    );
+    let template = ensure_object(spec.entry("template").or_insert_with(|| json!({})));
+    let meta = ensure_object(template.entry("metadata").or_insert_with(|| json!({})));
+    let labels = ensure_object(meta.entry("labels").or_insert_with(|| json!({})));
+    for (k, v) in generated {
+        labels.entry(k).or_insert_with(|| json!(v));
+    }
+    let labels = labels.clone();
+    let selector = ensure_object(spec.entry("selector").or_insert_with(|| json!({})));
+    let match_labels = ensure_object(selector.entry("matchLabels").or_insert_with(|| json!({})));
+    match_labels
+        .entry("batch.kubernetes.io/controller-uid")
+        .or_insert_with(|| json!(uid));
+    // The job's own labels come from the template's when it has none (`SetDefaults_Job`).
+    let meta = object::meta_mut(obj);
+    if meta
+        .get("labels")
+        .and_then(Value::as_object)
+        .is_none_or(Map::is_empty)
+    {
+        meta.insert("labels".into(), Value::Object(labels));
+    }
+}
+
+/// A Job's pods may only restart `OnFailure` or `Never`.
+fn job_restart_policy_errors(obj: &Value) -> Vec<FieldError> {
+    const FIELD: &str = "spec.template.spec.restartPolicy";
+    const DETAIL: &str = "valid values: \"OnFailure\", \"Never\"";
+    match str_at(obj, "/spec/template/spec/restartPolicy") {
+        "OnFailure" | "Never" => Vec::new(),
+        "" | "Always" => vec![FieldError::required(FIELD, DETAIL)],
+        other => vec![FieldError::not_supported(
+            FIELD,
+            other,
+            &["OnFailure", "Never"],
+        )],
+    }
+}
+
+/// `PrepareForCreate` + defaulting + `Validate` of a built-in type (for Pods and Jobs only
+/// the defaults; [`admit_create`] does the rest).
 pub(crate) fn prepare_create(st: &mut State, res: &Resource, obj: &mut Value) -> ApiResult<()> {
     let Some(kind) = res.builtin else {
         return Ok(());
@@ -369,14 +606,9 @@ pub(crate) fn prepare_create(st: &mut State, res: &Resource, obj: &mut Value) ->
         Builtin::Pod => {
             if let Some(spec) = ensure_object(obj).get_mut("spec") {
                 default_pod_spec(spec);
+                // `SetDefaults_Pod`, not for templates.
+                set_default(ensure_object(spec), "enableServiceLinks", json!(true));
             }
-            let errs = pod_spec_errors(obj.get("spec"), "spec");
-            res.invalid_if_any(obj, errs)?;
-            let qos = qos_class(obj.get("spec").unwrap_or(&Value::Null));
-            ensure_object(obj).insert(
-                "status".into(),
-                json!({"phase": "Pending", "qosClass": qos}),
-            );
         }
         Builtin::Service => {
             service_defaults(st, obj, None);
@@ -387,9 +619,12 @@ pub(crate) fn prepare_create(st: &mut State, res: &Resource, obj: &mut Value) ->
                 .get("ports")
                 .and_then(Value::as_array)
                 .is_none_or(Vec::is_empty);
+            let mut errs = Vec::new();
             if no_ports && !headless && !external {
-                res.invalid_if_any(obj, vec![FieldError::required("spec.ports", "")])?;
+                errs.push(FieldError::required("spec.ports", ""));
             }
+            errs.extend(service_spec_errors(&spec));
+            res.invalid_if_any(obj, errs)?;
             ensure_object(obj).insert("status".into(), json!({"loadBalancer": {}}));
         }
         Builtin::Secret => {
@@ -410,13 +645,8 @@ pub(crate) fn prepare_create(st: &mut State, res: &Resource, obj: &mut Value) ->
         Builtin::Job => {
             if let Some(ts) = obj.pointer_mut("/spec/template/spec") {
                 default_pod_spec(ts);
-                if let Some(m) = ts.as_object_mut()
-                    && m.get("restartPolicy") == Some(&json!("Always"))
-                {
-                    m.insert("restartPolicy".into(), json!("Never"));
-                }
             }
-            ensure_object(obj).insert("status".into(), json!({}));
+            job_defaults(obj);
         }
         Builtin::Node => {
             ensure_object(obj).remove("status");
@@ -448,6 +678,35 @@ pub(crate) fn prepare_create(st: &mut State, res: &Resource, obj: &mut Value) ->
         | Builtin::Event
         | Builtin::Lease
         | Builtin::LeaseCandidate => {}
+    }
+    Ok(())
+}
+
+/// What kube-apiserver does to a new object after its managed fields are recorded: mutating
+/// admission, then the strategy's `PrepareForCreate` and `Validate`, for the kinds where
+/// these set fields (a Pod's priority and tolerations, a Job's generated selector) — the
+/// creator does not own those.
+pub(crate) fn admit_create(res: &Resource, obj: &mut Value) -> ApiResult<()> {
+    match res.builtin {
+        Some(Builtin::Pod) => {
+            pod_admission(res, obj)?;
+            let errs = pod_spec_errors(obj.get("spec"), "spec");
+            res.invalid_if_any(obj, errs)?;
+            let qos = qos_class(obj.get("spec").unwrap_or(&Value::Null));
+            ensure_object(obj).insert(
+                "status".into(),
+                json!({"phase": "Pending", "qosClass": qos}),
+            );
+        }
+        Some(Builtin::Job) => {
+            job_selector(obj);
+            let mut errs =
+                pod_spec_errors(obj.pointer("/spec/template/spec"), "spec.template.spec");
+            errs.extend(job_restart_policy_errors(obj));
+            res.invalid_if_any(obj, errs)?;
+            ensure_object(obj).insert("status".into(), json!({}));
+        }
+        _ => {}
     }
     Ok(())
 }
@@ -548,6 +807,10 @@ pub(crate) fn prepare_update(
         }
         Builtin::Service => {
             service_defaults(st, new, Some(old));
+            res.invalid_if_any(
+                new,
+                service_spec_errors(new.get("spec").unwrap_or(&Value::Null)),
+            )?;
             if old.pointer("/spec/clusterIP") != new.pointer("/spec/clusterIP") {
                 let v = format!(
                     "[{}]",
@@ -567,9 +830,23 @@ pub(crate) fn prepare_update(
         }
         Builtin::Secret => {
             secret_string_data(res, new)?;
-            res.invalid_if_any(new, data_size_errors(kind, new))?;
+            let mut errs = Vec::new();
+            if old.get("type") != new.get("type") {
+                let v = new
+                    .get("type")
+                    .map(crate::semantics::validation::render)
+                    .unwrap_or_default();
+                errs.push(FieldError::invalid("type", v, "field is immutable"));
+            }
+            errs.extend(immutable_data_errors(old, new, &["data"]));
+            errs.extend(data_size_errors(kind, new));
+            res.invalid_if_any(new, errs)?;
         }
-        Builtin::ConfigMap => res.invalid_if_any(new, data_size_errors(kind, new))?,
+        Builtin::ConfigMap => {
+            let mut errs = immutable_data_errors(old, new, &["data", "binaryData"]);
+            errs.extend(data_size_errors(kind, new));
+            res.invalid_if_any(new, errs)?;
+        }
         Builtin::Deployment
         | Builtin::ReplicaSet
         | Builtin::StatefulSet
@@ -689,14 +966,19 @@ mod tests {
         let r = res("Pod");
         let mut p = json!({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}});
         assert!(prepare_create(&mut st, &r, &mut p).is_ok());
+        assert_eq!(p["spec"]["enableServiceLinks"], true);
+        assert!(p.get("status").is_none(), "status comes with admission");
+        assert!(admit_create(&r, &mut p).is_ok());
         assert_eq!(p["status"]["phase"], "Pending");
         assert_eq!(p["status"]["qosClass"], "BestEffort");
+        assert_eq!(p["spec"]["priority"], 0);
         assert_eq!(p["spec"]["containers"][0]["imagePullPolicy"], "Always");
         let mut q = json!({"metadata": {"name": "p"}, "spec": {}});
-        assert_eq!(
-            prepare_create(&mut st, &r, &mut q).map_err(|e| e.code),
-            Err(422)
-        );
+        assert!(prepare_create(&mut st, &r, &mut q).is_ok());
+        assert_eq!(admit_create(&r, &mut q).map_err(|e| e.code), Err(422));
+        let mut r5 = json!({"metadata": {"name": "p"}, "spec": {"priority": 5,
+            "containers": [{"name": "c", "image": "nginx"}]}});
+        assert_eq!(admit_create(&r, &mut r5).map_err(|e| e.code), Err(403));
         assert_eq!(pod_grace_period(&p, None), None);
         let bound = json!({"spec": {"nodeName": "n"}, "status": {"phase": "Running"}});
         assert_eq!(pod_grace_period(&bound, None), Some(30));

@@ -9,23 +9,30 @@ use crate::storage::predicate::{FieldSelector, FieldTerm};
 impl FieldSelector {
     /// Parses `fieldSelector` and checks each label against what `resource` supports.
     pub(crate) fn parse(input: &str, resource: &Resource) -> Result<Self, String> {
-        let mut terms = Vec::new();
-        for raw in split_unescaped(input, ',') {
+        // `fields.ParseSelector` sorts the terms and parses them all before the resource's
+        // label conversion sees any, so the first unsupported label in sorted order is named.
+        let mut raws = split_unescaped(input, ',');
+        raws.sort();
+        let mut parsed = Vec::new();
+        for raw in &raws {
             if raw.is_empty() {
                 continue;
             }
-            let (label, value, negate) = if let Some(i) = find_unescaped(&raw, "!=") {
+            let (label, value, negate) = if let Some(i) = find_unescaped(raw, "!=") {
                 (&raw[..i], &raw[i + 2..], true)
-            } else if let Some(i) = find_unescaped(&raw, "==") {
+            } else if let Some(i) = find_unescaped(raw, "==") {
                 (&raw[..i], &raw[i + 2..], false)
-            } else if let Some(i) = find_unescaped(&raw, "=") {
+            } else if let Some(i) = find_unescaped(raw, "=") {
                 (&raw[..i], &raw[i + 1..], false)
             } else {
                 return Err(format!(
                     "invalid selector: '{input}'; can't understand '{raw}'"
                 ));
             };
-            let label = label.trim().to_string();
+            parsed.push((label.trim().to_string(), value.to_string(), negate));
+        }
+        let mut terms = Vec::new();
+        for (label, value, negate) in parsed {
             let path = match label.as_str() {
                 "metadata.name" => "metadata.name".to_string(),
                 "metadata.namespace" if resource.namespaced || !resource.is_custom() => {

@@ -471,8 +471,37 @@ fn canonical_walk(v: &mut Value, schema: &Value, defs: &Map<String, Value>, drop
             .is_some_and(Value::is_object);
     match v {
         Value::Object(m) if drop_nulls && !is_map && schema.get("properties").is_some() => {
-            // A null field decodes to nothing (a nil pointer or an omitted zero value).
-            m.retain(|_, value| !value.is_null());
+            // A null field decodes to nothing (a nil pointer or an omitted zero value), and an
+            // empty map or list of an optional (`omitempty`) field is not encoded again.
+            let required: Vec<&str> = schema
+                .get("required")
+                .and_then(Value::as_array)
+                .map(|r| r.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            m.retain(|key, value| {
+                let empty = match value {
+                    Value::Null => return false,
+                    Value::Object(o) => o.is_empty(),
+                    Value::Array(a) => a.is_empty(),
+                    _ => false,
+                };
+                if !empty || required.contains(&key.as_str()) {
+                    return true;
+                }
+                let Some(field) = schema.get("properties").and_then(|p| p.get(key)) else {
+                    return true;
+                };
+                let (field, def) = resolve_named(field, defs);
+                if custom_decoded(def, field) {
+                    return true;
+                }
+                let map_field = field.get("properties").is_none()
+                    && field
+                        .get("additionalProperties")
+                        .is_some_and(Value::is_object);
+                let list_field = field.get("type").and_then(Value::as_str) == Some("array");
+                !(value.is_object() && map_field || value.is_array() && list_field)
+            });
         }
         _ => {}
     }

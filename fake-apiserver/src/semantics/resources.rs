@@ -159,6 +159,11 @@ impl Resource {
         if self.is_create_only() {
             return &["create"];
         }
+        if self.builtin == Some(Builtin::Namespace) {
+            return &[
+                "create", "delete", "get", "list", "patch", "update", "watch",
+            ];
+        }
         match (aggregated, self.is_custom()) {
             // The apiextensions server's order.
             (true, true) => &[
@@ -259,20 +264,27 @@ impl Resource {
                 .collect()
         };
         match self.builtin {
-            Some(Builtin::Pod) => same(&[
-                "spec.nodeName",
-                "spec.restartPolicy",
-                "spec.schedulerName",
-                "spec.serviceAccountName",
-                "spec.hostNetwork",
-                "status.phase",
-                "status.podIP",
-                "status.nominatedNodeName",
-            ]),
+            Some(Builtin::Pod) => {
+                let mut v = same(&[
+                    "spec.nodeName",
+                    "spec.restartPolicy",
+                    "spec.schedulerName",
+                    "spec.serviceAccountName",
+                    "spec.hostNetwork",
+                    "status.phase",
+                    "status.podIP",
+                    "status.podIPs",
+                    "status.nominatedNodeName",
+                ]);
+                // Old v1 clients' name for the node.
+                v.push(("spec.host".into(), "spec.nodeName".into()));
+                v
+            }
             Some(Builtin::Secret) => same(&["type"]),
             Some(Builtin::Namespace) => same(&["status.phase"]),
             Some(Builtin::Node) => same(&["spec.unschedulable"]),
-            Some(Builtin::ReplicaSet) => same(&["status.replicas"]),
+            Some(Builtin::ReplicationController) => same(&["status.replicas"]),
+            Some(Builtin::Service) => same(&["spec.clusterIP", "spec.type"]),
             Some(Builtin::Job) => same(&["status.successful"]),
             Some(Builtin::CoreEvent) => {
                 let mut v = same(&[
@@ -320,14 +332,23 @@ impl Resource {
     /// function words it.
     pub(crate) fn field_label_error(&self, label: &str) -> String {
         match self.builtin {
+            // The kinds with their own label conversion in their API group's scheme.
             None
             | Some(
                 Builtin::Pod
                 | Builtin::Node
                 | Builtin::CoreEvent
                 | Builtin::Event
-                | Builtin::Secret,
+                | Builtin::Secret
+                | Builtin::Namespace
+                | Builtin::Service
+                | Builtin::ReplicationController,
             ) => format!("field label not supported: {label}"),
+            Some(Builtin::Job) => format!(
+                "field label {} not supported for {}",
+                crate::error::go_quote(label),
+                self.kind
+            ),
             _ => format!(
                 "{} is not a known field selector: only \"metadata.name\", \"metadata.namespace\"",
                 crate::error::go_quote(label)

@@ -16,10 +16,12 @@
 //! # }
 //! ```
 
+mod builtins;
 mod crd;
 mod crd_changes;
 mod create;
 mod crud;
+mod discovery;
 mod lifecycle;
 mod limits;
 mod misc;
@@ -668,6 +670,38 @@ pub fn scenarios() -> Vec<Scenario> {
         scenario!(
             misc::builtin_validation,
             "service cluster IPs are immutable, pods need containers and keep their spec, secrets need base64"
+        ),
+        scenario!(
+            builtins::configmap_and_secret_rules,
+            "immutable ConfigMaps and Secrets, a Secret's type, bad base64 (400 in bodies, 422 in patches), empty maps not stored"
+        ),
+        scenario!(
+            builtins::pod_and_job_defaults,
+            "Pod defaults, Priority and DefaultTolerationSeconds admission (not owned by the creator), Job defaults and generated selector"
+        ),
+        scenario!(
+            builtins::service_validation,
+            "Service port ranges and types"
+        ),
+        scenario!(
+            builtins::builtin_field_selectors,
+            "each built-in kind's field labels and error wording; terms checked in sorted order"
+        ),
+        scenario!(
+            discovery::accept_negotiation,
+            "406 for Accept types not served (application/*), wording by endpoint; discovery versions and encodings"
+        ),
+        scenario!(
+            discovery::namespace_discovery_and_verbs,
+            "namespaces: no deletecollection (405), finalize listed with update only; health checks by path, ?verbose, 404 for unknown ones"
+        ),
+        scenario!(
+            discovery::pretty_output,
+            "?pretty indents objects, lists and Status as Go does"
+        ),
+        scenario!(
+            builtins::scale_subresource_bodies,
+            "JSON patches of /scale apply to the Scale; a Scale or object body must name the URL's object and namespace"
         ),
         scenario!(
             crd::schema_validation_reasons,

@@ -65,6 +65,12 @@ impl Target<'_> {
         write_options(self.req, &self.info.query, verb, &self.res, patch_type)
     }
 
+    /// [`Self::write_options`] for a body that is not the resource's own type (a `Scale`):
+    /// it is scanned for duplicates and syntax only.
+    pub(crate) fn write_options_for_other_body(&self, verb: Verb) -> ApiResult<WriteOptions> {
+        write_options_scanning(self.req, &self.info.query, verb, &self.res, None, false)
+    }
+
     /// The representation the client asked for (`Accept`, `includeObject`).
     pub(crate) fn format(&self) -> Format {
         Format::from_accept(self.accept(), self.info.query.get("includeObject"))
@@ -138,6 +144,12 @@ pub(crate) async fn serve(t: Target<'_>) -> ApiResult<Response<ResponseBody>> {
         Verb::Update => update::serve(t, scope).await,
         Verb::Patch => patch::serve(t, scope).await,
         Verb::Delete => delete::serve(t).await,
+        // Namespaces are deleted one at a time (their registry has no deletecollection).
+        Verb::DeleteCollection
+            if t.res.builtin == Some(crate::semantics::resources::Builtin::Namespace) =>
+        {
+            Err(ApiError::method_not_allowed())
+        }
         Verb::DeleteCollection => delete::serve_collection(t).await,
         Verb::Watch => watch::serve(t).await,
     }
@@ -205,6 +217,18 @@ pub(crate) fn write_options(
     res: &Resource,
     patch_type: Option<PatchType>,
 ) -> ApiResult<WriteOptions> {
+    write_options_scanning(req, q, verb, res, patch_type, true)
+}
+
+/// [`write_options`]; `typed` scans a create or update body against the resource's schema.
+fn write_options_scanning(
+    req: &Request<Bytes>,
+    q: &Query,
+    verb: Verb,
+    res: &Resource,
+    patch_type: Option<PatchType>,
+    typed: bool,
+) -> ApiResult<WriteOptions> {
     let options_kind = match verb {
         Verb::Create => "CreateOptions",
         Verb::Update => "UpdateOptions",
@@ -235,7 +259,7 @@ pub(crate) fn write_options(
     // duplicate fields, but a value Go cannot decode is refused all the same.
     let body_problems = if is_apply {
         crate::semantics::fields::Problems::default()
-    } else if verb == Verb::Patch {
+    } else if verb == Verb::Patch || !typed {
         crate::semantics::fields::scan(req.body(), None)
     } else {
         let root = match res

@@ -30,7 +30,28 @@ pub(crate) fn serve(mut t: Target<'_>) -> ApiResult<Response<ResponseBody>> {
     };
     let wanted = match t.info.verb {
         Verb::Get => return Ok(scale_body(&current)),
-        Verb::Update => t.take_body()?,
+        Verb::Update => {
+            let body = t.take_body()?;
+            // The update handler's checks of the body against the URL.
+            let body_name = crate::storage::object::name(&body);
+            if body_name.is_empty() {
+                return Err(ApiError::bad_request(format!(
+                    "the name of the object ({name} based on URL) was undeterminable: name must be provided"
+                )));
+            }
+            if body_name != name {
+                return Err(ApiError::bad_request(format!(
+                    "the name of the object ({body_name}) does not match the name on the URL ({name})"
+                )));
+            }
+            let body_ns = crate::storage::object::namespace(&body);
+            if res.namespaced && !body_ns.is_empty() && body_ns != t.info.namespace() {
+                return Err(ApiError::bad_request(
+                    "the namespace of the provided object does not match the namespace sent on the request",
+                ));
+            }
+            body
+        }
         Verb::Patch => {
             let body = t.take_body()?;
             let doc = scale::to_scale(&res, &current);
@@ -48,7 +69,9 @@ pub(crate) fn serve(mut t: Target<'_>) -> ApiResult<Response<ResponseBody>> {
     if let Some(m) = new.as_object_mut() {
         m.insert("apiVersion".into(), res.api_version().into());
     }
-    let mut opts = t.write_options(Verb::Update, None)?;
+    let mut opts = t.write_options_for_other_body(t.info.verb)?;
+    // A scale write is an update of the object for managed fields and admission.
+    opts.patch = false;
     // The body is a Scale, not the object: nothing in it is unknown to the object.
     opts.body_problems = Default::default();
     let (obj, _) = registry::update(

@@ -112,8 +112,14 @@ pub(crate) fn create(
     if !preset_managed_fields {
         field_problems(res, opts, &obj, unknown)?;
     }
+    // The system fields exist before the strategy runs (a Job's selector names its uid).
+    object::set_meta(&mut obj, "uid", Some(json!(object::new_uid())));
     builtin::prepare_create(st, res, &mut obj)?;
+    // Managed fields are recorded from the decoded, defaulted object, before admission.
+    let mut tracked = obj.clone();
+    builtin::admit_create(res, &mut obj)?;
     if let Some(s) = given_status {
+        ensure_object(&mut tracked).insert("status".into(), s.clone());
         ensure_object(&mut obj).insert("status".into(), s);
     }
     if res.is_custom() {
@@ -157,7 +163,6 @@ pub(crate) fn create(
         }
     }
     let now = object::now_rfc3339();
-    object::set_meta(&mut obj, "uid", Some(json!(object::new_uid())));
     object::set_meta(&mut obj, "creationTimestamp", Some(json!(now)));
     if res.tracks_generation() {
         object::set_meta(&mut obj, "generation", Some(json!(1)));
@@ -168,7 +173,7 @@ pub(crate) fn create(
             res,
             &mut entries,
             None,
-            &obj,
+            &tracked,
             &opts.manager,
             Scope::Main,
             &now,

@@ -56,6 +56,11 @@ pub(crate) fn update(
     check_type_meta(res, &body)?;
     if is_put {
         let body_name = object::name(&body);
+        if body_name.is_empty() {
+            return Err(ApiError::bad_request(format!(
+                "the name of the object ({name} based on URL) was undeterminable: name must be provided"
+            )));
+        }
         if body_name != name {
             return Err(ApiError::bad_request(format!(
                 "the name of the object ({body_name}) does not match the name on the URL ({name})"
@@ -63,9 +68,9 @@ pub(crate) fn update(
         }
         let body_ns = object::namespace(&body);
         if res.namespaced && !body_ns.is_empty() && body_ns != url_namespace {
-            return Err(ApiError::bad_request(format!(
-                "the namespace of the object ({body_ns}) does not match the namespace on the request ({url_namespace})"
-            )));
+            return Err(ApiError::bad_request(
+                "the namespace of the provided object does not match the namespace sent on the request",
+            ));
         }
     }
     let ns = if res.namespaced { url_namespace } else { "" };

@@ -1,0 +1,622 @@
+//! Built-in kinds' own rules: immutable ConfigMaps and Secrets, how Go's types store empty
+//! maps, the defaults and admission a Pod and a Job get, Service validation, the field
+//! selectors each kind supports and the bodies `/scale` takes.
+
+use serde_json::{Value, json};
+
+use super::{Env, Failure, Outcome, Raw, causes, ensure, ensure_eq, ensure_status, raw};
+
+async fn send(env: &Env, method: &str, path: &str, ct: &str, body: Value) -> Result<Raw, Failure> {
+    raw(
+        &env.client,
+        method,
+        path,
+        Some(ct),
+        None,
+        Some(serde_json::to_vec(&body)?),
+    )
+    .await
+}
+
+async fn get(env: &Env, path: &str) -> Result<Raw, Failure> {
+    raw(&env.client, "GET", path, None, None, None).await
+}
+
+const JSON: &str = "application/json";
+const MERGE: &str = "application/merge-patch+json";
+const JSON_PATCH: &str = "application/json-patch+json";
+
+/// `fieldsV1` of every managedFields entry.
+fn managed(obj: &Value) -> Vec<Value> {
+    obj.pointer("/metadata/managedFields")
+        .and_then(Value::as_array)
+        .map(|es| es.iter().map(|e| e["fieldsV1"].clone()).collect())
+        .unwrap_or_default()
+}
+
+pub(super) async fn configmap_and_secret_rules(env: &Env) -> Outcome {
+    let ns = env.namespace("cmsecret").await?;
+    let cms = format!("/api/v1/namespaces/{ns}/configmaps");
+    let secrets = format!("/api/v1/namespaces/{ns}/secrets");
+    const WHY: &str = "Forbidden: field is immutable when `immutable` is set";
+
+    // An immutable ConfigMap: data, binaryData and the flag itself are frozen; metadata is not.
+    let r = send(
+        env,
+        "POST",
+        &cms,
+        JSON,
+        json!({"metadata": {"name": "im"}, "data": {"a": "b"}, "immutable": true}),
+    )
+    .await?;
+    ensure_eq!(r.status, 201, "immutable ConfigMap created: {:?}", r.json());
+    let r = send(
+        env,
+        "PUT",
+        &format!("{cms}/im"),
+        JSON,
+        json!({"metadata": {"name": "im"}, "data": {"a": "c"}, "binaryData": {"b": "YQ=="}}),
+    )
+    .await?;
+    ensure_status!(
+        r,
+        422,
+        "Invalid",
+        format!("ConfigMap \"im\" is invalid: [immutable: {WHY}, data: {WHY}, binaryData: {WHY}]"),
+        "update of an immutable ConfigMap"
+    );
+    ensure_eq!(
+        r.causes(),
+        causes(&[
+            ("FieldValueForbidden", "immutable", WHY),
+            ("FieldValueForbidden", "data", WHY),
+            ("FieldValueForbidden", "binaryData", WHY),
+        ]),
+        "causes"
+    );
+    let r = send(
+        env,
+        "PATCH",
+        &format!("{cms}/im"),
+        MERGE,
+        json!({"immutable": false}),
+    )
+    .await?;
+    ensure_status!(
+        r,
+        422,
+        "Invalid",
+        format!("ConfigMap \"im\" is invalid: immutable: {WHY}"),
+        "unsetting immutable"
+    );
+    let r = send(
+        env,
+        "PATCH",
+        &format!("{cms}/im"),
+        MERGE,
+        json!({"metadata": {"labels": {"x": "y"}}}),
+    )
+    .await?;
+    ensure_eq!(
+        r.status,
+        200,
+        "labels of an immutable ConfigMap: {:?}",
+        r.json()
+    );
+
+    // An immutable Secret, and a Secret's type, which never changes.
+    let r = send(
+        env,
+        "POST",
+        &secrets,
+        JSON,
+        json!({"metadata": {"name": "is"}, "data": {"a": "YQ=="}, "immutable": true}),
+    )
+    .await?;
+    ensure_eq!(r.status, 201, "immutable Secret created: {:?}", r.json());
+    let r = send(
+        env,
+        "PUT",
+        &format!("{secrets}/is"),
+        JSON,
+        json!({"metadata": {"name": "is"}, "type": "x", "stringData": {"a": "b"}, "immutable": true}),
+    )
+    .await?;
+    ensure_status!(
+        r,
+        422,
+        "Invalid",
+        format!(
+            "Secret \"is\" is invalid: [type: Invalid value: \"x\": field is immutable, data: {WHY}]"
+        ),
+        "update of an immutable Secret"
+    );
+
+    // Base64 that does not decode: 400 in a create or update body, 422 through a patch.
+    let r = send(
+        env,
+        "POST",
+        &secrets,
+        JSON,
+        json!({"metadata": {"name": "bad"}, "data": {"a": "!!!"}}),
+    )
+    .await?;
+    ensure_status!(
+        r,
+        400,
+        "BadRequest",
+        "Secret in version \"v1\" cannot be handled as a Secret: illegal base64 data at input byte 0",
+        "bad base64 on create"
+    );
+    let r = send(
+        env,
+        "POST",
+        &secrets,
+        JSON,
+        json!({"metadata": {"name": "s1"}, "data": {"a": "YQ=="}}),
+    )
+    .await?;
+    ensure_eq!(r.status, 201, "secret created: {:?}", r.json());
+    for (ct, body) in [
+        (MERGE, json!({"data": {"b": "!!!"}})),
+        (
+            JSON_PATCH,
+            json!([{"op": "add", "path": "/data/b", "value": "!!!"}]),
+        ),
+    ] {
+        let r = send(env, "PATCH", &format!("{secrets}/s1"), ct, body).await?;
+        let (code, reason, message) = r.status();
+        ensure!(
+            code == 422
+                && reason == "Invalid"
+                && message.starts_with(" \"\" is invalid: patch: Invalid value: ")
+                && message.ends_with("\": illegal base64 data at input byte 0"),
+            "bad base64 through a {ct} patch: {code} {reason} {message}"
+        );
+    }
+
+    // Go's types do not encode an empty map: the last key removed takes the map with it, and a
+    // manager that owns nothing any more has no managedFields entry.
+    let r = send(
+        env,
+        "POST",
+        &cms,
+        JSON,
+        json!({"metadata": {"name": "em", "labels": {"l": "v"}, "annotations": {"an": "v"}},
+               "data": {"a": "b"}, "binaryData": {"x": "YQ=="}}),
+    )
+    .await?;
+    ensure_eq!(r.status, 201, "created: {:?}", r.json());
+    let r = send(
+        env,
+        "PATCH",
+        &format!("{cms}/em"),
+        MERGE,
+        json!({"metadata": {"labels": {"l": null}, "annotations": {"an": null}},
+               "data": {"a": null}, "binaryData": {"x": null}}),
+    )
+    .await?;
+    let v = r.json();
+    ensure_eq!(r.status, 200, "patched: {v:?}");
+    for ptr in [
+        "/data",
+        "/binaryData",
+        "/metadata/labels",
+        "/metadata/annotations",
+        "/metadata/managedFields",
+    ] {
+        ensure!(v.pointer(ptr).is_none(), "{ptr} is gone: {v}");
+    }
+    let r = send(
+        env,
+        "POST",
+        &cms,
+        JSON,
+        json!({"metadata": {"name": "em2", "labels": {}, "finalizers": [], "ownerReferences": []},
+               "data": {"k": "v"}, "binaryData": {}}),
+    )
+    .await?;
+    let v = r.json();
+    ensure_eq!(r.status, 201, "created with empty maps: {v:?}");
+    for ptr in [
+        "/binaryData",
+        "/metadata/labels",
+        "/metadata/finalizers",
+        "/metadata/ownerReferences",
+    ] {
+        ensure!(v.pointer(ptr).is_none(), "{ptr} is not stored: {v}");
+    }
+    let owned = managed(&v);
+    ensure!(
+        owned.len() == 1
+            && owned[0]["f:data"].get("f:k").is_some()
+            && owned[0].get("f:binaryData").is_none()
+            && owned[0].get("f:metadata").is_none(),
+        "managed fields of a create with empty maps: {owned:?}"
+    );
+    Ok(())
+}
+
+pub(super) async fn pod_and_job_defaults(env: &Env) -> Outcome {
+    let ns = env.namespace("poddefaults").await?;
+    let pods = format!("/api/v1/namespaces/{ns}/pods");
+    let container = json!([{"name": "c", "image": "registry.example/c:1"}]);
+
+    // Defaults (`enableServiceLinks`) and what the Priority and DefaultTolerationSeconds
+    // admission plugins add, which the creator does not own.
+    let r = send(
+        env,
+        "POST",
+        &pods,
+        JSON,
+        json!({"metadata": {"name": "p"}, "spec": {"containers": container}}),
+    )
+    .await?;
+    let v = r.json();
+    ensure_eq!(r.status, 201, "pod created: {v:?}");
+    let spec = &v["spec"];
+    ensure_eq!(
+        spec["enableServiceLinks"],
+        json!(true),
+        "enableServiceLinks"
+    );
+    ensure_eq!(spec["priority"], json!(0), "priority");
+    ensure_eq!(
+        spec["preemptionPolicy"],
+        json!("PreemptLowerPriority"),
+        "preemptionPolicy"
+    );
+    let toleration = |key: &str| json!({"key": key, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300});
+    ensure_eq!(
+        spec["tolerations"],
+        json!([
+            toleration("node.kubernetes.io/not-ready"),
+            toleration("node.kubernetes.io/unreachable")
+        ]),
+        "default tolerations"
+    );
+    let owned = managed(&v);
+    ensure_eq!(owned.len(), 1, "one manager: {owned:?}");
+    let owned_spec = &owned[0]["f:spec"];
+    for f in ["f:enableServiceLinks", "f:restartPolicy"] {
+        ensure!(owned_spec.get(f).is_some(), "{f} owned: {owned_spec}");
+    }
+    for f in ["f:priority", "f:preemptionPolicy", "f:tolerations"] {
+        ensure!(owned_spec.get(f).is_none(), "{f} not owned: {owned_spec}");
+    }
+    ensure!(owned[0].get("f:status").is_none(), "status not owned");
+
+    // A toleration of every taint covers both; a system class gives its priority.
+    let r = send(
+        env,
+        "POST",
+        &pods,
+        JSON,
+        json!({"metadata": {"name": "crit"}, "spec": {"containers": container,
+               "priorityClassName": "system-cluster-critical",
+               "tolerations": [{"operator": "Exists"}]}}),
+    )
+    .await?;
+    let v = r.json();
+    ensure_eq!(r.status, 201, "critical pod: {v:?}");
+    ensure_eq!(
+        v["spec"]["priority"],
+        json!(2_000_000_000),
+        "system priority"
+    );
+    ensure_eq!(
+        v["spec"]["tolerations"],
+        json!([{"operator": "Exists"}]),
+        "tolerations kept"
+    );
+    for (name, extra, message) in [
+        (
+            "given",
+            json!({"priority": 5}),
+            "pods \"given\" is forbidden: the integer value of priority (5) must not be provided in pod spec; priority admission controller computed 0 from the given PriorityClass name",
+        ),
+        (
+            "noclass",
+            json!({"priorityClassName": "nope"}),
+            "pods \"noclass\" is forbidden: no PriorityClass with name nope was found",
+        ),
+    ] {
+        let mut spec = json!({"containers": container});
+        if let (Some(s), Some(e)) = (spec.as_object_mut(), extra.as_object()) {
+            s.extend(e.clone());
+        }
+        let r = send(
+            env,
+            "POST",
+            &pods,
+            JSON,
+            json!({"metadata": {"name": name}, "spec": spec}),
+        )
+        .await?;
+        ensure_status!(r, 403, "Forbidden", message, "pod {name}");
+    }
+
+    // A Job: its defaults, and the selector and labels generated from its uid.
+    let jobs = format!("/apis/batch/v1/namespaces/{ns}/jobs");
+    let r = send(
+        env,
+        "POST",
+        &jobs,
+        JSON,
+        json!({"metadata": {"name": "j"}, "spec": {"template": {"spec": {
+            "restartPolicy": "Never", "containers": container}}}}),
+    )
+    .await?;
+    let v = r.json();
+    ensure_eq!(r.status, 201, "job created: {v:?}");
+    let uid = v["metadata"]["uid"].as_str().unwrap_or("").to_string();
+    ensure!(!uid.is_empty(), "uid: {v}");
+    let spec = &v["spec"];
+    for (field, want) in [
+        ("backoffLimit", json!(6)),
+        ("completionMode", json!("NonIndexed")),
+        ("completions", json!(1)),
+        ("parallelism", json!(1)),
+        ("manualSelector", json!(false)),
+        ("suspend", json!(false)),
+        ("podReplacementPolicy", json!("TerminatingOrFailed")),
+    ] {
+        ensure_eq!(spec[field], want, "job spec.{field}");
+    }
+    let labels = json!({
+        "batch.kubernetes.io/controller-uid": uid, "batch.kubernetes.io/job-name": "j",
+        "controller-uid": uid, "job-name": "j"
+    });
+    ensure_eq!(
+        spec["selector"],
+        json!({"matchLabels": {"batch.kubernetes.io/controller-uid": uid}}),
+        "job selector"
+    );
+    ensure_eq!(
+        spec["template"]["metadata"]["labels"],
+        labels,
+        "template labels"
+    );
+    ensure_eq!(v["metadata"]["labels"], labels, "job labels");
+    let owned = managed(&v);
+    ensure!(
+        owned.len() == 1
+            && owned[0].get("f:metadata").is_none()
+            && owned[0]["f:spec"].get("f:selector").is_none()
+            && owned[0]["f:spec"]["f:template"].get("f:metadata").is_none()
+            && owned[0]["f:spec"].get("f:backoffLimit").is_some(),
+        "the generated selector and labels are not the creator's: {owned:?}"
+    );
+    let r = send(
+        env,
+        "POST",
+        &jobs,
+        JSON,
+        json!({"metadata": {"name": "j2"}, "spec": {"template": {"spec": {"containers": container}}}}),
+    )
+    .await?;
+    ensure_status!(
+        r,
+        422,
+        "Invalid",
+        "Job.batch \"j2\" is invalid: spec.template.spec.restartPolicy: Required value: valid values: \"OnFailure\", \"Never\"",
+        "a job whose pods restart Always"
+    );
+    Ok(())
+}
+
+pub(super) async fn service_validation(env: &Env) -> Outcome {
+    let ns = env.namespace("svcval").await?;
+    let svcs = format!("/api/v1/namespaces/{ns}/services");
+    const RANGE: &str = "must be between 1 and 65535, inclusive";
+    let r = send(
+        env,
+        "POST",
+        &svcs,
+        JSON,
+        json!({"metadata": {"name": "s"}, "spec": {"type": "Bogus", "ports": [{"port": 70000}]}}),
+    )
+    .await?;
+    ensure_status!(
+        r,
+        422,
+        "Invalid",
+        format!(
+            "Service \"s\" is invalid: [spec.ports[0].port: Invalid value: 70000: {RANGE}, spec.ports[0].targetPort: Invalid value: 70000: {RANGE}, spec.type: Unsupported value: \"Bogus\": supported values: \"ClusterIP\", \"ExternalName\", \"LoadBalancer\", \"NodePort\"]"
+        ),
+        "port out of range and unknown type"
+    );
+    // A target port of 0 is no target port: the port is the default.
+    let r = send(
+        env,
+        "POST",
+        &svcs,
+        JSON,
+        json!({"metadata": {"name": "s"}, "spec": {"ports": [{"port": 80, "targetPort": 0}]}}),
+    )
+    .await?;
+    let v = r.json();
+    ensure_eq!(r.status, 201, "valid service: {v:?}");
+    ensure_eq!(
+        v["spec"]["ports"][0]["targetPort"],
+        json!(80),
+        "target port"
+    );
+    let r = send(
+        env,
+        "PATCH",
+        &format!("{svcs}/s"),
+        MERGE,
+        json!({"spec": {"ports": [{"port": 0}]}}),
+    )
+    .await?;
+    ensure_status!(
+        r,
+        422,
+        "Invalid",
+        format!(
+            "Service \"s\" is invalid: [spec.ports[0].port: Invalid value: 0: {RANGE}, spec.ports[0].targetPort: Invalid value: 0: {RANGE}]"
+        ),
+        "update to port 0"
+    );
+    Ok(())
+}
+
+pub(super) async fn builtin_field_selectors(env: &Env) -> Outcome {
+    let ns = env.namespace("fieldsel").await?;
+    let known = |label: &str| {
+        format!(
+            "\"{label}\" is not a known field selector: only \"metadata.name\", \"metadata.namespace\""
+        )
+    };
+    let not_supported = |label: &str| format!("field label not supported: {label}");
+    let cases: Vec<(String, Option<String>)> = vec![
+        // Terms are sorted before their labels are checked.
+        (
+            format!("/api/v1/namespaces/{ns}/pods?fieldSelector=spec.nodeName%3Dx,z%3D1,b%3D1"),
+            Some(not_supported("b")),
+        ),
+        (
+            format!("/api/v1/namespaces/{ns}/pods?fieldSelector=spec.host%3Dx,status.podIPs%3D1"),
+            None,
+        ),
+        (
+            format!("/api/v1/namespaces/{ns}/pods?fieldSelector=z%3D1,b"),
+            Some("invalid selector: 'z=1,b'; can't understand 'b'".into()),
+        ),
+        (
+            format!(
+                "/api/v1/namespaces/{ns}/services?fieldSelector=spec.clusterIP%3D1,spec.type%3DClusterIP"
+            ),
+            None,
+        ),
+        (
+            format!("/api/v1/namespaces/{ns}/services?fieldSelector=status.replicas%3D1"),
+            Some(not_supported("status.replicas")),
+        ),
+        (
+            format!(
+                "/api/v1/namespaces/{ns}/replicationcontrollers?fieldSelector=status.replicas%3D1"
+            ),
+            None,
+        ),
+        (
+            "/api/v1/namespaces?fieldSelector=a%3D1".into(),
+            Some(not_supported("a")),
+        ),
+        (
+            format!("/apis/apps/v1/namespaces/{ns}/replicasets?fieldSelector=status.replicas%3D1"),
+            Some(known("status.replicas")),
+        ),
+        (
+            format!("/apis/apps/v1/namespaces/{ns}/deployments?fieldSelector=status.replicas%3D1"),
+            Some(known("status.replicas")),
+        ),
+        (
+            format!("/apis/batch/v1/namespaces/{ns}/jobs?fieldSelector=status.successful%3D1"),
+            None,
+        ),
+        (
+            format!("/apis/batch/v1/namespaces/{ns}/jobs?fieldSelector=spec.completions%3D1"),
+            Some("field label \"spec.completions\" not supported for Job".into()),
+        ),
+        (
+            format!("/api/v1/namespaces/{ns}/configmaps?fieldSelector=spec.unschedulable%3Dtrue"),
+            Some(known("spec.unschedulable")),
+        ),
+    ];
+    for (path, want) in cases {
+        let r = get(env, &path).await?;
+        match want {
+            None => ensure_eq!(r.status, 200, "{path}: {:?}", r.json()),
+            Some(message) => ensure_status!(r, 400, "BadRequest", message, "{path}"),
+        }
+    }
+    Ok(())
+}
+
+pub(super) async fn scale_subresource_bodies(env: &Env) -> Outcome {
+    let ns = env.namespace("scalebody").await?;
+    let deploys = format!("/apis/apps/v1/namespaces/{ns}/deployments");
+    let deploy = |name: &str| {
+        json!({"metadata": {"name": name}, "spec": {"replicas": 1,
+            "selector": {"matchLabels": {"a": "b"}},
+            "template": {"metadata": {"labels": {"a": "b"}},
+                         "spec": {"containers": [{"name": "c", "image": "registry.example/c:1"}]}}}})
+    };
+    let r = send(env, "POST", &deploys, JSON, deploy("d")).await?;
+    ensure_eq!(r.status, 201, "deployment: {:?}", r.json());
+    let scale = format!("{deploys}/d/scale");
+    // A JSON patch applies to the Scale, not to the Deployment.
+    let r = send(
+        env,
+        "PATCH",
+        &scale,
+        JSON_PATCH,
+        json!([{"op": "replace", "path": "/spec/replicas", "value": 3}]),
+    )
+    .await?;
+    let v = r.json();
+    ensure_eq!(r.status, 200, "JSON patch of the scale: {v:?}");
+    ensure_eq!(v["kind"], json!("Scale"), "kind");
+    ensure_eq!(v["spec"], json!({"replicas": 3}), "scale spec");
+    ensure_eq!(v["status"]["selector"], json!("a=b"), "scale selector");
+    let r = send(
+        env,
+        "PATCH",
+        &scale,
+        JSON_PATCH,
+        json!([{"op": "add", "path": "/spec/paused", "value": true}]),
+    )
+    .await?;
+    ensure_eq!(r.status, 200, "a field the Scale lacks: {:?}", r.json());
+    let d = get(env, &format!("{deploys}/d")).await?.json();
+    ensure_eq!(d["spec"]["replicas"], json!(3), "deployment replicas");
+    ensure!(d["spec"].get("paused").is_none(), "not paused: {d}");
+    // A Scale body must name the object of the URL.
+    let body = |name: Value, namespace: &str| {
+        json!({"apiVersion": "autoscaling/v1", "kind": "Scale",
+               "metadata": {"name": name, "namespace": namespace}, "spec": {"replicas": 2}})
+    };
+    for (b, message) in [
+        (
+            body(json!("other"), &ns),
+            "the name of the object (other) does not match the name on the URL (d)",
+        ),
+        (
+            body(json!(""), &ns),
+            "the name of the object (d based on URL) was undeterminable: name must be provided",
+        ),
+        (
+            body(json!("d"), "elsewhere"),
+            "the namespace of the provided object does not match the namespace sent on the request",
+        ),
+    ] {
+        let r = send(env, "PUT", &scale, JSON, b).await?;
+        ensure_status!(r, 400, "BadRequest", message, "scale PUT");
+    }
+    // The same checks for the object itself.
+    let mut unnamed = deploy("");
+    unnamed["metadata"] = json!({});
+    let r = send(env, "PUT", &format!("{deploys}/d"), JSON, unnamed).await?;
+    ensure_status!(
+        r,
+        400,
+        "BadRequest",
+        "the name of the object (d based on URL) was undeterminable: name must be provided",
+        "PUT without a name"
+    );
+    let mut moved = deploy("d");
+    moved["metadata"]["namespace"] = json!("elsewhere");
+    let r = send(env, "PUT", &format!("{deploys}/d"), JSON, moved).await?;
+    ensure_status!(
+        r,
+        400,
+        "BadRequest",
+        "the namespace of the provided object does not match the namespace sent on the request",
+        "PUT into another namespace"
+    );
+    let d = get(env, &format!("{deploys}/d")).await?.json();
+    ensure_eq!(d["spec"]["replicas"], json!(3), "replicas unchanged");
+    Ok(())
+}
