@@ -125,6 +125,40 @@ pub fn is_dns1123_label(value: &str) -> Vec<String> {
     errs
 }
 
+/// A ConfigMap key (`IsConfigMapKey`): at most 253 bytes of letters, digits, `-`, `_` and
+/// `.`, and neither `.`, `..` nor anything starting with `..`.
+///
+/// ```
+/// use kube_codegen_apimachinery::validation::is_config_map_key;
+/// assert!(is_config_map_key("lease-host_0f3c.v1").is_empty());
+/// assert_eq!(is_config_map_key(".."), ["must not be '..'"]);
+/// ```
+pub fn is_config_map_key(value: &str) -> Vec<String> {
+    let mut errs = Vec::new();
+    if value.len() > DNS1123_SUBDOMAIN_MAX_LENGTH {
+        errs.push(max_len_error(DNS1123_SUBDOMAIN_MAX_LENGTH));
+    }
+    let shape = !value.is_empty()
+        && value
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_'));
+    if !shape {
+        errs.push(regex_error(
+            "a valid config key must consist of alphanumeric characters, '-', '_' or '.'",
+            "[-._a-zA-Z0-9]+",
+            &["key.name", "KEY_NAME", "key-name"],
+        ));
+    }
+    if value == "." {
+        errs.push("must not be '.'".to_string());
+    } else if value == ".." {
+        errs.push("must not be '..'".to_string());
+    } else if value.starts_with("..") {
+        errs.push("must not start with '..'".to_string());
+    }
+    errs
+}
+
 /// An RFC 1123 subdomain (`IsDNS1123Subdomain`): the rule for most object names.
 pub fn is_dns1123_subdomain(value: &str) -> Vec<String> {
     let mut errs = Vec::new();
@@ -174,6 +208,9 @@ pub enum NameRule {
     Label1123,
     /// `NameIsDNS1035Label`: services.
     Label1035,
+    /// `IsConfigMapKey`: LeaseCandidates (`ValidLeaseCandidateName`), whose names join a
+    /// Lease's name and an identity such as `<hostname>_<uuid>`.
+    ConfigMapKey,
 }
 
 impl NameRule {
@@ -199,6 +236,7 @@ impl NameRule {
             NameRule::Subdomain => is_dns1123_subdomain(name),
             NameRule::Label1123 => is_dns1123_label(name),
             NameRule::Label1035 => is_dns1035_label(name),
+            NameRule::ConfigMapKey => is_config_map_key(name),
         }
     }
 }

@@ -531,3 +531,51 @@ fn the_binary_names_the_flag_of_an_unknown_controller() {
         "{stderr}"
     );
 }
+
+#[tokio::test]
+async fn lease_candidate_names_are_config_map_keys() {
+    // kube-apiserver validates LeaseCandidate names as ConfigMap keys (`ValidLeaseCandidateName`),
+    // so `<lease>-<hostname>_<uuid>` is a valid name there, though not a DNS subdomain.
+    let server = ok(FakeApiServer::builder()
+        .with_controllers([Controller::CoordinatedLeaderElection])
+        .build());
+    let client = ok(server.client());
+    let ar = ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("coordination.k8s.io", "v1beta1", "LeaseCandidate"),
+        "leasecandidates",
+    );
+    let api: Api<DynamicObject> = Api::namespaced_with(client, "default", &ar);
+    let candidate = |name: &str| -> DynamicObject {
+        ok(serde_json::from_value(json!({
+            "apiVersion": "coordination.k8s.io/v1beta1",
+            "kind": "LeaseCandidate",
+            "metadata": {"name": name},
+            "spec": {
+                "leaseName": "demo",
+                "binaryVersion": "1.37.0",
+                "emulationVersion": "1.37.0",
+                "strategy": "OldestEmulationVersion",
+                "renewTime": "2026-11-27T00:00:00.000000Z"
+            }
+        })))
+    };
+    let made = ok(api
+        .create(&PostParams::default(), &candidate("demo-Host_0f3c.1"))
+        .await);
+    assert_eq!(made.metadata.name.as_deref(), Some("demo-Host_0f3c.1"));
+    match api
+        .create(&PostParams::default(), &candidate("demo/x"))
+        .await
+    {
+        Err(kube::Error::Api(s)) => {
+            assert_eq!(s.code, 422);
+            assert!(
+                s.message
+                    .contains("a valid config key must consist of alphanumeric characters"),
+                "{}",
+                s.message
+            );
+        }
+        other => panic!("expected a 422, got {other:?}"),
+    }
+}

@@ -250,6 +250,7 @@ impl Resource {
         match self.builtin {
             Some(Builtin::Namespace) => NameRule::Label1123,
             Some(Builtin::Service) => NameRule::Label1035,
+            Some(Builtin::LeaseCandidate) => NameRule::ConfigMapKey,
             _ => NameRule::Subdomain,
         }
     }
