@@ -6,7 +6,7 @@
 #
 #   --scenarios  what to cache, one server each (default
 #                "configmaps:10000 configmaps:100000 pods:10000"): ConfigMaps of 1 KiB data
-#                created by server-side apply (one managedFields entry each), or Pods as a
+#                (configuration text, different in each) created by server-side apply (one managedFields entry each), or Pods as a
 #                ReplicaSet makes them, applied by the controller, the scheduler and the kubelet
 #                (three managedFields entries each)
 #   --rounds N   measure each informer N times, alternating (default 3; the median is kept)
@@ -67,7 +67,7 @@ for scenario in $SCENARIOS; do
     [[ -n $BREAKDOWN ]] && "$OURS" breakdown "$KIND" "$WORK/kubeconfig" >&2
     for ((r = 1; r <= ROUNDS; r++)); do
         echo "bench-informer-memory: $KIND:$OBJECTS round $r/$ROUNDS ($(uptime))" >&2
-        for mode in ours ours-keep-managed-fields ours-compact ours-compact-keep-managed-fields \
+        for mode in ours ours-keep-managed-fields ours-decoded ours-decoded-keep-managed-fields \
             ours-metadata kube-rs; do
             "$OURS" "$mode" "$KIND" "$WORK/kubeconfig" | sed "s/^/$KIND /" >>"$WORK/results" ||
                 die "$mode failed"

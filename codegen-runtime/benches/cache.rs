@@ -146,17 +146,20 @@ fn reads(c: &mut Criterion) {
     let objs = common::objects(10, 1_000);
     let decoded = store::Writer::<ConfigMap>::new();
     decoded.replace(objs.clone(), "1");
-    let expand: store::Expand = Arc::new(|text: &str| {
-        serde_json::from_str::<ConfigMap>(text).map(|o| Arc::new(o) as store::Obj)
+    let codec = Arc::new(store::Codec::new(true));
+    let reader = codec.clone();
+    let expand: store::Expand = Arc::new(move |c: &store::Compact| {
+        let text = reader.text(c)?;
+        Ok(serde_json::from_str::<ConfigMap>(&text).map(|o| Arc::new(o) as store::Obj)?)
     });
     let compact = store::RawWriter::compact(expand);
     let incoming = objs
         .iter()
         .map(|o| {
             let text = serde_json::to_string(o).unwrap_or_else(|e| panic!("{e}"));
-            store::Incoming {
-                obj: Arc::new(o.clone()),
-                compact: store::Compact::new(&text, true).map(Arc::new),
+            match codec.compact(&text) {
+                Some(c) => store::Incoming::compact(c, None),
+                None => store::Incoming::full(Arc::new(o.clone())),
             }
         })
         .collect();

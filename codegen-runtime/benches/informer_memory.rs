@@ -4,14 +4,16 @@
 //! Modes (one process each, so each heap is its own):
 //!
 //! * `serve configmaps N KUBECONFIG`: the in-memory API server on loopback, seeded with N ConfigMaps of
-//!   1 KiB data, each created by server-side apply (so each has one managedFields entry);
-//!   writes KUBECONFIG and serves until killed.
+//!   1 KiB data (configuration text, different in each: see [`config_text`]), each created by
+//!   server-side apply (so each has one managedFields entry); writes KUBECONFIG and serves until
+//!   killed.
 //! * `serve pods N KUBECONFIG`: the same with N Pods as a ReplicaSet makes them, applied by
 //!   three field managers (controller, scheduler, kubelet), so three managedFields entries each.
 //! * `ours KIND KUBECONFIG`, `ours-keep-managed-fields KIND KUBECONFIG`: a `SharedIndexInformer`
 //!   of KIND (`configmaps` or `pods`) as a Manager makes it (managedFields dropped), or keeping
-//!   managedFields; `ours-compact …` and `ours-compact-keep-managed-fields …` the same with
-//!   `InformerOptions::compact` (objects kept as JSON text, decoded on read).
+//!   managedFields, with the default options (objects kept compact: compressed JSON text,
+//!   decoded on read); `ours-decoded …` and `ours-decoded-keep-managed-fields …` the same with
+//!   `InformerOptions::compact(false)` (objects kept decoded).
 //! * `ours-metadata KIND KUBECONFIG`: the metadata-only informer (`PartialObjectMeta<K>`).
 //! * `kube-rs KIND KUBECONFIG`: kube-rs's `reflector` over its `watcher`.
 //! * `breakdown KIND KUBECONFIG`: where one object's bytes go (decoded parts, store overhead)
@@ -36,9 +38,13 @@ static GLOBAL: &StatsAlloc<std::alloc::System> = &INSTRUMENTED_SYSTEM;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
+/// Live heap bytes. `stats_alloc` already adds a realloc's growth to `bytes_allocated` (and its
+/// shrinking to `bytes_deallocated`); `bytes_reallocated` is the same change again, so adding it
+/// would count every buffer grown by realloc during a sync (a list page's text as it arrives)
+/// as live forever, even after it is freed.
 fn live_heap() -> i64 {
     let s = GLOBAL.stats();
-    s.bytes_allocated as i64 - s.bytes_deallocated as i64 + s.bytes_reallocated as i64
+    s.bytes_allocated as i64 - s.bytes_deallocated as i64
 }
 
 fn rss() -> i64 {
@@ -145,6 +151,55 @@ async fn seed_pod(api: &Api<Pod>, i: usize) -> Result<(), BoxError> {
     Ok(())
 }
 
+/// 1 KiB of configuration text, different in each ConfigMap: `section.key = value` lines whose
+/// keys come from a small vocabulary (as a config file's do) and whose values are numbers, host
+/// names, paths, flags and 16-hex-digit tokens drawn at random (seeded by `i`), so the data is
+/// neither one repeated byte nor the same in every object: about as compressible as real
+/// configuration, where a store's compression cannot lean on copies of one text.
+fn config_text(i: usize) -> String {
+    use std::fmt::Write;
+    const SECTIONS: [&str; 8] = [
+        "server", "database", "cache", "auth", "logging", "metrics", "queue", "features",
+    ];
+    const KEYS: [&str; 14] = [
+        "host",
+        "port",
+        "timeout_ms",
+        "max_connections",
+        "retries",
+        "pool_size",
+        "enabled",
+        "endpoint",
+        "token_ttl",
+        "level",
+        "path",
+        "replicas",
+        "batch_size",
+        "region",
+    ];
+    const ENVS: [&str; 3] = ["prod", "staging", "dev"];
+    let mut rng = fastrand::Rng::with_seed(i as u64);
+    let mut text = String::with_capacity(1100);
+    while text.len() < 1024 {
+        let section = SECTIONS[rng.usize(..SECTIONS.len())];
+        let key = KEYS[rng.usize(..KEYS.len())];
+        let _ = match rng.u8(..5) {
+            0 => writeln!(text, "{section}.{key} = {}", rng.u32(1..100_000)),
+            1 => writeln!(
+                text,
+                "{section}.{key} = {section}-{}.{}.svc.cluster.local",
+                rng.u16(..1000),
+                ENVS[rng.usize(..ENVS.len())]
+            ),
+            2 => writeln!(text, "{section}.{key} = {}", rng.bool()),
+            3 => writeln!(text, "{section}.{key} = {:016x}", rng.u64(..)),
+            _ => writeln!(text, "{section}.{key} = /var/lib/{section}/{}", rng.u32(..)),
+        };
+    }
+    text.truncate(1024);
+    text
+}
+
 async fn serve(kind: &str, n: usize, kubeconfig: &str) -> Result<(), BoxError> {
     let server = kube_codegen_runtime::fake::FakeApiServer::builder()
         .max_recorded_actions(0)
@@ -153,8 +208,8 @@ async fn serve(kind: &str, n: usize, kubeconfig: &str) -> Result<(), BoxError> {
     match kind {
         "configmaps" => {
             let api: Api<ConfigMap> = Api::namespaced(local, "default");
-            let data = "x".repeat(1024);
             for i in 0..n {
+                let data = config_text(i);
                 let cm = serde_json::json!({
                     "apiVersion": "v1", "kind": "ConfigMap",
                     "metadata": {"name": format!("cm-{i:06}"), "namespace": "default",
@@ -214,14 +269,14 @@ where
     let (count, keep): (usize, Box<dyn std::any::Any>) = match mode {
         "ours"
         | "ours-keep-managed-fields"
-        | "ours-compact"
-        | "ours-compact-keep-managed-fields" => {
+        | "ours-decoded"
+        | "ours-decoded-keep-managed-fields" => {
             let options = if mode.ends_with("keep-managed-fields") {
                 InformerOptions::default()
             } else {
                 InformerOptions::default().strip_managed_fields()
             };
-            let options = options.compact(mode.starts_with("ours-compact"));
+            let options = options.compact(!mode.starts_with("ours-decoded"));
             let informer = SharedIndexInformer::<K>::builder(client)
                 .options(options)
                 .build();

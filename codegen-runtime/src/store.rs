@@ -113,7 +113,7 @@ static HASHER: std::sync::LazyLock<ahash::RandomState> =
 #[path = "store/compact.rs"]
 mod compact;
 
-pub(crate) use compact::Compact;
+pub(crate) use compact::{Codec, Compact, ExpandError};
 
 /// `(namespace, name)` of a decoded object: its key's parts, read from its own metadata, so no
 /// key string is stored beside it (the namespace is empty for cluster-scoped objects).
@@ -128,7 +128,7 @@ fn parts(obj: &Obj) -> (&str, &str) {
 /// What a store holds for one object: the decoded object, or (in a compact store) its JSON
 /// text, decoded again by each read.
 #[derive(Clone)]
-enum Entry {
+pub(crate) enum Entry {
     Full(Obj),
     Compact(Arc<Compact>),
 }
@@ -157,16 +157,16 @@ impl Entry {
     }
 }
 
-/// Decodes a compact entry's text into the object the informer would have cached (its decode
-/// and transforms).
-pub(crate) type Expand = Arc<dyn Fn(&str) -> serde_json::Result<Obj> + Send + Sync>;
+/// Decodes a compact entry into the object the informer would have cached (its decompression,
+/// decode and transforms).
+pub(crate) type Expand = Arc<dyn Fn(&Compact) -> Result<Obj, ExpandError> + Send + Sync>;
 
 /// The decoded object of `entry` (`None` only if a compact entry no longer decodes, which its
 /// text having decoded once rules out; logged).
 fn expand(expand: Option<&Expand>, entry: &Entry) -> Option<Obj> {
     match entry {
         Entry::Full(o) => Some(o.clone()),
-        Entry::Compact(c) => match expand.map(|f| f(c.json())) {
+        Entry::Compact(c) => match expand.map(|f| f(c)) {
             Some(Ok(o)) => Some(o),
             Some(Err(e)) => {
                 tracing::warn!(error = %e, "a compact cache entry no longer decodes");
@@ -180,24 +180,46 @@ fn expand(expand: Option<&Expand>, entry: &Entry) -> Option<Obj> {
     }
 }
 
-/// An object on its way into a store: decoded, and its compact form when the store keeps
-/// objects compact (the store keeps that, and hands the decoded object to handlers).
+/// An object on its way into a store: decoded, or in its compact form when the store keeps
+/// objects compact (with the decoded object too when the informer has it at hand for handlers;
+/// a list's objects come without, so that a sync never holds every object decoded at once).
 #[derive(Clone)]
 pub(crate) struct Incoming {
-    pub(crate) obj: Obj,
-    pub(crate) compact: Option<Arc<Compact>>,
+    obj: Option<Obj>,
+    compact: Option<Arc<Compact>>,
 }
 
 impl Incoming {
     /// An object kept decoded.
     pub(crate) fn full(obj: Obj) -> Self {
-        Incoming { obj, compact: None }
+        Incoming {
+            obj: Some(obj),
+            compact: None,
+        }
     }
 
-    fn entry(&self) -> Entry {
-        match &self.compact {
-            Some(c) => Entry::Compact(c.clone()),
-            None => Entry::Full(self.obj.clone()),
+    /// An object kept compact; `obj` is its decoded form if at hand.
+    pub(crate) fn compact(compact: Compact, obj: Option<Obj>) -> Self {
+        Incoming {
+            obj,
+            compact: Some(Arc::new(compact)),
+        }
+    }
+
+    fn entry(&self) -> Option<Entry> {
+        match (&self.compact, &self.obj) {
+            (Some(c), _) => Some(Entry::Compact(c.clone())),
+            (None, Some(o)) => Some(Entry::Full(o.clone())),
+            (None, None) => None,
+        }
+    }
+
+    /// `(namespace, name)` (the namespace empty for cluster-scoped objects).
+    pub(crate) fn parts(&self) -> (&str, &str) {
+        match (&self.compact, &self.obj) {
+            (Some(c), _) => c.parts(),
+            (None, Some(o)) => parts(o),
+            (None, None) => ("", ""),
         }
     }
 }
@@ -371,17 +393,45 @@ pub(crate) fn raw_index_func<K: 'static>(func: IndexFunc<K>) -> RawIndexFunc {
     Arc::new(move |o: &Obj| typed_ref::<K>(o).map(|k| func(k)).unwrap_or_default())
 }
 
-/// What a relist changed, so that an informer can tell handlers about it.
+/// What a relist changed, so that an informer can tell handlers about it. The objects are
+/// entries as stored, decoded one at a time by [`RawReplaced::obj`] only when there are handlers
+/// to tell (so a compact store's sync never holds every object decoded at once).
 #[derive(Default)]
 pub(crate) struct RawReplaced {
     /// Objects whose key was not in the cache before, in list order.
-    pub(crate) added: Vec<Obj>,
+    pub(crate) added: Vec<Entry>,
     /// `(old, new)` for keys that were present with a different `resourceVersion` (or none).
-    pub(crate) updated: Vec<(Obj, Obj)>,
-    /// `(key, last known object)` for keys that are no longer present.
-    pub(crate) removed: Vec<(String, Obj)>,
+    pub(crate) updated: Vec<(Entry, Entry)>,
+    /// Last known objects of keys that are no longer present.
+    pub(crate) removed: Vec<Entry>,
     /// How many objects were present before and after with the same `resourceVersion`.
     pub(crate) unchanged: usize,
+    /// How the old and the new store decode compact entries.
+    expand: (Option<Expand>, Option<Expand>),
+}
+
+impl RawReplaced {
+    /// The decoded object of an entry of this relist's new contents (`added`, the second of
+    /// `updated`).
+    pub(crate) fn obj(&self, entry: &Entry) -> Option<Obj> {
+        expand(self.expand.1.as_ref(), entry)
+    }
+
+    /// The decoded object of an entry of the contents replaced (`removed`, the first of
+    /// `updated`).
+    pub(crate) fn old_obj(&self, entry: &Entry) -> Option<Obj> {
+        expand(self.expand.0.as_ref(), entry)
+    }
+
+    /// The store key of an entry.
+    pub(crate) fn key(entry: &Entry) -> String {
+        let (ns, name) = entry.parts();
+        if ns.is_empty() {
+            name.to_string()
+        } else {
+            format!("{ns}/{name}")
+        }
+    }
 }
 
 /// `key → object`.
@@ -474,17 +524,27 @@ impl Contents {
 
     /// Inserts or replaces `item`; returns the (decoded) object it replaced.
     fn add(&mut self, item: Incoming) -> Result<Option<Obj>, StoreError> {
-        name_of(item.obj.object_meta())?;
-        let entry = item.entry();
+        let entry = item.entry().ok_or(StoreError::MissingName)?;
+        if entry.parts().1.is_empty() {
+            return Err(StoreError::MissingName);
+        }
         let old = self.items.insert(entry.clone());
         insert_in_namespace(&mut self.namespaces, &entry);
         let old = old.and_then(|o| self.full(&o));
-        for ix in self.indexers.values_mut() {
-            if let Some(old) = &old {
-                let (ns, name) = parts(old);
-                remove_from(&mut ix.index, (ix.func)(old), ns, name);
+        if !self.indexers.is_empty() {
+            let obj = match item.obj {
+                Some(o) => Some(o),
+                None => self.full(&entry),
+            };
+            for ix in self.indexers.values_mut() {
+                if let Some(old) = &old {
+                    let (ns, name) = parts(old);
+                    remove_from(&mut ix.index, (ix.func)(old), ns, name);
+                }
+                if let Some(obj) = &obj {
+                    insert_into(&mut ix.index, (ix.func)(obj), &entry);
+                }
             }
-            insert_into(&mut ix.index, (ix.func)(&item.obj), &entry);
         }
         Ok(old)
     }
@@ -514,15 +574,27 @@ impl Contents {
             .collect()
     }
 
-    /// Builds every index in `funcs` over `objects` (decoded, with their entries).
+    /// Builds every index in `funcs` over `objects` (entries, with their decoded objects when
+    /// at hand; others are decoded one at a time).
     fn index_all<'a>(
         &mut self,
         funcs: &[(String, RawIndexFunc)],
-        objects: impl Iterator<Item = (&'a Obj, &'a Entry)> + Clone,
+        objects: impl Iterator<Item = (Option<&'a Obj>, &'a Entry)> + Clone,
     ) {
         for (name, func) in funcs {
             let mut index = Index::new();
             for (obj, entry) in objects.clone() {
+                let decoded;
+                let obj = match obj {
+                    Some(o) => o,
+                    None => match self.full(entry) {
+                        Some(o) => {
+                            decoded = o;
+                            &decoded
+                        }
+                        None => continue,
+                    },
+                };
                 insert_into(&mut index, func(obj), entry);
             }
             self.indexers.insert(
@@ -546,20 +618,21 @@ fn replace_contents(
         let s = lock.read();
         (s.index_funcs(), s.indexers_generation, s.expand.clone())
     };
-    let mut order: Vec<(Obj, Entry)> = Vec::with_capacity(objects.len());
+    let mut order: Vec<(Option<Obj>, Entry)> = Vec::with_capacity(objects.len());
     let mut new = Contents::empty();
     new.expand = expander;
     new.items.reserve(objects.len());
     let mut duplicates = false;
     for item in objects {
-        if let Err(e) = name_of(item.obj.object_meta()) {
-            tracing::warn!(error = %e, "skipping an object without a name in a list");
+        let Some(entry) = item.entry().filter(|e| !e.parts().1.is_empty()) else {
+            tracing::warn!(error = %StoreError::MissingName, "skipping an object without a name in a list");
             continue;
-        }
-        let entry = item.entry();
+        };
         insert_in_namespace(&mut new.namespaces, &entry);
         duplicates |= new.items.insert(entry.clone()).is_some();
-        order.push((item.obj, entry));
+        // A compact entry is all the store keeps: its decoded object is not held on.
+        let obj = item.obj.filter(|_| matches!(entry, Entry::Full(_)));
+        order.push((obj, entry));
     }
     if duplicates {
         // A key listed twice keeps its last object; forget the earlier ones.
@@ -568,8 +641,9 @@ fn replace_contents(
             new.items.get(ns, name).is_some_and(|cur| cur.ptr_eq(e))
         });
     }
-    new.index_all(&funcs, order.iter().map(|(o, e)| (o, e)));
+    new.index_all(&funcs, order.iter().map(|(o, e)| (o.as_ref(), e)));
     new.resource_version = resource_version;
+    let new_expand = new.expand.clone();
 
     let mut old_items = {
         let mut s = lock.write();
@@ -577,39 +651,32 @@ fn replace_contents(
             // An indexer was added while we were building: index with the current set.
             let funcs = s.index_funcs();
             new.indexers.clear();
-            new.index_all(&funcs, order.iter().map(|(o, e)| (o, e)));
+            new.index_all(&funcs, order.iter().map(|(o, e)| (o.as_ref(), e)));
         }
         new.indexers_generation = s.indexers_generation;
         let old = std::mem::replace(&mut *s, new);
         (old.items, old.expand)
     };
 
-    let mut diff = RawReplaced::default();
-    for (obj, _) in order {
-        let (ns, name) = parts(&obj);
+    let mut diff = RawReplaced {
+        expand: (old_items.1.clone(), new_expand),
+        ..RawReplaced::default()
+    };
+    for (_, entry) in order {
+        let (ns, name) = entry.parts();
         match old_items.0.remove(ns, name) {
-            None => diff.added.push(obj),
+            None => diff.added.push(entry),
             Some(old) => {
-                let (a, b) = (
-                    old.resource_version(),
-                    obj.object_meta().resource_version.as_deref(),
-                );
+                let (a, b) = (old.resource_version(), entry.resource_version());
                 if a.is_some() && a == b {
                     diff.unchanged += 1;
-                } else if let Some(old) = expand(old_items.1.as_ref(), &old) {
-                    diff.updated.push((old, obj));
+                } else {
+                    diff.updated.push((old, entry));
                 }
             }
         }
     }
-    diff.removed = old_items
-        .0
-        .into_values()
-        .filter_map(|e| {
-            let o = expand(old_items.1.as_ref(), &e)?;
-            Some((key_of(o.object_meta()).ok()?, o))
-        })
-        .collect();
+    diff.removed = old_items.0.into_values().collect();
     diff
 }
 
@@ -1314,25 +1381,25 @@ mod tests {
             ],
             "77",
         );
-        let rv = |o: &Obj| o.object_meta().resource_version.clone();
+        let rv = |o: Option<Obj>| o.and_then(|o| o.object_meta().resource_version.clone());
         assert_eq!(diff.unchanged, 1);
         assert_eq!(
             sorted(
                 diff.added
                     .iter()
-                    .filter_map(|o| o.object_meta().name.clone())
+                    .filter_map(|e| diff.obj(e)?.object_meta().name.clone())
                     .collect()
             ),
             ["new", "twice"]
         );
-        assert_eq!(rv(&diff.added[1]).as_deref(), Some("2"));
+        assert_eq!(rv(diff.obj(&diff.added[1])).as_deref(), Some("2"));
         assert_eq!(diff.updated.len(), 1);
-        assert_eq!(rv(&diff.updated[0].0).as_deref(), Some("1"));
-        assert_eq!(rv(&diff.updated[0].1).as_deref(), Some("2"));
+        assert_eq!(rv(diff.old_obj(&diff.updated[0].0)).as_deref(), Some("1"));
+        assert_eq!(rv(diff.obj(&diff.updated[0].1)).as_deref(), Some("2"));
         assert_eq!(
             diff.removed
                 .iter()
-                .map(|(k, _)| k.as_str())
+                .map(RawReplaced::key)
                 .collect::<Vec<_>>(),
             ["a/gone"]
         );

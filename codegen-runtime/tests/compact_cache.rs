@@ -1,5 +1,5 @@
-//! Compact informer caches (`InformerOptions::compact`) against the in-memory API server:
-//! every read decodes the kept JSON, and must give back what the server sent minus what the
+//! Compact informer caches (`InformerOptions::compact`, the default) against the in-memory API
+//! server: every read decompresses and decodes the kept JSON, and must give back what the server sent minus what the
 //! informer's transforms drop — through `get`, lists, namespaces, custom indexes, handlers'
 //! old objects, watch updates and deletes — with managedFields dropped or kept.
 
@@ -8,9 +8,11 @@ use std::time::Duration;
 
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use kube::Api;
-use kube::api::{DeleteParams, Patch, PatchParams};
+use kube::api::{DeleteParams, ListParams, Patch, PatchParams};
 use kube_codegen_runtime::fake::FakeApiServer;
-use kube_codegen_runtime::{EventHandlerFuncs, InformerOptions, SharedIndexInformer};
+use kube_codegen_runtime::{
+    EventHandlerFuncs, InformerOptions, Lister, Selector, SharedIndexInformer,
+};
 use parking_lot::Mutex;
 
 async fn eventually(what: &str, mut cond: impl FnMut() -> bool) {
@@ -265,4 +267,233 @@ async fn a_compact_cache_applies_the_informers_transforms_on_every_read() {
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     running.shutdown().await.unwrap_or_else(|e| panic!("{e}"));
+}
+
+/// Configuration text that differs in each object (so that no two compress alike).
+fn config(i: usize) -> String {
+    (0..12)
+        .map(|j| {
+            format!(
+                "service{j}.endpoint = svc-{}.{}.internal:{}\n",
+                (i * 31 + j * 7) % 1000,
+                ["prod", "dev"][(i + j) % 2],
+                8000 + (i * 13 + j) % 997
+            )
+        })
+        .collect()
+}
+
+/// Many objects in three namespaces through a cache with the default options: each object
+/// read back — by key, by lister with a label selector, through an index, and as the handlers'
+/// initial adds — is exactly what the server lists; then updates and deletes.
+async fn many_objects_read_back_exactly(keep_managed_fields: bool, watch_list: bool) {
+    const N: usize = 90;
+    let fake = FakeApiServer::new();
+    let client = fake.client().unwrap_or_else(|e| panic!("{e}"));
+    for ns in ["a", "b", "c"] {
+        let api: Api<Namespace> = Api::all(client.clone());
+        let nsobj =
+            serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}});
+        api.patch(ns, &PatchParams::apply("test"), &Patch::Apply(nsobj))
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+    for i in 0..N {
+        let (ns, name) = (["a", "b", "c"][i % 3], format!("cm-{i:03}"));
+        let app = ["web", "db"][i % 2];
+        let api: Api<ConfigMap> = Api::namespaced(client.clone(), ns);
+        let cm = serde_json::json!({
+            "apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": name, "namespace": ns,
+                         "labels": {"app": app, "shard": format!("{}", i % 5)},
+                         "annotations": {"example.com/owner": format!("team-{}", i % 4)}},
+            "data": {"app.properties": config(i), "index": i.to_string()},
+        });
+        api.patch(
+            &name,
+            &PatchParams::apply(&format!("manager-{}", i % 3)),
+            &Patch::Apply(cm),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    }
+    let options = InformerOptions::default().watch_list(watch_list);
+    assert!(options.get_compact(), "compact is the default");
+    let options = if keep_managed_fields {
+        options
+    } else {
+        options.strip_managed_fields()
+    };
+    let informer = SharedIndexInformer::<ConfigMap>::builder(client.clone())
+        .options(options)
+        .build();
+    informer
+        .add_indexer("app", by_app)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let added = Arc::new(Mutex::new(Vec::new()));
+    let a = added.clone();
+    informer
+        .add_event_handler(
+            EventHandlerFuncs::new()
+                .add_func(move |cm: Arc<ConfigMap>, _initial| a.lock().push((*cm).clone())),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+    let running = informer.start().unwrap_or_else(|e| panic!("{e}"));
+    informer
+        .wait_for_sync()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let store = informer.store();
+
+    let all: Api<ConfigMap> = Api::all(client.clone());
+    let mut listed: Vec<ConfigMap> = all
+        .list(&ListParams::default())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
+        .items;
+    for cm in &mut listed {
+        assert!(cm.metadata.managed_fields.is_some());
+        if !keep_managed_fields {
+            cm.metadata.managed_fields = None;
+        }
+    }
+    assert_eq!(store.len(), N);
+    for want in &listed {
+        let (ns, name) = (
+            want.metadata.namespace.as_deref(),
+            want.metadata.name.as_deref().unwrap_or_default(),
+        );
+        let got = store
+            .get(ns, name)
+            .unwrap_or_else(|| panic!("{ns:?}/{name} cached"));
+        assert_eq!(*got, *want, "{ns:?}/{name}");
+    }
+    let sorted = |mut v: Vec<ConfigMap>| {
+        v.sort_by(|a, b| {
+            (&a.metadata.namespace, &a.metadata.name)
+                .cmp(&(&b.metadata.namespace, &b.metadata.name))
+        });
+        v
+    };
+    eventually("the initial adds handled", || added.lock().len() == N).await;
+    assert_eq!(sorted(added.lock().clone()), sorted(listed.clone()));
+
+    let lister = Lister::for_resource(store.clone());
+    let selector: Selector = "app=db,shard in (1,3)"
+        .parse()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let want: Vec<ConfigMap> = listed
+        .iter()
+        .filter(|cm| {
+            let l = cm.metadata.labels.clone().unwrap_or_default();
+            l.get("app").map(String::as_str) == Some("db")
+                && matches!(l.get("shard").map(String::as_str), Some("1" | "3"))
+        })
+        .cloned()
+        .collect();
+    assert!(!want.is_empty());
+    let got: Vec<ConfigMap> = lister
+        .list(&selector)
+        .into_iter()
+        .map(|c| (*c).clone())
+        .collect();
+    assert_eq!(sorted(got), sorted(want.clone()));
+    let got_b: Vec<ConfigMap> = lister
+        .namespaced("b")
+        .list(&selector)
+        .into_iter()
+        .map(|c| (*c).clone())
+        .collect();
+    let want_b: Vec<ConfigMap> = want
+        .into_iter()
+        .filter(|c| c.metadata.namespace.as_deref() == Some("b"))
+        .collect();
+    assert_eq!(sorted(got_b), sorted(want_b));
+    assert_eq!(
+        store
+            .by_index("app", "web")
+            .unwrap_or_else(|e| panic!("{e}"))
+            .len(),
+        N / 2
+    );
+
+    // An update moves the object between index values; a delete removes it everywhere.
+    apply(&client, "a", "cm-000", "db", "changed").await;
+    let after = served(&client, "a", "cm-000", keep_managed_fields).await;
+    eventually("the update cached", || {
+        store.get(Some("a"), "cm-000").is_some_and(|c| *c == after)
+    })
+    .await;
+    assert_eq!(
+        store
+            .by_index("app", "web")
+            .unwrap_or_else(|e| panic!("{e}"))
+            .len(),
+        N / 2 - 1
+    );
+    let api: Api<ConfigMap> = Api::namespaced(client.clone(), "b");
+    api.delete("cm-001", &DeleteParams::default())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    eventually("the delete cached", || {
+        store.get(Some("b"), "cm-001").is_none()
+    })
+    .await;
+    assert_eq!(store.len(), N - 1);
+    assert!(
+        !store
+            .by_index("app", "db")
+            .unwrap_or_else(|e| panic!("{e}"))
+            .iter()
+            .any(|c| c.metadata.name.as_deref() == Some("cm-001"))
+    );
+    running.shutdown().await.unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[tokio::test]
+async fn the_default_cache_reads_many_objects_back_exactly() {
+    many_objects_read_back_exactly(false, false).await;
+}
+
+#[tokio::test]
+async fn the_default_cache_keeps_many_objects_managed_fields_exactly() {
+    many_objects_read_back_exactly(true, false).await;
+}
+
+#[tokio::test]
+async fn the_default_cache_reads_back_exactly_after_a_watch_list_sync() {
+    many_objects_read_back_exactly(false, true).await;
+    many_objects_read_back_exactly(true, true).await;
+}
+
+/// `compact(false)` keeps objects decoded: every read hands out the same shared object, where
+/// a compact cache decodes a new one, equal to it, on each read.
+#[tokio::test]
+async fn a_decoded_cache_is_the_opt_out() {
+    let (_fake, client) = seeded().await;
+    let decoded = SharedIndexInformer::<ConfigMap>::builder(client.clone())
+        .options(InformerOptions::default().compact(false))
+        .build();
+    let compact = SharedIndexInformer::<ConfigMap>::builder(client.clone()).build();
+    let mut running = Vec::new();
+    for informer in [&decoded, &compact] {
+        running.push(informer.start().unwrap_or_else(|e| panic!("{e}")));
+        informer
+            .wait_for_sync()
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+    let read = |informer: &SharedIndexInformer<ConfigMap>| {
+        informer
+            .store()
+            .get(Some("a"), "one")
+            .unwrap_or_else(|| panic!("a/one cached"))
+    };
+    assert!(Arc::ptr_eq(&read(&decoded), &read(&decoded)));
+    assert!(!Arc::ptr_eq(&read(&compact), &read(&compact)));
+    assert_eq!(read(&compact), read(&decoded));
+    assert_eq!(*read(&decoded), served(&client, "a", "one", true).await);
+    for r in running {
+        r.shutdown().await.unwrap_or_else(|e| panic!("{e}"));
+    }
 }

@@ -108,7 +108,7 @@ pub use options::{DEFAULT_PAGE_SIZE, InformerOptions, MetadataTransform, TweakLi
 use crate::lister::Lister;
 use crate::resource_version::{self, NotComparable};
 use crate::store::{
-    Compact, Incoming, Obj, RawWriter, Store, StoreError, key_of, raw_index_func, typed,
+    Codec, Incoming, Obj, RawReplaced, RawWriter, Store, StoreError, key_of, raw_index_func, typed,
 };
 use processor::{Deleted, Deliver, Listener, Notification};
 use reflector::{Reflector, Sink};
@@ -300,8 +300,8 @@ struct Inner {
     writer: RawWriter,
     reflector: Reflector,
     decode: Decode,
-    /// In a compact store, whether the kept JSON drops `managedFields`.
-    compact: Option<bool>,
+    /// In a compact store, how objects are made compact and read back.
+    compact: Option<Arc<Codec>>,
     resync: Option<Duration>,
     state: Mutex<State>,
     synced: AtomicBool,
@@ -495,12 +495,15 @@ impl Inner {
         });
         let compact = options
             .get_compact()
-            .then(|| options.strips_managed_fields());
-        let writer = if compact.is_some() {
-            let decode = decode.clone();
-            RawWriter::compact(Arc::new(move |raw: &str| decode(raw).map(|(o, _)| o)))
-        } else {
-            RawWriter::new()
+            .then(|| Arc::new(Codec::new(options.strips_managed_fields())));
+        let writer = match &compact {
+            Some(codec) => {
+                let (decode, codec) = (decode.clone(), codec.clone());
+                RawWriter::compact(Arc::new(move |c| {
+                    Ok(decode(&codec.text(c)?).map(|(o, _)| o)?)
+                }))
+            }
+            None => RawWriter::new(),
         };
         Inner {
             writer,
@@ -1140,20 +1143,28 @@ impl Inner {
     /// store keeps objects compact (an object whose key cannot be read from its text as is
     /// stays decoded).
     fn incoming(&self, raw: &str, obj: Obj) -> Incoming {
-        Incoming {
-            compact: self
-                .compact
-                .and_then(|drop_managed_fields| Compact::new(raw, drop_managed_fields))
-                .map(Arc::new),
-            obj,
+        match self.compact.as_ref().and_then(|codec| codec.compact(raw)) {
+            Some(c) => Incoming::compact(c, Some(obj)),
+            None => Incoming::full(obj),
         }
     }
 }
 
 impl Sink for Inner {
+    /// A listed object: decoded (so that an object the informer cannot read fails the list),
+    /// then in a compact store kept compact alone, its decoded form dropped at once.
     fn decode(&self, object: &serde_json::value::RawValue) -> serde_json::Result<Incoming> {
         let (obj, _) = (self.decode)(object.get())?;
-        Ok(self.incoming(object.get(), obj))
+        Ok(
+            match self
+                .compact
+                .as_ref()
+                .and_then(|codec| codec.compact(object.get()))
+            {
+                Some(c) => Incoming::compact(c, None),
+                None => Incoming::full(obj),
+            },
+        )
     }
 
     fn replace(&self, items: Vec<Incoming>, resource_version: String) {
@@ -1172,18 +1183,22 @@ impl Sink for Inner {
             "cache replaced"
         );
         if !st.listeners.is_empty() {
-            for o in diff.added {
-                Self::broadcast(&st, Notification::Add(o, initial));
+            for e in &diff.added {
+                if let Some(o) = diff.obj(e) {
+                    Self::broadcast(&st, Notification::Add(o, initial));
+                }
             }
-            for (old, new) in diff.updated {
-                Self::broadcast(&st, Notification::Update(old, new));
+            for (old, new) in &diff.updated {
+                if let (Some(old), Some(new)) = (diff.old_obj(old), diff.obj(new)) {
+                    Self::broadcast(&st, Notification::Update(old, new));
+                }
             }
-            for (key, old) in diff.removed {
+            for e in &diff.removed {
                 Self::broadcast(
                     &st,
                     Notification::Delete(Deleted::Tombstone {
-                        key,
-                        last_known: Some(old),
+                        key: RawReplaced::key(e),
+                        last_known: diff.old_obj(e),
                     }),
                 );
             }

@@ -80,7 +80,7 @@ impl Default for InformerOptions {
             backoff: BackoffConfig::default(),
             watch_list: false,
             shard_selector: None,
-            compact: false,
+            compact: true,
             strips_managed_fields: false,
             metrics_provider: None,
         }
@@ -159,18 +159,22 @@ impl InformerOptions {
         self.transform_metadata(|meta| meta.managed_fields = None)
     }
 
-    /// Keeps each cached object as the JSON text the server sent (without `managedFields` when
-    /// [`strip_managed_fields`](Self::strip_managed_fields) drops them) instead of decoded, and
-    /// decodes it again, transforms included, on every read: about half the memory of a
-    /// decoded object (see the guide's informer page for measured figures), for a decode per
-    /// object read (a `get` costs microseconds instead of nanoseconds, a `list` a decode per
-    /// object). Handlers still receive the decoded objects of events. Off by default; suits
-    /// large caches read by key from reconciles, not controllers that list everything often.
+    /// Whether informers keep each cached object compact — on by default — or decoded
+    /// (`compact(false)`). Compact: the JSON text the server sent (without `managedFields` when
+    /// [`strip_managed_fields`](Self::strip_managed_fields) drops them), LZ4-compressed against a
+    /// dictionary made of the store's first object, beside its namespace, name and
+    /// resourceVersion; each read decompresses and decodes it again, transforms included. A
+    /// fraction of a decoded object's memory (see the guide's informer page for measured
+    /// figures), for a decode per object read: a `get` costs microseconds instead of
+    /// nanoseconds, a `list` a decode per object. Event handlers still receive the decoded
+    /// objects of events. `compact(false)` suits controllers that list thousands of objects
+    /// often.
     ///
     /// ```
     /// use kube_codegen_runtime::InformerOptions;
-    /// let options = InformerOptions::default().strip_managed_fields().compact(true);
-    /// assert!(options.get_compact());
+    /// assert!(InformerOptions::default().get_compact());
+    /// let decoded = InformerOptions::default().compact(false);
+    /// assert!(!decoded.get_compact());
     /// ```
     #[must_use]
     pub fn compact(mut self, on: bool) -> Self {

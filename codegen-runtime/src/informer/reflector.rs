@@ -477,8 +477,7 @@ impl Reflector {
             }
             "DELETED" => {
                 let gone = sink.decode(parsed.object)?;
-                let key = crate::store::key_of(gone.obj.object_meta()).ok();
-                staged.retain(|o| crate::store::key_of(o.obj.object_meta()).ok() != key);
+                staged.retain(|o| o.parts() != gone.parts());
                 Ok(Event::Resume(None))
             }
             "BOOKMARK" => {
