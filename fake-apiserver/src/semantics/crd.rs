@@ -531,6 +531,7 @@ pub(crate) fn resources(crd: &Value) -> Vec<Resource> {
     let namespaced = str_at(crd, "/spec/scope") != "Cluster";
     let crd_name = object::name(crd).to_string();
     let storage = storage_version(crd);
+    let converts_by_webhook = str_at(crd, "/spec/conversion/strategy") == "Webhook";
     let storage_schema = crd
         .pointer("/spec/versions")
         .and_then(Value::as_array)
@@ -598,7 +599,12 @@ pub(crate) fn resources(crd: &Value) -> Vec<Resource> {
                                 .cloned()
                                 .unwrap_or_default(),
                             selectable_fields,
-                            storage_schema: (storage.as_deref() != Some(str_at(v, "/name")))
+                            // With conversion `None` the versions share one shape and the
+                            // storage schema prunes a write through another version; a
+                            // conversion webhook's versions differ, and the write is pruned
+                            // by the storage schema only once converted.
+                            storage_schema: (storage.as_deref() != Some(str_at(v, "/name"))
+                                && !converts_by_webhook)
                                 .then(|| storage_schema.clone())
                                 .flatten(),
                             deprecation_warning: (v.get("deprecated").and_then(Value::as_bool)
