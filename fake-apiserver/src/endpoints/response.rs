@@ -90,20 +90,32 @@ pub(crate) fn stream_response(rx: tokio::sync::mpsc::Receiver<Bytes>) -> Respons
     r
 }
 
-/// Re-encodes a complete JSON response as YAML (watch streams and other types pass).
-pub(crate) async fn to_yaml_response(resp: Response<ResponseBody>) -> Response<ResponseBody> {
+/// A complete JSON response taken apart (its head and whole body), or the response itself
+/// when it is anything else: a stream (a watch), or not JSON.
+async fn complete_json(
+    resp: Response<ResponseBody>,
+) -> Result<(http::response::Parts, Bytes), Response<ResponseBody>> {
     let is_json = resp
         .headers()
         .get(header::CONTENT_TYPE)
         .is_some_and(|v| v == "application/json");
     if !is_json || !resp.body().is_complete() {
-        return resp;
+        return Err(resp);
     }
-    let (mut parts, body) = resp.into_parts();
+    let (parts, body) = resp.into_parts();
     let bytes = http_body_util::BodyExt::collect(body)
         .await
         .map(|c| c.to_bytes())
         .unwrap_or_default();
+    Ok((parts, bytes))
+}
+
+/// Re-encodes a complete JSON response as YAML (watch streams and other types pass).
+pub(crate) async fn to_yaml_response(resp: Response<ResponseBody>) -> Response<ResponseBody> {
+    let (mut parts, bytes) = match complete_json(resp).await {
+        Ok(taken) => taken,
+        Err(other) => return other,
+    };
     match crate::endpoints::negotiation::to_yaml(&bytes) {
         Some(y) => {
             parts.headers.insert(
@@ -199,18 +211,10 @@ pub(crate) fn indent_json(compact: &[u8]) -> Vec<u8> {
 
 /// Indents a complete JSON response (watch streams and other types pass).
 pub(crate) async fn to_pretty_response(resp: Response<ResponseBody>) -> Response<ResponseBody> {
-    let is_json = resp
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .is_some_and(|v| v == "application/json");
-    if !is_json || !resp.body().is_complete() {
-        return resp;
-    }
-    let (mut parts, body) = resp.into_parts();
-    let bytes = http_body_util::BodyExt::collect(body)
-        .await
-        .map(|c| c.to_bytes())
-        .unwrap_or_default();
+    let (mut parts, bytes) = match complete_json(resp).await {
+        Ok(taken) => taken,
+        Err(other) => return other,
+    };
     parts.headers.remove(header::CONTENT_LENGTH);
     Response::from_parts(parts, ResponseBody::full(indent_json(&bytes)))
 }
