@@ -33,23 +33,7 @@ pub(crate) fn serve(mut t: Target<'_>) -> ApiResult<Response<ResponseBody>> {
         Verb::Update => {
             let body = t.take_body()?;
             // The update handler's checks of the body against the URL.
-            let body_name = crate::storage::object::name(&body);
-            if body_name.is_empty() {
-                return Err(ApiError::bad_request(format!(
-                    "the name of the object ({name} based on URL) was undeterminable: name must be provided"
-                )));
-            }
-            if body_name != name {
-                return Err(ApiError::bad_request(format!(
-                    "the name of the object ({body_name}) does not match the name on the URL ({name})"
-                )));
-            }
-            let body_ns = crate::storage::object::namespace(&body);
-            if res.namespaced && !body_ns.is_empty() && body_ns != t.info.namespace() {
-                return Err(ApiError::bad_request(
-                    "the namespace of the provided object does not match the namespace sent on the request",
-                ));
-            }
+            registry::check_body_names(&res, &body, t.info.namespace(), name)?;
             body
         }
         Verb::Patch => {

@@ -22,7 +22,7 @@ pub(crate) use create::{CreateFlags, create};
 pub(crate) use delete::{DeleteOptions, Deleted, delete, delete_collection};
 pub(crate) use finalize::finalize;
 pub(crate) use patch::{applied, check_patch_options, patch, patched_object};
-pub(crate) use update::{UpdateInput, update};
+pub(crate) use update::{UpdateInput, check_body_names, update};
 
 /// The message of a 409 on a stale resourceVersion.
 pub(crate) const OPTIMISTIC_LOCK_MSG: &str =

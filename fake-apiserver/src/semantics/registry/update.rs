@@ -30,6 +30,35 @@ pub(crate) struct UpdateInput {
     pub(crate) is_put: bool,
 }
 
+/// A PUT body's checks against the URL (kube-apiserver's update handler): the body names the
+/// object, the same one as the URL, and no other namespace. The scale subresource checks its
+/// Scale body the same way.
+pub(crate) fn check_body_names(
+    res: &Resource,
+    body: &Value,
+    url_namespace: &str,
+    name: &str,
+) -> ApiResult<()> {
+    let body_name = object::name(body);
+    if body_name.is_empty() {
+        return Err(ApiError::bad_request(format!(
+            "the name of the object ({name} based on URL) was undeterminable: name must be provided"
+        )));
+    }
+    if body_name != name {
+        return Err(ApiError::bad_request(format!(
+            "the name of the object ({body_name}) does not match the name on the URL ({name})"
+        )));
+    }
+    let body_ns = object::namespace(body);
+    if res.namespaced && !body_ns.is_empty() && body_ns != url_namespace {
+        return Err(ApiError::bad_request(
+            "the namespace of the provided object does not match the namespace sent on the request",
+        ));
+    }
+    Ok(())
+}
+
 /// PUT (and the common path of patches): returns the object and whether it was created.
 pub(crate) fn update(
     st: &mut State,
@@ -55,23 +84,7 @@ pub(crate) fn update(
     }
     check_type_meta(res, &body)?;
     if is_put {
-        let body_name = object::name(&body);
-        if body_name.is_empty() {
-            return Err(ApiError::bad_request(format!(
-                "the name of the object ({name} based on URL) was undeterminable: name must be provided"
-            )));
-        }
-        if body_name != name {
-            return Err(ApiError::bad_request(format!(
-                "the name of the object ({body_name}) does not match the name on the URL ({name})"
-            )));
-        }
-        let body_ns = object::namespace(&body);
-        if res.namespaced && !body_ns.is_empty() && body_ns != url_namespace {
-            return Err(ApiError::bad_request(
-                "the namespace of the provided object does not match the namespace sent on the request",
-            ));
-        }
+        check_body_names(res, &body, url_namespace, name)?;
     }
     let ns = if res.namespaced { url_namespace } else { "" };
     let Some(old) = st.get(res, ns, name) else {
