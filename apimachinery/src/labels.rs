@@ -296,7 +296,22 @@ impl Requirement {
     /// # Ok::<(), kube_codegen_apimachinery::labels::SelectorError>(())
     /// ```
     pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
-        let label = labels.get(&self.key);
+        self.matches_value(labels.get(&self.key).map(String::as_str))
+    }
+
+    /// Whether an object whose label [`Requirement::key`] has the value `label` (`None`: the
+    /// object has no such label) satisfies this requirement: [`Requirement::matches`] for labels
+    /// kept in another form than a map.
+    ///
+    /// ```
+    /// # use kube_codegen_apimachinery::labels::{Operator, Requirement};
+    /// let r = Requirement::new("tier", Operator::NotIn, ["db"])?;
+    /// assert!(r.matches_value(None));
+    /// assert!(r.matches_value(Some("web")));
+    /// assert!(!r.matches_value(Some("db")));
+    /// # Ok::<(), kube_codegen_apimachinery::labels::SelectorError>(())
+    /// ```
+    pub fn matches_value(&self, label: Option<&str>) -> bool {
         match self.operator {
             Operator::Equals | Operator::DoubleEquals | Operator::In => {
                 label.is_some_and(|v| self.has_value(v))
@@ -525,6 +540,26 @@ impl Selector {
     pub fn matches_opt(&self, labels: Option<&BTreeMap<String, String>>) -> bool {
         static EMPTY: BTreeMap<String, String> = BTreeMap::new();
         self.matches(labels.unwrap_or(&EMPTY))
+    }
+
+    /// Whether the labels that `label` looks up (key → value, `None` for a label the object
+    /// lacks) match: [`Selector::matches`] for labels kept in another form than a map.
+    ///
+    /// ```
+    /// # use kube_codegen_apimachinery::labels::Selector;
+    /// let labels = [("app", "web")];
+    /// let get = |k: &str| labels.iter().find(|(key, _)| *key == k).map(|(_, v)| *v);
+    /// assert!(Selector::parse("app=web,!tier")?.matches_by(get));
+    /// assert!(!Selector::parse("app in (db)")?.matches_by(get));
+    /// assert!(!Selector::nothing().matches_by(get));
+    /// # Ok::<(), kube_codegen_apimachinery::labels::SelectorError>(())
+    /// ```
+    pub fn matches_by<'a>(&self, label: impl Fn(&str) -> Option<&'a str>) -> bool {
+        !self.nothing
+            && self
+                .requirements
+                .iter()
+                .all(|r| r.matches_value(label(&r.key)))
     }
 
     /// If the selector pins `key` to a single value (`key=v`, `key==v` or `key in (v)`), that
