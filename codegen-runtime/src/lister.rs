@@ -45,10 +45,6 @@ use crate::labels::Selector;
 pub use crate::store::GenericObject;
 use crate::store::Store;
 
-fn matches<K: Resource>(selector: &Selector, obj: &K) -> bool {
-    selector.matches_opt(obj.meta().labels.as_ref())
-}
-
 /// Lists and gets objects of one resource from a [`Store`].
 ///
 /// ```
@@ -125,11 +121,7 @@ impl<K: Resource + Send + Sync + 'static> Lister<K> {
     /// # Ok::<(), kube_codegen_runtime::labels::SelectorError>(())
     /// ```
     pub fn list(&self, selector: &Selector) -> Vec<Arc<K>> {
-        if selector.is_empty() {
-            self.store.list()
-        } else {
-            self.store.list_filtered(|o| matches(selector, o))
-        }
+        self.store.list_selected(None, selector)
     }
 
     /// The cluster-scoped object `name` (for namespaced kinds use [`Lister::namespaced`]).
@@ -257,13 +249,9 @@ impl<K: Resource + Send + Sync + 'static> NamespaceLister<'_, K> {
     /// # Ok::<(), kube_codegen_runtime::labels::SelectorError>(())
     /// ```
     pub fn list(&self, selector: &Selector) -> Vec<Arc<K>> {
-        if selector.is_empty() {
-            self.lister.store.list_namespace(self.namespace)
-        } else {
-            self.lister
-                .store
-                .list_namespace_filtered(self.namespace, |o| matches(selector, o))
-        }
+        self.lister
+            .store
+            .list_selected(Some(self.namespace), selector)
     }
 
     /// The namespace.
@@ -299,11 +287,7 @@ trait ErasedStore: Send + Sync {
 
 impl<K: Resource + Debug + Send + Sync + 'static> ErasedStore for Store<K> {
     fn list(&self, namespace: Option<&str>, selector: &Selector) -> Vec<Arc<dyn GenericObject>> {
-        let found = match namespace {
-            Some(ns) => self.list_namespace_filtered(ns, |o| matches(selector, o)),
-            None => self.list_filtered(|o| matches(selector, o)),
-        };
-        found
+        self.list_selected(namespace, selector)
             .into_iter()
             .map(|o| o as Arc<dyn GenericObject>)
             .collect()

@@ -44,6 +44,8 @@ use kube::Resource;
 use kube::api::ObjectMeta;
 use parking_lot::RwLock;
 
+use crate::labels::Selector;
+
 /// The name of the built-in index from namespace to objects (`cache.NamespaceIndex` in Go).
 /// Cluster-scoped objects are indexed under the empty namespace.
 ///
@@ -145,6 +147,15 @@ impl Entry {
         match self {
             Entry::Full(o) => o.object_meta().resource_version.as_deref(),
             Entry::Compact(c) => c.resource_version(),
+        }
+    }
+
+    /// Whether the object's labels match `selector` (a compact entry's are kept in the clear:
+    /// nothing is decoded).
+    fn matches(&self, selector: &Selector) -> bool {
+        match self {
+            Entry::Full(o) => selector.matches_opt(o.object_meta().labels.as_ref()),
+            Entry::Compact(c) => selector.matches_by(|key| c.label(key)),
         }
     }
 
@@ -1036,6 +1047,49 @@ impl<K: Send + Sync + 'static> Store<K> {
             .values()
             .filter_map(|e| s.typed_if(e, &mut keep))
             .collect()
+    }
+
+    /// The objects whose labels match `selector`, in `namespace` (through the namespace index;
+    /// the empty namespace holds the cluster-scoped objects) or in all of them (`None`). In a
+    /// compact store (the informer default) the selector is evaluated on labels kept in the
+    /// clear and only the objects that match are decoded.
+    ///
+    /// ```
+    /// # use k8s_openapi::api::core::v1::ConfigMap;
+    /// # use kube::api::ObjectMeta;
+    /// use kube_codegen_runtime::{Selector, Store};
+    /// let web = ConfigMap {
+    ///     metadata: ObjectMeta {
+    ///         name: Some("a".into()),
+    ///         namespace: Some("ns".into()),
+    ///         labels: Some([("app".to_string(), "web".to_string())].into()),
+    ///         ..Default::default()
+    ///     },
+    ///     ..Default::default()
+    /// };
+    /// let cache = Store::from_objects([web], [])?;
+    /// assert_eq!(cache.list_selected(None, &Selector::parse("app=web")?).len(), 1);
+    /// assert_eq!(cache.list_selected(Some("ns"), &Selector::parse("app!=web")?).len(), 0);
+    /// assert_eq!(cache.list_selected(Some("other"), &Selector::everything()).len(), 0);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn list_selected(&self, namespace: Option<&str>, selector: &Selector) -> Vec<Arc<K>> {
+        let s = self.inner.read();
+        let pick = |e: &Entry| {
+            if e.matches(selector) {
+                s.typed(e)
+            } else {
+                None
+            }
+        };
+        match namespace {
+            None => s.items.values().filter_map(pick).collect(),
+            Some(ns) => s
+                .namespaces
+                .get(ns)
+                .map(|b| b.values().filter_map(pick).collect())
+                .unwrap_or_default(),
+        }
     }
 
     /// Every key, in no particular order.

@@ -4,6 +4,7 @@
 //! old objects, watch updates and deletes — with managedFields dropped or kept.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
@@ -493,6 +494,226 @@ async fn a_decoded_cache_is_the_opt_out() {
     assert!(!Arc::ptr_eq(&read(&compact), &read(&compact)));
     assert_eq!(read(&compact), read(&decoded));
     assert_eq!(*read(&decoded), served(&client, "a", "one", true).await);
+    for r in running {
+        r.shutdown().await.unwrap_or_else(|e| panic!("{e}"));
+    }
+}
+
+/// Labels drawn from a small vocabulary, so that selectors match some objects, all or none;
+/// one object in five has none.
+fn random_labels(rng: &mut fastrand::Rng) -> serde_json::Value {
+    const KEYS: [&str; 4] = ["app", "tier", "shard", "example.com/zone"];
+    const VALUES: [&str; 4] = ["a", "b", "c", "7"];
+    let mut labels = serde_json::Map::new();
+    if rng.u8(..5) > 0 {
+        for key in KEYS {
+            if rng.bool() {
+                labels.insert(key.into(), VALUES[rng.usize(..VALUES.len())].into());
+            }
+        }
+    }
+    labels.into()
+}
+
+/// A selector of up to three requirements of every kind over the vocabulary of
+/// [`random_labels`] and the `seen` label the transform adds.
+fn random_selector(rng: &mut fastrand::Rng) -> String {
+    const KEYS: [&str; 5] = ["app", "tier", "shard", "example.com/zone", "seen"];
+    const VALUES: [&str; 5] = ["a", "b", "c", "7", "yes"];
+    let mut parts = Vec::new();
+    for _ in 0..rng.usize(..4) {
+        let key = KEYS[rng.usize(..KEYS.len())];
+        let (v, w) = (
+            VALUES[rng.usize(..VALUES.len())],
+            VALUES[rng.usize(..VALUES.len())],
+        );
+        parts.push(match rng.u8(..8) {
+            0 => format!("{key}={v}"),
+            1 => format!("{key}!={v}"),
+            2 => format!("{key} in ({v},{w})"),
+            3 => format!("{key} notin ({v},{w})"),
+            4 => key.to_string(),
+            5 => format!("!{key}"),
+            6 => format!("{key}>5"),
+            _ => format!("{key}=={v}"),
+        });
+    }
+    parts.join(",")
+}
+
+async fn apply_labels(client: &kube::Client, ns: &str, name: &str, labels: serde_json::Value) {
+    let api: Api<ConfigMap> = Api::namespaced(client.clone(), ns);
+    let cm = serde_json::json!({
+        "apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": name, "namespace": ns, "labels": labels},
+        "data": {"config": config(name.len())},
+    });
+    api.patch(name, &PatchParams::apply("test").force(), &Patch::Apply(cm))
+        .await
+        .unwrap_or_else(|e| panic!("apply {ns}/{name}: {e}"));
+}
+
+fn by_key(v: Vec<Arc<ConfigMap>>) -> Vec<ConfigMap> {
+    let mut v: Vec<ConfigMap> = v.iter().map(|o| (**o).clone()).collect();
+    v.sort_by(|a, b| {
+        (&a.metadata.namespace, &a.metadata.name).cmp(&(&b.metadata.namespace, &b.metadata.name))
+    });
+    v
+}
+
+/// The objects a compact and a decoded informer of the same objects return, for many random
+/// selectors, all namespaces and each: equal, and the compact one decoded only what matched.
+fn compare_selector_lists(
+    rng: &mut fastrand::Rng,
+    compact: &Lister<ConfigMap>,
+    decoded: &Lister<ConfigMap>,
+    decodes: &AtomicUsize,
+) {
+    let mut selectors: Vec<String> = (0..300).map(|_| random_selector(rng)).collect();
+    selectors
+        .extend(["", "seen=yes", "seen!=yes", "!app", "app", "!nope", "nope"].map(String::from));
+    let mut matched = 0;
+    for text in &selectors {
+        let selector: Selector = text.parse().unwrap_or_else(|e| panic!("{text}: {e}"));
+        for ns in [None, Some("a"), Some("b"), Some("missing")] {
+            let before = decodes.load(Ordering::SeqCst);
+            let (got, want) = match ns {
+                None => (compact.list(&selector), decoded.list(&selector)),
+                Some(ns) => (
+                    compact.namespaced(ns).list(&selector),
+                    decoded.namespaced(ns).list(&selector),
+                ),
+            };
+            assert_eq!(
+                decodes.load(Ordering::SeqCst) - before,
+                got.len(),
+                "{text:?} in {ns:?}: only the matching objects are decoded"
+            );
+            matched += got.len();
+            assert_eq!(by_key(got), by_key(want), "{text:?} in {ns:?}");
+        }
+    }
+    assert!(matched > 0, "some selectors match");
+}
+
+/// Label-selector lists of a compact cache evaluate the selector on labels kept in the clear
+/// (as the informer's transforms leave them) and decode only the objects that match: for many
+/// random selectors they return exactly what a decoded cache returns, before and after updates
+/// that move objects in and out of selections, and a delete; an index list decodes only the
+/// objects under its value.
+#[tokio::test]
+async fn selector_and_index_lists_decode_only_what_they_return() {
+    const N: usize = 120;
+    let mut rng = fastrand::Rng::with_seed(33);
+    let (_fake, client) = seeded().await;
+    let mut labels = Vec::new();
+    for i in 0..N {
+        let (ns, name) = (["a", "b"][i % 2], format!("sel-{i:03}"));
+        let l = random_labels(&mut rng);
+        apply_labels(&client, ns, &name, l.clone()).await;
+        labels.push((ns, name, l));
+    }
+    let decodes = Arc::new(AtomicUsize::new(0));
+    let counted = decodes.clone();
+    // Both caches get the same transform, which adds a label: selectors see it on both.
+    let seen = |mut cm: ConfigMap| {
+        cm.metadata
+            .labels
+            .get_or_insert_default()
+            .insert("seen".into(), "yes".into());
+        cm
+    };
+    let compact = SharedIndexInformer::<ConfigMap>::builder(client.clone())
+        .transform(move |cm| {
+            counted.fetch_add(1, Ordering::SeqCst);
+            seen(cm)
+        })
+        .build();
+    let decoded = SharedIndexInformer::<ConfigMap>::builder(client.clone())
+        .options(InformerOptions::default().compact(false))
+        .transform(seen)
+        .build();
+    for informer in [&compact, &decoded] {
+        informer
+            .add_indexer("app", by_app)
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+    let running = [&compact, &decoded].map(|i| i.start().unwrap_or_else(|e| panic!("{e}")));
+    for informer in [&compact, &decoded] {
+        informer
+            .wait_for_sync()
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+    let (cl, dl) = (
+        Lister::for_resource(compact.store()),
+        Lister::for_resource(decoded.store()),
+    );
+    compare_selector_lists(&mut rng, &cl, &dl, &decodes);
+    for app in ["a", "b", "c", "web", "none"] {
+        let before = decodes.load(Ordering::SeqCst);
+        let got = compact
+            .store()
+            .by_index("app", app)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(decodes.load(Ordering::SeqCst) - before, got.len(), "{app}");
+        let want = decoded
+            .store()
+            .by_index("app", app)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(by_key(got), by_key(want), "index app={app}");
+    }
+
+    // Re-label a third of the objects (some lose every label), delete one, then compare again.
+    for (ns, name, l) in labels.iter_mut().step_by(3) {
+        *l = random_labels(&mut rng);
+        apply_labels(&client, ns, name, l.clone()).await;
+    }
+    let api: Api<ConfigMap> = Api::namespaced(client.clone(), "b");
+    api.delete("sel-001", &DeleteParams::default())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let all: Api<ConfigMap> = Api::all(client.clone());
+    let served = all
+        .list(&ListParams::default())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let versions = |l: &Lister<ConfigMap>| {
+        let mut v: Vec<_> = l
+            .store()
+            .list()
+            .iter()
+            .map(|o| (o.metadata.name.clone(), o.metadata.resource_version.clone()))
+            .collect();
+        v.sort();
+        v
+    };
+    let mut want: Vec<_> = served
+        .items
+        .iter()
+        .map(|o| (o.metadata.name.clone(), o.metadata.resource_version.clone()))
+        .collect();
+    want.sort();
+    eventually("both caches caught up", || {
+        versions(&cl) == want && versions(&dl) == want
+    })
+    .await;
+    let relabelled = &labels[3];
+    let selector: Selector = format!(
+        "shard notin (zz),tier={}",
+        relabelled.2["tier"].as_str().unwrap_or("none")
+    )
+    .parse()
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(by_key(cl.list(&selector)), by_key(dl.list(&selector)));
+    assert!(
+        cl.namespaced("b")
+            .list(&Selector::everything())
+            .iter()
+            .all(|o| o.metadata.name.as_deref() != Some("sel-001")),
+        "the deleted object is gone from selector lists"
+    );
+    compare_selector_lists(&mut rng, &cl, &dl, &decodes);
     for r in running {
         r.shutdown().await.unwrap_or_else(|e| panic!("{e}"));
     }

@@ -499,9 +499,7 @@ impl Inner {
         let writer = match &compact {
             Some(codec) => {
                 let (decode, codec) = (decode.clone(), codec.clone());
-                RawWriter::compact(Arc::new(move |c| {
-                    Ok(decode(&codec.text(c)?).map(|(o, _)| o)?)
-                }))
+                RawWriter::compact(Arc::new(move |c| codec.read(c, |text| Ok(decode(text)?.0))))
             }
             None => RawWriter::new(),
         };
@@ -1143,7 +1141,12 @@ impl Inner {
     /// store keeps objects compact (an object whose key cannot be read from its text as is
     /// stays decoded).
     fn incoming(&self, raw: &str, obj: Obj) -> Incoming {
-        match self.compact.as_ref().and_then(|codec| codec.compact(raw)) {
+        let labels = obj.object_meta().labels.as_ref();
+        match self
+            .compact
+            .as_ref()
+            .and_then(|codec| codec.compact(raw, labels))
+        {
             Some(c) => Incoming::compact(c, Some(obj)),
             None => Incoming::full(obj),
         }
@@ -1159,7 +1162,7 @@ impl Sink for Inner {
             match self
                 .compact
                 .as_ref()
-                .and_then(|codec| codec.compact(object.get()))
+                .and_then(|codec| codec.compact(object.get(), obj.object_meta().labels.as_ref()))
             {
                 Some(c) => Incoming::compact(c, None),
                 None => Incoming::full(obj),

@@ -4,11 +4,17 @@
 //! dictionary shared by the whole store (the text of the first objects it kept, whose field
 //! names, label keys, owner references and managedFields entries most objects of a kind repeat),
 //! beside the object's namespace, name and resourceVersion in the clear — what the store needs to
-//! key, index and compare the object without decoding it. Reads decompress and decode the text
-//! again with the informer's own decode (transforms included), so a read returns what the
-//! informer would have cached whole.
+//! key, index and compare the object without decoding it — and its labels, interned store-wide
+//! ([`LabelSet`]), so that a label selector is evaluated without decoding. Reads decompress (into
+//! a per-thread buffer) and decode the text again with the informer's own decode (transforms
+//! included), so a read returns what the informer would have cached whole.
 
-use std::sync::OnceLock;
+use std::cell::Cell;
+use std::collections::BTreeMap;
+use std::sync::{Arc, OnceLock};
+
+use ahash::AHashSet;
+use parking_lot::Mutex;
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -18,11 +24,68 @@ use serde_json::value::RawValue;
 struct Span(u32, u32);
 
 /// One object kept compact: one allocation holding a header (the lengths of the parts), the
-/// namespace, name and resourceVersion, then the LZ4 block of the object's JSON text.
+/// namespace, name and resourceVersion, then the LZ4 block of the object's JSON text; and its
+/// labels, shared with every object of the store that has the same ones.
 #[derive(Debug)]
 pub(crate) struct Compact {
     bytes: Box<[u8]>,
+    /// `None` when the object has no labels.
+    labels: Option<Arc<LabelSet>>,
 }
+
+/// The labels of an object, sorted by key: kept once per store for every object that has the
+/// same ones (the objects of one owner, app or shard mostly do), so an object pays a pointer.
+#[derive(Debug, PartialEq, Eq, Hash)]
+pub(crate) struct LabelSet(Box<[(Box<str>, Box<str>)]>);
+
+impl LabelSet {
+    /// The value of label `key`.
+    pub(crate) fn get(&self, key: &str) -> Option<&str> {
+        let i = self.0.binary_search_by(|(k, _)| (**k).cmp(key)).ok()?;
+        self.0.get(i).map(|(_, v)| &**v)
+    }
+}
+
+/// The store's distinct label sets. A set no entry holds any longer is forgotten when the table
+/// has doubled since it was last swept, so the table stays within twice the sets in use.
+#[derive(Debug, Default)]
+struct LabelSets {
+    sets: AHashSet<Arc<LabelSet>>,
+    sweep_at: usize,
+}
+
+impl LabelSets {
+    fn intern(&mut self, labels: &BTreeMap<String, String>) -> Option<Arc<LabelSet>> {
+        if labels.is_empty() {
+            return None;
+        }
+        let set = LabelSet(
+            labels
+                .iter()
+                .map(|(k, v)| (k.as_str().into(), v.as_str().into()))
+                .collect(),
+        );
+        if let Some(known) = self.sets.get(&set) {
+            return Some(known.clone());
+        }
+        if self.sets.len() >= self.sweep_at {
+            self.sets.retain(|s| Arc::strong_count(s) > 1);
+            self.sweep_at = (2 * self.sets.len()).max(64);
+        }
+        let set = Arc::new(set);
+        self.sets.insert(set.clone());
+        Some(set)
+    }
+}
+
+thread_local! {
+    /// The buffer a read decompresses into, kept between reads on a thread (taken out during a
+    /// read, so a read nested in a decode's transform gets a buffer of its own).
+    static TEXT: Cell<Vec<u8>> = const { Cell::new(Vec::new()) };
+}
+
+/// A read buffer larger than this is not kept for the next read.
+const KEEP_BUFFER_MAX: usize = 256 * 1024;
 
 /// Bytes before the namespace: the namespace's, name's and resourceVersion's lengths (`u16`
 /// each) and the text's length (`u32`), little-endian.
@@ -40,7 +103,7 @@ pub(crate) enum ExpandError {
     #[error("the compact entry decompressed to {got} bytes, not the {want} it recorded")]
     Length { got: usize, want: usize },
     #[error("the compact entry's text is not UTF-8: {0}")]
-    Utf8(#[from] std::string::FromUtf8Error),
+    Utf8(#[from] std::str::Utf8Error),
     #[error("the compact entry has no dictionary to decompress with")]
     NoDictionary,
     #[error("the compact entry's text no longer decodes: {0}")]
@@ -53,6 +116,7 @@ pub(crate) enum ExpandError {
 pub(crate) struct Codec {
     drop_managed_fields: bool,
     dict: OnceLock<Box<[u8]>>,
+    labels: Mutex<LabelSets>,
 }
 
 impl Codec {
@@ -60,6 +124,7 @@ impl Codec {
         Codec {
             drop_managed_fields,
             dict: OnceLock::new(),
+            labels: Mutex::default(),
         }
     }
 
@@ -72,9 +137,15 @@ impl Codec {
     }
 
     /// `raw` (one object's JSON) kept compact, without `metadata.managedFields` if the codec
-    /// drops them; `None` if its name, namespace or resourceVersion cannot be read from the
-    /// text as is or are too long to record (the caller keeps the decoded object instead).
-    pub(crate) fn compact(&self, raw: &str) -> Option<Compact> {
+    /// drops them, with `labels` (those of the object as the informer decodes it, transforms
+    /// included) in the clear; `None` if its name, namespace or resourceVersion cannot be read
+    /// from the text as is or are too long to record (the caller keeps the decoded object
+    /// instead).
+    pub(crate) fn compact(
+        &self,
+        raw: &str,
+        labels: Option<&BTreeMap<String, String>>,
+    ) -> Option<Compact> {
         let probe: Probe<'_> = serde_json::from_str(raw).ok()?;
         let meta = probe.metadata;
         let name = meta.name.filter(|n| !n.is_empty())?;
@@ -114,21 +185,41 @@ impl Codec {
         bytes.extend_from_slice(&block[..n]);
         Some(Compact {
             bytes: bytes.into_boxed_slice(),
+            labels: labels.and_then(|l| self.labels.lock().intern(l)),
         })
     }
 
-    /// The JSON text `c` keeps (decompressed).
-    pub(crate) fn text(&self, c: &Compact) -> Result<String, ExpandError> {
+    /// `read` of the JSON text `c` keeps, decompressed into this thread's read buffer (no
+    /// allocation once the buffer has grown to the store's objects).
+    pub(crate) fn read<T>(
+        &self,
+        c: &Compact,
+        read: impl FnOnce(&str) -> Result<T, ExpandError>,
+    ) -> Result<T, ExpandError> {
         let dict = self.dict.get().ok_or(ExpandError::NoDictionary)?;
         let want = c.text_len();
-        let text = lz4_flex::block::decompress_with_dict(c.block(), want, dict)?;
-        if text.len() != want {
-            return Err(ExpandError::Length {
-                got: text.len(),
-                want,
-            });
+        let mut buf = TEXT.take();
+        if buf.len() < want {
+            buf.resize(want, 0);
         }
-        Ok(String::from_utf8(text)?)
+        let out = buf.get_mut(..want).unwrap_or_default();
+        let result = match lz4_flex::block::decompress_into_with_dict(c.block(), out, dict) {
+            Ok(got) if got != want => Err(ExpandError::Length { got, want }),
+            Ok(_) => std::str::from_utf8(out)
+                .map_err(ExpandError::from)
+                .and_then(read),
+            Err(e) => Err(e.into()),
+        };
+        if buf.len() <= KEEP_BUFFER_MAX {
+            TEXT.set(buf);
+        }
+        result
+    }
+
+    /// The JSON text `c` keeps (decompressed).
+    #[cfg(test)]
+    pub(crate) fn text(&self, c: &Compact) -> Result<String, ExpandError> {
+        self.read(c, |t| Ok(t.to_string()))
     }
 }
 
@@ -164,6 +255,11 @@ impl Compact {
 
     pub(crate) fn resource_version(&self) -> Option<&str> {
         Some(self.part(2)).filter(|rv| !rv.is_empty())
+    }
+
+    /// The value of label `key` (as the informer decodes the object).
+    pub(crate) fn label(&self, key: &str) -> Option<&str> {
+        self.labels.as_deref()?.get(key)
     }
 
     /// The bytes this entry holds on the heap (for tests).
@@ -248,7 +344,7 @@ mod tests {
             r#"{"metadata":{"managedFields":[],"name":"a","namespace":"ns","resourceVersion":"7"}}"#,
         ] {
             let codec = Codec::new(true);
-            let c = codec.compact(raw).unwrap();
+            let c = codec.compact(raw, None).unwrap();
             let text = codec.text(&c).unwrap();
             assert!(!text.contains("managedFields"), "{text}");
             let back: serde_json::Value = serde_json::from_str(&text).unwrap();
@@ -262,7 +358,7 @@ mod tests {
     fn keeps_every_byte_unless_asked_to_drop() {
         let codec = Codec::new(false);
         let raw = r#"{"metadata":{"name":"n","managedFields":[{"manager":"m"}]}}"#;
-        let c = codec.compact(raw).unwrap();
+        let c = codec.compact(raw, None).unwrap();
         assert_eq!(codec.text(&c).unwrap(), raw);
         assert_eq!(c.parts(), ("", "n"));
         assert_eq!(c.resource_version(), None);
@@ -279,10 +375,10 @@ mod tests {
                 w = i % 7
             )
         };
-        let first = codec.compact(&object(0)).unwrap();
+        let first = codec.compact(&object(0), None).unwrap();
         for i in 1..50 {
             let raw = object(i);
-            let c = codec.compact(&raw).unwrap();
+            let c = codec.compact(&raw, None).unwrap();
             assert_eq!(codec.text(&c).unwrap(), raw);
             assert!(
                 c.heap_len() * 3 < raw.len(),
@@ -295,15 +391,38 @@ mod tests {
     }
 
     #[test]
+    fn objects_with_the_same_labels_share_one_set_and_unused_sets_are_swept() {
+        let codec = Codec::new(false);
+        let labels = |i: usize| BTreeMap::from([("app".to_string(), format!("app-{i}"))]);
+        let raw = |i: usize| format!(r#"{{"metadata":{{"name":"o-{i}"}}}}"#);
+        let a = codec.compact(&raw(1), Some(&labels(1))).unwrap();
+        let b = codec.compact(&raw(2), Some(&labels(1))).unwrap();
+        assert!(matches!((&a.labels, &b.labels), (Some(x), Some(y)) if Arc::ptr_eq(x, y)));
+        assert_eq!(a.label("app"), Some("app-1"));
+        assert_eq!(a.label("tier"), None);
+        let empty = codec.compact(&raw(3), Some(&BTreeMap::new())).unwrap();
+        assert!(empty.labels.is_none() && empty.label("app").is_none());
+        // Thousands of sets made and dropped: the table keeps about what is in use.
+        for i in 0..5_000 {
+            drop(codec.compact(&raw(i), Some(&labels(i + 10))));
+        }
+        let kept = codec.labels.lock().sets.len();
+        assert!(kept <= 2 * 64, "{kept} sets kept");
+        assert_eq!(a.label("app"), Some("app-1"));
+        let c = codec.compact(&raw(4), Some(&labels(1))).unwrap();
+        assert_eq!(c.label("app"), Some("app-1"));
+    }
+
+    #[test]
     fn refuses_what_it_cannot_key_from_the_text() {
         // No name; a name with an escape (not borrowable); not JSON.
         let codec = Codec::new(true);
-        assert!(codec.compact(r#"{"metadata":{}}"#).is_none());
+        assert!(codec.compact(r#"{"metadata":{}}"#, None).is_none());
         assert!(
             codec
-                .compact(r#"{"metadata":{"name":"a\u0062"}}"#)
+                .compact(r#"{"metadata":{"name":"a\u0062"}}"#, None)
                 .is_none()
         );
-        assert!(codec.compact("nope").is_none());
+        assert!(codec.compact("nope", None).is_none());
     }
 }
