@@ -8,6 +8,9 @@
 
 mod common;
 
+// What `src/store.rs` reaches as `crate::labels`.
+use kube_codegen_runtime::labels;
+
 #[allow(dead_code, unused_imports)]
 #[path = "../src/store.rs"]
 mod store;
@@ -141,43 +144,115 @@ fn lock_choice(c: &mut Criterion) {
     g.finish();
 }
 
-/// `Store::get` and `Store::list_namespace` over 10,000 ConfigMaps, kept decoded or compact.
-fn reads(c: &mut Criterion) {
-    let objs = common::objects(10, 1_000);
-    let decoded = store::Writer::<ConfigMap>::new();
-    decoded.replace(objs.clone(), "1");
-    let codec = Arc::new(store::Codec::new(true));
-    let reader = codec.clone();
-    let expand: store::Expand = Arc::new(move |c: &store::Compact| {
-        let text = reader.text(c)?;
-        Ok(serde_json::from_str::<ConfigMap>(&text).map(|o| Arc::new(o) as store::Obj)?)
-    });
-    let compact = store::RawWriter::compact(expand);
-    let incoming = objs
+/// How the informer reads a compact entry back (`informer/mod.rs`): decompress, decode the
+/// text into `K`, then the metadata transform that drops managedFields.
+fn expand_for<K>(codec: Arc<store::Codec>) -> store::Expand
+where
+    K: kube::Resource + serde::de::DeserializeOwned + std::fmt::Debug + Send + Sync + 'static,
+{
+    Arc::new(move |c: &store::Compact| {
+        codec.read(c, |text| {
+            let mut obj: K = serde_json::from_str(text)?;
+            let _resource_version = obj.meta().resource_version.clone();
+            obj.meta_mut().managed_fields = None;
+            Ok(Arc::new(obj) as store::Obj)
+        })
+    })
+}
+
+fn shard_index<K: kube::Resource>(o: &K) -> Vec<String> {
+    o.meta()
+        .labels
         .iter()
-        .map(|o| {
-            let text = serde_json::to_string(o).unwrap_or_else(|e| panic!("{e}"));
-            match codec.compact(&text) {
-                Some(c) => store::Incoming::compact(c, None),
-                None => store::Incoming::full(Arc::new(o.clone())),
-            }
+        .flatten()
+        .filter(|(k, _)| *k == "shard")
+        .map(|(_, v)| v.clone())
+        .collect()
+}
+
+/// A decoded and a compact store of the same 10,000 objects (`json(i)`), each with an index on
+/// the `shard` label, as the informer fills them (managedFields dropped).
+fn stores<K>(json: fn(usize) -> String) -> [(&'static str, store::Store<K>); 2]
+where
+    K: kube::Resource + serde::de::DeserializeOwned + std::fmt::Debug + Send + Sync + 'static,
+{
+    let texts: Vec<String> = (0..10_000).map(json).collect();
+    let index = || {
+        let f: store::IndexFunc<K> = Arc::new(shard_index::<K>);
+        vec![("shard".to_string(), store::raw_index_func(f))]
+    };
+    let decoded = store::RawWriter::new();
+    decoded
+        .add_indexers(index())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let objs = texts
+        .iter()
+        .map(|t| {
+            let mut o: K = serde_json::from_str(t).unwrap_or_else(|e| panic!("{e}"));
+            o.meta_mut().managed_fields = None;
+            store::Incoming::full(Arc::new(o))
+        })
+        .collect();
+    decoded.replace(objs, "1".into());
+    let codec = Arc::new(store::Codec::new(true));
+    let compact = store::RawWriter::compact(expand_for::<K>(codec.clone()));
+    compact
+        .add_indexers(index())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let incoming = texts
+        .iter()
+        .map(|t| {
+            // The informer has each object decoded when it makes it compact.
+            let o: K = serde_json::from_str(t).unwrap_or_else(|e| panic!("{e}"));
+            let c = codec
+                .compact(t, o.meta().labels.as_ref())
+                .unwrap_or_else(|| panic!("not compact: {t}"));
+            store::Incoming::compact(c, None)
         })
         .collect();
     compact.replace(incoming, "1".into());
-    let stores = [
-        ("decoded", decoded.store()),
-        ("compact", compact.store::<ConfigMap>()),
-    ];
-    let mut g = c.benchmark_group("store reads, 10k ConfigMaps");
-    for (label, s) in &stores {
+    [("decoded", decoded.store()), ("compact", compact.store())]
+}
+
+/// Store reads over 10,000 objects kept decoded or compact: `get`, a list of all, label-selector
+/// lists matching 1% and 50% (as `Lister::list` makes them), and an index list of 1%.
+fn reads_of<K>(c: &mut Criterion, kind: &str, json: fn(usize) -> String, name: &str)
+where
+    K: kube::Resource + serde::de::DeserializeOwned + std::fmt::Debug + Send + Sync + 'static,
+{
+    let one_percent: kube_codegen_runtime::Selector =
+        "shard=s-7".parse().unwrap_or_else(|e| panic!("{e}"));
+    let half: kube_codegen_runtime::Selector = "half=a".parse().unwrap_or_else(|e| panic!("{e}"));
+    let mut g = c.benchmark_group(format!("store reads, 10k {kind}"));
+    g.sample_size(10);
+    for (label, s) in &stores::<K>(json) {
+        assert_eq!(s.len(), 10_000);
         g.bench_function(format!("get ({label})"), |b| {
-            b.iter(|| black_box(s.get(Some(black_box("ns-3")), black_box("obj-421"))))
+            b.iter(|| black_box(s.get(Some(black_box("default")), black_box(name))))
         });
-        g.bench_function(format!("list_namespace of 1,000 ({label})"), |b| {
-            b.iter(|| black_box(s.list_namespace(black_box("ns-3"))))
+        g.bench_function(format!("list all ({label})"), |b| {
+            b.iter(|| black_box(s.list()))
+        });
+        for (what, selector) in [("1%", &one_percent), ("50%", &half)] {
+            g.bench_function(format!("selector list {what} ({label})"), |b| {
+                b.iter(|| black_box(s.list_selected(None, selector)))
+            });
+        }
+        g.bench_function(format!("index list 1% ({label})"), |b| {
+            b.iter(|| black_box(s.by_index("shard", black_box("s-7"))))
         });
     }
     g.finish();
+}
+
+fn reads(c: &mut Criterion) {
+    reads_of::<ConfigMap>(c, "ConfigMaps", common::config_map_json, "settings-000421");
+    reads_of::<k8s_openapi::api::core::v1::Pod>(
+        c,
+        "Pods",
+        common::pod_json,
+        "web-7d9c5b8f6-000421",
+    );
 }
 
 criterion_group!(benches, fill, relist, lock_choice, reads);
