@@ -73,7 +73,7 @@ pub fn config_text(i: usize) -> String {
 fn bench_labels(i: usize, shared: serde_json::Value) -> serde_json::Value {
     let mut labels = shared;
     labels["shard"] = format!("s-{}", i % 100).into();
-    labels["half"] = if i % 2 == 0 { "a" } else { "b" }.into();
+    labels["half"] = if i.is_multiple_of(2) { "a" } else { "b" }.into();
     labels
 }
 
