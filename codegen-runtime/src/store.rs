@@ -1034,7 +1034,8 @@ impl<K: Send + Sync + 'static> Store<K> {
     }
 
     /// Every object for which `keep` returns true (evaluated under the read lock, so keep it
-    /// cheap).
+    /// cheap). In a compact store every object is decoded for `keep`; to select by labels,
+    /// [`Store::list_selected`] decodes only the matches.
     ///
     /// ```
     /// # use k8s_openapi::api::core::v1::ConfigMap;
