@@ -1,7 +1,7 @@
 //! Filling the informer's store from a list: kube-codegen's `Writer::replace` beside kube-rs's
 //! `Writer::apply_watcher_event` (Init, InitApply × n, InitDone), the lock choice, and what
 //! reads cost from a decoded store and from a compact one (`InformerOptions::compact`: each
-//! read decodes the object's JSON).
+//! object read decodes its JSON; a label-selector list decodes only the objects that match).
 //!
 //! The writer is private to the runtime's informer, so the bench compiles the store module
 //! itself, exactly as the runtime does.
