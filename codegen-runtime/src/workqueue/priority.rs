@@ -183,6 +183,8 @@ struct State<T> {
     delayed: BinaryHeap<Reverse<(Instant, u64, u32)>>,
     next_stamp: u64,
     ready: usize,
+    /// Whether the last pick had several priorities to choose from.
+    mixed: bool,
     waiting: usize,
     processing: usize,
     max_wait: Option<Duration>,
@@ -199,6 +201,9 @@ struct Core<T> {
     drained: Notify,
     name: Option<String>,
     updater_started: AtomicBool,
+    /// Whether the last pick had several priorities to choose from (and so needed the clock):
+    /// the next `get` reads the clock before it takes the lock, not under it.
+    mixed: AtomicBool,
 }
 
 /// A work queue with priorities, bounded waiting and failure-counting backoff. See the
@@ -351,6 +356,7 @@ where
                     delayed: BinaryHeap::new(),
                     next_stamp: 0,
                     ready: 0,
+                    mixed: false,
                     waiting: 0,
                     processing: 0,
                     max_wait: self.max_wait,
@@ -362,6 +368,7 @@ where
                 drained: Notify::new(),
                 name,
                 updater_started: AtomicBool::new(!has_metrics),
+                mixed: AtomicBool::new(false),
             }),
         };
         q.start_unfinished_work_updater();
@@ -632,6 +639,7 @@ impl<T: Clone + Eq + Hash> State<T> {
         let mut pick: Option<(usize, Instant)> = None;
         let first = (0..self.levels.len()).find(|&i| self.front(i).is_some())?;
         let several = (first + 1..self.levels.len()).any(|i| self.front(i).is_some());
+        self.mixed = several;
         if let (Some(max_wait), true) = (self.max_wait, several) {
             // The first of each priority is its longest-waiting item; with one priority ready
             // it is the pick whether or not it is overdue.
@@ -825,12 +833,13 @@ where
         } else {
             None
         };
+        // The clock is read before the lock is taken, so that workers wait less for it.
+        let now = Instant::now();
         let wake = {
             let mut s = self.core.state.lock();
             if s.shutting_down {
                 return;
             }
-            let now = Instant::now();
             let wait = delay.unwrap_or(opts.after);
             if !wait.is_zero()
                 && let Some(m) = &mut s.metrics
@@ -990,6 +999,8 @@ where
     /// `Ok(Some(item))` if one is ready, `Ok(None)` once shut down, `Err(())` if `get` has to
     /// wait.
     fn take_ready(&self) -> Result<Option<(T, i32)>, ()> {
+        let mixed = self.core.mixed.load(AtomicOrdering::Relaxed);
+        let mut clock = mixed.then(Instant::now);
         let mut s = self.core.state.lock();
         if s.shutting_down {
             return Ok(None);
@@ -997,11 +1008,14 @@ where
         if s.ready == 0 && s.delayed.is_empty() {
             return Err(());
         }
-        let mut clock = None;
         let promoted = s.promote_due_lazy(&mut clock);
         let got = s.pop(&mut clock).ok_or(())?;
         let others = promoted.min(s.ready);
+        let now_mixed = s.mixed;
         drop(s);
+        if now_mixed != mixed {
+            self.core.mixed.store(now_mixed, AtomicOrdering::Relaxed);
+        }
         self.wake(others);
         Ok(Some(got))
     }
