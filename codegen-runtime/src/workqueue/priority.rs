@@ -143,27 +143,25 @@ enum Place {
 }
 
 struct Entry<T> {
-    /// `None` while processing: the index's key is the item then.
-    item: Option<T>,
+    /// The item, stored once: the index finds the entry by it, `get` hands out a clone.
+    item: T,
     priority: i32,
     /// Not handed out before.
     due: Instant,
     /// `due` was set by the rate limiter: other adds do not bring it forward.
     backoff: bool,
-    /// Identifies the current placement; a reference with another stamp is stale.
+    /// Identifies the current placement (set when the item becomes ready or delayed, in
+    /// increasing order). A reference with another stamp is stale, and so is a reference to a
+    /// ready item in another priority's list than the item's (its priority was raised).
     stamp: u64,
-    /// The stamp of the item's last becoming ready.
-    order: u64,
     place: Place,
 }
 
-/// A ready item in its priority's list, ordered by `(since, order)`.
+/// A ready item in its priority's list, ordered by `(since, stamp)`: ties of `since` in the
+/// order of readiness, also after a raise of priority (which keeps the stamp).
 #[derive(Debug, Clone, Copy)]
 struct Ref {
     since: Instant,
-    /// The stamp the item got when it became ready: ties of `since` in the order of readiness,
-    /// also after a raise of priority.
-    order: u64,
     stamp: u64,
     slot: u32,
 }
@@ -174,8 +172,9 @@ struct Level {
 }
 
 struct State<T> {
-    /// Every item queued, delayed or in hand → its slot.
-    index: hashbrown::HashMap<T, u32, ahash::RandomState>,
+    /// Every item queued, delayed or in hand: its slot, found by the slot's item.
+    index: hashbrown::HashTable<u32>,
+    hasher: ahash::RandomState,
     slots: Vec<Option<Entry<T>>>,
     free: Vec<u32>,
     /// One list per priority seen, highest first.
@@ -184,6 +183,8 @@ struct State<T> {
     delayed: BinaryHeap<Reverse<(Instant, u64, u32)>>,
     next_stamp: u64,
     ready: usize,
+    /// Whether the last pick had several priorities to choose from.
+    mixed: bool,
     waiting: usize,
     processing: usize,
     max_wait: Option<Duration>,
@@ -200,6 +201,9 @@ struct Core<T> {
     drained: Notify,
     name: Option<String>,
     updater_started: AtomicBool,
+    /// Whether the last pick had several priorities to choose from (and so needed the clock):
+    /// the next `get` reads the clock before it takes the lock, not under it.
+    mixed: AtomicBool,
 }
 
 /// A work queue with priorities, bounded waiting and failure-counting backoff. See the
@@ -344,13 +348,15 @@ where
         let q = PriorityQueue {
             core: Arc::new(Core {
                 state: Mutex::new(State {
-                    index: hashbrown::HashMap::with_hasher(ahash::RandomState::new()),
+                    index: hashbrown::HashTable::new(),
+                    hasher: ahash::RandomState::new(),
                     slots: Vec::new(),
                     free: Vec::new(),
                     levels: Vec::new(),
                     delayed: BinaryHeap::new(),
                     next_stamp: 0,
                     ready: 0,
+                    mixed: false,
                     waiting: 0,
                     processing: 0,
                     max_wait: self.max_wait,
@@ -362,11 +368,28 @@ where
                 drained: Notify::new(),
                 name,
                 updater_started: AtomicBool::new(!has_metrics),
+                mixed: AtomicBool::new(false),
             }),
         };
         q.start_unfinished_work_updater();
         q
     }
+}
+
+/// Whether `slot` holds `item`.
+fn holds<T: Eq>(slots: &[Option<Entry<T>>], slot: u32, item: &T) -> bool {
+    slots
+        .get(slot as usize)
+        .and_then(Option::as_ref)
+        .is_some_and(|e| e.item == *item)
+}
+
+/// The hash of the item in `slot` (the index's hash of that slot).
+fn hash_of<T: Hash>(slots: &[Option<Entry<T>>], hasher: &ahash::RandomState, slot: u32) -> u64 {
+    slots
+        .get(slot as usize)
+        .and_then(Option::as_ref)
+        .map_or(0, |e| hasher.hash_one(&e.item))
 }
 
 impl<T: Clone + Eq + Hash> State<T> {
@@ -398,21 +421,12 @@ impl<T: Clone + Eq + Hash> State<T> {
         };
         e.place = Place::Ready(since);
         e.stamp = stamp;
-        e.order = stamp;
         let priority = e.priority;
-        if let (Some(m), Some(item)) = (&mut self.metrics, e.item.as_ref()) {
-            m.add_at(item, now, priority);
+        if let Some(m) = &mut self.metrics {
+            m.add_at(&e.item, now, priority);
         }
         self.ready += 1;
-        self.insert_ref(
-            priority,
-            Ref {
-                since,
-                order: stamp,
-                stamp,
-                slot,
-            },
-        );
+        self.insert_ref(priority, Ref { since, stamp, slot });
     }
 
     fn insert_ref(&mut self, priority: i32, r: Ref) {
@@ -427,11 +441,11 @@ impl<T: Clone + Eq + Hash> State<T> {
             );
         }
         let refs = &mut self.levels[at].refs;
-        let key = (r.since, r.order);
-        if refs.back().is_none_or(|b| (b.since, b.order) <= key) {
+        let key = (r.since, r.stamp);
+        if refs.back().is_none_or(|b| (b.since, b.stamp) <= key) {
             refs.push_back(r);
         } else {
-            let pos = refs.partition_point(|x| (x.since, x.order) <= key);
+            let pos = refs.partition_point(|x| (x.since, x.stamp) <= key);
             refs.insert(pos, r);
         }
     }
@@ -467,16 +481,22 @@ impl<T: Clone + Eq + Hash> State<T> {
         if self.shutting_down {
             return false;
         }
-        let slot = match self.index.entry(item) {
-            hashbrown::hash_map::Entry::Occupied(o) => *o.get(),
-            hashbrown::hash_map::Entry::Vacant(v) => {
+        let hash = self.hasher.hash_one(&item);
+        let (slots, hasher) = (&self.slots, &self.hasher);
+        let found = self.index.entry(
+            hash,
+            |&s| holds(slots, s, &item),
+            |&s| hash_of(slots, hasher, s),
+        );
+        let slot = match found {
+            hashbrown::hash_table::Entry::Occupied(o) => *o.get(),
+            hashbrown::hash_table::Entry::Vacant(v) => {
                 let entry = Entry {
-                    item: Some(v.key().clone()),
+                    item,
                     priority,
                     due,
                     backoff,
                     stamp: 0,
-                    order: 0,
                     place: Place::Delayed,
                 };
                 let slot = match self.free.pop() {
@@ -521,36 +541,21 @@ impl<T: Clone + Eq + Hash> State<T> {
                 if new_due > now {
                     // Sent back to wait by a rate-limited add.
                     self.ready -= 1;
-                    let held = self
-                        .slots
-                        .get(slot as usize)
-                        .and_then(Option::as_ref)
-                        .and_then(|e| e.item.as_ref());
-                    if let (Some(m), Some(item)) = (&mut self.metrics, held) {
-                        m.unready(item, old_priority);
+                    let held = self.slots.get(slot as usize).and_then(Option::as_ref);
+                    if let (Some(m), Some(e)) = (&mut self.metrics, held) {
+                        m.unready(&e.item, old_priority);
                     }
                     self.push_delayed(slot);
                     false
                 } else {
                     if new_priority != old_priority {
-                        let stamp = self.stamp();
-                        let mut order = stamp;
-                        if let Some(e) = self.entry_mut(slot) {
-                            e.stamp = stamp;
-                            order = e.order;
-                        }
+                        // The reference in the old priority's list is stale now; the new one
+                        // keeps the stamp, and so the place among items ready at the same time.
+                        let stamp = self.entry(slot).map_or(0, |e| e.stamp);
                         if let Some(m) = &mut self.metrics {
                             m.reprioritized(old_priority, new_priority);
                         }
-                        self.insert_ref(
-                            new_priority,
-                            Ref {
-                                since,
-                                order,
-                                stamp,
-                                slot,
-                            },
-                        );
+                        self.insert_ref(new_priority, Ref { since, stamp, slot });
                     }
                     false
                 }
@@ -605,16 +610,19 @@ impl<T: Clone + Eq + Hash> State<T> {
         self.delayed.peek().map(|Reverse((at, ..))| *at)
     }
 
-    fn live(&self, r: &Ref) -> bool {
-        self.entry(r.slot)
-            .is_some_and(|e| e.stamp == r.stamp && matches!(e.place, Place::Ready(_)))
+    /// Whether `r`, in the list of `priority`, still stands for a ready item.
+    fn live(&self, r: &Ref, priority: i32) -> bool {
+        self.entry(r.slot).is_some_and(|e| {
+            e.stamp == r.stamp && e.priority == priority && matches!(e.place, Place::Ready(_))
+        })
     }
 
     /// Drops the stale references at the front of level `i`; returns its live front.
     fn front(&mut self, i: usize) -> Option<Ref> {
         loop {
-            let r = *self.levels.get(i)?.refs.front()?;
-            if self.live(&r) {
+            let level = self.levels.get(i)?;
+            let r = *level.refs.front()?;
+            if self.live(&r, level.priority) {
                 return Some(r);
             }
             self.levels[i].refs.pop_front();
@@ -631,6 +639,7 @@ impl<T: Clone + Eq + Hash> State<T> {
         let mut pick: Option<(usize, Instant)> = None;
         let first = (0..self.levels.len()).find(|&i| self.front(i).is_some())?;
         let several = (first + 1..self.levels.len()).any(|i| self.front(i).is_some());
+        self.mixed = several;
         if let (Some(max_wait), true) = (self.max_wait, several) {
             // The first of each priority is its longest-waiting item; with one priority ready
             // it is the pick whether or not it is overdue.
@@ -652,7 +661,7 @@ impl<T: Clone + Eq + Hash> State<T> {
             self.levels.retain(|l| !l.refs.is_empty());
         }
         let e = self.entry_mut(r.slot)?;
-        let item = e.item.take()?;
+        let item = e.item.clone();
         e.place = Place::Processing;
         self.ready -= 1;
         self.processing += 1;
@@ -666,33 +675,34 @@ impl<T: Clone + Eq + Hash> State<T> {
     /// wake `shut_down_with_drain`). The clock is read only when needed (an item added again
     /// meanwhile, or metrics).
     fn done(&mut self, item: &T) -> (bool, bool) {
-        // One lookup in the common case: the item leaves the index unless it stays queued.
-        let Some((key, slot)) = self.index.remove_entry(item) else {
+        // One lookup: the item leaves the index unless it was added again meanwhile.
+        let hash = self.hasher.hash_one(item);
+        let slots = &self.slots;
+        let Ok(found) = self.index.find_entry(hash, |&s| holds(slots, s, item)) else {
             return (false, false);
         };
-        let Some(place) = self.entry(slot).map(|e| e.place) else {
+        let slot = *found.get();
+        let Some(place) = slots
+            .get(slot as usize)
+            .and_then(Option::as_ref)
+            .map(|e| e.place)
+        else {
             return (false, false);
         };
         let mut now = None;
         let wake = match place {
             Place::Processing => {
+                found.remove();
                 self.release(slot);
                 self.processing -= 1;
                 false
             }
             Place::ProcessingAgain => {
-                if let Some(e) = self.entry_mut(slot) {
-                    e.item = Some(item.clone());
-                }
-                self.index.insert(key, slot);
                 self.processing -= 1;
                 let t = *now.get_or_insert_with(Instant::now);
                 self.place(slot, t)
             }
-            Place::Ready(_) | Place::Delayed => {
-                self.index.insert(key, slot);
-                return (false, false);
-            }
+            Place::Ready(_) | Place::Delayed => return (false, false),
         };
         if let Some(m) = &mut self.metrics {
             m.done(item, *now.get_or_insert_with(Instant::now));
@@ -705,7 +715,7 @@ impl<T: Clone + Eq + Hash> State<T> {
         let slots = &mut self.slots;
         let free = &mut self.free;
         // What is in hand stays until `done`; its re-adds and everything queued go.
-        self.index.retain(|_, slot| {
+        self.index.retain(|slot| {
             let Some(s) = slots.get_mut(*slot as usize) else {
                 return false;
             };
@@ -823,12 +833,13 @@ where
         } else {
             None
         };
+        // The clock is read before the lock is taken, so that workers wait less for it.
+        let now = Instant::now();
         let wake = {
             let mut s = self.core.state.lock();
             if s.shutting_down {
                 return;
             }
-            let now = Instant::now();
             let wait = delay.unwrap_or(opts.after);
             if !wait.is_zero()
                 && let Some(m) = &mut s.metrics
@@ -988,6 +999,8 @@ where
     /// `Ok(Some(item))` if one is ready, `Ok(None)` once shut down, `Err(())` if `get` has to
     /// wait.
     fn take_ready(&self) -> Result<Option<(T, i32)>, ()> {
+        let mixed = self.core.mixed.load(AtomicOrdering::Relaxed);
+        let mut clock = mixed.then(Instant::now);
         let mut s = self.core.state.lock();
         if s.shutting_down {
             return Ok(None);
@@ -995,11 +1008,14 @@ where
         if s.ready == 0 && s.delayed.is_empty() {
             return Err(());
         }
-        let mut clock = None;
         let promoted = s.promote_due_lazy(&mut clock);
         let got = s.pop(&mut clock).ok_or(())?;
         let others = promoted.min(s.ready);
+        let now_mixed = s.mixed;
         drop(s);
+        if now_mixed != mixed {
+            self.core.mixed.store(now_mixed, AtomicOrdering::Relaxed);
+        }
         self.wake(others);
         Ok(Some(got))
     }

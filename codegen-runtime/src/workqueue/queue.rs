@@ -8,8 +8,9 @@ use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
-use ahash::{AHashMap, AHashSet};
+use ahash::AHashMap;
 use parking_lot::Mutex;
+use std::collections::hash_map::Entry;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
@@ -41,12 +42,24 @@ impl<T> Ord for Waiting<T> {
     }
 }
 
+/// Where an item known to the queue is: client-go's *dirty* set holds the queued items and the
+/// ones added again while processing, its *processing* set the ones in hand.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mark {
+    /// In `queue`, once.
+    Queued,
+    /// Handed out by `get` and not yet `done`.
+    Processing,
+    /// Handed out, and added again since: `done` queues it.
+    ProcessingAgain,
+}
+
 struct State<T> {
     queue: VecDeque<T>,
-    /// Items that need processing: queued, or re-added while being processed.
-    dirty: AHashSet<T>,
-    /// Items handed out by `get` and not yet `done`.
-    processing: AHashSet<T>,
+    /// Every item queued or in hand (one lookup per `add`, `get` and `done`).
+    items: AHashMap<T, Mark>,
+    /// How many items are in hand.
+    processing: usize,
     /// Delayed items: the heap orders them, the map de-duplicates (item → live entry).
     heap: BinaryHeap<Waiting<T>>,
     waiting: AHashMap<T, (Instant, u64)>,
@@ -101,7 +114,7 @@ impl<T> fmt::Debug for Queue<T> {
         let s = self.core.state.lock();
         f.debug_struct("Queue")
             .field("queued", &s.queue.len())
-            .field("processing", &s.processing.len())
+            .field("processing", &s.processing)
             .field("waiting", &s.waiting.len())
             .field("shutting_down", &s.shutting_down)
             .field("name", &self.core.name)
@@ -124,18 +137,29 @@ where
 {
     /// `add` under the lock; returns whether a worker should be woken.
     fn add(&mut self, item: T) -> bool {
-        if self.shutting_down || self.dirty.contains(&item) {
+        if self.shutting_down {
             return false;
         }
-        if let Some(m) = &mut self.metrics {
-            m.add(&item, Instant::now());
+        match self.items.entry(item) {
+            Entry::Occupied(mut o) => {
+                if *o.get() != Mark::Processing {
+                    return false;
+                }
+                o.insert(Mark::ProcessingAgain);
+                if let Some(m) = &mut self.metrics {
+                    m.add(o.key(), Instant::now());
+                }
+                false
+            }
+            Entry::Vacant(v) => {
+                if let Some(m) = &mut self.metrics {
+                    m.add(v.key(), Instant::now());
+                }
+                self.queue.push_back(v.key().clone());
+                v.insert(Mark::Queued);
+                true
+            }
         }
-        self.dirty.insert(item.clone());
-        if self.processing.contains(&item) {
-            return false;
-        }
-        self.queue.push_back(item);
-        true
     }
 
     /// Moves delayed items whose time has come into the queue; returns how many were queued.
@@ -173,12 +197,35 @@ where
     /// Hands out the first queued item.
     fn pop(&mut self) -> Option<T> {
         let item = self.queue.pop_front()?;
-        self.dirty.remove(&item);
+        if let Some(mark) = self.items.get_mut(&item) {
+            *mark = Mark::Processing;
+        }
+        self.processing += 1;
         if let Some(m) = &mut self.metrics {
             m.get(&item, Instant::now());
         }
-        self.processing.insert(item.clone());
         Some(item)
+    }
+
+    /// `done` under the lock; returns (wake a worker, shut down and nothing in hand any more).
+    fn done(&mut self, item: &T) -> (bool, bool) {
+        let queued = match self.items.get_mut(item) {
+            Some(Mark::Queued) | None => return (false, false),
+            Some(Mark::Processing) => {
+                self.items.remove(item);
+                false
+            }
+            Some(mark @ Mark::ProcessingAgain) => {
+                *mark = Mark::Queued;
+                self.queue.push_back(item.clone());
+                true
+            }
+        };
+        self.processing -= 1;
+        if let Some(m) = &mut self.metrics {
+            m.done(item, Instant::now());
+        }
+        (queued, self.shutting_down && self.processing == 0)
     }
 }
 
@@ -211,8 +258,8 @@ where
             core: Arc::new(Core {
                 state: Mutex::new(State {
                     queue: VecDeque::new(),
-                    dirty: AHashSet::new(),
-                    processing: AHashSet::new(),
+                    items: AHashMap::new(),
+                    processing: 0,
                     heap: BinaryHeap::new(),
                     waiting: AHashMap::new(),
                     seq: 0,
@@ -421,19 +468,7 @@ where
     /// assert!(q.is_empty());
     /// ```
     pub fn done(&self, item: &T) {
-        let (wake, drained) = {
-            let mut s = self.core.state.lock();
-            s.processing.remove(item);
-            if let Some(m) = &mut s.metrics {
-                m.done(item, Instant::now());
-            }
-            let mut wake = false;
-            if !s.shutting_down && s.dirty.contains(item) {
-                s.queue.push_back(item.clone());
-                wake = true;
-            }
-            (wake, s.shutting_down && s.processing.is_empty())
-        };
+        let (wake, drained) = self.core.state.lock().done(item);
         if wake {
             self.core.ready.notify_one();
         }
@@ -478,7 +513,7 @@ where
     /// assert_eq!(q.processing(), 1);
     /// ```
     pub fn processing(&self) -> usize {
-        self.core.state.lock().processing.len()
+        self.core.state.lock().processing
     }
 
     /// The number of delayed items not yet due.
@@ -505,7 +540,14 @@ where
             let mut s = self.core.state.lock();
             s.shutting_down = true;
             s.queue.clear();
-            s.dirty.clear();
+            // What is in hand stays until `done` (which no longer queues it); the rest goes.
+            s.items.retain(|_, mark| {
+                *mark = match mark {
+                    Mark::Queued => return false,
+                    Mark::Processing | Mark::ProcessingAgain => Mark::Processing,
+                };
+                true
+            });
             s.heap.clear();
             s.waiting.clear();
             if let Some(m) = &mut s.metrics {
@@ -535,7 +577,7 @@ where
             let drained = self.core.drained.notified();
             tokio::pin!(drained);
             drained.as_mut().enable();
-            if self.core.state.lock().processing.is_empty() {
+            if self.core.state.lock().processing == 0 {
                 return;
             }
             drained.await;
@@ -558,6 +600,7 @@ mod tests {
     use std::collections::HashMap;
     use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
 
+    use ahash::AHashSet;
     use proptest::prelude::*;
 
     #[tokio::test]
@@ -589,6 +632,20 @@ mod tests {
         q.done(&"k");
         assert!(q.is_empty());
         assert_eq!(q.processing(), 0);
+    }
+
+    #[test]
+    fn done_of_an_item_not_handed_out_does_not_queue_it_twice() {
+        let q = Queue::new();
+        q.add(1);
+        q.done(&1);
+        assert_eq!(q.len(), 1);
+        assert_eq!(q.try_get(), Some(1));
+        assert_eq!(q.try_get(), None);
+        assert_eq!(q.processing(), 1);
+        q.done(&1);
+        q.done(&1);
+        assert_eq!((q.len(), q.processing()), (0, 0));
     }
 
     #[tokio::test]
