@@ -4,7 +4,7 @@
 //! Modes (one process each, so each heap is its own):
 //!
 //! * `serve configmaps N KUBECONFIG`: the in-memory API server on loopback, seeded with N ConfigMaps of
-//!   1 KiB data (configuration text, different in each: see [`config_text`]), each created by
+//!   1 KiB data (configuration text, different in each: see `common::config_text`), each created by
 //!   server-side apply (so each has one managedFields entry); writes KUBECONFIG and serves until
 //!   killed.
 //! * `serve pods N KUBECONFIG`: the same with N Pods as a ReplicaSet makes them, applied by
@@ -22,6 +22,8 @@
 //! Each measuring mode prints `<mode> <objects> <heap bytes per object> <rss bytes per
 //! object>`: the growth of live heap bytes (counted by the global allocator) and of VmRSS from
 //! before the informer starts to after its cache has synced.
+
+mod common;
 
 use std::time::Duration;
 
@@ -81,31 +83,7 @@ async fn seed_pod(api: &Api<Pod>, i: usize) -> Result<(), BoxError> {
                 "name": "web-7d9c5b8f6", "uid": "8d2f1c1e-4b7a-4f8e-9a53-3c0f5a9e2b11",
                 "controller": true, "blockOwnerDeletion": true}],
         },
-        "spec": {
-            "containers": [{
-                "name": "web", "image": "registry.example.com/team/web:1.24.3",
-                "imagePullPolicy": "IfNotPresent",
-                "ports": [{"name": "http", "containerPort": 8080, "protocol": "TCP"}],
-                "env": [{"name": "LOG_LEVEL", "value": "info"},
-                        {"name": "POD_NAME", "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.name"}}}],
-                "resources": {"requests": {"cpu": "100m", "memory": "128Mi"},
-                              "limits": {"memory": "256Mi"}},
-                "readinessProbe": {"httpGet": {"path": "/healthz", "port": 8080, "scheme": "HTTP"},
-                                   "periodSeconds": 10},
-                "volumeMounts": [{"name": "kube-api-access", "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount", "readOnly": true}],
-                "terminationMessagePath": "/dev/termination-log",
-                "terminationMessagePolicy": "File",
-            }],
-            "volumes": [{"name": "kube-api-access", "projected": {"defaultMode": 420, "sources": [
-                {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
-                {"configMap": {"name": "kube-root-ca.crt", "items": [{"key": "ca.crt", "path": "ca.crt"}]}}]}}],
-            "restartPolicy": "Always", "dnsPolicy": "ClusterFirst",
-            "serviceAccountName": "default", "terminationGracePeriodSeconds": 30,
-            "nodeName": format!("node-{:03}", i % 100),
-            "tolerations": [
-                {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
-                {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}],
-        },
+        "spec": common::pod_spec(i),
     });
     api.patch(
         &name,
@@ -151,55 +129,6 @@ async fn seed_pod(api: &Api<Pod>, i: usize) -> Result<(), BoxError> {
     Ok(())
 }
 
-/// 1 KiB of configuration text, different in each ConfigMap: `section.key = value` lines whose
-/// keys come from a small vocabulary (as a config file's do) and whose values are numbers, host
-/// names, paths, flags and 16-hex-digit tokens drawn at random (seeded by `i`), so the data is
-/// neither one repeated byte nor the same in every object: about as compressible as real
-/// configuration, where a store's compression cannot lean on copies of one text.
-fn config_text(i: usize) -> String {
-    use std::fmt::Write;
-    const SECTIONS: [&str; 8] = [
-        "server", "database", "cache", "auth", "logging", "metrics", "queue", "features",
-    ];
-    const KEYS: [&str; 14] = [
-        "host",
-        "port",
-        "timeout_ms",
-        "max_connections",
-        "retries",
-        "pool_size",
-        "enabled",
-        "endpoint",
-        "token_ttl",
-        "level",
-        "path",
-        "replicas",
-        "batch_size",
-        "region",
-    ];
-    const ENVS: [&str; 3] = ["prod", "staging", "dev"];
-    let mut rng = fastrand::Rng::with_seed(i as u64);
-    let mut text = String::with_capacity(1100);
-    while text.len() < 1024 {
-        let section = SECTIONS[rng.usize(..SECTIONS.len())];
-        let key = KEYS[rng.usize(..KEYS.len())];
-        let _ = match rng.u8(..5) {
-            0 => writeln!(text, "{section}.{key} = {}", rng.u32(1..100_000)),
-            1 => writeln!(
-                text,
-                "{section}.{key} = {section}-{}.{}.svc.cluster.local",
-                rng.u16(..1000),
-                ENVS[rng.usize(..ENVS.len())]
-            ),
-            2 => writeln!(text, "{section}.{key} = {}", rng.bool()),
-            3 => writeln!(text, "{section}.{key} = {:016x}", rng.u64(..)),
-            _ => writeln!(text, "{section}.{key} = /var/lib/{section}/{}", rng.u32(..)),
-        };
-    }
-    text.truncate(1024);
-    text
-}
-
 async fn serve(kind: &str, n: usize, kubeconfig: &str) -> Result<(), BoxError> {
     let server = kube_codegen_runtime::fake::FakeApiServer::builder()
         .max_recorded_actions(0)
@@ -209,7 +138,7 @@ async fn serve(kind: &str, n: usize, kubeconfig: &str) -> Result<(), BoxError> {
         "configmaps" => {
             let api: Api<ConfigMap> = Api::namespaced(local, "default");
             for i in 0..n {
-                let data = config_text(i);
+                let data = common::config_text(i);
                 let cm = serde_json::json!({
                     "apiVersion": "v1", "kind": "ConfigMap",
                     "metadata": {"name": format!("cm-{i:06}"), "namespace": "default",

@@ -45,22 +45,48 @@ pub fn objects(namespaces: usize, per_namespace: usize) -> Vec<ConfigMap> {
     v
 }
 
-/// 1 KiB of configuration text, different in each object (seeded by `i`): keys from a small
-/// vocabulary, values numbers, host names, paths, flags and random tokens (as
-/// `benches/informer_memory.rs` seeds its server).
+/// 1 KiB of configuration text, different in each ConfigMap: `section.key = value` lines whose
+/// keys come from a small vocabulary (as a config file's do) and whose values are numbers, host
+/// names, paths, flags and 16-hex-digit tokens drawn at random (seeded by `i`), so the data is
+/// neither one repeated byte nor the same in every object: about as compressible as real
+/// configuration, where a store's compression cannot lean on copies of one text.
 pub fn config_text(i: usize) -> String {
     use std::fmt::Write;
-    const SECTIONS: [&str; 4] = ["server", "database", "cache", "auth"];
-    const KEYS: [&str; 6] = ["host", "port", "timeout_ms", "enabled", "endpoint", "path"];
+    const SECTIONS: [&str; 8] = [
+        "server", "database", "cache", "auth", "logging", "metrics", "queue", "features",
+    ];
+    const KEYS: [&str; 14] = [
+        "host",
+        "port",
+        "timeout_ms",
+        "max_connections",
+        "retries",
+        "pool_size",
+        "enabled",
+        "endpoint",
+        "token_ttl",
+        "level",
+        "path",
+        "replicas",
+        "batch_size",
+        "region",
+    ];
+    const ENVS: [&str; 3] = ["prod", "staging", "dev"];
     let mut rng = fastrand::Rng::with_seed(i as u64);
     let mut text = String::with_capacity(1100);
     while text.len() < 1024 {
         let section = SECTIONS[rng.usize(..SECTIONS.len())];
         let key = KEYS[rng.usize(..KEYS.len())];
-        let _ = match rng.u8(..4) {
+        let _ = match rng.u8(..5) {
             0 => writeln!(text, "{section}.{key} = {}", rng.u32(1..100_000)),
-            1 => writeln!(text, "{section}.{key} = {section}-{}.svc", rng.u16(..1000)),
-            2 => writeln!(text, "{section}.{key} = {:016x}", rng.u64(..)),
+            1 => writeln!(
+                text,
+                "{section}.{key} = {section}-{}.{}.svc.cluster.local",
+                rng.u16(..1000),
+                ENVS[rng.usize(..ENVS.len())]
+            ),
+            2 => writeln!(text, "{section}.{key} = {}", rng.bool()),
+            3 => writeln!(text, "{section}.{key} = {:016x}", rng.u64(..)),
             _ => writeln!(text, "{section}.{key} = /var/lib/{section}/{}", rng.u32(..)),
         };
     }
@@ -98,6 +124,34 @@ pub fn config_map_json(i: usize) -> String {
     .to_string()
 }
 
+/// The spec of a Pod as a ReplicaSet makes it (one container with probes, env, resources and
+/// the service-account volume), on node `node-{i % 100}`.
+pub fn pod_spec(i: usize) -> serde_json::Value {
+    serde_json::json!({
+        "containers": [{
+            "name": "web", "image": "registry.example.com/team/web:1.24.3",
+            "imagePullPolicy": "IfNotPresent",
+            "ports": [{"name": "http", "containerPort": 8080, "protocol": "TCP"}],
+            "env": [{"name": "LOG_LEVEL", "value": "info"},
+                    {"name": "POD_NAME", "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.name"}}}],
+            "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}, "limits": {"memory": "256Mi"}},
+            "readinessProbe": {"httpGet": {"path": "/healthz", "port": 8080, "scheme": "HTTP"}, "periodSeconds": 10},
+            "volumeMounts": [{"name": "kube-api-access", "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount", "readOnly": true}],
+            "terminationMessagePath": "/dev/termination-log",
+            "terminationMessagePolicy": "File",
+        }],
+        "volumes": [{"name": "kube-api-access", "projected": {"defaultMode": 420, "sources": [
+            {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
+            {"configMap": {"name": "kube-root-ca.crt", "items": [{"key": "ca.crt", "path": "ca.crt"}]}}]}}],
+        "restartPolicy": "Always", "dnsPolicy": "ClusterFirst",
+        "serviceAccountName": "default", "terminationGracePeriodSeconds": 30,
+        "nodeName": format!("node-{:03}", i % 100),
+        "tolerations": [
+            {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
+            {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}],
+    })
+}
+
 /// A Pod as a ReplicaSet makes it, scheduled and running, with three managedFields entries
 /// (controller, scheduler, kubelet).
 pub fn pod_json(i: usize) -> String {
@@ -125,29 +179,7 @@ pub fn pod_json(i: usize) -> String {
                 mf("kubelet", serde_json::json!({"f:status": {"f:containerStatuses": {}, "f:podIP": {}, "f:phase": {}}})),
             ],
         },
-        "spec": {
-            "containers": [{
-                "name": "web", "image": "registry.example.com/team/web:1.24.3",
-                "imagePullPolicy": "IfNotPresent",
-                "ports": [{"name": "http", "containerPort": 8080, "protocol": "TCP"}],
-                "env": [{"name": "LOG_LEVEL", "value": "info"},
-                        {"name": "POD_NAME", "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.name"}}}],
-                "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}, "limits": {"memory": "256Mi"}},
-                "readinessProbe": {"httpGet": {"path": "/healthz", "port": 8080, "scheme": "HTTP"}, "periodSeconds": 10},
-                "volumeMounts": [{"name": "kube-api-access", "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount", "readOnly": true}],
-                "terminationMessagePath": "/dev/termination-log",
-                "terminationMessagePolicy": "File",
-            }],
-            "volumes": [{"name": "kube-api-access", "projected": {"defaultMode": 420, "sources": [
-                {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
-                {"configMap": {"name": "kube-root-ca.crt", "items": [{"key": "ca.crt", "path": "ca.crt"}]}}]}}],
-            "restartPolicy": "Always", "dnsPolicy": "ClusterFirst",
-            "serviceAccountName": "default", "terminationGracePeriodSeconds": 30,
-            "nodeName": format!("node-{:03}", i % 100),
-            "tolerations": [
-                {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
-                {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}],
-        },
+        "spec": pod_spec(i),
         "status": {
             "phase": "Running", "podIP": format!("10.0.{}.{}", i / 250 % 250, i % 250),
             "hostIP": format!("192.168.0.{}", i % 100), "qosClass": "Burstable",
