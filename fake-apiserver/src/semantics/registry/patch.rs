@@ -104,24 +104,8 @@ pub(crate) fn patched_object(
         PatchType::Apply => return Err(ApiError::internal("unreachable patch type")),
     };
     check_patched_types(res, ptype, body, &patched)?;
-    check_patched_name(object::name(&patched), name)?;
+    super::update::check_name(object::name(&patched), name)?;
     Ok(patched)
-}
-
-/// The patcher's `checkName`: a patched object must still carry the URL's name (a 400, before
-/// anything validates it).
-fn check_patched_name(patched: &str, name: &str) -> ApiResult<()> {
-    if patched.is_empty() {
-        return Err(ApiError::bad_request(format!(
-            "the name of the object ({name} based on URL) was undeterminable: name must be provided"
-        )));
-    }
-    if patched != name {
-        return Err(ApiError::bad_request(format!(
-            "the name of the object ({patched}) does not match the name on the URL ({name})"
-        )));
-    }
-    Ok(())
 }
 
 /// kube-apiserver decodes a patched built-in object into its Go type before anything else
@@ -367,7 +351,7 @@ pub(crate) fn applied(
     // Without a name, an apply updates the URL's object but cannot create one.
     match object::name(&config) {
         "" if current.is_some() => object::set_meta(&mut config, "name", Some(json!(name))),
-        n => check_patched_name(n, name)?,
+        n => super::update::check_name(n, name)?,
     }
     let now = object::now_rfc3339();
     let force = opts.force.unwrap_or(false);

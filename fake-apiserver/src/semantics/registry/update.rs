@@ -30,6 +30,22 @@ pub(crate) struct UpdateInput {
     pub(crate) is_put: bool,
 }
 
+/// The name an object written to `name`'s URL carries (a PUT body, or a patched object: the
+/// update handler's and the patcher's `checkName`) must be that name: a 400 otherwise.
+pub(crate) fn check_name(found: &str, name: &str) -> ApiResult<()> {
+    if found.is_empty() {
+        return Err(ApiError::bad_request(format!(
+            "the name of the object ({name} based on URL) was undeterminable: name must be provided"
+        )));
+    }
+    if found != name {
+        return Err(ApiError::bad_request(format!(
+            "the name of the object ({found}) does not match the name on the URL ({name})"
+        )));
+    }
+    Ok(())
+}
+
 /// A PUT body's checks against the URL (kube-apiserver's update handler): the body names the
 /// object, the same one as the URL, and no other namespace. The scale subresource checks its
 /// Scale body the same way.
@@ -39,17 +55,7 @@ pub(crate) fn check_body_names(
     url_namespace: &str,
     name: &str,
 ) -> ApiResult<()> {
-    let body_name = object::name(body);
-    if body_name.is_empty() {
-        return Err(ApiError::bad_request(format!(
-            "the name of the object ({name} based on URL) was undeterminable: name must be provided"
-        )));
-    }
-    if body_name != name {
-        return Err(ApiError::bad_request(format!(
-            "the name of the object ({body_name}) does not match the name on the URL ({name})"
-        )));
-    }
+    check_name(object::name(body), name)?;
     let body_ns = object::namespace(body);
     if res.namespaced && !body_ns.is_empty() && body_ns != url_namespace {
         return Err(ApiError::bad_request(
