@@ -8,7 +8,9 @@
 #                "configmaps:10000 configmaps:100000 pods:10000"): ConfigMaps of 1 KiB data
 #                (configuration text, different in each) created by server-side apply (one managedFields entry each), or Pods as a
 #                ReplicaSet makes them, applied by the controller, the scheduler and the kubelet
-#                (three managedFields entries each)
+#                (three managedFields entries each), or statefulset-pods: the same Pods as a
+#                StatefulSet makes them, whose name and index among their labels give each
+#                Pod a label set of its own (informed on as pods)
 #   --rounds N   measure each informer N times, alternating (default 3; the median is kept)
 #   --breakdown  also print where one object's bytes go in our decoded object and store
 #
@@ -54,7 +56,11 @@ for l in sys.stdin:
 
 for scenario in $SCENARIOS; do
     KIND=${scenario%%:*} OBJECTS=${scenario#*:}
-    [[ $KIND == configmaps || $KIND == pods ]] || die "--scenarios: unknown kind '$KIND' in '$scenario'"
+    case $KIND in
+        configmaps | pods) RESOURCE=$KIND ;;
+        statefulset-pods) RESOURCE=pods ;;
+        *) die "--scenarios: unknown kind '$KIND' in '$scenario'" ;;
+    esac
     [[ $OBJECTS =~ ^[0-9]+$ ]] || die "--scenarios: '$scenario' is not KIND:COUNT"
     echo "bench-informer-memory: seeding $OBJECTS $KIND ($(uptime))" >&2
     rm -f "$WORK/url"
@@ -64,16 +70,16 @@ for scenario in $SCENARIOS; do
         kill -0 "$SERVER" 2>/dev/null || die "the server exited: $(cat "$WORK/server.log")"
         sleep 0.2
     done
-    [[ -n $BREAKDOWN ]] && "$OURS" breakdown "$KIND" "$WORK/kubeconfig" >&2
+    [[ -n $BREAKDOWN ]] && "$OURS" breakdown "$RESOURCE" "$WORK/kubeconfig" >&2
     for ((r = 1; r <= ROUNDS; r++)); do
         echo "bench-informer-memory: $KIND:$OBJECTS round $r/$ROUNDS ($(uptime))" >&2
         for mode in ours ours-keep-managed-fields ours-decoded ours-decoded-keep-managed-fields \
             ours-metadata kube-rs; do
-            "$OURS" "$mode" "$KIND" "$WORK/kubeconfig" | sed "s/^/$KIND /" >>"$WORK/results" ||
+            "$OURS" "$mode" "$RESOURCE" "$WORK/kubeconfig" | sed "s/^/$KIND /" >>"$WORK/results" ||
                 die "$mode failed"
         done
         for strip in "" -strip-managed-fields; do
-            "$WORK/informermemory" -kubeconfig "$WORK/kubeconfig" -kind "$KIND" $strip |
+            "$WORK/informermemory" -kubeconfig "$WORK/kubeconfig" -kind "$RESOURCE" $strip |
                 sed "s/^/$KIND /" >>"$WORK/results" || die "client-go failed"
         done
     done

@@ -68,19 +68,35 @@ async fn client(kubeconfig: &str) -> Result<kube::Client, BoxError> {
     Ok(kube::Client::try_from(config)?)
 }
 
-/// A Pod as a Deployment's ReplicaSet makes it, applied by three field managers as on a real
-/// cluster: the controller (spec), the scheduler (the `PodScheduled` condition) and the kubelet
-/// (the rest of the status), so each Pod carries three managedFields entries.
-async fn seed_pod(api: &Api<Pod>, i: usize) -> Result<(), BoxError> {
-    let name = format!("web-7d9c5b8f6-{i:06}");
+/// A Pod as a Deployment's ReplicaSet makes it (or, `stateful`, as a StatefulSet does: its
+/// name and index among its labels, so each Pod has a label set of its own), applied by three
+/// field managers as on a real cluster: the controller (spec), the scheduler (the
+/// `PodScheduled` condition) and the kubelet (the rest of the status), so each Pod carries
+/// three managedFields entries.
+async fn seed_pod(api: &Api<Pod>, i: usize, stateful: bool) -> Result<(), BoxError> {
+    let (name, labels, owner) = if stateful {
+        let name = format!("web-{i}");
+        let labels = serde_json::json!({"app": "web", "tier": "frontend",
+            "controller-revision-hash": "web-5d8f7c9b6",
+            "statefulset.kubernetes.io/pod-name": name, "apps.kubernetes.io/pod-index": i.to_string()});
+        (name, labels, ("StatefulSet", "web"))
+    } else {
+        let labels =
+            serde_json::json!({"app": "web", "pod-template-hash": "7d9c5b8f6", "tier": "frontend"});
+        (
+            format!("web-7d9c5b8f6-{i:06}"),
+            labels,
+            ("ReplicaSet", "web-7d9c5b8f6"),
+        )
+    };
     let pod = serde_json::json!({
         "apiVersion": "v1", "kind": "Pod",
         "metadata": {
             "name": name, "namespace": "default",
-            "labels": {"app": "web", "pod-template-hash": "7d9c5b8f6", "tier": "frontend"},
+            "labels": labels,
             "annotations": {"kubectl.kubernetes.io/restartedAt": "2026-11-01T10:00:00Z"},
-            "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet",
-                "name": "web-7d9c5b8f6", "uid": "8d2f1c1e-4b7a-4f8e-9a53-3c0f5a9e2b11",
+            "ownerReferences": [{"apiVersion": "apps/v1", "kind": owner.0,
+                "name": owner.1, "uid": "8d2f1c1e-4b7a-4f8e-9a53-3c0f5a9e2b11",
                 "controller": true, "blockOwnerDeletion": true}],
         },
         "spec": common::pod_spec(i),
@@ -153,13 +169,17 @@ async fn serve(kind: &str, n: usize, kubeconfig: &str) -> Result<(), BoxError> {
                 .await?;
             }
         }
-        "pods" => {
+        "pods" | "statefulset-pods" => {
             let api: Api<Pod> = Api::namespaced(local, "default");
             for i in 0..n {
-                seed_pod(&api, i).await?;
+                seed_pod(&api, i, kind == "statefulset-pods").await?;
             }
         }
-        other => return Err(format!("unknown kind {other:?} (configmaps or pods)").into()),
+        other => {
+            return Err(
+                format!("unknown kind {other:?} (configmaps, pods or statefulset-pods)").into(),
+            );
+        }
     }
     let served = server
         .serve(std::net::SocketAddr::from(([127, 0, 0, 1], 0)))
@@ -399,6 +419,6 @@ fn main() -> Result<(), BoxError> {
     match args.as_slice() {
         [mode, kind, n, kc] if mode == "serve" => rt.block_on(serve(kind, n.parse()?, kc)),
         [mode, kind, kc] => rt.block_on(run(mode, kind, kc)),
-        _ => Err("usage: informer_memory serve configmaps|pods N KUBECONFIG | ours|ours-keep-managed-fields|ours-metadata|kube-rs|breakdown configmaps|pods KUBECONFIG".into()),
+        _ => Err("usage: informer_memory serve configmaps|pods|statefulset-pods N KUBECONFIG | ours|ours-keep-managed-fields|ours-metadata|kube-rs|breakdown configmaps|pods KUBECONFIG".into()),
     }
 }

@@ -35,16 +35,53 @@ pub(crate) struct Compact {
 
 /// The labels of an object, sorted by key: kept once per store for every object that has the
 /// same ones (the objects of one owner, app or shard mostly do), so an object pays a pointer.
+/// One allocation, so that a set of its own (a StatefulSet's Pod, with its name and index among
+/// its labels) costs little more than its text: the number of labels and each one's key and
+/// value lengths (`u16`, little-endian), then every key and value, one after another.
 #[derive(Debug, PartialEq, Eq, Hash)]
-pub(crate) struct LabelSet(Box<[(Box<str>, Box<str>)]>);
+pub(crate) struct LabelSet(Box<[u8]>);
 
 impl LabelSet {
+    /// `None` if there are more than `u16::MAX` labels or one is longer than that (the object
+    /// is then kept decoded).
+    fn new(labels: &BTreeMap<String, String>) -> Option<Self> {
+        let text: usize = labels.iter().map(|(k, v)| k.len() + v.len()).sum();
+        let mut bytes = Vec::with_capacity(2 + 4 * labels.len() + text);
+        bytes.extend_from_slice(&u16::try_from(labels.len()).ok()?.to_le_bytes());
+        for (k, v) in labels {
+            bytes.extend_from_slice(&u16::try_from(k.len()).ok()?.to_le_bytes());
+            bytes.extend_from_slice(&u16::try_from(v.len()).ok()?.to_le_bytes());
+        }
+        for (k, v) in labels {
+            bytes.extend_from_slice(k.as_bytes());
+            bytes.extend_from_slice(v.as_bytes());
+        }
+        Some(LabelSet(bytes.into_boxed_slice()))
+    }
+
     /// The value of label `key`.
     pub(crate) fn get(&self, key: &str) -> Option<&str> {
-        let i = self.0.binary_search_by(|(k, _)| (**k).cmp(key)).ok()?;
-        self.0.get(i).map(|(_, v)| &**v)
+        let b = &*self.0;
+        let number = |at: usize| {
+            b.get(at..at + 2)
+                .map_or(0, |n| usize::from(u16::from_le_bytes([n[0], n[1]])))
+        };
+        let count = number(0);
+        let mut at = 2 + 4 * count;
+        for i in 0..count {
+            let (k, v) = (number(2 + 4 * i), number(4 + 4 * i));
+            if b.get(at..at + k)? == key.as_bytes() {
+                return std::str::from_utf8(b.get(at + k..at + k + v)?).ok();
+            }
+            at += k + v;
+        }
+        None
     }
 }
+
+/// Labels a [`LabelSet`] cannot record (a count or a length beyond `u16`).
+#[derive(Debug)]
+struct LabelsTooLong;
 
 /// The store's distinct label sets. A set no entry holds any longer is forgotten when the table
 /// has doubled since it was last swept, so the table stays within twice the sets in use.
@@ -55,18 +92,17 @@ struct LabelSets {
 }
 
 impl LabelSets {
-    fn intern(&mut self, labels: &BTreeMap<String, String>) -> Option<Arc<LabelSet>> {
+    /// The shared set of `labels` (`Ok(None)` for none); `Err` if they cannot be recorded.
+    fn intern(
+        &mut self,
+        labels: &BTreeMap<String, String>,
+    ) -> Result<Option<Arc<LabelSet>>, LabelsTooLong> {
         if labels.is_empty() {
-            return None;
+            return Ok(None);
         }
-        let set = LabelSet(
-            labels
-                .iter()
-                .map(|(k, v)| (k.as_str().into(), v.as_str().into()))
-                .collect(),
-        );
+        let set = LabelSet::new(labels).ok_or(LabelsTooLong)?;
         if let Some(known) = self.sets.get(&set) {
-            return Some(known.clone());
+            return Ok(Some(known.clone()));
         }
         if self.sets.len() >= self.sweep_at {
             self.sets.retain(|s| Arc::strong_count(s) > 1);
@@ -74,7 +110,7 @@ impl LabelSets {
         }
         let set = Arc::new(set);
         self.sets.insert(set.clone());
-        Some(set)
+        Ok(Some(set))
     }
 }
 
@@ -183,9 +219,13 @@ impl Codec {
         bytes.extend_from_slice(name.as_bytes());
         bytes.extend_from_slice(resource_version.as_bytes());
         bytes.extend_from_slice(&block[..n]);
+        let labels = match labels {
+            Some(l) => self.labels.lock().intern(l).ok()?,
+            None => None,
+        };
         Some(Compact {
             bytes: bytes.into_boxed_slice(),
-            labels: labels.and_then(|l| self.labels.lock().intern(l)),
+            labels,
         })
     }
 
@@ -411,6 +451,32 @@ mod tests {
         assert_eq!(a.label("app"), Some("app-1"));
         let c = codec.compact(&raw(4), Some(&labels(1))).unwrap();
         assert_eq!(c.label("app"), Some("app-1"));
+    }
+
+    #[test]
+    fn a_label_set_reads_back_every_label_and_refuses_what_it_cannot_record() {
+        let codec = Codec::new(false);
+        let raw = r#"{"metadata":{"name":"web-3"}}"#;
+        let labels = BTreeMap::from(
+            [
+                ("app", "web"),
+                ("apps.kubernetes.io/pod-index", "3"),
+                ("empty", ""),
+                ("statefulset.kubernetes.io/pod-name", "web-3"),
+                ("unicode", "größe-ü"),
+            ]
+            .map(|(k, v)| (k.to_string(), v.to_string())),
+        );
+        let c = codec.compact(raw, Some(&labels)).unwrap();
+        for (k, v) in &labels {
+            assert_eq!(c.label(k), Some(v.as_str()), "{k}");
+        }
+        for absent in ["", "ap", "apps", "web", "unicode2", "zzz"] {
+            assert_eq!(c.label(absent), None, "{absent}");
+        }
+        // Longer than a set records: kept decoded by the caller, never without its labels.
+        let long = BTreeMap::from([("k".to_string(), "v".repeat(70_000))]);
+        assert!(codec.compact(raw, Some(&long)).is_none());
     }
 
     #[test]
