@@ -45,7 +45,7 @@
 //! ```
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::BinaryHeap;
 use std::fmt;
 use std::hash::Hash;
 use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
@@ -132,8 +132,8 @@ impl AddOptions {
 /// Where a queued item is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Place {
-    /// May be handed out; ready since then.
-    Ready(Instant),
+    /// May be handed out: linked into its priority's list, ready since `since`.
+    Ready,
     /// Waits for `due`.
     Delayed,
     /// Handed out, not re-added.
@@ -151,24 +151,26 @@ struct Entry<T> {
     /// `due` was set by the rate limiter: other adds do not bring it forward.
     backoff: bool,
     /// Identifies the current placement (set when the item becomes ready or delayed, in
-    /// increasing order). A reference with another stamp is stale, and so is a reference to a
-    /// ready item in another priority's list than the item's (its priority was raised).
+    /// increasing order): a delayed-heap entry with another stamp is stale. A ready item's
+    /// list is ordered by `(since, stamp)`, so ties of `since` keep the order of readiness,
+    /// also after a raise of priority (which keeps the stamp).
     stamp: u64,
+    /// When it became ready (while `Ready`).
+    since: Instant,
+    /// The neighbours in its priority's list (while `Ready`; [`NIL`] at an end).
+    prev: u32,
+    next: u32,
     place: Place,
 }
 
-/// A ready item in its priority's list, ordered by `(since, stamp)`: ties of `since` in the
-/// order of readiness, also after a raise of priority (which keeps the stamp).
-#[derive(Debug, Clone, Copy)]
-struct Ref {
-    since: Instant,
-    stamp: u64,
-    slot: u32,
-}
+/// No slot: the end of a list.
+const NIL: u32 = u32::MAX;
 
+/// The ready items of one priority, linked through their entries, oldest first.
 struct Level {
     priority: i32,
-    refs: VecDeque<Ref>,
+    head: u32,
+    tail: u32,
 }
 
 struct State<T> {
@@ -419,34 +421,85 @@ impl<T: Clone + Eq + Hash> State<T> {
         let Some(e) = self.slots.get_mut(slot as usize).and_then(Option::as_mut) else {
             return;
         };
-        e.place = Place::Ready(since);
+        e.place = Place::Ready;
         e.stamp = stamp;
+        e.since = since;
         let priority = e.priority;
         if let Some(m) = &mut self.metrics {
             m.add_at(&e.item, now, priority);
         }
         self.ready += 1;
-        self.insert_ref(priority, Ref { since, stamp, slot });
+        self.link(slot, priority);
     }
 
-    fn insert_ref(&mut self, priority: i32, r: Ref) {
+    /// The `(since, stamp)` of the ready item in `slot`: its place in its list.
+    fn key(&self, slot: u32) -> Option<(Instant, u64)> {
+        self.entry(slot).map(|e| (e.since, e.stamp))
+    }
+
+    /// Links the ready item in `slot` into the list of `priority` at its place: after the
+    /// tail mostly (it became ready last), before the head if it is older than all (a raised
+    /// item usually is), else found by walking back from the tail.
+    fn link(&mut self, slot: u32, priority: i32) {
         let at = self.levels.partition_point(|l| l.priority > priority);
         if self.levels.get(at).is_none_or(|l| l.priority != priority) {
             self.levels.insert(
                 at,
                 Level {
                     priority,
-                    refs: VecDeque::new(),
+                    head: NIL,
+                    tail: NIL,
                 },
             );
         }
-        let refs = &mut self.levels[at].refs;
-        let key = (r.since, r.stamp);
-        if refs.back().is_none_or(|b| (b.since, b.stamp) <= key) {
-            refs.push_back(r);
+        let Some(key) = self.key(slot) else { return };
+        let (head, tail) = (self.levels[at].head, self.levels[at].tail);
+        // The item to insert after (NIL: at the head).
+        let after = if tail == NIL || self.key(tail).is_none_or(|k| k <= key) {
+            tail
+        } else if self.key(head).is_none_or(|k| key < k) {
+            NIL
         } else {
-            let pos = refs.partition_point(|x| (x.since, x.stamp) <= key);
-            refs.insert(pos, r);
+            let mut after = self.entry(tail).map_or(NIL, |e| e.prev);
+            while after != NIL && self.key(after).is_some_and(|k| k > key) {
+                after = self.entry(after).map_or(NIL, |e| e.prev);
+            }
+            after
+        };
+        let next = if after == NIL {
+            head
+        } else {
+            self.entry(after).map_or(NIL, |e| e.next)
+        };
+        if let Some(e) = self.entry_mut(slot) {
+            e.prev = after;
+            e.next = next;
+        }
+        match self.entry_mut(after) {
+            Some(a) => a.next = slot,
+            None => self.levels[at].head = slot,
+        }
+        match self.entry_mut(next) {
+            Some(n) => n.prev = slot,
+            None => self.levels[at].tail = slot,
+        }
+    }
+
+    /// Unlinks the ready item in `slot` from the list of `priority`.
+    fn unlink(&mut self, slot: u32, priority: i32) {
+        let Some((prev, next)) = self.entry(slot).map(|e| (e.prev, e.next)) else {
+            return;
+        };
+        let Ok(at) = self.levels.binary_search_by(|l| priority.cmp(&l.priority)) else {
+            return;
+        };
+        match self.entry_mut(prev) {
+            Some(p) => p.next = next,
+            None => self.levels[at].head = next,
+        }
+        match self.entry_mut(next) {
+            Some(n) => n.prev = prev,
+            None => self.levels[at].tail = prev,
         }
     }
 
@@ -497,6 +550,9 @@ impl<T: Clone + Eq + Hash> State<T> {
                     due,
                     backoff,
                     stamp: 0,
+                    since: now,
+                    prev: NIL,
+                    next: NIL,
                     place: Place::Delayed,
                 };
                 let slot = match self.free.pop() {
@@ -537,9 +593,10 @@ impl<T: Clone + Eq + Hash> State<T> {
         let (place, new_priority, new_due) = (e.place, e.priority, e.due);
         match place {
             Place::Processing | Place::ProcessingAgain => false,
-            Place::Ready(since) => {
+            Place::Ready => {
                 if new_due > now {
                     // Sent back to wait by a rate-limited add.
+                    self.unlink(slot, old_priority);
                     self.ready -= 1;
                     let held = self.slots.get(slot as usize).and_then(Option::as_ref);
                     if let (Some(m), Some(e)) = (&mut self.metrics, held) {
@@ -549,13 +606,13 @@ impl<T: Clone + Eq + Hash> State<T> {
                     false
                 } else {
                     if new_priority != old_priority {
-                        // The reference in the old priority's list is stale now; the new one
-                        // keeps the stamp, and so the place among items ready at the same time.
-                        let stamp = self.entry(slot).map_or(0, |e| e.stamp);
+                        // Into the new priority's list, keeping `since` and the stamp, and so
+                        // the place among items ready at the same time.
+                        self.unlink(slot, old_priority);
                         if let Some(m) = &mut self.metrics {
                             m.reprioritized(old_priority, new_priority);
                         }
-                        self.insert_ref(new_priority, Ref { since, stamp, slot });
+                        self.link(slot, new_priority);
                     }
                     false
                 }
@@ -610,25 +667,6 @@ impl<T: Clone + Eq + Hash> State<T> {
         self.delayed.peek().map(|Reverse((at, ..))| *at)
     }
 
-    /// Whether `r`, in the list of `priority`, still stands for a ready item.
-    fn live(&self, r: &Ref, priority: i32) -> bool {
-        self.entry(r.slot).is_some_and(|e| {
-            e.stamp == r.stamp && e.priority == priority && matches!(e.place, Place::Ready(_))
-        })
-    }
-
-    /// Drops the stale references at the front of level `i`; returns its live front.
-    fn front(&mut self, i: usize) -> Option<Ref> {
-        loop {
-            let level = self.levels.get(i)?;
-            let r = *level.refs.front()?;
-            if self.live(&r, level.priority) {
-                return Some(r);
-            }
-            self.levels[i].refs.pop_front();
-        }
-    }
-
     /// Takes the next item: the longest-waiting overdue one, else the first of the highest
     /// priority. `clock` is the current time, read into it when first needed: with one
     /// priority ready and no metrics the pick needs no clock.
@@ -636,31 +674,41 @@ impl<T: Clone + Eq + Hash> State<T> {
         if self.ready == 0 {
             return None;
         }
-        let mut pick: Option<(usize, Instant)> = None;
-        let first = (0..self.levels.len()).find(|&i| self.front(i).is_some())?;
-        let several = (first + 1..self.levels.len()).any(|i| self.front(i).is_some());
-        self.mixed = several;
-        if let (Some(max_wait), true) = (self.max_wait, several) {
-            // The first of each priority is its longest-waiting item; with one priority ready
-            // it is the pick whether or not it is overdue.
-            let now = *clock.get_or_insert_with(Instant::now);
-            for i in first..self.levels.len() {
-                if let Some(r) = self.front(i)
-                    && now.saturating_duration_since(r.since) >= max_wait
-                    && pick.is_none_or(|(_, since)| r.since < since)
-                {
-                    pick = Some((i, r.since));
-                }
+        // The first non-empty list, and the oldest first item of all (the first of each list
+        // is its longest-waiting item; ties go to the higher priority).
+        let mut first = None;
+        let mut oldest: Option<(usize, Instant)> = None;
+        let mut several = false;
+        for (i, level) in self.levels.iter().enumerate() {
+            let Some(since) = self.entry(level.head).map(|e| e.since) else {
+                continue;
+            };
+            several = first.is_some();
+            first.get_or_insert(i);
+            if oldest.is_none_or(|(_, s)| since < s) {
+                oldest = Some((i, since));
             }
         }
-        let level = pick.map_or(first, |(i, _)| i);
-        let r = self.levels[level].refs.pop_front()?;
-        let priority = self.levels[level].priority;
-        if self.levels[level].refs.is_empty() && self.levels.len() > 8 {
-            // Many distinct priorities: drop the empty lists so that a pick stays short.
-            self.levels.retain(|l| !l.refs.is_empty());
+        let first = first?;
+        self.mixed = several;
+        let mut level = first;
+        // With one priority ready its first item is the pick whether or not it is overdue;
+        // else the oldest item is the pick if it is overdue.
+        if let (Some(max_wait), true, Some((i, since))) = (self.max_wait, several, oldest)
+            && clock
+                .get_or_insert_with(Instant::now)
+                .saturating_duration_since(since)
+                >= max_wait
+        {
+            level = i;
         }
-        let e = self.entry_mut(r.slot)?;
+        let (slot, priority) = (self.levels[level].head, self.levels[level].priority);
+        self.unlink(slot, priority);
+        if self.levels[level].head == NIL && self.levels.len() > 8 {
+            // Many distinct priorities: drop the empty lists so that a pick stays short.
+            self.levels.retain(|l| l.head != NIL);
+        }
+        let e = self.entry_mut(slot)?;
         let item = e.item.clone();
         e.place = Place::Processing;
         self.ready -= 1;
@@ -702,7 +750,7 @@ impl<T: Clone + Eq + Hash> State<T> {
                 let t = *now.get_or_insert_with(Instant::now);
                 self.place(slot, t)
             }
-            Place::Ready(_) | Place::Delayed => return (false, false),
+            Place::Ready | Place::Delayed => return (false, false),
         };
         if let Some(m) = &mut self.metrics {
             m.done(item, *now.get_or_insert_with(Instant::now));

@@ -446,6 +446,78 @@ proptest! {
         }
     }
 
+    /// Every pick is the one the rules give, checked against a model of them over random adds
+    /// (new items, raises, re-adds of items in hand), gets, dones and the passing of time: the
+    /// oldest item if it is overdue and another priority is ready, else the highest priority's
+    /// oldest (ties of time in the order the items became ready).
+    #[test]
+    fn every_pick_is_the_one_the_rules_give(
+        ops in proptest::collection::vec((0u8..4, 0u8..10, -2i32..3, 0u64..40), 1..200),
+        max_wait_ms in proptest::option::of(1u64..100),
+    ) {
+        struct Ready { priority: i32, since: u64, seq: u64 }
+        let rt = paused_runtime()?;
+        rt.block_on(async move {
+            let q = PriorityQueue::<u8>::builder()
+                .max_wait(max_wait_ms.map(Duration::from_millis))
+                .build();
+            let (mut now, mut seq) = (0u64, 0u64);
+            let mut ready: HashMap<u8, Ready> = HashMap::new();
+            // Items in hand, with the priority of a re-add made meanwhile.
+            let mut in_hand: HashMap<u8, Option<i32>> = HashMap::new();
+            for (op, k, priority, ms) in ops {
+                match op {
+                    0 => {
+                        q.add_with_priority(k, priority);
+                        if let Some(again) = in_hand.get_mut(&k) {
+                            *again = Some(again.map_or(priority, |p| p.max(priority)));
+                        } else if let Some(r) = ready.get_mut(&k) {
+                            r.priority = r.priority.max(priority);
+                        } else {
+                            seq += 1;
+                            ready.insert(k, Ready { priority, since: now, seq });
+                        }
+                    }
+                    1 => {
+                        let several = ready.values().map(|r| r.priority).collect::<AHashSet<_>>().len() > 1;
+                        let oldest = ready.iter().min_by_key(|(_, r)| (r.since, std::cmp::Reverse(r.priority), r.seq));
+                        let overdue = oldest.filter(|(_, r)| {
+                            several && max_wait_ms.is_some_and(|w| now - r.since >= w)
+                        });
+                        let want = overdue
+                            .or_else(|| ready.iter().min_by_key(|(_, r)| (std::cmp::Reverse(r.priority), r.since, r.seq)))
+                            .map(|(k, r)| (*k, r.priority));
+                        let got = q.try_get_with_priority();
+                        prop_assert_eq!(got, want, "at {} ms", now);
+                        if let Some((k, _)) = got {
+                            ready.remove(&k);
+                            in_hand.insert(k, None);
+                        }
+                    }
+                    2 => {
+                        // `done` of an item in hand (the k-th, in key order), if any.
+                        let mut keys: Vec<u8> = in_hand.keys().copied().collect();
+                        keys.sort_unstable();
+                        if let Some(&k) = keys.get(usize::from(k) % keys.len().max(1)) {
+                            q.done(&k);
+                            if let Some(Some(priority)) = in_hand.remove(&k) {
+                                seq += 1;
+                                ready.insert(k, Ready { priority, since: now, seq });
+                            }
+                        }
+                    }
+                    _ => {
+                        tokio::time::advance(Duration::from_millis(ms)).await;
+                        now += ms;
+                    }
+                }
+                prop_assert_eq!(q.len(), ready.len());
+                prop_assert_eq!(q.processing(), in_hand.len());
+            }
+            Ok(())
+        })?;
+    }
+
     /// No key is handed to two workers at once, and every add is followed by a hand-out of
     /// its key (as the plain queue's property, with priorities and aging in the mix).
     #[test]
