@@ -471,17 +471,20 @@ impl<T: Clone + Eq + Hash> State<T> {
         } else {
             self.entry(after).map_or(NIL, |e| e.next)
         };
-        if let Some(e) = self.entry_mut(slot) {
-            e.prev = after;
-            e.next = next;
+        self.join(at, after, slot);
+        self.join(at, slot, next);
+    }
+
+    /// Makes `right` follow `left` in the list of level `at` ([`NIL`] on either side: the
+    /// other is the head or the tail).
+    fn join(&mut self, at: usize, left: u32, right: u32) {
+        match self.entry_mut(left) {
+            Some(l) => l.next = right,
+            None => self.levels[at].head = right,
         }
-        match self.entry_mut(after) {
-            Some(a) => a.next = slot,
-            None => self.levels[at].head = slot,
-        }
-        match self.entry_mut(next) {
-            Some(n) => n.prev = slot,
-            None => self.levels[at].tail = slot,
+        match self.entry_mut(right) {
+            Some(r) => r.prev = left,
+            None => self.levels[at].tail = left,
         }
     }
 
@@ -493,14 +496,7 @@ impl<T: Clone + Eq + Hash> State<T> {
         let Ok(at) = self.levels.binary_search_by(|l| priority.cmp(&l.priority)) else {
             return;
         };
-        match self.entry_mut(prev) {
-            Some(p) => p.next = next,
-            None => self.levels[at].head = next,
-        }
-        match self.entry_mut(next) {
-            Some(n) => n.prev = prev,
-            None => self.levels[at].tail = prev,
-        }
+        self.join(at, prev, next);
     }
 
     fn push_delayed(&mut self, slot: u32) {
