@@ -441,17 +441,20 @@ impl<T: Clone + Eq + Hash> State<T> {
     /// tail mostly (it became ready last), before the head if it is older than all (a raised
     /// item usually is), else found by walking back from the tail.
     fn link(&mut self, slot: u32, priority: i32) {
-        let at = self.levels.partition_point(|l| l.priority > priority);
-        if self.levels.get(at).is_none_or(|l| l.priority != priority) {
-            self.levels.insert(
-                at,
-                Level {
-                    priority,
-                    head: NIL,
-                    tail: NIL,
-                },
-            );
-        }
+        let at = match self.level(priority) {
+            Ok(at) => at,
+            Err(at) => {
+                self.levels.insert(
+                    at,
+                    Level {
+                        priority,
+                        head: NIL,
+                        tail: NIL,
+                    },
+                );
+                at
+            }
+        };
         let Some(key) = self.key(slot) else { return };
         let (head, tail) = (self.levels[at].head, self.levels[at].tail);
         // The item to insert after (NIL: at the head).
@@ -488,15 +491,23 @@ impl<T: Clone + Eq + Hash> State<T> {
         }
     }
 
+    /// The index of the list of `priority` (`Err`: where it would go; highest first).
+    fn level(&self, priority: i32) -> Result<usize, usize> {
+        self.levels.binary_search_by(|l| priority.cmp(&l.priority))
+    }
+
     /// Unlinks the ready item in `slot` from the list of `priority`.
     fn unlink(&mut self, slot: u32, priority: i32) {
-        let Some((prev, next)) = self.entry(slot).map(|e| (e.prev, e.next)) else {
-            return;
-        };
-        let Ok(at) = self.levels.binary_search_by(|l| priority.cmp(&l.priority)) else {
-            return;
-        };
-        self.join(at, prev, next);
+        if let Ok(at) = self.level(priority) {
+            self.unlink_at(at, slot);
+        }
+    }
+
+    /// Unlinks the ready item in `slot` from the list of level `at`.
+    fn unlink_at(&mut self, at: usize, slot: u32) {
+        if let Some((prev, next)) = self.entry(slot).map(|e| (e.prev, e.next)) {
+            self.join(at, prev, next);
+        }
     }
 
     fn push_delayed(&mut self, slot: u32) {
@@ -699,7 +710,7 @@ impl<T: Clone + Eq + Hash> State<T> {
             level = i;
         }
         let (slot, priority) = (self.levels[level].head, self.levels[level].priority);
-        self.unlink(slot, priority);
+        self.unlink_at(level, slot);
         if self.levels[level].head == NIL && self.levels.len() > 8 {
             // Many distinct priorities: drop the empty lists so that a pick stays short.
             self.levels.retain(|l| l.head != NIL);
