@@ -145,23 +145,26 @@ enum Place {
 struct Entry<T> {
     /// The item, stored once: the index finds the entry by it, `get` hands out a clone.
     item: T,
-    priority: i32,
-    /// Not handed out before.
-    due: Instant,
-    /// `due` was set by the rate limiter: other adds do not bring it forward.
-    backoff: bool,
+    /// While `Ready`: when it became ready. Otherwise: when it is due (not handed out before).
+    /// In [`Tick`]s: a ready item's due time no longer matters (it has passed), so one field
+    /// holds both and an entry stays small.
+    time: Tick,
     /// Identifies the current placement (set when the item becomes ready or delayed, in
     /// increasing order): a delayed-heap entry with another stamp is stale. A ready item's
-    /// list is ordered by `(since, stamp)`, so ties of `since` keep the order of readiness,
-    /// also after a raise of priority (which keeps the stamp).
+    /// list is ordered by `(time, stamp)`, so ties of time keep the order of readiness, also
+    /// after a raise of priority (which keeps the stamp).
     stamp: u64,
-    /// When it became ready (while `Ready`).
-    since: Instant,
+    priority: i32,
     /// The neighbours in its priority's list (while `Ready`; [`NIL`] at an end).
     prev: u32,
     next: u32,
     place: Place,
+    /// The due time was set by the rate limiter: other adds do not bring it forward.
+    backoff: bool,
 }
+
+/// Nanoseconds since the queue was built (its `epoch`): half the size of an `Instant`.
+type Tick = u64;
 
 /// No slot: the end of a list.
 const NIL: u32 = u32::MAX;
@@ -176,13 +179,16 @@ struct Level {
 struct State<T> {
     /// Every item queued, delayed or in hand: its slot, found by the slot's item.
     index: hashbrown::HashTable<u32>,
+    /// The index's hasher (also in [`Core`], which hashes before it takes the lock).
     hasher: ahash::RandomState,
+    /// Time zero of the entries' [`Tick`]s.
+    epoch: Instant,
     slots: Vec<Option<Entry<T>>>,
     free: Vec<u32>,
     /// One list per priority seen, highest first.
     levels: Vec<Level>,
     /// Delayed items by due time: `(due, stamp, slot)`.
-    delayed: BinaryHeap<Reverse<(Instant, u64, u32)>>,
+    delayed: BinaryHeap<Reverse<(Tick, u64, u32)>>,
     next_stamp: u64,
     ready: usize,
     /// Whether the last pick had several priorities to choose from.
@@ -190,12 +196,16 @@ struct State<T> {
     waiting: usize,
     processing: usize,
     max_wait: Option<Duration>,
+    /// `max_wait` in ticks.
+    max_wait_ticks: Option<Tick>,
     shutting_down: bool,
     metrics: Option<QueueMetrics<T>>,
 }
 
 struct Core<T> {
     state: Mutex<State<T>>,
+    /// The index's hasher: items are hashed before the lock is taken.
+    hasher: ahash::RandomState,
     limiter: Arc<dyn RateLimiter<T>>,
     /// Wakes workers blocked in `get`.
     ready: Notify,
@@ -347,11 +357,14 @@ where
         let limiter = self
             .limiter
             .unwrap_or_else(|| Arc::new(default_controller_rate_limiter()));
+        let hasher = ahash::RandomState::new();
         let q = PriorityQueue {
             core: Arc::new(Core {
+                hasher: hasher.clone(),
                 state: Mutex::new(State {
                     index: hashbrown::HashTable::new(),
-                    hasher: ahash::RandomState::new(),
+                    hasher,
+                    epoch: Instant::now(),
                     slots: Vec::new(),
                     free: Vec::new(),
                     levels: Vec::new(),
@@ -362,6 +375,7 @@ where
                     waiting: 0,
                     processing: 0,
                     max_wait: self.max_wait,
+                    max_wait_ticks: self.max_wait.map(ticks),
                     shutting_down: false,
                     metrics,
                 }),
@@ -394,10 +408,25 @@ fn hash_of<T: Hash>(slots: &[Option<Entry<T>>], hasher: &ahash::RandomState, slo
         .map_or(0, |e| hasher.hash_one(&e.item))
 }
 
+/// `d` in ticks (saturating: a bound of centuries is no bound).
+fn ticks(d: Duration) -> Tick {
+    Tick::try_from(d.as_nanos()).unwrap_or(Tick::MAX)
+}
+
 impl<T: Clone + Eq + Hash> State<T> {
     fn stamp(&mut self) -> u64 {
         self.next_stamp += 1;
         self.next_stamp
+    }
+
+    /// `t` in ticks since the queue's epoch.
+    fn tick(&self, t: Instant) -> Tick {
+        ticks(t.saturating_duration_since(self.epoch))
+    }
+
+    /// The instant of tick `t`.
+    fn instant(&self, t: Tick) -> Instant {
+        self.epoch + Duration::from_nanos(t)
     }
 
     fn entry(&self, slot: u32) -> Option<&Entry<T>> {
@@ -415,15 +444,16 @@ impl<T: Clone + Eq + Hash> State<T> {
         }
     }
 
-    /// Puts a ready item into its priority's list, keeping the list ordered by `since`.
-    fn push_ready(&mut self, slot: u32, since: Instant, now: Instant) {
+    /// Makes the item in `slot` ready since `since` and puts it into its priority's list at
+    /// its place.
+    fn push_ready(&mut self, slot: u32, since: Tick, now: Instant) {
         let stamp = self.stamp();
         let Some(e) = self.slots.get_mut(slot as usize).and_then(Option::as_mut) else {
             return;
         };
         e.place = Place::Ready;
         e.stamp = stamp;
-        e.since = since;
+        e.time = since;
         let priority = e.priority;
         if let Some(m) = &mut self.metrics {
             m.add_at(&e.item, now, priority);
@@ -433,8 +463,8 @@ impl<T: Clone + Eq + Hash> State<T> {
     }
 
     /// The `(since, stamp)` of the ready item in `slot`: its place in its list.
-    fn key(&self, slot: u32) -> Option<(Instant, u64)> {
-        self.entry(slot).map(|e| (e.since, e.stamp))
+    fn key(&self, slot: u32) -> Option<(Tick, u64)> {
+        self.entry(slot).map(|e| (e.time, e.stamp))
     }
 
     /// Links the ready item in `slot` into the list of `priority` at its place: after the
@@ -510,38 +540,47 @@ impl<T: Clone + Eq + Hash> State<T> {
         }
     }
 
-    fn push_delayed(&mut self, slot: u32) {
+    /// Makes the item in `slot` wait until `due`.
+    fn push_delayed(&mut self, slot: u32, due: Tick) {
         let stamp = self.stamp();
         let Some(e) = self.entry_mut(slot) else {
             return;
         };
         e.place = Place::Delayed;
         e.stamp = stamp;
-        let due = e.due;
+        e.time = due;
         self.waiting += 1;
         self.delayed.push(Reverse((due, stamp, slot)));
     }
 
-    /// Places an item that is neither queued nor in hand; returns whether it is ready.
-    fn place(&mut self, slot: u32, now: Instant) -> bool {
-        let Some(e) = self.entry(slot) else {
-            return false;
-        };
-        if e.due <= now {
-            self.push_ready(slot, now, now);
+    /// Places an item that is neither queued nor in hand and is due at `due`; returns whether
+    /// it is ready.
+    fn place(&mut self, slot: u32, due: Tick, now: Instant, now_tick: Tick) -> bool {
+        if due <= now_tick {
+            self.push_ready(slot, now_tick, now);
             true
         } else {
-            self.push_delayed(slot);
+            self.push_delayed(slot, due);
             false
         }
     }
 
-    /// Adds `item` wanting to be handed out at `due`; returns whether a worker should wake.
-    fn add(&mut self, item: T, priority: i32, due: Instant, backoff: bool, now: Instant) -> bool {
+    /// Adds `item` (whose hash is `hash`) wanting to be handed out at `due`; returns whether a
+    /// worker should wake.
+    fn add(
+        &mut self,
+        item: T,
+        hash: u64,
+        priority: i32,
+        due: Instant,
+        backoff: bool,
+        now: Instant,
+    ) -> bool {
         if self.shutting_down {
             return false;
         }
-        let hash = self.hasher.hash_one(&item);
+        let now_tick = self.tick(now);
+        let due = if due <= now { now_tick } else { self.tick(due) };
         let (slots, hasher) = (&self.slots, &self.hasher);
         let found = self.index.entry(
             hash,
@@ -553,14 +592,13 @@ impl<T: Clone + Eq + Hash> State<T> {
             hashbrown::hash_table::Entry::Vacant(v) => {
                 let entry = Entry {
                     item,
-                    priority,
-                    due,
-                    backoff,
+                    time: due,
                     stamp: 0,
-                    since: now,
+                    priority,
                     prev: NIL,
                     next: NIL,
                     place: Place::Delayed,
+                    backoff,
                 };
                 let slot = match self.free.pop() {
                     Some(slot) => {
@@ -574,65 +612,78 @@ impl<T: Clone + Eq + Hash> State<T> {
                     }
                 };
                 v.insert(slot);
-                return self.place(slot, now);
+                return self.place(slot, due, now, now_tick);
             }
         };
         let Some(e) = self.entry_mut(slot) else {
             return false;
         };
-        if e.place == Place::Processing {
-            e.priority = priority;
-            e.due = due;
-            e.backoff = backoff;
-            e.place = Place::ProcessingAgain;
-            return false;
-        }
         let old_priority = e.priority;
-        let old_due = e.due;
         e.priority = e.priority.max(priority);
-        if backoff {
-            // A failure: its backoff replaces whatever the item waited for.
-            e.due = due;
-            e.backoff = true;
-        } else if !e.backoff {
-            e.due = e.due.min(due);
-        }
-        let (place, new_priority, new_due) = (e.place, e.priority, e.due);
-        match place {
-            Place::Processing | Place::ProcessingAgain => false,
+        let new_priority = e.priority;
+        match e.place {
+            Place::Processing => {
+                // Placed by `done`, as added now.
+                e.priority = priority;
+                e.time = due;
+                e.backoff = backoff;
+                e.place = Place::ProcessingAgain;
+                false
+            }
+            Place::ProcessingAgain => {
+                if backoff {
+                    // A failure: its backoff replaces whatever the item waited for.
+                    e.time = due;
+                    e.backoff = true;
+                } else if !e.backoff {
+                    e.time = e.time.min(due);
+                }
+                false
+            }
             Place::Ready => {
-                if new_due > now {
-                    // Sent back to wait by a rate-limited add.
+                // A ready item's due time has passed: only a failure's backoff (which replaces
+                // it) can send it back to wait.
+                if backoff {
+                    e.backoff = true;
+                }
+                if backoff && due > now_tick {
                     self.unlink(slot, old_priority);
                     self.ready -= 1;
                     let held = self.slots.get(slot as usize).and_then(Option::as_ref);
                     if let (Some(m), Some(e)) = (&mut self.metrics, held) {
                         m.unready(&e.item, old_priority);
                     }
-                    self.push_delayed(slot);
-                    false
-                } else {
-                    if new_priority != old_priority {
-                        // Into the new priority's list, keeping `since` and the stamp, and so
-                        // the place among items ready at the same time.
-                        self.unlink(slot, old_priority);
-                        if let Some(m) = &mut self.metrics {
-                            m.reprioritized(old_priority, new_priority);
-                        }
-                        self.link(slot, new_priority);
+                    self.push_delayed(slot, due);
+                } else if new_priority != old_priority {
+                    // Into the new priority's list, keeping its time and stamp, and so the
+                    // place among items ready at the same time.
+                    self.unlink(slot, old_priority);
+                    if let Some(m) = &mut self.metrics {
+                        m.reprioritized(old_priority, new_priority);
                     }
-                    false
+                    self.link(slot, new_priority);
                 }
+                false
             }
             Place::Delayed => {
-                if new_due <= now {
+                let old_due = e.time;
+                let new_due = if backoff {
+                    // A failure: its backoff replaces whatever the item waited for.
+                    e.backoff = true;
+                    due
+                } else if !e.backoff {
+                    old_due.min(due)
+                } else {
+                    old_due
+                };
+                if new_due <= now_tick {
                     self.waiting -= 1;
-                    self.push_ready(slot, now, now);
+                    self.push_ready(slot, now_tick, now);
                     true
                 } else {
                     if new_due != old_due {
                         self.waiting -= 1;
-                        self.push_delayed(slot);
+                        self.push_delayed(slot, new_due);
                     }
                     false
                 }
@@ -642,12 +693,13 @@ impl<T: Clone + Eq + Hash> State<T> {
 
     /// Moves delayed items whose time has come to their lists; returns how many.
     fn promote_due(&mut self, now: Instant) -> usize {
+        let now_tick = self.tick(now);
         let mut promoted = 0;
         while let Some(&Reverse((at, stamp, slot))) = self.delayed.peek() {
             let live = self
                 .entry(slot)
                 .is_some_and(|e| e.stamp == stamp && e.place == Place::Delayed);
-            if live && at > now {
+            if live && at > now_tick {
                 break;
             }
             self.delayed.pop();
@@ -671,7 +723,9 @@ impl<T: Clone + Eq + Hash> State<T> {
     }
 
     fn next_deadline(&self) -> Option<Instant> {
-        self.delayed.peek().map(|Reverse((at, ..))| *at)
+        self.delayed
+            .peek()
+            .map(|Reverse((at, ..))| self.instant(*at))
     }
 
     /// Takes the next item: the longest-waiting overdue one, else the first of the highest
@@ -684,10 +738,10 @@ impl<T: Clone + Eq + Hash> State<T> {
         // The first non-empty list, and the oldest first item of all (the first of each list
         // is its longest-waiting item; ties go to the higher priority).
         let mut first = None;
-        let mut oldest: Option<(usize, Instant)> = None;
+        let mut oldest: Option<(usize, Tick)> = None;
         let mut several = false;
         for (i, level) in self.levels.iter().enumerate() {
-            let Some(since) = self.entry(level.head).map(|e| e.since) else {
+            let Some(since) = self.entry(level.head).map(|e| e.time) else {
                 continue;
             };
             several = first.is_some();
@@ -701,10 +755,10 @@ impl<T: Clone + Eq + Hash> State<T> {
         let mut level = first;
         // With one priority ready its first item is the pick whether or not it is overdue;
         // else the oldest item is the pick if it is overdue.
-        if let (Some(max_wait), true, Some((i, since))) = (self.max_wait, several, oldest)
-            && clock
-                .get_or_insert_with(Instant::now)
-                .saturating_duration_since(since)
+        if let (Some(max_wait), true, Some((i, since))) = (self.max_wait_ticks, several, oldest)
+            && self
+                .tick(*clock.get_or_insert_with(Instant::now))
+                .saturating_sub(since)
                 >= max_wait
         {
             level = i;
@@ -726,21 +780,20 @@ impl<T: Clone + Eq + Hash> State<T> {
         Some((item, priority))
     }
 
-    /// `done` under the lock; returns (wake a worker, shut down and nothing in hand any more:
-    /// wake `shut_down_with_drain`). The clock is read only when needed (an item added again
-    /// meanwhile, or metrics).
-    fn done(&mut self, item: &T) -> (bool, bool) {
+    /// `done` under the lock for `item`, whose hash is `hash`; returns (wake a worker, shut
+    /// down and nothing in hand any more: wake `shut_down_with_drain`). The clock is read only
+    /// when needed (an item added again meanwhile, or metrics).
+    fn done(&mut self, item: &T, hash: u64) -> (bool, bool) {
         // One lookup: the item leaves the index unless it was added again meanwhile.
-        let hash = self.hasher.hash_one(item);
         let slots = &self.slots;
         let Ok(found) = self.index.find_entry(hash, |&s| holds(slots, s, item)) else {
             return (false, false);
         };
         let slot = *found.get();
-        let Some(place) = slots
+        let Some((place, due)) = slots
             .get(slot as usize)
             .and_then(Option::as_ref)
-            .map(|e| e.place)
+            .map(|e| (e.place, e.time))
         else {
             return (false, false);
         };
@@ -755,7 +808,8 @@ impl<T: Clone + Eq + Hash> State<T> {
             Place::ProcessingAgain => {
                 self.processing -= 1;
                 let t = *now.get_or_insert_with(Instant::now);
-                self.place(slot, t)
+                let tick = self.tick(t);
+                self.place(slot, due, t, tick)
             }
             Place::Ready | Place::Delayed => return (false, false),
         };
@@ -888,8 +942,10 @@ where
         } else {
             None
         };
-        // The clock is read before the lock is taken, so that workers wait less for it.
+        // The clock is read and the item hashed before the lock is taken, so that workers wait
+        // less for it.
         let now = Instant::now();
+        let hash = self.core.hasher.hash_one(&item);
         let wake = {
             let mut s = self.core.state.lock();
             if s.shutting_down {
@@ -906,7 +962,7 @@ where
             } else {
                 crate::time::deadline_after(wait)
             };
-            s.add(item, opts.priority, due, opts.rate_limited, now)
+            s.add(item, hash, opts.priority, due, opts.rate_limited, now)
         };
         // A worker waiting for a deadline recomputes it even when nothing became ready.
         if wake || delay.is_some() || !opts.after.is_zero() {
@@ -1126,7 +1182,8 @@ where
     /// assert_eq!(q.len(), 1);
     /// ```
     pub fn done(&self, item: &T) {
-        let (wake, drained) = self.core.state.lock().done(item);
+        let hash = self.core.hasher.hash_one(item);
+        let (wake, drained) = self.core.state.lock().done(item, hash);
         if wake {
             self.core.ready.notify_one();
         }

@@ -138,6 +138,26 @@ async fn a_failure_while_an_event_is_pending_backs_off() {
     assert_eq!(start.elapsed(), Duration::from_secs(1));
 }
 
+#[tokio::test(start_paused = true)]
+async fn a_delay_of_centuries_waits_without_overflow_and_an_event_still_brings_it_forward() {
+    let q = PriorityQueue::<u32>::new();
+    q.add_after(1, Duration::MAX);
+    q.add_after(2, Duration::from_secs(86_400 * 365 * 500));
+    assert_eq!((q.len(), q.waiting()), (0, 2));
+    tokio::time::advance(Duration::from_secs(86_400 * 365)).await;
+    assert_eq!((q.len(), q.waiting()), (0, 2));
+    q.add(1);
+    assert_eq!(q.try_get(), Some(1));
+    assert_eq!((q.len(), q.waiting()), (0, 1));
+}
+
+#[test]
+fn a_queued_small_key_takes_forty_bytes() {
+    // Times are ticks, and a ready item's due time shares its field with its ready time: an
+    // entry of a `u64` key is 40 bytes (it was 64 with two `Instant`s).
+    assert_eq!(std::mem::size_of::<Option<Entry<u64>>>(), 40);
+}
+
 #[test]
 fn without_a_bound_low_priorities_starve() {
     // The check the bounded-waiting property relies on: strict priority order never hands the
