@@ -191,7 +191,8 @@ struct State<T> {
     delayed: BinaryHeap<Reverse<(Tick, u64, u32)>>,
     next_stamp: u64,
     ready: usize,
-    /// Whether the last pick had several priorities to choose from.
+    /// Whether the last pick needed the clock: several priorities were ready and the oldest
+    /// item was not the highest priority's first.
     mixed: bool,
     waiting: usize,
     processing: usize,
@@ -213,8 +214,8 @@ struct Core<T> {
     drained: Notify,
     name: Option<String>,
     updater_started: AtomicBool,
-    /// Whether the last pick had several priorities to choose from (and so needed the clock):
-    /// the next `get` reads the clock before it takes the lock, not under it.
+    /// Whether the last pick needed the clock (see [`State::mixed`]): the next `get` reads the
+    /// clock before it takes the lock, not under it.
     mixed: AtomicBool,
 }
 
@@ -751,11 +752,15 @@ impl<T: Clone + Eq + Hash> State<T> {
             }
         }
         let first = first?;
-        self.mixed = several;
+        // Whether this pick needs the clock (see below): the next `get` then reads it before
+        // it takes the lock.
+        self.mixed = several && oldest.is_some_and(|(i, _)| i != first);
         let mut level = first;
-        // With one priority ready its first item is the pick whether or not it is overdue;
-        // else the oldest item is the pick if it is overdue.
+        // With one priority ready its first item is the pick whether or not it is overdue, and
+        // so it is when the highest priority's first item is the oldest; else the oldest item
+        // is the pick if it is overdue (only then is the clock needed).
         if let (Some(max_wait), true, Some((i, since))) = (self.max_wait_ticks, several, oldest)
+            && i != first
             && self
                 .tick(*clock.get_or_insert_with(Instant::now))
                 .saturating_sub(since)
