@@ -93,6 +93,14 @@ struct BuildContext<'a> {
     owner: Option<(String, String, bool)>,
 }
 
+/// `predicate` as a watch's own predicate: [`Everything`] is none (it filters nothing, and
+/// only a watch with predicates of the user's counts the events they pass as changes that end
+/// a backoff).
+fn own_predicate<K: ?Sized, P: Predicate<K>>(predicate: P) -> Option<Arc<dyn Predicate<K>>> {
+    (std::any::TypeId::of::<P>() != std::any::TypeId::of::<Everything>())
+        .then(|| Arc::new(predicate) as Arc<dyn Predicate<K>>)
+}
+
 fn predicates<K: InformerObject>(
     ctx: &BuildContext<'_>,
     own: Option<Arc<dyn Predicate<K>>>,
@@ -198,14 +206,14 @@ impl Builder {
                     .collect()
             }) as crate::controller::ListKeys
         }));
-        let p: Arc<dyn Predicate<K>> = Arc::new(predicate);
+        let p = own_predicate::<K, _>(predicate);
         self.sources.insert(
             0,
             Box::new(move |ctx: &BuildContext<'_>| {
                 Box::new(KindSource::<K> {
                     informer: ctx.mgr.informer::<K>(),
                     handler: Arc::new(EnqueueRequestForObject),
-                    predicates: predicates(ctx, Some(p)),
+                    predicates: predicates(ctx, p),
                 }) as Box<dyn Source>
             }),
         );
@@ -221,7 +229,7 @@ impl Builder {
 
     /// [`owns`](Self::owns) with a predicate for `O`'s events.
     pub fn owns_with<O: InformerObject>(mut self, predicate: impl Predicate<O>) -> Self {
-        let p: Arc<dyn Predicate<O>> = Arc::new(predicate);
+        let p = own_predicate::<O, _>(predicate);
         self.owns.push((
             kind_of::<O>(),
             Box::new(move |ctx: &BuildContext<'_>| {
@@ -229,7 +237,7 @@ impl Builder {
                 Box::new(KindSource::<O> {
                     informer: ctx.mgr.informer::<O>(),
                     handler: Arc::new(EnqueueRequestForOwner::with_owner(group, kind, namespaced)),
-                    predicates: predicates(ctx, Some(p)),
+                    predicates: predicates(ctx, p),
                 }) as Box<dyn Source>
             }),
         ));
@@ -288,12 +296,12 @@ impl Builder {
         predicate: impl Predicate<W>,
     ) -> Self {
         let h: Arc<dyn EventHandler<W>> = Arc::new(handler);
-        let p: Arc<dyn Predicate<W>> = Arc::new(predicate);
+        let p = own_predicate::<W, _>(predicate);
         self.sources.push(Box::new(move |ctx: &BuildContext<'_>| {
             Box::new(KindSource::<W> {
                 informer: ctx.mgr.informer::<W>(),
                 handler: h,
-                predicates: predicates(ctx, Some(p)),
+                predicates: predicates(ctx, p),
             }) as Box<dyn Source>
         }));
         self
@@ -494,5 +502,19 @@ impl Predicate<dyn Object> for ArcPredicate {
     }
     fn generic(&self, obj: &dyn Object) -> bool {
         self.0.generic(obj)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::api::core::v1::ConfigMap;
+
+    use super::*;
+    use crate::predicate::GenerationChanged;
+
+    #[test]
+    fn everything_is_no_predicate_of_the_users_any_other_is() {
+        assert!(own_predicate::<ConfigMap, _>(Everything).is_none());
+        assert!(own_predicate::<ConfigMap, _>(GenerationChanged).is_some());
     }
 }

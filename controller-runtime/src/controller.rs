@@ -170,12 +170,36 @@ pub(crate) struct KindSource<K: InformerObject> {
 /// Feeds one watch's events through its predicates to its handler, with the queue seen at the
 /// event's priority: low for the initial list (and the cache replayed to a new handler) and for
 /// resyncs (an update that leaves the resourceVersion as it was), normal otherwise
-/// (controller-runtime's `WithLowPriorityWhenUnchanged`).
+/// (controller-runtime's `WithLowPriorityWhenUnchanged`). When the watch has predicates of the
+/// user's, the other events they pass are changes that count: they end a backoff (`changed`).
 struct Adapter<K> {
     handler: Arc<dyn EventHandler<K>>,
     predicates: Vec<Arc<dyn Predicate<K>>>,
     queue: Queue,
     low: Queue,
+    changed: Option<Queue>,
+}
+
+impl<K> Adapter<K> {
+    fn new(
+        handler: Arc<dyn EventHandler<K>>,
+        predicates: Vec<Arc<dyn Predicate<K>>>,
+        queue: &Queue,
+    ) -> Self {
+        let changed = (!predicates.is_empty()).then(|| queue.resetting_backoff());
+        Adapter {
+            handler,
+            predicates,
+            queue: queue.clone(),
+            low: queue.low_priority(),
+            changed,
+        }
+    }
+
+    /// The queue of an event that is not a listing or a resync.
+    fn normal(&self) -> &Queue {
+        self.changed.as_ref().unwrap_or(&self.queue)
+    }
 }
 
 impl<K: InformerObject> InformerEventHandler<K> for Adapter<K> {
@@ -184,7 +208,7 @@ impl<K: InformerObject> InformerEventHandler<K> for Adapter<K> {
             let q = if is_in_initial_list {
                 &self.low
             } else {
-                &self.queue
+                self.normal()
             };
             self.handler.create(&obj, q);
         }
@@ -194,7 +218,7 @@ impl<K: InformerObject> InformerEventHandler<K> for Adapter<K> {
         if self.predicates.iter().all(|p| p.update(&old, &new)) {
             let unchanged = old.meta().resource_version.is_some()
                 && old.meta().resource_version == new.meta().resource_version;
-            let q = if unchanged { &self.low } else { &self.queue };
+            let q = if unchanged { &self.low } else { self.normal() };
             self.handler.update(&old, &new, q);
         }
     }
@@ -205,19 +229,18 @@ impl<K: InformerObject> InformerEventHandler<K> for Adapter<K> {
             return;
         };
         if self.predicates.iter().all(|p| p.delete(o)) {
-            self.handler.delete(o, obj.is_tombstone(), &self.queue);
+            self.handler.delete(o, obj.is_tombstone(), self.normal());
         }
     }
 }
 
 impl<K: InformerObject> Source for KindSource<K> {
     fn start(&self, queue: &Queue) -> Result<Box<dyn FnOnce() + Send>, InformerError> {
-        let reg: HandlerRegistration = self.informer.add_event_handler(Adapter {
-            handler: self.handler.clone(),
-            predicates: self.predicates.clone(),
-            queue: queue.clone(),
-            low: queue.low_priority(),
-        })?;
+        let reg: HandlerRegistration = self.informer.add_event_handler(Adapter::new(
+            self.handler.clone(),
+            self.predicates.clone(),
+            queue,
+        ))?;
         let informer = self.informer.clone();
         Ok(Box::new(move || {
             informer.remove_event_handler(&reg);
@@ -805,15 +828,52 @@ mod tests {
         Arc::new(cm)
     }
 
+    /// Passes every event, but is the user's own predicate.
+    struct Passes;
+    impl Predicate<ConfigMap> for Passes {}
+
+    #[test]
+    fn events_a_watchs_own_predicates_pass_end_a_backoff_other_events_do_not() {
+        use kube_codegen_runtime::workqueue::ItemExponentialFailureRateLimiter;
+        use std::time::Duration;
+        let hour = Duration::from_secs(3600);
+        for (own, ends) in [(false, false), (true, true)] {
+            let queue = Queue::new(
+                PriorityQueue::builder()
+                    .rate_limiter(ItemExponentialFailureRateLimiter::new(hour, hour))
+                    .build(),
+            );
+            let predicates: Vec<Arc<dyn Predicate<ConfigMap>>> = if own {
+                vec![Arc::new(Passes)]
+            } else {
+                Vec::new()
+            };
+            let adapter =
+                Adapter::<ConfigMap>::new(Arc::new(EnqueueRequestForObject), predicates, &queue);
+            let req = crate::Request::namespaced("ns", "a");
+            queue.add_rate_limited(req.clone());
+            // A listing and a resync never end it.
+            adapter.on_add(cm("a", "1"), true);
+            adapter.on_update(cm("a", "1"), cm("a", "1"));
+            assert_eq!(
+                (queue.len(), queue.waiting(), queue.num_requeues(&req)),
+                (0, 1, 1)
+            );
+            adapter.on_update(cm("a", "1"), cm("a", "2"));
+            let want = if ends { (1, 0, 0) } else { (0, 1, 1) };
+            assert_eq!(
+                (queue.len(), queue.waiting(), queue.num_requeues(&req)),
+                want,
+                "own predicates: {own}"
+            );
+        }
+    }
+
     #[test]
     fn initial_list_and_resyncs_are_low_priority_other_events_normal() {
         let queue = Queue::new(PriorityQueue::new());
-        let adapter = Adapter::<ConfigMap> {
-            handler: Arc::new(EnqueueRequestForObject),
-            predicates: Vec::new(),
-            queue: queue.clone(),
-            low: queue.low_priority(),
-        };
+        let adapter =
+            Adapter::<ConfigMap>::new(Arc::new(EnqueueRequestForObject), Vec::new(), &queue);
         adapter.on_add(cm("listed", "1"), true);
         adapter.on_add(cm("created", "2"), false);
         adapter.on_update(cm("resynced", "3"), cm("resynced", "3"));

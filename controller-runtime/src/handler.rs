@@ -55,6 +55,9 @@ use crate::reconcile::Request;
 pub struct Queue {
     queue: PriorityQueue<Request>,
     priority: i32,
+    /// The events queued here are changes that count (a watch's own predicates passed them):
+    /// they end a request's backoff ([`AddOptions::reset_backoff`]).
+    reset_backoff: bool,
     /// With sharding: which requests this replica's queue takes in.
     admit: Option<Admit>,
 }
@@ -66,6 +69,7 @@ impl std::fmt::Debug for Queue {
         f.debug_struct("Queue")
             .field("queue", &self.queue)
             .field("priority", &self.priority)
+            .field("reset_backoff", &self.reset_backoff)
             .field("sharded", &self.admit.is_some())
             .finish()
     }
@@ -83,6 +87,7 @@ impl Queue {
         Queue {
             queue,
             priority: NORMAL_PRIORITY,
+            reset_backoff: false,
             admit: None,
         }
     }
@@ -111,8 +116,30 @@ impl Queue {
         Queue {
             queue: self.queue.clone(),
             priority,
+            reset_backoff: self.reset_backoff,
             admit: self.admit.clone(),
         }
+    }
+
+    /// The same queue, its adds ending backoffs: the events a watch's own predicates passed
+    /// are changes that count, not mere triggers (see [`AddOptions::reset_backoff`]).
+    ///
+    /// ```
+    /// use kube_codegen_runtime::workqueue::PriorityQueue;
+    /// let q = kube_controller_runtime::handler::Queue::new(PriorityQueue::new());
+    /// assert!(!q.resets_backoff() && q.resetting_backoff().resets_backoff());
+    /// ```
+    #[must_use]
+    pub fn resetting_backoff(&self) -> Self {
+        Queue {
+            reset_backoff: true,
+            ..self.clone()
+        }
+    }
+
+    /// Whether [`Queue::add`] ends a backoff (see [`resetting_backoff`](Self::resetting_backoff)).
+    pub fn resets_backoff(&self) -> bool {
+        self.reset_backoff
     }
 
     /// The same queue seen at [`LOW_PRIORITY`].
@@ -137,7 +164,9 @@ impl Queue {
         self.priority
     }
 
-    /// Queues `req` at the event's priority (a request already queued keeps the higher one).
+    /// Queues `req` at the event's priority (a request already queued keeps the higher one). A
+    /// request backing off after a failure stays backing off unless this queue
+    /// [resets backoffs](Self::resetting_backoff).
     ///
     /// ```
     /// use kube_codegen_runtime::workqueue::PriorityQueue;
@@ -150,7 +179,14 @@ impl Queue {
         if !self.admits(&req) {
             return;
         }
-        self.queue.add_with_priority(req, self.priority);
+        self.queue.add_with(
+            req,
+            AddOptions {
+                priority: self.priority,
+                reset_backoff: self.reset_backoff,
+                ..AddOptions::default()
+            },
+        );
     }
 
     /// Queues `req` as `opts` says, whatever the event's priority.

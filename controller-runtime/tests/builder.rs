@@ -419,3 +419,71 @@ async fn builder_mistakes_are_clear_errors() {
         "{e:?}"
     );
 }
+
+/// Runs a controller whose reconciles of "web" always fail and back off an hour, with or without
+/// `GenerationChanged`; patches the Deployment's labels, then its spec; returns how many times
+/// "web" was reconciled after each patch.
+async fn failing_controller_under_patches(generation_changed: bool) -> (usize, usize) {
+    use kube_codegen_runtime::workqueue::ItemExponentialFailureRateLimiter;
+    let (client, _handle) = fake();
+    let mgr = manager(client.clone());
+    let seen = Arc::new(Mutex::new(0usize));
+    let count = seen.clone();
+    let reconcile = move |_req: Request, _ctx: Context| {
+        let count = count.clone();
+        async move {
+            *count.lock() += 1;
+            Err::<Action, _>(std::io::Error::other("always fails"))
+        }
+    };
+    let hour = Duration::from_secs(3600);
+    let builder =
+        Controller::builder(&mgr).rate_limiter(ItemExponentialFailureRateLimiter::new(hour, hour));
+    let builder = if generation_changed {
+        builder.for_with::<Deployment>(GenerationChanged)
+    } else {
+        builder.for_::<Deployment>()
+    };
+    builder
+        .complete(reconcile)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let running = run(mgr);
+    let api = Api::<Deployment>::namespaced(client.clone(), "ns");
+    api.create(&PostParams::default(), &deployment("web", "nginx:1"))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    eventually("the first reconcile", 20, || {
+        (*seen.lock() == 1).then_some(())
+    })
+    .await;
+    api.patch(
+        "web",
+        &PatchParams::default(),
+        &Patch::Merge(serde_json::json!({"metadata": {"labels": {"x": "y"}}})),
+    )
+    .await
+    .unwrap_or_else(|e| panic!("{e}"));
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let after_label = *seen.lock();
+    api.patch(
+        "web",
+        &PatchParams::default(),
+        &Patch::Merge(serde_json::json!({"spec": {"replicas": 5}})),
+    )
+    .await
+    .unwrap_or_else(|e| panic!("{e}"));
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let after_spec = *seen.lock();
+    running.stop().await;
+    (after_label, after_spec)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_a_change_the_predicates_pass_ends_a_backoff() {
+    init_tracing();
+    // Without predicates of one's own, no event ends the hour's backoff.
+    assert_eq!(failing_controller_under_patches(false).await, (1, 1));
+    // With GenerationChanged, the label patch does not pass; the spec change does, and is
+    // reconciled at once.
+    assert_eq!(failing_controller_under_patches(true).await, (1, 2));
+}

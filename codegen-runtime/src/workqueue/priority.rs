@@ -21,7 +21,10 @@
 //!   (which would turn each event into one more failure, and so a longer backoff) nor restarts
 //!   its backoff; it only raises the item's priority. So after `k` failures an item waits the
 //!   limiter's `k`-th delay, however many events arrive in between. (client-go's and
-//!   controller-runtime's queues hand such an item out at once.)
+//!   controller-runtime's queues hand such an item out at once.) Only an add that says the
+//!   object really changed ([`AddOptions::reset_backoff`]; a controller's events that its
+//!   predicates pass) ends the backoff: the item is ready at once and the limiter forgets its
+//!   failures.
 //!
 //! Everything else is as in the other queues: an item is queued at most once (adds merge: the
 //! highest priority and the earliest time win), is never handed to two workers at once (an item
@@ -89,6 +92,11 @@ pub struct AddOptions {
     /// The item failed: it waits the rate limiter's next delay (which counts one more failure)
     /// and is not handed out earlier by other adds.
     pub rate_limited: bool,
+    /// The object changed in a way that counts (a controller's predicates passed it), not
+    /// merely another trigger: the item's backoff ends (it is due at once, or after `after`)
+    /// and the rate limiter forgets its failures, so the next failure waits the first delay.
+    /// Ignored with `rate_limited`.
+    pub reset_backoff: bool,
 }
 
 impl AddOptions {
@@ -127,6 +135,28 @@ impl AddOptions {
         self.rate_limited = true;
         self
     }
+
+    /// The same, ending a backoff (see [`reset_backoff`](Self::reset_backoff)).
+    ///
+    /// ```
+    /// assert!(kube_codegen_runtime::workqueue::AddOptions::default().reset_backoff().reset_backoff);
+    /// ```
+    #[must_use]
+    pub fn reset_backoff(mut self) -> Self {
+        self.reset_backoff = true;
+        self
+    }
+}
+
+/// What an add says about the item.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Why {
+    /// A trigger: it does not end a backoff.
+    Event,
+    /// A failure: its backoff replaces whatever the item waited for.
+    Failure,
+    /// A change that counts: it ends a backoff.
+    Change,
 }
 
 /// Where a queued item is.
@@ -409,6 +439,24 @@ fn hash_of<T: Hash>(slots: &[Option<Entry<T>>], hasher: &ahash::RandomState, slo
         .map_or(0, |e| hasher.hash_one(&e.item))
 }
 
+/// The due time of a waiting item (due at `old`, backing off if `backoff`) added again for
+/// `due`: a failure's backoff replaces whatever it waited for, a change ends a backoff, and
+/// otherwise the earlier time wins unless the item is backing off.
+fn merge_due(old: Tick, backoff: &mut bool, due: Tick, why: Why) -> Tick {
+    match why {
+        Why::Failure => {
+            *backoff = true;
+            due
+        }
+        Why::Change => {
+            *backoff = false;
+            old.min(due)
+        }
+        Why::Event if *backoff => old,
+        Why::Event => old.min(due),
+    }
+}
+
 /// `d` in ticks (saturating: a bound of centuries is no bound).
 fn ticks(d: Duration) -> Tick {
     Tick::try_from(d.as_nanos()).unwrap_or(Tick::MAX)
@@ -574,12 +622,13 @@ impl<T: Clone + Eq + Hash> State<T> {
         hash: u64,
         priority: i32,
         due: Instant,
-        backoff: bool,
+        why: Why,
         now: Instant,
     ) -> bool {
         if self.shutting_down {
             return false;
         }
+        let backoff = why == Why::Failure;
         let now_tick = self.tick(now);
         let due = if due <= now { now_tick } else { self.tick(due) };
         let (slots, hasher) = (&self.slots, &self.hasher);
@@ -632,20 +681,16 @@ impl<T: Clone + Eq + Hash> State<T> {
                 false
             }
             Place::ProcessingAgain => {
-                if backoff {
-                    // A failure: its backoff replaces whatever the item waited for.
-                    e.time = due;
-                    e.backoff = true;
-                } else if !e.backoff {
-                    e.time = e.time.min(due);
-                }
+                e.time = merge_due(e.time, &mut e.backoff, due, why);
                 false
             }
             Place::Ready => {
                 // A ready item's due time has passed: only a failure's backoff (which replaces
                 // it) can send it back to wait.
-                if backoff {
-                    e.backoff = true;
+                match why {
+                    Why::Failure => e.backoff = true,
+                    Why::Change => e.backoff = false,
+                    Why::Event => {}
                 }
                 if backoff && due > now_tick {
                     self.unlink(slot, old_priority);
@@ -668,15 +713,7 @@ impl<T: Clone + Eq + Hash> State<T> {
             }
             Place::Delayed => {
                 let old_due = e.time;
-                let new_due = if backoff {
-                    // A failure: its backoff replaces whatever the item waited for.
-                    e.backoff = true;
-                    due
-                } else if !e.backoff {
-                    old_due.min(due)
-                } else {
-                    old_due
-                };
+                let new_due = merge_due(old_due, &mut e.backoff, due, why);
                 if new_due <= now_tick {
                     self.waiting -= 1;
                     self.push_ready(slot, now_tick, now);
@@ -941,11 +978,21 @@ where
     /// assert_eq!((q.len(), q.waiting()), (1, 1));
     /// ```
     pub fn add_with(&self, item: T, opts: AddOptions) {
-        let delay = if opts.rate_limited {
-            // The limiter counts this failure whatever the queue does with it.
-            Some(self.core.limiter.when(&item))
+        let why = if opts.rate_limited {
+            Why::Failure
+        } else if opts.reset_backoff {
+            Why::Change
         } else {
-            None
+            Why::Event
+        };
+        let delay = match why {
+            // The limiter counts this failure whatever the queue does with it.
+            Why::Failure => Some(self.core.limiter.when(&item)),
+            Why::Change => {
+                self.core.limiter.forget(&item);
+                None
+            }
+            Why::Event => None,
         };
         // The clock is read and the item hashed before the lock is taken, so that workers wait
         // less for it.
@@ -967,7 +1014,7 @@ where
             } else {
                 crate::time::deadline_after(wait)
             };
-            s.add(item, hash, opts.priority, due, opts.rate_limited, now)
+            s.add(item, hash, opts.priority, due, why, now)
         };
         // A worker waiting for a deadline recomputes it even when nothing became ready.
         if wake || delay.is_some() || !opts.after.is_zero() {

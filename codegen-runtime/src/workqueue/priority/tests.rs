@@ -122,6 +122,47 @@ async fn an_event_brings_a_delayed_item_forward_but_not_a_backing_off_one() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_change_that_counts_ends_a_backoff_and_the_failures_start_over() {
+    let q = PriorityQueue::<u32>::builder()
+        .rate_limiter(exp(1000, 60_000))
+        .build();
+    // Two failures: the item backs off 2 s.
+    q.add_rate_limited(1);
+    q.add_rate_limited(1);
+    q.add(1);
+    assert_eq!((q.len(), q.waiting(), q.num_requeues(&1)), (0, 1, 2));
+    let start = Instant::now();
+    q.add_with(1, AddOptions::default().reset_backoff());
+    assert_eq!((q.len(), q.waiting(), q.num_requeues(&1)), (1, 0, 0));
+    assert_eq!(q.get().await, Some(1));
+    assert_eq!(start.elapsed(), Duration::ZERO, "handed out at once");
+    // The next failure waits the first delay, and an event does not end it.
+    q.add_rate_limited(1);
+    q.done(&1);
+    q.add(1);
+    assert_eq!(q.get().await, Some(1));
+    assert_eq!(start.elapsed(), Duration::from_secs(1));
+    q.done(&1);
+
+    // In hand: a failure after the change still backs off; a change after the failure ends it.
+    q.add(2);
+    assert_eq!(q.get().await, Some(2));
+    q.add_rate_limited(2);
+    q.add_with(2, AddOptions::with_priority(3).reset_backoff());
+    q.done(&2);
+    assert_eq!(q.try_get_with_priority(), Some((2, 3)));
+    q.done(&2);
+
+    // A ready item a failure left ready (a zero delay) is not sent back by a later event.
+    let z = PriorityQueue::<u32>::builder()
+        .rate_limiter(exp(0, 0))
+        .build();
+    z.add_rate_limited(3);
+    z.add_with(3, AddOptions::default().reset_backoff());
+    assert_eq!((z.len(), z.waiting()), (1, 0));
+}
+
+#[tokio::test(start_paused = true)]
 async fn a_failure_while_an_event_is_pending_backs_off() {
     let q = PriorityQueue::<u32>::builder()
         .rate_limiter(exp(1000, 60_000))
@@ -583,8 +624,8 @@ proptest! {
             for (k, priority, after, kind) in ops {
                 match kind {
                     0 => q.add_with_priority(k, priority),
-                    1 => q.add_with(k, AddOptions { priority, after: Duration::from_millis(u64::from(after)), rate_limited: false }),
-                    2 => q.add_with(k, AddOptions { priority, after: Duration::ZERO, rate_limited: true }),
+                    1 => q.add_with(k, AddOptions { priority, after: Duration::from_millis(u64::from(after)), rate_limited: false, reset_backoff: false }),
+                    2 => q.add_with(k, AddOptions { priority, after: Duration::ZERO, rate_limited: true, reset_backoff: false }),
                     _ => tokio::time::sleep(Duration::from_millis(u64::from(after))).await,
                 }
                 if kind < 3 {
