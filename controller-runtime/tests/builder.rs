@@ -236,6 +236,22 @@ fn deployment(name: &str, image: &str) -> Deployment {
     }
 }
 
+/// Creates the Deployment "web" in "ns"; returns the API of Deployments there.
+async fn create_web(client: &kube::Client) -> Api<Deployment> {
+    let api = Api::<Deployment>::namespaced(client.clone(), "ns");
+    api.create(&PostParams::default(), &deployment("web", "nginx:1"))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    api
+}
+
+/// Merge-patches the Deployment "web".
+async fn patch_web(api: &Api<Deployment>, patch: serde_json::Value) -> Deployment {
+    api.patch("web", &PatchParams::default(), &Patch::Merge(patch))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn generation_changed_drops_status_only_updates() {
     init_tracing();
@@ -247,10 +263,7 @@ async fn generation_changed_drops_status_only_updates() {
         .complete(rec.reconciler(Duration::ZERO))
         .unwrap_or_else(|e| panic!("{e}"));
     let running = run(mgr);
-    let api = Api::<Deployment>::namespaced(client.clone(), "ns");
-    api.create(&PostParams::default(), &deployment("web", "nginx:1"))
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    let api = create_web(&client).await;
     eventually("created", 20, || (rec.count("web") == 1).then_some(())).await;
 
     // Status-only: the generation stays, the update is dropped.
@@ -269,22 +282,13 @@ async fn generation_changed_drops_status_only_updates() {
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(patched.metadata.generation, Some(1));
     // Metadata-only (a label): also no new generation.
-    api.patch(
-        "web",
-        &PatchParams::default(),
-        &Patch::Merge(serde_json::json!({"metadata": {"labels": {"x": "y"}}})),
+    patch_web(
+        &api,
+        serde_json::json!({"metadata": {"labels": {"x": "y"}}}),
     )
-    .await
-    .unwrap_or_else(|e| panic!("{e}"));
+    .await;
     // A spec change: a new generation, reconciled.
-    let spec = api
-        .patch(
-            "web",
-            &PatchParams::default(),
-            &Patch::Merge(serde_json::json!({"spec": {"replicas": 5}})),
-        )
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    let spec = patch_web(&api, serde_json::json!({"spec": {"replicas": 5}})).await;
     assert_eq!(spec.metadata.generation, Some(2));
     eventually("the spec change", 20, || {
         (rec.count("web") == 2).then_some(())
@@ -448,30 +452,19 @@ async fn failing_controller_under_patches(generation_changed: bool) -> (usize, u
         .complete(reconcile)
         .unwrap_or_else(|e| panic!("{e}"));
     let running = run(mgr);
-    let api = Api::<Deployment>::namespaced(client.clone(), "ns");
-    api.create(&PostParams::default(), &deployment("web", "nginx:1"))
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    let api = create_web(&client).await;
     eventually("the first reconcile", 20, || {
         (*seen.lock() == 1).then_some(())
     })
     .await;
-    api.patch(
-        "web",
-        &PatchParams::default(),
-        &Patch::Merge(serde_json::json!({"metadata": {"labels": {"x": "y"}}})),
+    patch_web(
+        &api,
+        serde_json::json!({"metadata": {"labels": {"x": "y"}}}),
     )
-    .await
-    .unwrap_or_else(|e| panic!("{e}"));
+    .await;
     tokio::time::sleep(Duration::from_millis(500)).await;
     let after_label = *seen.lock();
-    api.patch(
-        "web",
-        &PatchParams::default(),
-        &Patch::Merge(serde_json::json!({"spec": {"replicas": 5}})),
-    )
-    .await
-    .unwrap_or_else(|e| panic!("{e}"));
+    patch_web(&api, serde_json::json!({"spec": {"replicas": 5}})).await;
     tokio::time::sleep(Duration::from_millis(500)).await;
     let after_spec = *seen.lock();
     running.stop().await;
