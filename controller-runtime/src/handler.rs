@@ -114,10 +114,8 @@ impl Queue {
     #[must_use]
     pub fn at_priority(&self, priority: i32) -> Self {
         Queue {
-            queue: self.queue.clone(),
             priority,
-            reset_backoff: self.reset_backoff,
-            admit: self.admit.clone(),
+            ..self.clone()
         }
     }
 

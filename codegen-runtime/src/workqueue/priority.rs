@@ -209,7 +209,8 @@ struct Level {
 struct State<T> {
     /// Every item queued, delayed or in hand: its slot, found by the slot's item.
     index: hashbrown::HashTable<u32>,
-    /// The index's hasher (also in [`Core`], which hashes before it takes the lock).
+    /// The index's hasher, for growing the index (a copy of [`Core`]'s, which hashes items
+    /// before it takes the lock).
     hasher: ahash::RandomState,
     /// Time zero of the entries' [`Tick`]s.
     epoch: Instant,
@@ -685,14 +686,9 @@ impl<T: Clone + Eq + Hash> State<T> {
                 false
             }
             Place::Ready => {
-                // A ready item's due time has passed: only a failure's backoff (which replaces
-                // it) can send it back to wait.
-                match why {
-                    Why::Failure => e.backoff = true,
-                    Why::Change => e.backoff = false,
-                    Why::Event => {}
-                }
-                if backoff && due > now_tick {
+                // A ready item's due time has passed (it is due now): only a failure's backoff,
+                // which replaces it, can send it back to wait.
+                if merge_due(now_tick, &mut e.backoff, due, why) > now_tick {
                     self.unlink(slot, old_priority);
                     self.ready -= 1;
                     let held = self.slots.get(slot as usize).and_then(Option::as_ref);
@@ -789,15 +785,14 @@ impl<T: Clone + Eq + Hash> State<T> {
             }
         }
         let first = first?;
-        // Whether this pick needs the clock (see below): the next `get` then reads it before
-        // it takes the lock.
-        self.mixed = several && oldest.is_some_and(|(i, _)| i != first);
-        let mut level = first;
         // With one priority ready its first item is the pick whether or not it is overdue, and
         // so it is when the highest priority's first item is the oldest; else the oldest item
-        // is the pick if it is overdue (only then is the clock needed).
-        if let (Some(max_wait), true, Some((i, since))) = (self.max_wait_ticks, several, oldest)
-            && i != first
+        // is the pick if it is overdue. Only then is the clock needed (and the next `get` reads
+        // it before it takes the lock).
+        let other_oldest = oldest.filter(|&(i, _)| several && i != first);
+        self.mixed = other_oldest.is_some();
+        let mut level = first;
+        if let (Some(max_wait), Some((i, since))) = (self.max_wait_ticks, other_oldest)
             && self
                 .tick(*clock.get_or_insert_with(Instant::now))
                 .saturating_sub(since)
