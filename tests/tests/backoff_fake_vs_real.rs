@@ -102,7 +102,7 @@ async fn failing_controller_under_patches(
     };
     let hour = Duration::from_secs(3600);
     let builder = Controller::builder(&mgr)
-        .named(&format!("backoff-{ns}"))
+        .named(format!("backoff-{ns}"))
         .rate_limiter(ItemExponentialFailureRateLimiter::new(hour, hour));
     let builder = if generation_changed {
         builder.for_with::<Deployment>(GenerationChanged)
@@ -169,7 +169,8 @@ async fn only_a_change_the_predicates_pass_ends_a_backoff_on_both_servers() {
     ] {
         for (generation_changed, want) in [(false, (1, 1)), (true, (1, 2))] {
             let ns = format!("backoff-{}-{generation_changed}", run_id());
-            let got = failing_controller_under_patches(client.clone(), &ns, generation_changed).await;
+            let got =
+                failing_controller_under_patches(client.clone(), &ns, generation_changed).await;
             assert_eq!(
                 got, want,
                 "{server}, GenerationChanged {generation_changed}: reconciles after the label \
