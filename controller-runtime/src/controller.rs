@@ -869,6 +869,55 @@ mod tests {
         }
     }
 
+    /// A create (not from the initial list) and a delete are events too: with the watch's own
+    /// predicates passing them they end a backoff, without they do not.
+    #[test]
+    fn creates_and_deletes_the_predicates_pass_end_a_backoff_too() {
+        use kube_codegen_runtime::informer::DeletedObject;
+        use kube_codegen_runtime::workqueue::ItemExponentialFailureRateLimiter;
+        use std::time::Duration;
+        let hour = Duration::from_secs(3600);
+        type Event = fn(&Adapter<ConfigMap>);
+        let events: [(&str, Event); 3] = [
+            ("create", |a| a.on_add(cm("a", "2"), false)),
+            ("delete", |a| a.on_delete(DeletedObject::Obj(cm("a", "2")))),
+            ("tombstone", |a| {
+                a.on_delete(DeletedObject::Tombstone {
+                    key: "ns/a".into(),
+                    last_known: Some(cm("a", "1")),
+                })
+            }),
+        ];
+        for (what, event) in events {
+            for own in [false, true] {
+                let queue = Queue::new(
+                    PriorityQueue::builder()
+                        .rate_limiter(ItemExponentialFailureRateLimiter::new(hour, hour))
+                        .build(),
+                );
+                let predicates: Vec<Arc<dyn Predicate<ConfigMap>>> = if own {
+                    vec![Arc::new(Passes)]
+                } else {
+                    Vec::new()
+                };
+                let adapter = Adapter::<ConfigMap>::new(
+                    Arc::new(EnqueueRequestForObject),
+                    predicates,
+                    &queue,
+                );
+                let req = crate::Request::namespaced("ns", "a");
+                queue.add_rate_limited(req.clone());
+                event(&adapter);
+                let want = if own { (1, 0, 0) } else { (0, 1, 1) };
+                assert_eq!(
+                    (queue.len(), queue.waiting(), queue.num_requeues(&req)),
+                    want,
+                    "{what}, own predicates: {own}"
+                );
+            }
+        }
+    }
+
     #[test]
     fn initial_list_and_resyncs_are_low_priority_other_events_normal() {
         let queue = Queue::new(PriorityQueue::new());
