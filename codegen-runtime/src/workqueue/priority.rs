@@ -460,7 +460,9 @@ fn merge_due(old: Tick, backoff: &mut bool, due: Tick, why: Why) -> Tick {
 
 /// `d` in ticks (saturating: a bound of centuries is no bound).
 fn ticks(d: Duration) -> Tick {
-    Tick::try_from(d.as_nanos()).unwrap_or(Tick::MAX)
+    d.as_secs()
+        .saturating_mul(1_000_000_000)
+        .saturating_add(u64::from(d.subsec_nanos()))
 }
 
 impl<T: Clone + Eq + Hash> State<T> {

@@ -657,6 +657,94 @@ proptest! {
     }
 }
 
+/// Producers on threads of their own (as an informer's handlers are) and workers on a
+/// multi-threaded runtime: no add is lost, no worker sleeps while items are ready, and no key
+/// is handed to two workers at once. The test waits without calling the queue, so that only
+/// the producers' adds wake the workers.
+#[test]
+fn adds_from_other_threads_all_reach_the_workers() {
+    const KEYS: u32 = 2_000;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_time()
+        .build()
+        .unwrap_or_else(|e| panic!("runtime: {e}"));
+    let q = PriorityQueue::<u32>::new();
+    let active = Arc::new(Mutex::new(AHashSet::<u32>::new()));
+    let seen = Arc::new(Mutex::new(AHashSet::<u32>::new()));
+    let workers: Vec<_> = (0..4)
+        .map(|_| {
+            let (q, active, seen) = (q.clone(), active.clone(), seen.clone());
+            rt.spawn(async move {
+                while let Some(k) = q.get().await {
+                    assert!(active.lock().insert(k), "key {k} given to two workers");
+                    seen.lock().insert(k);
+                    tokio::task::yield_now().await;
+                    active.lock().remove(&k);
+                    q.done(&k);
+                }
+            })
+        })
+        .collect();
+    let produce = |round: u32| {
+        let producers: Vec<_> = (0..2u32)
+            .map(|p| {
+                let q = q.clone();
+                std::thread::spawn(move || {
+                    for k in 0..KEYS {
+                        let priority = if (k + p + round).is_multiple_of(3) {
+                            LOW_PRIORITY
+                        } else {
+                            0
+                        };
+                        q.add_with_priority(k, priority);
+                    }
+                })
+            })
+            .collect();
+        for p in producers {
+            p.join().unwrap_or_else(|_| panic!("a producer panicked"));
+        }
+    };
+    let all_seen = |round: u32| {
+        rt.block_on(async {
+            let wait = async {
+                while seen.lock().len() < KEYS as usize {
+                    tokio::time::sleep(Duration::from_millis(5)).await;
+                }
+            };
+            if tokio::time::timeout(Duration::from_secs(30), wait)
+                .await
+                .is_err()
+            {
+                panic!(
+                    "round {round}: only {} of {KEYS} keys were handed out",
+                    seen.lock().len()
+                );
+            }
+        });
+    };
+    produce(0);
+    all_seen(0);
+    // Now nothing may be in hand or queued: each add of the second round must be handed out
+    // after it was made.
+    rt.block_on(async {
+        while q.processing() > 0 || !q.is_empty() {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    });
+    seen.lock().clear();
+    produce(1);
+    all_seen(1);
+    rt.block_on(async {
+        q.shut_down_with_drain().await;
+        for w in workers {
+            w.await.unwrap_or_else(|e| panic!("worker: {e}"));
+        }
+    });
+    assert_eq!((q.len(), q.processing()), (0, 0));
+}
+
 #[test]
 fn the_plain_rate_limiting_queue_hands_a_backing_off_key_out_on_an_event() {
     // Why the backoff property needs this queue: client-go's semantics fail it.
