@@ -832,40 +832,44 @@ mod tests {
     struct Passes;
     impl Predicate<ConfigMap> for Passes {}
 
+    /// A queue in which "ns/a" backs off for an hour after one failure, and an adapter feeding
+    /// it, with a predicate of the user's (`own`) or none.
+    fn backing_off(own: bool) -> (Queue, Adapter<ConfigMap>, crate::Request) {
+        use kube_codegen_runtime::workqueue::ItemExponentialFailureRateLimiter;
+        let hour = std::time::Duration::from_secs(3600);
+        let queue = Queue::new(
+            PriorityQueue::builder()
+                .rate_limiter(ItemExponentialFailureRateLimiter::new(hour, hour))
+                .build(),
+        );
+        let predicates: Vec<Arc<dyn Predicate<ConfigMap>>> = if own {
+            vec![Arc::new(Passes)]
+        } else {
+            Vec::new()
+        };
+        let adapter =
+            Adapter::<ConfigMap>::new(Arc::new(EnqueueRequestForObject), predicates, &queue);
+        let req = crate::Request::namespaced("ns", "a");
+        queue.add_rate_limited(req.clone());
+        (queue, adapter, req)
+    }
+
+    /// (ready, waiting, failures counted) of `req`'s queue.
+    fn backoff_state(queue: &Queue, req: &crate::Request) -> (usize, usize, u32) {
+        (queue.len(), queue.waiting(), queue.num_requeues(req))
+    }
+
     #[test]
     fn events_a_watchs_own_predicates_pass_end_a_backoff_other_events_do_not() {
-        use kube_codegen_runtime::workqueue::ItemExponentialFailureRateLimiter;
-        use std::time::Duration;
-        let hour = Duration::from_secs(3600);
-        for (own, ends) in [(false, false), (true, true)] {
-            let queue = Queue::new(
-                PriorityQueue::builder()
-                    .rate_limiter(ItemExponentialFailureRateLimiter::new(hour, hour))
-                    .build(),
-            );
-            let predicates: Vec<Arc<dyn Predicate<ConfigMap>>> = if own {
-                vec![Arc::new(Passes)]
-            } else {
-                Vec::new()
-            };
-            let adapter =
-                Adapter::<ConfigMap>::new(Arc::new(EnqueueRequestForObject), predicates, &queue);
-            let req = crate::Request::namespaced("ns", "a");
-            queue.add_rate_limited(req.clone());
+        for own in [false, true] {
+            let (queue, adapter, req) = backing_off(own);
             // A listing and a resync never end it.
             adapter.on_add(cm("a", "1"), true);
             adapter.on_update(cm("a", "1"), cm("a", "1"));
-            assert_eq!(
-                (queue.len(), queue.waiting(), queue.num_requeues(&req)),
-                (0, 1, 1)
-            );
+            assert_eq!(backoff_state(&queue, &req), (0, 1, 1));
             adapter.on_update(cm("a", "1"), cm("a", "2"));
-            let want = if ends { (1, 0, 0) } else { (0, 1, 1) };
-            assert_eq!(
-                (queue.len(), queue.waiting(), queue.num_requeues(&req)),
-                want,
-                "own predicates: {own}"
-            );
+            let want = if own { (1, 0, 0) } else { (0, 1, 1) };
+            assert_eq!(backoff_state(&queue, &req), want, "own predicates: {own}");
         }
     }
 
@@ -874,9 +878,6 @@ mod tests {
     #[test]
     fn creates_and_deletes_the_predicates_pass_end_a_backoff_too() {
         use kube_codegen_runtime::informer::DeletedObject;
-        use kube_codegen_runtime::workqueue::ItemExponentialFailureRateLimiter;
-        use std::time::Duration;
-        let hour = Duration::from_secs(3600);
         type Event = fn(&Adapter<ConfigMap>);
         let events: [(&str, Event); 3] = [
             ("create", |a| a.on_add(cm("a", "2"), false)),
@@ -890,27 +891,11 @@ mod tests {
         ];
         for (what, event) in events {
             for own in [false, true] {
-                let queue = Queue::new(
-                    PriorityQueue::builder()
-                        .rate_limiter(ItemExponentialFailureRateLimiter::new(hour, hour))
-                        .build(),
-                );
-                let predicates: Vec<Arc<dyn Predicate<ConfigMap>>> = if own {
-                    vec![Arc::new(Passes)]
-                } else {
-                    Vec::new()
-                };
-                let adapter = Adapter::<ConfigMap>::new(
-                    Arc::new(EnqueueRequestForObject),
-                    predicates,
-                    &queue,
-                );
-                let req = crate::Request::namespaced("ns", "a");
-                queue.add_rate_limited(req.clone());
+                let (queue, adapter, req) = backing_off(own);
                 event(&adapter);
                 let want = if own { (1, 0, 0) } else { (0, 1, 1) };
                 assert_eq!(
-                    (queue.len(), queue.waiting(), queue.num_requeues(&req)),
+                    backoff_state(&queue, &req),
                     want,
                     "{what}, own predicates: {own}"
                 );

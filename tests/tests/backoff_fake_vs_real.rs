@@ -10,14 +10,11 @@
 //!
 //! Both servers must give the same counts.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec};
-use k8s_openapi::api::core::v1::{Container, PodSpec, PodTemplateSpec};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
+use k8s_openapi::api::apps::v1::Deployment;
 use kube::Api;
 use kube::api::{Patch, PatchParams, PostParams};
 use kube_codegen_runtime::fake::FakeApiServer;
@@ -31,36 +28,21 @@ use tokio_util::sync::CancellationToken;
 /// How long an event that must not bring a reconcile is given to bring one anyway.
 const QUIET: Duration = Duration::from_millis(1500);
 
+/// The Deployment "web": one nginx container, no controller to roll it out.
 fn web() -> Deployment {
-    let labels = BTreeMap::from([("app".to_string(), "web".to_string())]);
-    Deployment {
-        metadata: ObjectMeta {
-            name: Some("web".into()),
-            ..ObjectMeta::default()
-        },
-        spec: DeploymentSpec {
-            selector: LabelSelector {
-                match_labels: Some(labels.clone()),
-                ..LabelSelector::default()
-            },
-            template: PodTemplateSpec {
-                metadata: Some(ObjectMeta {
-                    labels: Some(labels),
-                    ..ObjectMeta::default()
-                }),
-                spec: Some(PodSpec {
-                    containers: vec![Container {
-                        name: "app".into(),
-                        image: Some("nginx:1".into()),
-                        ..Container::default()
-                    }],
-                    ..PodSpec::default()
-                }),
-            },
-            ..DeploymentSpec::default()
-        },
-        status: None,
-    }
+    serde_json::from_value(serde_json::json!({
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "web"},
+        "spec": {
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {
+                "metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": [{"name": "app", "image": "nginx:1"}]}
+            }
+        }
+    }))
+    .unwrap_or_else(|e| panic!("web: {e}"))
 }
 
 /// Waits until `count` is `want` (or `limit` passed); returns the count then.
