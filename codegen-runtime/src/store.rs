@@ -1160,7 +1160,7 @@ impl<K: Send + Sync + 'static> Store<K> {
         self.inner.read().items.is_empty()
     }
 
-    /// The resourceVersion recorded by the last the last relist.
+    /// The resourceVersion recorded by the last relist.
     ///
     /// ```
     /// # use k8s_openapi::api::core::v1::ConfigMap;
