@@ -557,6 +557,26 @@ fn unbalanced(body: &[u8]) -> bool {
 }
 
 /// A serde_json error as Go's `encoding/json` would word it, where the two can be told apart.
+/// Go's error for a bad byte inside `true`, `false` or `null` (`invalid character 'o' in
+/// literal null (expecting 'u')`), when the byte at `offset` is one.
+fn literal_error(body: &[u8], offset: usize) -> Option<String> {
+    let bad = *body.get(offset)?;
+    let start = body[..offset]
+        .iter()
+        .rposition(|b| !b.is_ascii_alphabetic())
+        .map_or(0, |i| i + 1);
+    let literal = ["true", "false", "null"]
+        .into_iter()
+        .find(|l| l.as_bytes().starts_with(&body[start..offset]) && start < offset)?;
+    let expected = *literal.as_bytes().get(offset - start)?;
+    (bad != expected && bad.is_ascii_graphic()).then(|| {
+        format!(
+            "invalid character '{}' in literal {literal} (expecting '{}')",
+            bad as char, expected as char
+        )
+    })
+}
+
 pub(crate) fn go_json_error(e: &serde_json::Error, body: &[u8]) -> String {
     match e.classify() {
         serde_json::error::Category::Eof => "unexpected end of JSON input".to_string(),
@@ -572,6 +592,9 @@ pub(crate) fn go_json_error(e: &serde_json::Error, body: &[u8]) -> String {
                 .map(|l| l.len() + 1)
                 .sum::<usize>()
                 + e.column().saturating_sub(1);
+            if let Some(msg) = literal_error(body, offset) {
+                return msg;
+            }
             match body.get(offset) {
                 Some(b) if b.is_ascii_graphic() => {
                     format!(

@@ -6,10 +6,11 @@ use crate::semantics::str_at;
 use base64::Engine;
 use serde_json::{Map, Value, json};
 
-use crate::error::{ApiError, ApiResult, FieldError};
+use crate::error::{ApiError, ApiResult, FieldError, go_quote};
 use crate::semantics::resources::{Builtin, Resource};
 use crate::semantics::state::State;
 use crate::storage::object::{self, ensure_object};
+use kube_codegen_apimachinery::validation;
 
 fn set_default(m: &mut Map<String, Value>, key: &str, v: Value) {
     if !m.contains_key(key) || m.get(key).is_some_and(Value::is_null) {
@@ -91,41 +92,46 @@ fn qos_class(spec: &Value) -> &'static str {
     }
 }
 
+/// `ValidatePodSpec`'s container rules the fake keeps: at least one container; each
+/// container's name (required, a DNS label, unique: an init container's also among the
+/// containers') and image.
 fn pod_spec_errors(spec: Option<&Value>, path: &str) -> Vec<FieldError> {
     let mut errs = Vec::new();
-    let containers = spec
-        .and_then(|s| s.get("containers"))
-        .and_then(Value::as_array);
-    match containers {
-        None => errs.push(FieldError::required(format!("{path}.containers"), "")),
-        Some(cs) if cs.is_empty() => {
-            errs.push(FieldError::required(format!("{path}.containers"), ""))
-        }
-        Some(cs) => {
-            for (i, c) in cs.iter().enumerate() {
-                if c.get("name")
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .is_empty()
-                {
-                    errs.push(FieldError::required(
-                        format!("{path}.containers[{i}].name"),
-                        "",
-                    ));
-                }
-                if c.get("image")
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .is_empty()
-                {
-                    errs.push(FieldError::required(
-                        format!("{path}.containers[{i}].image"),
-                        "",
-                    ));
-                }
+    let list = |field: &str| {
+        spec.and_then(|s| s.get(field))
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default()
+    };
+    let (containers, init) = (list("containers"), list("initContainers"));
+    if containers.is_empty() {
+        errs.push(FieldError::required(format!("{path}.containers"), ""));
+    }
+    let str_of = |c: &Value, f: &str| c.get(f).and_then(Value::as_str).unwrap_or("").to_string();
+    let mut check = |field: &str, cs: &[Value], names: &mut std::collections::HashSet<String>| {
+        for (i, c) in cs.iter().enumerate() {
+            let at = format!("{path}.{field}[{i}]");
+            let name = str_of(c, "name");
+            if name.is_empty() {
+                errs.push(FieldError::required(format!("{at}.name"), ""));
+            } else {
+                errs.extend(
+                    validation::is_dns1123_label(&name)
+                        .into_iter()
+                        .map(|msg| FieldError::invalid_str(format!("{at}.name"), &name, msg)),
+                );
+            }
+            if !names.insert(name.clone()) {
+                errs.push(FieldError::duplicate(format!("{at}.name"), go_quote(&name)));
+            }
+            if str_of(c, "image").is_empty() {
+                errs.push(FieldError::required(format!("{at}.image"), ""));
             }
         }
-    }
+    };
+    let mut names = std::collections::HashSet::new();
+    check("containers", &containers, &mut names);
+    check("initContainers", &init, &mut names);
     errs
 }
 
@@ -169,6 +175,164 @@ fn data_size_errors(kind: Builtin, obj: &Value) -> Vec<FieldError> {
     } else {
         Vec::new()
     }
+}
+
+/// `ValidateConfigMap`'s and `ValidateSecret`'s key rules: every key of `data` (and a
+/// ConfigMap's `binaryData`) is a config key, and a ConfigMap key is in one map only.
+fn data_key_errors(kind: Builtin, obj: &Value) -> Vec<FieldError> {
+    let keys = |field: &str| {
+        obj.get(field)
+            .and_then(Value::as_object)
+            .map(|m| m.keys().cloned().collect::<Vec<_>>())
+            .unwrap_or_default()
+    };
+    let bad_keys = |field: &str, keys: &[String]| {
+        keys.iter()
+            .flat_map(|k| {
+                validation::is_config_map_key(k)
+                    .into_iter()
+                    .map(move |msg| FieldError::invalid_str(format!("{field}[{k}]"), k, msg))
+            })
+            .collect::<Vec<_>>()
+    };
+    let data = keys("data");
+    match kind {
+        Builtin::ConfigMap => {
+            let binary = keys("binaryData");
+            let mut errs = Vec::new();
+            for k in &data {
+                errs.extend(bad_keys("data", std::slice::from_ref(k)));
+                if binary.contains(k) {
+                    errs.push(FieldError::invalid_str(
+                        format!("data[{k}]"),
+                        k,
+                        "duplicate of key present in binaryData",
+                    ));
+                }
+            }
+            errs.extend(bad_keys("binaryData", &binary));
+            errs
+        }
+        Builtin::Secret => bad_keys("data", &data),
+        _ => Vec::new(),
+    }
+}
+
+/// `ValidateSecret`'s rules for the well-known secret types: the keys (or annotation) each
+/// needs, and docker configurations that are JSON objects.
+fn secret_type_errors(obj: &Value) -> Vec<FieldError> {
+    let data = obj.get("data").and_then(Value::as_object);
+    let has = |key: &str| data.is_some_and(|d| d.contains_key(key));
+    let bytes = |key: &str| {
+        data.and_then(|d| d.get(key))
+            .and_then(Value::as_str)
+            .and_then(|s| base64::engine::general_purpose::STANDARD.decode(s).ok())
+            .unwrap_or_default()
+    };
+    let required = |key: &str| FieldError::required(format!("data[{key}]"), "");
+    let docker_config = |key: &str| {
+        if !has(key) {
+            return vec![required(key)];
+        }
+        let raw = bytes(key);
+        let problem = match serde_json::from_slice::<Value>(&raw) {
+            Err(e) => Some(crate::error::go_json_error(&e, &raw)),
+            Ok(Value::Object(_)) => None,
+            Ok(other) => Some(format!(
+                "json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
+                match other {
+                    Value::Array(_) => "array",
+                    Value::String(_) => "string",
+                    Value::Number(_) => "number",
+                    Value::Bool(_) => "bool",
+                    _ => "null",
+                }
+            )),
+        };
+        // `null` unmarshals into a map without error in Go.
+        let problem = problem.filter(|_| raw.trim_ascii() != b"null");
+        problem
+            .map(|p| {
+                vec![FieldError::invalid(
+                    format!("data[{key}]"),
+                    go_quote("<secret contents redacted>"),
+                    p,
+                )]
+            })
+            .unwrap_or_default()
+    };
+    match obj.get("type").and_then(Value::as_str).unwrap_or("") {
+        "kubernetes.io/service-account-token" => {
+            let named = obj
+                .pointer("/metadata/annotations/kubernetes.io~1service-account.name")
+                .and_then(Value::as_str)
+                .is_some_and(|n| !n.is_empty());
+            if named {
+                Vec::new()
+            } else {
+                vec![FieldError::required(
+                    "metadata.annotations[kubernetes.io/service-account.name]",
+                    "",
+                )]
+            }
+        }
+        "kubernetes.io/dockercfg" => docker_config(".dockercfg"),
+        "kubernetes.io/dockerconfigjson" => docker_config(".dockerconfigjson"),
+        "kubernetes.io/basic-auth" if !has("username") && !has("password") => {
+            vec![required("username"), required("password")]
+        }
+        "kubernetes.io/ssh-auth" if bytes("ssh-privatekey").is_empty() => {
+            vec![required("ssh-privatekey")]
+        }
+        "kubernetes.io/tls" => ["tls.crt", "tls.key"]
+            .into_iter()
+            .filter(|k| !has(k))
+            .map(required)
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// `SetDefaults_Pod`: a container's limits are its requests where it asks for none (Pods
+/// only, not templates).
+fn default_pod_requests(spec: &mut Value) {
+    for list in ["containers", "initContainers"] {
+        let Some(Value::Array(cs)) = spec.get_mut(list) else {
+            continue;
+        };
+        for c in cs {
+            let Some(limits) = c
+                .pointer("/resources/limits")
+                .and_then(Value::as_object)
+                .cloned()
+            else {
+                continue;
+            };
+            let resources = ensure_object(
+                ensure_object(c)
+                    .entry("resources")
+                    .or_insert_with(|| json!({})),
+            );
+            let requests = ensure_object(resources.entry("requests").or_insert_with(|| json!({})));
+            for (k, v) in limits {
+                requests.entry(k).or_insert(v);
+            }
+        }
+    }
+}
+
+/// apps/v1's rule that a workload's selector never changes.
+fn selector_update_errors(old: &Value, new: &Value) -> Vec<FieldError> {
+    let (before, after) = (old.pointer("/spec/selector"), new.pointer("/spec/selector"));
+    if before == after {
+        return Vec::new();
+    }
+    let value = after.map_or_else(|| "null".to_string(), Value::to_string);
+    vec![FieldError::invalid(
+        "spec.selector",
+        value,
+        "field is immutable",
+    )]
 }
 
 fn secret_string_data(res: &Resource, obj: &mut Value) -> ApiResult<()> {
@@ -600,7 +764,12 @@ pub(crate) fn prepare_create(st: &mut State, res: &Resource, obj: &mut Value) ->
                     .entry("spec")
                     .or_insert_with(|| json!({})),
             );
-            set_default(spec, "finalizers", json!(["kubernetes"]));
+            // `PrepareForCreate`: every new namespace has the `kubernetes` finalizer, last if
+            // it came with others.
+            let finalizers = ensure_array(spec.entry("finalizers").or_insert_with(|| json!([])));
+            if !finalizers.contains(&json!("kubernetes")) {
+                finalizers.push(json!("kubernetes"));
+            }
             ensure_object(obj).insert("status".into(), json!({"phase": "Active"}));
         }
         Builtin::Pod => {
@@ -608,6 +777,7 @@ pub(crate) fn prepare_create(st: &mut State, res: &Resource, obj: &mut Value) ->
                 default_pod_spec(spec);
                 // `SetDefaults_Pod`, not for templates.
                 set_default(ensure_object(spec), "enableServiceLinks", json!(true));
+                default_pod_requests(spec);
             }
         }
         Builtin::Service => {
@@ -629,9 +799,16 @@ pub(crate) fn prepare_create(st: &mut State, res: &Resource, obj: &mut Value) ->
         }
         Builtin::Secret => {
             secret_string_data(res, obj)?;
-            res.invalid_if_any(obj, data_size_errors(kind, obj))?;
+            let mut errs = data_key_errors(kind, obj);
+            errs.extend(data_size_errors(kind, obj));
+            errs.extend(secret_type_errors(obj));
+            res.invalid_if_any(obj, errs)?;
         }
-        Builtin::ConfigMap => res.invalid_if_any(obj, data_size_errors(kind, obj))?,
+        Builtin::ConfigMap => {
+            let mut errs = data_key_errors(kind, obj);
+            errs.extend(data_size_errors(kind, obj));
+            res.invalid_if_any(obj, errs)?;
+        }
         Builtin::Deployment | Builtin::ReplicaSet | Builtin::StatefulSet | Builtin::DaemonSet => {
             deployment_like_defaults(obj, kind);
             res.invalid_if_any(obj, workload_errors(obj, kind))?;
@@ -776,6 +953,7 @@ pub(crate) fn prepare_update(
         Builtin::Pod => {
             if let Some(spec) = ensure_object(new).get_mut("spec") {
                 default_pod_spec(spec);
+                default_pod_requests(spec);
             }
             let strip_images = |spec: Option<&Value>| {
                 let mut s = spec.cloned().unwrap_or(Value::Null);
@@ -839,19 +1017,24 @@ pub(crate) fn prepare_update(
                 errs.push(FieldError::invalid("type", v, "field is immutable"));
             }
             errs.extend(immutable_data_errors(old, new, &["data"]));
+            errs.extend(data_key_errors(kind, new));
             errs.extend(data_size_errors(kind, new));
+            errs.extend(secret_type_errors(new));
             res.invalid_if_any(new, errs)?;
         }
         Builtin::ConfigMap => {
             let mut errs = immutable_data_errors(old, new, &["data", "binaryData"]);
+            errs.extend(data_key_errors(kind, new));
             errs.extend(data_size_errors(kind, new));
             res.invalid_if_any(new, errs)?;
         }
-        Builtin::Deployment
-        | Builtin::ReplicaSet
-        | Builtin::StatefulSet
-        | Builtin::DaemonSet
-        | Builtin::ReplicationController => {
+        Builtin::Deployment | Builtin::ReplicaSet | Builtin::StatefulSet | Builtin::DaemonSet => {
+            deployment_like_defaults(new, kind);
+            let mut errs = workload_errors(new, kind);
+            errs.extend(selector_update_errors(old, new));
+            res.invalid_if_any(new, errs)?;
+        }
+        Builtin::ReplicationController => {
             deployment_like_defaults(new, kind);
             res.invalid_if_any(new, workload_errors(new, kind))?;
         }

@@ -20,8 +20,14 @@ pub(crate) fn is_dns1123_label(s: &str) -> bool {
 }
 
 /// `ValidateObjectMeta` for a create or update: name (unless `generated`), namespace
-/// presence, labels, annotations.
-pub(crate) fn object_meta_errors(obj: &Value, rule: NameRule, namespaced: bool) -> Vec<FieldError> {
+/// presence, labels, annotations, owner references and finalizers (with the built-in kinds'
+/// extra finalizer rule when `builtin`).
+pub(crate) fn object_meta_errors(
+    obj: &Value,
+    rule: NameRule,
+    namespaced: bool,
+    builtin: bool,
+) -> Vec<FieldError> {
     let mut errs = Vec::new();
     let name = crate::storage::object::name(obj);
     let generate_name = crate::storage::object::meta_str(obj, "generateName");
@@ -88,23 +94,53 @@ pub(crate) fn object_meta_errors(obj: &Value, rule: NameRule, namespaced: bool) 
             errs.extend(owner_reference_errors(refs));
         }
         if let Some(finalizers) = meta.get("finalizers").and_then(Value::as_array) {
-            for (i, f) in finalizers.iter().enumerate() {
-                match f.as_str() {
-                    Some(s) => {
-                        for msg in validation::is_qualified_name(s) {
-                            errs.push(FieldError::invalid_str(
-                                format!("metadata.finalizers[{i}]"),
-                                s,
-                                msg,
-                            ));
-                        }
-                    }
-                    None => errs.push(FieldError::invalid(
-                        format!("metadata.finalizers[{i}]"),
-                        f.to_string(),
-                        "must be a string",
-                    )),
-                }
+            errs.extend(finalizer_errors(finalizers, builtin));
+        }
+    }
+    errs
+}
+
+/// The finalizers' errors in kube-apiserver's order: every name that is not a qualified name
+/// (on `metadata.finalizers`, without an index), `orphan` beside `foregroundDeletion`, then for
+/// a built-in kind every name that is neither standard nor domain-qualified (with its index;
+/// custom resources get a warning for those instead).
+fn finalizer_errors(finalizers: &[Value], builtin: bool) -> Vec<FieldError> {
+    const FIELD: &str = "metadata.finalizers";
+    const STANDARD: [&str; 3] = ["kubernetes", "orphan", "foregroundDeletion"];
+    let mut errs = Vec::new();
+    let names: Vec<&str> = finalizers.iter().filter_map(Value::as_str).collect();
+    for (i, f) in finalizers.iter().enumerate() {
+        match f.as_str() {
+            Some(s) => errs.extend(
+                validation::is_qualified_name(s)
+                    .into_iter()
+                    .map(|msg| FieldError::invalid_str(FIELD, s, msg)),
+            ),
+            None => errs.push(FieldError::invalid(
+                format!("{FIELD}[{i}]"),
+                f.to_string(),
+                "must be a string",
+            )),
+        }
+    }
+    if names.contains(&"orphan") && names.contains(&"foregroundDeletion") {
+        errs.push(FieldError::invalid(
+            FIELD,
+            Value::from(names.clone()).to_string(),
+            "finalizer orphan and foregroundDeletion cannot be both set",
+        ));
+    }
+    if builtin {
+        for (i, f) in finalizers.iter().enumerate() {
+            if let Some(s) = f.as_str()
+                && !s.contains('/')
+                && !STANDARD.contains(&s)
+            {
+                errs.push(FieldError::invalid_str(
+                    format!("{FIELD}[{i}]"),
+                    s,
+                    "name is neither a standard finalizer name nor is it fully qualified",
+                ));
             }
         }
     }
@@ -243,6 +279,7 @@ mod tests {
             &json!({"metadata": {"namespace": "n"}}),
             NameRule::Subdomain,
             true,
+            true,
         );
         assert_eq!(
             errs.iter().map(ToString::to_string).collect::<Vec<_>>(),
@@ -252,6 +289,7 @@ mod tests {
             &json!({"metadata": {"name": "Bad", "namespace": "n", "labels": {"a": "b c"}}}),
             NameRule::Subdomain,
             true,
+            true,
         );
         assert_eq!(errs.len(), 2);
         assert!(
@@ -259,5 +297,40 @@ mod tests {
                 "metadata.name: Invalid value: \"Bad\": a lowercase RFC 1123 subdomain"
             )
         );
+    }
+
+    /// kube-apiserver v1.37.1's answer for a ConfigMap with these finalizers, in its order.
+    #[test]
+    fn finalizer_errors_in_kube_apiservers_order() {
+        let finalizers = json!([
+            "bad",
+            "kubernetes",
+            "orphan",
+            "foregroundDeletion",
+            "a/b",
+            "Bad/x"
+        ]);
+        let obj = json!({"metadata": {"name": "a", "namespace": "n", "finalizers": finalizers}});
+        let fields = |builtin| {
+            object_meta_errors(&obj, NameRule::Subdomain, true, builtin)
+                .iter()
+                .map(|e| e.to_string())
+                .collect::<Vec<_>>()
+        };
+        let builtin = fields(true);
+        assert_eq!(builtin.len(), 3, "{builtin:#?}");
+        assert!(
+            builtin[0].starts_with("metadata.finalizers: Invalid value: \"Bad/x\": prefix part")
+        );
+        assert_eq!(
+            builtin[1],
+            "metadata.finalizers: Invalid value: [\"bad\",\"kubernetes\",\"orphan\",\"foregroundDeletion\",\"a/b\",\"Bad/x\"]: finalizer orphan and foregroundDeletion cannot be both set"
+        );
+        assert_eq!(
+            builtin[2],
+            "metadata.finalizers[0]: Invalid value: \"bad\": name is neither a standard finalizer name nor is it fully qualified"
+        );
+        // A custom resource's unqualified names are warnings, not errors.
+        assert_eq!(fields(false), builtin[..2].to_vec());
     }
 }

@@ -620,3 +620,333 @@ pub(super) async fn scale_subresource_bodies(env: &Env) -> Outcome {
     ensure_eq!(d["spec"]["replicas"], json!(3), "replicas unchanged");
     Ok(())
 }
+
+/// One request that kube-apiserver refuses with 422: its body and the `(reason, field,
+/// message)` causes it answers with (a single cause where Go's map order would shuffle them).
+struct Refused {
+    what: &'static str,
+    method: &'static str,
+    path: String,
+    body: Value,
+    causes: Vec<(&'static str, String, String)>,
+}
+
+/// Built-in kinds' key, type, finalizer, container and selector rules, and the defaults that
+/// go with them: ConfigMap and Secret keys, the keys each Secret type needs, finalizer names,
+/// container names, a workload's immutable selector, a Namespace's `kubernetes` finalizer and
+/// a Pod's requests taken from its limits.
+pub(super) async fn builtin_keys_types_and_names(env: &Env) -> Outcome {
+    let ns = env.namespace("keys").await?;
+    let cms = format!("/api/v1/namespaces/{ns}/configmaps");
+    let secrets = format!("/api/v1/namespaces/{ns}/secrets");
+    let pods = format!("/api/v1/namespaces/{ns}/pods");
+    let deployments = format!("/apis/apps/v1/namespaces/{ns}/deployments");
+    const KEY: &str = "a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')";
+    let invalid = |field: &str, value: &str, why: &str| {
+        (
+            "FieldValueInvalid",
+            field.to_string(),
+            format!("Invalid value: \"{value}\": {why}"),
+        )
+    };
+    let required = |field: &str| {
+        (
+            "FieldValueRequired",
+            field.to_string(),
+            "Required value".to_string(),
+        )
+    };
+    let duplicate = |field: &str, value: &str| {
+        (
+            "FieldValueDuplicate",
+            field.to_string(),
+            format!("Duplicate value: \"{value}\""),
+        )
+    };
+    let secret = |name: &str, ty: &str, data: Value| json!({"metadata": {"name": name}, "type": ty, "data": data});
+    let pod = |name: &str, init: Value, containers: Value| json!({"metadata": {"name": name}, "spec": {"initContainers": init, "containers": containers}});
+    let c = |name: &str| json!({"name": name, "image": "x"});
+    let refused = vec![
+        Refused {
+            what: "a ConfigMap key with a space",
+            method: "POST",
+            path: cms.clone(),
+            body: json!({"metadata": {"name": "k1"}, "data": {"bad key!": "x"}}),
+            causes: vec![invalid("data[bad key!]", "bad key!", KEY)],
+        },
+        Refused {
+            what: "a ConfigMap key starting with ..",
+            method: "POST",
+            path: cms.clone(),
+            body: json!({"metadata": {"name": "k2"}, "binaryData": {"..x": "eA=="}}),
+            causes: vec![invalid("binaryData[..x]", "..x", "must not start with '..'")],
+        },
+        Refused {
+            what: "a key in both data and binaryData",
+            method: "POST",
+            path: cms.clone(),
+            body: json!({"metadata": {"name": "k3"}, "data": {"a": "x"}, "binaryData": {"a": "eA=="}}),
+            causes: vec![invalid("data[a]", "a", "duplicate of key present in binaryData")],
+        },
+        Refused {
+            what: "a Secret key with a space",
+            method: "POST",
+            path: secrets.clone(),
+            body: json!({"metadata": {"name": "s0"}, "stringData": {"bad key!": "x"}}),
+            causes: vec![invalid("data[bad key!]", "bad key!", KEY)],
+        },
+        Refused {
+            what: "a TLS Secret without its keys",
+            method: "POST",
+            path: secrets.clone(),
+            body: secret("s1", "kubernetes.io/tls", json!({})),
+            causes: vec![required("data[tls.crt]"), required("data[tls.key]")],
+        },
+        Refused {
+            what: "a basic-auth Secret with neither username nor password",
+            method: "POST",
+            path: secrets.clone(),
+            body: secret("s2", "kubernetes.io/basic-auth", json!({})),
+            causes: vec![required("data[username]"), required("data[password]")],
+        },
+        Refused {
+            what: "an ssh-auth Secret with an empty key",
+            method: "POST",
+            path: secrets.clone(),
+            body: secret("s3", "kubernetes.io/ssh-auth", json!({"ssh-privatekey": ""})),
+            causes: vec![required("data[ssh-privatekey]")],
+        },
+        Refused {
+            what: "a service-account-token Secret without its annotation",
+            method: "POST",
+            path: secrets.clone(),
+            body: secret("s4", "kubernetes.io/service-account-token", json!({})),
+            causes: vec![required(
+                "metadata.annotations[kubernetes.io/service-account.name]",
+            )],
+        },
+        Refused {
+            what: "a dockerconfigjson Secret whose configuration is not JSON",
+            method: "POST",
+            path: secrets.clone(),
+            // "not json"
+            body: secret("s5", "kubernetes.io/dockerconfigjson", json!({".dockerconfigjson": "bm90IGpzb24="})),
+            causes: vec![invalid(
+                "data[.dockerconfigjson]",
+                "<secret contents redacted>",
+                "invalid character 'o' in literal null (expecting 'u')",
+            )],
+        },
+        Refused {
+            what: "a dockerconfigjson Secret whose configuration is a JSON array",
+            method: "POST",
+            path: secrets.clone(),
+            body: secret("s6", "kubernetes.io/dockerconfigjson", json!({".dockerconfigjson": "W10="})),
+            causes: vec![invalid(
+                "data[.dockerconfigjson]",
+                "<secret contents redacted>",
+                "json: cannot unmarshal array into Go value of type map[string]interface {}",
+            )],
+        },
+        Refused {
+            what: "a dockercfg Secret without its key",
+            method: "POST",
+            path: secrets.clone(),
+            body: secret("s7", "kubernetes.io/dockercfg", json!({})),
+            causes: vec![required("data[.dockercfg]")],
+        },
+        Refused {
+            what: "finalizers: a bad qualified name, orphan with foregroundDeletion, an unqualified name",
+            method: "POST",
+            path: cms.clone(),
+            body: json!({"metadata": {"name": "f1", "finalizers": ["bad!", "orphan", "foregroundDeletion", "example.com/ok"]}}),
+            causes: vec![
+                invalid(
+                    "metadata.finalizers",
+                    "bad!",
+                    "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')",
+                ),
+                (
+                    "FieldValueInvalid",
+                    "metadata.finalizers".to_string(),
+                    r#"Invalid value: ["bad!","orphan","foregroundDeletion","example.com/ok"]: finalizer orphan and foregroundDeletion cannot be both set"#.to_string(),
+                ),
+                invalid(
+                    "metadata.finalizers[0]",
+                    "bad!",
+                    "name is neither a standard finalizer name nor is it fully qualified",
+                ),
+            ],
+        },
+        Refused {
+            what: "containers sharing a name, and an init container named as a container",
+            method: "POST",
+            path: pods.clone(),
+            body: pod("p1", json!([c("a"), c("i"), c("i")]), json!([c("a"), c("a")])),
+            causes: vec![
+                duplicate("spec.containers[1].name", "a"),
+                duplicate("spec.initContainers[0].name", "a"),
+                duplicate("spec.initContainers[2].name", "i"),
+            ],
+        },
+        Refused {
+            what: "a container name that is not a DNS label",
+            method: "POST",
+            path: pods.clone(),
+            body: pod("p2", json!([]), json!([c("Bad_Name")])),
+            causes: vec![invalid(
+                "spec.containers[0].name",
+                "Bad_Name",
+                "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
+            )],
+        },
+    ];
+    for r in &refused {
+        let got = send(env, r.method, &r.path, JSON, r.body.clone()).await?;
+        ensure_eq!(got.status, 422, "{}: {:?}", r.what, got.json());
+        ensure_eq!(got.json()["reason"], "Invalid", "{}", r.what);
+        let want: Vec<(&str, &str, &str)> = r
+            .causes
+            .iter()
+            .map(|(a, b, c)| (*a, b.as_str(), c.as_str()))
+            .collect();
+        ensure_eq!(got.causes(), causes(&want), "{}", r.what);
+    }
+
+    // What the same rules let through: an empty TLS pair, a basic-auth password alone, other
+    // Secret types, standard and qualified finalizers.
+    for (name, body) in [
+        (
+            "ok1",
+            secret(
+                "ok1",
+                "kubernetes.io/tls",
+                json!({"tls.crt": "", "tls.key": ""}),
+            ),
+        ),
+        (
+            "ok2",
+            json!({"metadata": {"name": "ok2"}, "type": "kubernetes.io/basic-auth", "stringData": {"password": ""}}),
+        ),
+        ("ok3", secret("ok3", "example.com/own", json!({}))),
+        (
+            "ok4",
+            secret(
+                "ok4",
+                "kubernetes.io/dockerconfigjson",
+                json!({".dockerconfigjson": "bnVsbA=="}),
+            ),
+        ),
+    ] {
+        let got = send(env, "POST", &secrets, JSON, body).await?;
+        ensure_eq!(got.status, 201, "Secret {name}: {:?}", got.json());
+    }
+    let got = send(
+        env,
+        "POST",
+        &cms,
+        JSON,
+        json!({"metadata": {"name": "ok", "finalizers": ["kubernetes", "orphan", "example.com/x"]}, "data": {"a.b_c-D": "x"}}),
+    )
+    .await?;
+    ensure_eq!(
+        got.status,
+        201,
+        "standard and qualified finalizers: {:?}",
+        got.json()
+    );
+    let got = send(
+        env,
+        "PATCH",
+        &format!("{cms}/ok"),
+        MERGE,
+        json!({"metadata": {"finalizers": null}}),
+    )
+    .await?;
+    ensure_eq!(got.status, 200, "finalizers removed: {:?}", got.json());
+
+    // An update is held to the same type rules: a TLS Secret may not lose its key.
+    let got = send(
+        env,
+        "PUT",
+        &format!("{secrets}/ok1"),
+        JSON,
+        secret("ok1", "kubernetes.io/tls", json!({"tls.crt": ""})),
+    )
+    .await?;
+    ensure_eq!(
+        got.status,
+        422,
+        "TLS Secret losing tls.key: {:?}",
+        got.json()
+    );
+    ensure_eq!(
+        got.causes(),
+        causes(&[("FieldValueRequired", "data[tls.key]", "Required value")]),
+        "causes"
+    );
+
+    // A Deployment's selector never changes.
+    let labels = json!({"app": "a"});
+    let got = send(
+        env,
+        "POST",
+        &deployments,
+        JSON,
+        json!({"metadata": {"name": "d"}, "spec": {"selector": {"matchLabels": labels}, "template": {"metadata": {"labels": {"app": "a", "tier": "t"}}, "spec": {"containers": [c("c")]}}}}),
+    )
+    .await?;
+    ensure_eq!(got.status, 201, "Deployment: {:?}", got.json());
+    let got = send(
+        env,
+        "PATCH",
+        &format!("{deployments}/d"),
+        MERGE,
+        json!({"spec": {"selector": {"matchLabels": {"tier": "t"}}}}),
+    )
+    .await?;
+    ensure_status!(
+        got,
+        422,
+        "Invalid",
+        r#"Deployment.apps "d" is invalid: spec.selector: Invalid value: {"matchLabels":{"app":"a","tier":"t"}}: field is immutable"#,
+        "changing a Deployment's selector"
+    );
+
+    // Defaults: a new Namespace always has the `kubernetes` finalizer (after others), and a
+    // Pod's limits are its requests where it names none.
+    let name = format!("{ns}-fin");
+    let got = send(
+        env,
+        "POST",
+        "/api/v1/namespaces",
+        JSON,
+        json!({"metadata": {"name": name}, "spec": {"finalizers": ["example.com/x"]}}),
+    )
+    .await?;
+    ensure_eq!(got.status, 201, "Namespace: {:?}", got.json());
+    ensure_eq!(
+        got.json()["spec"]["finalizers"],
+        json!(["example.com/x", "kubernetes"]),
+        "Namespace finalizers"
+    );
+    let mut limited = c("l");
+    limited["resources"] =
+        json!({"limits": {"cpu": "2", "memory": "1Gi"}, "requests": {"memory": "1Mi"}});
+    let got = send(
+        env,
+        "POST",
+        &pods,
+        JSON,
+        pod("p3", json!([]), json!([limited])),
+    )
+    .await?;
+    ensure_eq!(got.status, 201, "Pod with limits: {:?}", got.json());
+    ensure_eq!(
+        got.json()["spec"]["containers"][0]["resources"],
+        json!({"limits": {"cpu": "2", "memory": "1Gi"}, "requests": {"cpu": "2", "memory": "1Mi"}}),
+        "requests from limits"
+    );
+    ensure_eq!(got.json()["status"]["qosClass"], "Burstable", "qosClass");
+    Ok(())
+}

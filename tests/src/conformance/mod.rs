@@ -680,6 +680,10 @@ pub fn scenarios() -> Vec<Scenario> {
             "Pod defaults, Priority and DefaultTolerationSeconds admission (not owned by the creator), Job defaults and generated selector"
         ),
         scenario!(
+            builtins::builtin_keys_types_and_names,
+            "ConfigMap and Secret keys, each Secret type's keys, finalizer and container names, immutable workload selectors; Namespace finalizer and Pod request defaults"
+        ),
+        scenario!(
             builtins::service_validation,
             "Service port ranges and types"
         ),

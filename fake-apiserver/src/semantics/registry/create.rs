@@ -127,7 +127,12 @@ pub(crate) fn create(
     }
     res.invalid_if_any(
         &obj,
-        validation::object_meta_errors(&obj, res.name_rule(), res.namespaced),
+        validation::object_meta_errors(
+            &obj,
+            res.name_rule(),
+            res.namespaced,
+            res.builtin.is_some(),
+        ),
     )?;
     let namespace = object::namespace(&obj).to_string();
     if !flags.seed {

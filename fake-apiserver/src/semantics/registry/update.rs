@@ -239,7 +239,12 @@ pub(crate) fn update(
     if res.is_custom() {
         validate_custom(res, &new, Some(&old), opts)?;
     }
-    let mut errs = validation::object_meta_errors(&new, res.name_rule(), res.namespaced);
+    let mut errs = validation::object_meta_errors(
+        &new,
+        res.name_rule(),
+        res.namespaced,
+        res.builtin.is_some(),
+    );
     errs.extend(validation::object_meta_update_errors(&new, &old));
     if object::is_deleting(&old) {
         let before = object::finalizers(&old);
