@@ -120,6 +120,8 @@ pub(crate) enum FieldErrorKind {
     TooMany(usize, usize),
     /// A duplicate item: the rendered value.
     Duplicate(String),
+    /// A reference to something that does not exist: the rendered value.
+    NotFound(String),
     /// `Invalid value` without the value (objects and arrays in CEL errors).
     InvalidOmitted,
 }
@@ -209,6 +211,15 @@ impl FieldError {
         }
     }
 
+    /// A string naming something that does not exist (`Not found: "v"`).
+    pub(crate) fn not_found(field: impl Into<String>, value: &str) -> Self {
+        FieldError {
+            field: field.into(),
+            kind: FieldErrorKind::NotFound(go_quote(value)),
+            detail: String::new(),
+        }
+    }
+
     pub(crate) fn duplicate(field: impl Into<String>, value: impl Into<String>) -> Self {
         FieldError {
             field: field.into(),
@@ -227,6 +238,7 @@ impl FieldError {
             FieldErrorKind::TypeInvalid(_) => "FieldValueTypeInvalid",
             FieldErrorKind::TooMany(..) => "FieldValueTooMany",
             FieldErrorKind::Duplicate(_) => "FieldValueDuplicate",
+            FieldErrorKind::NotFound(_) => "FieldValueNotFound",
             FieldErrorKind::InvalidOmitted => "FieldValueInvalid",
         }
     }
@@ -249,6 +261,7 @@ impl FieldError {
                 format!("Too many: {n}: must have at most {max} items")
             }
             FieldErrorKind::Duplicate(v) => format!("Duplicate value: {v}"),
+            FieldErrorKind::NotFound(v) => format!("Not found: {v}"),
             FieldErrorKind::InvalidOmitted => "Invalid value".to_string(),
         };
         if !self.detail.is_empty() {

@@ -129,6 +129,16 @@ async fn answer(shared: Arc<Shared>, req: Request<Bytes>) -> Response<ResponseBo
         .unwrap_or("")
         .to_string();
     let query = req.uri().query().map(str::to_string);
+    // kube-apiserver serves `/version`, `/api` and each group-version's resource list to `GET`
+    // only (`/apis` and `/apis/<group>` answer any method).
+    if method != Method::GET
+        && matches!(
+            route(&path),
+            Route::Version | Route::Api | Route::GroupVersion(..)
+        )
+    {
+        return error_response(&ApiError::method_not_allowed());
+    }
     let document = match route(&path) {
         Route::Api | Route::Group(_) | Route::GroupVersion(..) => Some(Document::Legacy),
         Route::Apis => Some(Document::GroupList),
@@ -225,8 +235,7 @@ async fn answer(shared: Arc<Shared>, req: Request<Bytes>) -> Response<ResponseBo
             let deprecation = served.as_ref().and_then(|r| r.deprecation_warning());
             let streaming = p.name.is_none() && req.method() == Method::GET;
             let q = Query::parse(req.uri().query());
-            let is_watch =
-                p.watch_prefix || q.get("watch").is_some_and(|w| w == "1" || w == "true");
+            let is_watch = p.watch_prefix || (p.name.is_none() && q.flag("watch").unwrap_or(false));
             let read_check = match served.as_ref().map(|r| r.kind.clone()) {
                 Some(kind)
                     if req.method() == Method::GET && p.subresource.is_none() && !is_watch =>

@@ -44,7 +44,7 @@ pub(crate) fn negotiate(accept: &str, custom: bool, streaming: bool) -> Result<M
     Err(not_acceptable(custom, streaming))
 }
 
-const ONLY_ACCEPTED: &str = "only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf";
+pub(crate) const ONLY_ACCEPTED: &str = "only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf";
 const REPRESENTATIONS: &str = "406: Not Acceptable\n\nAvailable representations: application/json, application/yaml, application/vnd.kubernetes.protobuf";
 
 /// kube-apiserver's 406 (worded differently by the custom resource handler).

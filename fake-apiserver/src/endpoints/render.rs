@@ -73,6 +73,40 @@ impl Format {
         custom: bool,
         list: bool,
     ) -> Result<(), crate::error::ApiError> {
+        // Every alternative asks for a representation (`as=`) the server does not make.
+        let alternatives: Vec<&str> = accept
+            .split(',')
+            .map(str::trim)
+            .filter(|a| !a.is_empty())
+            .collect();
+        let unknown = |alt: &str| {
+            let mut parts = alt.split(';').map(str::trim);
+            let media = parts.next().unwrap_or("");
+            let (mut as_, mut g, mut v) = ("", "", "");
+            for p in parts {
+                match p.split_once('=') {
+                    Some(("as", x)) => as_ = x,
+                    Some(("g", x)) => g = x,
+                    Some(("v", x)) => v = x,
+                    _ => {}
+                }
+            }
+            let known = matches!(media, "application/json" | "*/*" | "")
+                && matches!(
+                    as_,
+                    "Table" | "PartialObjectMetadata" | "PartialObjectMetadataList"
+                )
+                && g == "meta.k8s.io"
+                && matches!(v, "v1" | "v1beta1");
+            !as_.is_empty() && !known
+        };
+        if !alternatives.is_empty() && alternatives.iter().all(|a| unknown(a)) {
+            return Err(crate::error::ApiError::new(
+                406,
+                "NotAcceptable",
+                crate::endpoints::negotiation::ONLY_ACCEPTED,
+            ));
+        }
         let asked = accept
             .split(',')
             .map(|alt| {

@@ -140,16 +140,11 @@ impl Query {
             .map(|(_, v)| v.as_str())
     }
 
-    pub(crate) fn flag(&self, k: &str) -> ApiResult<Option<bool>> {
-        match self.get(k) {
-            None => Ok(None),
-            Some("true" | "1" | "True") => Ok(Some(true)),
-            Some("false" | "0" | "False" | "") => Ok(Some(false)),
-            Some(other) => Err(ApiError::bad_request(format!(
-                "invalid value {} for boolean parameter {k}",
-                crate::error::go_quote(other)
-            ))),
-        }
+    /// A boolean parameter as kube-apiserver decodes one (`Convert_Slice_string_To_bool`):
+    /// `0` and `false` in any case are false, any other value (the empty one too) is true.
+    pub(crate) fn flag(&self, k: &str) -> Option<bool> {
+        self.get(k)
+            .map(|v| !(v == "0" || v.eq_ignore_ascii_case("false")))
     }
 
     pub(crate) fn int(&self, k: &str) -> ApiResult<Option<i64>> {
@@ -233,7 +228,10 @@ impl Verb {
         query: &Query,
         custom: bool,
     ) -> ApiResult<Verb> {
-        let watch = path.watch_prefix || query.flag("watch")?.unwrap_or(false);
+        // `?watch` makes a watch of a collection only; on an object's path it is a GET (the
+        // `/watch/` prefix watches one object).
+        let watch =
+            path.watch_prefix || (path.name.is_none() && query.flag("watch").unwrap_or(false));
         if custom {
             match (method, &path.name) {
                 (&Method::POST, Some(_)) if path.subresource.is_none() => return Ok(Verb::Create),
@@ -348,10 +346,26 @@ mod tests {
             ok(Method::GET, "/api/v1/namespaces/n/pods/p", ""),
             Verb::Get
         );
+        // As kube-apiserver: `?watch` on an object's path is a GET, the `/watch/` prefix a
+        // watch of the one object.
         assert_eq!(
             ok(Method::GET, "/api/v1/namespaces/n/pods/p", "watch=1"),
+            Verb::Get
+        );
+        assert_eq!(
+            ok(Method::GET, "/api/v1/watch/namespaces/n/pods/p", ""),
             Verb::Watch
         );
+        // Go's boolean parameters: only `0` and `false` (any case) are false.
+        for (q, want) in [
+            ("watch=", Verb::Watch),
+            ("watch=yes", Verb::Watch),
+            ("watch=F", Verb::Watch),
+            ("watch=0", Verb::List),
+            ("watch=FALSE", Verb::List),
+        ] {
+            assert_eq!(ok(Method::GET, "/api/v1/pods", q), want, "{q}");
+        }
         assert_eq!(
             ok(Method::POST, "/api/v1/namespaces/n/pods", ""),
             Verb::Create
@@ -384,10 +398,6 @@ mod tests {
                 "{path}"
             );
         }
-        assert_eq!(
-            verb(Method::GET, "/api/v1/pods", "watch=maybe", false).map_err(|e| e.code),
-            Err(400)
-        );
         // The custom resource handler's own rules.
         let crs = "/apis/g.example/v1/namespaces/n/widgets";
         assert_eq!(
@@ -406,7 +416,7 @@ mod tests {
     fn query_values() {
         let q = Query::parse(Some("limit=5&watch=true&dryRun=All&x=&x=2"));
         assert_eq!(q.int("limit").ok().flatten(), Some(5));
-        assert_eq!(q.flag("watch").ok().flatten(), Some(true));
+        assert_eq!(q.flag("watch"), Some(true));
         assert_eq!(q.get("x"), Some(""));
         assert_eq!(q.dry_run().ok(), Some(true));
         assert!(Query::parse(Some("limit=x")).int("limit").is_err());

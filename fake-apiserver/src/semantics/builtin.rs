@@ -108,6 +108,7 @@ fn pod_spec_errors(spec: Option<&Value>, path: &str) -> Vec<FieldError> {
         errs.push(FieldError::required(format!("{path}.containers"), ""));
     }
     let str_of = |c: &Value, f: &str| c.get(f).and_then(Value::as_str).unwrap_or("").to_string();
+    let volumes: Vec<String> = list("volumes").iter().map(|v| str_of(v, "name")).collect();
     let mut check = |field: &str, cs: &[Value], names: &mut std::collections::HashSet<String>| {
         for (i, c) in cs.iter().enumerate() {
             let at = format!("{path}.{field}[{i}]");
@@ -127,12 +128,93 @@ fn pod_spec_errors(spec: Option<&Value>, path: &str) -> Vec<FieldError> {
             if str_of(c, "image").is_empty() {
                 errs.push(FieldError::required(format!("{at}.image"), ""));
             }
+            errs.extend(container_port_errors(c, &at));
+            errs.extend(env_errors(c, &at));
+            errs.extend(volume_mount_errors(c, &at, &volumes));
         }
     };
     let mut names = std::collections::HashSet::new();
     check("containers", &containers, &mut names);
     check("initContainers", &init, &mut names);
+    let policy = spec
+        .and_then(|s| s.get("restartPolicy"))
+        .and_then(Value::as_str)
+        .unwrap_or("Always");
+    if !matches!(policy, "Always" | "OnFailure" | "Never") {
+        errs.push(FieldError::not_supported(
+            format!("{path}.restartPolicy"),
+            policy,
+            &["Always", "OnFailure", "Never"],
+        ));
+    }
     errs
+}
+
+/// `validateContainerPorts`: a container port is set and in range, a host port in range.
+fn container_port_errors(c: &Value, at: &str) -> Vec<FieldError> {
+    const RANGE: &str = "must be between 1 and 65535, inclusive";
+    let mut errs = Vec::new();
+    let ports = c.get("ports").and_then(Value::as_array);
+    for (j, p) in ports.into_iter().flatten().enumerate() {
+        let port_at = format!("{at}.ports[{j}]");
+        match p.get("containerPort").and_then(Value::as_i64).unwrap_or(0) {
+            0 => errs.push(FieldError::required(format!("{port_at}.containerPort"), "")),
+            n if !(1..=65535).contains(&n) => errs.push(FieldError::invalid(
+                format!("{port_at}.containerPort"),
+                n.to_string(),
+                RANGE,
+            )),
+            _ => {}
+        }
+        match p.get("hostPort").and_then(Value::as_i64).unwrap_or(0) {
+            0 => {}
+            n if !(1..=65535).contains(&n) => errs.push(FieldError::invalid(
+                format!("{port_at}.hostPort"),
+                n.to_string(),
+                RANGE,
+            )),
+            _ => {}
+        }
+    }
+    errs
+}
+
+/// `ValidateEnv`'s names: required, printable ASCII without `=`.
+fn env_errors(c: &Value, at: &str) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    let env = c.get("env").and_then(Value::as_array);
+    for (j, e) in env.into_iter().flatten().enumerate() {
+        let field = format!("{at}.env[{j}].name");
+        let name = e.get("name").and_then(Value::as_str).unwrap_or("");
+        if name.is_empty() {
+            errs.push(FieldError::required(field, ""));
+        } else if !name
+            .bytes()
+            .all(|b| (b' '..=b'~').contains(&b) && b != b'=')
+        {
+            errs.push(FieldError::invalid_str(
+                field,
+                name,
+                "a valid environment variable name must consist only of printable ASCII characters other than '='",
+            ));
+        }
+    }
+    errs
+}
+
+/// `ValidateVolumeMounts`: a mount names one of the pod's volumes.
+fn volume_mount_errors(c: &Value, at: &str, volumes: &[String]) -> Vec<FieldError> {
+    let mounts = c.get("volumeMounts").and_then(Value::as_array);
+    mounts
+        .into_iter()
+        .flatten()
+        .enumerate()
+        .filter_map(|(j, m)| {
+            let name = m.get("name").and_then(Value::as_str).unwrap_or("");
+            (!volumes.iter().any(|v| v == name))
+                .then(|| FieldError::not_found(format!("{at}.volumeMounts[{j}].name"), name))
+        })
+        .collect()
 }
 
 /// kube-apiserver's `MaxSecretSize`: the bytes a ConfigMap's `data` and `binaryData`, or a
@@ -484,31 +566,155 @@ fn deployment_like_defaults(obj: &mut Value, kind: Builtin) {
     }
 }
 
+/// A workload's spec as `ValidateDeploymentSpec` and its siblings check it, in their order:
+/// replicas, selector, template labels against the selector, the pod template (whose restart
+/// policy must be `Always`), then a Deployment's strategy.
 fn workload_errors(obj: &Value, kind: Builtin) -> Vec<FieldError> {
     let mut errs = Vec::new();
+    if kind != Builtin::DaemonSet
+        && let Some(n) = obj.pointer("/spec/replicas").and_then(Value::as_i64)
+        && n < 0
+    {
+        errs.push(FieldError::invalid(
+            "spec.replicas",
+            n.to_string(),
+            NONNEGATIVE,
+        ));
+    }
     let selector = obj.pointer("/spec/selector");
-    match selector {
-        None => errs.push(FieldError::required("spec.selector", "")),
+    let have = object::string_map(obj.pointer("/spec/template/metadata/labels"));
+    // A missing selector selects nothing, so no template matches it either.
+    let matches = match selector {
+        None => {
+            errs.push(FieldError::required("spec.selector", ""));
+            false
+        }
         Some(sel) => {
             let want = if kind == Builtin::ReplicationController {
                 object::string_map(Some(sel))
             } else {
                 object::string_map(sel.get("matchLabels"))
             };
-            let have = object::string_map(obj.pointer("/spec/template/metadata/labels"));
-            if want.iter().any(|(k, v)| have.get(k) != Some(v)) {
-                errs.push(FieldError::invalid(
-                    "spec.template.metadata.labels",
-                    format!("map[string]string{have:?}"),
-                    "`selector` does not match template `labels`",
-                ));
-            }
+            want.iter().all(|(k, v)| have.get(k) == Some(v))
         }
+    };
+    if !matches {
+        errs.push(FieldError::invalid(
+            "spec.template.metadata.labels",
+            serde_json::to_string(&have).unwrap_or_default(),
+            "`selector` does not match template `labels`",
+        ));
     }
     errs.extend(pod_spec_errors(
         obj.pointer("/spec/template/spec"),
         "spec.template.spec",
     ));
+    let policy = str_at(obj, "/spec/template/spec/restartPolicy");
+    if policy != "Always" {
+        errs.push(FieldError::not_supported(
+            "spec.template.spec.restartPolicy",
+            policy,
+            &["Always"],
+        ));
+    }
+    if kind == Builtin::Deployment {
+        errs.extend(deployment_strategy_errors(obj.pointer("/spec/strategy")));
+    }
+    errs
+}
+
+const NONNEGATIVE: &str = "must be greater than or equal to 0";
+
+/// `ValidateDeploymentStrategy` with `ValidateRollingUpdateDeployment`.
+fn deployment_strategy_errors(strategy: Option<&Value>) -> Vec<FieldError> {
+    let rolling = strategy.and_then(|s| s.get("rollingUpdate"));
+    match strategy.map(|s| str_at(s, "/type")).unwrap_or("") {
+        "Recreate" if rolling.is_some() => vec![FieldError::forbidden(
+            "spec.strategy.rollingUpdate",
+            "may not be specified when strategy `type` is 'Recreate'",
+        )],
+        "Recreate" => Vec::new(),
+        "RollingUpdate" => rolling.map(rolling_update_errors).unwrap_or_default(),
+        other => {
+            // Go prints the internal struct: `{"Type":"Blue","RollingUpdate":null}`.
+            let ru = rolling.map_or_else(
+                || "null".to_string(),
+                |r| {
+                    let field = |k: &str| r.get(k).map_or_else(|| "null".into(), Value::to_string);
+                    format!(
+                        "{{\"MaxUnavailable\":{},\"MaxSurge\":{}}}",
+                        field("maxUnavailable"),
+                        field("maxSurge")
+                    )
+                },
+            );
+            vec![FieldError {
+                field: "spec.strategy".into(),
+                kind: crate::error::FieldErrorKind::NotSupported(
+                    format!("{{\"Type\":{},\"RollingUpdate\":{ru}}}", go_quote(other)),
+                    vec![go_quote("Recreate"), go_quote("RollingUpdate")],
+                ),
+                detail: String::new(),
+            }]
+        }
+    }
+}
+
+/// A rolling update's `maxUnavailable` and `maxSurge`: non-negative numbers or percentages,
+/// not both zero, `maxUnavailable` at most 100%.
+fn rolling_update_errors(ru: &Value) -> Vec<FieldError> {
+    const AT: &str = "spec.strategy.rollingUpdate";
+    let mut errs = Vec::new();
+    // The value as Go renders an IntOrString, and as a number (a percentage's number).
+    let value = |k: &str| {
+        ru.get(k).map(|v| match v {
+            Value::String(s) => (
+                go_quote(s),
+                s.strip_suffix('%').and_then(|n| n.parse::<i64>().ok()),
+                true,
+            ),
+            other => (other.to_string(), other.as_i64(), false),
+        })
+    };
+    for key in ["maxUnavailable", "maxSurge"] {
+        let Some((shown, number, percent)) = value(key) else {
+            continue;
+        };
+        let field = format!("{AT}.{key}");
+        if percent && number.is_none_or(|n| n < 0) {
+            errs.push(FieldError::invalid(
+                field,
+                shown,
+                validation::regex_error(
+                    "a valid percent string must be a numeric string followed by an ending '%'",
+                    "[0-9]+%",
+                    &["1%", "93%"],
+                ),
+            ));
+        } else if !percent && number.is_some_and(|n| n < 0) {
+            errs.push(FieldError::invalid(field, shown, NONNEGATIVE));
+        }
+    }
+    let zero = |k: &str| value(k).is_none_or(|(_, n, _)| n == Some(0));
+    if zero("maxUnavailable")
+        && zero("maxSurge")
+        && let Some((shown, ..)) = value("maxUnavailable")
+    {
+        errs.push(FieldError::invalid(
+            format!("{AT}.maxUnavailable"),
+            shown,
+            "may not be 0 when `maxSurge` is 0",
+        ));
+    }
+    if let Some((shown, Some(n), true)) = value("maxUnavailable")
+        && n > 100
+    {
+        errs.push(FieldError::invalid(
+            format!("{AT}.maxUnavailable"),
+            shown,
+            "must not be greater than 100%",
+        ));
+    }
     errs
 }
 

@@ -286,7 +286,8 @@ impl Resource {
             Some(Builtin::Node) => same(&["spec.unschedulable"]),
             Some(Builtin::ReplicationController) => same(&["status.replicas"]),
             Some(Builtin::Service) => same(&["spec.clusterIP", "spec.type"]),
-            Some(Builtin::Job) => same(&["status.successful"]),
+            // `status.successful` selects on the count of succeeded pods.
+            Some(Builtin::Job) => vec![("status.successful".into(), "status.succeeded".into())],
             Some(Builtin::CoreEvent) => {
                 let mut v = same(&[
                     "involvedObject.kind",

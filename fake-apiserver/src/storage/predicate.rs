@@ -32,9 +32,22 @@ impl FieldSelector {
 
     pub(crate) fn matches(&self, obj: &Value) -> bool {
         self.terms.iter().all(|t| {
-            let have = object::field_string(obj, &t.path);
+            let mut have = object::field_string(obj, &t.path);
+            if have.is_empty() {
+                have = absent_value(&t.path).to_string();
+            }
             (have == t.value) != t.negate
         })
+    }
+}
+
+/// What a selectable field reads as when the object leaves it out: kube-apiserver selects on
+/// the Go structs, whose absent booleans are `false` and absent counts `0`.
+fn absent_value(path: &str) -> &'static str {
+    match path {
+        "spec.hostNetwork" | "spec.unschedulable" => "false",
+        "status.succeeded" | "status.replicas" => "0",
+        _ => "",
     }
 }
 

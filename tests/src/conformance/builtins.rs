@@ -950,3 +950,128 @@ pub(super) async fn builtin_keys_types_and_names(env: &Env) -> Outcome {
     ensure_eq!(got.json()["status"]["qosClass"], "Burstable", "qosClass");
     Ok(())
 }
+
+/// Workload and Pod spec rules, each answered with kube-apiserver's message (causes in its
+/// order): replicas, a missing or mismatched selector, a template's restart policy, Deployment
+/// strategies; a Pod's restart policy, ports, environment names and volume mounts. And the
+/// Pod field selector `spec.hostNetwork`, which reads `false` when the field is unset.
+pub(super) async fn workload_and_pod_spec_rules(env: &Env) -> Outcome {
+    let ns = env.namespace("specrules").await?;
+    let deployments = format!("/apis/apps/v1/namespaces/{ns}/deployments");
+    let pods = format!("/api/v1/namespaces/{ns}/pods");
+    let container = json!([{"name": "c", "image": "x"}]);
+    let deployment = |name: &str, spec: Value| {
+        let mut d = json!({"metadata": {"name": name}, "spec": {
+            "selector": {"matchLabels": {"a": "b"}},
+            "template": {"metadata": {"labels": {"a": "b"}}, "spec": {"containers": container}},
+        }});
+        if let (Some(d), Value::Object(extra)) = (d["spec"].as_object_mut(), spec) {
+            d.extend(extra);
+        }
+        d
+    };
+    let mut no_selector = deployment("n", json!({}));
+    no_selector["spec"]
+        .as_object_mut()
+        .map(|s| s.remove("selector"));
+    let mut mismatched = deployment("m", json!({}));
+    mismatched["spec"]["template"]["metadata"]["labels"] = json!({"a": "c", "z": "y"});
+    let mut never = deployment("rp", json!({}));
+    never["spec"]["template"]["spec"]["restartPolicy"] = json!("Never");
+    let mut replica_set = deployment("w", json!({"replicas": -1}));
+    replica_set["spec"]["template"]["spec"]["restartPolicy"] = json!("OnFailure");
+    const NOT_MATCHING: &str = "`selector` does not match template `labels`";
+    let cases: Vec<(&str, String, Value, String)> = vec![
+        (
+            "no selector",
+            deployments.clone(),
+            no_selector,
+            format!(r#"Deployment.apps "n" is invalid: [spec.selector: Required value, spec.template.metadata.labels: Invalid value: {{"a":"b"}}: {NOT_MATCHING}]"#),
+        ),
+        (
+            "template labels not matching",
+            deployments.clone(),
+            mismatched,
+            format!(r#"Deployment.apps "m" is invalid: spec.template.metadata.labels: Invalid value: {{"a":"c","z":"y"}}: {NOT_MATCHING}"#),
+        ),
+        (
+            "negative replicas",
+            deployments.clone(),
+            deployment("r", json!({"replicas": -1})),
+            r#"Deployment.apps "r" is invalid: spec.replicas: Invalid value: -1: must be greater than or equal to 0"#.into(),
+        ),
+        (
+            "a template that does not restart",
+            deployments.clone(),
+            never,
+            r#"Deployment.apps "rp" is invalid: spec.template.spec.restartPolicy: Unsupported value: "Never": supported values: "Always""#.into(),
+        ),
+        (
+            "Recreate with rollingUpdate",
+            deployments.clone(),
+            deployment("rc", json!({"strategy": {"type": "Recreate", "rollingUpdate": {"maxSurge": 1}}})),
+            "Deployment.apps \"rc\" is invalid: spec.strategy.rollingUpdate: Forbidden: may not be specified when strategy `type` is 'Recreate'".into(),
+        ),
+        (
+            "no surge and no unavailability",
+            deployments.clone(),
+            deployment("z", json!({"strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "0%", "maxUnavailable": "0%"}}})),
+            "Deployment.apps \"z\" is invalid: spec.strategy.rollingUpdate.maxUnavailable: Invalid value: \"0%\": may not be 0 when `maxSurge` is 0".into(),
+        ),
+        (
+            "an unknown strategy",
+            deployments.clone(),
+            deployment("t", json!({"strategy": {"type": "Blue"}})),
+            r#"Deployment.apps "t" is invalid: spec.strategy: Unsupported value: {"Type":"Blue","RollingUpdate":null}: supported values: "Recreate", "RollingUpdate""#.into(),
+        ),
+        (
+            "a negative surge and over 100% unavailable",
+            deployments.clone(),
+            deployment("s", json!({"strategy": {"rollingUpdate": {"maxSurge": -1, "maxUnavailable": "150%"}}})),
+            r#"Deployment.apps "s" is invalid: [spec.strategy.rollingUpdate.maxSurge: Invalid value: -1: must be greater than or equal to 0, spec.strategy.rollingUpdate.maxUnavailable: Invalid value: "150%": must not be greater than 100%]"#.into(),
+        ),
+        (
+            "a ReplicaSet's replicas and restart policy",
+            format!("/apis/apps/v1/namespaces/{ns}/replicasets"),
+            replica_set,
+            r#"ReplicaSet.apps "w" is invalid: [spec.replicas: Invalid value: -1: must be greater than or equal to 0, spec.template.spec.restartPolicy: Unsupported value: "OnFailure": supported values: "Always"]"#.into(),
+        ),
+        (
+            "a Pod's ports, environment, mounts and restart policy",
+            pods.clone(),
+            json!({"metadata": {"name": "q"}, "spec": {
+                "restartPolicy": "Sometimes",
+                "volumes": [{"name": "v", "emptyDir": {}}],
+                "containers": [{"name": "c", "image": "x",
+                    "ports": [{"containerPort": 0}, {"containerPort": 80, "hostPort": 70000}],
+                    "env": [{"name": ""}, {"name": "A=B"}],
+                    "volumeMounts": [{"name": "v", "mountPath": "/x"}, {"name": "w", "mountPath": "/y"}]}],
+            }}),
+            r#"Pod "q" is invalid: [spec.containers[0].ports[0].containerPort: Required value, spec.containers[0].ports[1].hostPort: Invalid value: 70000: must be between 1 and 65535, inclusive, spec.containers[0].env[0].name: Required value, spec.containers[0].env[1].name: Invalid value: "A=B": a valid environment variable name must consist only of printable ASCII characters other than '=', spec.containers[0].volumeMounts[1].name: Not found: "w", spec.restartPolicy: Unsupported value: "Sometimes": supported values: "Always", "OnFailure", "Never"]"#.into(),
+        ),
+    ];
+    for (what, path, body, message) in cases {
+        let r = send(env, "POST", &path, JSON, body).await?;
+        ensure_status!(r, 422, "Invalid", message, "{what}");
+    }
+
+    let r = send(
+        env,
+        "POST",
+        &pods,
+        JSON,
+        json!({"metadata": {"name": "h"}, "spec": {"containers": container}}),
+    )
+    .await?;
+    ensure_eq!(r.status, 201, "Pod h: {:?}", r.json());
+    for (value, want) in [("false", 1), ("true", 0)] {
+        let r = get(
+            env,
+            &format!("{pods}?fieldSelector=spec.hostNetwork%3D{value}"),
+        )
+        .await?;
+        let n = r.json()["items"].as_array().map_or(0, Vec::len);
+        ensure_eq!((r.status, n), (200, want), "spec.hostNetwork={value}");
+    }
+    Ok(())
+}

@@ -684,6 +684,14 @@ pub fn scenarios() -> Vec<Scenario> {
             "ConfigMap and Secret keys, each Secret type's keys, finalizer and container names, immutable workload selectors; Namespace finalizer and Pod request defaults"
         ),
         scenario!(
+            wire::go_parameters_and_methods,
+            "boolean parameters as Go reads them, ?watch on an object, export, the end bookmark only with allowWatchBookmarks, unknown Table groups, UID and kind patches, discovery methods"
+        ),
+        scenario!(
+            builtins::workload_and_pod_spec_rules,
+            "workload replicas, selectors, template restart policy and Deployment strategies; Pod restart policy, ports, env names and volume mounts; spec.hostNetwork selects false when unset"
+        ),
+        scenario!(
             builtins::service_validation,
             "Service port ranges and types"
         ),

@@ -943,3 +943,129 @@ pub(super) async fn managed_fields_drop_parameter(env: &Env) -> Outcome {
     );
     Ok(())
 }
+
+/// Request details kube-apiserver reads as Go decodes them: boolean parameters (only `0` and
+/// `false` are false), `?watch` on an object's path (a GET), the removed `export` parameter,
+/// a WatchList's end bookmark only with `allowWatchBookmarks`, an `Accept` whose only
+/// representations are unknown, patches that change an object's UID or kind, and the
+/// discovery documents' methods.
+pub(super) async fn go_parameters_and_methods(env: &Env) -> Outcome {
+    let ns = env.namespace("goparams").await?;
+    let get = |path: String, accept: Option<&'static str>| {
+        let client = env.client.clone();
+        async move { raw(&client, "GET", &path, None, accept, None).await }
+    };
+    let r = send(
+        env,
+        "POST",
+        &cms(&ns),
+        "application/json",
+        r#"{"metadata":{"name":"a"}}"#,
+    )
+    .await?;
+    ensure_eq!(r.status, 201, "ConfigMap a: {:?}", r.json());
+
+    const NOT_ALLOWED: &str = "the server does not allow this method on the requested resource";
+    for (method, path) in [
+        ("POST", "/version"),
+        ("DELETE", "/api/v1"),
+        ("POST", "/api"),
+        ("POST", "/apis/apps/v1"),
+    ] {
+        let r = raw(&env.client, method, path, None, None, None).await?;
+        ensure_status!(r, 405, "MethodNotAllowed", NOT_ALLOWED, "{method} {path}");
+    }
+
+    let object = format!("{}/a", cms(&ns));
+    let r = get(format!("{object}?export=true"), None).await?;
+    ensure_status!(
+        r,
+        400,
+        "BadRequest",
+        "the export parameter, deprecated since v1.14, is no longer supported",
+        "GET with export"
+    );
+    for ok in [
+        format!("{object}?export=false"),
+        format!("{}?export=true", cms(&ns)),
+    ] {
+        let r = get(ok.clone(), None).await?;
+        ensure_eq!(r.status, 200, "{ok}");
+    }
+    let r = get(format!("{object}?watch=1"), None).await?;
+    ensure_eq!(
+        (r.status, r.json()["kind"].clone()),
+        (200, json!("ConfigMap")),
+        "?watch on an object's path is a GET"
+    );
+
+    // Watches end after a second; a list answers at once.
+    for (value, watch) in [
+        ("", true),
+        ("F", true),
+        ("yes", true),
+        ("0", false),
+        ("FALSE", false),
+    ] {
+        let r = get(format!("{}?watch={value}&timeoutSeconds=1", cms(&ns)), None).await?;
+        let body = String::from_utf8_lossy(&r.body).to_string();
+        let got = body.contains(r#""type":"ADDED""#);
+        ensure_eq!((r.status, got), (200, watch), "watch={value:?}: {body}");
+    }
+    let initial = format!(
+        "{}?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&timeoutSeconds=1",
+        cms(&ns)
+    );
+    for (bookmarks, want) in [("", false), ("&allowWatchBookmarks=true", true)] {
+        let r = get(format!("{initial}{bookmarks}"), None).await?;
+        let body = String::from_utf8_lossy(&r.body).to_string();
+        ensure!(body.contains(r#""type":"ADDED""#), "initial events: {body}");
+        ensure_eq!(
+            body.contains("k8s.io/initial-events-end"),
+            want,
+            "end bookmark with {bookmarks:?}: {body}"
+        );
+    }
+
+    let r = get(
+        object.clone(),
+        Some("application/json;as=Table;v=v1;g=bogus.example"),
+    )
+    .await?;
+    ensure_status!(
+        r,
+        406,
+        "NotAcceptable",
+        "only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf",
+        "a Table of an unknown group"
+    );
+
+    let merge = "application/merge-patch+json";
+    let r = send(env, "PATCH", &object, merge, r#"{"metadata":{"uid":"x"}}"#).await?;
+    ensure_status!(
+        r,
+        422,
+        "Invalid",
+        r#"ConfigMap "a" is invalid: metadata.uid: Invalid value: "x": field is immutable"#,
+        "a patch of the UID"
+    );
+    let r = send(env, "PATCH", &object, merge, r#"{"kind":"Secret"}"#).await?;
+    let (code, reason, message) = r.status();
+    ensure_eq!(
+        (code, reason.as_str()),
+        (422, "Invalid"),
+        "a patch of the kind: {message}"
+    );
+    ensure!(
+        message.starts_with(r#" "" is invalid: patch: Invalid value: "{"#)
+            && message
+                .ends_with(r#"}": converting (v1.Secret) to (core.ConfigMap): unknown conversion"#),
+        "a patch of the kind: {message}"
+    );
+    ensure_eq!(
+        r.causes().first().map(|c| c.1.clone()),
+        Some("patch".to_string()),
+        "the cause's field"
+    );
+    Ok(())
+}

@@ -10,6 +10,11 @@ use crate::storage::store::{parse_watch_rv, too_large};
 
 pub(crate) async fn serve(t: Target<'_>) -> ApiResult<Response<ResponseBody>> {
     let name = t.info.name();
+    if t.info.query.flag("export") == Some(true) {
+        return Err(ApiError::bad_request(
+            "the export parameter, deprecated since v1.14, is no longer supported",
+        ));
+    }
     // Any version not older than `resourceVersion` will do: the present, once the storage
     // has reached it (a bad one is the watch cache's 500, as for a watch).
     let rv = match t.info.query.get("resourceVersion") {

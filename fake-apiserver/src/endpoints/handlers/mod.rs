@@ -296,7 +296,7 @@ fn write_options_scanning(
         dry_run: q.dry_run()?,
         manager,
         explicit_manager: explicit.is_some(),
-        force: q.flag("force")?,
+        force: q.flag("force"),
         field_validation,
         body_problems,
         patch: verb == Verb::Patch && !is_apply,

@@ -159,7 +159,11 @@ fn plan(shared: &Shared, req: &WatchRequest) -> ApiResult<Start> {
                 }
             }
             start.initial = snapshot();
-            start.initial_end_bookmark = Some(st.rv());
+            // The end of the initial events is a bookmark, sent only to a client that takes
+            // bookmarks.
+            if req.allow_bookmarks {
+                start.initial_end_bookmark = Some(st.rv());
+            }
         }
         (Some(false), "" | "0") => {}
         (None, "" | "0") => start.initial = snapshot(),
@@ -503,8 +507,8 @@ pub(crate) async fn serve(t: Target<'_>) -> ApiResult<http::Response<ResponseBod
         res: t.res.clone(),
         filter: f,
         resource_version: q.get("resourceVersion").map(str::to_string),
-        allow_bookmarks: q.flag("allowWatchBookmarks")?.unwrap_or(false),
-        send_initial_events: q.flag("sendInitialEvents")?,
+        allow_bookmarks: q.flag("allowWatchBookmarks").unwrap_or(false),
+        send_initial_events: q.flag("sendInitialEvents"),
         timeout,
         format,
         fault: t.fault.clone(),

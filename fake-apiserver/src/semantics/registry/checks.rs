@@ -63,32 +63,51 @@ pub(super) fn check_type_meta(res: &Resource, body: &Value) -> ApiResult<()> {
         }
         return Ok(());
     }
-    let version = crate::semantics::resources::split_api_version(api_version).1;
+    match builtin_type_meta_problem(res, body) {
+        Some((kind, problem)) => Err(ApiError::bad_request(format!(
+            "{kind} in version {} cannot be handled as a {}: {problem}",
+            go_quote(if api_version.is_empty() {
+                &res.version
+            } else {
+                crate::semantics::resources::split_api_version(api_version).1
+            }),
+            res.kind
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// Why a built-in resource's decoder cannot take a body with its `apiVersion` and `kind`:
+/// the kind the body names (the resource's when it names none) and the scheme's error.
+pub(super) fn builtin_type_meta_problem(res: &Resource, body: &Value) -> Option<(String, String)> {
+    let kind = body.get("kind").and_then(Value::as_str).unwrap_or("");
+    let api_version = body.get("apiVersion").and_then(Value::as_str).unwrap_or("");
+    let named = if kind.is_empty() { &res.kind } else { kind };
     if !api_version.is_empty() && api_version != res.api_version() {
-        return Err(ApiError::bad_request(format!(
-            "{} in version {} cannot be handled as a {}: no kind {} is registered for version {} in scheme \"pkg/runtime/scheme.go:111\"",
-            if kind.is_empty() { &res.kind } else { kind },
-            go_quote(version),
-            res.kind,
-            go_quote(if kind.is_empty() { &res.kind } else { kind }),
-            go_quote(api_version)
-        )));
+        return Some((
+            named.to_string(),
+            format!(
+                "no kind {} is registered for version {} in scheme \"pkg/runtime/scheme.go:111\"",
+                go_quote(named),
+                go_quote(api_version)
+            ),
+        ));
     }
     if !kind.is_empty() && kind != res.kind {
-        return Err(ApiError::bad_request(format!(
-            "{kind} in version {} cannot be handled as a {}: converting ({}.{kind}) to ({}.{}): unknown conversion",
-            go_quote(&res.version),
-            res.kind,
-            res.version,
-            if res.group.is_empty() {
-                "core"
-            } else {
-                res.group.split('.').next().unwrap_or("")
-            },
-            res.kind
-        )));
+        let package = if res.group.is_empty() {
+            "core"
+        } else {
+            res.group.split('.').next().unwrap_or("")
+        };
+        return Some((
+            kind.to_string(),
+            format!(
+                "converting ({}.{kind}) to ({package}.{}): unknown conversion",
+                res.version, res.kind
+            ),
+        ));
     }
-    Ok(())
+    None
 }
 
 pub(super) fn require_object(body: &Value) -> ApiResult<()> {

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use super::checks::{
-    check_storage_size, check_type_meta, field_problems, prune_builtin, prune_custom,
-    require_object, validate_custom,
+    builtin_type_meta_problem, check_storage_size, check_type_meta, field_problems, prune_builtin,
+    prune_custom, require_object, validate_custom,
 };
 use super::create::{CreateFlags, create};
 use super::effects::{after_put, after_remove};
@@ -88,6 +88,23 @@ pub(crate) fn update(
     {
         crate::semantics::fields::canonical_bytes(&mut body, def);
     }
+    // A patch that changes a built-in object's `apiVersion` or `kind` is refused as the
+    // patched object kube-apiserver could not decode (422 on `patch`), a body as a bad request.
+    if opts.patch
+        && res.builtin.is_some()
+        && let Some((_, problem)) = builtin_type_meta_problem(res, &body)
+    {
+        return Err(ApiError::invalid(
+            "",
+            "",
+            "",
+            vec![FieldError::invalid(
+                "patch",
+                go_quote(&body.to_string()),
+                problem,
+            )],
+        ));
+    }
     check_type_meta(res, &body)?;
     if is_put {
         check_body_names(res, &body, url_namespace, name)?;
@@ -100,9 +117,10 @@ pub(crate) fn update(
         }
         return Err(ApiError::not_found(&res.group, &res.plural, name));
     };
-    // Storage preconditions (the UID) come before the resourceVersion check.
+    // Storage preconditions (the UID of a PUT's body) come before the resourceVersion check;
+    // a patch that changes the UID is refused by validation (`metadata.uid` is immutable).
     let body_uid = object::uid(&body);
-    if !body_uid.is_empty() && body_uid != object::uid(&old) {
+    if !opts.patch && !body_uid.is_empty() && body_uid != object::uid(&old) {
         return Err(ApiError::conflict(
             &res.group,
             &res.plural,
