@@ -23,25 +23,43 @@ pub(crate) enum Format {
     },
 }
 
+/// One alternative of an `Accept` header: its media type and the `as`, `g` and `v` of a
+/// representation (empty when not given).
+struct Alternative<'a> {
+    media: &'a str,
+    as_: &'a str,
+    g: &'a str,
+    v: &'a str,
+}
+
+impl<'a> Alternative<'a> {
+    fn parse(alt: &'a str) -> Self {
+        let mut parts = alt.split(';').map(str::trim);
+        let mut out = Alternative {
+            media: parts.next().unwrap_or(""),
+            as_: "",
+            g: "",
+            v: "",
+        };
+        for p in parts {
+            match p.split_once('=') {
+                Some(("as", x)) => out.as_ = x,
+                Some(("g", x)) => out.g = x,
+                Some(("v", x)) => out.v = x,
+                _ => {}
+            }
+        }
+        out
+    }
+}
+
 impl Format {
     /// Picks the first alternative of an `Accept` header the server can produce.
     pub(crate) fn from_accept(accept: &str, include_object: Option<&str>) -> Format {
         for alt in accept.split(',') {
-            let mut parts = alt.split(';').map(str::trim);
-            let media = parts.next().unwrap_or("");
+            let Alternative { media, as_, g, v } = Alternative::parse(alt);
             if media != "application/json" && media != "*/*" && !media.is_empty() {
                 continue;
-            }
-            let mut as_ = "";
-            let mut g = "";
-            let mut v = "";
-            for p in parts {
-                match p.split_once('=') {
-                    Some(("as", x)) => as_ = x,
-                    Some(("g", x)) => g = x,
-                    Some(("v", x)) => v = x,
-                    _ => {}
-                }
             }
             match (as_, g) {
                 ("", _) => return Format::Full,
@@ -80,17 +98,7 @@ impl Format {
             .filter(|a| !a.is_empty())
             .collect();
         let unknown = |alt: &str| {
-            let mut parts = alt.split(';').map(str::trim);
-            let media = parts.next().unwrap_or("");
-            let (mut as_, mut g, mut v) = ("", "", "");
-            for p in parts {
-                match p.split_once('=') {
-                    Some(("as", x)) => as_ = x,
-                    Some(("g", x)) => g = x,
-                    Some(("v", x)) => v = x,
-                    _ => {}
-                }
-            }
+            let Alternative { media, as_, g, v } = Alternative::parse(alt);
             let known = matches!(media, "application/json" | "*/*" | "")
                 && matches!(
                     as_,
