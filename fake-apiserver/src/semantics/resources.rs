@@ -731,6 +731,24 @@ mod tests {
         );
     }
 
+    /// A Job's `status.successful` selects on its count of succeeded pods.
+    #[test]
+    fn job_successful_reads_succeeded() {
+        let all = builtins();
+        let labels = all
+            .iter()
+            .find(|r| r.kind == "Job")
+            .map(Resource::extra_field_labels)
+            .unwrap_or_default();
+        assert_eq!(
+            labels,
+            vec![(
+                "status.successful".to_string(),
+                "status.succeeded".to_string()
+            )]
+        );
+    }
+
     #[test]
     fn builtins_carry_their_gvr() {
         let all = builtins();

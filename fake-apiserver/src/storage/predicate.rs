@@ -164,6 +164,27 @@ mod tests {
         assert_eq!(gone.map(|(k, _)| k), Some(EventType::Deleted));
     }
 
+    /// kube-apiserver selects on Go structs: an unset boolean is `false`, an unset count `0`.
+    #[test]
+    fn unset_fields_select_as_go_zero_values() {
+        let term = |path: &str, value: &str| FieldSelector {
+            terms: vec![FieldTerm {
+                label: path.into(),
+                path: path.into(),
+                value: value.into(),
+                negate: false,
+            }],
+        };
+        let bare = json!({"metadata": {"name": "x"}, "spec": {}, "status": {}});
+        assert!(term("spec.hostNetwork", "false").matches(&bare));
+        assert!(!term("spec.hostNetwork", "true").matches(&bare));
+        assert!(term("status.succeeded", "0").matches(&bare));
+        assert!(term("spec.nodeName", "").matches(&bare));
+        let set = json!({"spec": {"hostNetwork": true}, "status": {"succeeded": 2}});
+        assert!(term("spec.hostNetwork", "true").matches(&set));
+        assert!(term("status.succeeded", "2").matches(&set));
+    }
+
     #[test]
     fn namespace_labels_and_fields_all_apply() {
         let mut f = app_a();
