@@ -235,7 +235,7 @@ async fn answer(shared: Arc<Shared>, req: Request<Bytes>) -> Response<ResponseBo
             let deprecation = served.as_ref().and_then(|r| r.deprecation_warning());
             let streaming = p.name.is_none() && req.method() == Method::GET;
             let q = Query::parse(req.uri().query());
-            let is_watch = p.watch_prefix || (p.name.is_none() && q.flag("watch").unwrap_or(false));
+            let is_watch = q.watches(&p);
             let read_check = match served.as_ref().map(|r| r.kind.clone()) {
                 Some(kind)
                     if req.method() == Method::GET && p.subresource.is_none() && !is_watch =>

@@ -147,6 +147,12 @@ impl Query {
             .map(|v| !(v == "0" || v.eq_ignore_ascii_case("false")))
     }
 
+    /// Whether a `GET` of `path` with this query is a watch: the `/watch/` prefix, or `?watch`
+    /// on a collection (on an object's path it is a GET, as kube-apiserver reads it).
+    pub(crate) fn watches(&self, path: &ResourcePath) -> bool {
+        path.watch_prefix || (path.name.is_none() && self.flag("watch").unwrap_or(false))
+    }
+
     pub(crate) fn int(&self, k: &str) -> ApiResult<Option<i64>> {
         match self.get(k) {
             None | Some("") => Ok(None),
@@ -228,10 +234,7 @@ impl Verb {
         query: &Query,
         custom: bool,
     ) -> ApiResult<Verb> {
-        // `?watch` makes a watch of a collection only; on an object's path it is a GET (the
-        // `/watch/` prefix watches one object).
-        let watch =
-            path.watch_prefix || (path.name.is_none() && query.flag("watch").unwrap_or(false));
+        let watch = query.watches(path);
         if custom {
             match (method, &path.name) {
                 (&Method::POST, Some(_)) if path.subresource.is_none() => return Ok(Verb::Create),
