@@ -1,0 +1,93 @@
+//! Services: defaults (cluster IPs, target ports, type) and the port rules.
+
+use serde_json::{Value, json};
+
+use crate::error::FieldError;
+use crate::semantics::state::State;
+use crate::storage::object::ensure_object;
+
+use super::set_default;
+
+pub(super) fn service_defaults(st: &mut State, obj: &mut Value, old: Option<&Value>) {
+    let spec = ensure_object(
+        ensure_object(obj)
+            .entry("spec")
+            .or_insert_with(|| json!({})),
+    );
+    set_default(spec, "type", json!("ClusterIP"));
+    set_default(spec, "sessionAffinity", json!("None"));
+    let is_external_name = spec.get("type").and_then(Value::as_str) == Some("ExternalName");
+    if let Some(Value::Array(ports)) = spec.get_mut("ports") {
+        for p in ports {
+            let p = ensure_object(p);
+            set_default(p, "protocol", json!("TCP"));
+            // `SetDefaults_Service`: a target port of 0 or "" is no target port.
+            if matches!(p.get("targetPort"), Some(t) if *t == json!(0) || *t == json!("")) {
+                p.remove("targetPort");
+            }
+            if let Some(port) = p.get("port").cloned() {
+                set_default(p, "targetPort", port);
+            }
+        }
+    }
+    if is_external_name {
+        return;
+    }
+    set_default(spec, "internalTrafficPolicy", json!("Cluster"));
+    let have_ip = spec
+        .get("clusterIP")
+        .and_then(Value::as_str)
+        .is_some_and(|s| !s.is_empty());
+    if !have_ip {
+        let previous = old.and_then(|o| o.pointer("/spec/clusterIP")).cloned();
+        let ip = match previous {
+            Some(ip) => ip,
+            None => {
+                let n = st.next_cluster_ip;
+                st.next_cluster_ip += 1;
+                json!(format!("10.0.{}.{}", (n / 254) % 256, n % 254 + 1))
+            }
+        };
+        spec.insert("clusterIP".into(), ip);
+    }
+    let ip = spec.get("clusterIP").cloned().unwrap_or(json!("None"));
+    set_default(spec, "clusterIPs", json!([ip]));
+    set_default(spec, "ipFamilies", json!(["IPv4"]));
+    set_default(spec, "ipFamilyPolicy", json!("SingleStack"));
+}
+
+/// The port rules and `type` of `ValidateService` (kube-apiserver reports ports first).
+pub(super) fn service_spec_errors(spec: &Value) -> Vec<FieldError> {
+    const RANGE: &str = "must be between 1 and 65535, inclusive";
+    let mut errs = Vec::new();
+    let in_range = |v: i64| (1..=65535).contains(&v);
+    if let Some(ports) = spec.get("ports").and_then(Value::as_array) {
+        for (i, p) in ports.iter().enumerate() {
+            if let Some(port) = p.get("port").and_then(Value::as_i64)
+                && !in_range(port)
+            {
+                errs.push(FieldError::invalid(
+                    format!("spec.ports[{i}].port"),
+                    port.to_string(),
+                    RANGE,
+                ));
+            }
+            if let Some(target) = p.get("targetPort").and_then(Value::as_i64)
+                && !in_range(target)
+            {
+                errs.push(FieldError::invalid(
+                    format!("spec.ports[{i}].targetPort"),
+                    target.to_string(),
+                    RANGE,
+                ));
+            }
+        }
+    }
+    const TYPES: &[&str] = &["ClusterIP", "ExternalName", "LoadBalancer", "NodePort"];
+    if let Some(t) = spec.get("type").and_then(Value::as_str)
+        && !TYPES.contains(&t)
+    {
+        errs.push(FieldError::not_supported("spec.type", t, TYPES));
+    }
+    errs
+}
