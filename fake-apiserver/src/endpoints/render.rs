@@ -497,7 +497,10 @@ pub(crate) fn table(
             let mut row = Map::new();
             row.insert("cells".into(), Value::Array(cells));
             match include {
-                "None" => {}
+                // kube-apiserver's row keeps the field, empty.
+                "None" => {
+                    row.insert("object".into(), Value::Null);
+                }
                 "Object" => {
                     let av = res.api_version();
                     row.insert(

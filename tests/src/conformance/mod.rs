@@ -609,7 +609,7 @@ pub fn scenarios() -> Vec<Scenario> {
         scenario!(watch::watch_all_namespaces, "a watch across namespaces"),
         scenario!(
             watch::watch_as_table,
-            "a watch with Accept as=Table sends a Table per event"
+            "a watch with Accept as=Table sends a Table per event, the columns with the first only"
         ),
         scenario!(
             ownership::client_side_apply_upgrade,

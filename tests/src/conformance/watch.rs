@@ -378,5 +378,89 @@ pub(super) async fn watch_as_table(env: &Env) -> Outcome {
         t["metadata"]["resourceVersion"].is_string(),
         "the Table's resourceVersion: {t}"
     );
+
+    // A second object and a watch that lists both, then bookmarks the end of the list: the
+    // column definitions come with the first event only, later Tables carry `null`, and the
+    // bookmark is a one-row Table of the bookmark's metadata.
+    api.create(&PostParams::default(), &widget("b", 4)).await?;
+    let lines = |body: &[u8]| -> Result<Vec<serde_json::Value>, serde_json::Error> {
+        body.split(|b| *b == b'\n')
+            .filter(|l| !l.is_empty())
+            .map(serde_json::from_slice)
+            .collect()
+    };
+    let r = super::raw(
+        &env.client,
+        "GET",
+        &format!(
+            "{path}&allowWatchBookmarks=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan"
+        ),
+        None,
+        Some("application/json;as=Table;v=v1;g=meta.k8s.io"),
+        None,
+    )
+    .await?;
+    ensure_eq!(r.status, 200, "watch list as Table");
+    let events = lines(&r.body)?;
+    let kinds: Vec<&str> = events.iter().filter_map(|e| e["type"].as_str()).collect();
+    ensure_eq!(
+        kinds,
+        vec!["ADDED", "ADDED", "BOOKMARK"],
+        "events: {events:?}"
+    );
+    let headed: Vec<bool> = events
+        .iter()
+        .map(|e| e["object"]["columnDefinitions"].is_array())
+        .collect();
+    ensure_eq!(
+        headed,
+        vec![true, false, false],
+        "which Tables have columns"
+    );
+    ensure!(
+        events[1]["object"]
+            .as_object()
+            .is_some_and(|t| t.get("columnDefinitions") == Some(&serde_json::Value::Null)),
+        "a later Table's columnDefinitions is null: {}",
+        events[1]["object"]
+    );
+    let mark = &events[2]["object"];
+    ensure_eq!(
+        (mark["kind"].clone(), mark["rows"][0]["cells"][0].clone()),
+        (json!("Table"), json!("")),
+        "a bookmark as Table: {mark}"
+    );
+    ensure_eq!(
+        (
+            mark["rows"][0]["object"]["kind"].clone(),
+            mark["rows"][0]["object"]["metadata"]["annotations"]["k8s.io/initial-events-end"]
+                .clone()
+        ),
+        (json!("PartialObjectMetadata"), json!("true")),
+        "the bookmark's row: {mark}"
+    );
+
+    // includeObject=None keeps each row's `object`, empty.
+    let r = super::raw(
+        &env.client,
+        "GET",
+        &format!("{path}&includeObject=None"),
+        None,
+        Some("application/json;as=Table;v=v1;g=meta.k8s.io"),
+        None,
+    )
+    .await?;
+    let events = lines(&r.body)?;
+    let objects: Vec<Option<&serde_json::Value>> = events
+        .iter()
+        .filter_map(|e| e["object"]["rows"][0].as_object())
+        .map(|row| row.get("object"))
+        .collect();
+    ensure_eq!(
+        objects,
+        vec![Some(&serde_json::Value::Null); 2],
+        "rows of includeObject=None: {events:?}"
+    );
+
     Ok(())
 }

@@ -49,68 +49,102 @@ pub(crate) struct WatchRequest {
 
 const BATCH: usize = 512;
 
-/// Encodes one watch event line.
-fn line(kind: &str, res: &Resource, obj: &Value, format: &Format) -> Bytes {
-    let obj = &*res.read_view(obj);
-    let av = res.api_version();
-    let mut out = match format {
-        Format::Metadata => {
-            serde_json::to_vec(&json!({"type": kind, "object": partial_metadata(obj)}))
+/// Encodes a watch's events in the format it asked for. As kube-apiserver sends them, a
+/// Table's column definitions go with the stream's first event only (later Tables carry
+/// `columnDefinitions: null`), and a bookmark is a one-row Table too.
+struct Encoder<'a> {
+    res: &'a Resource,
+    format: &'a Format,
+    /// Whether a Table with the column definitions was sent.
+    headed: bool,
+}
+
+impl<'a> Encoder<'a> {
+    fn new(res: &'a Resource, format: &'a Format) -> Self {
+        Encoder {
+            res,
+            format,
+            headed: false,
         }
-        // `as=Table`: each event's object is a one-row Table at the object's version.
-        Format::Table { version, include } => {
-            let mut t = table(res, &[Arc::new(obj.clone())], version, include, None);
-            if let Some(rv) = obj.pointer("/metadata/resourceVersion") {
-                t["metadata"] = json!({"resourceVersion": rv});
-            }
-            serde_json::to_vec(&json!({"type": kind, "object": t}))
-        }
-        Format::Full => serde_json::to_vec(
-            &json!({"type": kind, "object": View { obj, type_meta: Some((&av, &res.kind)) }}),
-        ),
     }
-    .unwrap_or_default();
+
+    /// One event line.
+    fn line(&mut self, kind: &str, obj: &Value) -> Bytes {
+        let obj = &*self.res.read_view(obj);
+        let object = match self.format {
+            Format::Metadata => partial_metadata(obj),
+            Format::Table { .. } => self.table(obj),
+            Format::Full => {
+                let av = self.res.api_version();
+                serde_json::to_value(View {
+                    obj,
+                    type_meta: Some((&av, &self.res.kind)),
+                })
+                .unwrap_or(Value::Null)
+            }
+        };
+        encode(kind, object)
+    }
+
+    /// A bookmark at `rv` (annotated as the end of the initial events if `initial_end`).
+    fn bookmark(&mut self, rv: u64, initial_end: bool) -> Bytes {
+        let mut meta = json!({"resourceVersion": rv.to_string()});
+        if initial_end && let Value::Object(m) = &mut meta {
+            m.insert(
+                "annotations".into(),
+                json!({"k8s.io/initial-events-end": "true"}),
+            );
+        }
+        let object = match self.format {
+            Format::Metadata => json!({"kind": "PartialObjectMetadata",
+                "apiVersion": "meta.k8s.io/v1", "metadata": meta}),
+            Format::Table { .. } => self.table(&json!({"kind": self.res.kind,
+                "apiVersion": self.res.api_version(), "metadata": meta})),
+            Format::Full => json!({"kind": self.res.kind,
+                "apiVersion": self.res.api_version(), "metadata": meta}),
+        };
+        encode("BOOKMARK", object)
+    }
+
+    /// `obj` as a one-row Table at the object's version; the column definitions only in the
+    /// first.
+    fn table(&mut self, obj: &Value) -> Value {
+        let Format::Table { version, include } = self.format else {
+            return Value::Null;
+        };
+        let mut t = table(self.res, &[Arc::new(obj.clone())], version, include, None);
+        if let Some(rv) = obj.pointer("/metadata/resourceVersion") {
+            t["metadata"] = json!({"resourceVersion": rv});
+        }
+        if std::mem::replace(&mut self.headed, true) {
+            t["columnDefinitions"] = Value::Null;
+        }
+        t
+    }
+}
+
+/// The line of a watch event.
+fn encode(kind: &str, object: Value) -> Bytes {
+    let mut out = serde_json::to_vec(&json!({"type": kind, "object": object})).unwrap_or_default();
     out.push(b'\n');
     Bytes::from(out)
 }
 
-/// [`line`] for an object converted to the watched version first (by the conversion webhook,
-/// when there is one); a failed conversion is the error that ends the watch.
+/// [`Encoder::line`] for an object converted to the watched version first (by the conversion
+/// webhook, when there is one); a failed conversion is the error that ends the watch.
 async fn event_line(
+    enc: &mut Encoder<'_>,
     kind: &str,
-    res: &Resource,
     obj: &Value,
     req: &WatchRequest,
 ) -> ApiResult<Bytes> {
     match &req.converter {
         Some(c) if !matches!(req.format, Format::Metadata) => {
             let converted = c.read(obj.clone()).await?;
-            Ok(line(kind, res, &converted, &req.format))
+            Ok(enc.line(kind, &converted))
         }
-        _ => Ok(line(kind, res, obj, &req.format)),
+        _ => Ok(enc.line(kind, obj)),
     }
-}
-
-fn bookmark(res: &Resource, rv: u64, initial_end: bool, format: &Format) -> Bytes {
-    let mut meta = json!({"resourceVersion": rv.to_string()});
-    if initial_end && let Value::Object(m) = &mut meta {
-        m.insert(
-            "annotations".into(),
-            json!({"k8s.io/initial-events-end": "true"}),
-        );
-    }
-    let (av, kind) = match format {
-        Format::Metadata => (
-            "meta.k8s.io/v1".to_string(),
-            "PartialObjectMetadata".to_string(),
-        ),
-        _ => (res.api_version(), res.kind.clone()),
-    };
-    let obj = json!({"kind": kind, "apiVersion": av, "metadata": meta});
-    let mut out =
-        serde_json::to_vec(&json!({"type": "BOOKMARK", "object": obj})).unwrap_or_default();
-    out.push(b'\n');
-    Bytes::from(out)
 }
 
 /// The ERROR event carrying a Status.
@@ -337,8 +371,9 @@ async fn run(
     }
     let deadline = req.timeout.map(deadline_after);
     let res = req.res.clone();
+    let mut enc = Encoder::new(&res, &req.format);
     for obj in &plan.initial {
-        let bytes = match event_line("ADDED", &res, obj, &req).await {
+        let bytes = match event_line(&mut enc, "ADDED", obj, &req).await {
             Ok(bytes) => bytes,
             Err(e) => {
                 let _ = out.raw(error_line(&e)).await;
@@ -350,7 +385,7 @@ async fn run(
         }
     }
     if let Some(rv) = plan.initial_end_bookmark
-        && !out.raw(bookmark(&res, rv, true, &req.format)).await
+        && !out.raw(enc.bookmark(rv, true)).await
     {
         return;
     }
@@ -401,7 +436,7 @@ async fn run(
             let Some((kind, obj)) = req.filter.event(ev) else {
                 continue;
             };
-            let bytes = match event_line(kind.as_str(), &res, &obj, &req).await {
+            let bytes = match event_line(&mut enc, kind.as_str(), &obj, &req).await {
                 Ok(bytes) => bytes,
                 Err(e) => {
                     let _ = out.raw(error_line(&e)).await;
@@ -418,7 +453,7 @@ async fn run(
         if want_bookmark {
             want_bookmark = false;
             let rv = global_rv.max(cursor);
-            if !out.raw(bookmark(&res, rv, false, &req.format)).await {
+            if !out.raw(enc.bookmark(rv, false)).await {
                 return;
             }
         }
@@ -441,7 +476,7 @@ async fn run(
                 // it instead of relisting.
                 if req.allow_bookmarks {
                     let rv = shared.state.lock().rv().max(cursor);
-                    let _ = out.raw(bookmark(&res, rv, true, &req.format)).await;
+                    let _ = out.raw(enc.bookmark(rv, true)).await;
                 }
                 tracing::debug!(resource = %key, "server stopping: watch ended");
                 return;
@@ -467,8 +502,9 @@ async fn run(
 /// Streams canned events (a watch reactor's `Events`).
 pub(crate) fn canned(res: &Resource, events: Vec<(String, Value)>) -> mpsc::Receiver<Bytes> {
     let (tx, rx) = mpsc::channel::<Bytes>(events.len().max(1));
+    let mut enc = Encoder::new(res, &Format::Full);
     for (kind, obj) in events {
-        let l = line(&kind, res, &obj, &Format::Full);
+        let l = enc.line(&kind, &obj);
         if tx.try_send(l).is_err() {
             break;
         }
