@@ -127,19 +127,10 @@ pub(crate) fn prepare_create(st: &mut State, res: &Resource, obj: &mut Value) ->
             let status = crate::semantics::crd::initial_status(obj);
             ensure_object(obj).insert("status".into(), status);
         }
-        Builtin::MutatingWebhookConfiguration | Builtin::ValidatingWebhookConfiguration => {
-            webhook_defaults(obj, kind == Builtin::MutatingWebhookConfiguration);
-        }
-        Builtin::ValidatingAdmissionPolicy => {
-            crate::semantics::admission::policy::policy_defaults(obj);
-            let errs = crate::semantics::admission::policy::validate_policy(obj);
-            res.invalid_if_any(obj, errs)?;
-        }
-        Builtin::ValidatingAdmissionPolicyBinding => {
-            crate::semantics::admission::policy::binding_defaults(obj);
-            let errs = crate::semantics::admission::policy::validate_binding(obj);
-            res.invalid_if_any(obj, errs)?;
-        }
+        Builtin::MutatingWebhookConfiguration
+        | Builtin::ValidatingWebhookConfiguration
+        | Builtin::ValidatingAdmissionPolicy
+        | Builtin::ValidatingAdmissionPolicyBinding => admission_configuration(res, kind, obj)?,
         Builtin::Endpoints
         | Builtin::CoreEvent
         | Builtin::ServiceAccount
@@ -174,6 +165,28 @@ pub(crate) fn admit_create(res: &Resource, obj: &mut Value) -> ApiResult<()> {
             errs.extend(workload::job_restart_policy_errors(obj));
             res.invalid_if_any(obj, errs)?;
             ensure_object(obj).insert("status".into(), json!({}));
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// The admission configuration kinds' defaults and validation, the same on create and update.
+fn admission_configuration(res: &Resource, kind: Builtin, obj: &mut Value) -> ApiResult<()> {
+    use crate::semantics::admission::policy;
+    match kind {
+        Builtin::MutatingWebhookConfiguration | Builtin::ValidatingWebhookConfiguration => {
+            webhook_defaults(obj, kind == Builtin::MutatingWebhookConfiguration);
+        }
+        Builtin::ValidatingAdmissionPolicy => {
+            policy::policy_defaults(obj);
+            let errs = policy::validate_policy(obj);
+            res.invalid_if_any(obj, errs)?;
+        }
+        Builtin::ValidatingAdmissionPolicyBinding => {
+            policy::binding_defaults(obj);
+            let errs = policy::validate_binding(obj);
+            res.invalid_if_any(obj, errs)?;
         }
         _ => {}
     }
@@ -350,19 +363,10 @@ pub(crate) fn prepare_update(
             }
             res.invalid_if_any(new, errs)?;
         }
-        Builtin::MutatingWebhookConfiguration | Builtin::ValidatingWebhookConfiguration => {
-            webhook_defaults(new, kind == Builtin::MutatingWebhookConfiguration);
-        }
-        Builtin::ValidatingAdmissionPolicy => {
-            crate::semantics::admission::policy::policy_defaults(new);
-            let errs = crate::semantics::admission::policy::validate_policy(new);
-            res.invalid_if_any(new, errs)?;
-        }
-        Builtin::ValidatingAdmissionPolicyBinding => {
-            crate::semantics::admission::policy::binding_defaults(new);
-            let errs = crate::semantics::admission::policy::validate_binding(new);
-            res.invalid_if_any(new, errs)?;
-        }
+        Builtin::MutatingWebhookConfiguration
+        | Builtin::ValidatingWebhookConfiguration
+        | Builtin::ValidatingAdmissionPolicy
+        | Builtin::ValidatingAdmissionPolicyBinding => admission_configuration(res, kind, new)?,
         _ => {}
     }
     Ok(())

@@ -63,23 +63,17 @@ pub(super) fn service_spec_errors(spec: &Value) -> Vec<FieldError> {
     let in_range = |v: i64| (1..=65535).contains(&v);
     if let Some(ports) = spec.get("ports").and_then(Value::as_array) {
         for (i, p) in ports.iter().enumerate() {
-            if let Some(port) = p.get("port").and_then(Value::as_i64)
-                && !in_range(port)
-            {
-                errs.push(FieldError::invalid(
-                    format!("spec.ports[{i}].port"),
-                    port.to_string(),
-                    RANGE,
-                ));
-            }
-            if let Some(target) = p.get("targetPort").and_then(Value::as_i64)
-                && !in_range(target)
-            {
-                errs.push(FieldError::invalid(
-                    format!("spec.ports[{i}].targetPort"),
-                    target.to_string(),
-                    RANGE,
-                ));
+            // A named target port (a string) has no range to check here.
+            for field in ["port", "targetPort"] {
+                if let Some(n) = p.get(field).and_then(Value::as_i64)
+                    && !in_range(n)
+                {
+                    errs.push(FieldError::invalid(
+                        format!("spec.ports[{i}].{field}"),
+                        n.to_string(),
+                        RANGE,
+                    ));
+                }
             }
         }
     }

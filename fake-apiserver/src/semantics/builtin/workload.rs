@@ -277,17 +277,23 @@ pub(super) fn job_defaults(obj: &mut Value) {
     };
     set_default(spec, "podReplacementPolicy", json!(replacement));
     set_default(spec, "manualSelector", json!(false));
-    if let Some(Value::Object(labels)) = template_labels
-        && !labels.is_empty()
+    if let Some(Value::Object(labels)) = template_labels {
+        labels_from_template(obj, labels);
+    }
+}
+
+/// `SetDefaults_Job`: a Job without labels of its own gets its pod template's.
+fn labels_from_template(obj: &mut Value, labels: Map<String, Value>) {
+    if labels.is_empty() {
+        return;
+    }
+    let meta = object::meta_mut(obj);
+    if meta
+        .get("labels")
+        .and_then(Value::as_object)
+        .is_none_or(Map::is_empty)
     {
-        let meta = object::meta_mut(obj);
-        if meta
-            .get("labels")
-            .and_then(Value::as_object)
-            .is_none_or(Map::is_empty)
-        {
-            meta.insert("labels".into(), Value::Object(labels));
-        }
+        meta.insert("labels".into(), Value::Object(labels));
     }
 }
 
@@ -322,15 +328,7 @@ pub(super) fn job_selector(obj: &mut Value) {
     match_labels
         .entry("batch.kubernetes.io/controller-uid")
         .or_insert_with(|| json!(uid));
-    // The job's own labels come from the template's when it has none (`SetDefaults_Job`).
-    let meta = object::meta_mut(obj);
-    if meta
-        .get("labels")
-        .and_then(Value::as_object)
-        .is_none_or(Map::is_empty)
-    {
-        meta.insert("labels".into(), Value::Object(labels));
-    }
+    labels_from_template(obj, labels);
 }
 
 /// A Job's pods may only restart `OnFailure` or `Never`.
