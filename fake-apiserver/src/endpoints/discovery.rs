@@ -93,24 +93,17 @@ pub(crate) fn api_resource_list(reg: &Registry, group: &str, version: &str) -> O
             }
         }
         out.push(e);
-        for (sub, verbs) in subresource_verbs(r) {
-            if sub == "finalize" {
-                out.push(
-                    json!({"name": format!("{}/{sub}", r.plural), "singularName": "",
-                                "namespaced": r.namespaced, "kind": r.kind, "verbs": verbs}),
-                );
-                continue;
+        for sub in subresources(r) {
+            let mut e = json!({"name": format!("{}/{}", r.plural, sub.name), "singularName": "",
+                               "namespaced": r.namespaced, "kind": sub.kind.2, "verbs": sub.verbs});
+            // A kind of another group names its group and version.
+            if sub.kind.0 != r.group
+                && let Value::Object(m) = &mut e
+            {
+                m.insert("group".into(), json!(sub.kind.0));
+                m.insert("version".into(), json!(sub.kind.1));
             }
-            if sub == "scale" {
-                out.push(
-                    json!({"name": format!("{}/{sub}", r.plural), "singularName": "",
-                                "namespaced": r.namespaced, "group": "autoscaling", "version": "v1",
-                                "kind": "Scale", "verbs": ["get", "patch", "update"]}),
-                );
-                continue;
-            }
-            out.push(json!({"name": format!("{}/{sub}", r.plural), "singularName": "",
-                            "namespaced": r.namespaced, "kind": r.kind, "verbs": ["get", "patch", "update"]}));
+            out.push(e);
         }
     }
     let gv = if group.is_empty() {
@@ -123,19 +116,54 @@ pub(crate) fn api_resource_list(reg: &Registry, group: &str, version: &str) -> O
     )
 }
 
-/// The subresources a resource serves with their verbs, built-ins' sorted by name: besides
-/// `status` and `scale`, a Namespace's `finalize` (update only).
-fn subresource_verbs(r: &Resource) -> Vec<(String, Vec<&'static str>)> {
-    let mut subs: Vec<(String, Vec<&'static str>)> = r
+/// A subresource as discovery lists it.
+struct Subresource {
+    name: String,
+    /// The group, version and kind it takes and returns.
+    kind: (String, String, String),
+    verbs: Vec<&'static str>,
+}
+
+/// The subresources a resource serves, built-ins' sorted by name: besides `status` and
+/// `scale`, a Namespace's `finalize` (update only) and a Pod's `binding` and `eviction`
+/// (create only).
+fn subresources(r: &Resource) -> Vec<Subresource> {
+    use crate::semantics::resources::Builtin;
+    let own = || (r.group.clone(), r.version.clone(), r.kind.clone());
+    let mut subs: Vec<Subresource> = r
         .served_subresources()
         .iter()
-        .map(|s| (s.clone(), vec!["get", "patch", "update"]))
+        .map(|s| Subresource {
+            name: s.clone(),
+            kind: if s == "scale" {
+                ("autoscaling".into(), "v1".into(), "Scale".into())
+            } else {
+                own()
+            },
+            verbs: vec!["get", "patch", "update"],
+        })
         .collect();
-    if r.builtin == Some(crate::semantics::resources::Builtin::Namespace) {
-        subs.push(("finalize".into(), vec!["update"]));
+    if r.builtin == Some(Builtin::Namespace) {
+        subs.push(Subresource {
+            name: "finalize".into(),
+            kind: own(),
+            verbs: vec!["update"],
+        });
+    }
+    if r.builtin == Some(Builtin::Pod) {
+        subs.push(Subresource {
+            name: "binding".into(),
+            kind: (String::new(), "v1".into(), "Binding".into()),
+            verbs: vec!["create"],
+        });
+        subs.push(Subresource {
+            name: "eviction".into(),
+            kind: ("policy".into(), "v1".into(), "Eviction".into()),
+            verbs: vec!["create"],
+        });
     }
     if !r.is_custom() {
-        subs.sort();
+        subs.sort_by(|a, b| a.name.cmp(&b.name));
     }
     subs
 }
@@ -187,15 +215,11 @@ fn aggregated_resource(r: &Resource) -> Value {
         if !r.categories.is_empty() {
             m.insert("categories".into(), json!(r.categories));
         }
-        let subs: Vec<Value> = subresource_verbs(r)
+        let subs: Vec<Value> = subresources(r)
             .into_iter()
-            .map(|(sub, verbs)| {
-                let kind = if sub == "scale" {
-                    kind_of("autoscaling", "v1", "Scale")
-                } else {
-                    kind_of(&r.group, &r.version, &r.kind)
-                };
-                json!({"subresource": sub, "responseKind": kind, "verbs": verbs})
+            .map(|sub| {
+                let (g, v, k) = &sub.kind;
+                json!({"subresource": sub.name, "responseKind": kind_of(g, v, k), "verbs": sub.verbs})
             })
             .collect();
         if !subs.is_empty() {
@@ -251,9 +275,20 @@ mod tests {
                     .collect()
             })
             .unwrap_or_default();
-        assert_eq!(pods.len(), 2);
+        let names: Vec<&str> = pods.iter().filter_map(|p| p["name"].as_str()).collect();
+        assert_eq!(
+            names,
+            ["pods", "pods/binding", "pods/eviction", "pods/status"]
+        );
         assert_eq!(pods[0]["shortNames"], json!(["po"]));
-        assert_eq!(pods[1]["name"], "pods/status");
+        assert_eq!(
+            (pods[2]["group"].clone(), pods[2]["kind"].clone()),
+            (json!("policy"), json!("Eviction"))
+        );
+        assert!(
+            pods[1].get("group").is_none(),
+            "Binding is of the core group"
+        );
         let groups = api_group_list(&reg);
         assert_eq!(groups["groups"][0]["name"], "apps");
         assert!(api_group(&reg, "nope").is_none());

@@ -249,6 +249,9 @@ impl Verb {
             (&Method::GET, None) => Verb::List,
             (&Method::GET, Some(_)) => Verb::Get,
             (&Method::POST, None) => Verb::Create,
+            // A subresource's create (a pod's `binding`, `eviction`); its handler refuses it
+            // where the subresource has no create.
+            (&Method::POST, Some(_)) if path.subresource.is_some() => Verb::Create,
             (&Method::PUT, Some(_)) => Verb::Update,
             (&Method::PATCH, Some(_)) => Verb::Patch,
             (&Method::DELETE, Some(_)) => Verb::Delete,

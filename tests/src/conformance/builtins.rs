@@ -1075,3 +1075,223 @@ pub(super) async fn workload_and_pod_spec_rules(env: &Env) -> Outcome {
     }
     Ok(())
 }
+
+/// A pod's `binding` (what a scheduler calls) and `eviction` (what `kubectl drain` calls):
+/// their effects, errors and discovery entries.
+pub(super) async fn pod_binding_and_eviction(env: &Env) -> Outcome {
+    let ns = env.namespace("bind").await?;
+    let pods = format!("/api/v1/namespaces/{ns}/pods");
+    let pod = |name: &str| json!({"metadata": {"name": name}, "spec": {"containers": [{"name": "c", "image": "x"}]}});
+    let binding = |name: &str, kind: &str, node: &str| {
+        json!({"apiVersion": "v1", "kind": "Binding",
+        "metadata": {"name": name, "annotations": {"scheduled-by": "test"}},
+        "target": {"kind": kind, "name": node}})
+    };
+    let eviction = |name: &str, options: Value| {
+        json!({"apiVersion": "policy/v1", "kind": "Eviction",
+        "metadata": {"name": name}, "deleteOptions": options})
+    };
+    let success = json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201});
+    for name in ["p", "q"] {
+        let r = send(env, "POST", &pods, JSON, pod(name)).await?;
+        ensure_eq!(r.status, 201, "pod {name} created: {:?}", r.json());
+    }
+
+    // Binding: the node, the binding's annotations and PodScheduled, once.
+    let r = send(
+        env,
+        "POST",
+        &format!("{pods}/p/binding"),
+        JSON,
+        binding("p", "Node", "n1"),
+    )
+    .await?;
+    ensure_eq!((r.status, r.json()), (201, success.clone()), "bound");
+    let bound = get(env, &format!("{pods}/p")).await?.json();
+    let scheduled = bound["status"]["conditions"]
+        .as_array()
+        .and_then(|cs| cs.iter().find(|c| c["type"] == "PodScheduled"))
+        .map(|c| c["status"].clone());
+    ensure_eq!(
+        (
+            bound["spec"]["nodeName"].clone(),
+            bound["metadata"]["annotations"]["scheduled-by"].clone(),
+            scheduled
+        ),
+        (json!("n1"), json!("test"), Some(json!("True"))),
+        "the bound pod: {bound}"
+    );
+    let r = send(
+        env,
+        "POST",
+        &format!("{pods}/p/binding"),
+        JSON,
+        binding("p", "Node", "n2"),
+    )
+    .await?;
+    ensure_status!(
+        r,
+        409,
+        "Conflict",
+        "Operation cannot be fulfilled on pods/binding \"p\": pod p is already assigned to node \"n1\"",
+        "bound twice"
+    );
+    ensure_eq!(
+        r.json()["details"],
+        json!({"name": "p", "kind": "pods/binding"}),
+        "the conflict's details"
+    );
+    let r = send(
+        env,
+        "POST",
+        &format!("{pods}/q/binding"),
+        JSON,
+        binding("other", "Node", "n1"),
+    )
+    .await?;
+    ensure_status!(
+        r,
+        400,
+        "BadRequest",
+        "name in URL does not match name in Binding object",
+        "a binding of another name"
+    );
+    // kube-apiserver reports a bad target as a 500 without a reason.
+    let r = send(
+        env,
+        "POST",
+        &format!("{pods}/q/binding"),
+        JSON,
+        binding("q", "Pod", "n1"),
+    )
+    .await?;
+    ensure_status!(
+        r,
+        500,
+        "",
+        "target.kind: Unsupported value: \"Pod\": supported values: \"Node\", \"<empty>\"",
+        "a binding to a Pod"
+    );
+    let r = send(
+        env,
+        "POST",
+        &format!("{pods}/nope/binding"),
+        JSON,
+        binding("nope", "Node", "n1"),
+    )
+    .await?;
+    ensure_status!(
+        r,
+        404,
+        "NotFound",
+        "pods \"nope\" not found",
+        "binding a missing pod"
+    );
+
+    // Eviction: DisruptionTarget, then a delete (graceful for the bound pod).
+    let r = send(
+        env,
+        "POST",
+        &format!("{pods}/p/eviction"),
+        JSON,
+        eviction("p", json!(null)),
+    )
+    .await?;
+    ensure_eq!((r.status, r.json()), (201, success.clone()), "evicted");
+    let evicted = get(env, &format!("{pods}/p")).await?.json();
+    let disruption = evicted["status"]["conditions"]
+        .as_array()
+        .and_then(|cs| cs.iter().find(|c| c["type"] == "DisruptionTarget"))
+        .map(|c| {
+            (
+                c["status"].clone(),
+                c["reason"].clone(),
+                c["message"].clone(),
+            )
+        });
+    ensure_eq!(
+        (
+            evicted["metadata"]["deletionTimestamp"].is_string(),
+            evicted["metadata"]["deletionGracePeriodSeconds"].clone(),
+            disruption
+        ),
+        (
+            true,
+            json!(30),
+            Some((
+                json!("True"),
+                json!("EvictionByEvictionAPI"),
+                json!("Eviction API: evicting")
+            ))
+        ),
+        "the evicted pod: {evicted}"
+    );
+    let r = send(
+        env,
+        "POST",
+        &format!("{pods}/q/eviction?dryRun=All"),
+        JSON,
+        eviction("q", json!(null)),
+    )
+    .await?;
+    ensure_eq!(r.status, 201, "a dry-run eviction");
+    ensure_eq!(
+        get(env, &format!("{pods}/q")).await?.status,
+        200,
+        "still there after a dry run"
+    );
+    let r = send(
+        env,
+        "POST",
+        &format!("{pods}/q/eviction"),
+        JSON,
+        eviction("q", json!({"gracePeriodSeconds": 0})),
+    )
+    .await?;
+    ensure_eq!(r.status, 201, "evicted at once");
+    ensure_eq!(get(env, &format!("{pods}/q")).await?.status, 404, "gone");
+    let r = send(
+        env,
+        "POST",
+        &format!("{pods}/p/eviction"),
+        JSON,
+        eviction("other", json!(null)),
+    )
+    .await?;
+    ensure_status!(
+        r,
+        400,
+        "BadRequest",
+        "name in URL does not match name in Eviction object",
+        "an eviction of another name"
+    );
+
+    // Only POST; other subresources do not take one.
+    let not_allowed = "the server does not allow this method on the requested resource";
+    let r = get(env, &format!("{pods}/p/binding")).await?;
+    ensure_status!(r, 405, "MethodNotAllowed", not_allowed, "GET of a binding");
+    let r = send(env, "POST", &format!("{pods}/p/status"), JSON, json!({})).await?;
+    ensure_status!(r, 405, "MethodNotAllowed", not_allowed, "POST of a status");
+    let r = send(env, "POST", &format!("{pods}/p/nothing"), JSON, json!({})).await?;
+    ensure_eq!(r.status, 404, "POST of an unknown subresource");
+
+    let list = get(env, "/api/v1").await?.json();
+    let entries: Vec<Value> = list["resources"]
+        .as_array()
+        .map(|rs| {
+            rs.iter()
+                .filter(|r| r["name"] == "pods/binding" || r["name"] == "pods/eviction")
+                .cloned()
+                .collect()
+        })
+        .unwrap_or_default();
+    ensure_eq!(
+        entries,
+        vec![
+            json!({"name": "pods/binding", "singularName": "", "namespaced": true, "kind": "Binding", "verbs": ["create"]}),
+            json!({"name": "pods/eviction", "singularName": "", "namespaced": true, "group": "policy", "version": "v1", "kind": "Eviction", "verbs": ["create"]}),
+        ],
+        "discovery"
+    );
+    Ok(())
+}

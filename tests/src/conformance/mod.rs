@@ -684,6 +684,10 @@ pub fn scenarios() -> Vec<Scenario> {
             "ConfigMap and Secret keys, each Secret type's keys, finalizer and container names, immutable workload selectors; Namespace finalizer and Pod request defaults"
         ),
         scenario!(
+            builtins::pod_binding_and_eviction,
+            "a pod's binding (node, annotations, PodScheduled; once) and eviction (DisruptionTarget, then a delete); their errors and discovery"
+        ),
+        scenario!(
             wire::go_parameters_and_methods,
             "boolean parameters as Go reads them, ?watch on an object, export, the end bookmark only with allowWatchBookmarks, unknown Table groups, UID and kind patches, discovery methods"
         ),

@@ -204,7 +204,7 @@ fn delete_attributes(
 }
 
 /// The options of a delete, from the query and the body (`DeleteOptions`).
-fn delete_options(q: &Query, body: Option<&Value>) -> ApiResult<DeleteOptions> {
+pub(crate) fn delete_options(q: &Query, body: Option<&Value>) -> ApiResult<DeleteOptions> {
     let mut orphan = q.flag("orphanDependents");
     let mut o = DeleteOptions {
         dry_run: q.dry_run()?,

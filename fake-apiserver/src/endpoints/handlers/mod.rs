@@ -1,6 +1,6 @@
 //! One handler per verb, as kube-apiserver's `endpoints/handlers`: `get`, `list`, `watch`,
 //! `create`, `update`, `patch`, `delete` (and `deletecollection`), plus the subresources with
-//! handlers of their own (`scale`, a namespace's `finalize`) and the create-only review kinds (`review`). Each reads the
+//! handlers of their own (`scale`, a namespace's `finalize`, a pod's `binding` and `eviction`) and the create-only review kinds (`review`). Each reads the
 //! parsed request ([`Target`]) and calls the registry operation of its verb in
 //! `semantics::registry`.
 
@@ -29,6 +29,7 @@ pub(crate) mod finalize;
 pub(crate) mod get;
 pub(crate) mod list;
 pub(crate) mod patch;
+pub(crate) mod pods;
 pub(crate) mod review;
 pub(crate) mod scale;
 pub(crate) mod update;
@@ -125,6 +126,11 @@ pub(crate) async fn serve(t: Target<'_>) -> ApiResult<Response<ResponseBody>> {
             if t.res.builtin == Some(crate::semantics::resources::Builtin::Namespace) =>
         {
             return finalize::serve(t);
+        }
+        Some(sub @ ("binding" | "eviction"))
+            if t.res.builtin == Some(crate::semantics::resources::Builtin::Pod) =>
+        {
+            return pods::serve(t, sub == "eviction");
         }
         // The custom resource handler looks the object up first.
         Some(_) if t.res.is_custom() => {

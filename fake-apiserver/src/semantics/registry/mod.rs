@@ -1,7 +1,8 @@
 //! The registry: the write verbs with the generic registry's semantics
 //! (`genericregistry.Store` and `rest.BeforeCreate`/`BeforeUpdate`/`BeforeDelete`), one file
 //! per verb — `create`, `update`, `patch` (with server-side apply), `delete` (with
-//! deletecollection and the namespace and CRD finalizers) — over the checks they share
+//! deletecollection and the namespace and CRD finalizers), a Pod's `binding` and `eviction`
+//! (`pods`) — over the checks they share
 //! (`checks`) and the side effects of a stored write (`effects`).
 
 use std::sync::Arc;
@@ -16,12 +17,14 @@ mod finalize;
 #[cfg(test)]
 mod fixture;
 mod patch;
+mod pods;
 mod update;
 
 pub(crate) use create::{CreateFlags, create};
 pub(crate) use delete::{DeleteOptions, Deleted, delete, delete_collection};
 pub(crate) use finalize::finalize;
 pub(crate) use patch::{applied, check_patch_options, patch, patched_object};
+pub(crate) use pods::{bind, evict};
 pub(crate) use update::{UpdateInput, check_body_names, update};
 
 /// The message of a 409 on a stale resourceVersion.
