@@ -417,6 +417,47 @@ pub(super) async fn scale_subresource(env: &Env) -> Outcome {
         "custom resource scale"
     );
     ensure_eq!(s["metadata"]["name"], json!("s"), "scale metadata");
+    // The custom resource handler refuses other verbs on scale naming the verb and the
+    // resource, and answers a subresource it does not serve as the object not found (the
+    // object exists).
+    for (method, path) in [("POST", scale_path.clone()), ("DELETE", scale_path.clone())] {
+        let r = raw(
+            &env.client,
+            method,
+            &path,
+            Some("application/json"),
+            None,
+            Some(b"{}".to_vec()),
+        )
+        .await?;
+        let verb = if method == "POST" { "create" } else { "delete" };
+        ensure_status!(
+            r,
+            405,
+            "MethodNotAllowed",
+            format!("{verb} is not supported on resources of kind \"checks.{GROUP}\""),
+            "{method} of a custom resource's scale"
+        );
+    }
+    for method in ["GET", "POST"] {
+        let path = format!("{}/s/nothing", checks_path(&ns));
+        let r = raw(
+            &env.client,
+            method,
+            &path,
+            Some("application/json"),
+            None,
+            (method == "POST").then(|| b"{}".to_vec()),
+        )
+        .await?;
+        ensure_status!(
+            r,
+            404,
+            "NotFound",
+            format!("checks.{GROUP} \"s\" not found"),
+            "{method} of a subresource custom resources do not have"
+        );
+    }
     let r = raw(
         &env.client,
         "PUT",

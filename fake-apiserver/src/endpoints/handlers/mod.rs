@@ -14,7 +14,7 @@ use crate::Shared;
 use crate::endpoints::body::ResponseBody;
 use crate::endpoints::render::{self, Format};
 use crate::endpoints::request::{Query, RequestInfo, Verb};
-use crate::endpoints::response::{not_served, respond};
+use crate::endpoints::response::respond;
 use crate::error::{ApiError, ApiResult};
 use crate::semantics::managed::Scope;
 use crate::semantics::patch::PatchType;
@@ -116,7 +116,7 @@ pub(crate) async fn serve(t: Target<'_>) -> ApiResult<Response<ResponseBody>> {
     let scope = match t.info.path.subresource.as_deref() {
         None => Scope::Main,
         Some("status") if t.res.has_status() => {
-            status_verb(&t.res, t.info.verb)?;
+            subresource_verb(&t.res, t.info.verb)?;
             Scope::Status
         }
         Some("scale") if t.res.subresources.iter().any(|s| s == "scale") => {
@@ -132,14 +132,14 @@ pub(crate) async fn serve(t: Target<'_>) -> ApiResult<Response<ResponseBody>> {
         {
             return pods::serve(t, sub == "eviction");
         }
-        // The custom resource handler looks the object up first.
+        // The custom resource handler answers a subresource it does not serve as the object
+        // not found, whether or not the object exists.
         Some(_) if t.res.is_custom() => {
-            let st = t.shared.state.lock();
-            let name = t.info.name();
-            return Err(match st.get(&t.res, t.info.namespace(), name) {
-                None => ApiError::not_found(&t.res.group, &t.res.plural, name),
-                Some(_) => not_served(&t.res.group),
-            });
+            return Err(ApiError::not_found(
+                &t.res.group,
+                &t.res.plural,
+                t.info.name(),
+            ));
         }
         Some(_) => return Err(ApiError::no_route()),
     };
@@ -161,8 +161,9 @@ pub(crate) async fn serve(t: Target<'_>) -> ApiResult<Response<ResponseBody>> {
     }
 }
 
-/// The status subresource serves `get`, `update` and `patch` only.
-fn status_verb(res: &Resource, verb: Verb) -> ApiResult<()> {
+/// The status and scale subresources serve `get`, `update` and `patch` only; a custom
+/// resource's handler names the verb and the resource when it refuses one.
+pub(crate) fn subresource_verb(res: &Resource, verb: Verb) -> ApiResult<()> {
     if matches!(verb, Verb::Get | Verb::Update | Verb::Patch) {
         return Ok(());
     }

@@ -14,9 +14,8 @@ use crate::semantics::registry::{self, UpdateInput};
 use crate::semantics::scale;
 
 pub(crate) fn serve(mut t: Target<'_>) -> ApiResult<Response<ResponseBody>> {
-    if !matches!(t.info.verb, Verb::Get | Verb::Update | Verb::Patch) {
-        return Err(ApiError::method_not_allowed());
-    }
+    // Before the object is looked up: a missing object's scale refuses the verb too.
+    super::subresource_verb(&t.res, t.info.verb)?;
     let res = t.res.clone();
     let scale_body = |obj: &serde_json::Value| {
         respond(
