@@ -420,43 +420,39 @@ pub(super) async fn scale_subresource(env: &Env) -> Outcome {
     // The custom resource handler refuses other verbs on scale naming the verb and the
     // resource, and answers a subresource it does not serve as the object not found (the
     // object exists).
-    for (method, path) in [("POST", scale_path.clone()), ("DELETE", scale_path.clone())] {
-        let r = raw(
-            &env.client,
-            method,
-            &path,
-            Some("application/json"),
-            None,
-            Some(b"{}".to_vec()),
-        )
-        .await?;
-        let verb = if method == "POST" { "create" } else { "delete" };
-        ensure_status!(
-            r,
+    let refused =
+        |verb: &str| format!("{verb} is not supported on resources of kind \"checks.{GROUP}\"");
+    let unserved = format!("{}/s/nothing", checks_path(&ns));
+    let not_found = format!("checks.{GROUP} \"s\" not found");
+    for (method, path, code, reason, message) in [
+        (
+            "POST",
+            &scale_path,
             405,
             "MethodNotAllowed",
-            format!("{verb} is not supported on resources of kind \"checks.{GROUP}\""),
-            "{method} of a custom resource's scale"
-        );
-    }
-    for method in ["GET", "POST"] {
-        let path = format!("{}/s/nothing", checks_path(&ns));
+            refused("create"),
+        ),
+        (
+            "DELETE",
+            &scale_path,
+            405,
+            "MethodNotAllowed",
+            refused("delete"),
+        ),
+        ("GET", &unserved, 404, "NotFound", not_found.clone()),
+        ("POST", &unserved, 404, "NotFound", not_found.clone()),
+    ] {
+        let body = (method != "GET").then(|| b"{}".to_vec());
         let r = raw(
             &env.client,
             method,
-            &path,
+            path,
             Some("application/json"),
             None,
-            (method == "POST").then(|| b"{}".to_vec()),
+            body,
         )
         .await?;
-        ensure_status!(
-            r,
-            404,
-            "NotFound",
-            format!("checks.{GROUP} \"s\" not found"),
-            "{method} of a subresource custom resources do not have"
-        );
+        ensure_status!(r, code, reason, message, "{method} {path}");
     }
     let r = raw(
         &env.client,
