@@ -44,13 +44,7 @@ pub(crate) fn prepare_create(st: &mut State, res: &Resource, obj: &mut Value) ->
     };
     match kind {
         Builtin::Namespace => {
-            let name = object::name(obj).to_string();
-            let labels = ensure_object(
-                object::meta_mut(obj)
-                    .entry("labels")
-                    .or_insert_with(|| json!({})),
-            );
-            labels.insert("kubernetes.io/metadata.name".into(), json!(name));
+            name_label(obj);
             let spec = ensure_object(
                 ensure_object(obj)
                     .entry("spec")
@@ -171,6 +165,17 @@ pub(crate) fn admit_create(res: &Resource, obj: &mut Value) -> ApiResult<()> {
     Ok(())
 }
 
+/// A Namespace's `kubernetes.io/metadata.name` label, its name, on create and update.
+fn name_label(obj: &mut Value) {
+    let name = object::name(obj).to_string();
+    let labels = ensure_object(
+        object::meta_mut(obj)
+            .entry("labels")
+            .or_insert_with(|| json!({})),
+    );
+    labels.insert("kubernetes.io/metadata.name".into(), json!(name));
+}
+
 /// The admission configuration kinds' defaults and validation, the same on create and update.
 fn admission_configuration(res: &Resource, kind: Builtin, obj: &mut Value) -> ApiResult<()> {
     use crate::semantics::admission::policy;
@@ -247,13 +252,7 @@ pub(crate) fn prepare_update(
                 );
                 spec.insert("finalizers".into(), f);
             }
-            let name = object::name(new).to_string();
-            let labels = ensure_object(
-                object::meta_mut(new)
-                    .entry("labels")
-                    .or_insert_with(|| json!({})),
-            );
-            labels.insert("kubernetes.io/metadata.name".into(), json!(name));
+            name_label(new);
         }
         Builtin::Pod => {
             if let Some(spec) = ensure_object(new).get_mut("spec") {
