@@ -477,13 +477,15 @@ impl ApiError {
         ApiError::new(415, "UnsupportedMediaType", message)
     }
 
-    /// 500 InternalError.
+    /// 500 InternalError, with the error as its one cause (Go's `errors.NewInternalError`).
     pub(crate) fn internal(message: impl std::fmt::Display) -> Self {
+        let message = message.to_string();
         ApiError::new(
             500,
             "InternalError",
             format!("Internal error occurred: {message}"),
         )
+        .with_details(json!({"causes": [{"message": message}]}))
     }
 
     /// The `metav1.Status` body.

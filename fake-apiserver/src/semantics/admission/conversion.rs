@@ -120,7 +120,7 @@ impl Converter {
             .await
             .map_err(|f| {
                 let inner = corrupt(&key, &rv, &f);
-                ApiError::internal(&inner).with_details(json!({"causes": [{"message": inner}]}))
+                ApiError::internal(&inner)
             })
     }
 

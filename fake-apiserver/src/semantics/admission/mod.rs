@@ -232,7 +232,7 @@ impl CallFailure {
             go_quote(&self.webhook),
             self.reason
         );
-        ApiError::internal(&message).with_details(json!({"causes": [{"message": message}]}))
+        ApiError::internal(&message)
     }
 }
 
