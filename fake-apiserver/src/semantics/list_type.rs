@@ -68,7 +68,6 @@ fn builtin_list_type(b: Builtin, path: &[&str], last: &str) -> ListType {
         "conditions" => keys(&["type"]),
         "hostAliases" => keys(&["ip"]),
         "topologySpreadConstraints" => keys(&["topologyKey", "whenUnsatisfiable"]),
-        "finalizers" if b == Builtin::Namespace => ListType::Set,
         _ => ListType::Atomic,
     }
 }

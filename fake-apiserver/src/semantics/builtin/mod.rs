@@ -43,21 +43,8 @@ pub(crate) fn prepare_create(st: &mut State, res: &Resource, obj: &mut Value) ->
         return Ok(());
     };
     match kind {
-        Builtin::Namespace => {
-            name_label(obj);
-            let spec = ensure_object(
-                ensure_object(obj)
-                    .entry("spec")
-                    .or_insert_with(|| json!({})),
-            );
-            // `PrepareForCreate`: every new namespace has the `kubernetes` finalizer, last if
-            // it came with others.
-            let finalizers = ensure_array(spec.entry("finalizers").or_insert_with(|| json!([])));
-            if !finalizers.contains(&json!("kubernetes")) {
-                finalizers.push(json!("kubernetes"));
-            }
-            ensure_object(obj).insert("status".into(), json!({"phase": "Active"}));
-        }
+        // `SetDefaults_Namespace`: the creator owns the label.
+        Builtin::Namespace => name_label(obj),
         Builtin::Pod => {
             if let Some(spec) = ensure_object(obj).get_mut("spec") {
                 pod::default_pod_spec(spec);
@@ -138,8 +125,8 @@ pub(crate) fn prepare_create(st: &mut State, res: &Resource, obj: &mut Value) ->
 
 /// What kube-apiserver does to a new object after its managed fields are recorded: mutating
 /// admission, then the strategy's `PrepareForCreate` and `Validate`, for the kinds where
-/// these set fields (a Pod's priority and tolerations, a Job's generated selector) — the
-/// creator does not own those.
+/// these set fields (a Pod's priority and tolerations, a Job's generated selector, a
+/// Namespace's `kubernetes` finalizer) — the creator does not own those.
 pub(crate) fn admit_create(res: &Resource, obj: &mut Value) -> ApiResult<()> {
     match res.builtin {
         Some(Builtin::Pod) => {
@@ -151,6 +138,20 @@ pub(crate) fn admit_create(res: &Resource, obj: &mut Value) -> ApiResult<()> {
                 "status".into(),
                 json!({"phase": "Pending", "qosClass": qos}),
             );
+        }
+        Some(Builtin::Namespace) => {
+            let spec = ensure_object(
+                ensure_object(obj)
+                    .entry("spec")
+                    .or_insert_with(|| json!({})),
+            );
+            // `PrepareForCreate`: every new namespace has the `kubernetes` finalizer, last if
+            // it came with others.
+            let finalizers = ensure_array(spec.entry("finalizers").or_insert_with(|| json!([])));
+            if !finalizers.contains(&json!("kubernetes")) {
+                finalizers.push(json!("kubernetes"));
+            }
+            ensure_object(obj).insert("status".into(), json!({"phase": "Active"}));
         }
         Some(Builtin::Job) => {
             workload::job_selector(obj);
