@@ -25,11 +25,13 @@ pub(crate) enum Seg {
 pub(crate) type FieldPath = Vec<Seg>;
 pub(crate) type FieldSet = BTreeSet<FieldPath>;
 
-/// Which part of an object a request writes: the main resource or the status subresource.
+/// Which part of an object a request writes: the main resource, the status subresource, or
+/// the scale subresource (the replicas field alone).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Scope {
     Main,
     Status,
+    Scale,
 }
 
 impl Scope {
@@ -37,6 +39,7 @@ impl Scope {
         match self {
             Scope::Main => "",
             Scope::Status => "status",
+            Scope::Scale => "scale",
         }
     }
 }
@@ -58,6 +61,13 @@ impl Entry {
     }
 }
 
+/// The version of the `Scale` that the scale subresource reads and writes.
+pub(crate) const SCALE_API_VERSION: &str = "autoscaling/v1";
+
+/// The manager kube-apiserver gives the fields an object had before its first apply, when
+/// nobody owns them.
+pub(crate) const BEFORE_FIRST_APPLY: &str = "before-first-apply";
+
 const META_TRACKED: &[&str] = &["labels", "annotations", "finalizers", "ownerReferences"];
 
 /// The leaf fields of `v` a manager of `scope` can own.
@@ -66,10 +76,22 @@ pub(crate) fn leaves(resource: &Resource, v: &Value, scope: Scope) -> FieldSet {
     let Some(root) = v.as_object() else {
         return out;
     };
+    if scope == Scope::Scale {
+        // A scale writer owns the one field a `Scale` maps to, as kube-apiserver's scale
+        // handler converts its managed fields to the parent's.
+        let path: FieldPath = crate::semantics::scale::spec_replicas_path(resource)
+            .into_iter()
+            .map(Seg::Field)
+            .collect();
+        if get_at(v, &path).is_some() {
+            out.insert(path);
+        }
+        return out;
+    }
     for (k, child) in root {
         let in_scope = match scope {
             Scope::Status => k == "status",
-            Scope::Main => !(k == "status" && resource.has_status()),
+            Scope::Main | Scope::Scale => !(k == "status" && resource.has_status()),
         };
         if !in_scope || k == "apiVersion" || k == "kind" {
             continue;
@@ -819,6 +841,15 @@ pub(crate) fn apply(
         }
     }
     if !conflicts.is_empty() && !force {
+        if scope == Scope::Scale {
+            // kube-apiserver applies a `Scale` against the managed fields converted to the
+            // `Scale`'s own: the conflict is on its `.spec.replicas`, and an updater's
+            // version is the `Scale`'s.
+            for c in &mut conflicts {
+                c.path = vec![Seg::Field("spec".into()), Seg::Field("replicas".into())];
+                c.api_version = SCALE_API_VERSION.into();
+            }
+        }
         return Err(conflicts);
     }
     if force {

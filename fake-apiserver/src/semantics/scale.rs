@@ -7,6 +7,7 @@ use serde_json::{Map, Value, json};
 
 use crate::error::{ApiError, ApiResult, FieldError};
 use crate::semantics::resources::{Builtin, Resource, ScalePaths};
+use crate::semantics::{builtin_schema, fields};
 use crate::storage::object;
 
 /// `.spec.replicas` → `["spec", "replicas"]`.
@@ -138,14 +139,31 @@ pub(crate) fn to_scale(res: &Resource, obj: &Value) -> Value {
     if let Some(s) = selector {
         status.insert("selector".into(), json!(s));
     }
+    // `spec.replicas` is `omitempty` in Go's `Scale`; `status.replicas` is not.
+    let spec = if spec_replicas == 0 {
+        json!({})
+    } else {
+        json!({"replicas": spec_replicas})
+    };
     json!({"kind": "Scale", "apiVersion": "autoscaling/v1", "metadata": meta,
-           "spec": {"replicas": spec_replicas}, "status": status})
+           "spec": spec, "status": status})
 }
 
-/// The object with `spec.replicas` (or the CRD's path) set from a `Scale`.
-pub(crate) fn with_replicas(res: &Resource, obj: &Value, scale: &Value) -> ApiResult<Value> {
+/// The path of the field a `Scale`'s `spec.replicas` maps to: the CRD's `specReplicasPath`,
+/// `spec.replicas` for the built-in kinds.
+pub(crate) fn spec_replicas_path(res: &Resource) -> Vec<String> {
+    let path = match res.custom.as_ref().and_then(|c| c.scale.as_ref()) {
+        Some(p) => p.spec_replicas.as_str(),
+        None => ".spec.replicas",
+    };
+    segments(path).into_iter().map(str::to_string).collect()
+}
+
+/// A `Scale`'s `spec.replicas`, checked as kube-apiserver decodes and validates a `Scale`:
+/// `None` when it has none.
+pub(crate) fn replicas_of(scale: &Value, name: &str) -> ApiResult<Option<i64>> {
     let replicas = match scale.pointer("/spec/replicas") {
-        None | Some(Value::Null) => 0,
+        None | Some(Value::Null) => return Ok(None),
         Some(v) => v.as_i64().ok_or_else(|| {
             ApiError::bad_request(format!(
                 "Scale in version \"v1\" cannot be handled as a Scale: json: cannot unmarshal {} into Go struct field ScaleSpec.spec.replicas of type int32",
@@ -157,7 +175,7 @@ pub(crate) fn with_replicas(res: &Resource, obj: &Value, scale: &Value) -> ApiRe
         return Err(ApiError::invalid(
             "autoscaling",
             "Scale",
-            object::name(obj),
+            name,
             vec![FieldError::invalid(
                 "spec.replicas",
                 replicas.to_string(),
@@ -165,25 +183,30 @@ pub(crate) fn with_replicas(res: &Resource, obj: &Value, scale: &Value) -> ApiRe
             )],
         ));
     }
-    let path = match &res.custom {
-        Some(c) => c
-            .scale
-            .as_ref()
-            .map(|p| p.spec_replicas.clone())
-            .unwrap_or_else(|| ".spec.replicas".into()),
-        None => ".spec.replicas".into(),
+    Ok(Some(replicas))
+}
+
+/// Sets the field `spec.replicas` maps to (see [`spec_replicas_path`]) in `obj`.
+pub(crate) fn set_replicas(res: &Resource, obj: &mut Value, replicas: i64) {
+    let path = spec_replicas_path(res);
+    let Some((last, parents)) = path.split_last() else {
+        return;
     };
-    let mut out = obj.clone();
-    let segs = segments(&path);
-    let Some((last, parents)) = segs.split_last() else {
-        return Ok(out);
-    };
-    let mut cur = &mut out;
+    let mut cur = obj;
     for s in parents {
-        let m = crate::storage::object::ensure_object(cur);
-        cur = m.entry(s.to_string()).or_insert_with(|| json!({}));
+        cur = object::ensure_object(cur)
+            .entry(s.clone())
+            .or_insert_with(|| json!({}));
     }
-    crate::storage::object::ensure_object(cur).insert(last.to_string(), json!(replicas));
+    object::ensure_object(cur).insert(last.clone(), json!(replicas));
+}
+
+/// The object with its replicas set from a `Scale` (an update or a patch of `/scale`); a
+/// `Scale` without replicas sets 0, as Go decodes it.
+pub(crate) fn with_replicas(res: &Resource, obj: &Value, scale: &Value) -> ApiResult<Value> {
+    let replicas = replicas_of(scale, object::name(obj))?.unwrap_or(0);
+    let mut out = obj.clone();
+    set_replicas(res, &mut out, replicas);
     // The scale's resourceVersion is the object's precondition.
     let rv = object::resource_version(scale);
     if !rv.is_empty() {
@@ -192,9 +215,114 @@ pub(crate) fn with_replicas(res: &Resource, obj: &Value, scale: &Value) -> ApiRe
     Ok(out)
 }
 
+/// Whether `obj` has the field a `Scale`'s replicas map to.
+fn has_replicas(res: &Resource, obj: &Value) -> bool {
+    let mut cur = obj;
+    for s in spec_replicas_path(res) {
+        match cur.get(&s) {
+            Some(v) => cur = v,
+            None => return false,
+        }
+    }
+    true
+}
+
+/// kube-apiserver answers a read of a custom resource's `Scale` with a 500 while the object
+/// has no replicas field.
+pub(crate) fn check_readable(res: &Resource, obj: &Value) -> ApiResult<()> {
+    match &res.custom {
+        Some(c) if !has_replicas(res, obj) => {
+            let path = c
+                .scale
+                .as_ref()
+                .map(|p| p.spec_replicas.as_str())
+                .unwrap_or_default();
+            Err(ApiError::internal(format!(
+                "the spec replicas field {} does not exist",
+                crate::error::go_quote(path)
+            )))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// An applied `Scale` checked against `Scale`'s schema, as the typed patch that server-side
+/// apply builds checks it: an undeclared field or a value of the wrong type is a 500.
+pub(crate) fn check_typed(scale: &Value) -> ApiResult<()> {
+    let def = builtin_schema::scale_definition();
+    let bytes = serde_json::to_vec(scale).unwrap_or_default();
+    let problem = fields::scan(&bytes, Some(&fields::builtin_root(&def)))
+        .unknown_paths()
+        .first()
+        .map(|first| format!(".{first}: field not declared in schema"))
+        .or_else(|| fields::typed_patch_error(scale, &def));
+    match problem {
+        Some(problem) => Err(ApiError::new(
+            500,
+            "",
+            format!(
+                "failed to create typed patch object (/{}; autoscaling/v1, Kind=Scale): {problem}",
+                object::name(scale)
+            ),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// The apply configuration of the object that an applied `Scale` (already
+/// [typed](check_typed)) stands for: the URL's name, the `Scale`'s resourceVersion
+/// precondition if it has one, and its replicas if it sets them.
+pub(crate) fn apply_config(res: &Resource, scale: &Value, name: &str) -> Value {
+    let mut config = json!({"apiVersion": res.api_version(), "kind": res.kind,
+                            "metadata": {"name": name}});
+    if let Some(rv) = object::meta(scale).and_then(|m| m.get("resourceVersion")) {
+        object::set_meta(&mut config, "resourceVersion", Some(rv.clone()));
+    }
+    if let Some(replicas) = scale.pointer("/spec/replicas").and_then(Value::as_i64) {
+        set_replicas(res, &mut config, replicas);
+    }
+    config
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_custom_resource_without_its_replicas_field_has_no_readable_scale() {
+        let res = Resource {
+            group: "example.com".into(),
+            version: "v1".into(),
+            kind: "Widget".into(),
+            list_kind: "WidgetList".into(),
+            plural: "widgets".into(),
+            singular: "widget".into(),
+            namespaced: true,
+            subresources: vec!["scale".into()],
+            short_names: Vec::new(),
+            categories: Vec::new(),
+            builtin: None,
+            custom: Some(std::sync::Arc::new(
+                crate::semantics::resources::CustomInfo {
+                    scale: Some(ScalePaths {
+                        spec_replicas: ".spec.size".into(),
+                        ..Default::default()
+                    }),
+                    ..Default::default()
+                },
+            )),
+        };
+        let err = check_readable(&res, &json!({"spec": {}})).err();
+        assert_eq!(
+            err.map(|e| (e.code, e.message)),
+            Some((
+                500,
+                "Internal error occurred: the spec replicas field \".spec.size\" does not exist"
+                    .to_string()
+            ))
+        );
+        assert!(check_readable(&res, &json!({"spec": {"size": 2}})).is_ok());
+    }
 
     #[test]
     fn selectors_render_like_label_selectors() {

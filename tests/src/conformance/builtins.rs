@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 
-use super::{Env, Failure, Outcome, Raw, causes, ensure, ensure_eq, ensure_status, raw};
+use super::{Env, Failure, Outcome, Raw, causes, ensure, ensure_eq, ensure_status, get, raw};
 
 async fn send(env: &Env, method: &str, path: &str, ct: &str, body: Value) -> Result<Raw, Failure> {
     raw(
@@ -16,10 +16,6 @@ async fn send(env: &Env, method: &str, path: &str, ct: &str, body: Value) -> Res
         Some(serde_json::to_vec(&body)?),
     )
     .await
-}
-
-async fn get(env: &Env, path: &str) -> Result<Raw, Failure> {
-    raw(&env.client, "GET", path, None, None, None).await
 }
 
 const JSON: &str = "application/json";
@@ -929,6 +925,13 @@ pub(super) async fn builtin_keys_types_and_names(env: &Env) -> Outcome {
         got.json()["spec"]["finalizers"],
         json!(["example.com/x", "kubernetes"]),
         "Namespace finalizers"
+    );
+    // The creator owns the finalizer list it sent, whole (an atomic list), not the
+    // `kubernetes` finalizer the server adds.
+    ensure_eq!(
+        got.json()["metadata"]["managedFields"][0]["fieldsV1"]["f:spec"],
+        json!({"f:finalizers": {}}),
+        "the Namespace creator's spec fields"
     );
     let mut limited = c("l");
     limited["resources"] =

@@ -225,6 +225,11 @@ impl Raw {
     }
 }
 
+/// A `GET` of `path` through the environment's client.
+pub(super) async fn get(env: &Env, path: &str) -> Result<Raw, Failure> {
+    raw(&env.client, "GET", path, None, None, None).await
+}
+
 /// Sends a raw request through the client (its auth, TLS and base URL).
 pub async fn raw(
     client: &Client,
@@ -622,6 +627,10 @@ pub fn scenarios() -> Vec<Scenario> {
         scenario!(
             ownership::patch_name_and_kind_errors,
             "renames by any patch, apply without a name, apply of another kind: 400"
+        ),
+        scenario!(
+            ownership::scale_subresource_ownership,
+            "writes through /scale own the replicas with subresource scale; a Scale's apply conflicts in the Scale's terms"
         ),
         scenario!(
             lifecycle::deletion_fields_and_finalizer_warnings,

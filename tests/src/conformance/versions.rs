@@ -5,14 +5,10 @@
 
 use serde_json::{Value, json};
 
-use super::{Env, Failure, Outcome, Raw, causes, ensure, ensure_eq, ensure_status, raw};
+use super::{Env, Failure, Outcome, Raw, causes, ensure, ensure_eq, ensure_status, get, raw};
 
 fn cms(ns: &str) -> String {
     format!("/api/v1/namespaces/{ns}/configmaps")
-}
-
-async fn get(env: &Env, path: &str) -> Result<Raw, Failure> {
-    raw(&env.client, "GET", path, None, None, None).await
 }
 
 async fn create(env: &Env, ns: &str, name: &str) -> Result<u64, Failure> {

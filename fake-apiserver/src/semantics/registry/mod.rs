@@ -23,9 +23,9 @@ mod update;
 pub(crate) use create::{CreateFlags, create};
 pub(crate) use delete::{DeleteOptions, Deleted, delete, delete_collection};
 pub(crate) use finalize::finalize;
-pub(crate) use patch::{applied, check_patch_options, patch, patched_object};
+pub(crate) use patch::{Applied, applied, check_patch_options, patch, patched_object};
 pub(crate) use pods::{bind, evict};
-pub(crate) use update::{UpdateInput, check_body_names, update};
+pub(crate) use update::{UpdateInput, check_body_names, check_name, update};
 
 /// The message of a 409 on a stale resourceVersion.
 pub(crate) const OPTIMISTIC_LOCK_MSG: &str =

@@ -355,7 +355,7 @@ pub(crate) fn applied(
     }
     let now = object::now_rfc3339();
     let force = opts.force.unwrap_or(false);
-    if current.is_none() && scope == Scope::Status {
+    if current.is_none() && scope != Scope::Main {
         return Err(ApiError::not_found(&res.group, &res.plural, name));
     }
     let mut result = managed::apply(res, current, &config, &opts.manager, force, scope, &now);

@@ -159,7 +159,8 @@ pub(crate) fn update(
     }
 
     let mut new = match scope {
-        Scope::Main => {
+        // A scale write's body is the whole object with its replicas set.
+        Scope::Main | Scope::Scale => {
             let mut new = body;
             if res.has_status() {
                 match old.get("status") {
@@ -251,7 +252,7 @@ pub(crate) fn update(
     if !managed_done {
         field_problems(res, opts, as_patched.as_ref().unwrap_or(&new), unknown)?;
     }
-    if scope == Scope::Main {
+    if scope != Scope::Status {
         builtin::prepare_update(st, res, &old, &mut new)?;
     }
     if res.is_custom() {
@@ -281,7 +282,7 @@ pub(crate) fn update(
         }
     }
     res.invalid_if_any(&new, errs)?;
-    if res.tracks_generation() && scope == Scope::Main {
+    if res.tracks_generation() && scope != Scope::Status {
         let changed =
             object::spec_part(&old, res.has_status()) != object::spec_part(&new, res.has_status());
         // Deployments also count annotation changes (apps/deployment's PrepareForUpdate keeps
