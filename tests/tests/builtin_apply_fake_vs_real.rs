@@ -4,7 +4,8 @@
 //! the managed fields, 409 conflicts with their causes, extractions) recorded and the two
 //! transcripts compared. Deployments (containers merged by name, container ports by
 //! containerPort and protocol, replicas conflicts and force, extract round trip), Services
-//! (ports by port and protocol, a granular selector map), ConfigMaps (data merged key by key,
+//! (ports by port and protocol, a granular selector map), an autoscaler's apply of a
+//! Deployment's `Scale` (conflict, force, ownership with `subresource: scale`), ConfigMaps (data merged key by key,
 //! a conflict) and a Pod template (an atomic list: a container's args).
 
 use kube_codegen_kubernetes::Clientset;
@@ -23,6 +24,8 @@ use kube_codegen_runtime::apply::meta::{
 };
 use kube_codegen_runtime::apply::{conflicts, extract_fields};
 use kube_codegen_runtime::fake::FakeApiServer;
+use kube_codegen_runtime::k8s_openapi::api::autoscaling::v1::{Scale, ScaleSpec};
+use kube_codegen_runtime::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::Serialize;
 use serde_json::{Value, json};
 use tests::apiserver::RealApiServer;
@@ -200,6 +203,38 @@ async fn transcript(cs: Clientset) -> Vec<(&'static str, Value)> {
     );
     let ac_b = extract_deployment(&again, "manager-b").unwrap();
     t.push(("deployment extract b", serde_json::to_value(&ac_b).unwrap()));
+
+    // An autoscaler applies the Scale: it conflicts with B over the replicas, takes them with
+    // force, and owns them with `subresource: scale`.
+    let scale = Scale {
+        metadata: ObjectMeta {
+            name: Some("web".into()),
+            ..ObjectMeta::default()
+        },
+        spec: Some(ScaleSpec { replicas: Some(7) }),
+        status: None,
+    };
+    let hpa = ApplyOptions::new("autoscaler");
+    let err = deployments
+        .apply_scale("web", &scale, &hpa)
+        .await
+        .unwrap_err();
+    let r = refused(&err);
+    assert_eq!(
+        r,
+        json!({ "code": 409, "conflicts": [{ "field": ".spec.replicas", "manager": "manager-b" }] })
+    );
+    t.push(("scale apply conflicts", r));
+    let s = deployments
+        .apply_scale("web", &scale, &hpa.clone().force())
+        .await
+        .unwrap();
+    assert_eq!(s.spec.and_then(|s| s.replicas), Some(7));
+    let d = deployments
+        .get("web", &kube::api::GetParams::default())
+        .await
+        .unwrap();
+    t.push(("scale apply forces", view(&d, &["/spec/replicas"])));
 
     // Services: ports merged by port and protocol; the selector is an atomic map
     // (`+mapType=atomic`), owned whole: another manager's selector conflicts.
