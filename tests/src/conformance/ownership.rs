@@ -342,28 +342,32 @@ fn owners(obj: &Value) -> Vec<(String, String, String)> {
     v
 }
 
-fn owner(manager: &str, operation: &str, subresource: &str) -> (String, String, String) {
-    (manager.into(), operation.into(), subresource.into())
+/// A `managedFields` entry's `(manager, operation, subresource)`.
+type Owner = (&'static str, &'static str, &'static str);
+
+/// One request of [`scale_subresource_ownership`] and what follows it.
+struct ScaleStep {
+    what: &'static str,
+    method: &'static str,
+    path: String,
+    content_type: &'static str,
+    body: Value,
+    /// `(code, reason, message)`; a success has neither reason nor message.
+    answer: (u16, &'static str, String),
+    /// Then the object's replicas and its owners `(manager, operation, subresource)`.
+    after: Option<(i64, Vec<Owner>)>,
 }
 
-/// `Apply failed with 1 conflict: conflict with …: .spec.replicas`, as a 409 `Status`.
-fn replicas_conflict(with: &str) -> (u16, String, String) {
-    (
-        409,
-        "Conflict".into(),
-        format!("Apply failed with 1 conflict: conflict with {with}: .spec.replicas"),
-    )
-}
-
-/// Writes through `/scale` own the replicas alone, recorded with `subresource: scale`;
-/// server-side apply of a `Scale` conflicts in the `Scale`'s terms (`.spec.replicas`, an
-/// updater's version `autoscaling/v1`), with `before-first-apply` when nobody owned the
-/// replicas; a custom resource's `Scale` cannot be applied at all in kube-apiserver v1.37.
+/// Writes through `/scale` own the replicas alone, recorded with `subresource: scale`, and
+/// are not tracked while nobody owns them; server-side apply of a `Scale` conflicts in the
+/// `Scale`'s terms (`.spec.replicas`, an updater's version `autoscaling/v1`), with
+/// `before-first-apply` when nobody owned the replicas; a custom resource's `Scale` cannot be
+/// applied at all in kube-apiserver v1.37.
 pub(super) async fn scale_subresource_ownership(env: &Env) -> Outcome {
     let ns = env.namespace("scaleown").await?;
     let deploy = format!("/apis/apps/v1/namespaces/{ns}/deployments/d");
-    let scale = format!("{deploy}/scale");
-    let applied = |replicas: Option<i64>| {
+    let check = format!("/apis/{GROUP}/{VERSION}/namespaces/{ns}/checks/c");
+    let deployment = |replicas: Option<i64>| {
         let mut spec = json!({"selector": {"matchLabels": {"a": "b"}},
             "template": {"metadata": {"labels": {"a": "b"}},
                          "spec": {"containers": [{"name": "c", "image": "registry.example/c:1"}]}}});
@@ -372,337 +376,132 @@ pub(super) async fn scale_subresource_ownership(env: &Env) -> Outcome {
         }
         json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"}, "spec": spec})
     };
-    let scale_of = |name: &str, spec: Value| json!({"apiVersion": "autoscaling/v1", "kind": "Scale", "metadata": {"name": name}, "spec": spec});
-    let r = send(
-        env,
-        "PATCH",
-        &format!("{deploy}?fieldManager=owner"),
-        APPLY,
-        applied(None),
-    )
-    .await?;
-    ensure_eq!(r.status, 201, "owner's apply: {:?}", r.json());
-    let hpa = format!("{scale}?fieldManager=hpa");
-
-    // Nobody owns the defaulted replicas: they are `before-first-apply`'s.
-    let r = send(
-        env,
-        "PATCH",
-        &hpa,
-        APPLY,
-        scale_of("d", json!({"replicas": 3})),
-    )
-    .await?;
-    ensure_eq!(
-        r.status(),
-        replicas_conflict(r#""before-first-apply" with subresource "scale" using autoscaling/v1"#),
-        "a Scale's first apply"
-    );
-    let r = send(
-        env,
-        "PATCH",
-        &hpa,
-        APPLY,
-        scale_of("d", json!({"replicas": 1})),
-    )
-    .await?;
-    ensure_eq!(r.status, 200, "the same replicas: {:?}", r.json());
-    let d = get(env, &deploy).await?.json();
-    ensure_eq!(
-        owners(&d),
-        vec![
-            owner("before-first-apply", "Update", "scale"),
-            owner("hpa", "Apply", "scale"),
-            owner("owner", "Apply", ""),
-        ],
-        "owners after the first apply of the Scale"
-    );
-    ensure_eq!(
-        fields_of(&d, "hpa"),
-        json!({"f:spec": {"f:replicas": {}}}),
-        "what the Scale's applier owns"
-    );
-
-    // An update through /scale takes the replicas from every other owner.
-    let r = send(
-        env,
-        "PATCH",
-        &format!("{scale}?fieldManager=m"),
-        MERGE,
-        json!({"spec": {"replicas": 2}}),
-    )
-    .await?;
-    ensure_eq!(r.status, 200, "merge patch of the scale: {:?}", r.json());
-    let d = get(env, &deploy).await?.json();
-    ensure_eq!(
-        owners(&d),
-        vec![owner("m", "Update", "scale"), owner("owner", "Apply", "")],
-        "owners after an update through /scale"
-    );
-    let r = send(
-        env,
-        "PATCH",
-        &hpa,
-        APPLY,
-        scale_of("d", json!({"replicas": 3})),
-    )
-    .await?;
-    ensure_eq!(
-        r.status(),
-        replicas_conflict(r#""m" with subresource "scale" using autoscaling/v1"#),
-        "apply over the scale's updater"
-    );
-    let r = send(
-        env,
-        "PATCH",
-        &format!("{hpa}&force=true"),
-        APPLY,
-        scale_of("d", json!({"replicas": 3})),
-    )
-    .await?;
-    ensure_eq!(r.status, 200, "forced apply: {:?}", r.json());
-    ensure_eq!(
-        r.json()["spec"],
-        json!({"replicas": 3}),
-        "forced apply's Scale"
-    );
-    // The object's own applier now conflicts with the Scale's, in the object's terms.
-    let r = send(
-        env,
-        "PATCH",
-        &format!("{deploy}?fieldManager=owner"),
-        APPLY,
-        applied(Some(1)),
-    )
-    .await?;
-    ensure_eq!(
-        r.status(),
-        replicas_conflict(r#""hpa" with subresource "scale""#),
-        "the owner's apply of replicas"
-    );
-
-    // Once the conflicts pass: the name, the validation, the type, `force` on other patches.
-    let r = send(
-        env,
-        "PATCH",
-        &hpa,
-        APPLY,
-        scale_of("other", json!({"replicas": 3})),
-    )
-    .await?;
-    ensure_status!(
-        r,
-        400,
-        "BadRequest",
-        "the name of the object (other) does not match the name on the URL (d)",
-        "a Scale of another name"
-    );
-    let r = send(
-        env,
-        "PATCH",
-        &hpa,
-        APPLY,
-        scale_of("d", json!({"replicas": -2})),
-    )
-    .await?;
-    ensure_status!(
-        r,
-        422,
-        "Invalid",
-        "Scale.autoscaling \"d\" is invalid: spec.replicas: Invalid value: -2: must be greater than or equal to 0",
-        "negative replicas"
-    );
-    let r = send(
-        env,
-        "PATCH",
-        &hpa,
-        APPLY,
-        scale_of("d", json!({"replicas": 3, "bogus": 1})),
-    )
-    .await?;
-    ensure_status!(
-        r,
-        500,
-        "",
-        "failed to create typed patch object (/d; autoscaling/v1, Kind=Scale): .spec.bogus: field not declared in schema",
-        "an undeclared field"
-    );
-    let r = send(
-        env,
-        "PATCH",
-        &format!("{scale}?fieldManager=m&force=true"),
-        MERGE,
-        json!({"spec": {"replicas": 4}}),
-    )
-    .await?;
-    ensure_status!(
-        r,
-        422,
-        "Invalid",
-        "PatchOptions.meta.k8s.io \"\" is invalid: force: Forbidden: may not be specified for non-apply patch",
-        "force on a merge patch"
-    );
-
-    // Giving the replicas up leaves the Scale without them: zero.
-    let r = send(
-        env,
-        "PATCH",
-        &hpa,
-        APPLY,
-        json!({"apiVersion": "autoscaling/v1", "kind": "Scale", "metadata": {"name": "d"}}),
-    )
-    .await?;
-    ensure_eq!(r.status, 200, "apply without replicas: {:?}", r.json());
-    ensure_eq!(r.json()["spec"], json!({}), "a Scale of zero replicas");
-    let d = get(env, &deploy).await?.json();
-    ensure_eq!(d["spec"]["replicas"], json!(0), "replicas given up");
-    ensure_eq!(
-        owners(&d),
-        vec![owner("owner", "Apply", "")],
-        "owners after giving up"
-    );
-    let r = send(env, "PUT", &format!("{scale}?fieldManager=putter"), JSON, json!({"apiVersion": "autoscaling/v1", "kind": "Scale", "metadata": {"name": "d", "namespace": ns}, "spec": {"replicas": 5}})).await?;
-    ensure_eq!(r.status, 200, "PUT of the scale: {:?}", r.json());
-    // With nobody owning the replicas, an update through /scale is not tracked.
-    let d = get(env, &deploy).await?.json();
-    ensure_eq!(d["spec"]["replicas"], json!(5), "replicas put");
-    ensure_eq!(
-        owners(&d),
-        vec![owner("owner", "Apply", "")],
-        "owners after a PUT of unowned replicas"
-    );
-
-    // A custom resource's Scale.
-    let checks = format!("/apis/{GROUP}/{VERSION}/namespaces/{ns}/checks");
-    let check = |spec: Value| json!({"apiVersion": format!("{GROUP}/{VERSION}"), "kind": "Check", "metadata": {"name": "c"}, "spec": spec});
-    let r = send(
-        env,
-        "PATCH",
-        &format!("{checks}/c?fieldManager=owner"),
-        APPLY,
-        check(json!({"mode": "fast"})),
-    )
-    .await?;
-    ensure_eq!(r.status, 201, "custom resource: {:?}", r.json());
-    let cscale = format!("{checks}/c/scale");
-    let convert = |what: &str, name: &str| {
-        format!(
-            "failed to {what} (/{name}; autoscaling/v1, Kind=Scale) to proper version: request to convert CR to an invalid group/version: autoscaling/v1"
+    let check_of = |spec: Value| json!({"apiVersion": format!("{GROUP}/{VERSION}"), "kind": "Check", "metadata": {"name": "c"}, "spec": spec});
+    let scale_of = |name: &str, spec: Option<Value>| {
+        let mut s =
+            json!({"apiVersion": "autoscaling/v1", "kind": "Scale", "metadata": {"name": name}});
+        if let Some(spec) = spec {
+            s["spec"] = spec;
+        }
+        s
+    };
+    let ok = |code: u16| (code, "", String::new());
+    let conflict = |with: &str| {
+        (
+            409,
+            "Conflict",
+            format!("Apply failed with 1 conflict: conflict with {with}: .spec.replicas"),
         )
     };
-    // The replicas were defaulted: nobody owns them.
-    let r = send(
-        env,
-        "PATCH",
-        &format!("{cscale}?fieldManager=hpa"),
-        APPLY,
-        scale_of("c", json!({"replicas": 1})),
-    )
-    .await?;
-    ensure_status!(
-        r,
-        500,
-        "",
-        convert(
-            "create manager for existing fields: failed to convert live object",
-            ""
-        ),
-        "a custom resource's first Scale apply"
-    );
-    let r = send(
-        env,
-        "PATCH",
-        &format!("{cscale}?fieldManager=m"),
-        MERGE,
-        json!({"spec": {"replicas": 2}}),
-    )
-    .await?;
-    ensure_eq!(
-        r.status,
-        200,
-        "merge patch of the custom resource's scale: {:?}",
-        r.json()
-    );
-    let c = get(env, &format!("{checks}/c")).await?.json();
-    ensure_eq!(c["spec"]["replicas"], json!(2), "custom resource replicas");
-    ensure_eq!(
-        owners(&c),
-        vec![owner("owner", "Apply", "")],
-        "an update of unowned replicas"
-    );
-    let r = send(
-        env,
-        "PATCH",
-        &format!("{checks}/c?fieldManager=owner"),
-        APPLY,
-        check(json!({"mode": "fast", "replicas": 2})),
-    )
-    .await?;
-    ensure_eq!(
-        r.status,
-        200,
-        "the owner applies the replicas: {:?}",
-        r.json()
-    );
-    let r = send(
-        env,
-        "PATCH",
-        &format!("{cscale}?fieldManager=m"),
-        MERGE,
-        json!({"spec": {"replicas": 3}}),
-    )
-    .await?;
-    ensure_eq!(r.status, 200, "a second merge patch: {:?}", r.json());
-    let c = get(env, &format!("{checks}/c")).await?.json();
-    ensure_eq!(c["spec"]["replicas"], json!(3), "custom resource replicas");
-    ensure_eq!(
-        owners(&c),
-        vec![owner("m", "Update", "scale"), owner("owner", "Apply", "")],
-        "custom resource owners"
-    );
-    let r = send(
-        env,
-        "PATCH",
-        &format!("{cscale}?fieldManager=hpa"),
-        APPLY,
-        scale_of("c", json!({"replicas": 4})),
-    )
-    .await?;
-    ensure_eq!(
-        r.status(),
-        replicas_conflict(r#""m" with subresource "scale" using autoscaling/v1"#),
-        "apply over the custom resource's scale updater"
-    );
-    let r = send(
-        env,
-        "PATCH",
-        &format!("{cscale}?fieldManager=hpa&force=true"),
-        APPLY,
-        scale_of("c", json!({"replicas": 4})),
-    )
-    .await?;
-    ensure_status!(
-        r,
-        500,
-        "",
-        convert("convert new object", "c"),
-        "a forced apply of a custom resource's Scale"
-    );
-    let r = send(
-        env,
-        "PATCH",
-        &format!("{cscale}?fieldManager=hpa"),
-        APPLY,
-        scale_of("c", json!({})),
-    )
-    .await?;
-    ensure_eq!(
-        r.status,
-        200,
-        "an apply that changes nothing: {:?}",
-        r.json()
-    );
-    let c2 = get(env, &format!("{checks}/c")).await?.json();
-    ensure_eq!(owners(&c2), owners(&c), "nothing recorded");
+    let cr_failure = |what: &str, name: &str| {
+        (
+            500,
+            "",
+            format!(
+                "failed to {what} (/{name}; autoscaling/v1, Kind=Scale) to proper version: request to convert CR to an invalid group/version: autoscaling/v1"
+            ),
+        )
+    };
+    let step = |what, method, path: String, content_type, body, answer, after| ScaleStep {
+        what,
+        method,
+        path,
+        content_type,
+        body,
+        answer,
+        after,
+    };
+    let (d, c) = (deploy.as_str(), check.as_str());
+    let scale = |object: &str, manager: &str| format!("{object}/scale?fieldManager={manager}");
+    let steps = vec![
+        step("owner's apply", "PATCH", format!("{d}?fieldManager=owner"), APPLY, deployment(None), ok(201), None),
+        // Nobody owns the defaulted replicas: they are `before-first-apply`'s.
+        step("a Scale's first apply", "PATCH", scale(d, "hpa"), APPLY, scale_of("d", Some(json!({"replicas": 3}))),
+            conflict(r#""before-first-apply" with subresource "scale" using autoscaling/v1"#), None),
+        step("the same replicas", "PATCH", scale(d, "hpa"), APPLY, scale_of("d", Some(json!({"replicas": 1}))), ok(200),
+            Some((1, vec![("before-first-apply", "Update", "scale"), ("hpa", "Apply", "scale"), ("owner", "Apply", "")]))),
+        // An update through /scale takes the replicas from every other owner.
+        step("a merge patch of the scale", "PATCH", scale(d, "m"), MERGE, json!({"spec": {"replicas": 2}}), ok(200),
+            Some((2, vec![("m", "Update", "scale"), ("owner", "Apply", "")]))),
+        step("apply over the scale's updater", "PATCH", scale(d, "hpa"), APPLY, scale_of("d", Some(json!({"replicas": 3}))),
+            conflict(r#""m" with subresource "scale" using autoscaling/v1"#), None),
+        step("a forced apply", "PATCH", format!("{}&force=true", scale(d, "hpa")), APPLY, scale_of("d", Some(json!({"replicas": 3}))), ok(200),
+            Some((3, vec![("hpa", "Apply", "scale"), ("owner", "Apply", "")]))),
+        // The object's own applier now conflicts with the Scale's, in the object's terms.
+        step("the owner's apply of replicas", "PATCH", format!("{d}?fieldManager=owner"), APPLY, deployment(Some(1)),
+            conflict(r#""hpa" with subresource "scale""#), None),
+        // Once the conflicts pass: the name, the validation; the type first of all.
+        step("a Scale of another name", "PATCH", scale(d, "hpa"), APPLY, scale_of("other", Some(json!({"replicas": 3}))),
+            (400, "BadRequest", "the name of the object (other) does not match the name on the URL (d)".into()), None),
+        step("negative replicas", "PATCH", scale(d, "hpa"), APPLY, scale_of("d", Some(json!({"replicas": -2}))),
+            (422, "Invalid", "Scale.autoscaling \"d\" is invalid: spec.replicas: Invalid value: -2: must be greater than or equal to 0".into()), None),
+        step("an undeclared field", "PATCH", scale(d, "hpa"), APPLY, scale_of("d", Some(json!({"replicas": 3, "bogus": 1}))),
+            (500, "", "failed to create typed patch object (/d; autoscaling/v1, Kind=Scale): .spec.bogus: field not declared in schema".into()), None),
+        step("force on a merge patch", "PATCH", format!("{}&force=true", scale(d, "m")), MERGE, json!({"spec": {"replicas": 4}}),
+            (422, "Invalid", "PatchOptions.meta.k8s.io \"\" is invalid: force: Forbidden: may not be specified for non-apply patch".into()), None),
+        // Giving the replicas up leaves the Scale without them: zero, and nobody owns them.
+        step("an apply without replicas", "PATCH", scale(d, "hpa"), APPLY, scale_of("d", None), ok(200),
+            Some((0, vec![("owner", "Apply", "")]))),
+        // With nobody owning the replicas, an update through /scale is not tracked.
+        step("a PUT of unowned replicas", "PUT", scale(d, "putter"), JSON,
+            json!({"apiVersion": "autoscaling/v1", "kind": "Scale", "metadata": {"name": "d", "namespace": ns}, "spec": {"replicas": 5}}), ok(200),
+            Some((5, vec![("owner", "Apply", "")]))),
+        // A custom resource's Scale; its replicas are defaulted: nobody owns them.
+        step("the custom resource", "PATCH", format!("{c}?fieldManager=owner"), APPLY, check_of(json!({"mode": "fast"})), ok(201), None),
+        step("a custom resource's first Scale apply", "PATCH", scale(c, "hpa"), APPLY, scale_of("c", Some(json!({"replicas": 1}))),
+            cr_failure("create manager for existing fields: failed to convert live object", ""), None),
+        step("a merge patch of unowned replicas", "PATCH", scale(c, "m"), MERGE, json!({"spec": {"replicas": 2}}), ok(200),
+            Some((2, vec![("owner", "Apply", "")]))),
+        step("the owner applies the replicas", "PATCH", format!("{c}?fieldManager=owner"), APPLY, check_of(json!({"mode": "fast", "replicas": 2})), ok(200), None),
+        step("a merge patch of owned replicas", "PATCH", scale(c, "m"), MERGE, json!({"spec": {"replicas": 3}}), ok(200),
+            Some((3, vec![("m", "Update", "scale"), ("owner", "Apply", "")]))),
+        step("apply over the custom resource's scale updater", "PATCH", scale(c, "hpa"), APPLY, scale_of("c", Some(json!({"replicas": 4}))),
+            conflict(r#""m" with subresource "scale" using autoscaling/v1"#), None),
+        step("a forced apply of a custom resource's Scale", "PATCH", format!("{}&force=true", scale(c, "hpa")), APPLY, scale_of("c", Some(json!({"replicas": 4}))),
+            cr_failure("convert new object", "c"), None),
+        step("an apply that changes nothing", "PATCH", scale(c, "hpa"), APPLY, scale_of("c", None), ok(200),
+            Some((3, vec![("m", "Update", "scale"), ("owner", "Apply", "")]))),
+    ];
+    for s in steps {
+        let r = send(env, s.method, &s.path, s.content_type, s.body).await?;
+        let want = (s.answer.0, s.answer.1.to_string(), s.answer.2);
+        ensure_eq!(r.status(), want, "{}", s.what);
+        let Some((replicas, want_owners)) = s.after else {
+            continue;
+        };
+        // A `Scale`'s `spec.replicas` is `omitempty`.
+        if s.path.contains("/scale?") {
+            let spec = if replicas == 0 {
+                json!({})
+            } else {
+                json!({"replicas": replicas})
+            };
+            ensure_eq!(r.json()["spec"], spec, "{}: the Scale", s.what);
+        }
+        let object = if s.path.starts_with(d) { d } else { c };
+        let obj = get(env, object).await?.json();
+        ensure_eq!(
+            obj["spec"]["replicas"],
+            json!(replicas),
+            "{}: replicas",
+            s.what
+        );
+        let want_owners: Vec<(String, String, String)> = want_owners
+            .into_iter()
+            .map(|(m, o, sub)| (m.to_string(), o.to_string(), sub.to_string()))
+            .collect();
+        ensure_eq!(owners(&obj), want_owners, "{}: owners", s.what);
+        // What a scale writer owns is the replicas alone.
+        for (manager, _, subresource, fields) in entries(&obj) {
+            if subresource == "scale" {
+                ensure_eq!(
+                    fields,
+                    json!({"f:spec": {"f:replicas": {}}}),
+                    "{}: {manager}'s fields",
+                    s.what
+                );
+            }
+        }
+    }
     Ok(())
 }
