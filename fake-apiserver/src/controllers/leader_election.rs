@@ -50,7 +50,7 @@ const CANDIDATE_VALID: SignedDuration = SignedDuration::from_secs(30 * 60);
 /// Its writes' field manager: the API server's own loopback client.
 fn write_options() -> WriteOptions {
     WriteOptions {
-        manager: "kube-apiserver".into(),
+        manager: crate::semantics::managed::SERVER_MANAGER.into(),
         ..WriteOptions::default()
     }
 }

@@ -61,6 +61,10 @@ impl Entry {
     }
 }
 
+/// The field manager of the API server's own writes (its controllers' status updates, its
+/// leader election).
+pub(crate) const SERVER_MANAGER: &str = "kube-apiserver";
+
 /// The version of the `Scale` that the scale subresource reads and writes.
 pub(crate) const SCALE_API_VERSION: &str = "autoscaling/v1";
 

@@ -285,6 +285,32 @@ pub(super) async fn crd_lifecycle(env: &Env) -> Outcome {
         Some(format!("things{run}")),
         "acceptedNames"
     );
+    // The server's controllers write that status as the field manager `kube-apiserver`.
+    let server_entries: Vec<Value> = crd
+        .metadata
+        .managed_fields
+        .iter()
+        .flatten()
+        .filter(|e| e.manager.as_deref() == Some("kube-apiserver"))
+        .map(|e| {
+            let fields = e.fields_v1.as_ref().map(|f| f.0.clone()).unwrap_or_default();
+            let mut conditions: Vec<String> = fields["f:status"]["f:conditions"]
+                .as_object()
+                .map(|m| m.keys().cloned().collect())
+                .unwrap_or_default();
+            conditions.sort();
+            json!({"operation": e.operation, "subresource": e.subresource,
+                   "acceptedNames": fields["f:status"]["f:acceptedNames"]["f:plural"], "conditions": conditions})
+        })
+        .collect();
+    ensure_eq!(
+        server_entries,
+        vec![
+            json!({"operation": "Update", "subresource": "status", "acceptedNames": {},
+            "conditions": [r#"k:{"type":"Established"}"#, r#"k:{"type":"KubernetesAPIApprovalPolicyConformant"}"#, r#"k:{"type":"NamesAccepted"}"#]})
+        ],
+        "the server's managed fields"
+    );
     let ar = ApiResource::from_gvk_with_plural(
         &GroupVersionKind::gvk("conformance.k8s.io", "v1", &format!("Thing{run}")),
         &format!("things{run}"),

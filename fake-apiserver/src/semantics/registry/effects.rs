@@ -5,6 +5,7 @@ use serde_json::Value;
 
 use super::delete::finalize_crd;
 use crate::semantics::crd;
+use crate::semantics::managed::{self, SERVER_MANAGER, Scope};
 use crate::semantics::resources::{Builtin, Resource};
 use crate::semantics::state::State;
 use crate::storage::object::{self, ensure_object};
@@ -34,17 +35,32 @@ pub(super) fn after_put(st: &mut State, res: &Resource, old: Option<&Value>, new
     for r in served {
         st.register(r);
     }
-    // The naming and establishing controllers (a moment later on a real server).
+    // The naming and establishing controllers (a moment later on a real server), whose
+    // status writes kube-apiserver records as the manager `kube-apiserver`.
+    let Some(crd_res) = st
+        .registry
+        .get("apiextensions.k8s.io", "v1", "customresourcedefinitions")
+    else {
+        return;
+    };
+    let now = object::now_rfc3339();
     let mut established = new.clone();
-    let status = crd::established_status(new, &object::now_rfc3339());
-    ensure_object(&mut established).insert("status".into(), status);
-    if let Some(crd_res) =
-        st.registry
-            .get("apiextensions.k8s.io", "v1", "customresourcedefinitions")
-        && !object::same_content(new, &established)
-    {
-        st.put(&crd_res, established);
+    ensure_object(&mut established).insert("status".into(), crd::established_status(new, &now));
+    if object::same_content(new, &established) {
+        return;
     }
+    let mut entries = managed::read_entries(new);
+    managed::record_update(
+        &crd_res,
+        &mut entries,
+        Some(new),
+        &established,
+        SERVER_MANAGER,
+        Scope::Status,
+        &now,
+    );
+    managed::write_entries(&mut established, &entries);
+    st.put(&crd_res, established);
 }
 
 /// Side effects of a removal.
