@@ -218,31 +218,11 @@ fn update_conditions(st: &mut State, ns_res: &Arc<Resource>, namespace: &str, le
     let mut changed = false;
     for (t, _, _) in CONDITIONS {
         let (status, reason, message) = &wanted[t];
-        match conditions
-            .iter_mut()
-            .find(|c| c.get("type").and_then(Value::as_str) == Some(t))
-        {
-            None => {
-                conditions.push(
-                    json!({"type": t, "status": status, "lastTransitionTime": now,
-                    "reason": reason, "message": message}),
-                );
-                changed = true;
-            }
-            Some(c) => {
-                let same = |k: &str, v: &str| c.get(k).and_then(Value::as_str) == Some(v);
-                if same("status", status) && same("reason", reason) && same("message", message) {
-                    continue;
-                }
-                if !same("status", status) {
-                    c["lastTransitionTime"] = json!(now);
-                }
-                c["status"] = json!(status);
-                c["reason"] = json!(reason);
-                c["message"] = json!(message);
-                changed = true;
-            }
-        }
+        changed |= object::set_condition(
+            &mut conditions,
+            json!({"type": t, "status": status, "lastTransitionTime": now,
+                   "reason": reason, "message": message}),
+        );
     }
     if !changed {
         return;

@@ -203,6 +203,36 @@ fn strip_volatile(v: &Value) -> Value {
     v
 }
 
+/// Sets `condition` in a status's `conditions` (matched by `type`), as Kubernetes'
+/// controllers do: a new type is appended; an existing one with the same status, reason and
+/// message is left alone; otherwise it is replaced, keeping its `lastTransitionTime` unless
+/// the status changed (`condition` carries the time of now). Returns whether anything changed.
+pub(crate) fn set_condition(conditions: &mut Vec<Value>, mut condition: Value) -> bool {
+    let Some(old) = conditions
+        .iter_mut()
+        .find(|c| c["type"] == condition["type"])
+    else {
+        conditions.push(condition);
+        return true;
+    };
+    if ["status", "reason", "message"]
+        .iter()
+        .all(|k| old.get(*k) == condition.get(*k))
+    {
+        return false;
+    }
+    if old.get("status") == condition.get("status")
+        && let (Some(c), Some(t)) = (
+            condition.as_object_mut(),
+            old.get("lastTransitionTime").cloned(),
+        )
+    {
+        c.insert("lastTransitionTime".into(), t);
+    }
+    *old = condition;
+    true
+}
+
 /// Current time as the API server writes `metav1.Time` (RFC 3339, whole seconds, UTC).
 pub(crate) fn now_rfc3339() -> String {
     format_time(jiff::Timestamp::now())
@@ -264,6 +294,31 @@ mod tests {
             r#"{"a":3,"b":[1.5,-2,7],"c":{"d":1e+300,"e":"3.0","f":0}}"#
         );
         assert!(v["a"].is_i64());
+    }
+
+    #[test]
+    fn a_condition_moves_its_transition_time_only_when_its_status_changes() {
+        let cond = |status: &str, reason: &str, at: &str| json!({"type": "Ready", "status": status, "reason": reason, "lastTransitionTime": at});
+        let mut list = Vec::new();
+        assert!(set_condition(&mut list, cond("False", "a", "t1")));
+        assert!(
+            !set_condition(&mut list, cond("False", "a", "t2")),
+            "unchanged"
+        );
+        assert_eq!(list, vec![cond("False", "a", "t1")]);
+        assert!(
+            set_condition(&mut list, cond("False", "b", "t3")),
+            "a new reason"
+        );
+        assert_eq!(list, vec![cond("False", "b", "t1")]);
+        assert!(
+            set_condition(&mut list, cond("True", "b", "t4")),
+            "a new status"
+        );
+        assert_eq!(list, vec![cond("True", "b", "t4")]);
+        let other = json!({"type": "Other", "status": "True", "lastTransitionTime": "t5"});
+        assert!(set_condition(&mut list, other.clone()));
+        assert_eq!(list, vec![cond("True", "b", "t4"), other]);
     }
 
     #[test]

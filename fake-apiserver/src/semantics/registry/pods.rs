@@ -120,7 +120,6 @@ pub(crate) fn evict(
 /// its type (its transition time only when the status changes); returns whether anything
 /// changed.
 fn set_condition(pod: &mut Value, mut condition: Value) -> bool {
-    let now = object::now_rfc3339();
     let Some(pod) = pod.as_object_mut() else {
         return false;
     };
@@ -135,33 +134,9 @@ fn set_condition(pod: &mut Value, mut condition: Value) -> bool {
     let Some(list) = conditions.as_array_mut() else {
         return false;
     };
-    let kind = condition["type"].clone();
     if let Some(c) = condition.as_object_mut() {
         c.insert("lastProbeTime".into(), Value::Null);
-        c.insert("lastTransitionTime".into(), json!(now));
+        c.insert("lastTransitionTime".into(), json!(object::now_rfc3339()));
     }
-    match list.iter_mut().find(|c| c["type"] == kind) {
-        None => {
-            list.push(condition);
-            true
-        }
-        Some(old) => {
-            let same = ["status", "reason", "message"]
-                .iter()
-                .all(|k| old.get(*k) == condition.get(*k));
-            if same {
-                return false;
-            }
-            if old.get("status") == condition.get("status")
-                && let (Some(c), Some(t)) = (
-                    condition.as_object_mut(),
-                    old.get("lastTransitionTime").cloned(),
-                )
-            {
-                c.insert("lastTransitionTime".into(), t);
-            }
-            *old = condition;
-            true
-        }
-    }
+    object::set_condition(list, condition)
 }
