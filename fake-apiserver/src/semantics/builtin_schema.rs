@@ -139,13 +139,13 @@ pub(crate) fn builtin_schemas() -> &'static BuiltinSchemas {
     })
 }
 
-/// The definition name and the definitions for a built-in kind.
 /// The name of `autoscaling/v1` `Scale`'s definition, which the scale subresource reads and
 /// writes.
 pub(crate) fn scale_definition() -> String {
     <k8s_openapi::api::autoscaling::v1::Scale as schemars::JsonSchema>::schema_name().into_owned()
 }
 
+/// The definition name and the definitions for a built-in kind.
 pub(crate) fn definition_of(b: Builtin) -> Option<&'static str> {
     builtin_schemas().names.get(&b).map(String::as_str)
 }

@@ -74,6 +74,14 @@ pub(crate) const BEFORE_FIRST_APPLY: &str = "before-first-apply";
 
 const META_TRACKED: &[&str] = &["labels", "annotations", "finalizers", "ownerReferences"];
 
+/// The field a `Scale`'s replicas map to, the one field a [`Scope::Scale`] write owns.
+pub(crate) fn scale_replicas_path(resource: &Resource) -> FieldPath {
+    crate::semantics::scale::spec_replicas_path(resource)
+        .into_iter()
+        .map(Seg::Field)
+        .collect()
+}
+
 /// The leaf fields of `v` a manager of `scope` can own.
 pub(crate) fn leaves(resource: &Resource, v: &Value, scope: Scope) -> FieldSet {
     let mut out = FieldSet::new();
@@ -83,10 +91,7 @@ pub(crate) fn leaves(resource: &Resource, v: &Value, scope: Scope) -> FieldSet {
     if scope == Scope::Scale {
         // A scale writer owns the one field a `Scale` maps to, as kube-apiserver's scale
         // handler converts its managed fields to the parent's.
-        let path: FieldPath = crate::semantics::scale::spec_replicas_path(resource)
-            .into_iter()
-            .map(Seg::Field)
-            .collect();
+        let path = scale_replicas_path(resource);
         if get_at(v, &path).is_some() {
             out.insert(path);
         }

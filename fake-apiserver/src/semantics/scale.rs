@@ -152,11 +152,18 @@ pub(crate) fn to_scale(res: &Resource, obj: &Value) -> Value {
 /// The path of the field a `Scale`'s `spec.replicas` maps to: the CRD's `specReplicasPath`,
 /// `spec.replicas` for the built-in kinds.
 pub(crate) fn spec_replicas_path(res: &Resource) -> Vec<String> {
-    let path = match res.custom.as_ref().and_then(|c| c.scale.as_ref()) {
+    segments(spec_replicas_json_path(res))
+        .into_iter()
+        .map(str::to_string)
+        .collect()
+}
+
+/// [`spec_replicas_path`] as the CRD writes it: `.spec.replicas`.
+fn spec_replicas_json_path(res: &Resource) -> &str {
+    match res.custom.as_ref().and_then(|c| c.scale.as_ref()) {
         Some(p) => p.spec_replicas.as_str(),
         None => ".spec.replicas",
-    };
-    segments(path).into_iter().map(str::to_string).collect()
+    }
 }
 
 /// A `Scale`'s `spec.replicas`, checked as kube-apiserver decodes and validates a `Scale`:
@@ -215,35 +222,17 @@ pub(crate) fn with_replicas(res: &Resource, obj: &Value, scale: &Value) -> ApiRe
     Ok(out)
 }
 
-/// Whether `obj` has the field a `Scale`'s replicas map to.
-fn has_replicas(res: &Resource, obj: &Value) -> bool {
-    let mut cur = obj;
-    for s in spec_replicas_path(res) {
-        match cur.get(&s) {
-            Some(v) => cur = v,
-            None => return false,
-        }
-    }
-    true
-}
-
 /// kube-apiserver answers a read of a custom resource's `Scale` with a 500 while the object
 /// has no replicas field.
 pub(crate) fn check_readable(res: &Resource, obj: &Value) -> ApiResult<()> {
-    match &res.custom {
-        Some(c) if !has_replicas(res, obj) => {
-            let path = c
-                .scale
-                .as_ref()
-                .map(|p| p.spec_replicas.as_str())
-                .unwrap_or_default();
-            Err(ApiError::internal(format!(
-                "the spec replicas field {} does not exist",
-                crate::error::go_quote(path)
-            )))
-        }
-        _ => Ok(()),
+    let path = spec_replicas_json_path(res);
+    if res.is_custom() && get(obj, path).is_none() {
+        return Err(ApiError::internal(format!(
+            "the spec replicas field {} does not exist",
+            crate::error::go_quote(path)
+        )));
     }
+    Ok(())
 }
 
 /// An applied `Scale` checked against `Scale`'s schema, as the typed patch that server-side

@@ -44,24 +44,20 @@ pub(crate) fn serve(mut t: Target<'_>) -> ApiResult<Response<ResponseBody>> {
             let body = t.take_body()?;
             apply(&mut t, &mut st, &body, &current)?
         }
-        (Verb::Update | Verb::Patch, ptype) => {
+        (Verb::Update, _) => {
+            let body = t.take_body()?;
+            // The update handler's checks of the body against the URL.
+            registry::check_body_names(&res, &body, t.info.namespace(), &name)?;
+            update(&t, &mut st, &current, &body)?
+        }
+        (Verb::Patch, None) => return Err(patch::unsupported_patch(&res)),
+        (Verb::Patch, Some(ptype)) => {
+            registry::check_patch_options(&res, ptype, &options(&t)?)?;
+            let body = t.take_body()?;
+            let doc = scale::to_scale(&res, &current);
             let wanted = match ptype {
-                _ if t.info.verb == Verb::Update => {
-                    let body = t.take_body()?;
-                    // The update handler's checks of the body against the URL.
-                    registry::check_body_names(&res, &body, t.info.namespace(), &name)?;
-                    body
-                }
-                None => return Err(patch::unsupported_patch(&res)),
-                Some(ptype) => {
-                    registry::check_patch_options(&res, ptype, &options(&t)?)?;
-                    let body = t.take_body()?;
-                    let doc = scale::to_scale(&res, &current);
-                    match ptype {
-                        PatchType::Json => patch::json_patch(&doc, &body)?,
-                        _ => patch::merge_patch(&doc, &body)?,
-                    }
-                }
+                PatchType::Json => patch::json_patch(&doc, &body)?,
+                _ => patch::merge_patch(&doc, &body)?,
             };
             update(&t, &mut st, &current, &wanted)?
         }
@@ -136,7 +132,7 @@ fn apply(
     let res = t.res.clone();
     let name = t.info.name();
     scale::check_typed(body)?;
-    let replicas = replicas_path(&res);
+    let replicas = managed::scale_replicas_path(&res);
     // With nobody owning the replicas, kube-apiserver first gives them to
     // `before-first-apply` (as an update through `/scale`), so an apply that changes them
     // conflicts with it.
@@ -201,17 +197,9 @@ fn apply(
     Ok((obj, opts))
 }
 
-/// The replicas field as a managed-fields path.
-fn replicas_path(res: &Resource) -> managed::FieldPath {
-    scale::spec_replicas_path(res)
-        .into_iter()
-        .map(managed::Seg::Field)
-        .collect()
-}
-
 /// Whether a managed-fields entry of `obj` owns its replicas.
 fn replicas_owned(res: &Resource, obj: &Value) -> bool {
-    let replicas = replicas_path(res);
+    let replicas = managed::scale_replicas_path(res);
     managed::read_entries(obj)
         .iter()
         .any(|e| e.fields.contains(&replicas))
