@@ -105,6 +105,9 @@ async fn scenario(client: kube::Client) -> BTreeMap<String, String> {
     let leases: Api<Lease> = Api::namespaced(client.clone(), NAMESPACE);
     // Every version of the Lease, from before it exists.
     let versions: Arc<Mutex<Vec<Lease>>> = Arc::default();
+    // The candidates start once the server has answered the watch: before that, the server's
+    // first version of the Lease could be written, renewed and missed.
+    let (watching, watch_open) = tokio::sync::oneshot::channel::<()>();
     let watch = {
         let (leases, versions) = (leases.clone(), versions.clone());
         tokio::spawn(async move {
@@ -112,6 +115,7 @@ async fn scenario(client: kube::Client) -> BTreeMap<String, String> {
                 .fields(&format!("metadata.name={LEASE}"))
                 .timeout(280);
             let mut stream = ok(leases.watch(&wp, "0").await).boxed();
+            let _ = watching.send(());
             while let Some(ev) = stream.next().await {
                 if let Ok(WatchEvent::Added(l) | WatchEvent::Modified(l)) = ev {
                     versions.lock().unwrap().push(l);
@@ -165,6 +169,7 @@ async fn scenario(client: kube::Client) -> BTreeMap<String, String> {
             }
         })
     };
+    ok(watch_open.await);
     let limit = Duration::from_secs(60);
     let add = |c: &Candidate, id: &str| all.lock().unwrap().push((id.into(), c.elector.clone()));
 
