@@ -70,6 +70,32 @@ async fn answer(
             respond(json!({"allowed": true, "warnings": ["checked by the test webhook"]}))
         }
         "deny" => respond(json!({"allowed": false, "status": {"message": "denied by the test"}})),
+        // A `Scale`: at most 5 replicas.
+        "validate-scale" => match request
+            .pointer("/object/spec/replicas")
+            .and_then(Value::as_i64)
+        {
+            Some(n) if n > 5 => respond(json!({"allowed": false, "status": {
+                "message": format!("{n} replicas: at most 5"), "code": 422, "reason": "Invalid"}})),
+            _ => {
+                respond(json!({"allowed": true, "warnings": ["scale checked by the test webhook"]}))
+            }
+        },
+        // A `Scale`: more than 3 replicas are capped to 3.
+        "cap-scale" => match request
+            .pointer("/object/spec/replicas")
+            .and_then(Value::as_i64)
+        {
+            Some(n) if n > 3 => {
+                let ops = json!([{"op": "replace", "path": "/spec/replicas", "value": 3}]);
+                let patch = base64::engine::general_purpose::STANDARD.encode(ops.to_string());
+                respond(
+                    json!({"allowed": true, "patchType": "JSONPatch", "patch": patch,
+                    "warnings": [format!("{n} replicas capped to 3 by the test webhook")]}),
+                )
+            }
+            _ => respond(json!({"allowed": true})),
+        },
         "deny-bare" => respond(json!({"allowed": false})),
         "patch" => {
             let has_labels = request.pointer("/object/metadata/labels").is_some();
@@ -311,6 +337,8 @@ const SCENARIOS: &[&str] = &[
     "dry",
     "delete",
     "reinvoke",
+    "scale-validate",
+    "scale-mutate",
 ];
 
 fn hooks(addr: std::net::SocketAddr, ca: &str, other_ca: &str, down: u16) -> Vec<Hook> {
@@ -411,7 +439,71 @@ fn hooks(addr: std::net::SocketAddr, ca: &str, other_ca: &str, down: u16) -> Vec
             ca,
             json!({}),
         ),
+        // Writes through a Deployment's `/scale`: webhooks of `deployments/scale`,
+        // `deployments/*` and `*/scale` see `Scale`s; one of `deployments` alone is not called.
+        h(
+            "scale-validate",
+            false,
+            url("validate-scale", "scale-validate"),
+            ca,
+            scale_rules("deployments/scale"),
+        ),
+        h(
+            "scale-validate",
+            false,
+            url("deny", "scale-unseen"),
+            ca,
+            scale_rules("deployments"),
+        ),
+        h(
+            "scale-mutate",
+            true,
+            url("cap-scale", "scale-mutate"),
+            ca,
+            scale_rules("deployments/*"),
+        ),
+        h(
+            "scale-mutate",
+            false,
+            url("validate-scale", "scale-mutate-v"),
+            ca,
+            scale_rules("*/scale"),
+        ),
     ]
+}
+
+/// Rules for updates of `resource` in `apps/v1`.
+fn scale_rules(resource: &str) -> Value {
+    json!({"rules": [{"apiGroups": ["apps"], "apiVersions": ["v1"],
+        "operations": ["UPDATE"], "resources": [resource]}]})
+}
+
+fn deployment(name: &str, replicas: i64) -> Value {
+    json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name},
+        "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}},
+            "template": {"metadata": {"labels": {"app": name}},
+                "spec": {"containers": [{"name": "c", "image": "registry.example/c:1"}]}}}})
+}
+
+fn scale(name: &str, replicas: i64) -> Value {
+    json!({"apiVersion": "autoscaling/v1", "kind": "Scale", "metadata": {"name": name},
+        "spec": {"replicas": replicas}})
+}
+
+/// An answer about a `Scale` or a Deployment: the refusal, or the replicas and warnings.
+fn replicas_summary(a: &Answer, run: &str) -> String {
+    let norm = |s: &str| normalise(s, run);
+    refusal_summary(a, norm).unwrap_or_else(|| {
+        format!(
+            "{} replicas={} warnings=[{}]",
+            a.status,
+            a.body
+                .pointer("/spec/replicas")
+                .map(Value::to_string)
+                .unwrap_or_default(),
+            warnings_summary(a, norm),
+        )
+    })
 }
 
 fn cm(name: &str, labels: Value, data: Value) -> Value {
@@ -697,6 +789,172 @@ async fn run_scenarios(
         )),
     )
     .await;
+    for (s, n) in [("scale-validate", 1), ("scale-mutate", 1)] {
+        let a = send(
+            client,
+            "POST",
+            &format!("/apis/apps/v1/namespaces/{prefix}-{s}/deployments"),
+            "application/json",
+            Some(deployment("d", n)),
+        )
+        .await;
+        assert_eq!(a.status, 201, "{a:?}");
+    }
+    let scale_path = |s: &str| format!("/apis/apps/v1/namespaces/{prefix}-{s}/deployments/d/scale");
+    let mut scale_step = async |name: &str, method: &str, p: String, ct: &str, body: Value| {
+        let a = send(client, method, &p, ct, Some(body)).await;
+        out.insert(name.to_string(), replicas_summary(&a, run));
+    };
+    let merge = "application/merge-patch+json";
+    let apply = "application/apply-patch+yaml";
+    let json_patch = "application/json-patch+json";
+    let (v, m) = (scale_path("scale-validate"), scale_path("scale-mutate"));
+    scale_step(
+        "scale: update allowed",
+        "PUT",
+        v.clone(),
+        "application/json",
+        scale("d", 3),
+    )
+    .await;
+    scale_step(
+        "scale: update denied",
+        "PUT",
+        v.clone(),
+        "application/json",
+        scale("d", 7),
+    )
+    .await;
+    scale_step(
+        "scale: merge patch denied",
+        "PATCH",
+        v.clone(),
+        merge,
+        json!({"spec": {"replicas": 9}}),
+    )
+    .await;
+    scale_step(
+        "scale: merge patch allowed",
+        "PATCH",
+        v.clone(),
+        merge,
+        json!({"spec": {"replicas": 4}}),
+    )
+    .await;
+    scale_step(
+        "scale: JSON patch denied",
+        "PATCH",
+        v.clone(),
+        json_patch,
+        json!([{"op": "replace", "path": "/spec/replicas", "value": 6}]),
+    )
+    .await;
+    scale_step(
+        "scale: forced apply denied",
+        "PATCH",
+        format!("{v}?fieldManager=fvr&force=true"),
+        apply,
+        scale("d", 8),
+    )
+    .await;
+    scale_step(
+        "scale: forced apply allowed",
+        "PATCH",
+        format!("{v}?fieldManager=fvr&force=true"),
+        apply,
+        scale("d", 2),
+    )
+    .await;
+    scale_step(
+        "scale: dry-run update denied",
+        "PUT",
+        format!("{v}?dryRun=All"),
+        "application/json",
+        scale("d", 10),
+    )
+    .await;
+    // A `Scale`'s status is the server's: what the body says of it is not what webhooks see.
+    let mut with_status = scale("d", 5);
+    with_status["status"] = json!({"replicas": 7, "selector": "x=y"});
+    with_status["metadata"]["labels"] = json!({"a": "b"});
+    scale_step(
+        "scale: update with a status",
+        "PUT",
+        v.clone(),
+        "application/json",
+        with_status,
+    )
+    .await;
+    scale_step(
+        "scale: invalid replicas",
+        "PUT",
+        v.clone(),
+        "application/json",
+        scale("d", -1),
+    )
+    .await;
+    scale_step(
+        "scale: update capped",
+        "PUT",
+        m.clone(),
+        "application/json",
+        scale("d", 5),
+    )
+    .await;
+    scale_step(
+        "scale: merge patch capped",
+        "PATCH",
+        m.clone(),
+        merge,
+        json!({"spec": {"replicas": 9}}),
+    )
+    .await;
+    scale_step(
+        "scale: merge patch uncapped",
+        "PATCH",
+        m.clone(),
+        merge,
+        json!({"spec": {"replicas": 2}}),
+    )
+    .await;
+    scale_step(
+        "scale: forced apply capped",
+        "PATCH",
+        format!("{m}?fieldManager=fvr&force=true"),
+        apply,
+        scale("d", 6),
+    )
+    .await;
+    for s in ["scale-validate", "scale-mutate"] {
+        let a = send(
+            client,
+            "GET",
+            &format!("/apis/apps/v1/namespaces/{prefix}-{s}/deployments/d"),
+            "application/json",
+            None,
+        )
+        .await;
+        let fvr = a
+            .body
+            .pointer("/metadata/managedFields")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .map(|e| {
+                format!(
+                    "{}/{}/{}",
+                    e.get("manager").and_then(Value::as_str).unwrap_or(""),
+                    e.get("operation").and_then(Value::as_str).unwrap_or(""),
+                    e.get("subresource").and_then(Value::as_str).unwrap_or("")
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(",");
+        out.insert(
+            format!("{s}: the Deployment"),
+            format!("{} managers={fvr}", replicas_summary(&a, run)),
+        );
+    }
     let _ = send(
         client,
         "DELETE",
@@ -1128,6 +1386,10 @@ async fn admission_webhooks_answer_as_kube_apiserver() {
         "dry",
         "reinvoke-first",
         "reinvoke-second",
+        "scale-validate",
+        "scale-unseen",
+        "scale-mutate",
+        "scale-mutate-v",
     ] {
         let r: Vec<String> = real_seen
             .get(tag)

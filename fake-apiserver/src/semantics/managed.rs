@@ -42,6 +42,16 @@ impl Scope {
             Scope::Scale => "scale",
         }
     }
+
+    /// The time recorded in an entry written at `now`: none for a write through `/scale`,
+    /// whose entries kube-apiserver v1.37 stores without a `time` (so they sort before the
+    /// other entries of their operation).
+    pub(crate) fn entry_time(self, now: &str) -> &str {
+        match self {
+            Scope::Scale => "",
+            Scope::Main | Scope::Status => now,
+        }
+    }
 }
 
 /// One `managedFields` entry.
@@ -58,6 +68,17 @@ pub(crate) struct Entry {
 impl Entry {
     fn same_id(&self, manager: &str, operation: &str, subresource: &str) -> bool {
         self.manager == manager && self.operation == operation && self.subresource == subresource
+    }
+
+    /// kube-apiserver's identity of a manager (`BuildManagerIdentifier`): an updater's
+    /// version counts, an applier's does not.
+    fn identity(&self) -> (&str, &str, &str, &str) {
+        let version = if self.operation == "Apply" {
+            ""
+        } else {
+            &self.api_version
+        };
+        (&self.manager, &self.operation, version, &self.subresource)
     }
 }
 
@@ -359,8 +380,24 @@ fn parse_node(v: &Value, path: &mut FieldPath, out: &mut FieldSet) {
     }
 }
 
-/// Reads `metadata.managedFields`.
+/// Reads `metadata.managedFields` as kube-apiserver decodes them: of two entries of one
+/// manager (see [`through_scale`]), the later one is kept.
 pub(crate) fn read_entries(obj: &Value) -> Vec<Entry> {
+    let mut entries = stored_entries(obj);
+    let mut i = 0;
+    while i < entries.len() {
+        let id = entries[i].identity();
+        if entries[i + 1..].iter().any(|later| later.identity() == id) {
+            entries.remove(i);
+        } else {
+            i += 1;
+        }
+    }
+    entries
+}
+
+/// The entries of `metadata.managedFields`, as stored.
+fn stored_entries(obj: &Value) -> Vec<Entry> {
     crate::storage::object::meta(obj)
         .and_then(|m| m.get("managedFields"))
         .and_then(Value::as_array)
@@ -397,6 +434,44 @@ pub(crate) fn read_entries(obj: &Value) -> Vec<Entry> {
         .unwrap_or_default()
 }
 
+/// The entries of a write through `/scale` as kube-apiserver v1.37 stores them, from the
+/// entries `before` the write and those the write left (`entries`). Its scale handler
+/// converts the replicas' owners to the `Scale`'s version and back, and an updater's
+/// identity holds its version, so that no updater is recognised on the way back: each one
+/// that still owns the replicas keeps the rest of its fields in its entry and the replicas
+/// in a second entry of the same manager, without a time. (That second entry is lost at the
+/// next write, when [`read_entries`] keeps the later of the two.) Appliers that keep the
+/// replicas keep their entry as it was.
+pub(crate) fn through_scale(resource: &Resource, before: &[Entry], entries: &mut Vec<Entry>) {
+    let replicas = scale_replicas_path(resource);
+    let mut out = Vec::with_capacity(entries.len() + 1);
+    for e in entries.drain(..) {
+        if !e.fields.contains(&replicas) {
+            out.push(e);
+            continue;
+        }
+        let kept_applier = e.operation == "Apply"
+            && before
+                .iter()
+                .any(|b| b.identity() == e.identity() && b.fields.contains(&replicas));
+        if kept_applier {
+            out.push(e);
+            continue;
+        }
+        let rest: FieldSet = e.fields.iter().filter(|p| **p != replicas).cloned().collect();
+        out.push(Entry {
+            api_version: resource.api_version(),
+            time: String::new(),
+            fields: [replicas.clone()].into(),
+            ..e.clone()
+        });
+        if !rest.is_empty() {
+            out.push(Entry { fields: rest, ..e });
+        }
+    }
+    *entries = out;
+}
+
 /// Writes `metadata.managedFields` (removed when there are no entries).
 pub(crate) fn write_entries(obj: &mut Value, entries: &[Entry]) {
     // kube-apiserver's order: operation (Apply before Update), time, manager, version,
@@ -426,7 +501,9 @@ pub(crate) fn write_entries(obj: &mut Value, entries: &[Entry]) {
             m.insert("manager".into(), json!(e.manager));
             m.insert("operation".into(), json!(e.operation));
             m.insert("apiVersion".into(), json!(e.api_version));
-            m.insert("time".into(), json!(e.time));
+            if !e.time.is_empty() {
+                m.insert("time".into(), json!(e.time));
+            }
             m.insert("fieldsType".into(), json!("FieldsV1"));
             m.insert("fieldsV1".into(), to_fields_v1(&e.fields));
             if !e.subresource.is_empty() {
@@ -468,6 +545,7 @@ pub(crate) fn record_update(
     if changed.is_empty() {
         return;
     }
+    let time = scope.entry_time(time);
     let sub = scope.subresource();
     for e in entries.iter_mut() {
         if !e.same_id(manager, "Update", sub) {
@@ -823,6 +901,7 @@ pub(crate) fn apply(
     time: &str,
 ) -> Result<Value, Vec<Conflict>> {
     let mut entries = live.map(read_entries).unwrap_or_default();
+    let time = scope.entry_time(time);
     let sub = scope.subresource();
     let config_set = leaves(resource, config, scope);
     let empty = Value::Object(Map::new());
@@ -919,6 +998,9 @@ pub(crate) fn apply(
         e.fields.retain(|p| get_at(&merged, p).is_some());
     }
     entries.retain(|e| !e.fields.is_empty());
+    if scope == Scope::Scale {
+        through_scale(resource, &read_entries(live_v), &mut entries);
+    }
     write_entries(&mut merged, &entries);
     Ok(merged)
 }

@@ -96,6 +96,26 @@ fn selector_string(sel: &Value, rc: bool) -> String {
     parts.join(",")
 }
 
+/// A `Scale` sent to be written, as kube-apiserver decodes it: in the request's namespace,
+/// with a status of 0 replicas when it has none (Go's `ScaleStatus.Replicas` is always
+/// encoded). Admission sees this.
+pub(crate) fn decoded(scale: &Value, namespace: &str) -> Value {
+    let mut out = scale.clone();
+    if !namespace.is_empty() && object::namespace(&out).is_empty() {
+        object::set_meta(&mut out, "namespace", Some(Value::from(namespace)));
+    }
+    if let Some(m) = out.as_object_mut() {
+        let status = m.entry("status").or_insert(Value::Null);
+        if !status.is_object() {
+            *status = Value::Object(Map::new());
+        }
+        if let Some(st) = status.as_object_mut() {
+            st.entry("replicas").or_insert(Value::from(0));
+        }
+    }
+    out
+}
+
 /// The `Scale` of an object.
 pub(crate) fn to_scale(res: &Resource, obj: &Value) -> Value {
     let mut meta = Map::new();

@@ -120,7 +120,7 @@ pub(crate) async fn serve(t: Target<'_>) -> ApiResult<Response<ResponseBody>> {
             Scope::Status
         }
         Some("scale") if t.res.subresources.iter().any(|s| s == "scale") => {
-            return scale::serve(t);
+            return scale::serve(t).await;
         }
         Some("finalize")
             if t.res.builtin == Some(crate::semantics::resources::Builtin::Namespace) =>

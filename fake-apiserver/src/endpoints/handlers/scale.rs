@@ -1,15 +1,17 @@
 //! `get`, `update` and `patch` of `<object>/scale`: an `autoscaling/v1` `Scale` read from and
 //! written to the object's replicas. A write is an update of the object; its managed fields
-//! record the replicas alone, with `subresource: scale`.
+//! record the replicas alone, with `subresource: scale`. Admission sees the write as an
+//! `UPDATE` of the subresource whose objects are `Scale`s.
 
 use http::Response;
 use serde_json::Value;
 
 use crate::endpoints::body::ResponseBody;
-use crate::endpoints::handlers::Target;
+use crate::endpoints::handlers::{Target, admission_options, dry_run_of};
 use crate::endpoints::request::Verb;
 use crate::endpoints::response::{respond, with_warnings};
 use crate::error::{ApiError, ApiResult};
+use crate::semantics::admission::{self, Admission, Attributes, Operation};
 use crate::semantics::managed::{self, Scope};
 use crate::semantics::patch::{self, PatchType};
 use crate::semantics::registry::{self, UpdateInput, WriteOptions};
@@ -18,52 +20,151 @@ use crate::semantics::scale;
 use crate::semantics::state::State;
 use crate::storage::object;
 
-pub(crate) fn serve(mut t: Target<'_>) -> ApiResult<Response<ResponseBody>> {
+pub(crate) async fn serve(mut t: Target<'_>) -> ApiResult<Response<ResponseBody>> {
     // Before the object is looked up: a missing object's scale refuses the verb too.
     super::subresource_verb(&t.res, t.info.verb)?;
-    let res = t.res.clone();
-    let shared = t.shared.clone();
-    let mut st = shared.state.lock();
-    let name = t.info.name().to_string();
-    let Some(current) = st.get(&res, t.key_namespace(), &name) else {
-        return Err(ApiError::not_found(&res.group, &res.plural, &name));
-    };
-    let scale_body = |obj: &Value| {
-        respond(
-            200,
-            "application/json",
-            serde_json::to_vec(&scale::to_scale(&res, obj)).unwrap_or_default(),
-        )
-    };
-    let (obj, opts) = match (t.info.verb, t.patch_type.flatten()) {
+    let write = match (t.info.verb, t.patch_type.flatten()) {
         (Verb::Get, _) => {
-            scale::check_readable(&res, &current)?;
-            return Ok(scale_body(&current));
+            let st = t.shared.state.lock();
+            let current = current(&t, &st)?;
+            scale::check_readable(&t.res, &current)?;
+            return Ok(scale_body(&t.res, &current));
         }
-        (Verb::Patch, Some(PatchType::Apply)) => {
-            let body = t.take_body()?;
-            apply(&mut t, &mut st, &body, &current)?
-        }
-        (Verb::Update, _) => {
-            let body = t.take_body()?;
-            // The update handler's checks of the body against the URL.
-            registry::check_body_names(&res, &body, t.info.namespace(), &name)?;
-            update(&t, &mut st, &current, &body)?
-        }
-        (Verb::Patch, None) => return Err(patch::unsupported_patch(&res)),
+        (Verb::Update, _) => Write::Update(t.take_body()?),
+        (Verb::Patch, None) => return Err(patch::unsupported_patch(&t.res)),
+        (Verb::Patch, Some(PatchType::Apply)) => Write::Apply(t.take_body()?),
         (Verb::Patch, Some(ptype)) => {
-            registry::check_patch_options(&res, ptype, &options(&t)?)?;
-            let body = t.take_body()?;
-            let doc = scale::to_scale(&res, &current);
-            let wanted = match ptype {
-                PatchType::Json => patch::json_patch(&doc, &body)?,
-                _ => patch::merge_patch(&doc, &body)?,
-            };
-            update(&t, &mut st, &current, &wanted)?
+            registry::check_patch_options(&t.res, ptype, &options(&t)?)?;
+            Write::Patch(ptype, t.take_body()?)
         }
         _ => return Err(ApiError::method_not_allowed()),
     };
-    Ok(with_warnings(scale_body(&obj), &opts.warnings))
+    let opts = options(&t)?;
+    let adm = admission::prepare(&t.shared.state.lock(), &t.res, t.info.namespace());
+    let admitted = match adm {
+        Some(adm) => admit(&t, &adm, &write, &opts).await?,
+        None => None,
+    };
+    let obj = {
+        let mut st = t.shared.state.lock();
+        let current = current(&t, &st)?;
+        match plan(&t, &current, &write, &opts)? {
+            Planned::Unchanged(obj) => obj,
+            Planned::Write { mut input, .. } => {
+                if let Some(s) = &admitted {
+                    input.body = scale::with_replicas(&t.res, &input.body, s)?;
+                }
+                let (res, ns, name) = (&t.res, t.info.namespace(), t.info.name());
+                registry::update(&mut st, res, ns, name, input, &opts)?.0
+            }
+        }
+    };
+    Ok(with_warnings(scale_body(&t.res, &obj), &opts.warnings))
+}
+
+/// A write through `/scale`, with its body.
+enum Write {
+    Update(Value),
+    /// A JSON or merge patch of the `Scale`.
+    Patch(PatchType, Value),
+    Apply(Value),
+}
+
+/// What a scale write does to the object.
+enum Planned {
+    /// The object with the `Scale` written: the update to make, and the `Scale` the request
+    /// asks for, as admission sees it.
+    Write { input: UpdateInput, requested: Value },
+    /// Nothing to write (an apply that changes nothing): the object as it is.
+    Unchanged(Value),
+}
+
+fn current(t: &Target<'_>, st: &State) -> ApiResult<Value> {
+    let name = t.info.name();
+    st.get(&t.res, t.key_namespace(), name)
+        .map(|o| (*o).clone())
+        .ok_or_else(|| ApiError::not_found(&t.res.group, &t.res.plural, name))
+}
+
+fn scale_body(res: &Resource, obj: &Value) -> Response<ResponseBody> {
+    respond(
+        200,
+        "application/json",
+        serde_json::to_vec(&scale::to_scale(res, obj)).unwrap_or_default(),
+    )
+}
+
+/// The update a scale write makes of `current`.
+fn plan(
+    t: &Target<'_>,
+    current: &Value,
+    write: &Write,
+    opts: &WriteOptions,
+) -> ApiResult<Planned> {
+    match write {
+        Write::Update(body) => {
+            // The update handler's checks of the body against the URL.
+            registry::check_body_names(&t.res, body, t.info.namespace(), t.info.name())?;
+            update(t, current, &scale::decoded(body, t.key_namespace()))
+        }
+        Write::Patch(ptype, body) => {
+            let doc = scale::to_scale(&t.res, current);
+            let wanted = match ptype {
+                PatchType::Json => patch::json_patch(&doc, body)?,
+                _ => patch::merge_patch(&doc, body)?,
+            };
+            update(t, current, &wanted)
+        }
+        Write::Apply(body) => apply(t, body, current, opts),
+    }
+}
+
+/// Admission of a scale write, when any webhook or policy could match: the mutating webhooks
+/// see the `Scale` the request asks for, the validating ones and the policies the `Scale` of
+/// the object as it would be written (after a dry run of the write). Both are `UPDATE`s of
+/// the subresource `scale`, with `autoscaling/v1` `Scale`s as objects. Returns the `Scale` a
+/// mutating webhook changed, if one did.
+async fn admit(
+    t: &Target<'_>,
+    adm: &Admission,
+    write: &Write,
+    opts: &WriteOptions,
+) -> ApiResult<Option<Value>> {
+    let (old, requested, mut input) = {
+        let st = t.shared.state.lock();
+        let current = current(t, &st)?;
+        match plan(t, &current, write, opts)? {
+            Planned::Unchanged(_) => return Ok(None),
+            Planned::Write { input, requested } => {
+                (scale::to_scale(&t.res, &current), requested, input)
+            }
+        }
+    };
+    let mut attrs = Attributes {
+        operation: Operation::Update,
+        res: t.res.clone(),
+        subresource: t.info.path.subresource.clone(),
+        namespace: t.key_namespace().to_string(),
+        name: t.info.name().to_string(),
+        object: Some(requested.clone()),
+        old_object: Some(old),
+        dry_run: opts.dry_run,
+        options: admission_options(&t.info.query, "UpdateOptions"),
+    };
+    adm.mutate(&mut attrs, &opts.warnings).await?;
+    let mutated = attrs.object.take().unwrap_or(Value::Null);
+    let changed = mutated != requested;
+    if changed {
+        input.body = scale::with_replicas(&t.res, &input.body, &mutated)?;
+    }
+    let validated = {
+        let mut st = t.shared.state.lock();
+        let (res, ns, name) = (&t.res, t.info.namespace(), t.info.name());
+        registry::update(&mut st, res, ns, name, input, &dry_run_of(opts))?.0
+    };
+    attrs.object = Some(scale::to_scale(&t.res, &validated));
+    adm.validate(&attrs, &opts.warnings).await?;
+    Ok(changed.then_some(mutated))
 }
 
 /// The write options of a scale write: an update of the object, whose body (a `Scale`) has
@@ -78,49 +179,37 @@ fn options(t: &Target<'_>) -> ApiResult<WriteOptions> {
 }
 
 /// An update or a (non-apply) patch of the `Scale`: the object with the wanted replicas.
-fn update(
-    t: &Target<'_>,
-    st: &mut State,
-    current: &Value,
-    wanted: &Value,
-) -> ApiResult<(Value, WriteOptions)> {
+fn update(t: &Target<'_>, current: &Value, wanted: &Value) -> ApiResult<Planned> {
     let res = &t.res;
     let mut new = scale::with_replicas(res, current, wanted)?;
     // The object is written through the version of the request, whichever version it was
     // stored in.
     object::set_type_meta(&mut new, &res.api_version(), &res.kind);
-    let opts = options(t)?;
     // kube-apiserver tracks a `Scale`'s managed fields only once somebody owns its replicas
     // (as it tracks no updates of an object without managed fields): until then an update
     // through `/scale` leaves them as they were.
     let managed_done = !replicas_owned(res, current);
-    let (obj, _) = registry::update(
-        st,
-        res,
-        t.info.namespace(),
-        t.info.name(),
-        UpdateInput {
+    Ok(Planned::Write {
+        input: UpdateInput {
             body: new,
             scope: Scope::Scale,
             managed_done,
             is_put: false,
         },
-        &opts,
-    )?;
-    Ok((obj, opts))
+        requested: wanted.clone(),
+    })
 }
 
 /// Server-side apply of a `Scale`, in kube-apiserver v1.37's order: the `Scale` typed, then
 /// the conflicts with the replicas' other owners, then the name, the validation and the
 /// resourceVersion precondition. The apply is recorded with `subresource: scale`.
 fn apply(
-    t: &mut Target<'_>,
-    st: &mut State,
+    t: &Target<'_>,
     body: &Value,
     current: &Value,
-) -> ApiResult<(Value, WriteOptions)> {
-    let opts = options(t)?;
-    registry::check_patch_options(&t.res, PatchType::Apply, &opts)?;
+    opts: &WriteOptions,
+) -> ApiResult<Planned> {
+    registry::check_patch_options(&t.res, PatchType::Apply, opts)?;
     let kind = body.get("kind").and_then(Value::as_str).unwrap_or("");
     let api_version = body.get("apiVersion").and_then(Value::as_str).unwrap_or("");
     if (kind, api_version) != ("Scale", managed::SCALE_API_VERSION) {
@@ -149,7 +238,7 @@ fn apply(
             manager: managed::BEFORE_FIRST_APPLY.into(),
             operation: "Update".into(),
             api_version: res.api_version(),
-            time: object::now_rfc3339(),
+            time: String::new(),
             subresource: Scope::Scale.subresource().into(),
             fields: [replicas.clone()].into(),
         });
@@ -157,7 +246,7 @@ fn apply(
     }
     let config = scale::apply_config(&res, body, name);
     let registry::Applied { mut object, .. } =
-        registry::applied(&res, name, &config, Scope::Scale, &opts, Some(&live))?;
+        registry::applied(&res, name, &config, Scope::Scale, opts, Some(&live))?;
     if !object::name(body).is_empty() {
         registry::check_name(object::name(body), name)?;
     }
@@ -173,7 +262,7 @@ fn apply(
                 .cloned(),
         );
         if object == *current {
-            return Ok((object, opts));
+            return Ok(Planned::Unchanged(object));
         }
         return Err(custom_resource_failure("convert new object", name));
     }
@@ -181,20 +270,16 @@ fn apply(
     if managed::get_at(&object, &replicas).is_none() {
         scale::set_replicas(&res, &mut object, 0);
     }
-    let (obj, _) = registry::update(
-        st,
-        &res,
-        t.info.namespace(),
-        name,
-        UpdateInput {
+    let requested = scale::to_scale(&res, &object);
+    Ok(Planned::Write {
+        input: UpdateInput {
             body: object,
             scope: Scope::Scale,
             managed_done: true,
             is_put: false,
         },
-        &opts,
-    )?;
-    Ok((obj, opts))
+        requested,
+    })
 }
 
 /// Whether a managed-fields entry of `obj` owns its replicas.

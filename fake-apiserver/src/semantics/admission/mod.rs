@@ -212,6 +212,29 @@ pub(crate) struct Attributes {
     pub(crate) options: Value,
 }
 
+impl Attributes {
+    /// The group, version and kind of the objects as `res` (the request's resource or an
+    /// equivalent one) names them: a write through `/scale` carries `autoscaling/v1`
+    /// `Scale`s, whatever the resource.
+    pub(crate) fn kind_in(&self, res: &Resource) -> (String, String, String) {
+        if self.subresource.as_deref() == Some("scale") {
+            let (group, version) = crate::semantics::resources::split_api_version(
+                crate::semantics::managed::SCALE_API_VERSION,
+            );
+            return (group.into(), version.into(), "Scale".into());
+        }
+        (res.group.clone(), res.version.clone(), res.kind.clone())
+    }
+}
+
+/// Whether `obj` is an `autoscaling/v1` `Scale`: the same in every version of the resource
+/// it scales, so never converted.
+fn is_scale(obj: &Value) -> bool {
+    obj.get("kind").and_then(Value::as_str) == Some("Scale")
+        && obj.get("apiVersion").and_then(Value::as_str)
+            == Some(crate::semantics::managed::SCALE_API_VERSION)
+}
+
 /// The resource a webhook is called for: the request's own, or under `matchPolicy:
 /// Equivalent` another served version of it.
 struct Invocation {
@@ -396,6 +419,9 @@ impl Admission {
     /// `obj` in `to`'s version: through the CRD's conversion webhook when it has one, else
     /// with its `apiVersion` rewritten (the same schema-less object, as strategy `None`).
     async fn in_version(&self, obj: Value, to: &Arc<Resource>) -> ApiResult<Value> {
+        if is_scale(&obj) {
+            return Ok(obj);
+        }
         match &self.conversion {
             Some(c) => c.to_version(obj, to).await,
             None => Ok(convert(&obj, to)),
@@ -560,6 +586,9 @@ impl Admission {
 /// The object as a version's webhook sees it (custom resources convert by their apiVersion).
 fn convert(obj: &Value, to: &Resource) -> Value {
     let mut out = obj.clone();
+    if is_scale(obj) {
+        return out;
+    }
     if let Some(m) = out.as_object_mut()
         && m.contains_key("apiVersion")
     {
@@ -666,10 +695,13 @@ fn match_conditions(hook: &Hook, attrs: &Attributes, inv: &Invocation) -> Result
         name: attrs.name.clone(),
         namespace: attrs.namespace.clone(),
         dry_run: attrs.dry_run,
-        kind: kube_cel::GroupVersionKind {
-            group: inv.res.group.clone(),
-            version: inv.res.version.clone(),
-            kind: inv.res.kind.clone(),
+        kind: {
+            let (group, version, kind) = attrs.kind_in(&inv.res);
+            kube_cel::GroupVersionKind {
+                group,
+                version,
+                kind,
+            }
         },
         resource: kube_cel::GroupVersionResource {
             group: inv.res.group.clone(),
@@ -733,7 +765,10 @@ const GROUPS: &[&str] = &["system:masters", "system:authenticated"];
 
 /// The `AdmissionReview` request kube-apiserver sends.
 fn review(uid: &str, inv: &Invocation, attrs: &Attributes) -> Value {
-    let gvk = |r: &Resource| json!({"group": r.group, "version": r.version, "kind": r.kind});
+    let gvk = |r: &Resource| {
+        let (group, version, kind) = attrs.kind_in(r);
+        json!({"group": group, "version": version, "kind": kind})
+    };
     let gvr = |r: &Resource| json!({"group": r.group, "version": r.version, "resource": r.plural});
     let mut req = serde_json::Map::new();
     req.insert("uid".into(), json!(uid));

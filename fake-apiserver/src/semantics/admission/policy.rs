@@ -366,7 +366,10 @@ fn in_version(obj: Option<&Value>, res: &Resource) -> Value {
 
 /// The `request` variable.
 fn request(attrs: &Attributes, res: &Resource) -> Value {
-    let gvk = |r: &Resource| json!({"group": r.group, "version": r.version, "kind": r.kind});
+    let gvk = |r: &Resource| {
+        let (group, version, kind) = attrs.kind_in(r);
+        json!({"group": group, "version": version, "kind": kind})
+    };
     let gvr = |r: &Resource| json!({"group": r.group, "version": r.version, "resource": r.plural});
     let mut req = json!({
         "kind": gvk(res), "resource": gvr(res),

@@ -308,6 +308,9 @@ pub(crate) fn update(
             scope,
             &now,
         );
+        if scope == Scope::Scale {
+            managed::through_scale(res, &managed::read_entries(&old), &mut entries);
+        }
         managed::write_entries(&mut new, &entries);
     }
     // The last finalizer of an object being deleted (with no grace period left) deletes it.
