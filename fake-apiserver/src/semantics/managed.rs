@@ -440,25 +440,47 @@ fn stored_entries(obj: &Value) -> Vec<Entry> {
 /// identity holds its version, so that no updater is recognised on the way back: each one
 /// that still owns the replicas keeps the rest of its fields in its entry and the replicas
 /// in a second entry of the same manager, without a time. (That second entry is lost at the
-/// next write, when [`read_entries`] keeps the later of the two.) Appliers that keep the
-/// replicas keep their entry as it was.
-pub(crate) fn through_scale(resource: &Resource, before: &[Entry], entries: &mut Vec<Entry>) {
+/// next write, when [`read_entries`] keeps the later of the two.) An applier of the replicas
+/// that is still a manager of the `Scale` keeps its entry as it was, even when it no longer
+/// applies the replicas: `applier`, the manager of an apply whose `Scale` kept fields of its
+/// own (an empty `spec`).
+pub(crate) fn through_scale(
+    resource: &Resource,
+    before: &[Entry],
+    entries: &mut Vec<Entry>,
+    applier: Option<&str>,
+) {
     let replicas = scale_replicas_path(resource);
+    let kept = applier.and_then(|m| {
+        before
+            .iter()
+            .find(|b| b.same_id(m, "Apply", Scope::Scale.subresource()))
+            .filter(|b| b.fields.contains(&replicas))
+    });
+    if let Some(kept) = kept {
+        entries.retain(|e| e.identity() != kept.identity());
+        entries.push(kept.clone());
+    }
     let mut out = Vec::with_capacity(entries.len() + 1);
     for e in entries.drain(..) {
         if !e.fields.contains(&replicas) {
             out.push(e);
             continue;
         }
-        let kept_applier = e.operation == "Apply"
-            && before
-                .iter()
-                .any(|b| b.identity() == e.identity() && b.fields.contains(&replicas));
-        if kept_applier {
-            out.push(e);
+        let kept_applier = before
+            .iter()
+            .find(|b| b.identity() == e.identity() && b.fields.contains(&replicas))
+            .filter(|_| e.operation == "Apply");
+        if let Some(b) = kept_applier {
+            out.push(b.clone());
             continue;
         }
-        let rest: FieldSet = e.fields.iter().filter(|p| **p != replicas).cloned().collect();
+        let rest: FieldSet = e
+            .fields
+            .iter()
+            .filter(|p| **p != replicas)
+            .cloned()
+            .collect();
         out.push(Entry {
             api_version: resource.api_version(),
             time: String::new(),
@@ -999,7 +1021,9 @@ pub(crate) fn apply(
     }
     entries.retain(|e| !e.fields.is_empty());
     if scope == Scope::Scale {
-        through_scale(resource, &read_entries(live_v), &mut entries);
+        let keeps_spec = config.get("spec").is_some_and(Value::is_object);
+        let applier = keeps_spec.then_some(manager);
+        through_scale(resource, &read_entries(live_v), &mut entries, applier);
     }
     write_entries(&mut merged, &entries);
     Ok(merged)

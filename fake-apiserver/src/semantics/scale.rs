@@ -287,6 +287,11 @@ pub(crate) fn apply_config(res: &Resource, scale: &Value, name: &str) -> Value {
     if let Some(rv) = object::meta(scale).and_then(|m| m.get("resourceVersion")) {
         object::set_meta(&mut config, "resourceVersion", Some(rv.clone()));
     }
+    // A `spec` of its own, even empty, is a field the applier keeps on the `Scale`
+    // (`managed::through_scale`).
+    if scale.get("spec").is_some_and(Value::is_object) {
+        config["spec"] = json!({});
+    }
     if let Some(replicas) = scale.pointer("/spec/replicas").and_then(Value::as_i64) {
         set_replicas(res, &mut config, replicas);
     }

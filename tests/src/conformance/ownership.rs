@@ -430,6 +430,12 @@ pub(super) async fn scale_subresource_ownership(env: &Env) -> Outcome {
             conflict(r#""m" with subresource "scale" using autoscaling/v1"#), None),
         step("a forced apply", "PATCH", format!("{}&force=true", scale(d, "hpa")), APPLY, scale_of("d", Some(json!({"replicas": 3}))), ok(200),
             Some((3, vec![("hpa", "Apply", "scale"), ("owner", "Apply", "")]))),
+        // An empty `spec` is a field of the applier's own on the Scale: it keeps its entry,
+        // replicas included, while the replicas drop to 0.
+        step("an apply of an empty spec", "PATCH", scale(d, "hpa"), APPLY, scale_of("d", Some(json!({}))), ok(200),
+            Some((0, vec![("hpa", "Apply", "scale"), ("owner", "Apply", "")]))),
+        step("the replicas applied again", "PATCH", scale(d, "hpa"), APPLY, scale_of("d", Some(json!({"replicas": 3}))), ok(200),
+            Some((3, vec![("hpa", "Apply", "scale"), ("owner", "Apply", "")]))),
         // The object's own applier now conflicts with the Scale's, in the object's terms.
         step("the owner's apply of replicas", "PATCH", format!("{d}?fieldManager=owner"), APPLY, deployment(Some(1)),
             conflict(r#""hpa" with subresource "scale""#), None),

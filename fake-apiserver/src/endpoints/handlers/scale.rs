@@ -74,7 +74,10 @@ enum Write {
 enum Planned {
     /// The object with the `Scale` written: the update to make, and the `Scale` the request
     /// asks for, as admission sees it.
-    Write { input: UpdateInput, requested: Value },
+    Write {
+        input: UpdateInput,
+        requested: Value,
+    },
     /// Nothing to write (an apply that changes nothing): the object as it is.
     Unchanged(Value),
 }
@@ -95,12 +98,7 @@ fn scale_body(res: &Resource, obj: &Value) -> Response<ResponseBody> {
 }
 
 /// The update a scale write makes of `current`.
-fn plan(
-    t: &Target<'_>,
-    current: &Value,
-    write: &Write,
-    opts: &WriteOptions,
-) -> ApiResult<Planned> {
+fn plan(t: &Target<'_>, current: &Value, write: &Write, opts: &WriteOptions) -> ApiResult<Planned> {
     match write {
         Write::Update(body) => {
             // The update handler's checks of the body against the URL.
@@ -203,12 +201,7 @@ fn update(t: &Target<'_>, current: &Value, wanted: &Value) -> ApiResult<Planned>
 /// Server-side apply of a `Scale`, in kube-apiserver v1.37's order: the `Scale` typed, then
 /// the conflicts with the replicas' other owners, then the name, the validation and the
 /// resourceVersion precondition. The apply is recorded with `subresource: scale`.
-fn apply(
-    t: &Target<'_>,
-    body: &Value,
-    current: &Value,
-    opts: &WriteOptions,
-) -> ApiResult<Planned> {
+fn apply(t: &Target<'_>, body: &Value, current: &Value, opts: &WriteOptions) -> ApiResult<Planned> {
     registry::check_patch_options(&t.res, PatchType::Apply, opts)?;
     let kind = body.get("kind").and_then(Value::as_str).unwrap_or("");
     let api_version = body.get("apiVersion").and_then(Value::as_str).unwrap_or("");

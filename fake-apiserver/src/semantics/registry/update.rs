@@ -309,7 +309,7 @@ pub(crate) fn update(
             &now,
         );
         if scope == Scope::Scale {
-            managed::through_scale(res, &managed::read_entries(&old), &mut entries);
+            managed::through_scale(res, &managed::read_entries(&old), &mut entries, None);
         }
         managed::write_entries(&mut new, &entries);
     }
