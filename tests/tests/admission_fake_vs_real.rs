@@ -801,130 +801,41 @@ async fn run_scenarios(
         assert_eq!(a.status, 201, "{a:?}");
     }
     let scale_path = |s: &str| format!("/apis/apps/v1/namespaces/{prefix}-{s}/deployments/d/scale");
-    let mut scale_step = async |name: &str, method: &str, p: String, ct: &str, body: Value| {
-        let a = send(client, method, &p, ct, Some(body)).await;
-        out.insert(name.to_string(), replicas_summary(&a, run));
-    };
-    let merge = "application/merge-patch+json";
-    let apply = "application/apply-patch+yaml";
-    let json_patch = "application/json-patch+json";
+    let (merge, apply, json_patch) = (
+        "application/merge-patch+json",
+        "application/apply-patch+yaml",
+        "application/json-patch+json",
+    );
+    let put = "application/json";
     let (v, m) = (scale_path("scale-validate"), scale_path("scale-mutate"));
-    scale_step(
-        "scale: update allowed",
-        "PUT",
-        v.clone(),
-        "application/json",
-        scale("d", 3),
-    )
-    .await;
-    scale_step(
-        "scale: update denied",
-        "PUT",
-        v.clone(),
-        "application/json",
-        scale("d", 7),
-    )
-    .await;
-    scale_step(
-        "scale: merge patch denied",
-        "PATCH",
-        v.clone(),
-        merge,
-        json!({"spec": {"replicas": 9}}),
-    )
-    .await;
-    scale_step(
-        "scale: merge patch allowed",
-        "PATCH",
-        v.clone(),
-        merge,
-        json!({"spec": {"replicas": 4}}),
-    )
-    .await;
-    scale_step(
-        "scale: JSON patch denied",
-        "PATCH",
-        v.clone(),
-        json_patch,
-        json!([{"op": "replace", "path": "/spec/replicas", "value": 6}]),
-    )
-    .await;
-    scale_step(
-        "scale: forced apply denied",
-        "PATCH",
-        format!("{v}?fieldManager=fvr&force=true"),
-        apply,
-        scale("d", 8),
-    )
-    .await;
-    scale_step(
-        "scale: forced apply allowed",
-        "PATCH",
-        format!("{v}?fieldManager=fvr&force=true"),
-        apply,
-        scale("d", 2),
-    )
-    .await;
-    scale_step(
-        "scale: dry-run update denied",
-        "PUT",
-        format!("{v}?dryRun=All"),
-        "application/json",
-        scale("d", 10),
-    )
-    .await;
+    let forced = |p: &str| format!("{p}?fieldManager=fvr&force=true");
     // A `Scale`'s status is the server's: what the body says of it is not what webhooks see.
     let mut with_status = scale("d", 5);
     with_status["status"] = json!({"replicas": 7, "selector": "x=y"});
     with_status["metadata"]["labels"] = json!({"a": "b"});
-    scale_step(
-        "scale: update with a status",
-        "PUT",
-        v.clone(),
-        "application/json",
-        with_status,
-    )
-    .await;
-    scale_step(
-        "scale: invalid replicas",
-        "PUT",
-        v.clone(),
-        "application/json",
-        scale("d", -1),
-    )
-    .await;
-    scale_step(
-        "scale: update capped",
-        "PUT",
-        m.clone(),
-        "application/json",
-        scale("d", 5),
-    )
-    .await;
-    scale_step(
-        "scale: merge patch capped",
-        "PATCH",
-        m.clone(),
-        merge,
-        json!({"spec": {"replicas": 9}}),
-    )
-    .await;
-    scale_step(
-        "scale: merge patch uncapped",
-        "PATCH",
-        m.clone(),
-        merge,
-        json!({"spec": {"replicas": 2}}),
-    )
-    .await;
-    scale_step(
-        "scale: forced apply capped",
-        "PATCH",
-        format!("{m}?fieldManager=fvr&force=true"),
-        apply,
-        scale("d", 6),
-    )
-    .await;
+    let replicas = |n: i64| json!({"spec": {"replicas": n}});
+    #[rustfmt::skip]
+    let scale_steps: Vec<(&str, &str, String, &str, Value)> = vec![
+        ("scale: update allowed", "PUT", v.clone(), put, scale("d", 3)),
+        ("scale: update denied", "PUT", v.clone(), put, scale("d", 7)),
+        ("scale: merge patch denied", "PATCH", v.clone(), merge, replicas(9)),
+        ("scale: merge patch allowed", "PATCH", v.clone(), merge, replicas(4)),
+        ("scale: JSON patch denied", "PATCH", v.clone(), json_patch,
+            json!([{"op": "replace", "path": "/spec/replicas", "value": 6}])),
+        ("scale: forced apply denied", "PATCH", forced(&v), apply, scale("d", 8)),
+        ("scale: forced apply allowed", "PATCH", forced(&v), apply, scale("d", 2)),
+        ("scale: dry-run update denied", "PUT", format!("{v}?dryRun=All"), put, scale("d", 10)),
+        ("scale: update with a status", "PUT", v.clone(), put, with_status),
+        ("scale: invalid replicas", "PUT", v.clone(), put, scale("d", -1)),
+        ("scale: update capped", "PUT", m.clone(), put, scale("d", 5)),
+        ("scale: merge patch capped", "PATCH", m.clone(), merge, replicas(9)),
+        ("scale: merge patch uncapped", "PATCH", m.clone(), merge, replicas(2)),
+        ("scale: forced apply capped", "PATCH", forced(&m), apply, scale("d", 6)),
+    ];
+    for (name, method, p, ct, body) in scale_steps {
+        let a = send(client, method, &p, ct, Some(body)).await;
+        out.insert(name.to_string(), replicas_summary(&a, run));
+    }
     for s in ["scale-validate", "scale-mutate"] {
         let a = send(
             client,

@@ -16,6 +16,7 @@ use crate::endpoints::render::{self, Format};
 use crate::endpoints::request::{Query, RequestInfo, Verb};
 use crate::endpoints::response::respond;
 use crate::error::{ApiError, ApiResult};
+use crate::semantics::admission::{Attributes, Operation};
 use crate::semantics::managed::Scope;
 use crate::semantics::patch::PatchType;
 use crate::semantics::registry::WriteOptions;
@@ -93,6 +94,26 @@ impl Target<'_> {
             &format.content_type(false),
             render::object_body(&self.res, obj, &format),
         )
+    }
+
+    /// This request as admission sees an `UPDATE` of `object` over `old`.
+    pub(crate) fn update_attributes(
+        &self,
+        object: Value,
+        old: Option<Value>,
+        opts: &WriteOptions,
+    ) -> Attributes {
+        Attributes {
+            operation: Operation::Update,
+            res: self.res.clone(),
+            subresource: self.info.path.subresource.clone(),
+            namespace: self.key_namespace().to_string(),
+            name: self.info.name().to_string(),
+            object: Some(object),
+            old_object: old,
+            dry_run: opts.dry_run,
+            options: admission_options(&self.info.query, "UpdateOptions"),
+        }
     }
 
     /// The namespace under which the object is stored: `""` for cluster-scoped resources.

@@ -265,17 +265,7 @@ async fn admit_patch(
         )?;
         (adm, old, patched)
     };
-    let mut attrs = Attributes {
-        operation: Operation::Update,
-        res: t.res.clone(),
-        subresource: t.info.path.subresource.clone(),
-        namespace: t.key_namespace().to_string(),
-        name: t.info.name().to_string(),
-        object: Some(patched.clone()),
-        old_object: old.map(|o| (*o).clone()),
-        dry_run: opts.dry_run,
-        options: admission_options(&t.info.query, "UpdateOptions"),
-    };
+    let mut attrs = t.update_attributes(patched.clone(), old.map(|o| (*o).clone()), opts);
     adm.mutate(&mut attrs, &opts.warnings).await?;
     let mutated = attrs.object.take().unwrap_or(Value::Null);
     let (validated, _) = {

@@ -7,11 +7,11 @@ use http::Response;
 use serde_json::Value;
 
 use crate::endpoints::body::ResponseBody;
-use crate::endpoints::handlers::{Target, admission_options, dry_run_of};
+use crate::endpoints::handlers::{Target, dry_run_of};
 use crate::endpoints::request::Verb;
 use crate::endpoints::response::{respond, with_warnings};
 use crate::error::{ApiError, ApiResult};
-use crate::semantics::admission::{self, Admission, Attributes, Operation};
+use crate::semantics::admission::{self, Admission};
 use crate::semantics::managed::{self, Scope};
 use crate::semantics::patch::{self, PatchType};
 use crate::semantics::registry::{self, UpdateInput, WriteOptions};
@@ -138,17 +138,7 @@ async fn admit(
             }
         }
     };
-    let mut attrs = Attributes {
-        operation: Operation::Update,
-        res: t.res.clone(),
-        subresource: t.info.path.subresource.clone(),
-        namespace: t.key_namespace().to_string(),
-        name: t.info.name().to_string(),
-        object: Some(requested.clone()),
-        old_object: Some(old),
-        dry_run: opts.dry_run,
-        options: admission_options(&t.info.query, "UpdateOptions"),
-    };
+    let mut attrs = t.update_attributes(requested.clone(), Some(old), opts);
     adm.mutate(&mut attrs, &opts.warnings).await?;
     let mutated = attrs.object.take().unwrap_or(Value::Null);
     let changed = mutated != requested;
