@@ -269,17 +269,26 @@ fn normalise(s: &str, run: &str) -> String {
 }
 
 fn summary(a: &Answer, run: &str) -> String {
+    summary_of(a, run, &[("labels", "/metadata/labels"), ("data", "/data")])
+}
+
+/// The refusal, or the status, the fields at `parts` (`(label, JSON pointer)`) and the
+/// warnings.
+fn summary_of(a: &Answer, run: &str, parts: &[(&str, &str)]) -> String {
     let norm = |s: &str| normalise(s, run);
     refusal_summary(a, norm).unwrap_or_else(|| {
+        let fields: Vec<String> = parts
+            .iter()
+            .map(|(label, at)| {
+                let v = a.body.pointer(at).map(Value::to_string).unwrap_or_default();
+                format!("{label}={v}")
+            })
+            .collect();
         format!(
-            "{} labels={} data={} warnings=[{}]",
+            "{} {} warnings=[{}]",
             a.status,
-            a.body
-                .pointer("/metadata/labels")
-                .map(Value::to_string)
-                .unwrap_or_default(),
-            a.body.get("data").map(Value::to_string).unwrap_or_default(),
-            warnings_summary(a, norm),
+            fields.join(" "),
+            warnings_summary(a, norm)
         )
     })
 }
@@ -492,18 +501,7 @@ fn scale(name: &str, replicas: i64) -> Value {
 
 /// An answer about a `Scale` or a Deployment: the refusal, or the replicas and warnings.
 fn replicas_summary(a: &Answer, run: &str) -> String {
-    let norm = |s: &str| normalise(s, run);
-    refusal_summary(a, norm).unwrap_or_else(|| {
-        format!(
-            "{} replicas={} warnings=[{}]",
-            a.status,
-            a.body
-                .pointer("/spec/replicas")
-                .map(Value::to_string)
-                .unwrap_or_default(),
-            warnings_summary(a, norm),
-        )
-    })
+    summary_of(a, run, &[("replicas", "/spec/replicas")])
 }
 
 fn cm(name: &str, labels: Value, data: Value) -> Value {
