@@ -444,7 +444,7 @@ fn stored_entries(obj: &Value) -> Vec<Entry> {
 /// that is still a manager of the `Scale` keeps its entry as it was, even when it no longer
 /// applies the replicas: `applier`, the manager of an apply whose `Scale` kept fields of its
 /// own (an empty `spec`).
-pub(crate) fn through_scale(
+fn through_scale(
     resource: &Resource,
     before: &[Entry],
     entries: &mut Vec<Entry>,
@@ -544,6 +544,23 @@ pub(crate) fn write_entries(obj: &mut Value, entries: &[Entry]) {
 
 /// Records a non-apply write by `manager`: it takes ownership of every field it changed.
 pub(crate) fn record_update(
+    resource: &Resource,
+    entries: &mut Vec<Entry>,
+    old: Option<&Value>,
+    new: &Value,
+    manager: &str,
+    scope: Scope,
+    time: &str,
+) {
+    let before = (scope == Scope::Scale).then(|| entries.clone());
+    take_changed(resource, entries, old, new, manager, scope, time);
+    if let Some(before) = before {
+        through_scale(resource, &before, entries, None);
+    }
+}
+
+/// [`record_update`]'s ownership change: `manager` takes every field it changed.
+fn take_changed(
     resource: &Resource,
     entries: &mut Vec<Entry>,
     old: Option<&Value>,
@@ -923,6 +940,7 @@ pub(crate) fn apply(
     time: &str,
 ) -> Result<Value, Vec<Conflict>> {
     let mut entries = live.map(read_entries).unwrap_or_default();
+    let before = (scope == Scope::Scale).then(|| entries.clone());
     let time = scope.entry_time(time);
     let sub = scope.subresource();
     let config_set = leaves(resource, config, scope);
@@ -1020,10 +1038,10 @@ pub(crate) fn apply(
         e.fields.retain(|p| get_at(&merged, p).is_some());
     }
     entries.retain(|e| !e.fields.is_empty());
-    if scope == Scope::Scale {
+    if let Some(before) = before {
         let keeps_spec = config.get("spec").is_some_and(Value::is_object);
         let applier = keeps_spec.then_some(manager);
-        through_scale(resource, &read_entries(live_v), &mut entries, applier);
+        through_scale(resource, &before, &mut entries, applier);
     }
     write_entries(&mut merged, &entries);
     Ok(merged)

@@ -308,9 +308,6 @@ pub(crate) fn update(
             scope,
             &now,
         );
-        if scope == Scope::Scale {
-            managed::through_scale(res, &managed::read_entries(&old), &mut entries, None);
-        }
         managed::write_entries(&mut new, &entries);
     }
     // The last finalizer of an object being deleted (with no grace period left) deletes it.
