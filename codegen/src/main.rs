@@ -506,7 +506,7 @@ fn run_local(a: &RunArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let mut cmd = std::process::Command::new(std::env::var_os("CARGO").unwrap_or("cargo".into()));
+    let mut cmd = scaffold::cargo_command();
     cmd.current_dir(&a.project_dir)
         .args(["run", "--bin", &project.project_name, "--"]);
     if let Some(ns) = &a.namespace {

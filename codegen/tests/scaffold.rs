@@ -360,7 +360,7 @@ fn cargo(dir: &Path, args: &[&str]) {
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| workspace().join("target"));
-    let out = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
+    let out = kube_codegen::scaffold::cargo_command()
         .current_dir(dir)
         .args(args)
         .env("CARGO_TARGET_DIR", target)

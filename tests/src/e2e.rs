@@ -126,42 +126,63 @@ pub fn audit_requests(
     (used, denied)
 }
 
-/// `$CARGO build -p <package> --bin <bin>`, as the end-to-end tests run the workspace's
-/// binaries as separate processes: the executable cargo names in its JSON messages. The time
-/// the build took is printed.
+/// The executable of `bin` in the workspace's `package`, as the end-to-end tests run the
+/// workspace's binaries as separate processes, built if needed; the time the build took is
+/// printed.
+///
+/// Alone this is `$CARGO build -p <package> --bin <bin>`. With [`WORKSPACE_BUILD`] set (as
+/// `scripts/test.sh` does) it is `$CARGO build --workspace --tests`: the binary as
+/// `cargo test --workspace` builds it, with the features every member's tests unify (the
+/// built-in crate's every group, tokio's `test-util`, …). That build has just been made, so
+/// nothing is compiled again, where the narrower command would compile most of the
+/// dependency graph a second time with the features of `package` alone.
 pub fn build_bin(package: &str, bin: &str) -> Result<std::path::PathBuf, String> {
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let workspace = std::env::var_os(WORKSPACE_BUILD).is_some_and(|v| !v.is_empty());
+    let args: &[&str] = if workspace {
+        &["build", "--workspace", "--tests"]
+    } else {
+        &["build", "-p", package, "--bin", bin]
+    };
     let t0 = std::time::Instant::now();
-    let out = std::process::Command::new(&cargo)
+    let out = kube_codegen::scaffold::cargo_command()
         .current_dir(crate::apiserver::repo_root())
-        .args([
-            "build",
-            "-p",
-            package,
-            "--bin",
-            bin,
-            "--message-format=json-render-diagnostics",
-        ])
+        .args(args)
+        .arg("--message-format=json-render-diagnostics")
         .stdin(std::process::Stdio::null())
         .output()
-        .map_err(|e| format!("running {}: {e}", cargo.to_string_lossy()))?;
+        .map_err(|e| format!("running cargo: {e}"))?;
     if !out.status.success() {
         return Err(format!(
-            "cargo build -p {package} --bin {bin} failed ({}):\n{}",
+            "cargo {} failed ({}):\n{}",
+            args.join(" "),
             out.status,
             String::from_utf8_lossy(&out.stderr)
         ));
     }
+    // The binary itself, not its unit tests (`profile.test`), of `package` (the package id
+    // names it: "path+file:///…/example-crddemo#0.1.0" or "…#example-crddemo@0.1.0").
     let path = String::from_utf8_lossy(&out.stdout)
         .lines()
         .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-        .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == bin)
+        .filter(|m| {
+            m["reason"] == "compiler-artifact"
+                && m["target"]["name"] == bin
+                && m["profile"]["test"] == false
+                && m["package_id"].as_str().is_some_and(|id| {
+                    id.contains(&format!("/{package}#")) || id.contains(&format!("#{package}@"))
+                })
+        })
         .find_map(|m| m["executable"].as_str().map(std::path::PathBuf::from))
-        .ok_or_else(|| format!("cargo named no {bin} executable"))?;
+        .ok_or_else(|| format!("cargo {} named no {bin} executable", args.join(" ")))?;
     eprintln!(
-        "[e2e] {bin} binary {} (cargo build took {:.2?})",
+        "[e2e] {bin} binary {} (cargo {} took {:.2?})",
         path.display(),
+        args.join(" "),
         t0.elapsed()
     );
     Ok(path)
 }
+
+/// The environment variable that makes [`build_bin`] take the binaries of
+/// `cargo test --workspace`'s build (any non-empty value).
+pub const WORKSPACE_BUILD: &str = "KUBE_CODEGEN_WORKSPACE_BUILD";

@@ -281,8 +281,7 @@ fn cargo_reruns_the_build_script_only_when_an_input_changes() {
         .unwrap_or_else(|| workspace.join("target"))
         .join("rerun-demo");
     let build = || {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let out = std::process::Command::new(cargo)
+        let out = kube_codegen::scaffold::cargo_command()
             .args(["build", "--quiet", "--offline", "--manifest-path"])
             .arg(krate.join("Cargo.toml"))
             .env("CARGO_TARGET_DIR", &target)

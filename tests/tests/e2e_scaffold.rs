@@ -47,7 +47,7 @@ fn build(project: &Path) -> PathBuf {
         .map(PathBuf::from)
         .unwrap_or_else(|| repo_root().join("target"));
     let t0 = Instant::now();
-    let out = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
+    let out = kube_codegen::scaffold::cargo_command()
         .current_dir(project)
         .env("CARGO_TARGET_DIR", target)
         .args([

@@ -158,25 +158,7 @@ fn quote_attr(attr: &syn::Attribute) -> String {
 
 /// The `kube-codegen` binary of this workspace, built if needed.
 fn cli_bin() -> PathBuf {
-    let workspace = manifest_dir().parent().unwrap().to_path_buf();
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let status = Command::new(cargo)
-        .args([
-            "build",
-            "--quiet",
-            "-p",
-            "kube-codegen",
-            "--bin",
-            "kube-codegen",
-        ])
-        .current_dir(&workspace)
-        .status()
-        .unwrap();
-    assert!(status.success(), "cannot build kube-codegen");
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or(workspace.join("target"));
-    target.join("debug").join("kube-codegen")
+    tests::e2e::build_bin("kube-codegen", "kube-codegen").unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// Normalizes the proc macro's inline modules as [`fold_tree`] does the trees.

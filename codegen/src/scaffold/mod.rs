@@ -32,6 +32,48 @@ pub const K8S_OPENAPI_VERSION: &str = "0.29";
 /// k8s-openapi's feature naming the Kubernetes version.
 pub const K8S_OPENAPI_FEATURE: &str = "v1_37";
 
+/// A `cargo` command for a project: `$CARGO` (the cargo running this program, if one is) or
+/// `cargo`, without the variables cargo sets for the package it runs or tests
+/// (`CARGO_MANIFEST_DIR`, `CARGO_PKG_NAME`, `CARGO_CRATE_NAME`, `CARGO_BIN_EXE_*`, `OUT_DIR`,
+/// …).
+///
+/// Those describe the package that started this program, not the project, and build scripts
+/// that read them (ring's does) declare them as inputs: a child cargo that inherits them
+/// finds those builds out of date and compiles them and everything above them again, and the
+/// next plain `cargo build` does so once more. `kube-codegen run` and the tests that build
+/// projects start cargo through this.
+///
+/// ```no_run
+/// let status = kube_codegen::scaffold::cargo_command()
+///     .args(["build", "--quiet"])
+///     .current_dir("my-operator")
+///     .status()?;
+/// assert!(status.success());
+/// # Ok::<(), std::io::Error>(())
+/// ```
+pub fn cargo_command() -> std::process::Command {
+    let mut cmd =
+        std::process::Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+    for (name, _) in std::env::vars_os() {
+        let Some(name) = name.to_str() else { continue };
+        let set_for_a_package = ["CARGO_MANIFEST_", "CARGO_PKG_", "CARGO_BIN_"]
+            .iter()
+            .any(|p| name.starts_with(p))
+            || matches!(
+                name,
+                "OUT_DIR"
+                    | "CARGO_CRATE_NAME"
+                    | "CARGO_PRIMARY_PACKAGE"
+                    | "CARGO_TARGET_TMPDIR"
+                    | "CARGO_RUSTC_CURRENT_DIR"
+            );
+        if set_for_a_package {
+            cmd.env_remove(name);
+        }
+    }
+    cmd
+}
+
 /// Why a scaffold command did nothing. Each names the flag, file or marker to fix.
 #[derive(Debug, thiserror::Error)]
 pub enum ScaffoldError {
@@ -1530,6 +1572,30 @@ fn tempfile_dir(root: &Path) -> Result<PathBuf, ScaffoldError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cargo_command_drops_the_running_packages_variables() {
+        // `cargo test` sets these for this test binary, as it does for any program it runs.
+        for set in ["CARGO_MANIFEST_DIR", "CARGO_PKG_NAME"] {
+            assert!(std::env::var_os(set).is_some(), "{set} is not set");
+        }
+        let cmd = cargo_command();
+        let removed: BTreeMap<_, _> = cmd
+            .get_envs()
+            .map(|(k, v)| (k.to_string_lossy().into_owned(), v.is_none()))
+            .collect();
+        for gone in [
+            "CARGO_MANIFEST_DIR",
+            "CARGO_PKG_NAME",
+            "CARGO_PKG_VERSION_MAJOR",
+        ] {
+            assert_eq!(removed.get(gone), Some(&true), "{gone}: {removed:?}");
+        }
+        // What tells the child which cargo and target to use stays.
+        for kept in ["CARGO", "CARGO_HOME", "CARGO_TARGET_DIR", "PATH"] {
+            assert!(!removed.contains_key(kept), "{kept}: {removed:?}");
+        }
+    }
 
     #[test]
     fn names_and_api_versions_are_checked() {
