@@ -24,9 +24,14 @@ fn runtime() -> tokio::runtime::Runtime {
         .unwrap_or_else(|e| panic!("runtime: {e}"))
 }
 
-/// Spawns `workers` tasks running `work` until `n` items were processed; returns the time from
-/// the first add to the last `done`.
-async fn drive<W, F>(n: usize, workers: usize, spawn_worker: W, add_all: impl FnOnce()) -> Duration
+/// Spawns `workers` tasks running `work` and a task running `add_all` until `n` items were
+/// processed; returns the time from the first add to the last `done`.
+async fn drive<W, F>(
+    n: usize,
+    workers: usize,
+    spawn_worker: W,
+    add_all: impl FnOnce() + Send + 'static,
+) -> Duration
 where
     W: Fn(Arc<AtomicUsize>, Arc<Notify>) -> F,
     F: Future<Output = ()> + Send + 'static,
@@ -41,11 +46,17 @@ where
     tokio::pin!(notified);
     notified.as_mut().enable();
     let start = Instant::now();
-    add_all();
+    // The adds run as a task of the runtime, as a controller's event handlers do (and as the
+    // Go peer's adding goroutine runs on its GOMAXPROCS threads), not on a third thread that
+    // competes with the runtime's two for the machine's two cores.
+    let adder = tokio::spawn(async move { add_all() });
     if count.load(Ordering::Acquire) < n {
         notified.await;
     }
     let elapsed = start.elapsed();
+    if let Err(e) = adder.await {
+        panic!("the adding task: {e}");
+    }
     for h in handles {
         h.abort();
     }
