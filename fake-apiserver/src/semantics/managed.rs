@@ -542,7 +542,9 @@ pub(crate) fn write_entries(obj: &mut Value, entries: &[Entry]) {
     }
 }
 
-/// Records a non-apply write by `manager`: it takes ownership of every field it changed.
+/// Records a non-apply write by `manager`: it takes ownership of every field it changed. A
+/// write through `/scale` then has its entries converted as kube-apiserver's scale handler
+/// converts them ([`through_scale`]).
 pub(crate) fn record_update(
     resource: &Resource,
     entries: &mut Vec<Entry>,
@@ -553,22 +555,6 @@ pub(crate) fn record_update(
     time: &str,
 ) {
     let before = (scope == Scope::Scale).then(|| entries.clone());
-    take_changed(resource, entries, old, new, manager, scope, time);
-    if let Some(before) = before {
-        through_scale(resource, &before, entries, None);
-    }
-}
-
-/// [`record_update`]'s ownership change: `manager` takes every field it changed.
-fn take_changed(
-    resource: &Resource,
-    entries: &mut Vec<Entry>,
-    old: Option<&Value>,
-    new: &Value,
-    manager: &str,
-    scope: Scope,
-    time: &str,
-) {
     let new_leaves = leaves(resource, new, scope);
     let changed: FieldSet = match old {
         None => new_leaves,
@@ -581,9 +567,25 @@ fn take_changed(
                 .collect()
         }
     };
-    if changed.is_empty() {
-        return;
+    if !changed.is_empty() {
+        take(resource, entries, changed, new, manager, scope, time);
     }
+    if let Some(before) = before {
+        through_scale(resource, &before, entries, None);
+    }
+}
+
+/// [`record_update`]'s ownership change: `manager` takes the `changed` fields from every other
+/// entry, and fields `new` no longer has belong to nobody.
+fn take(
+    resource: &Resource,
+    entries: &mut Vec<Entry>,
+    changed: FieldSet,
+    new: &Value,
+    manager: &str,
+    scope: Scope,
+    time: &str,
+) {
     let time = scope.entry_time(time);
     let sub = scope.subresource();
     for e in entries.iter_mut() {
