@@ -97,6 +97,29 @@ async fn answer(
             _ => respond(json!({"allowed": true})),
         },
         "deny-bare" => respond(json!({"allowed": false})),
+        // A `Binding` or an `Eviction`: refused when its metadata has the annotation `deny`.
+        "deny-marked"
+            if request
+                .pointer("/object/metadata/annotations/deny")
+                .is_some() =>
+        {
+            respond(json!({"allowed": false, "status": {
+                "message": "marked to be denied", "code": 403, "reason": "Forbidden"}}))
+        }
+        "deny-marked" => respond(json!({"allowed": true, "warnings": [format!(
+            "{} checked by the test webhook",
+            request.pointer("/object/kind").and_then(Value::as_str).unwrap_or("?")
+        )]})),
+        // Adds the annotation `mutated-by: test`.
+        "annotate" => {
+            let ops = if request.pointer("/object/metadata/annotations").is_some() {
+                json!([{"op": "add", "path": "/metadata/annotations/mutated-by", "value": "test"}])
+            } else {
+                json!([{"op": "add", "path": "/metadata/annotations", "value": {"mutated-by": "test"}}])
+            };
+            let patch = base64::engine::general_purpose::STANDARD.encode(ops.to_string());
+            respond(json!({"allowed": true, "patchType": "JSONPatch", "patch": patch}))
+        }
         "patch" => {
             let has_labels = request.pointer("/object/metadata/labels").is_some();
             let ops = if has_labels {
@@ -348,6 +371,7 @@ const SCENARIOS: &[&str] = &[
     "reinvoke",
     "scale-validate",
     "scale-mutate",
+    "pod-subresources",
 ];
 
 fn hooks(addr: std::net::SocketAddr, ca: &str, other_ca: &str, down: u16) -> Vec<Hook> {
@@ -478,7 +502,68 @@ fn hooks(addr: std::net::SocketAddr, ca: &str, other_ca: &str, down: u16) -> Vec
             ca,
             scale_rules("*/scale"),
         ),
+        // A Pod's `binding` and `eviction`: webhooks of the subresources see the `Binding` or
+        // the `Eviction`; one of the Pod's own updates and deletes is not called by either.
+        h(
+            "pod-subresources",
+            true,
+            url("annotate", "pod-annotate"),
+            ca,
+            pod_rules(&["CREATE"], &["pods/binding", "pods/eviction"]),
+        ),
+        h(
+            "pod-subresources",
+            false,
+            url("deny-marked", "pod-validate"),
+            ca,
+            pod_rules(&["CREATE"], &["pods/*"]),
+        ),
+        h(
+            "pod-subresources",
+            false,
+            url("deny", "pod-unseen"),
+            ca,
+            pod_rules(&["UPDATE", "DELETE"], &["pods"]),
+        ),
     ]
+}
+
+/// Rules for `operations` of `resources` in the core group.
+fn pod_rules(operations: &[&str], resources: &[&str]) -> Value {
+    json!({"rules": [{"apiGroups": [""], "apiVersions": ["v1"],
+        "operations": operations, "resources": resources}]})
+}
+
+fn pod(name: &str) -> Value {
+    json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+        "spec": {"containers": [{"name": "c", "image": "registry.example/c:1"}]}})
+}
+
+/// A `Binding` of `pod` to `node`, with `annotations`.
+fn binding(pod: &str, node: &str, annotations: Value) -> Value {
+    json!({"apiVersion": "v1", "kind": "Binding",
+        "metadata": {"name": pod, "annotations": annotations},
+        "target": {"apiVersion": "v1", "kind": "Node", "name": node}})
+}
+
+/// An `Eviction` of `pod`, with `annotations`.
+fn eviction(pod: &str, annotations: Value) -> Value {
+    json!({"apiVersion": "policy/v1", "kind": "Eviction",
+        "metadata": {"name": pod, "annotations": annotations}})
+}
+
+/// An answer about a Pod: the refusal, or its node, annotations, deletion grace period and
+/// warnings.
+fn pod_summary(a: &Answer, run: &str) -> String {
+    summary_of(
+        a,
+        run,
+        &[
+            ("node", "/spec/nodeName"),
+            ("annotations", "/metadata/annotations"),
+            ("grace", "/metadata/deletionGracePeriodSeconds"),
+        ],
+    )
 }
 
 /// Rules for updates of `resource` in `apps/v1`.
@@ -864,6 +949,7 @@ async fn run_scenarios(
             format!("{} managers={fvr}", replicas_summary(&a, run)),
         );
     }
+    out.extend(pod_subresource_steps(client, run, &format!("{prefix}-pod-subresources")).await);
     let _ = send(
         client,
         "DELETE",
@@ -884,6 +970,84 @@ async fn run_scenarios(
             None,
         )
         .await;
+    }
+    out
+}
+
+/// Bindings and evictions of Pods in namespace `ns`, whose webhooks `hooks` registered:
+/// answers by step, with the Pods they changed.
+async fn pod_subresource_steps(
+    client: &kube::Client,
+    run: &str,
+    ns: &str,
+) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    for p in ["p1", "p2"] {
+        let a = send(
+            client,
+            "POST",
+            &format!("/api/v1/namespaces/{ns}/pods"),
+            "application/json",
+            Some(pod(p)),
+        )
+        .await;
+        assert_eq!(a.status, 201, "{a:?}");
+    }
+    let sub = |p: &str, s: &str| format!("/api/v1/namespaces/{ns}/pods/{p}/{s}");
+    let deny = json!({"deny": "yes"});
+    let team = json!({"team": "a"});
+    #[rustfmt::skip]
+    let steps: Vec<(&str, String, Value)> = vec![
+        ("pods: binding denied", sub("p1", "binding"), binding("p1", "n1", deny.clone())),
+        ("pods: binding of another name", sub("p1", "binding"), binding("p9", "n1", team.clone())),
+        ("pods: binding dry run", format!("{}?dryRun=All", sub("p1", "binding")),
+            binding("p1", "n1", team.clone())),
+        ("pods: binding allowed", sub("p1", "binding"), binding("p1", "n1", team.clone())),
+        ("pods: binding again", sub("p1", "binding"), binding("p1", "n2", json!({}))),
+        ("pods: eviction denied", sub("p2", "eviction"), eviction("p2", deny)),
+        ("pods: eviction of another name", sub("p2", "eviction"), eviction("p9", json!({}))),
+        ("pods: eviction dry run", format!("{}?dryRun=All", sub("p2", "eviction")),
+            eviction("p2", json!({}))),
+        ("pods: eviction of an unbound pod", sub("p2", "eviction"), eviction("p2", team.clone())),
+        ("pods: eviction of a bound pod", sub("p1", "eviction"), eviction("p1", team)),
+        ("pods: eviction of a missing pod", sub("p3", "eviction"), eviction("p3", json!({}))),
+    ];
+    for (name, p, body) in steps {
+        let a = send(client, "POST", &p, "application/json", Some(body)).await;
+        let status = summary_of(&a, run, &[("status", "/status")]);
+        out.insert(name.to_string(), status);
+        // The Pods after each step.
+        for pod in ["p1", "p2"] {
+            let a = send(
+                client,
+                "GET",
+                &format!("/api/v1/namespaces/{ns}/pods/{pod}"),
+                "application/json",
+                None,
+            )
+            .await;
+            let mut pod_status = pod_summary(&a, run);
+            // The server's conditions, without their times.
+            if let Some(conds) = a
+                .body
+                .pointer("/status/conditions")
+                .and_then(Value::as_array)
+            {
+                let types: Vec<String> = conds
+                    .iter()
+                    .map(|c| {
+                        format!(
+                            "{}={}/{}",
+                            c.get("type").and_then(Value::as_str).unwrap_or(""),
+                            c.get("status").and_then(Value::as_str).unwrap_or(""),
+                            c.get("reason").and_then(Value::as_str).unwrap_or("")
+                        )
+                    })
+                    .collect();
+                pod_status = format!("{pod_status} conditions={}", types.join(","));
+            }
+            out.insert(format!("{name}: then {pod}"), pod_status);
+        }
     }
     out
 }
@@ -1299,6 +1463,9 @@ async fn admission_webhooks_answer_as_kube_apiserver() {
         "scale-unseen",
         "scale-mutate",
         "scale-mutate-v",
+        "pod-annotate",
+        "pod-validate",
+        "pod-unseen",
     ] {
         let r: Vec<String> = real_seen
             .get(tag)

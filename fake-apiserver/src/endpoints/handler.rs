@@ -352,6 +352,7 @@ async fn resource_request(
     };
     check_scope(&res, &info)?;
     let writes = !matches!(verb, Verb::Get | Verb::List | Verb::Watch);
+    let warnings: Arc<parking_lot::Mutex<Vec<String>>> = Arc::default();
     let answer = handlers::serve(Target {
         shared: shared.clone(),
         req: &req,
@@ -360,8 +361,16 @@ async fn resource_request(
         body,
         patch_type,
         fault,
+        warnings: warnings.clone(),
     })
     .await;
+    // The warnings go with the answer, whether it succeeds or fails.
+    let answer = if warnings.lock().is_empty() {
+        answer
+    } else {
+        let resp = answer.unwrap_or_else(|e| crate::endpoints::response::error_response(&e));
+        Ok(crate::endpoints::response::with_warnings(resp, &warnings))
+    };
     // kube-controller-manager's controllers react to what the write stored (after its
     // answer is made, as theirs come after the API server's).
     if writes {

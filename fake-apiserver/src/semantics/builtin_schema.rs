@@ -92,6 +92,8 @@ pub(crate) fn builtin_schemas() -> &'static BuiltinSchemas {
             admissionregistration::v1::ValidatingAdmissionPolicyBinding
         );
         generator.subschema_for::<autoscaling::v1::Scale>();
+        generator.subschema_for::<core::v1::Binding>();
+        generator.subschema_for::<k8s_openapi::api::policy::v1::Eviction>();
         generator.subschema_for::<meta::Status>();
         generator.subschema_for::<meta::DeleteOptions>();
         generator.subschema_for::<meta::Patch>();
@@ -143,6 +145,18 @@ pub(crate) fn builtin_schemas() -> &'static BuiltinSchemas {
 /// writes.
 pub(crate) fn scale_definition() -> String {
     <k8s_openapi::api::autoscaling::v1::Scale as schemars::JsonSchema>::schema_name().into_owned()
+}
+
+/// The name of the definition of a pod's `binding` body (`v1` `Binding`), or with `eviction`
+/// of its `eviction` body (`policy/v1` `Eviction`).
+pub(crate) fn pod_subresource_definition(eviction: bool) -> String {
+    use k8s_openapi::api::{core::v1::Binding, policy::v1::Eviction};
+    use schemars::JsonSchema;
+    if eviction {
+        Eviction::schema_name().into_owned()
+    } else {
+        Binding::schema_name().into_owned()
+    }
 }
 
 /// The definition name and the definitions for a built-in kind.

@@ -7,7 +7,6 @@ use serde_json::{Value, json};
 
 use crate::endpoints::handlers::{Target, admission_options, dry_run_of};
 use crate::endpoints::request::Verb;
-use crate::endpoints::response::with_warnings;
 use crate::error::{ApiError, ApiResult};
 use crate::semantics::admission::conversion::converter;
 use crate::semantics::admission::{self, Attributes, Operation};
@@ -50,7 +49,7 @@ pub(crate) async fn write(
         None => obj,
         Some(c) => c.written(obj).await?,
     };
-    Ok(with_warnings(t.object(201, &obj), &opts.warnings))
+    Ok(t.object(201, &obj))
 }
 
 /// Admission webhooks, when any is registered: the mutating ones on the body, then a dry run

@@ -10,7 +10,7 @@ use crate::endpoints::body::ResponseBody;
 use crate::endpoints::handlers::{Target, filter};
 use crate::endpoints::render::{self, Format, ListMeta};
 use crate::endpoints::request::Query;
-use crate::endpoints::response::{json_response, respond, with_warnings};
+use crate::endpoints::response::{json_response, respond};
 use crate::error::{ApiError, ApiResult};
 use crate::semantics::admission::{self, Attributes, Operation};
 use crate::semantics::registry::{self, DeleteOptions, Deleted};
@@ -20,32 +20,29 @@ use crate::storage::store::ListOptions;
 
 pub(crate) async fn serve(t: Target<'_>) -> ApiResult<Response<ResponseBody>> {
     let opts = delete_options(&t.info.query, t.body.as_ref())?;
-    let warnings = admit(&t, &opts).await?;
+    admit(&t, &opts).await?;
     let outcome = {
         let mut st = t.shared.state.lock();
         registry::delete(&mut st, &t.res, t.info.namespace(), t.info.name(), &opts)?
     };
-    Ok(with_warnings(
-        match outcome {
-            Deleted::Pending(obj) => t.object(200, &obj),
-            Deleted::Gone(obj) if t.res.returns_deleted_object() => t.object(200, &obj),
-            Deleted::Gone(obj) => {
-                let mut details = serde_json::Map::new();
-                details.insert("name".into(), json!(object::name(&obj)));
-                if !t.res.group.is_empty() {
-                    details.insert("group".into(), json!(t.res.group));
-                }
-                details.insert("kind".into(), json!(t.res.plural));
-                details.insert("uid".into(), json!(object::uid(&obj)));
-                json_response(
-                    200,
-                    &json!({"kind": "Status", "apiVersion": "v1", "metadata": {},
-                        "status": "Success", "details": details}),
-                )
+    Ok(match outcome {
+        Deleted::Pending(obj) => t.object(200, &obj),
+        Deleted::Gone(obj) if t.res.returns_deleted_object() => t.object(200, &obj),
+        Deleted::Gone(obj) => {
+            let mut details = serde_json::Map::new();
+            details.insert("name".into(), json!(object::name(&obj)));
+            if !t.res.group.is_empty() {
+                details.insert("group".into(), json!(t.res.group));
             }
-        },
-        &warnings,
-    ))
+            details.insert("kind".into(), json!(t.res.plural));
+            details.insert("uid".into(), json!(object::uid(&obj)));
+            json_response(
+                200,
+                &json!({"kind": "Status", "apiVersion": "v1", "metadata": {},
+                    "status": "Success", "details": details}),
+            )
+        }
+    })
 }
 
 pub(crate) async fn serve_collection(t: Target<'_>) -> ApiResult<Response<ResponseBody>> {
@@ -57,12 +54,11 @@ pub(crate) async fn serve_collection(t: Target<'_>) -> ApiResult<Response<Respon
         &t.info.query,
         sharding,
     )?;
-    let (rv, items, warnings) = match admit_collection(&t, &f, &opts).await? {
+    let (rv, items) = match admit_collection(&t, &f, &opts).await? {
         Some(done) => done,
         None => {
             let mut st = t.shared.state.lock();
-            let (rv, items) = registry::delete_collection(&mut st, &t.res, &f, &opts)?;
-            (rv, items, Vec::new())
+            registry::delete_collection(&mut st, &t.res, &f, &opts)?
         }
     };
     let items: Vec<Arc<Value>> = items.into_iter().map(Arc::new).collect();
@@ -72,13 +68,10 @@ pub(crate) async fn serve_collection(t: Target<'_>) -> ApiResult<Response<Respon
         continue_token: None,
         remaining: None,
     };
-    Ok(with_warnings(
-        respond(
-            200,
-            "application/json",
-            render::list_body(&t.res, &items, &meta, &Format::Full),
-        ),
-        &parking_lot::Mutex::new(warnings),
+    Ok(respond(
+        200,
+        "application/json",
+        render::list_body(&t.res, &items, &meta, &Format::Full),
     ))
 }
 
@@ -91,7 +84,7 @@ async fn admit_collection(
     t: &Target<'_>,
     f: &Filter,
     opts: &DeleteOptions,
-) -> ApiResult<Option<(u64, Vec<Value>, Vec<String>)>> {
+) -> ApiResult<Option<(u64, Vec<Value>)>> {
     let (adm, page) = {
         let st = t.shared.state.lock();
         let Some(adm) = admission::prepare(&st, &t.res, t.info.namespace()) else {
@@ -106,9 +99,8 @@ async fn admit_collection(
         )?;
         (adm, page)
     };
-    let warnings = parking_lot::Mutex::new(Vec::new());
     let mut collection = delete_attributes(t, opts, t.key_namespace(), "", None);
-    adm.mutate(&mut collection, &warnings).await?;
+    adm.mutate(&mut collection, &t.warnings).await?;
     let mut out = Vec::new();
     for o in page.items {
         let ns = object::namespace(&o).to_string();
@@ -122,7 +114,7 @@ async fn admit_collection(
         let attrs = delete_attributes(t, opts, &ns, "", Some((*o).clone()));
         own.as_ref()
             .unwrap_or(&adm)
-            .validate(&attrs, &warnings)
+            .validate(&attrs, &t.warnings)
             .await?;
         let mut st = t.shared.state.lock();
         match registry::delete(&mut st, &t.res, &ns, object::name(&o), opts) {
@@ -131,19 +123,19 @@ async fn admit_collection(
             Err(e) => return Err(e),
         }
     }
-    Ok(Some((page.resource_version, out, warnings.into_inner())))
+    Ok(Some((page.resource_version, out)))
 }
 
 /// Admission webhooks, when any is registered: a DELETE with the stored object as the old
-/// one (a missing object is the registry's 404). Returns the webhooks' warnings.
-async fn admit(t: &Target<'_>, opts: &DeleteOptions) -> ApiResult<parking_lot::Mutex<Vec<String>>> {
+/// one (a missing object is the registry's 404).
+async fn admit(t: &Target<'_>, opts: &DeleteOptions) -> ApiResult<()> {
     let (adm, old) = {
         let st = t.shared.state.lock();
         let Some(adm) = admission::prepare(&st, &t.res, t.info.namespace()) else {
-            return Ok(Default::default());
+            return Ok(());
         };
         let Some(old) = st.get(&t.res, t.key_namespace(), t.info.name()) else {
-            return Ok(Default::default());
+            return Ok(());
         };
         (adm, old)
     };
@@ -154,10 +146,9 @@ async fn admit(t: &Target<'_>, opts: &DeleteOptions) -> ApiResult<parking_lot::M
         t.info.name(),
         Some((*old).clone()),
     );
-    let warnings = parking_lot::Mutex::new(Vec::new());
-    adm.mutate(&mut attrs, &warnings).await?;
-    adm.validate(&attrs, &warnings).await?;
-    Ok(warnings)
+    adm.mutate(&mut attrs, &t.warnings).await?;
+    adm.validate(&attrs, &t.warnings).await?;
+    Ok(())
 }
 
 /// A DELETE as admission sees it, with the `DeleteOptions` of the review.

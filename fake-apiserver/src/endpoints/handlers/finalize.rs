@@ -6,7 +6,6 @@ use http::Response;
 use crate::endpoints::body::ResponseBody;
 use crate::endpoints::handlers::Target;
 use crate::endpoints::request::Verb;
-use crate::endpoints::response::with_warnings;
 use crate::error::{ApiError, ApiResult};
 use crate::semantics::registry;
 
@@ -20,5 +19,5 @@ pub(crate) fn serve(mut t: Target<'_>) -> ApiResult<Response<ResponseBody>> {
         let mut st = t.shared.state.lock();
         registry::finalize(&mut st, &t.res, t.info.name(), body, &opts)?
     };
-    Ok(with_warnings(t.object(200, &obj), &opts.warnings))
+    Ok(t.object(200, &obj))
 }

@@ -48,6 +48,10 @@ pub(crate) struct Target<'a> {
     pub(crate) patch_type: Option<Option<PatchType>>,
     /// Faults a watch reactor asked for.
     pub(crate) fault: watch::WatchFault,
+    /// The warnings of the response's `Warning` headers (admission webhooks', field
+    /// validation's): sent with whatever the request comes to, an error included, as
+    /// kube-apiserver's warning recorder sends them.
+    pub(crate) warnings: Arc<parking_lot::Mutex<Vec<String>>>,
 }
 
 impl Target<'_> {
@@ -65,12 +69,22 @@ impl Target<'_> {
         patch_type: Option<PatchType>,
     ) -> ApiResult<WriteOptions> {
         write_options(self.req, &self.info.query, verb, &self.res, patch_type)
+            .map(|o| self.warned(o))
+    }
+
+    /// `opts` recording their warnings into the response's.
+    fn warned(&self, opts: WriteOptions) -> WriteOptions {
+        WriteOptions {
+            warnings: self.warnings.clone(),
+            ..opts
+        }
     }
 
     /// [`Self::write_options`] for a body that is not the resource's own type (a `Scale`):
     /// it is scanned for duplicates and syntax only.
     pub(crate) fn write_options_for_other_body(&self, verb: Verb) -> ApiResult<WriteOptions> {
         write_options_scanning(self.req, &self.info.query, verb, &self.res, None, false)
+            .map(|o| self.warned(o))
     }
 
     /// The representation the client asked for (`Accept`, `includeObject`).
@@ -151,7 +165,7 @@ pub(crate) async fn serve(t: Target<'_>) -> ApiResult<Response<ResponseBody>> {
         Some(sub @ ("binding" | "eviction"))
             if t.res.builtin == Some(crate::semantics::resources::Builtin::Pod) =>
         {
-            return pods::serve(t, sub == "eviction");
+            return pods::serve(t, sub == "eviction").await;
         }
         // The custom resource handler answers a subresource it does not serve as the object
         // not found, whether or not the object exists.

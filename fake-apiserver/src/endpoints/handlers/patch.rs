@@ -8,7 +8,6 @@ use serde_json::Value;
 use crate::endpoints::body::ResponseBody;
 use crate::endpoints::handlers::{Target, admission_options, dry_run_of};
 use crate::endpoints::request::Verb;
-use crate::endpoints::response::with_warnings;
 use crate::error::{ApiError, ApiResult};
 use crate::semantics::admission::conversion::{Converter, converter};
 use crate::semantics::admission::{self, Attributes, Operation};
@@ -77,7 +76,7 @@ pub(crate) async fn serve(mut t: Target<'_>, scope: Scope) -> ApiResult<Response
         }
     };
     let code = if created { 201 } else { 200 };
-    Ok(with_warnings(t.object(code, &obj), &opts.warnings))
+    Ok(t.object(code, &obj))
 }
 
 /// A patch of a version a webhook converts: made on the stored object converted to that

@@ -5,7 +5,7 @@ use http::Response;
 
 use crate::endpoints::body::ResponseBody;
 use crate::endpoints::handlers::Target;
-use crate::endpoints::response::{json_response, with_warnings};
+use crate::endpoints::response::json_response;
 use crate::error::ApiResult;
 use crate::semantics::review::{self, ReviewKind, ServerToken};
 
@@ -19,5 +19,5 @@ pub(crate) fn serve(mut t: Target<'_>, kind: ReviewKind) -> ApiResult<Response<R
         manager: &opts.manager,
     };
     let answer = review::create(kind, &t.res, body, &ctx)?;
-    Ok(with_warnings(json_response(201, &answer), &opts.warnings))
+    Ok(json_response(201, &answer))
 }

@@ -9,7 +9,7 @@ use serde_json::Value;
 use crate::endpoints::body::ResponseBody;
 use crate::endpoints::handlers::{Target, dry_run_of};
 use crate::endpoints::request::Verb;
-use crate::endpoints::response::{respond, with_warnings};
+use crate::endpoints::response::respond;
 use crate::error::{ApiError, ApiResult};
 use crate::semantics::admission::{self, Admission};
 use crate::semantics::managed::{self, Scope};
@@ -59,7 +59,7 @@ pub(crate) async fn serve(mut t: Target<'_>) -> ApiResult<Response<ResponseBody>
             }
         }
     };
-    Ok(with_warnings(scale_body(&t.res, &obj), &opts.warnings))
+    Ok(scale_body(&t.res, &obj))
 }
 
 /// A write through `/scale`, with its body.

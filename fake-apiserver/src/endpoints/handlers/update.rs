@@ -8,7 +8,6 @@ use serde_json::Value;
 
 use crate::endpoints::handlers::{Target, admission_options, dry_run_of};
 use crate::endpoints::request::Verb;
-use crate::endpoints::response::with_warnings;
 use crate::error::ApiResult;
 use crate::semantics::admission::conversion::converter;
 use crate::semantics::admission::{self, Attributes, Operation};
@@ -70,7 +69,7 @@ pub(crate) async fn write(
         Some(c) => c.written(obj).await?,
     };
     let code = if created { 201 } else { 200 };
-    Ok(with_warnings(t.object(code, &obj), &opts.warnings))
+    Ok(t.object(code, &obj))
 }
 
 /// Admission webhooks, when any is registered: the mutating ones on the body with the stored

@@ -39,7 +39,7 @@ use base64::Engine;
 use serde_json::{Value, json};
 
 use crate::error::{ApiError, ApiResult, go_quote};
-use crate::semantics::resources::Resource;
+use crate::semantics::resources::{Builtin, Resource};
 use crate::semantics::state::State;
 use crate::storage::object;
 
@@ -215,24 +215,29 @@ pub(crate) struct Attributes {
 impl Attributes {
     /// The group, version and kind of the objects as `res` (the request's resource or an
     /// equivalent one) names them: a write through `/scale` carries `autoscaling/v1`
-    /// `Scale`s, whatever the resource.
+    /// `Scale`s, whatever the resource, a pod's `binding` a `v1` `Binding` and its
+    /// `eviction` a `policy/v1` `Eviction`.
     pub(crate) fn kind_in(&self, res: &Resource) -> (String, String, String) {
-        if self.subresource.as_deref() == Some("scale") {
-            let (group, version) = crate::semantics::resources::split_api_version(
-                crate::semantics::managed::SCALE_API_VERSION,
-            );
-            return (group.into(), version.into(), "Scale".into());
-        }
-        (res.group.clone(), res.version.clone(), res.kind.clone())
+        let (api_version, kind) = match self.subresource.as_deref() {
+            Some("scale") => (crate::semantics::managed::SCALE_API_VERSION, "Scale"),
+            Some("binding") if res.builtin == Some(Builtin::Pod) => ("v1", "Binding"),
+            Some("eviction") if res.builtin == Some(Builtin::Pod) => ("policy/v1", "Eviction"),
+            _ => return (res.group.clone(), res.version.clone(), res.kind.clone()),
+        };
+        let (group, version) = crate::semantics::resources::split_api_version(api_version);
+        (group.into(), version.into(), kind.into())
     }
 }
 
-/// Whether `obj` is an `autoscaling/v1` `Scale`: the same in every version of the resource
-/// it scales, so never converted.
-fn is_scale(obj: &Value) -> bool {
-    obj.get("kind").and_then(Value::as_str) == Some("Scale")
+/// Whether `obj` is an object of a subresource's own kind, not of `res`: an
+/// `autoscaling/v1` `Scale` (the same in every version of the resource it scales), a
+/// `Binding`, an `Eviction`. Such an object is never converted.
+fn is_subresource_object(obj: &Value, res: &Resource) -> bool {
+    let kind = obj.get("kind").and_then(Value::as_str);
+    let is_scale = kind == Some("Scale")
         && obj.get("apiVersion").and_then(Value::as_str)
-            == Some(crate::semantics::managed::SCALE_API_VERSION)
+            == Some(crate::semantics::managed::SCALE_API_VERSION);
+    is_scale || kind.is_some_and(|k| k != res.kind)
 }
 
 /// The resource a webhook is called for: the request's own, or under `matchPolicy:
@@ -419,7 +424,7 @@ impl Admission {
     /// `obj` in `to`'s version: through the CRD's conversion webhook when it has one, else
     /// with its `apiVersion` rewritten (the same schema-less object, as strategy `None`).
     async fn in_version(&self, obj: Value, to: &Arc<Resource>) -> ApiResult<Value> {
-        if is_scale(&obj) {
+        if is_subresource_object(&obj, to) {
             return Ok(obj);
         }
         match &self.conversion {
@@ -586,7 +591,7 @@ impl Admission {
 /// The object as a version's webhook sees it (custom resources convert by their apiVersion).
 fn convert(obj: &Value, to: &Resource) -> Value {
     let mut out = obj.clone();
-    if is_scale(obj) {
+    if is_subresource_object(obj, to) {
         return out;
     }
     if let Some(m) = out.as_object_mut()
@@ -620,11 +625,12 @@ fn rule_matches(rule: &Value, attrs: &Attributes, res: &Resource) -> bool {
     if !scope_ok {
         return false;
     }
+    // `<resource>/*` names the resource and every subresource of it, as kube-apiserver's
+    // matcher has it (`"*"` alone: every resource, no subresource).
     let sub = attrs.subresource.as_deref().unwrap_or("");
     list("resources").iter().any(|r| {
         let (rr, rs) = r.split_once('/').unwrap_or((r, ""));
-        (rr == "*" || rr == res.plural)
-            && (rs == sub || (rs == "*" && !sub.is_empty()) || (*r == "*/*"))
+        (rr == "*" || rr == res.plural) && (rs == "*" || rs == sub)
     })
 }
 

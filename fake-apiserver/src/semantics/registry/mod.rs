@@ -24,7 +24,7 @@ pub(crate) use create::{CreateFlags, create};
 pub(crate) use delete::{DeleteOptions, Deleted, delete, delete_collection};
 pub(crate) use finalize::finalize;
 pub(crate) use patch::{Applied, applied, check_patch_options, patch, patched_object};
-pub(crate) use pods::{bind, evict};
+pub(crate) use pods::{bind, check_subresource_name, evict};
 pub(crate) use update::{UpdateInput, check_body_names, check_name, update};
 
 /// The message of a 409 on a stale resourceVersion.

@@ -12,9 +12,21 @@ use crate::semantics::state::State;
 use crate::semantics::str_at;
 use crate::storage::object;
 
-/// `POST …/pods/{name}/binding`: sets the pod's node, takes the binding's annotations and
-/// marks the pod `PodScheduled`. As kube-apiserver's binding storage, the write records no
-/// managed fields.
+/// The 400 of a `Binding` or an `Eviction` (`kind`) whose name is not the pod's of the URL,
+/// `name`: the storage's first check, before the validating admission.
+pub(crate) fn check_subresource_name(body: &Value, name: &str, kind: &str) -> ApiResult<()> {
+    if object::name(body) == name {
+        Ok(())
+    } else {
+        Err(ApiError::bad_request(format!(
+            "name in URL does not match name in {kind} object"
+        )))
+    }
+}
+
+/// `POST …/pods/{name}/binding` of a `Binding` whose name [`check_subresource_name`]
+/// checked: sets the pod's node, takes the binding's annotations and marks the pod
+/// `PodScheduled`. As kube-apiserver's binding storage, the write records no managed fields.
 pub(crate) fn bind(
     st: &mut State,
     res: &Arc<Resource>,
@@ -23,11 +35,6 @@ pub(crate) fn bind(
     binding: &Value,
     dry_run: bool,
 ) -> ApiResult<()> {
-    if object::name(binding) != name {
-        return Err(ApiError::bad_request(
-            "name in URL does not match name in Binding object",
-        ));
-    }
     // kube-apiserver reports a bad binding as a 500 without a reason.
     let target_kind = str_at(binding, "/target/kind");
     if !target_kind.is_empty() && target_kind != "Node" {
@@ -82,22 +89,16 @@ pub(crate) fn bind(
     Ok(())
 }
 
-/// `POST …/pods/{name}/eviction`: marks the pod `DisruptionTarget` and deletes it with the
-/// eviction's delete options (gracefully, as a DELETE would, if it is bound and running). No
+/// `POST …/pods/{name}/eviction` of an `Eviction` whose name [`check_subresource_name`]
+/// checked: marks the pod `DisruptionTarget` and deletes it with the eviction's delete options (gracefully, as a DELETE would, if it is bound and running). No
 /// PodDisruptionBudgets are served, so none refuses an eviction.
 pub(crate) fn evict(
     st: &mut State,
     res: &Arc<Resource>,
     namespace: &str,
     name: &str,
-    eviction: &Value,
     opts: &DeleteOptions,
 ) -> ApiResult<()> {
-    if object::name(eviction) != name {
-        return Err(ApiError::bad_request(
-            "name in URL does not match name in Eviction object",
-        ));
-    }
     let Some(old) = st.get(res, namespace, name) else {
         return Err(ApiError::not_found(&res.group, &res.plural, name));
     };
