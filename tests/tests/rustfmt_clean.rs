@@ -90,6 +90,57 @@ fn rustfmt_cannot_fit(formatted: &str) -> bool {
     })
 }
 
+/// What the checks of one thread came to.
+#[derive(Default)]
+struct Checked {
+    checked: usize,
+    skipped: usize,
+    failures: Vec<String>,
+}
+
+/// Generates `fixture` with its APIs at `apis_module` and the runtime at `runtime`, and checks
+/// every file it writes with `syn` and rustfmt.
+fn check_fixture(fixture: &Path, apis_module: &str, runtime: &str, out: &mut Checked) {
+    let dir = tempfile::tempdir().unwrap();
+    let (generators, externals) = generators_and_externals(fixture);
+    let mut builder = kube_codegen::Builder::new();
+    for spec in &externals {
+        builder = builder.external_apply_configurations(spec);
+    }
+    builder
+        .apis_dir(fixture.join("pkg/apis"))
+        .groups(&groups(fixture))
+        .apis_module(apis_module)
+        .client_module("crate::client")
+        .runtime_crate(runtime)
+        .generators(generators)
+        .emit_rerun_if_changed(false)
+        .out_dir(dir.path())
+        .compile()
+        .unwrap_or_else(|e| panic!("{}: {e}", fixture.display()));
+    let mut files = Vec::new();
+    walk(dir.path(), &mut files);
+    for f in files {
+        let code = std::fs::read_to_string(&f).unwrap();
+        if let Err(e) = syn::parse_file(&code) {
+            out.failures
+                .push(format!("{} does not parse: {e}", f.display()));
+            continue;
+        }
+        let diff = rustfmt(&code, true);
+        if diff.is_empty() {
+            out.checked += 1;
+        } else if rustfmt_cannot_fit(&rustfmt(&code, false)) {
+            out.skipped += 1;
+        } else {
+            out.failures.push(format!(
+                "{} ({apis_module}, {runtime}):\n{diff}",
+                f.display()
+            ));
+        }
+    }
+}
+
 #[test]
 fn generated_files_pass_rustfmt_check_for_any_path_lengths() {
     let combos = [
@@ -104,10 +155,6 @@ fn generated_files_pass_rustfmt_check_for_any_path_lengths() {
             "::kube_codegen_runtime",
         ),
     ];
-    let mut checked = 0;
-    // Files with an item no layout keeps within 100 columns (the longest module paths).
-    let mut skipped = 0;
-    let mut failures = Vec::new();
     let mut fixtures: Vec<PathBuf> = std::fs::read_dir(fixtures())
         .unwrap()
         .flatten()
@@ -116,47 +163,37 @@ fn generated_files_pass_rustfmt_check_for_any_path_lengths() {
         .collect();
     fixtures.sort();
     assert!(fixtures.len() >= 5, "fixtures found: {fixtures:?}");
-    for fixture in &fixtures {
-        for (apis_module, runtime) in combos {
-            let out = tempfile::tempdir().unwrap();
-            let (generators, externals) = generators_and_externals(fixture);
-            let mut builder = kube_codegen::Builder::new();
-            for spec in &externals {
-                builder = builder.external_apply_configurations(spec);
-            }
-            builder
-                .apis_dir(fixture.join("pkg/apis"))
-                .groups(&groups(fixture))
-                .apis_module(apis_module)
-                .client_module("crate::client")
-                .runtime_crate(runtime)
-                .generators(generators)
-                .emit_rerun_if_changed(false)
-                .out_dir(out.path())
-                .compile()
-                .unwrap_or_else(|e| panic!("{}: {e}", fixture.display()));
-            let mut files = Vec::new();
-            walk(out.path(), &mut files);
-            for f in files {
-                let code = std::fs::read_to_string(&f).unwrap();
-                if let Err(e) = syn::parse_file(&code) {
-                    failures.push(format!("{} does not parse: {e}", f.display()));
-                    continue;
-                }
-                let diff = rustfmt(&code, true);
-                if diff.is_empty() {
-                    checked += 1;
-                } else if rustfmt_cannot_fit(&rustfmt(&code, false)) {
-                    skipped += 1;
-                } else {
-                    failures.push(format!(
-                        "{} ({apis_module}, {runtime}):\n{diff}",
-                        f.display()
-                    ));
-                }
-            }
-        }
-    }
+    // Each fixture with each combination, on as many threads as there are cores: most of the
+    // time is rustfmt's, one process per file.
+    let jobs: Vec<(&PathBuf, (&str, &str))> = fixtures
+        .iter()
+        .flat_map(|f| combos.iter().map(move |&c| (f, c)))
+        .collect();
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let workers = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let results: Vec<Checked> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut out = Checked::default();
+                    while let Some(&(fixture, (apis_module, runtime))) =
+                        jobs.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+                    {
+                        check_fixture(fixture, apis_module, runtime, &mut out);
+                    }
+                    out
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect()
+    });
+    let checked: usize = results.iter().map(|r| r.checked).sum();
+    // Files with an item no layout keeps within 100 columns (the longest module paths).
+    let skipped: usize = results.iter().map(|r| r.skipped).sum();
+    let failures: Vec<String> = results.into_iter().flat_map(|r| r.failures).collect();
     eprintln!("{checked} files unchanged by rustfmt, {skipped} with an item it cannot fit");
     assert!(
         checked >= 1000 && skipped * 10 < checked,
