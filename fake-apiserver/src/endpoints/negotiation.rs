@@ -275,6 +275,15 @@ pub(crate) fn decode_body(
         });
     }
     serde_json::from_slice(body).map(Some).map_err(|e| {
+        // A JSON, merge or strategic merge patch that is not JSON at all.
+        if matches!(
+            media,
+            "application/json-patch+json"
+                | "application/merge-patch+json"
+                | "application/strategic-merge-patch+json"
+        ) {
+            return ApiError::bad_request("invalid JSON patch");
+        }
         ApiError::bad_request(format!(
             "the object provided is unrecognized (must be of type {kind}): couldn't get version/kind; json parse error: {} ({})",
             go_json_error(&e, body),

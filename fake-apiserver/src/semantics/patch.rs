@@ -64,7 +64,6 @@ pub(crate) fn unsupported_patch(resource: &Resource) -> ApiError {
     ))
 }
 
-/// JSON merge patch.
 /// The JSON kind of a value as Go's decoder names it in unmarshal errors.
 fn go_json_kind(v: &Value) -> &'static str {
     match v {
@@ -77,7 +76,12 @@ fn go_json_kind(v: &Value) -> &'static str {
     }
 }
 
+/// JSON merge patch.
 pub(crate) fn merge_patch(original: &Value, patch: &Value) -> ApiResult<Value> {
+    // The patch library's own refusal of a `null` patch.
+    if patch.is_null() {
+        return Err(ApiError::bad_request("Invalid JSON Patch"));
+    }
     if !patch.is_object() {
         return Err(ApiError::bad_request(format!(
             "error decoding patch: json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
@@ -100,13 +104,28 @@ pub(crate) const JSON_PATCH_MAX_COPY_BYTES: usize = 3 * 1024 * 1024;
 /// 413, an operation that fails — or `copy` operations that together copy more than
 /// [`JSON_PATCH_MAX_COPY_BYTES`], the way a patch doubles a document with each operation — a
 /// 422.
+///
+/// As kube-apiserver's patch library (`evanphx/json-patch` v4) reads and applies it rather
+/// than as RFC 6902 has it: a `null` patch changes nothing, an `add`, `replace` or `test`
+/// without `value` has a `null` one, a `replace` of a key an object lacks adds it, and a key
+/// an object lacks tests equal to `null`.
 pub(crate) fn json_patch(original: &Value, patch: &Value) -> ApiResult<Value> {
+    if patch.is_null() {
+        return Ok(original.clone());
+    }
     let Some(raw_ops) = patch.as_array() else {
         return Err(ApiError::bad_request(format!(
             "error decoding patch: json: cannot unmarshal {} into Go value of type []handlers.jsonPatchOp",
             go_json_kind(patch)
         )));
     };
+    // An operation Go cannot decode into its struct (`null` decodes to an empty one).
+    if let Some(op) = raw_ops.iter().find(|op| !op.is_object() && !op.is_null()) {
+        return Err(ApiError::bad_request(format!(
+            "error decoding patch: json: cannot unmarshal {} into Go value of type handlers.jsonPatchOp",
+            go_json_kind(op)
+        )));
+    }
     if raw_ops.len() > MAX_JSON_PATCH_OPERATIONS {
         return Err(ApiError::new(
             413,
@@ -126,7 +145,18 @@ pub(crate) fn json_patch(original: &Value, patch: &Value) -> ApiResult<Value> {
             "the server rejected our request due to an error in our request",
         )
     };
-    let ops: json_patch::Patch = serde_json::from_value(patch.clone()).map_err(|e| {
+    let mut patch = patch.clone();
+    for op in patch.as_array_mut().into_iter().flatten() {
+        if let Some(op) = op.as_object_mut()
+            && matches!(
+                op.get("op").and_then(Value::as_str),
+                Some("add" | "replace" | "test")
+            )
+        {
+            op.entry("value").or_insert(Value::Null);
+        }
+    }
+    let ops: json_patch::Patch = serde_json::from_value(patch).map_err(|e| {
         tracing::debug!(error = %e, "unreadable JSON patch operation");
         rejected()
     })?;
@@ -147,12 +177,38 @@ pub(crate) fn json_patch(original: &Value, patch: &Value) -> ApiResult<Value> {
                 return Err(rejected());
             }
         }
-        json_patch::patch_unsafe(&mut doc, std::slice::from_ref(op)).map_err(|e| {
+        let op = match op {
+            json_patch::PatchOperation::Replace(r) if lacks_key(&doc, r.path.as_str()) => {
+                json_patch::PatchOperation::Add(json_patch::AddOperation {
+                    path: r.path.clone(),
+                    value: r.value.clone(),
+                })
+            }
+            // A missing key reads as `null`, so a test of it against `null` passes.
+            json_patch::PatchOperation::Test(t)
+                if t.value.is_null() && lacks_key(&doc, t.path.as_str()) =>
+            {
+                continue;
+            }
+            op => op.clone(),
+        };
+        json_patch::patch_unsafe(&mut doc, std::slice::from_ref(&op)).map_err(|e| {
             tracing::debug!(error = %e, "JSON patch failed");
             rejected()
         })?;
     }
     Ok(doc)
+}
+
+/// Whether `path` names a key its parent, an object, does not have.
+fn lacks_key(doc: &Value, path: &str) -> bool {
+    let Some((parent, token)) = path.rsplit_once('/') else {
+        return false;
+    };
+    let key = token.replace("~1", "/").replace("~0", "~");
+    doc.pointer(parent)
+        .and_then(Value::as_object)
+        .is_some_and(|m| !m.contains_key(&key))
 }
 
 /// Strategic merge patch with the directives `$patch` (replace, delete, merge),
@@ -162,9 +218,19 @@ pub(crate) fn strategic_merge(
     original: &Value,
     patch: &Value,
 ) -> ApiResult<Value> {
-    let (Some(orig), Some(p)) = (original.as_object(), patch.as_object()) else {
+    // Go decodes a `null` patch to an empty map: nothing changes.
+    if patch.is_null() {
+        return Ok(original.clone());
+    }
+    let Some(p) = patch.as_object() else {
+        return Err(ApiError::bad_request(format!(
+            "json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
+            go_json_kind(patch)
+        )));
+    };
+    let Some(orig) = original.as_object() else {
         return Err(ApiError::bad_request(
-            "strategic merge patch must be a JSON object",
+            "strategic merge patch must be applied to a JSON object",
         ));
     };
     let mut path = Vec::new();

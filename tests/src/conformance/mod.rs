@@ -790,7 +790,7 @@ pub fn scenarios() -> Vec<Scenario> {
         ),
         scenario!(
             wire::patch_error_shapes,
-            "JSON patch and merge patch errors"
+            "JSON, merge and strategic patch errors; null, valueless and missing-key operations as kube-apiserver's patch library reads them"
         ),
         scenario!(
             wire::apply_shapes_and_conflicts,

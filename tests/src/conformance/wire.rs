@@ -360,6 +360,72 @@ pub(super) async fn patch_error_shapes(env: &Env) -> Outcome {
         "error decoding patch: json: cannot unmarshal array into Go value of type map[string]interface {}",
         "merge patch that is no object"
     );
+    // Bodies as kube-apiserver's decoding and patch library (`evanphx/json-patch` v4) read
+    // them, not as the RFCs have it.
+    let (json, merge, strategic) = (
+        "application/json-patch+json",
+        "application/merge-patch+json",
+        "application/strategic-merge-patch+json",
+    );
+    for ct in [json, merge, strategic] {
+        let r = send(env, "PATCH", &path, ct, "{data:{a:null}}").await?;
+        ensure_status!(
+            r,
+            400,
+            "BadRequest",
+            "invalid JSON patch",
+            "{ct} that is no JSON"
+        );
+    }
+    let refused: [(&str, &str, &str); 3] = [
+        (
+            strategic,
+            r#""a""#,
+            "json: cannot unmarshal string into Go value of type map[string]interface {}",
+        ),
+        (
+            json,
+            "[1,2]",
+            "error decoding patch: json: cannot unmarshal number into Go value of type handlers.jsonPatchOp",
+        ),
+        (merge, "null", "Invalid JSON Patch"),
+    ];
+    for (ct, body, message) in refused {
+        let r = send(env, "PATCH", &path, ct, body).await?;
+        ensure_status!(r, 400, "BadRequest", message, "{ct} {body}");
+    }
+    let applied: [(&str, &str, Value); 5] = [
+        (strategic, "null", json!({"a": "b"})),
+        (json, "null", json!({"a": "b"})),
+        // `add` without a value adds null, which a ConfigMap's data decodes as "".
+        (
+            json,
+            r#"[{"op":"add","path":"/data/z"}]"#,
+            json!({"a": "b", "z": ""}),
+        ),
+        // `replace` of a missing key adds it.
+        (
+            json,
+            r#"[{"op":"replace","path":"/data/y","value":"1"}]"#,
+            json!({"a": "b", "y": "1", "z": ""}),
+        ),
+        // A missing key tests equal to null.
+        (
+            json,
+            r#"[{"op":"test","path":"/data/missing"}]"#,
+            json!({"a": "b", "y": "1", "z": ""}),
+        ),
+    ];
+    for (ct, body, data) in applied {
+        let r = send(env, "PATCH", &path, ct, body).await?;
+        ensure_eq!(
+            r.status,
+            200,
+            "{ct} {body}: {}",
+            String::from_utf8_lossy(&r.body)
+        );
+        ensure_eq!(r.json().get("data").cloned(), Some(data), "{ct} {body}");
+    }
     Ok(())
 }
 
