@@ -700,6 +700,47 @@ pub(super) async fn builtin_validation(env: &Env) -> Outcome {
         Some(2),
         "an image change bumps a pod's generation"
     );
+    // A replace with the spec as written: the defaults and what admission set at creation
+    // (priority, preemption policy, the default tolerations) are set again, so nothing
+    // changes that may not; the tolerations it leaves out come back.
+    let mut written = serde_json::to_value(&pod)?;
+    written["spec"]["containers"][0]["image"] = json!("registry.example/c:2");
+    written["spec"]["tolerations"] = json!([{"key": "a", "operator": "Exists"}]);
+    written["metadata"]["resourceVersion"] = json!(p.metadata.resource_version);
+    let replaced = pods
+        .replace("p", &pp, &serde_json::from_value(written)?)
+        .await?;
+    let spec = serde_json::to_value(replaced.spec)?;
+    ensure_eq!(
+        (
+            &spec["priority"],
+            &spec["preemptionPolicy"],
+            &spec["enableServiceLinks"]
+        ),
+        (&json!(0), &json!("PreemptLowerPriority"), &json!(true)),
+        "a replaced pod's admission fields"
+    );
+    ensure_eq!(
+        spec["tolerations"].as_array().map(Vec::len),
+        Some(3),
+        "tolerations: {}",
+        spec["tolerations"]
+    );
+    // Dropping a toleration is refused, before the spec's other changes.
+    let mut dropped = serde_json::to_value(&pod)?;
+    dropped["spec"]["restartPolicy"] = json!("Never");
+    let s = expect_error(
+        pods.replace("p", &pp, &serde_json::from_value(dropped)?)
+            .await,
+        422,
+        "Invalid",
+        "dropping a toleration",
+    )?;
+    ensure!(
+        s.message.starts_with("Pod \"p\" is invalid: [spec.tolerations: Forbidden: existing toleration can not be modified except its tolerationSeconds, spec: Forbidden: pod updates may not change fields other than"),
+        "message: {}",
+        s.message
+    );
     let secrets: Api<Secret> = Api::namespaced(c, &ns);
     let bad: Secret = serde_json::from_value(json!({"metadata": {"name": "bad"}}))?;
     let mut bad = serde_json::to_value(bad)?;

@@ -47,10 +47,7 @@ pub(crate) fn prepare_create(st: &mut State, res: &Resource, obj: &mut Value) ->
         Builtin::Namespace => name_label(obj),
         Builtin::Pod => {
             if let Some(spec) = ensure_object(obj).get_mut("spec") {
-                pod::default_pod_spec(spec);
-                // `SetDefaults_Pod`, not for templates.
-                set_default(ensure_object(spec), "enableServiceLinks", json!(true));
-                pod::default_pod_requests(spec);
+                pod::default_pod(spec);
             }
         }
         Builtin::Service => {
@@ -256,9 +253,9 @@ pub(crate) fn prepare_update(
             name_label(new);
         }
         Builtin::Pod => {
+            pod::pod_update_admission(old, new);
             if let Some(spec) = ensure_object(new).get_mut("spec") {
-                pod::default_pod_spec(spec);
-                pod::default_pod_requests(spec);
+                pod::default_pod(spec);
             }
             let strip_images = |spec: Option<&Value>| {
                 let mut s = spec.cloned().unwrap_or(Value::Null);
@@ -278,15 +275,23 @@ pub(crate) fn prepare_update(
                 }
                 s
             };
-            if strip_images(old.get("spec")) != strip_images(new.get("spec")) {
-                res.invalid_if_any(
-                    new,
-                    vec![FieldError::forbidden(
-                        "spec",
-                        "pod updates may not change fields other than `spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)",
-                    )],
-                )?;
+            let mut errs = Vec::new();
+            if !pod::only_added_tolerations(
+                old.pointer("/spec/tolerations"),
+                new.pointer("/spec/tolerations"),
+            ) {
+                errs.push(FieldError::forbidden(
+                    "spec.tolerations",
+                    "existing toleration can not be modified except its tolerationSeconds",
+                ));
             }
+            if strip_images(old.get("spec")) != strip_images(new.get("spec")) {
+                errs.push(FieldError::forbidden(
+                    "spec",
+                    "pod updates may not change fields other than `spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)",
+                ));
+            }
+            res.invalid_if_any(new, errs)?;
         }
         Builtin::Service => {
             service::service_defaults(st, new, Some(old));

@@ -1,7 +1,7 @@
 //! Pods and pod templates: defaults, `ValidatePodSpec`'s container rules, the QoS class, the
 //! admission plugins kube-apiserver runs on a new Pod, and graceful deletion.
 
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 use crate::error::{ApiError, ApiResult, FieldError, go_quote};
 use crate::semantics::resources::Resource;
@@ -282,6 +282,64 @@ pub(super) fn pod_admission(res: &Resource, obj: &mut Value) -> ApiResult<()> {
     }
     spec.insert("priority".into(), json!(priority));
     spec.insert("preemptionPolicy".into(), json!(PREEMPT));
+    default_toleration_seconds(spec);
+    Ok(())
+}
+
+/// The defaults of a pod's spec, on create and on update: a template's
+/// ([`default_pod_spec`]), `SetDefaults_Pod`'s `enableServiceLinks`, and the requests of
+/// containers with limits only.
+pub(crate) fn default_pod(spec: &mut Value) {
+    default_pod_spec(spec);
+    if let Some(m) = spec.as_object_mut()
+        && m.get("enableServiceLinks").is_none_or(Value::is_null)
+    {
+        m.insert("enableServiceLinks".into(), json!(true));
+    }
+    default_pod_requests(spec);
+}
+
+/// The admission plugins an update of a pod passes: `Priority` keeps the priority and
+/// preemption policy it set at creation when the new spec leaves them out, and
+/// `DefaultTolerationSeconds` adds its tolerations again, as on create.
+pub(super) fn pod_update_admission(old: &Value, new: &mut Value) {
+    let Some(spec) = new.get_mut("spec").and_then(Value::as_object_mut) else {
+        return;
+    };
+    for field in ["priority", "preemptionPolicy"] {
+        if let Some(v) = old.pointer(&format!("/spec/{field}"))
+            && !spec.contains_key(field)
+        {
+            spec.insert(field.into(), v.clone());
+        }
+    }
+    default_toleration_seconds(spec);
+}
+
+/// Whether every toleration of `old` is still in `new`, its `tolerationSeconds` aside
+/// (`validateOnlyAddedTolerations`): an update may add tolerations, not change or drop one.
+pub(super) fn only_added_tolerations(old: Option<&Value>, new: Option<&Value>) -> bool {
+    // As Go compares the structs: an empty field is an absent one.
+    let key = |t: &Value| -> Value {
+        let mut t = t.clone();
+        if let Some(m) = t.as_object_mut() {
+            m.remove("tolerationSeconds");
+            m.retain(|_, v| !(v.is_null() || v.as_str() == Some("")));
+        }
+        t
+    };
+    let list = |v: Option<&Value>| -> Vec<Value> {
+        v.and_then(Value::as_array)
+            .map(|a| a.iter().map(key).collect())
+            .unwrap_or_default()
+    };
+    let new = list(new);
+    list(old).iter().all(|t| new.contains(t))
+}
+
+/// `DefaultTolerationSeconds`: a pod tolerates a not-ready and an unreachable node for 300
+/// seconds unless it says otherwise.
+fn default_toleration_seconds(spec: &mut Map<String, Value>) {
     let tolerations = ensure_array(spec.entry("tolerations").or_insert_with(|| json!([])));
     let tolerates = |key: &str| {
         tolerations.iter().any(|t| {
@@ -302,7 +360,6 @@ pub(super) fn pod_admission(res: &Resource, obj: &mut Value) -> ApiResult<()> {
             "key": key, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300
         }));
     }
-    Ok(())
 }
 
 /// Pods that are bound to a node and not finished are deleted gracefully: the grace period
