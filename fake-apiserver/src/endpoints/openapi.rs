@@ -858,4 +858,31 @@ mod tests {
             "#/definitions/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
         );
     }
+
+    #[test]
+    fn built_in_lists_carry_kube_apiservers_merge_keys() {
+        let docs = build(&registry());
+        let apps: Value =
+            serde_json::from_slice(docs.v3.get("apis/apps/v1").map_or(&[][..], |v| v))
+                .unwrap_or_default();
+        let schemas = &apps["components"]["schemas"];
+        let containers = &schemas["io.k8s.api.core.v1.PodSpec"]["properties"]["containers"];
+        assert_eq!(containers["x-kubernetes-patch-merge-key"], "name");
+        assert_eq!(containers["x-kubernetes-patch-strategy"], "merge");
+        assert_eq!(containers["x-kubernetes-list-map-keys"], json!(["name"]));
+        let ports = &schemas["io.k8s.api.core.v1.Container"]["properties"]["ports"];
+        assert_eq!(
+            ports["x-kubernetes-list-map-keys"],
+            json!(["containerPort", "protocol"])
+        );
+        assert_eq!(
+            schemas["io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelector"]["x-kubernetes-map-type"],
+            "atomic"
+        );
+        let v2: Value = serde_json::from_slice(&docs.v2).unwrap_or_default();
+        assert_eq!(
+            v2["definitions"]["io.k8s.api.core.v1.PodSpec"]["properties"]["volumes"]["x-kubernetes-patch-merge-key"],
+            "name"
+        );
+    }
 }

@@ -100,6 +100,7 @@ pub(crate) fn builtin_schemas() -> &'static BuiltinSchemas {
         generator.subschema_for::<meta::ListMeta>();
         generator.subschema_for::<meta::ObjectMeta>();
         let mut definitions = generator.take_definitions(true);
+        add_openapi_extensions(&mut definitions);
         for (name, group, version, kind) in &kinds {
             if let Some(Value::Object(d)) = definitions.get_mut(name) {
                 // k8s-openapi's structs make `metadata` required; the API does not.
@@ -139,6 +140,37 @@ pub(crate) fn builtin_schemas() -> &'static BuiltinSchemas {
             type_meta,
         }
     })
+}
+
+/// The list and map extensions kube-apiserver v1.37.1's OpenAPI documents give the built-in
+/// types' properties (written by `scripts/update-openapi-extensions.sh`): by definition name,
+/// then property name (`""`: the type itself).
+const OPENAPI_EXTENSIONS: &str = include_str!("builtin_openapi_extensions.json");
+
+/// Adds [`OPENAPI_EXTENSIONS`] to k8s-openapi's schemas, which do not carry them: kubectl
+/// reads `x-kubernetes-patch-merge-key` and `x-kubernetes-patch-strategy` from the served
+/// documents to compute a strategic merge patch (without them a list of containers is
+/// replaced whole, and `kubectl apply` of an unchanged Deployment reports it configured).
+fn add_openapi_extensions(definitions: &mut serde_json::Map<String, Value>) {
+    let extensions: serde_json::Map<String, Value> =
+        serde_json::from_str(OPENAPI_EXTENSIONS).unwrap_or_default();
+    for (name, properties) in extensions {
+        let Some(Value::Object(def)) = definitions.get_mut(&name) else {
+            continue;
+        };
+        for (property, ext) in properties.as_object().into_iter().flatten() {
+            let target = if property.is_empty() {
+                Some(&mut *def)
+            } else {
+                def.get_mut("properties")
+                    .and_then(|p| p.get_mut(property))
+                    .and_then(Value::as_object_mut)
+            };
+            if let (Some(target), Some(ext)) = (target, ext.as_object()) {
+                target.extend(ext.clone());
+            }
+        }
+    }
 }
 
 /// The name of `autoscaling/v1` `Scale`'s definition, which the scale subresource reads and

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Writes fake-apiserver/src/semantics/builtin_openapi_extensions.json: the list and map
+# extensions of the built-in types' properties (`x-kubernetes-list-type`,
+# `x-kubernetes-list-map-keys`, `x-kubernetes-patch-merge-key`, `x-kubernetes-patch-strategy`,
+# `x-kubernetes-map-type`) as a real kube-apiserver's OpenAPI v3 documents give them. The
+# in-memory server adds them to its own documents (k8s-openapi's schemas do not carry them),
+# so that kubectl computes strategic merge patches with the same merge keys.
+#
+# Usage: scripts/update-openapi-extensions.sh [--bin DIR]
+#   --bin DIR   kube-apiserver, etcd and kubectl (default: scripts/build-kube-apiserver.sh)
+set -euo pipefail
+
+die() { echo "update-openapi-extensions: error: $*" >&2; exit 1; }
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BIN=${KUBE_CODEGEN_K8S_BIN:-}
+while (($#)); do
+    case $1 in
+        --bin) BIN=$2; shift ;;
+        -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
+        *) die "unknown argument '$1'" ;;
+    esac
+    shift
+done
+command -v python3 >/dev/null || die "'python3' is required"
+[[ -n $BIN ]] || BIN=$("$ROOT/scripts/build-kube-apiserver.sh" | tail -n 1)
+[[ -x $BIN/kubectl ]] || die "no kubectl in $BIN"
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/openapi-extensions.XXXXXX")
+"$ROOT/scripts/start-kube-apiserver.sh" --bin "$BIN" >"$WORK/env" 2>"$WORK/log" &
+SERVER=$!
+trap 'kill $SERVER 2>/dev/null; wait $SERVER 2>/dev/null; rm -rf "$WORK"' EXIT
+for _ in $(seq 120); do [[ -s $WORK/env ]] && break; sleep 1; done
+[[ -s $WORK/env ]] || die "kube-apiserver did not start: $(tail -5 "$WORK/log")"
+# shellcheck disable=SC1091
+source "$WORK/env"
+
+python3 - "$BIN/kubectl" "$KUBECONFIG" "$ROOT/fake-apiserver/src/semantics/builtin_openapi_extensions.json" <<'PY'
+import json, subprocess, sys
+kubectl, kubeconfig, out = sys.argv[1:4]
+KEYS = ("x-kubernetes-list-type", "x-kubernetes-list-map-keys", "x-kubernetes-patch-merge-key",
+        "x-kubernetes-patch-strategy", "x-kubernetes-map-type")
+def raw(path):
+    return json.loads(subprocess.check_output([kubectl, "--kubeconfig", kubeconfig, "get", "--raw", path]))
+exts = {}
+for gv, ref in sorted(raw("/openapi/v3")["paths"].items()):
+    if not (gv == "api/v1" or gv.startswith("apis/")):
+        continue
+    for name, schema in raw(ref["serverRelativeURL"]).get("components", {}).get("schemas", {}).items():
+        if not name.startswith("io.k8s."):
+            continue
+        for prop, ps in (schema.get("properties") or {}).items():
+            e = {k: v for k, v in ps.items() if k in KEYS}
+            if e:
+                exts.setdefault(name, {})[prop] = e
+        # The type's own map type: under the empty property name.
+        if "x-kubernetes-map-type" in schema:
+            exts.setdefault(name, {})[""] = {"x-kubernetes-map-type": schema["x-kubernetes-map-type"]}
+with open(out, "w") as f:
+    json.dump(exts, f, indent=1, sort_keys=True)
+    f.write("\n")
+print(f"update-openapi-extensions: {sum(len(v) for v in exts.values())} properties of {len(exts)} types", file=sys.stderr)
+PY
