@@ -315,8 +315,47 @@ async fn kubectl_round_trip() {
     let kc = k.clone();
     let out = blocking(move || kc.run(&["get", "namespaces"])).await;
     assert!(out.contains("kube-system"), "{out}");
+    // Applied twice, a Deployment is unchanged (kubectl merges its containers by name, from
+    // the merge keys in the served OpenAPI), and an unchanged Pod can be replaced.
+    let kc = k.clone();
+    let (first, second, replaced) = blocking(move || {
+        let f = kc.file("workloads.yaml", WORKLOADS);
+        (
+            kc.run(&["apply", "-f", &f]),
+            kc.run(&["apply", "-f", &f]),
+            kc.run(&["replace", "-f", &f]),
+        )
+    })
+    .await;
+    assert!(first.contains("deployment.apps/web created"), "{first}");
+    assert!(
+        second.contains("deployment.apps/web unchanged") && second.contains("pod/one unchanged"),
+        "{second}"
+    );
+    assert!(replaced.contains("pod/one replaced"), "{replaced}");
     served.shutdown().await;
 }
+
+const WORKLOADS: &str = "apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: default}
+spec:
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers:
+      - name: c
+        image: registry.example/web:1
+        ports: [{containerPort: 80}]
+        env: [{name: A, value: b}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: one, namespace: default}
+spec:
+  containers: [{name: c, image: registry.example/one:1}]
+";
 
 /// Runs kubectl with a kubeconfig; returns (success, stdout, stderr).
 fn kubectl_out(
