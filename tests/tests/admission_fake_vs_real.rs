@@ -928,22 +928,11 @@ async fn run_scenarios(
             None,
         )
         .await;
-        let fvr = a
-            .body
-            .pointer("/metadata/managedFields")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .map(|e| {
-                format!(
-                    "{}/{}/{}",
-                    e.get("manager").and_then(Value::as_str).unwrap_or(""),
-                    e.get("operation").and_then(Value::as_str).unwrap_or(""),
-                    e.get("subresource").and_then(Value::as_str).unwrap_or("")
-                )
-            })
-            .collect::<Vec<_>>()
-            .join(",");
+        let fvr = entries_summary(
+            &a.body,
+            "/metadata/managedFields",
+            ["manager", "operation", "subresource"],
+        );
         out.insert(
             format!("{s}: the Deployment"),
             format!("{} managers={fvr}", replicas_summary(&a, run)),
@@ -972,6 +961,22 @@ async fn run_scenarios(
         .await;
     }
     out
+}
+
+/// The entries of the list at `pointer` in `body`, each as its three string `fields` joined
+/// by `/`, joined by `,`.
+fn entries_summary(body: &Value, pointer: &str, fields: [&str; 3]) -> String {
+    body.pointer(pointer)
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|e| {
+            fields
+                .map(|f| e.get(f).and_then(Value::as_str).unwrap_or(""))
+                .join("/")
+        })
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 /// Bindings and evictions of Pods in namespace `ns`, whose webhooks `hooks` registered:
@@ -1028,23 +1033,10 @@ async fn pod_subresource_steps(
             .await;
             let mut pod_status = pod_summary(&a, run);
             // The server's conditions, without their times.
-            if let Some(conds) = a
-                .body
-                .pointer("/status/conditions")
-                .and_then(Value::as_array)
-            {
-                let types: Vec<String> = conds
-                    .iter()
-                    .map(|c| {
-                        format!(
-                            "{}={}/{}",
-                            c.get("type").and_then(Value::as_str).unwrap_or(""),
-                            c.get("status").and_then(Value::as_str).unwrap_or(""),
-                            c.get("reason").and_then(Value::as_str).unwrap_or("")
-                        )
-                    })
-                    .collect();
-                pod_status = format!("{pod_status} conditions={}", types.join(","));
+            if a.body.pointer("/status/conditions").is_some() {
+                let conditions =
+                    entries_summary(&a.body, "/status/conditions", ["type", "status", "reason"]);
+                pod_status = format!("{pod_status} conditions={conditions}");
             }
             out.insert(format!("{name}: then {pod}"), pod_status);
         }
