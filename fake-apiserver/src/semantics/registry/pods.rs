@@ -90,8 +90,9 @@ pub(crate) fn bind(
 }
 
 /// `POST …/pods/{name}/eviction` of an `Eviction` whose name [`check_subresource_name`]
-/// checked: marks the pod `DisruptionTarget` and deletes it with the eviction's delete options (gracefully, as a DELETE would, if it is bound and running). No
-/// PodDisruptionBudgets are served, so none refuses an eviction.
+/// checked: marks the pod `DisruptionTarget` and deletes it with the eviction's delete options
+/// (gracefully, as a DELETE would, if it is bound and running). No PodDisruptionBudgets are
+/// served, so none refuses an eviction.
 pub(crate) fn evict(
     st: &mut State,
     res: &Arc<Resource>,
