@@ -816,12 +816,16 @@ mod tests {
         reg
     }
 
+    /// The OpenAPI v3 document of `group_version` (`apis/apps/v1`), parsed.
+    fn v3_document(docs: &Documents, group_version: &str) -> Value {
+        serde_json::from_slice(docs.v3.get(group_version).map_or(&[][..], |v| v))
+            .unwrap_or_default()
+    }
+
     #[test]
     fn apps_v1_has_deployments_with_field_validation_on_patch() {
         let docs = build(&registry());
-        let apps: Value =
-            serde_json::from_slice(docs.v3.get("apis/apps/v1").map_or(&[][..], |v| v))
-                .unwrap_or_default();
+        let apps = v3_document(&docs, "apis/apps/v1");
         let patch =
             &apps["paths"]["/apis/apps/v1/namespaces/{namespace}/deployments/{name}"]["patch"];
         assert_eq!(
@@ -862,9 +866,7 @@ mod tests {
     #[test]
     fn built_in_lists_carry_kube_apiservers_merge_keys() {
         let docs = build(&registry());
-        let apps: Value =
-            serde_json::from_slice(docs.v3.get("apis/apps/v1").map_or(&[][..], |v| v))
-                .unwrap_or_default();
+        let apps = v3_document(&docs, "apis/apps/v1");
         let schemas = &apps["components"]["schemas"];
         let containers = &schemas["io.k8s.api.core.v1.PodSpec"]["properties"]["containers"];
         assert_eq!(containers["x-kubernetes-patch-merge-key"], "name");
