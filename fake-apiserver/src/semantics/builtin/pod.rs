@@ -291,10 +291,8 @@ pub(super) fn pod_admission(res: &Resource, obj: &mut Value) -> ApiResult<()> {
 /// containers with limits only.
 pub(crate) fn default_pod(spec: &mut Value) {
     default_pod_spec(spec);
-    if let Some(m) = spec.as_object_mut()
-        && m.get("enableServiceLinks").is_none_or(Value::is_null)
-    {
-        m.insert("enableServiceLinks".into(), json!(true));
+    if let Some(m) = spec.as_object_mut() {
+        super::set_default(m, "enableServiceLinks", json!(true));
     }
     default_pod_requests(spec);
 }
