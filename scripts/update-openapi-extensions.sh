@@ -2,9 +2,14 @@
 # Writes fake-apiserver/src/semantics/builtin_openapi_extensions.json: the list and map
 # extensions of the built-in types' properties (`x-kubernetes-list-type`,
 # `x-kubernetes-list-map-keys`, `x-kubernetes-patch-merge-key`, `x-kubernetes-patch-strategy`,
-# `x-kubernetes-map-type`) as a real kube-apiserver's OpenAPI v3 documents give them. The
-# in-memory server adds them to its own documents (k8s-openapi's schemas do not carry them),
-# so that kubectl computes strategic merge patches with the same merge keys.
+# `x-kubernetes-map-type`) as a real kube-apiserver's OpenAPI v3 documents give them, and the
+# `default: {}` those documents give a struct field that is not a pointer in Go. The in-memory
+# server adds them to its own documents (k8s-openapi's schemas do not carry them), so that
+# kubectl computes strategic merge patches with the same merge keys, and reads them to record
+# managed fields as kube-apiserver does (atomic structs, and which fields an object's Go zero
+# value already has). Also writes builtin_go_null_fields.json beside it: the slice, map and
+# pointer fields Go writes as `null` when empty (no `omitempty`), which OpenAPI does not tell,
+# from the types themselves (tests/kube-apiserver/gofields, run with the Go toolchain).
 #
 # Usage: scripts/update-openapi-extensions.sh [--bin DIR]
 #   --bin DIR   kube-apiserver, etcd and kubectl (default: scripts/build-kube-apiserver.sh)
@@ -22,6 +27,7 @@ while (($#)); do
     shift
 done
 command -v python3 >/dev/null || die "'python3' is required"
+command -v go >/dev/null || die "'go' is required (scripts/build-kube-apiserver.sh installs one)"
 [[ -n $BIN ]] || BIN=$("$ROOT/scripts/build-kube-apiserver.sh" | tail -n 1)
 [[ -x $BIN/kubectl ]] || die "no kubectl in $BIN"
 
@@ -50,6 +56,8 @@ for gv, ref in sorted(raw("/openapi/v3")["paths"].items()):
             continue
         for prop, ps in (schema.get("properties") or {}).items():
             e = {k: v for k, v in ps.items() if k in KEYS}
+            if ps.get("default") == {}:
+                e["default"] = {}
             if e:
                 exts.setdefault(name, {})[prop] = e
         # The type's own map type: under the empty property name.
@@ -60,3 +68,7 @@ with open(out, "w") as f:
     f.write("\n")
 print(f"update-openapi-extensions: {sum(len(v) for v in exts.values())} properties of {len(exts)} types", file=sys.stderr)
 PY
+NULLS=$ROOT/fake-apiserver/src/semantics/builtin_go_null_fields.json
+(cd "$ROOT/tests/kube-apiserver" && go run ./gofields) >"$WORK/nulls" || die "go run ./gofields failed"
+mv "$WORK/nulls" "$NULLS"
+echo "update-openapi-extensions: wrote $(python3 -c 'import json,sys; print(sum(map(len, json.load(open(sys.argv[1])).values())))' "$NULLS") null-when-empty fields" >&2

@@ -147,6 +147,20 @@ pub(crate) fn builtin_schemas() -> &'static BuiltinSchemas {
 /// then property name (`""`: the type itself).
 const OPENAPI_EXTENSIONS: &str = include_str!("builtin_openapi_extensions.json");
 
+/// The slice, map and pointer fields of the built-in types that Go writes as `null` when they
+/// are empty (their json tag has no `omitempty`): by definition name, the field names. Written
+/// by `scripts/update-openapi-extensions.sh` from the Go types of kube-apiserver v1.37.1.
+const GO_NULL_FIELDS: &str = include_str!("builtin_go_null_fields.json");
+
+/// Whether Go writes `field` of the built-in type `definition` as `null` when it is empty
+/// ([`GO_NULL_FIELDS`]).
+pub(crate) fn go_writes_null(definition: &str, field: &str) -> bool {
+    static CELL: OnceLock<HashMap<String, Vec<String>>> = OnceLock::new();
+    CELL.get_or_init(|| serde_json::from_str(GO_NULL_FIELDS).unwrap_or_default())
+        .get(definition)
+        .is_some_and(|fields| fields.iter().any(|f| f == field))
+}
+
 /// Adds [`OPENAPI_EXTENSIONS`] to k8s-openapi's schemas, which do not carry them: kubectl
 /// reads `x-kubernetes-patch-merge-key` and `x-kubernetes-patch-strategy` from the served
 /// documents to compute a strategic merge patch (without them a list of containers is

@@ -646,6 +646,76 @@ fn typed_walk(
     }
 }
 
+/// Whether the field of a built-in kind's object at `path` (field names from the object root;
+/// list items add no segment) is a map or struct its schema marks `x-kubernetes-map-type:
+/// atomic` (`+mapType=atomic`, `+structType=atomic`), on the field or on its type.
+pub(crate) fn builtin_atomic_map(definition: &str, path: &[&str]) -> bool {
+    let defs = &builtin_schemas().definitions;
+    let atomic =
+        |s: &Value| s.get("x-kubernetes-map-type").and_then(Value::as_str) == Some("atomic");
+    let root = builtin_root(definition);
+    let mut cur = resolve(&root, defs);
+    let mut field: Option<&Value> = None;
+    for seg in path {
+        while cur.get("type").and_then(Value::as_str) == Some("array") {
+            match cur.get("items") {
+                Some(items) => cur = resolve(items, defs),
+                None => return false,
+            }
+        }
+        match child(cur, seg) {
+            Some(Some(next)) => {
+                field = Some(next);
+                cur = resolve(next, defs);
+            }
+            _ => return false,
+        }
+    }
+    // A list's items are checked under the list's path.
+    while cur.get("type").and_then(Value::as_str) == Some("array") {
+        match cur.get("items") {
+            Some(items) => cur = resolve(items, defs),
+            None => return false,
+        }
+    }
+    field.is_some_and(atomic) || atomic(cur)
+}
+
+/// How the Go zero value of the struct holding the field at `path` (field names from a
+/// built-in kind's object root; list items add no segment) writes that field: `Some(true)`
+/// for a struct field that is not a pointer (its schema's `default` is `{}`, as
+/// kube-apiserver's OpenAPI documents mark them), written as `{}`; `Some(false)` for a slice,
+/// map or pointer without `omitempty`, written as `null`; `None` when it is left out.
+/// Server-side apply's comparison of an update counts a written field as present.
+pub(crate) fn builtin_zero_field(definition: &str, path: &[&str]) -> Option<bool> {
+    let defs = &builtin_schemas().definitions;
+    let (last, parents) = path.split_last()?;
+    // The schema of the struct holding the field, and that struct's definition name.
+    let (mut cur, mut holder) = defs
+        .get_key_value(definition)
+        .map(|(k, v)| (v, k.as_str()))?;
+    let follow = |schema: &'static Value, holder: &mut &'static str| {
+        let (next, name) = resolve_named(schema, defs);
+        if let Some(name) = name {
+            *holder = name;
+        }
+        next
+    };
+    for seg in parents.iter().map(Some).chain([None]) {
+        while cur.get("type").and_then(Value::as_str) == Some("array") {
+            cur = follow(cur.get("items")?, &mut holder);
+        }
+        if let Some(seg) = seg {
+            cur = follow(child(cur, seg)??, &mut holder);
+        }
+    }
+    let field = cur.get("properties")?.get(*last)?;
+    if field.get("default").is_some_and(|d| d == &json!({})) {
+        return Some(true);
+    }
+    crate::semantics::builtin_schema::go_writes_null(holder, last).then_some(false)
+}
+
 /// The schema the body of a built-in kind is checked against.
 pub(crate) fn builtin_root(definition: &str) -> Value {
     json!({"$ref": format!("#/components/schemas/{definition}")})

@@ -73,22 +73,18 @@ fn builtin_list_type(b: Builtin, path: &[&str], last: &str) -> ListType {
 }
 
 /// Whether the object field at `path` is atomic (`x-kubernetes-map-type: atomic`): replaced
-/// and owned as a whole by server-side apply. Custom resources read their schema; built-in
-/// objects merge field by field but for the maps `k8s.io/api` marks `+mapType=atomic` (a
-/// Service's and a ReplicationController's `spec.selector`, a pod spec's `nodeSelector`) and
-/// meta/v1 `LabelSelector`s, which are `+structType=atomic` (the workloads' `spec.selector`,
-/// and every `labelSelector`, `namespaceSelector` and `objectSelector`).
+/// and owned as a whole by server-side apply. Custom resources read their CRD schema; built-in
+/// kinds read the extensions kube-apiserver's own OpenAPI documents carry (`+mapType=atomic`
+/// maps such as a Service's `spec.selector`, `+structType=atomic` structs such as
+/// `LabelSelector`, `OwnerReference`, a binding's `RoleRef` and `Subject`), which
+/// `builtin_schema` merges into the built-in schemas.
 pub(crate) fn is_atomic_map(resource: &Resource, path: &[&str]) -> bool {
     if path.is_empty() {
         return false;
     }
-    if resource.builtin.is_some() {
-        return matches!(
-            path,
-            ["spec", "selector"]
-                | [.., "spec", "nodeSelector"]
-                | [.., "labelSelector" | "namespaceSelector" | "objectSelector"]
-        );
+    if let Some(b) = resource.builtin {
+        return crate::semantics::builtin_schema::definition_of(b)
+            .is_some_and(|d| crate::semantics::fields::builtin_atomic_map(d, path));
     }
     resource
         .custom

@@ -556,7 +556,7 @@ pub(crate) fn record_update(
 ) {
     let before = (scope == Scope::Scale).then(|| entries.clone());
     let new_leaves = leaves(resource, new, scope);
-    let changed: FieldSet = match old {
+    let mut changed: FieldSet = match old {
         None => new_leaves,
         Some(old) => {
             let old_leaves = leaves(resource, old, scope);
@@ -567,12 +567,153 @@ pub(crate) fn record_update(
                 .collect()
         }
     };
+    if scope != Scope::Scale {
+        changed.extend(added_composites(resource, old, new, scope));
+    }
     if !changed.is_empty() {
         take(resource, entries, changed, new, manager, scope, time);
     }
     if let Some(before) = before {
         through_scale(resource, &before, entries, None);
     }
+}
+
+/// The maps, structs and non-atomic lists of `new` that `old` lacks: server-side apply's
+/// comparison of an update counts them as added, which `fieldsV1` shows as `".": {}` (a
+/// Namespace's `f:labels` when the server adds the first label, a custom resource's `f:spec`
+/// on creation). `old` is taken as Go holds it: a built-in object before its first write is
+/// its kind's zero value, and Go writes the struct fields that are not pointers (as `{}`)
+/// and the required fields (as `null`) of every struct it holds, so those are never added.
+fn added_composites(
+    resource: &Resource,
+    old: Option<&Value>,
+    new: &Value,
+    scope: Scope,
+) -> FieldSet {
+    let mut out = FieldSet::new();
+    let Some(root) = new.as_object() else {
+        return out;
+    };
+    let empty = json!({});
+    let old = old.unwrap_or(&empty);
+    for (k, child) in root {
+        let in_scope = match scope {
+            Scope::Status => k == "status",
+            Scope::Main | Scope::Scale => !(k == "status" && resource.has_status()),
+        };
+        if !in_scope || k == "apiVersion" || k == "kind" {
+            continue;
+        }
+        if k == "metadata" {
+            for (mk, mv) in child.as_object().into_iter().flatten() {
+                if META_TRACKED.contains(&mk.as_str()) {
+                    let mut names = vec!["metadata".to_string(), mk.clone()];
+                    let mut path = vec![Seg::Field("metadata".into()), Seg::Field(mk.clone())];
+                    walk_added(resource, old, mv, &mut names, &mut path, &mut out);
+                }
+            }
+            continue;
+        }
+        let mut names = vec![k.clone()];
+        let mut path = vec![Seg::Field(k.clone())];
+        walk_added(resource, old, child, &mut names, &mut path, &mut out);
+    }
+    out
+}
+
+fn walk_added(
+    resource: &Resource,
+    old: &Value,
+    v: &Value,
+    names: &mut Vec<String>,
+    path: &mut FieldPath,
+    out: &mut FieldSet,
+) {
+    let (atomic, list) = {
+        let name_refs: Vec<&str> = names.iter().map(String::as_str).collect();
+        (
+            is_atomic_map(resource, &name_refs),
+            v.is_array().then(|| list_type(resource, &name_refs)),
+        )
+    };
+    match v {
+        Value::Object(m) if !m.is_empty() && !atomic => {
+            if !present_before(resource, old, path) {
+                out.insert(path.clone());
+            }
+            for (k, child) in m {
+                names.push(k.clone());
+                path.push(Seg::Field(k.clone()));
+                walk_added(resource, old, child, names, path, out);
+                path.pop();
+                names.pop();
+            }
+        }
+        Value::Array(items) if !items.is_empty() => {
+            let keys = match list {
+                None | Some(ListType::Atomic) => return,
+                Some(ListType::Set) => None,
+                Some(ListType::Map(keys)) => Some(keys),
+            };
+            if !present_before(resource, old, path) {
+                out.insert(path.clone());
+            }
+            for item in items.iter().filter(|i| i.is_object()) {
+                let Some(key) = keys.as_ref().and_then(|k| item_key(item, k)) else {
+                    continue;
+                };
+                path.push(Seg::Key(key.to_string()));
+                if let Some(m) = item.as_object().filter(|_| !atomic) {
+                    for (k, child) in m {
+                        names.push(k.clone());
+                        path.push(Seg::Field(k.clone()));
+                        walk_added(resource, old, child, names, path, out);
+                        path.pop();
+                        names.pop();
+                    }
+                }
+                path.pop();
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Whether `old`, as Go holds it (see [`added_composites`]), has the field at `path`.
+fn present_before(resource: &Resource, old: &Value, path: &[Seg]) -> bool {
+    let mut cur = old;
+    for (i, seg) in path.iter().enumerate() {
+        if let Some(next) = step(cur, seg) {
+            cur = next;
+            continue;
+        }
+        // Missing from the JSON: a built-in struct may still write it.
+        let Some(definition) = resource
+            .builtin
+            .and_then(crate::semantics::builtin_schema::definition_of)
+        else {
+            return false;
+        };
+        let mut names: Vec<&str> = Vec::new();
+        for s in &path[..i] {
+            if let Seg::Field(f) = s {
+                names.push(f);
+            }
+        }
+        for (j, s) in path.iter().enumerate().skip(i) {
+            let Seg::Field(f) = s else {
+                return false;
+            };
+            names.push(f);
+            match crate::semantics::fields::builtin_zero_field(definition, &names) {
+                Some(true) => {}
+                Some(false) if j + 1 == path.len() => {}
+                _ => return false,
+            }
+        }
+        return true;
+    }
+    true
 }
 
 /// [`record_update`]'s ownership change: `manager` takes the `changed` fields from every other
@@ -613,8 +754,13 @@ fn take(
     let e = &mut entries[idx];
     e.time = time.to_string();
     e.api_version = resource.api_version();
+    // A built-in object's `null` is a Go field left empty (`rules` of a Role without rules):
+    // not a field anyone owns.
+    let has = |p: &FieldPath| {
+        get_at(new, p).is_some_and(|v| !(v.is_null() && resource.builtin.is_some()))
+    };
     for p in changed {
-        if get_at(new, &p).is_some() {
+        if has(&p) {
             e.fields.insert(p);
         } else {
             e.fields.remove(&p);
@@ -622,7 +768,7 @@ fn take(
     }
     // Removed fields belong to nobody.
     for e in entries.iter_mut() {
-        e.fields.retain(|p| get_at(new, p).is_some());
+        e.fields.retain(|p| has(p));
     }
     entries.retain(|e| !e.fields.is_empty());
 }
@@ -1066,6 +1212,52 @@ mod tests {
             .into_iter()
             .find(|r| r.kind == "Deployment")
             .unwrap_or_else(|| panic!("no Deployment"))
+    }
+
+    /// The fields an update by `m` of `old` into `new` gives `m`, as `fieldsV1`.
+    fn updated(r: &Resource, old: Option<&Value>, new: &Value) -> Value {
+        let mut entries = Vec::new();
+        record_update(r, &mut entries, old, new, "m", Scope::Main, "t");
+        entries
+            .first()
+            .map_or(Value::Null, |e| to_fields_v1(&e.fields))
+    }
+
+    #[test]
+    fn updates_own_the_maps_and_pointer_structs_they_add() {
+        // kube-apiserver v1.37.1's answer to this create.
+        let d = json!({"metadata": {"name": "d"}, "spec": {"selector": {"matchLabels": {"app": "x"}},
+            "strategy": {"rollingUpdate": {"maxSurge": 1}},
+            "template": {"metadata": {"labels": {"app": "x"}},
+                "spec": {"containers": [{"name": "c", "image": "i", "securityContext": {"runAsUser": 1}}]}}}});
+        assert_eq!(
+            updated(&deploy(), None, &d),
+            json!({"f:spec": {"f:selector": {}, "f:strategy": {"f:rollingUpdate": {".": {}, "f:maxSurge": {}}},
+                "f:template": {"f:metadata": {"f:labels": {".": {}, "f:app": {}}}, "f:spec": {"f:containers": {
+                    "k:{\"name\":\"c\"}": {".": {}, "f:image": {}, "f:name": {},
+                        "f:securityContext": {".": {}, "f:runAsUser": {}}}}}}}})
+        );
+        // A map the object already had is not added again; a custom resource's spec is.
+        let old = json!({"metadata": {"name": "c", "labels": {"a": "1"}}, "data": {"k": "v"}});
+        let mut new = old.clone();
+        new["metadata"]["labels"]["b"] = json!("2");
+        new["metadata"]["annotations"] = json!({"n": "1"});
+        assert_eq!(
+            updated(&cm(), Some(&old), &new),
+            json!({"f:metadata": {"f:annotations": {".": {}, "f:n": {}}, "f:labels": {"f:b": {}}}})
+        );
+        let custom = Resource {
+            builtin: None,
+            ..cm()
+        };
+        assert_eq!(
+            updated(
+                &custom,
+                None,
+                &json!({"metadata": {"name": "w"}, "spec": {"a": 1}})
+            ),
+            json!({"f:spec": {".": {}, "f:a": {}}})
+        );
     }
 
     #[test]

@@ -212,28 +212,17 @@ pub(crate) fn create(
 
 /// The `managedFields` entry kube-apiserver records for the request before the review runs:
 /// every leaf the request sets, and (`.`) every optional struct or map below the top-level
-/// fields (`spec.resourceAttributes`, `metadata.labels`).
+/// fields (`spec.resourceAttributes`, `metadata.labels`), as for any update. The review
+/// kinds' top-level structs (`spec`) are not pointers in Go, so neither they nor an empty one
+/// are anybody's field.
 fn record_managed_fields(res: &Resource, obj: &mut Value, manager: &str, now: &str) {
     let mut entries = Vec::new();
     managed::record_update(res, &mut entries, None, obj, manager, Scope::Main, now);
     for e in &mut entries {
-        // A top-level struct left empty (`spec: {}`) is no field of anybody's.
-        e.fields.retain(|p| {
-            p.len() > 1
-                || !managed::get_at(obj, p)
-                    .is_some_and(|v| v.as_object().is_some_and(Map::is_empty))
-        });
-        let parents: Vec<managed::FieldPath> = e
-            .fields
-            .iter()
-            .flat_map(|p| (2..p.len()).map(|n| p[..n].to_vec()))
-            .filter(|p| {
-                managed::get_at(obj, p)
-                    .is_some_and(|v| v.as_object().is_some_and(|m| !m.is_empty()))
-            })
-            .collect();
-        e.fields.extend(parents);
+        e.fields
+            .retain(|p| p.len() > 1 || !managed::get_at(obj, p).is_some_and(Value::is_object));
     }
+    entries.retain(|e| !e.fields.is_empty());
     managed::write_entries(obj, &entries);
 }
 
