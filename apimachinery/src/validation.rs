@@ -125,6 +125,27 @@ pub fn is_dns1123_label(value: &str) -> Vec<String> {
     errs
 }
 
+/// A name that is one segment of a URL path (`IsValidPathSegmentName`, the RBAC kinds' rule):
+/// neither `.` nor `..`, and no `/` or `%`. With `prefix` (a `generateName`), only the
+/// characters are checked (`IsValidPathSegmentPrefix`).
+///
+/// ```
+/// use kube_codegen_apimachinery::validation::is_path_segment_name;
+/// assert!(is_path_segment_name("system:controller:job-controller", false).is_empty());
+/// assert_eq!(is_path_segment_name("..", false), ["may not be '..'"]);
+/// assert_eq!(is_path_segment_name("a/b%c", false), ["may not contain '/'", "may not contain '%'"]);
+/// ```
+pub fn is_path_segment_name(value: &str, prefix: bool) -> Vec<String> {
+    if !prefix && let Some(bad) = [".", ".."].into_iter().find(|b| *b == value) {
+        return vec![format!("may not be '{bad}'")];
+    }
+    ["/", "%"]
+        .into_iter()
+        .filter(|c| value.contains(c))
+        .map(|c| format!("may not contain '{c}'"))
+        .collect()
+}
+
 /// A ConfigMap key (`IsConfigMapKey`): at most 253 bytes of letters, digits, `-`, `_` and
 /// `.`, and neither `.`, `..` nor anything starting with `..`.
 ///
@@ -211,6 +232,9 @@ pub enum NameRule {
     /// `IsConfigMapKey`: LeaseCandidates (`ValidLeaseCandidateName`), whose names join a
     /// Lease's name and an identity such as `<hostname>_<uuid>`.
     ConfigMapKey,
+    /// `ValidatePathSegmentName`: the RBAC kinds (`system:controller:job-controller` is a
+    /// valid ClusterRole name), see [`is_path_segment_name`].
+    PathSegment,
 }
 
 impl NameRule {
@@ -224,6 +248,9 @@ impl NameRule {
     /// assert!(!NameRule::Subdomain.check("web-", false).is_empty());
     /// ```
     pub fn check(self, name: &str, prefix: bool) -> Vec<String> {
+        if self == NameRule::PathSegment {
+            return is_path_segment_name(name, prefix);
+        }
         let masked;
         let name = if prefix && name.len() > 1 && name.ends_with('-') {
             let head = &name.as_bytes()[..name.len() - 2];
@@ -237,6 +264,7 @@ impl NameRule {
             NameRule::Label1123 => is_dns1123_label(name),
             NameRule::Label1035 => is_dns1035_label(name),
             NameRule::ConfigMapKey => is_config_map_key(name),
+            NameRule::PathSegment => is_path_segment_name(name, prefix),
         }
     }
 }

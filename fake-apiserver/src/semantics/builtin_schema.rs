@@ -32,6 +32,7 @@ pub(crate) fn builtin_schemas() -> &'static BuiltinSchemas {
     CELL.get_or_init(|| {
         use k8s_openapi::api::{
             admissionregistration, apps, autoscaling, batch, coordination, core, discovery, events,
+            rbac,
         };
         use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1 as apiext;
         use k8s_openapi::apimachinery::pkg::apis::meta::v1 as meta;
@@ -91,6 +92,10 @@ pub(crate) fn builtin_schemas() -> &'static BuiltinSchemas {
             Builtin::ValidatingAdmissionPolicyBinding,
             admissionregistration::v1::ValidatingAdmissionPolicyBinding
         );
+        kind!(Builtin::Role, rbac::v1::Role);
+        kind!(Builtin::ClusterRole, rbac::v1::ClusterRole);
+        kind!(Builtin::RoleBinding, rbac::v1::RoleBinding);
+        kind!(Builtin::ClusterRoleBinding, rbac::v1::ClusterRoleBinding);
         generator.subschema_for::<autoscaling::v1::Scale>();
         generator.subschema_for::<core::v1::Binding>();
         generator.subschema_for::<k8s_openapi::api::policy::v1::Eviction>();

@@ -40,6 +40,10 @@ pub(crate) enum Builtin {
     ValidatingWebhookConfiguration,
     ValidatingAdmissionPolicy,
     ValidatingAdmissionPolicyBinding,
+    Role,
+    ClusterRole,
+    RoleBinding,
+    ClusterRoleBinding,
 }
 
 /// What a CRD says about one served version of a custom resource.
@@ -251,6 +255,12 @@ impl Resource {
             Some(Builtin::Namespace) => NameRule::Label1123,
             Some(Builtin::Service) => NameRule::Label1035,
             Some(Builtin::LeaseCandidate) => NameRule::ConfigMapKey,
+            Some(
+                Builtin::Role
+                | Builtin::ClusterRole
+                | Builtin::RoleBinding
+                | Builtin::ClusterRoleBinding,
+            ) => NameRule::PathSegment,
             _ => NameRule::Subdomain,
         }
     }
@@ -428,7 +438,7 @@ fn builtin<K: k8s_openapi::Resource>(
 /// The built-in resources every fake serves.
 pub(crate) fn builtins() -> Vec<Resource> {
     use k8s_openapi::api::{
-        admissionregistration, apps, batch, coordination, core, discovery, events,
+        admissionregistration, apps, batch, coordination, core, discovery, events, rbac,
     };
     use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1 as apiext;
     vec![
@@ -504,6 +514,16 @@ pub(crate) fn builtins() -> Vec<Resource> {
         ),
         builtin::<admissionregistration::v1::ValidatingAdmissionPolicyBinding>(
             Builtin::ValidatingAdmissionPolicyBinding,
+            false,
+            &[],
+            &[],
+            false,
+        ),
+        builtin::<rbac::v1::Role>(Builtin::Role, true, &[], &[], false),
+        builtin::<rbac::v1::ClusterRole>(Builtin::ClusterRole, false, &[], &[], false),
+        builtin::<rbac::v1::RoleBinding>(Builtin::RoleBinding, true, &[], &[], false),
+        builtin::<rbac::v1::ClusterRoleBinding>(
+            Builtin::ClusterRoleBinding,
             false,
             &[],
             &[],

@@ -4,7 +4,7 @@
 //!
 //! This module holds the strategies ([`prepare_create`], [`admit_create`], [`prepare_update`]),
 //! which pick the rules of a kind; the rules live with their kinds: [`pod`], [`workload`]
-//! (and Jobs), [`data`] (ConfigMaps and Secrets) and [`service`].
+//! (and Jobs), [`data`] (ConfigMaps and Secrets), [`rbac`] and [`service`].
 
 use serde_json::{Map, Value, json};
 
@@ -15,6 +15,7 @@ use crate::storage::object::{self, ensure_object};
 
 mod data;
 mod pod;
+mod rbac;
 mod service;
 mod workload;
 
@@ -109,6 +110,14 @@ pub(crate) fn prepare_create(st: &mut State, res: &Resource, obj: &mut Value) ->
         | Builtin::ValidatingWebhookConfiguration
         | Builtin::ValidatingAdmissionPolicy
         | Builtin::ValidatingAdmissionPolicyBinding => admission_configuration(res, kind, obj)?,
+        Builtin::Role | Builtin::ClusterRole => {
+            res.invalid_if_any(obj, rbac::role_errors(obj, res.namespaced))?;
+            rbac::rules_as_stored(obj);
+        }
+        Builtin::RoleBinding | Builtin::ClusterRoleBinding => {
+            rbac::binding_defaults(obj);
+            res.invalid_if_any(obj, rbac::binding_errors(obj, res.namespaced))?;
+        }
         Builtin::Endpoints
         | Builtin::CoreEvent
         | Builtin::ServiceAccount
@@ -372,6 +381,16 @@ pub(crate) fn prepare_update(
         | Builtin::ValidatingWebhookConfiguration
         | Builtin::ValidatingAdmissionPolicy
         | Builtin::ValidatingAdmissionPolicyBinding => admission_configuration(res, kind, new)?,
+        Builtin::Role | Builtin::ClusterRole => {
+            res.invalid_if_any(new, rbac::role_errors(new, res.namespaced))?;
+            rbac::rules_as_stored(new);
+        }
+        Builtin::RoleBinding | Builtin::ClusterRoleBinding => {
+            rbac::binding_defaults(new);
+            let mut errs = rbac::binding_errors(new, res.namespaced);
+            errs.extend(rbac::role_ref_update_errors(old, new));
+            res.invalid_if_any(new, errs)?;
+        }
         _ => {}
     }
     Ok(())
