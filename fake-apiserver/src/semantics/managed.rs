@@ -384,6 +384,12 @@ fn parse_node(v: &Value, path: &mut FieldPath, out: &mut FieldSet) {
 /// manager (see [`through_scale`]), the later one is kept.
 pub(crate) fn read_entries(obj: &Value) -> Vec<Entry> {
     let mut entries = stored_entries(obj);
+    keep_latest(&mut entries);
+    entries
+}
+
+/// Of two entries of one manager, keeps the later one.
+fn keep_latest(entries: &mut Vec<Entry>) {
     let mut i = 0;
     while i < entries.len() {
         let id = entries[i].identity();
@@ -393,7 +399,75 @@ pub(crate) fn read_entries(obj: &Value) -> Vec<Entry> {
             i += 1;
         }
     }
-    entries
+}
+
+/// What the `metadata.managedFields` of a create, update or non-apply patch ask for, read as
+/// kube-apiserver's field manager reads them.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Requested {
+    /// Absent, `null`, or not decodable (an entry whose `operation` is neither `Apply` nor
+    /// `Update`, without `apiVersion`, or whose `fieldsType` is not `FieldsV1`): the live
+    /// object's entries stand (none on a create).
+    Keep,
+    /// `[]` or `[{}]`, the documented way to clear them: an update leaves the object without
+    /// managed fields, and does not record itself (a create still does).
+    Reset,
+    /// The entries to start from instead of the live object's.
+    Entries(Vec<Entry>),
+}
+
+/// Reads the `metadata.managedFields` of a request's object (see [`Requested`]). A custom
+/// resource's `[]` is no reset: its metadata drops an empty list before the field manager
+/// sees it.
+pub(crate) fn requested_entries(resource: &Resource, managed_fields: Option<&Value>) -> Requested {
+    let Some(list) = managed_fields.and_then(Value::as_array) else {
+        return Requested::Keep;
+    };
+    // Go's zero `ManagedFieldsEntry`: every field empty or null.
+    let zero = |e: &Value| {
+        e.as_object().is_some_and(|m| {
+            m.iter().all(|(k, v)| match k.as_str() {
+                "manager" | "operation" | "apiVersion" | "fieldsType" | "subresource" => {
+                    v.is_null() || v == ""
+                }
+                "time" | "fieldsV1" => v.is_null(),
+                _ => true,
+            })
+        })
+    };
+    if list.is_empty() {
+        return if resource.is_custom() {
+            Requested::Keep
+        } else {
+            Requested::Reset
+        };
+    }
+    if list.len() == 1 && zero(&list[0]) {
+        return Requested::Reset;
+    }
+    let text = |e: &Value, k: &str| e.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+    let mut entries = Vec::new();
+    for e in list {
+        let operation = text(e, "operation");
+        let fields = e.get("fieldsV1").filter(|f| f.is_object());
+        if !matches!(operation.as_str(), "Apply" | "Update")
+            || text(e, "apiVersion").is_empty()
+            || text(e, "fieldsType") != "FieldsV1"
+            || fields.is_none()
+        {
+            return Requested::Keep;
+        }
+        entries.push(Entry {
+            manager: text(e, "manager"),
+            operation,
+            api_version: text(e, "apiVersion"),
+            time: text(e, "time"),
+            subresource: text(e, "subresource"),
+            fields: fields.map(from_fields_v1).unwrap_or_default(),
+        });
+    }
+    keep_latest(&mut entries);
+    Requested::Entries(entries)
 }
 
 /// The entries of `metadata.managedFields`, as stored.
@@ -572,6 +646,14 @@ pub(crate) fn record_update(
     }
     if !changed.is_empty() {
         take(resource, entries, changed, new, manager, scope, time);
+        // Fields the write removed belong to nobody. (A field an entry names that the object
+        // never had, as a request may set, stays.)
+        let has = |p: &FieldPath| present(resource, get_at(new, p));
+        let had = |p: &FieldPath| old.is_some_and(|o| get_at(o, p).is_some());
+        for e in entries.iter_mut() {
+            e.fields.retain(|p| has(p) || !had(p));
+        }
+        entries.retain(|e| !e.fields.is_empty());
     }
     if let Some(before) = before {
         through_scale(resource, &before, entries, None);
@@ -717,7 +799,7 @@ fn present_before(resource: &Resource, old: &Value, path: &[Seg]) -> bool {
 }
 
 /// [`record_update`]'s ownership change: `manager` takes the `changed` fields from every other
-/// entry, and fields `new` no longer has belong to nobody.
+/// entry.
 fn take(
     resource: &Resource,
     entries: &mut Vec<Entry>,
@@ -754,23 +836,19 @@ fn take(
     let e = &mut entries[idx];
     e.time = time.to_string();
     e.api_version = resource.api_version();
-    // A built-in object's `null` is a Go field left empty (`rules` of a Role without rules):
-    // not a field anyone owns.
-    let has = |p: &FieldPath| {
-        get_at(new, p).is_some_and(|v| !(v.is_null() && resource.builtin.is_some()))
-    };
     for p in changed {
-        if has(&p) {
+        if present(resource, get_at(new, &p)) {
             e.fields.insert(p);
         } else {
             e.fields.remove(&p);
         }
     }
-    // Removed fields belong to nobody.
-    for e in entries.iter_mut() {
-        e.fields.retain(|p| has(p));
-    }
-    entries.retain(|e| !e.fields.is_empty());
+}
+
+/// Whether a value found at a field path is a field anyone can own: a built-in object's
+/// `null` is a Go field left empty (`rules` of a Role without rules), not one.
+fn present(resource: &Resource, v: Option<&Value>) -> bool {
+    v.is_some_and(|v| !(v.is_null() && resource.builtin.is_some()))
 }
 
 /// Merges an applied configuration into the live object.
@@ -1088,6 +1166,19 @@ pub(crate) fn apply(
     time: &str,
 ) -> Result<Value, Vec<Conflict>> {
     let mut entries = live.map(read_entries).unwrap_or_default();
+    // An existing object without managed fields (they were reset): everything it has goes to
+    // `before-first-apply`, as an update from its kind's empty object would record it.
+    if let Some(live) = live.filter(|_| entries.is_empty() && scope == Scope::Main) {
+        record_update(
+            resource,
+            &mut entries,
+            None,
+            live,
+            BEFORE_FIRST_APPLY,
+            Scope::Main,
+            time,
+        );
+    }
     let before = (scope == Scope::Scale).then(|| entries.clone());
     let time = scope.entry_time(time);
     let sub = scope.subresource();
@@ -1258,6 +1349,51 @@ mod tests {
             ),
             json!({"f:spec": {".": {}, "f:a": {}}})
         );
+    }
+
+    #[test]
+    fn requested_managed_fields_are_read_as_go_reads_them() {
+        let entry = json!({"manager": "x", "operation": "Update", "apiVersion": "v1",
+            "fieldsType": "FieldsV1", "fieldsV1": {"f:data": {"f:k": {}}}});
+        assert_eq!(requested_entries(&cm(), None), Requested::Keep);
+        assert_eq!(
+            requested_entries(&cm(), Some(&Value::Null)),
+            Requested::Keep
+        );
+        for reset in [
+            json!([]),
+            json!([{}]),
+            json!([{"manager": "", "time": null}]),
+        ] {
+            assert_eq!(
+                requested_entries(&cm(), Some(&reset)),
+                Requested::Reset,
+                "{reset}"
+            );
+        }
+        let mut bogus = entry.clone();
+        bogus["operation"] = json!("Bogus");
+        let mut untyped = entry.clone();
+        untyped["fieldsType"] = json!("");
+        for keep in [
+            json!([bogus]),
+            json!([untyped]),
+            json!([entry.clone(), {"fieldsV1": {}}]),
+        ] {
+            assert_eq!(
+                requested_entries(&cm(), Some(&keep)),
+                Requested::Keep,
+                "{keep}"
+            );
+        }
+        let mut later = entry.clone();
+        later["fieldsV1"] = json!({"f:data": {"f:j": {}}});
+        let Requested::Entries(got) = requested_entries(&cm(), Some(&json!([entry, later]))) else {
+            panic!("entries expected");
+        };
+        assert_eq!(got.len(), 1, "the later of one manager's two entries");
+        assert_eq!(to_fields_v1(&got[0].fields), json!({"f:data": {"f:j": {}}}));
+        assert_eq!(got[0].time, "");
     }
 
     #[test]

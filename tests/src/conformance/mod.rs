@@ -625,6 +625,14 @@ pub fn scenarios() -> Vec<Scenario> {
             "a Deployment's label selector is owned and conflicts whole"
         ),
         scenario!(
+            ownership::update_field_sets_and_reset,
+            "updaters own the maps they create (\".\"); [{}] and a built-in's [] reset managedFields; the next apply hands the rest to before-first-apply"
+        ),
+        scenario!(
+            ownership::managed_fields_set_by_requests,
+            "managed fields a request sets start its entry; undecodable ones are ignored; [{}] and [] clear them"
+        ),
+        scenario!(
             ownership::patch_name_and_kind_errors,
             "renames by any patch, apply without a name, apply of another kind: 400"
         ),

@@ -4,7 +4,9 @@
 
 use serde_json::{Value, json};
 
-use super::{Env, Failure, GROUP, Outcome, Raw, VERSION, ensure_eq, ensure_status, get, raw};
+use super::{
+    Env, Failure, GROUP, Outcome, Raw, VERSION, ensure, ensure_eq, ensure_status, get, raw,
+};
 
 fn cms(ns: &str) -> String {
     format!("/api/v1/namespaces/{ns}/configmaps")
@@ -212,6 +214,363 @@ pub(super) async fn atomic_label_selectors(env: &Env) -> Outcome {
         "Conflict",
         "Apply failed with 1 conflict: conflict with \"owner\": .spec.selector",
         "another selector"
+    );
+    Ok(())
+}
+
+/// `(manager, fieldsV1, has a time)` of every `managedFields` entry, or `None` when the
+/// object has none.
+fn entries_with_times(obj: &Value) -> Option<Vec<(String, Value, bool)>> {
+    obj["metadata"]["managedFields"].as_array().map(|es| {
+        es.iter()
+            .map(|e| {
+                (
+                    e["manager"].as_str().unwrap_or("").to_string(),
+                    e["fieldsV1"].clone(),
+                    e.get("time").is_some(),
+                )
+            })
+            .collect()
+    })
+}
+
+/// Managed fields a request sets: kube-apiserver starts the writer's entry from them instead
+/// of the live ones (an entry without a time keeps none), ignores them when they do not
+/// decode, and clears them all for `[{}]` or `[]` — after which updates record nothing.
+pub(super) async fn managed_fields_set_by_requests(env: &Env) -> Outcome {
+    let ns = env.namespace("mfreq").await?;
+    let base = cms(&ns);
+    let entry = |manager: &str, operation: &str, key: &str| {
+        json!({"manager": manager, "operation": operation, "apiVersion": "v1",
+               "fieldsType": "FieldsV1", "fieldsV1": {"f:data": {format!("f:{key}"): {}}}})
+    };
+    let create = |name: &str, managed: Value| json!({"metadata": {"name": name, "managedFields": managed}, "data": {"k": "v"}});
+    let patch = |cm: &str, data: Value, managed: Value| {
+        let path = format!("{base}/{cm}?fieldManager=me");
+        let mut body = json!({"data": data});
+        if !managed.is_null() {
+            body["metadata"] = json!({"managedFields": managed});
+        }
+        (path, body)
+    };
+    let made = |key: &str| json!({"f:data": {".": {}, format!("f:{key}"): {}}});
+    let only = |key: &str| json!({"f:data": {format!("f:{key}"): {}}});
+
+    // On a create, decodable entries are kept beside the creator's; others are dropped.
+    let r = send(
+        env,
+        "POST",
+        &format!("{base}?fieldManager=me"),
+        JSON,
+        create("given", json!([entry("x", "Update", "zz")])),
+    )
+    .await?;
+    ensure_eq!(
+        r.status,
+        201,
+        "create: {}",
+        String::from_utf8_lossy(&r.body)
+    );
+    ensure_eq!(
+        entries_with_times(&r.json()),
+        Some(vec![
+            ("x".into(), only("zz"), false),
+            ("me".into(), made("k"), true)
+        ]),
+        "a create's given entries"
+    );
+    for (name, managed) in [
+        ("empty", json!([])),
+        ("zero", json!([{}])),
+        ("bogus", json!([entry("x", "Bogus", "zz")])),
+    ] {
+        let r = send(
+            env,
+            "POST",
+            &format!("{base}?fieldManager=me"),
+            JSON,
+            create(name, managed),
+        )
+        .await?;
+        ensure_eq!(
+            r.status,
+            201,
+            "create {name}: {}",
+            String::from_utf8_lossy(&r.body)
+        );
+        ensure_eq!(
+            entries_with_times(&r.json()),
+            Some(vec![("me".into(), made("k"), true)]),
+            "create {name}"
+        );
+    }
+
+    // On an update, decodable entries replace the live ones.
+    let (path, body) = patch(
+        "given",
+        json!({"k2": "v"}),
+        json!([entry("y", "Apply", "k")]),
+    );
+    let r = send(env, "PATCH", &path, MERGE, body).await?;
+    ensure_eq!(r.status, 200, "patch: {}", String::from_utf8_lossy(&r.body));
+    ensure_eq!(
+        entries_with_times(&r.json()),
+        Some(vec![
+            ("y".into(), only("k"), false),
+            ("me".into(), only("k2"), true)
+        ]),
+        "an update's given entries"
+    );
+    // Entries that do not decode leave the live ones.
+    let (path, body) = patch(
+        "given",
+        json!({"k3": "v"}),
+        json!([entry("z", "Bogus", "k")]),
+    );
+    let r = send(env, "PATCH", &path, MERGE, body).await?;
+    ensure_eq!(
+        entries_with_times(&r.json()).map(|o| o.into_iter().map(|(m, _, _)| m).collect::<Vec<_>>()),
+        Some(vec!["y".to_string(), "me".to_string()]),
+        "undecodable entries are ignored"
+    );
+    // `[{}]` and `[]` clear them, and later updates record nothing.
+    for (cm, reset) in [("given", json!([{}])), ("empty", json!([]))] {
+        let (path, body) = patch(cm, json!({"k4": "v"}), reset.clone());
+        let r = send(env, "PATCH", &path, MERGE, body).await?;
+        ensure_eq!(
+            r.status,
+            200,
+            "reset {reset}: {}",
+            String::from_utf8_lossy(&r.body)
+        );
+        ensure_eq!(entries_with_times(&r.json()), None, "reset with {reset}");
+        let (path, body) = patch(cm, json!({"k5": "v"}), Value::Null);
+        let r = send(env, "PATCH", &path, MERGE, body).await?;
+        ensure_eq!(
+            entries_with_times(&r.json()),
+            None,
+            "an update after the reset with {reset}"
+        );
+    }
+    Ok(())
+}
+
+/// Which fields an update owns (`"."` for the maps and lists it brings into existence, none
+/// for an applier), `managedFields: [{}]` and `[]` clearing them (`[]` only on a built-in
+/// kind: a custom resource's metadata drops an empty list before the server sees it), updates
+/// not tracked afterwards, and the next apply handing everything there to
+/// `before-first-apply`.
+pub(super) async fn update_field_sets_and_reset(env: &Env) -> Outcome {
+    let ns = env.namespace("mfsets").await?;
+    // An updater owns a map or list it brought into existence ("."), besides its items.
+    let r = send(
+        env,
+        "POST",
+        &format!("{}?fieldManager=maker", cms(&ns)),
+        "application/json",
+        json!({"metadata": {"name": "c", "labels": {"a": "1"}}, "data": {"a": "1"}}),
+    )
+    .await?;
+    ensure_eq!(
+        r.status,
+        201,
+        "create: {}",
+        String::from_utf8_lossy(&r.body)
+    );
+    ensure_eq!(
+        fields_of(&r.json(), "maker"),
+        json!({"f:data": {".": {}, "f:a": {}}, "f:metadata": {"f:labels": {".": {}, "f:a": {}}}}),
+        "a creator's fields"
+    );
+    let r = send(
+        env,
+        "PATCH",
+        &format!("{}/c?fieldManager=editor", cms(&ns)),
+        MERGE,
+        json!({"metadata": {"labels": {"b": "1"}, "annotations": {"n": "1"}}, "data": {"b": "1"}}),
+    )
+    .await?;
+    ensure_eq!(
+        fields_of(&r.json(), "editor"),
+        json!({"f:data": {"f:b": {}}, "f:metadata": {"f:annotations": {".": {}, "f:n": {}}, "f:labels": {"f:b": {}}}}),
+        "an editor adding to existing maps owns only its keys"
+    );
+    let w = send(
+        env,
+        "POST",
+        &format!("{}?fieldManager=maker", widgets(&ns)),
+        "application/json",
+        json!({"apiVersion": format!("{GROUP}/{VERSION}"), "kind": "Widget", "metadata": {"name": "w"},
+               "spec": {"size": 1, "color": "red", "tags": ["a"], "parts": [{"name": "p", "count": 1}]}}),
+    )
+    .await?;
+    ensure_eq!(
+        w.status,
+        201,
+        "create widget: {}",
+        String::from_utf8_lossy(&w.body)
+    );
+    ensure_eq!(
+        fields_of(&w.json(), "maker"),
+        json!({"f:spec": {".": {}, "f:color": {}, "f:parts": {".": {}, "k:{\"name\":\"p\"}": {".": {}, "f:count": {}, "f:name": {}}},
+                          "f:size": {}, "f:tags": {".": {}, "v:\"a\"": {}}}}),
+        "a custom resource's creator"
+    );
+    // An applier's set has no "." for maps and lists, only for keyed items.
+    let a = send(
+        env,
+        "PATCH",
+        &format!("{}/w2?fieldManager=applier", widgets(&ns)),
+        APPLY,
+        json!({"apiVersion": format!("{GROUP}/{VERSION}"), "kind": "Widget", "metadata": {"name": "w2", "labels": {"a": "1"}},
+               "spec": {"size": 1, "tags": ["a"], "parts": [{"name": "p", "count": 1}]}}),
+    )
+    .await?;
+    ensure_eq!(
+        fields_of(&a.json(), "applier"),
+        json!({"f:metadata": {"f:labels": {"f:a": {}}},
+               "f:spec": {"f:parts": {"k:{\"name\":\"p\"}": {".": {}, "f:count": {}, "f:name": {}}}, "f:size": {}, "f:tags": {"v:\"a\"": {}}}}),
+        "an applier's fields"
+    );
+
+    // `managedFields: [{}]` clears them all; so does `[]` for a built-in kind, while a custom
+    // resource's metadata drops an empty list before the server sees it.
+    let r = send(
+        env,
+        "PATCH",
+        &format!("{}/w?fieldManager=third", widgets(&ns)),
+        MERGE,
+        json!({"metadata": {"managedFields": []}, "spec": {"size": 2}}),
+    )
+    .await?;
+    let managers: Vec<String> = entries(&r.json()).into_iter().map(|e| e.0).collect();
+    ensure_eq!(managers, vec!["maker", "third"], "[] on a custom resource");
+    let r = send(
+        env,
+        "PATCH",
+        &format!("{}/w?fieldManager=fourth", widgets(&ns)),
+        MERGE,
+        json!({"metadata": {"managedFields": [{}]}, "spec": {"size": 3}}),
+    )
+    .await?;
+    ensure_eq!(r.status, 200, "reset: {}", String::from_utf8_lossy(&r.body));
+    ensure!(
+        r.json()["metadata"].get("managedFields").is_none(),
+        "[{{}}] clears managedFields: {}",
+        r.json()["metadata"]
+    );
+    let r = send(
+        env,
+        "PATCH",
+        &format!("{}/c?fieldManager=fourth", cms(&ns)),
+        MERGE,
+        json!({"metadata": {"managedFields": []}, "data": {"d": "1"}}),
+    )
+    .await?;
+    ensure_eq!(r.status, 200, "reset: {}", String::from_utf8_lossy(&r.body));
+    ensure!(
+        r.json()["metadata"].get("managedFields").is_none(),
+        "[] clears a built-in object's managedFields: {}",
+        r.json()["metadata"]
+    );
+    // An object without managedFields stays without them through updates …
+    let mut c = get(env, &format!("{}/c", cms(&ns))).await?.json();
+    c["data"]["e"] = json!("1");
+    let r = send(
+        env,
+        "PUT",
+        &format!("{}/c?fieldManager=fifth", cms(&ns)),
+        "application/json",
+        c,
+    )
+    .await?;
+    ensure_eq!(
+        r.status,
+        200,
+        "update: {}",
+        String::from_utf8_lossy(&r.body)
+    );
+    ensure!(
+        r.json()["metadata"].get("managedFields").is_none(),
+        "an update does not start tracking: {}",
+        r.json()["metadata"]
+    );
+    // … until an apply, which hands everything there to "before-first-apply".
+    let r = send(
+        env,
+        "PATCH",
+        &format!("{}/c?fieldManager=applier", cms(&ns)),
+        APPLY,
+        json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"a": "2"}}),
+    )
+    .await?;
+    ensure_status!(
+        r,
+        409,
+        "Conflict",
+        "Apply failed with 1 conflict: conflict with \"before-first-apply\" using v1: .data.a",
+        "apply to an object without managedFields"
+    );
+    let r = send(
+        env,
+        "PATCH",
+        &format!("{}/c?fieldManager=applier&force=true", cms(&ns)),
+        APPLY,
+        json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"a": "2"}}),
+    )
+    .await?;
+    ensure_eq!(
+        r.status,
+        200,
+        "forced apply: {}",
+        String::from_utf8_lossy(&r.body)
+    );
+    let got: Vec<(String, String)> = entries(&r.json()).into_iter().map(|e| (e.0, e.1)).collect();
+    ensure_eq!(
+        got,
+        vec![
+            ("applier".to_string(), "Apply".to_string()),
+            ("before-first-apply".to_string(), "Update".to_string())
+        ],
+        "entries after the first apply"
+    );
+    ensure_eq!(
+        fields_of(&r.json(), "before-first-apply"),
+        json!({"f:data": {".": {}, "f:b": {}, "f:d": {}, "f:e": {}},
+               "f:metadata": {"f:annotations": {".": {}, "f:n": {}}, "f:labels": {".": {}, "f:a": {}, "f:b": {}}}}),
+        "before-first-apply owns the rest"
+    );
+    // Apply may not carry managedFields at all; a create may, and `[{}]` there is ignored.
+    let r = send(
+        env,
+        "PATCH",
+        &format!("{}/c?fieldManager=applier", cms(&ns)),
+        APPLY,
+        json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "managedFields": [{}]}}),
+    )
+    .await?;
+    ensure_status!(
+        r,
+        400,
+        "BadRequest",
+        "metadata.managedFields must be nil",
+        "apply with managedFields"
+    );
+    let r = send(
+        env,
+        "POST",
+        &format!("{}?fieldManager=maker", cms(&ns)),
+        "application/json",
+        json!({"metadata": {"name": "d", "managedFields": [{}]}, "data": {"a": "1"}}),
+    )
+    .await?;
+    ensure_eq!(
+        entries(&r.json())
+            .into_iter()
+            .map(|e| e.0)
+            .collect::<Vec<_>>(),
+        vec!["maker"],
+        "create with [{{}}]"
     );
     Ok(())
 }

@@ -80,7 +80,14 @@ pub(crate) fn create(
     ] {
         meta.remove(field);
     }
+    // Managed fields the request sets are where its own entry starts from.
+    let mut entries = Vec::new();
     if !preset_managed_fields {
+        if let managed::Requested::Entries(e) =
+            managed::requested_entries(res, meta.get("managedFields"))
+        {
+            entries = e;
+        }
         meta.remove("managedFields");
     }
     // Generate the name first: validation sees the generated one.
@@ -173,7 +180,6 @@ pub(crate) fn create(
         object::set_meta(&mut obj, "generation", Some(json!(1)));
     }
     if !preset_managed_fields {
-        let mut entries = Vec::new();
         managed::record_update(
             res,
             &mut entries,

@@ -81,6 +81,16 @@ pub(crate) fn update(
         is_put,
     } = input;
     require_object(&body)?;
+    // Managed fields the request sets replace the live ones (a write through a subresource
+    // keeps the live ones). Read before Go's decoding drops an empty list.
+    let requested = if managed_done || scope != Scope::Main {
+        managed::Requested::Keep
+    } else {
+        managed::requested_entries(
+            res,
+            object::meta(&body).and_then(|m| m.get("managedFields")),
+        )
+    };
     object::whole_floats_to_integers(&mut body);
     if let Some(def) = res
         .builtin
@@ -298,17 +308,28 @@ pub(crate) fn update(
     }
     let now = object::now_rfc3339();
     if !managed_done {
-        let mut entries = managed::read_entries(&old);
-        managed::record_update(
-            res,
-            &mut entries,
-            Some(&old),
-            &new,
-            &opts.manager,
-            scope,
-            &now,
-        );
-        managed::write_entries(&mut new, &entries);
+        let entries = match requested {
+            managed::Requested::Keep => managed::read_entries(&old),
+            managed::Requested::Entries(entries) => entries,
+            managed::Requested::Reset => Vec::new(),
+        };
+        if entries.is_empty() {
+            // kube-apiserver does not start tracking an existing object's fields on an update:
+            // an object without managed fields stays without them.
+            object::meta_mut(&mut new).remove("managedFields");
+        } else {
+            let mut entries = entries;
+            managed::record_update(
+                res,
+                &mut entries,
+                Some(&old),
+                &new,
+                &opts.manager,
+                scope,
+                &now,
+            );
+            managed::write_entries(&mut new, &entries);
+        }
     }
     // The last finalizer of an object being deleted (with no grace period left) deletes it.
     let grace_zero = old_meta
