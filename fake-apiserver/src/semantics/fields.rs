@@ -646,39 +646,70 @@ fn typed_walk(
     }
 }
 
-/// Whether the field of a built-in kind's object at `path` (field names from the object root;
-/// list items add no segment) is a map or struct its schema marks `x-kubernetes-map-type:
-/// atomic` (`+mapType=atomic`, `+structType=atomic`), on the field or on its type.
-pub(crate) fn builtin_atomic_map(definition: &str, path: &[&str]) -> bool {
+/// The schema of the field of a built-in kind's object at `path` (field names from the object
+/// root; list items add no segment): the property as its struct declares it (where
+/// kube-apiserver's list, map and patch extensions are), and its type with references
+/// followed and, for a list, down to its items.
+fn builtin_field(definition: &str, path: &[&str]) -> Option<(&'static Value, &'static Value)> {
     let defs = &builtin_schemas().definitions;
+    let items = |mut cur: &'static Value| {
+        while cur.get("type").and_then(Value::as_str) == Some("array") {
+            cur = resolve(cur.get("items")?, defs);
+        }
+        Some(cur)
+    };
+    let mut cur = defs.get(definition)?;
+    let mut field = None;
+    for seg in path {
+        let next = child(items(cur)?, seg)??;
+        field = Some(next);
+        cur = resolve(next, defs);
+    }
+    Some((field?, items(cur)?))
+}
+
+/// Whether the map or struct of a built-in kind's object at `path` (a list's items, for a
+/// list) is `x-kubernetes-map-type: atomic` (`+mapType=atomic`, `+structType=atomic`), on
+/// the field or on its type.
+pub(crate) fn builtin_atomic_map(definition: &str, path: &[&str]) -> bool {
     let atomic =
         |s: &Value| s.get("x-kubernetes-map-type").and_then(Value::as_str) == Some("atomic");
-    let root = builtin_root(definition);
-    let mut cur = resolve(&root, defs);
-    let mut field: Option<&Value> = None;
-    for seg in path {
-        while cur.get("type").and_then(Value::as_str) == Some("array") {
-            match cur.get("items") {
-                Some(items) => cur = resolve(items, defs),
-                None => return false,
-            }
-        }
-        match child(cur, seg) {
-            Some(Some(next)) => {
-                field = Some(next);
-                cur = resolve(next, defs);
-            }
-            _ => return false,
-        }
-    }
-    // A list's items are checked under the list's path.
-    while cur.get("type").and_then(Value::as_str) == Some("array") {
-        match cur.get("items") {
-            Some(items) => cur = resolve(items, defs),
-            None => return false,
-        }
-    }
-    field.is_some_and(atomic) || atomic(cur)
+    builtin_field(definition, path).is_some_and(|(field, ty)| atomic(field) || atomic(ty))
+}
+
+/// The list extensions kube-apiserver's documents give a field of a built-in kind.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ListExtensions {
+    /// `x-kubernetes-list-type` (server-side apply): `atomic`, `set`, `map` or empty.
+    pub(crate) list_type: &'static str,
+    /// `x-kubernetes-list-map-keys`.
+    pub(crate) map_keys: Vec<String>,
+    /// `x-kubernetes-patch-strategy` (strategic merge patch): `merge`, `retainKeys`, … or
+    /// empty.
+    pub(crate) patch_strategy: &'static str,
+    /// `x-kubernetes-patch-merge-key`.
+    pub(crate) merge_key: &'static str,
+}
+
+/// The list extensions of the field of a built-in kind's object at `path`.
+pub(crate) fn builtin_list_extensions(definition: &str, path: &[&str]) -> Option<ListExtensions> {
+    let (field, _) = builtin_field(definition, path)?;
+    let text = |k: &str| field.get(k).and_then(Value::as_str).unwrap_or("");
+    Some(ListExtensions {
+        list_type: text("x-kubernetes-list-type"),
+        map_keys: field
+            .get("x-kubernetes-list-map-keys")
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default(),
+        patch_strategy: text("x-kubernetes-patch-strategy"),
+        merge_key: text("x-kubernetes-patch-merge-key"),
+    })
 }
 
 /// How the Go zero value of the struct holding the field at `path` (field names from a

@@ -1,10 +1,11 @@
 //! How lists merge: the `patchMergeKey`/`listType` knowledge strategic merge patch and
-//! server-side apply need. Built-in types use a table of the common keyed lists; custom
-//! resources read `x-kubernetes-list-type` and `x-kubernetes-list-map-keys` from the CRD schema.
+//! server-side apply need. Built-in types read the extensions of kube-apiserver's own OpenAPI
+//! documents (`builtin_openapi_extensions.json`); custom resources read
+//! `x-kubernetes-list-type` and `x-kubernetes-list-map-keys` from the CRD schema.
 
 use serde_json::Value;
 
-use crate::semantics::resources::{Builtin, Resource};
+use crate::semantics::resources::Resource;
 use crate::storage::object;
 
 /// How a list field merges.
@@ -19,56 +20,59 @@ pub(crate) enum ListType {
 }
 
 /// The list type of the field at `path` (field names from the object root; list items add no
-/// segment) of an object of `resource`.
+/// segment) of an object of `resource`, as server-side apply merges and owns it: built-in
+/// kinds read `x-kubernetes-list-type` and `-list-map-keys` from kube-apiserver's own schema
+/// extensions, custom resources from their CRD's schema.
 pub(crate) fn list_type(resource: &Resource, path: &[&str]) -> ListType {
-    let Some(last) = path.last().copied() else {
-        return ListType::Atomic;
-    };
-    if path.first() == Some(&"metadata") && path.len() == 2 {
-        return match last {
+    lookup(resource, path, Merge::Apply)
+}
+
+/// The list type of the field at `path` as strategic merge patch merges it: built-in kinds
+/// read `x-kubernetes-patch-strategy` and `-patch-merge-key` (a Service's ports merge by
+/// `port` alone, where server-side apply keys them by port and protocol). Custom resources,
+/// which strategic merge patch does not serve, follow their schema's list types.
+pub(crate) fn patch_list_type(resource: &Resource, path: &[&str]) -> ListType {
+    lookup(resource, path, Merge::Patch)
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Merge {
+    Apply,
+    Patch,
+}
+
+fn lookup(resource: &Resource, path: &[&str], merge: Merge) -> ListType {
+    // ObjectMeta's lists, which a CRD's schema does not describe.
+    if let ["metadata", field] = path {
+        return match *field {
             "finalizers" => ListType::Set,
             "ownerReferences" => ListType::Map(vec!["uid".into()]),
             _ => ListType::Atomic,
         };
     }
     match resource.builtin {
-        Some(b) => builtin_list_type(b, path, last),
+        Some(b) => crate::semantics::builtin_schema::definition_of(b)
+            .and_then(|d| crate::semantics::fields::builtin_list_extensions(d, path))
+            .map_or(ListType::Atomic, |ext| match merge {
+                Merge::Apply => match ext.list_type {
+                    "set" => ListType::Set,
+                    "map" => ListType::Map(ext.map_keys),
+                    _ => ListType::Atomic,
+                },
+                Merge::Patch => {
+                    let merges = ext.patch_strategy.split(',').any(|s| s == "merge");
+                    match (merges, ext.merge_key) {
+                        (false, _) => ListType::Atomic,
+                        (true, "") => ListType::Set,
+                        (true, key) => ListType::Map(vec![key.to_string()]),
+                    }
+                }
+            }),
         None => resource
             .custom
             .as_ref()
             .and_then(|c| c.schema.as_ref())
             .map_or(ListType::Atomic, |schema| schema_list_type(schema, path)),
-    }
-}
-
-fn keys(k: &[&str]) -> ListType {
-    ListType::Map(k.iter().map(|s| s.to_string()).collect())
-}
-
-fn builtin_list_type(b: Builtin, path: &[&str], last: &str) -> ListType {
-    let parent = if path.len() >= 2 {
-        path[path.len() - 2]
-    } else {
-        ""
-    };
-    let in_container = matches!(
-        parent,
-        "containers" | "initContainers" | "ephemeralContainers"
-    );
-    match last {
-        "containers" | "initContainers" | "ephemeralContainers" => keys(&["name"]),
-        "volumes" | "imagePullSecrets" | "resourceClaims" | "schedulingGates" => keys(&["name"]),
-        "env" if in_container => keys(&["name"]),
-        "volumeMounts" if in_container => keys(&["mountPath"]),
-        "volumeDevices" if in_container => keys(&["devicePath"]),
-        "ports" if in_container => keys(&["containerPort", "protocol"]),
-        "ports" if b == Builtin::Service && path == ["spec", "ports"] => {
-            keys(&["port", "protocol"])
-        }
-        "conditions" => keys(&["type"]),
-        "hostAliases" => keys(&["ip"]),
-        "topologySpreadConstraints" => keys(&["topologyKey", "whenUnsatisfiable"]),
-        _ => ListType::Atomic,
     }
 }
 
@@ -193,18 +197,46 @@ mod tests {
 
     #[test]
     fn builtin_keys() {
+        let kind = |k: &str| {
+            crate::semantics::resources::builtins()
+                .into_iter()
+                .find(|r| r.kind == k)
+                .unwrap_or_else(|| panic!("no {k}"))
+        };
+        let (deploy, svc) = (kind("Deployment"), kind("Service"));
+        let containers = ["spec", "template", "spec", "containers"];
         assert_eq!(
-            builtin_list_type(
-                Builtin::Deployment,
-                &["spec", "template", "spec", "containers"],
-                "containers"
-            ),
+            list_type(&deploy, &containers),
             ListType::Map(vec!["name".into()])
         );
+        let ports = ["spec", "template", "spec", "containers", "ports"];
         assert_eq!(
-            builtin_list_type(Builtin::Pod, &["spec", "containers", "ports"], "ports"),
+            list_type(&deploy, &ports),
             ListType::Map(vec!["containerPort".into(), "protocol".into()])
         );
+        assert_eq!(
+            patch_list_type(&deploy, &ports),
+            ListType::Map(vec!["containerPort".into()])
+        );
+        assert_eq!(
+            list_type(&svc, &["spec", "ports"]),
+            ListType::Map(vec!["port".into(), "protocol".into()])
+        );
+        assert_eq!(
+            patch_list_type(&svc, &["spec", "ports"]),
+            ListType::Map(vec!["port".into()])
+        );
+        assert_eq!(
+            list_type(&deploy, &["metadata", "finalizers"]),
+            ListType::Set
+        );
+        assert_eq!(
+            list_type(&deploy, &["metadata", "ownerReferences"]),
+            ListType::Map(vec!["uid".into()])
+        );
+        let args = ["spec", "template", "spec", "containers", "args"];
+        assert_eq!(list_type(&deploy, &args), ListType::Atomic);
+        assert_eq!(patch_list_type(&deploy, &args), ListType::Atomic);
         assert!(item_matches(
             &json!({"containerPort": 80}),
             &json!({"containerPort": 80, "protocol": "TCP"})

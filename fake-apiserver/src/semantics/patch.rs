@@ -4,7 +4,7 @@
 use serde_json::{Map, Value};
 
 use crate::error::{ApiError, ApiResult};
-use crate::semantics::list_type::{ListType, item_key, item_matches, list_type};
+use crate::semantics::list_type::{ListType, item_key, item_matches, patch_list_type};
 use crate::semantics::resources::Resource;
 use crate::storage::object;
 use crate::storage::size::encoded_len;
@@ -339,7 +339,7 @@ fn merge_map(
         }
         path.push(field.clone());
         let names: Vec<&str> = path.iter().map(String::as_str).collect();
-        let identity = identity_for(list_type(resource, &names));
+        let identity = identity_for(patch_list_type(resource, &names));
         if let (Some(identity), Some(Value::Array(list))) = (identity, out.get_mut(field)) {
             let original = list.clone();
             *list = normalize(std::mem::take(list), &original, order, &identity);
@@ -427,7 +427,7 @@ fn merge_list(
     path: &mut Vec<String>,
 ) -> Result<Vec<Value>, String> {
     let names: Vec<&str> = path.iter().map(String::as_str).collect();
-    let lt = list_type(resource, &names);
+    let lt = patch_list_type(resource, &names);
     let merged = match &lt {
         ListType::Atomic => {
             return Ok(patch

@@ -566,6 +566,10 @@ pub fn scenarios() -> Vec<Scenario> {
             "merges lists by key on built-ins; 415 for custom resources"
         ),
         scenario!(
+            patch::builtin_list_types,
+            "a Service's ports merge by port in a strategic merge patch and by port and protocol in apply; webhooks keyed by name, imagePullSecrets atomic"
+        ),
+        scenario!(
             patch::server_side_apply,
             "apply creates, merges managers, removes dropped fields, conflicts, force, fieldManager required"
         ),

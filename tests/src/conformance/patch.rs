@@ -7,6 +7,109 @@ use serde_json::json;
 
 use super::{Env, Outcome, ensure, ensure_eq, expect_error, widget};
 
+/// Lists whose strategic-merge key and server-side-apply list type differ from a guess by
+/// field name: a Service's ports merge by `port` alone in a strategic merge patch (so a patch
+/// of port 80 with another protocol changes the TCP entry), while apply keys them by port and
+/// protocol; a webhook configuration's `webhooks` are keyed by name for apply; a
+/// ServiceAccount's `imagePullSecrets` are atomic for apply.
+pub(super) async fn builtin_list_types(env: &Env) -> Outcome {
+    use k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration;
+    use k8s_openapi::api::core::v1::{Service, ServiceAccount};
+    let ns = env.namespace("listtypes").await?;
+    let svcs: Api<Service> = Api::namespaced(env.client.clone(), &ns);
+    let svc: Service = serde_json::from_value(json!({"metadata": {"name": "s"},
+        "spec": {"ports": [{"name": "web", "port": 80}, {"name": "alt", "port": 81}]}}))?;
+    svcs.create(&PostParams::default(), &svc).await?;
+    let patched = svcs
+        .patch(
+            "s",
+            &PatchParams::default(),
+            &Patch::Strategic(
+                json!({"spec": {"ports": [{"name": "dns", "port": 80, "protocol": "UDP"}]}}),
+            ),
+        )
+        .await?;
+    let ports = serde_json::to_value(patched.spec.map(|s| s.ports))?;
+    ensure_eq!(
+        ports,
+        json!([{"name": "dns", "port": 80, "protocol": "UDP", "targetPort": 80},
+               {"name": "alt", "port": 81, "protocol": "TCP", "targetPort": 81}]),
+        "a strategic merge patch merges a Service's ports by port"
+    );
+    let apply = PatchParams::apply("owner");
+    let applied = svcs
+        .patch(
+            "s2",
+            &apply,
+            &Patch::Apply(
+                json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s2"},
+                "spec": {"ports": [{"name": "dns-udp", "port": 53, "protocol": "UDP"},
+                                   {"name": "dns-tcp", "port": 53, "protocol": "TCP"}]}}),
+            ),
+        )
+        .await?;
+    let fields =
+        |mf: Option<Vec<k8s_openapi::apimachinery::pkg::apis::meta::v1::ManagedFieldsEntry>>| {
+            mf.and_then(|m| {
+                m.into_iter()
+                    .find(|e| e.manager.as_deref() == Some("owner"))
+            })
+            .and_then(|e| e.fields_v1)
+            .map(|f| f.0)
+            .unwrap_or_default()
+        };
+    let keys: Vec<String> = fields(applied.metadata.managed_fields)["f:spec"]["f:ports"]
+        .as_object()
+        .map(|m| m.keys().cloned().collect())
+        .unwrap_or_default();
+    ensure_eq!(
+        keys,
+        vec![
+            r#"k:{"port":53,"protocol":"TCP"}"#.to_string(),
+            r#"k:{"port":53,"protocol":"UDP"}"#.to_string()
+        ],
+        "apply keys a Service's ports by port and protocol"
+    );
+    let hooks: Api<ValidatingWebhookConfiguration> = Api::all(env.client.clone());
+    let name = format!("{ns}-hooks");
+    let hook = |n: &str| {
+        json!({"name": n, "admissionReviewVersions": ["v1"], "sideEffects": "None",
+        "clientConfig": {"url": "https://hooks.example.com/v"}, "rules": []})
+    };
+    let applied = hooks
+        .patch(
+            &name,
+            &apply,
+            &Patch::Apply(json!({"apiVersion": "admissionregistration.k8s.io/v1",
+                "kind": "ValidatingWebhookConfiguration", "metadata": {"name": name},
+                "webhooks": [hook("a.example.com"), hook("b.example.com")]})),
+        )
+        .await?;
+    let webhooks = fields(applied.metadata.managed_fields)["f:webhooks"].clone();
+    ensure!(
+        webhooks.get(r#"k:{"name":"a.example.com"}"#).is_some(),
+        "apply keys webhooks by name: {webhooks}"
+    );
+    hooks.delete(&name, &Default::default()).await?;
+    let sas: Api<ServiceAccount> = Api::namespaced(env.client.clone(), &ns);
+    let applied = sas
+        .patch(
+            "robot",
+            &apply,
+            &Patch::Apply(
+                json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "robot"},
+                "imagePullSecrets": [{"name": "a"}, {"name": "b"}]}),
+            ),
+        )
+        .await?;
+    ensure_eq!(
+        fields(applied.metadata.managed_fields),
+        json!({"f:imagePullSecrets": {}}),
+        "a ServiceAccount's imagePullSecrets are atomic"
+    );
+    Ok(())
+}
+
 pub(super) async fn merge_patch(env: &Env) -> Outcome {
     let ns = env.namespace("merge").await?;
     let api = env.widgets(&ns);
