@@ -96,6 +96,27 @@ pub fn refusal_summary(a: &Answer, normalise: impl Fn(&str) -> String) -> Option
     ))
 }
 
+/// Prints two transcripts of the same steps (`(step, summary)`, in order) as a table, the
+/// in-memory server's beside kube-apiserver's (run with `--nocapture` to see it), and returns
+/// the steps where they differ, each with both summaries.
+pub fn transcript_differences<S, T>(fake: &[(S, T)], real: &[(S, T)]) -> Vec<String>
+where
+    S: std::fmt::Display,
+    T: std::fmt::Display + PartialEq,
+{
+    eprintln!("| step | in-memory server | kube-apiserver v1.37.1 | agree |");
+    eprintln!("| --- | --- | --- | --- |");
+    for ((step, f), (_, r)) in fake.iter().zip(real) {
+        let agree = if f == r { "yes" } else { "NO" };
+        eprintln!("| {step} | `{f}` | `{r}` | {agree} |");
+    }
+    fake.iter()
+        .zip(real)
+        .filter(|((_, f), (_, r))| f != r)
+        .map(|((step, f), (_, r))| format!("{step}:\n  fake: {f}\n  real: {r}"))
+        .collect()
+}
+
 /// A certificate authority and a serving certificate it signed for `localhost` and
 /// 127.0.0.1, all PEM.
 #[derive(Debug, Clone)]

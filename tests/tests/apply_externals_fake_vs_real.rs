@@ -20,6 +20,7 @@ use kube_codegen_runtime::fake::FakeApiServer;
 use serde_json::{Value, json};
 use tests::apiserver::RealApiServer;
 use tests::conformance::install_crd;
+use tests::fake_vs_real::transcript_differences;
 use tests::fixtures::externals::client::applyconfiguration::jobs::v1::{
     RunnerApplyConfiguration, RunnerSpecApplyConfiguration, extract_runner,
 };
@@ -216,19 +217,7 @@ async fn a_kind_embedding_builtins_applies_them_typed_fake_vs_real() {
         .unwrap_or_else(|e| panic!("cannot start kube-apiserver: {e}"));
     let real_t = transcript(real.client().unwrap()).await;
     assert_eq!(fake_t.len(), real_t.len());
-    // The scenario table (run with --nocapture to see it).
-    eprintln!("| scenario | in-memory server | kube-apiserver v1.37.1 | agree |");
-    eprintln!("| --- | --- | --- | --- |");
-    for ((step, f), (_, r)) in fake_t.iter().zip(&real_t) {
-        let agree = if f == r { "yes" } else { "NO" };
-        eprintln!("| {step} | `{f}` | `{r}` | {agree} |");
-    }
-    let diffs: Vec<String> = fake_t
-        .iter()
-        .zip(&real_t)
-        .filter(|((_, f), (_, r))| f != r)
-        .map(|((step, f), (_, r))| format!("{step}:\n  fake: {f}\n  real: {r}"))
-        .collect();
+    let diffs = transcript_differences(&fake_t, &real_t);
     assert!(
         diffs.is_empty(),
         "the fake differs from kube-apiserver:\n{}",

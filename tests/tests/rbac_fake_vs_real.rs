@@ -10,7 +10,7 @@
 use serde_json::{Value, json};
 use tests::apiserver::RealApiServer;
 use tests::e2e::run_id;
-use tests::fake_vs_real::{Answer, refusal_summary, send};
+use tests::fake_vs_real::{Answer, refusal_summary, send, transcript_differences};
 
 use kube_codegen_runtime::fake::FakeApiServer;
 
@@ -395,12 +395,6 @@ async fn rbac_kinds_fake_vs_real() {
         .unwrap_or_else(|e| panic!("cannot start kube-apiserver: {e}"));
     let real_t = transcript(real.client().unwrap_or_else(|e| panic!("{e}")), &run).await;
     assert_eq!(fake_t.len(), real_t.len());
-    eprintln!("| step | in-memory server | kube-apiserver v1.37.1 | agree |");
-    eprintln!("| --- | --- | --- | --- |");
-    for ((step, f), (_, r)) in fake_t.iter().zip(&real_t) {
-        let agree = if f == r { "yes" } else { "NO" };
-        eprintln!("| {step} | `{f}` | `{r}` | {agree} |");
-    }
     // Checks of our own, so that two servers agreeing on nothing useful cannot pass.
     let step = |t: &[(String, String)], name: &str| {
         t.iter()
@@ -417,12 +411,7 @@ async fn rbac_kinds_fake_vs_real() {
         );
         assert!(step(t, "cluster role binding: roleRef replaced").contains("field is immutable"));
     }
-    let diffs: Vec<String> = fake_t
-        .iter()
-        .zip(&real_t)
-        .filter(|((_, f), (_, r))| f != r)
-        .map(|((step, f), (_, r))| format!("{step}:\n  fake: {f}\n  real: {r}"))
-        .collect();
+    let diffs = transcript_differences(&fake_t, &real_t);
     assert!(
         diffs.is_empty(),
         "the in-memory server differs from kube-apiserver on {} steps:\n{}",

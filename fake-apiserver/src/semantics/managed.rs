@@ -103,6 +103,38 @@ pub(crate) fn scale_replicas_path(resource: &Resource) -> FieldPath {
         .collect()
 }
 
+/// Where the fields a manager of `scope` can own start in an object: its top-level fields in
+/// the scope, and of its metadata those a manager owns (labels, annotations, finalizers,
+/// owner references). Each as (field names, path, value).
+fn tracked_roots<'a>(
+    resource: &Resource,
+    root: &'a Map<String, Value>,
+    scope: Scope,
+) -> Vec<(Vec<String>, FieldPath, &'a Value)> {
+    let mut out = Vec::new();
+    for (k, child) in root {
+        let in_scope = match scope {
+            Scope::Status => k == "status",
+            Scope::Main | Scope::Scale => !(k == "status" && resource.has_status()),
+        };
+        if !in_scope || k == "apiVersion" || k == "kind" {
+            continue;
+        }
+        if k == "metadata" {
+            for (mk, mv) in child.as_object().into_iter().flatten() {
+                if META_TRACKED.contains(&mk.as_str()) {
+                    let names = vec!["metadata".to_string(), mk.clone()];
+                    let path = vec![Seg::Field("metadata".into()), Seg::Field(mk.clone())];
+                    out.push((names, path, mv));
+                }
+            }
+            continue;
+        }
+        out.push((vec![k.clone()], vec![Seg::Field(k.clone())], child));
+    }
+    out
+}
+
 /// The leaf fields of `v` a manager of `scope` can own.
 pub(crate) fn leaves(resource: &Resource, v: &Value, scope: Scope) -> FieldSet {
     let mut out = FieldSet::new();
@@ -118,28 +150,7 @@ pub(crate) fn leaves(resource: &Resource, v: &Value, scope: Scope) -> FieldSet {
         }
         return out;
     }
-    for (k, child) in root {
-        let in_scope = match scope {
-            Scope::Status => k == "status",
-            Scope::Main | Scope::Scale => !(k == "status" && resource.has_status()),
-        };
-        if !in_scope || k == "apiVersion" || k == "kind" {
-            continue;
-        }
-        if k == "metadata" {
-            if let Some(meta) = child.as_object() {
-                for (mk, mv) in meta {
-                    if META_TRACKED.contains(&mk.as_str()) {
-                        let mut names = vec!["metadata".to_string(), mk.clone()];
-                        let mut path = vec![Seg::Field("metadata".into()), Seg::Field(mk.clone())];
-                        walk(resource, mv, &mut names, &mut path, &mut out);
-                    }
-                }
-            }
-            continue;
-        }
-        let mut names = vec![k.clone()];
-        let mut path = vec![Seg::Field(k.clone())];
+    for (mut names, mut path, child) in tracked_roots(resource, root, scope) {
         walk(resource, child, &mut names, &mut path, &mut out);
     }
     out
@@ -665,7 +676,8 @@ pub(crate) fn record_update(
 /// Namespace's `f:labels` when the server adds the first label, a custom resource's `f:spec`
 /// on creation). `old` is taken as Go holds it: a built-in object before its first write is
 /// its kind's zero value, and Go writes the struct fields that are not pointers (as `{}`)
-/// and the required fields (as `null`) of every struct it holds, so those are never added.
+/// and the slices, maps and pointers without `omitempty` (as `null`) of every struct it
+/// holds, so those are never added.
 fn added_composites(
     resource: &Resource,
     old: Option<&Value>,
@@ -678,26 +690,7 @@ fn added_composites(
     };
     let empty = json!({});
     let old = old.unwrap_or(&empty);
-    for (k, child) in root {
-        let in_scope = match scope {
-            Scope::Status => k == "status",
-            Scope::Main | Scope::Scale => !(k == "status" && resource.has_status()),
-        };
-        if !in_scope || k == "apiVersion" || k == "kind" {
-            continue;
-        }
-        if k == "metadata" {
-            for (mk, mv) in child.as_object().into_iter().flatten() {
-                if META_TRACKED.contains(&mk.as_str()) {
-                    let mut names = vec!["metadata".to_string(), mk.clone()];
-                    let mut path = vec![Seg::Field("metadata".into()), Seg::Field(mk.clone())];
-                    walk_added(resource, old, mv, &mut names, &mut path, &mut out);
-                }
-            }
-            continue;
-        }
-        let mut names = vec![k.clone()];
-        let mut path = vec![Seg::Field(k.clone())];
+    for (mut names, mut path, child) in tracked_roots(resource, root, scope) {
         walk_added(resource, old, child, &mut names, &mut path, &mut out);
     }
     out
