@@ -233,6 +233,145 @@ pub(super) async fn configmap_and_secret_rules(env: &Env) -> Outcome {
     Ok(())
 }
 
+/// Defaults of workloads as their creator sees them, and what the creator owns: probes'
+/// periods and thresholds, a StatefulSet's claim retention and claim templates (whole
+/// PersistentVolumeClaims), a DaemonSet's template generation annotation (one more for each
+/// template change), and a Service whose cluster IPs the creator does not own.
+pub(super) async fn workload_defaults_and_owners(env: &Env) -> Outcome {
+    let ns = env.namespace("wldefaults").await?;
+    let apps = format!("/apis/apps/v1/namespaces/{ns}");
+    let labels = json!({"app": "x"});
+    let template = json!({"metadata": {"labels": labels}, "spec": {"containers": [{"name": "c",
+        "image": "registry.example/c:1", "readinessProbe": {"httpGet": {"path": "/", "port": 80}}}]}});
+    let fields = |v: &Value| v["metadata"]["managedFields"][0]["fieldsV1"].clone();
+
+    let r = send(env, "POST", &format!("{apps}/statefulsets"), JSON, json!({"metadata": {"name": "ss"},
+        "spec": {"serviceName": "s", "selector": {"matchLabels": labels}, "template": template,
+                 "volumeClaimTemplates": [{"metadata": {"name": "data"}, "spec": {"accessModes": ["ReadWriteOnce"],
+                     "resources": {"requests": {"storage": "1Gi"}}}}]}})).await?;
+    ensure_eq!(
+        r.status,
+        201,
+        "statefulset: {}",
+        String::from_utf8_lossy(&r.body)
+    );
+    let v = r.json();
+    ensure_eq!(
+        v["spec"]["persistentVolumeClaimRetentionPolicy"],
+        json!({"whenDeleted": "Retain", "whenScaled": "Retain"}),
+        "claim retention"
+    );
+    ensure_eq!(
+        v["spec"]["updateStrategy"],
+        json!({"type": "RollingUpdate", "rollingUpdate": {"partition": 0, "maxUnavailable": 1}}),
+        "update strategy"
+    );
+    let claim = &v["spec"]["volumeClaimTemplates"][0];
+    ensure_eq!(
+        (
+            &claim["apiVersion"],
+            &claim["kind"],
+            &claim["spec"]["volumeMode"],
+            &claim["status"]
+        ),
+        (
+            &json!("v1"),
+            &json!("PersistentVolumeClaim"),
+            &json!("Filesystem"),
+            &json!({"phase": "Pending"})
+        ),
+        "a claim template"
+    );
+    let probe = &v["spec"]["template"]["spec"]["containers"][0]["readinessProbe"];
+    ensure_eq!(
+        probe,
+        &json!({"httpGet": {"path": "/", "port": 80, "scheme": "HTTP"}, "timeoutSeconds": 1,
+                "periodSeconds": 10, "successThreshold": 1, "failureThreshold": 3}),
+        "a probe"
+    );
+    ensure_eq!(
+        fields(&v)["f:spec"]["f:persistentVolumeClaimRetentionPolicy"],
+        json!({".": {}, "f:whenDeleted": {}, "f:whenScaled": {}}),
+        "the creator owns the defaults"
+    );
+
+    let ds = json!({"metadata": {"name": "ds"}, "spec": {"selector": {"matchLabels": labels}, "template": template}});
+    let r = send(env, "POST", &format!("{apps}/daemonsets"), JSON, ds).await?;
+    ensure_eq!(
+        r.status,
+        201,
+        "daemonset: {}",
+        String::from_utf8_lossy(&r.body)
+    );
+    let generation = |v: &Value| {
+        v["metadata"]["annotations"]["deprecated.daemonset.template.generation"].clone()
+    };
+    ensure_eq!(
+        generation(&r.json()),
+        json!("1"),
+        "a new DaemonSet's template generation"
+    );
+    ensure_eq!(
+        fields(&r.json())["f:metadata"],
+        json!({"f:annotations": {".": {}, "f:deprecated.daemonset.template.generation": {}}}),
+        "the creator owns the annotation"
+    );
+    let path = format!("{apps}/daemonsets/ds");
+    let r = send(
+        env,
+        "PATCH",
+        &path,
+        MERGE,
+        json!({"spec": {"minReadySeconds": 5}}),
+    )
+    .await?;
+    ensure_eq!(
+        generation(&r.json()),
+        json!("1"),
+        "a change outside the template"
+    );
+    let r = send(
+        env,
+        "PATCH",
+        &path,
+        MERGE,
+        json!({"spec": {"template": {"metadata": {"annotations": {"x": "1"}}}}}),
+    )
+    .await?;
+    ensure_eq!(generation(&r.json()), json!("2"), "a template change");
+
+    let r = send(
+        env,
+        "POST",
+        &format!("/api/v1/namespaces/{ns}/services"),
+        JSON,
+        json!({"metadata": {"name": "s"}, "spec": {"selector": labels, "ports": [{"port": 80}]}}),
+    )
+    .await?;
+    ensure_eq!(
+        r.status,
+        201,
+        "service: {}",
+        String::from_utf8_lossy(&r.body)
+    );
+    let owned = fields(&r.json())["f:spec"]
+        .as_object()
+        .map(|m| m.keys().cloned().collect::<Vec<_>>())
+        .unwrap_or_default();
+    ensure_eq!(
+        owned,
+        vec![
+            "f:internalTrafficPolicy",
+            "f:ports",
+            "f:selector",
+            "f:sessionAffinity",
+            "f:type"
+        ],
+        "a Service's creator does not own its allocated cluster IPs"
+    );
+    Ok(())
+}
+
 pub(super) async fn pod_and_job_defaults(env: &Env) -> Outcome {
     let ns = env.namespace("poddefaults").await?;
     let pods = format!("/api/v1/namespaces/{ns}/pods");

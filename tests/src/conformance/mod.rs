@@ -697,6 +697,10 @@ pub fn scenarios() -> Vec<Scenario> {
             "immutable ConfigMaps and Secrets, a Secret's type, bad base64 (400 in bodies, 422 in patches), empty maps not stored"
         ),
         scenario!(
+            builtins::workload_defaults_and_owners,
+            "probe, StatefulSet and claim-template defaults, a DaemonSet's template generation, a Service's allocated IPs not the creator's"
+        ),
+        scenario!(
             builtins::pod_and_job_defaults,
             "Pod defaults, Priority and DefaultTolerationSeconds admission (not owned by the creator), Job defaults and generated selector"
         ),

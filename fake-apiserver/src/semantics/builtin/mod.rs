@@ -82,6 +82,9 @@ pub(crate) fn prepare_create(st: &mut State, res: &Resource, obj: &mut Value) ->
         }
         Builtin::Deployment | Builtin::ReplicaSet | Builtin::StatefulSet | Builtin::DaemonSet => {
             workload::deployment_like_defaults(obj, kind);
+            if kind == Builtin::DaemonSet {
+                workload::set_template_generation(obj, 1);
+            }
             res.invalid_if_any(obj, workload::workload_errors(obj, kind))?;
             ensure_object(obj).insert("status".into(), json!({}));
         }
@@ -127,6 +130,26 @@ pub(crate) fn prepare_create(st: &mut State, res: &Resource, obj: &mut Value) ->
         | Builtin::LeaseCandidate => {}
     }
     Ok(())
+}
+
+/// Leaves out of `tracked` (what a create's managed fields are recorded from) the fields
+/// kube-apiserver's REST storage allocates after the field manager ran, unless the request set
+/// them: a Service's cluster IPs and IP families.
+pub(crate) fn untrack_allocated(
+    res: &Resource,
+    requested_spec: Option<&Value>,
+    tracked: &mut Value,
+) {
+    if res.builtin != Some(Builtin::Service) {
+        return;
+    }
+    if let Some(Value::Object(spec)) = tracked.get_mut("spec") {
+        for field in ["clusterIP", "clusterIPs", "ipFamilies", "ipFamilyPolicy"] {
+            if requested_spec.and_then(|s| s.get(field)).is_none() {
+                spec.remove(field);
+            }
+        }
+    }
 }
 
 /// What kube-apiserver does to a new object after its managed fields are recorded: mutating
@@ -349,6 +372,12 @@ pub(crate) fn prepare_update(
         }
         Builtin::Deployment | Builtin::ReplicaSet | Builtin::StatefulSet | Builtin::DaemonSet => {
             workload::deployment_like_defaults(new, kind);
+            if kind == Builtin::DaemonSet {
+                // A changed template is the next template generation.
+                let was = workload::template_generation(old);
+                let changed = old.pointer("/spec/template") != new.pointer("/spec/template");
+                workload::set_template_generation(new, if changed { was + 1 } else { was });
+            }
             let mut errs = workload::workload_errors(new, kind);
             errs.extend(workload::selector_update_errors(old, new));
             res.invalid_if_any(new, errs)?;

@@ -43,6 +43,11 @@ pub(super) fn default_pod_spec(spec: &mut Value) {
                 set_default(c, "terminationMessagePath", json!("/dev/termination-log"));
                 set_default(c, "terminationMessagePolicy", json!("File"));
                 set_default(c, "resources", json!({}));
+                for probe in ["livenessProbe", "readinessProbe", "startupProbe"] {
+                    if let Some(Value::Object(p)) = c.get_mut(probe) {
+                        default_probe(p);
+                    }
+                }
                 if let Some(Value::Array(ports)) = c.get_mut("ports") {
                     for p in ports {
                         set_default(ensure_object(p), "protocol", json!("TCP"));
@@ -50,6 +55,17 @@ pub(super) fn default_pod_spec(spec: &mut Value) {
                 }
             }
         }
+    }
+}
+
+/// `SetDefaults_Probe` and `SetDefaults_HTTPGetAction`.
+fn default_probe(p: &mut Map<String, Value>) {
+    set_default(p, "timeoutSeconds", json!(1));
+    set_default(p, "periodSeconds", json!(10));
+    set_default(p, "successThreshold", json!(1));
+    set_default(p, "failureThreshold", json!(3));
+    if let Some(Value::Object(get)) = p.get_mut("httpGet") {
+        set_default(get, "scheme", json!("HTTP"));
     }
 }
 

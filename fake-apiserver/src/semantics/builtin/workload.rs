@@ -80,7 +80,29 @@ pub(super) fn deployment_like_defaults(obj: &mut Value, kind: Builtin) {
         }
         Builtin::StatefulSet => {
             set_default(spec, "podManagementPolicy", json!("OrderedReady"));
-            strategy(spec, "updateStrategy", json!({"partition": 0}));
+            strategy(
+                spec,
+                "updateStrategy",
+                json!({"partition": 0, "maxUnavailable": 1}),
+            );
+            let retention = ensure_object(
+                spec.entry("persistentVolumeClaimRetentionPolicy")
+                    .or_insert_with(|| json!({})),
+            );
+            set_default(retention, "whenDeleted", json!("Retain"));
+            set_default(retention, "whenScaled", json!("Retain"));
+            // Each claim template is a whole PersistentVolumeClaim to Go, defaulted as one.
+            if let Some(Value::Array(claims)) = spec.get_mut("volumeClaimTemplates") {
+                for claim in claims.iter_mut().map(ensure_object) {
+                    set_default(claim, "apiVersion", json!("v1"));
+                    set_default(claim, "kind", json!("PersistentVolumeClaim"));
+                    let claim_spec =
+                        ensure_object(claim.entry("spec").or_insert_with(|| json!({})));
+                    set_default(claim_spec, "volumeMode", json!("Filesystem"));
+                    let status = ensure_object(claim.entry("status").or_insert_with(|| json!({})));
+                    set_default(status, "phase", json!("Pending"));
+                }
+            }
         }
         Builtin::DaemonSet => {
             strategy(
@@ -344,4 +366,27 @@ pub(super) fn job_restart_policy_errors(obj: &Value) -> Vec<FieldError> {
             &["OnFailure", "Never"],
         )],
     }
+}
+
+/// The annotation apps/v1 keeps a DaemonSet's template generation in (the internal
+/// `spec.templateGeneration`): 1 on creation, one more each time the template changes.
+const TEMPLATE_GENERATION: &str = "deprecated.daemonset.template.generation";
+
+/// A DaemonSet's template generation, from its annotation (0 without one).
+pub(super) fn template_generation(obj: &Value) -> i64 {
+    obj.pointer("/metadata/annotations")
+        .and_then(|a| a.get(TEMPLATE_GENERATION))
+        .and_then(Value::as_str)
+        .and_then(|g| g.parse().ok())
+        .unwrap_or(0)
+}
+
+/// Sets a DaemonSet's template generation annotation.
+pub(super) fn set_template_generation(obj: &mut Value, generation: i64) {
+    let annotations = ensure_object(
+        object::meta_mut(obj)
+            .entry("annotations")
+            .or_insert_with(|| json!({})),
+    );
+    annotations.insert(TEMPLATE_GENERATION.into(), json!(generation.to_string()));
 }
