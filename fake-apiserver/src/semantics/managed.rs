@@ -716,13 +716,7 @@ fn walk_added(
             if !present_before(resource, old, path) {
                 out.insert(path.clone());
             }
-            for (k, child) in m {
-                names.push(k.clone());
-                path.push(Seg::Field(k.clone()));
-                walk_added(resource, old, child, names, path, out);
-                path.pop();
-                names.pop();
-            }
+            walk_added_fields(resource, old, m, names, path, out);
         }
         Value::Array(items) if !items.is_empty() => {
             let keys = match list {
@@ -739,18 +733,30 @@ fn walk_added(
                 };
                 path.push(Seg::Key(key.to_string()));
                 if let Some(m) = item.as_object().filter(|_| !atomic) {
-                    for (k, child) in m {
-                        names.push(k.clone());
-                        path.push(Seg::Field(k.clone()));
-                        walk_added(resource, old, child, names, path, out);
-                        path.pop();
-                        names.pop();
-                    }
+                    walk_added_fields(resource, old, m, names, path, out);
                 }
                 path.pop();
             }
         }
         _ => {}
+    }
+}
+
+/// [`walk_added`] into each field of the object `m` at `path`.
+fn walk_added_fields(
+    resource: &Resource,
+    old: &Value,
+    m: &Map<String, Value>,
+    names: &mut Vec<String>,
+    path: &mut FieldPath,
+    out: &mut FieldSet,
+) {
+    for (k, child) in m {
+        names.push(k.clone());
+        path.push(Seg::Field(k.clone()));
+        walk_added(resource, old, child, names, path, out);
+        path.pop();
+        names.pop();
     }
 }
 
