@@ -648,24 +648,44 @@ fn typed_walk(
 
 /// The schema of the field of a built-in kind's object at `path` (field names from the object
 /// root; list items add no segment): the property as its struct declares it (where
-/// kube-apiserver's list, map and patch extensions are), and its type with references
-/// followed and, for a list, down to its items.
-fn builtin_field(definition: &str, path: &[&str]) -> Option<(&'static Value, &'static Value)> {
+/// kube-apiserver's list, map and patch extensions are), its type with references followed
+/// and, for a list, down to its items, and the definition name of the struct holding it.
+struct BuiltinField {
+    property: &'static Value,
+    ty: &'static Value,
+    holder: &'static str,
+}
+
+fn builtin_field(definition: &str, path: &[&str]) -> Option<BuiltinField> {
     let defs = &builtin_schemas().definitions;
-    let items = |mut cur: &'static Value| {
-        while cur.get("type").and_then(Value::as_str) == Some("array") {
-            cur = resolve(cur.get("items")?, defs);
+    // Follows references and a list's items, keeping the name of the last definition reached.
+    let follow = |mut schema: &'static Value, name: &mut &'static str| loop {
+        let (next, found) = resolve_named(schema, defs);
+        if let Some(found) = found {
+            *name = found;
         }
-        Some(cur)
+        if next.get("type").and_then(Value::as_str) != Some("array") {
+            return Some(next);
+        }
+        schema = next.get("items")?;
     };
-    let mut cur = defs.get(definition)?;
-    let mut field = None;
+    let (mut name, root) = defs
+        .get_key_value(definition)
+        .map(|(k, v)| (k.as_str(), v))?;
+    let mut cur = follow(root, &mut name)?;
+    let mut found = None;
     for seg in path {
-        let next = child(items(cur)?, seg)??;
-        field = Some(next);
-        cur = resolve(next, defs);
+        let property = child(cur, seg)??;
+        let holder = name;
+        cur = follow(property, &mut name)?;
+        found = Some((property, holder));
     }
-    Some((field?, items(cur)?))
+    let (property, holder) = found?;
+    Some(BuiltinField {
+        property,
+        ty: cur,
+        holder,
+    })
 }
 
 /// Whether the map or struct of a built-in kind's object at `path` (a list's items, for a
@@ -674,7 +694,7 @@ fn builtin_field(definition: &str, path: &[&str]) -> Option<(&'static Value, &'s
 pub(crate) fn builtin_atomic_map(definition: &str, path: &[&str]) -> bool {
     let atomic =
         |s: &Value| s.get("x-kubernetes-map-type").and_then(Value::as_str) == Some("atomic");
-    builtin_field(definition, path).is_some_and(|(field, ty)| atomic(field) || atomic(ty))
+    builtin_field(definition, path).is_some_and(|f| atomic(f.property) || atomic(f.ty))
 }
 
 /// The list extensions kube-apiserver's documents give a field of a built-in kind.
@@ -693,7 +713,7 @@ pub(crate) struct ListExtensions {
 
 /// The list extensions of the field of a built-in kind's object at `path`.
 pub(crate) fn builtin_list_extensions(definition: &str, path: &[&str]) -> Option<ListExtensions> {
-    let (field, _) = builtin_field(definition, path)?;
+    let field = builtin_field(definition, path)?.property;
     let text = |k: &str| field.get(k).and_then(Value::as_str).unwrap_or("");
     Some(ListExtensions {
         list_type: text("x-kubernetes-list-type"),
@@ -719,32 +739,11 @@ pub(crate) fn builtin_list_extensions(definition: &str, path: &[&str]) -> Option
 /// map or pointer without `omitempty`, written as `null`; `None` when it is left out.
 /// Server-side apply's comparison of an update counts a written field as present.
 pub(crate) fn builtin_zero_field(definition: &str, path: &[&str]) -> Option<bool> {
-    let defs = &builtin_schemas().definitions;
-    let (last, parents) = path.split_last()?;
-    // The schema of the struct holding the field, and that struct's definition name.
-    let (mut cur, mut holder) = defs
-        .get_key_value(definition)
-        .map(|(k, v)| (v, k.as_str()))?;
-    let follow = |schema: &'static Value, holder: &mut &'static str| {
-        let (next, name) = resolve_named(schema, defs);
-        if let Some(name) = name {
-            *holder = name;
-        }
-        next
-    };
-    for seg in parents.iter().map(Some).chain([None]) {
-        while cur.get("type").and_then(Value::as_str) == Some("array") {
-            cur = follow(cur.get("items")?, &mut holder);
-        }
-        if let Some(seg) = seg {
-            cur = follow(child(cur, seg)??, &mut holder);
-        }
-    }
-    let field = cur.get("properties")?.get(*last)?;
-    if field.get("default").is_some_and(|d| d == &json!({})) {
+    let field = builtin_field(definition, path)?;
+    if field.property.get("default") == Some(&json!({})) {
         return Some(true);
     }
-    crate::semantics::builtin_schema::go_writes_null(holder, last).then_some(false)
+    crate::semantics::builtin_schema::go_writes_null(field.holder, path.last()?).then_some(false)
 }
 
 /// The schema the body of a built-in kind is checked against.
