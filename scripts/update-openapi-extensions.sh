@@ -9,7 +9,10 @@
 # managed fields as kube-apiserver does (atomic structs, and which fields an object's Go zero
 # value already has). Also writes builtin_go_null_fields.json beside it: the slice, map and
 # pointer fields Go writes as `null` when empty (no `omitempty`), which OpenAPI does not tell,
-# from the types themselves (tests/kube-apiserver/gofields, run with the Go toolchain).
+# from the types themselves (tests/kube-apiserver/gofields, run with the Go toolchain), and
+# fake-apiserver/src/endpoints/builtin_protobuf.json: each built-in kind's fields as their
+# protobuf and json struct tags give them (tests/kube-apiserver/goprotobuf), from which the
+# in-memory server reads protobuf bodies.
 #
 # Usage: scripts/update-openapi-extensions.sh [--bin DIR]
 #   --bin DIR   kube-apiserver, etcd and kubectl (default: scripts/build-kube-apiserver.sh)
@@ -72,3 +75,7 @@ NULLS=$ROOT/fake-apiserver/src/semantics/builtin_go_null_fields.json
 (cd "$ROOT/tests/kube-apiserver" && go run ./gofields) >"$WORK/nulls" || die "go run ./gofields failed"
 mv "$WORK/nulls" "$NULLS"
 echo "update-openapi-extensions: wrote $(python3 -c 'import json,sys; print(sum(map(len, json.load(open(sys.argv[1])).values())))' "$NULLS") null-when-empty fields" >&2
+PROTOBUF=$ROOT/fake-apiserver/src/endpoints/builtin_protobuf.json
+(cd "$ROOT/tests/kube-apiserver" && go run ./goprotobuf) >"$WORK/protobuf" || die "go run ./goprotobuf failed"
+mv "$WORK/protobuf" "$PROTOBUF"
+echo "update-openapi-extensions: wrote the protobuf fields of $(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["kinds"]))' "$PROTOBUF") kinds" >&2

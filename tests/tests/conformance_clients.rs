@@ -1,7 +1,8 @@
 //! Other languages' official clients against both servers: the Python `kubernetes` package
 //! (installed from PyPI into `target/client-venv`) runs `tests/clients/python/probe.py`, and a
 //! client-go program (`tests/clients/go`, built from the Go module proxy) does the same with the
-//! typed clientset, apply configurations, scale and the dynamic client. Each prints one JSON
+//! typed clientset, apply configurations, scale and the dynamic client, twice: once sending
+//! JSON, once as client-go does by default (built-in objects as protobuf). Each prints one JSON
 //! line per step; the output against the fake must equal the output against kube-apiserver.
 
 use std::path::{Path, PathBuf};
@@ -154,13 +155,14 @@ async fn python_and_go_clients_see_the_same_on_both_servers() {
             outs.push((
                 probe(&py, &[&script], kc, "python-client"),
                 probe(&go, &[], kc, "go-client"),
+                probe(&go, &["--protobuf"], kc, "go-protobuf"),
             ));
         }
         outs
     })
     .await
     .unwrap_or_else(|e| panic!("{e}"));
-    let ((py_real, go_real), (py_fake, go_fake)) = (&outputs[0], &outputs[1]);
+    let ((py_real, go_real, pb_real), (py_fake, go_fake, pb_fake)) = (&outputs[0], &outputs[1]);
     assert!(
         py_real.len() >= 15,
         "the Python probe ran every step: {py_real:?}"
@@ -177,6 +179,27 @@ async fn python_and_go_clients_see_the_same_on_both_servers() {
         assert_eq!(a, b, "client-go: kube-apiserver vs the fake");
     }
     assert_eq!(go_real.len(), go_fake.len(), "client-go steps");
+    for (a, b) in pb_real.iter().zip(pb_fake) {
+        assert_eq!(
+            a, b,
+            "client-go sending protobuf: kube-apiserver vs the fake"
+        );
+    }
+    assert_eq!(
+        pb_real.len(),
+        pb_fake.len(),
+        "client-go steps sending protobuf"
+    );
+    // The same steps store the same objects whichever encoding carries them (the namespace
+    // aside).
+    let same = |lines: &[String], ns: &str| -> Vec<String> {
+        lines.iter().map(|l| l.replace(ns, "NS")).collect()
+    };
+    assert_eq!(
+        same(go_real, "go-client"),
+        same(pb_real, "go-protobuf"),
+        "client-go on kube-apiserver: JSON and protobuf bodies"
+    );
     assert!(
         py_fake
             .iter()

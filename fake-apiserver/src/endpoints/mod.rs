@@ -9,6 +9,7 @@ pub(crate) mod handler;
 pub(crate) mod handlers;
 pub(crate) mod negotiation;
 pub(crate) mod openapi;
+pub(crate) mod protobuf;
 pub(crate) mod render;
 pub(crate) mod request;
 pub(crate) mod response;

@@ -126,7 +126,7 @@ pub(crate) fn to_yaml(json: &[u8]) -> Option<Vec<u8>> {
 
 /// `summarizeData`: a body quoted in an error, its first 30 bytes, as text when it starts
 /// with `{` and in hex otherwise.
-fn summarize(body: &[u8]) -> String {
+pub(crate) fn summarize(body: &[u8]) -> String {
     let head = &body[..body.len().min(30)];
     let more = if body.len() > 30 { " ..." } else { "" };
     if body.first() == Some(&b'{') {

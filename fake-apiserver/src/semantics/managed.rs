@@ -642,12 +642,34 @@ pub(crate) fn record_update(
     let before = (scope == Scope::Scale).then(|| entries.clone());
     let new_leaves = leaves(resource, new, scope);
     let mut changed: FieldSet = match old {
-        None => new_leaves,
+        // An empty struct Go writes for the kind's zero value too (a template's `metadata`)
+        // is no change.
+        None => new_leaves
+            .into_iter()
+            .filter(|p| {
+                !(get_at(new, p).is_some_and(|v| v.as_object().is_some_and(Map::is_empty))
+                    && present_before(resource, &json!({}), p))
+            })
+            .collect(),
         Some(old) => {
             let old_leaves = leaves(resource, old, scope);
+            // A map or struct present before and after is no field of its own that changed
+            // (an empty one is a leaf in one of the two): its fields are.
+            let both_maps = |p: &FieldPath| {
+                let names: Vec<&str> = p
+                    .iter()
+                    .filter_map(|s| match s {
+                        Seg::Field(f) => Some(f.as_str()),
+                        _ => None,
+                    })
+                    .collect();
+                get_at(old, p).is_some_and(Value::is_object)
+                    && get_at(new, p).is_some_and(Value::is_object)
+                    && !is_atomic_map(resource, &names)
+            };
             new_leaves
                 .union(&old_leaves)
-                .filter(|p| get_at(old, p) != get_at(new, p))
+                .filter(|p| get_at(old, p) != get_at(new, p) && !both_maps(p))
                 .cloned()
                 .collect()
         }

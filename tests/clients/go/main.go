@@ -2,6 +2,11 @@
 // server-side apply with apply configurations, scale, watch) and prints one JSON line per
 // step, leaving out what differs between runs (uids, timestamps, resourceVersions). The Rust
 // test runs it against kube-apiserver and against the fake and compares the output.
+//
+// Usage: probe [--protobuf] NAMESPACE
+//
+// The typed clientset sends JSON unless --protobuf is given; with it, client-go's default:
+// built-in objects (bodies of create, update and delete) go as protobuf.
 package main
 
 import (
@@ -10,6 +15,11 @@ import (
 	"fmt"
 	"os"
 	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/intstr"
 
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
@@ -50,15 +60,24 @@ func must(err error, what string) {
 }
 
 func main() {
-	ns := os.Args[1]
+	args := os.Args[1:]
+	protobuf := len(args) > 0 && args[0] == "--protobuf"
+	if protobuf {
+		args = args[1:]
+	}
+	if len(args) != 1 {
+		fmt.Fprintln(os.Stderr, "usage: probe [--protobuf] NAMESPACE")
+		os.Exit(2)
+	}
+	ns := args[0]
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cfg, err := clientcmd.BuildConfigFromFlags("", os.Getenv("KUBECONFIG"))
 	must(err, "kubeconfig")
-	// The fake speaks JSON and YAML, not protobuf (tests/CONFORMANCE.md): ask for JSON, which
-	// kube-apiserver serves as well.
-	cfg.ContentType = "application/json"
-	cfg.AcceptContentTypes = "application/json"
+	if !protobuf {
+		cfg.ContentType = "application/json"
+		cfg.AcceptContentTypes = "application/json"
+	}
 	cs, err := kubernetes.NewForConfig(cfg)
 	must(err, "clientset")
 	dyn, err := dynamic.NewForConfig(cfg)
@@ -151,4 +170,170 @@ func main() {
 		name = o.Name
 	}
 	out("watch", []string{string(ev.Type), name})
+
+	objects(ctx, cs, ns)
+}
+
+// stored prints obj as the server returned it, without what differs between servers and runs:
+// uid, resourceVersion, times, and a Service's allocated IPs.
+func stored(step string, obj any, err error) {
+	if err != nil {
+		out(step, status(err))
+		return
+	}
+	b, err := json.Marshal(obj)
+	must(err, step)
+	var m map[string]any
+	must(json.Unmarshal(b, &m), step)
+	if meta, ok := m["metadata"].(map[string]any); ok {
+		for _, k := range []string{"uid", "resourceVersion", "creationTimestamp", "deletionTimestamp"} {
+			delete(meta, k)
+		}
+		if mf, ok := meta["managedFields"].([]any); ok {
+			for _, e := range mf {
+				if e, ok := e.(map[string]any); ok {
+					delete(e, "time")
+				}
+			}
+		}
+	}
+	if spec, ok := m["spec"].(map[string]any); ok {
+		for _, k := range []string{"clusterIP", "clusterIPs"} {
+			delete(spec, k)
+		}
+	}
+	out(step, m)
+}
+
+// objects writes built-in kinds whose fields protobuf and JSON encode differently (bytes,
+// quantities, int-or-strings, pointers to zero values, inline structs, micro times), updates
+// them and deletes with options, printing what the server stored each time.
+func objects(ctx context.Context, cs *kubernetes.Clientset, ns string) {
+	secret, err := cs.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "bytes", Labels: map[string]string{"a": ""}},
+		Data:       map[string][]byte{"bin": {0, 1, 2, 255}, "empty": {}},
+		StringData: map[string]string{"text": "hello"},
+		Type:       corev1.SecretTypeOpaque,
+	}, metav1.CreateOptions{})
+	stored("secret", secret, err)
+
+	svc, err := cs.CoreV1().Services(ns).Create(ctx, &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "web"},
+		Spec: corev1.ServiceSpec{
+			Selector: map[string]string{"app": "web"},
+			Ports: []corev1.ServicePort{
+				{Name: "http", Port: 80},
+				{Name: "named", Port: 81, TargetPort: intstr.FromString("http")},
+				{Name: "number", Port: 82, TargetPort: intstr.FromInt32(8082), Protocol: corev1.ProtocolUDP},
+			},
+		},
+	}, metav1.CreateOptions{})
+	stored("service", svc, err)
+
+	no, zero, grace, mode := false, int32(0), int64(30), int32(0o640)
+	size := resource.MustParse("1Gi")
+	pod, err := cs.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "app", Annotations: map[string]string{"note": "x"}},
+		Spec: corev1.PodSpec{
+			TerminationGracePeriodSeconds: &grace,
+			SecurityContext:               &corev1.PodSecurityContext{RunAsNonRoot: &no},
+			Containers: []corev1.Container{{
+				Name:  "app",
+				Image: "nginx:1.27",
+				Args:  []string{"--port", "8080"},
+				Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: 8080}},
+				Env: []corev1.EnvVar{
+					{Name: "PLAIN", Value: "v"},
+					{Name: "FROM", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}},
+				},
+				Resources: corev1.ResourceRequirements{
+					Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("64Mi")},
+					Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1.5")},
+				},
+				ReadinessProbe: &corev1.Probe{
+					ProbeHandler:        corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/ready", Port: intstr.FromString("http")}},
+					InitialDelaySeconds: zero,
+				},
+			}},
+			Volumes: []corev1.Volume{
+				{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: &size}}},
+				{Name: "config", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+					LocalObjectReference: corev1.LocalObjectReference{Name: "go"}, DefaultMode: &mode}}},
+			},
+			Tolerations: []corev1.Toleration{{Key: "k", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: &grace}},
+		},
+	}, metav1.CreateOptions{})
+	stored("pod", pod, err)
+
+	replicas := int32(0)
+	surge, unavailable := intstr.FromString("50%"), intstr.FromInt32(0)
+	deploy, err := cs.AppsV1().Deployments(ns).Create(ctx, &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "zero"},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: &replicas,
+			Selector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "app", Operator: metav1.LabelSelectorOpIn, Values: []string{"zero"}}}},
+			Strategy: appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType,
+				RollingUpdate: &appsv1.RollingUpdateDeployment{MaxSurge: &surge, MaxUnavailable: &unavailable}},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "zero"}},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}},
+			},
+		},
+	}, metav1.CreateOptions{})
+	stored("deployment", deploy, err)
+	if err == nil {
+		deploy.Status = appsv1.DeploymentStatus{ObservedGeneration: 1, Replicas: 0, Conditions: []appsv1.DeploymentCondition{{
+			Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue, Reason: "MinimumReplicasAvailable",
+			LastUpdateTime: metav1.NewTime(time.Unix(1700000000, 0)), LastTransitionTime: metav1.NewTime(time.Unix(1700000000, 0))}}}
+		deploy, err = cs.AppsV1().Deployments(ns).UpdateStatus(ctx, deploy, metav1.UpdateOptions{})
+		stored("deployment status", deploy, err)
+	}
+
+	backoff := int32(2)
+	job, err := cs.BatchV1().Jobs(ns).Create(ctx, &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: "once"},
+		Spec: batchv1.JobSpec{BackoffLimit: &backoff, Template: corev1.PodTemplateSpec{
+			Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "c", Image: "busybox", Command: []string{"true"}}}}}},
+	}, metav1.CreateOptions{})
+	if job != nil {
+		// A Job's generated selector and labels carry its uid.
+		job.Spec.Selector = nil
+		job.Spec.Template.Labels = nil
+		job.Labels = nil
+	}
+	stored("job", job, err)
+
+	seconds := int32(15)
+	renew := metav1.NewMicroTime(time.Unix(1700000000, 123456000))
+	holder := "me"
+	lease, err := cs.CoordinationV1().Leases(ns).Create(ctx, &coordinationv1.Lease{
+		ObjectMeta: metav1.ObjectMeta{Name: "lock"},
+		Spec:       coordinationv1.LeaseSpec{HolderIdentity: &holder, LeaseDurationSeconds: &seconds, RenewTime: &renew, AcquireTime: &renew},
+	}, metav1.CreateOptions{})
+	stored("lease", lease, err)
+
+	cm, err := cs.CoreV1().ConfigMaps(ns).Get(ctx, "watched", metav1.GetOptions{})
+	must(err, "get watched")
+	cm.Data = map[string]string{"k": "v"}
+	cm.Labels = map[string]string{"updated": "yes"}
+	cm, err = cs.CoreV1().ConfigMaps(ns).Update(ctx, cm, metav1.UpdateOptions{})
+	stored("update", cm, err)
+
+	// Delete options travel in the body.
+	err = cs.CoreV1().ConfigMaps(ns).Delete(ctx, "watched", metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}})
+	out("delete dry run", err == nil)
+	cm, err = cs.CoreV1().ConfigMaps(ns).Get(ctx, "watched", metav1.GetOptions{})
+	stored("after dry run", cm, err)
+	stale := "1"
+	err = cs.CoreV1().ConfigMaps(ns).Delete(ctx, "watched", metav1.DeleteOptions{Preconditions: &metav1.Preconditions{ResourceVersion: &stale}})
+	out("delete stale precondition", apierrors.IsConflict(err))
+	foreground := metav1.DeletePropagationForeground
+	err = cs.AppsV1().Deployments(ns).Delete(ctx, "zero", metav1.DeleteOptions{PropagationPolicy: &foreground})
+	out("delete foreground", err == nil)
+	deploy, err = cs.AppsV1().Deployments(ns).Get(ctx, "zero", metav1.GetOptions{})
+	if err != nil {
+		out("after foreground delete", status(err))
+	} else {
+		out("after foreground delete", deploy.Finalizers)
+	}
 }

@@ -797,6 +797,10 @@ pub fn scenarios() -> Vec<Scenario> {
             "YAML bodies and responses, 406, 415, truncated JSON"
         ),
         scenario!(
+            wire::protobuf_bodies,
+            "built-in objects and delete options sent as protobuf; bodies that do not decode"
+        ),
+        scenario!(
             wire::managed_fields_drop_parameter,
             "Accept drop=metadata.managedFields (KEP-5958): not in v1.37.1, ignored on every verb"
         ),

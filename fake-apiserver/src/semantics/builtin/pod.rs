@@ -53,8 +53,38 @@ pub(super) fn default_pod_spec(spec: &mut Value) {
                         set_default(ensure_object(p), "protocol", json!("TCP"));
                     }
                 }
+                if let Some(Value::Array(env)) = c.get_mut("env") {
+                    for e in env {
+                        default_field_ref(e.pointer_mut("/valueFrom/fieldRef"));
+                    }
+                }
             }
         }
+    }
+    if let Some(Value::Array(volumes)) = m.get_mut("volumes") {
+        for v in volumes {
+            if let Some(Value::Array(items)) = v.pointer_mut("/downwardAPI/items") {
+                items
+                    .iter_mut()
+                    .for_each(|i| default_field_ref(i.get_mut("fieldRef")));
+            }
+            if let Some(Value::Array(sources)) = v.pointer_mut("/projected/sources") {
+                for s in sources {
+                    if let Some(Value::Array(items)) = s.pointer_mut("/downwardAPI/items") {
+                        items
+                            .iter_mut()
+                            .for_each(|i| default_field_ref(i.get_mut("fieldRef")));
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// `SetDefaults_ObjectFieldSelector`: a field reference reads the `v1` Pod.
+fn default_field_ref(field_ref: Option<&mut Value>) {
+    if let Some(Value::Object(r)) = field_ref {
+        set_default(r, "apiVersion", json!("v1"));
     }
 }
 

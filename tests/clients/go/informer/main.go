@@ -32,7 +32,7 @@ func main() {
 		fmt.Fprintf(os.Stderr, "kubeconfig %s: %v\n", os.Getenv("KUBECONFIG"), err)
 		os.Exit(1)
 	}
-	// JSON, as the in-memory server does not speak protobuf.
+	// JSON: the in-memory server answers only in JSON, so every run decodes the same format.
 	cfg.ContentType = "application/json"
 	cfg.AcceptContentTypes = "application/json"
 	cs, err := kubernetes.NewForConfig(cfg)
