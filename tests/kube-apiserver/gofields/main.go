@@ -14,31 +14,11 @@ import (
 	"sort"
 	"strings"
 
-	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/kubernetes/scheme"
+	"kube-codegen.invalid/kube-apiserver/internal/builtin"
 )
 
-// definitionName turns a Go type into its OpenAPI definition name: the package path with its
-// first segment's domain reversed (k8s.io/api/core/v1.Pod -> io.k8s.api.core.v1.Pod).
-func definitionName(t reflect.Type) string {
-	path := t.PkgPath()
-	first, rest, _ := strings.Cut(path, "/")
-	parts := strings.Split(first, ".")
-	for i, j := 0, len(parts)-1; i < j; i, j = i+1, j-1 {
-		parts[i], parts[j] = parts[j], parts[i]
-	}
-	return strings.Join(parts, ".") + "." + strings.ReplaceAll(rest, "/", ".") + "." + t.Name()
-}
-
 func main() {
-	s := runtime.NewScheme()
-	if err := scheme.AddToScheme(s); err != nil {
-		panic(err)
-	}
-	if err := apiextv1.AddToScheme(s); err != nil {
-		panic(err)
-	}
+	s := builtin.Scheme()
 	out := map[string][]string{}
 	seen := map[reflect.Type]bool{}
 	var visit func(t reflect.Type)
@@ -69,7 +49,7 @@ func main() {
 			}
 			switch f.Type.Kind() {
 			case reflect.Slice, reflect.Map, reflect.Pointer:
-				def := definitionName(t)
+				def := builtin.DefinitionName(t)
 				out[def] = append(out[def], name)
 			}
 		}

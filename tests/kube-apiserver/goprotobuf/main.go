@@ -31,22 +31,8 @@ import (
 	"strconv"
 	"strings"
 
-	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/kubernetes/scheme"
+	"kube-codegen.invalid/kube-apiserver/internal/builtin"
 )
-
-// definitionName turns a Go type into its OpenAPI definition name: the package path with its
-// first segment's domain reversed (k8s.io/api/core/v1.Pod -> io.k8s.api.core.v1.Pod).
-func definitionName(t reflect.Type) string {
-	path := t.PkgPath()
-	first, rest, _ := strings.Cut(path, "/")
-	parts := strings.Split(first, ".")
-	for i, j := 0, len(parts)-1; i < j; i, j = i+1, j-1 {
-		parts[i], parts[j] = parts[j], parts[i]
-	}
-	return strings.Join(parts, ".") + "." + strings.ReplaceAll(rest, "/", ".") + "." + t.Name()
-}
 
 var (
 	jsonMarshaler  = reflect.TypeOf((*json.Marshaler)(nil)).Elem()
@@ -60,13 +46,7 @@ type output struct {
 }
 
 func main() {
-	s := runtime.NewScheme()
-	if err := scheme.AddToScheme(s); err != nil {
-		panic(err)
-	}
-	if err := apiextv1.AddToScheme(s); err != nil {
-		panic(err)
-	}
+	s := builtin.Scheme()
 	out := output{Kinds: map[string]string{}, Types: map[string][][]interface{}{}}
 	custom := map[string]bool{}
 	seen := map[reflect.Type]bool{}
@@ -80,11 +60,11 @@ func main() {
 		}
 		named := t.PkgPath() != "" && t.Name() != ""
 		if named && (reflect.PointerTo(t).Implements(jsonMarshaler) || t.Implements(jsonMarshaler)) {
-			custom[definitionName(t)] = true
+			custom[builtin.DefinitionName(t)] = true
 			if t.Kind() == reflect.Struct {
 				visit(t)
 			}
-			return definitionName(t)
+			return builtin.DefinitionName(t)
 		}
 		switch t.Kind() {
 		case reflect.String:
@@ -101,7 +81,7 @@ func main() {
 			}
 			if named && reflect.PointerTo(t).Implements(protoMarshaler) {
 				// A message of its own wrapping the list.
-				def := definitionName(t)
+				def := builtin.DefinitionName(t)
 				if !seen[t] {
 					seen[t] = true
 					out.Types[def] = [][]interface{}{{1, "", "[]" + typeName(t.Elem()), ""}}
@@ -113,7 +93,7 @@ func main() {
 			return "map[" + typeName(t.Key()) + "]" + typeName(t.Elem())
 		case reflect.Struct:
 			visit(t)
-			return definitionName(t)
+			return builtin.DefinitionName(t)
 		}
 		panic(fmt.Sprintf("unexpected type %s", t))
 	}
@@ -122,7 +102,7 @@ func main() {
 			return
 		}
 		seen[t] = true
-		def := definitionName(t)
+		def := builtin.DefinitionName(t)
 		fields := [][]interface{}{}
 		for i := 0; i < t.NumField(); i++ {
 			f := t.Field(i)
