@@ -138,7 +138,7 @@ pub use kube_codegen_apimachinery::resource::ResourceInfo;
 pub use manifests::{parse_manifests, read_manifests};
 pub use persist::Saved;
 pub use semantics::patch::PatchType;
-pub use semantics::review::{API_AUDIENCE, USER_GROUPS, USER_NAME, USER_UID};
+pub use semantics::review::{API_AUDIENCE, REVIEW_KINDS, USER_GROUPS, USER_NAME, USER_UID};
 pub use testing::reactor::{Action, Reaction, ReactionFn, WatchReaction, WatchReactionFn};
 
 use config::Config;

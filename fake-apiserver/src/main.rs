@@ -7,7 +7,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
-use kube_fake_apiserver::{Controller, FakeApiServer, ServeOptions, UnknownController};
+use kube_fake_apiserver::{
+    Controller, FakeApiServer, REVIEW_KINDS, ServeOptions, UnknownController,
+};
 
 /// An in-memory Kubernetes API server (kube-apiserver semantics, no etcd).
 #[derive(Debug, Parser)]
@@ -71,7 +73,10 @@ fn controllers(s: &str) -> Result<Controllers, UnknownController> {
 
 async fn run(args: Args) -> Result<(), String> {
     // Nothing reads the recorded requests of a served binary: keep none of them.
+    // The review kinds, as kube-apiserver always serves them (`kubectl auth can-i`, `kubectl
+    // auth whoami`).
     let mut builder = FakeApiServer::builder()
+        .resources(REVIEW_KINDS)
         .max_recorded_actions(0)
         .with_controllers(args.controllers.0.iter().copied());
     if let Some(dir) = &args.data_dir {

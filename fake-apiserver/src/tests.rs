@@ -599,65 +599,6 @@ async fn serving_needs_loopback_and_a_token_in_the_header() {
     served.shutdown().await;
 }
 
-/// The review kinds as a generated registry describes them.
-const REVIEWS: &[ResourceInfo] = &[
-    review(
-        "authentication.k8s.io",
-        "TokenReview",
-        "tokenreviews",
-        false,
-    ),
-    review(
-        "authentication.k8s.io",
-        "SelfSubjectReview",
-        "selfsubjectreviews",
-        false,
-    ),
-    review(
-        "authorization.k8s.io",
-        "SubjectAccessReview",
-        "subjectaccessreviews",
-        false,
-    ),
-    review(
-        "authorization.k8s.io",
-        "LocalSubjectAccessReview",
-        "localsubjectaccessreviews",
-        true,
-    ),
-    review(
-        "authorization.k8s.io",
-        "SelfSubjectAccessReview",
-        "selfsubjectaccessreviews",
-        false,
-    ),
-    review(
-        "authorization.k8s.io",
-        "SelfSubjectRulesReview",
-        "selfsubjectrulesreviews",
-        false,
-    ),
-];
-
-const fn review(
-    group: &'static str,
-    kind: &'static str,
-    plural: &'static str,
-    namespaced: bool,
-) -> ResourceInfo {
-    ResourceInfo {
-        group,
-        version: "v1",
-        kind,
-        list_kind: "",
-        plural,
-        singular: "",
-        namespaced,
-        subresources: &[],
-        short_names: &[],
-    }
-}
-
 /// Sends a raw JSON request; the status code and the body.
 async fn send(
     client: &kube::Client,
@@ -682,7 +623,7 @@ const AUTHZ: &str = "/apis/authorization.k8s.io/v1";
 
 #[tokio::test]
 async fn reviews_are_computed_not_stored() {
-    let server = ok(FakeApiServer::with_resources(REVIEWS));
+    let server = ok(FakeApiServer::with_resources(REVIEW_KINDS));
     let served = ok(server
         .serve_with_token(([127, 0, 0, 1], 0).into(), "the-token")
         .await);

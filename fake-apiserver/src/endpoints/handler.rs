@@ -396,7 +396,11 @@ fn decode_body(
             "415: Unsupported Media Type",
         ));
     }
-    if protobuf::is_protobuf(ct) && verb != Verb::Patch && !res.is_some_and(Resource::is_custom) {
+    // Custom resources have no protobuf encoding (kube-apiserver: 415); resources registered
+    // from generated code for built-in kinds (the review kinds) do.
+    let encoded =
+        res.is_none_or(|r| !r.is_custom() || protobuf::has_encoding(&r.api_version(), &r.kind));
+    if protobuf::is_protobuf(ct) && verb != Verb::Patch && encoded {
         if req.body().is_empty() {
             return Ok(None);
         }
@@ -414,7 +418,7 @@ fn decode_body(
         && !ct.starts_with("application/yaml")
         && !ct.starts_with("*/*")
     {
-        let accepted = if res.is_some_and(Resource::is_custom) {
+        let accepted = if !encoded {
             "application/json, application/yaml"
         } else {
             "application/json, application/yaml, application/vnd.kubernetes.protobuf"

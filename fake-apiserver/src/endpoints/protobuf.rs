@@ -82,6 +82,12 @@ pub(crate) fn is_protobuf(content_type: &str) -> bool {
         .is_some_and(|m| m.trim() == "application/vnd.kubernetes.protobuf")
 }
 
+/// Whether objects of `kind` in `api_version` (`v1`, `apps/v1`) have a protobuf encoding: the
+/// built-in kinds, also when served through generated resources (the review kinds).
+pub(crate) fn has_encoding(api_version: &str, kind: &str) -> bool {
+    SCHEMA.kinds.contains_key(&format!("{api_version}/{kind}"))
+}
+
 /// The object in a protobuf body, as the JSON Go writes for it, with the envelope's `kind` and
 /// `apiVersion`.
 pub(crate) fn decode(body: &[u8]) -> Result<Value, ProtobufError> {

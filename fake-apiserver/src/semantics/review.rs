@@ -26,12 +26,73 @@
 //! The validation kube-apiserver does before answering holds too, with its messages.
 
 use crate::semantics::str_at;
+use kube_codegen_apimachinery::resource::ResourceInfo;
 use serde_json::{Map, Value, json};
 
 use crate::error::{ApiError, ApiResult, FieldError, go_quote};
 use crate::semantics::managed::{self, Scope};
 use crate::semantics::resources::Resource;
 use crate::storage::object;
+
+/// The review kinds kube-apiserver serves, for [`FakeApiServerBuilder::resources`](crate::FakeApiServerBuilder::resources)
+/// (the `kube-fake-apiserver` program serves them; a library server only when registered).
+pub const REVIEW_KINDS: &[ResourceInfo] = &[
+    review(
+        "authentication.k8s.io",
+        "TokenReview",
+        "tokenreviews",
+        false,
+    ),
+    review(
+        "authentication.k8s.io",
+        "SelfSubjectReview",
+        "selfsubjectreviews",
+        false,
+    ),
+    review(
+        "authorization.k8s.io",
+        "SubjectAccessReview",
+        "subjectaccessreviews",
+        false,
+    ),
+    review(
+        "authorization.k8s.io",
+        "LocalSubjectAccessReview",
+        "localsubjectaccessreviews",
+        true,
+    ),
+    review(
+        "authorization.k8s.io",
+        "SelfSubjectAccessReview",
+        "selfsubjectaccessreviews",
+        false,
+    ),
+    review(
+        "authorization.k8s.io",
+        "SelfSubjectRulesReview",
+        "selfsubjectrulesreviews",
+        false,
+    ),
+];
+
+const fn review(
+    group: &'static str,
+    kind: &'static str,
+    plural: &'static str,
+    namespaced: bool,
+) -> ResourceInfo {
+    ResourceInfo {
+        group,
+        version: "v1",
+        kind,
+        list_kind: "",
+        plural,
+        singular: "",
+        namespaced,
+        subresources: &[],
+        short_names: &[],
+    }
+}
 
 /// The user name every request to the fake is treated as.
 pub const USER_NAME: &str = "admin";
