@@ -17,12 +17,13 @@
 //! assert!(sel.matches(&labels));
 //! assert_eq!(sel.to_string(), "env!=prod,!legacy,tier in (frontend,web)");
 //!
+//! // Errors say what Go's parser says, word for word (kube-apiserver answers with them).
 //! let err = Selector::parse("a in (b").unwrap_err();
-//! assert_eq!(err.to_string(), "unable to parse label selector at position 7: found end of string, expected ',' or ')'");
+//! assert_eq!(err.to_string(), "unable to parse requirement: found '', expected: ',' or ')'");
 //! # Ok::<(), kube_codegen_apimachinery::labels::SelectorError>(())
 //! ```
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::str::FromStr;
 
@@ -48,7 +49,9 @@ pub const MAX_LABEL_LENGTH: usize = validation::LABEL_MAX_LENGTH;
 /// ```
 pub const MAX_PREFIX_LENGTH: usize = validation::DNS1123_SUBDOMAIN_MAX_LENGTH;
 
-/// Why a selector, requirement, key or value is not valid.
+/// Why a selector, requirement, key or value is not valid. Each displays as
+/// `k8s.io/apimachinery`'s `labels` package words it (`labels.Parse`, `NewRequirement`,
+/// `LabelSelectorAsSelector`), which is what kube-apiserver answers a bad `labelSelector` with.
 ///
 /// ```
 /// use kube_codegen_apimachinery::labels::{Selector, SelectorError};
@@ -56,48 +59,35 @@ pub const MAX_PREFIX_LENGTH: usize = validation::DNS1123_SUBDOMAIN_MAX_LENGTH;
 ///     Err(SelectorError::Syntax { position, .. }) => assert_eq!(position, 7),
 ///     other => panic!("{other:?}"),
 /// }
+/// let err = Selector::parse("a>b").unwrap_err();
+/// assert_eq!(
+///     err.to_string(),
+///     "unable to parse requirement: values[0]: Invalid value: \"b\": for 'Gt', 'Lt' operators, the value must be an integer"
+/// );
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SelectorError {
     /// The text does not follow the selector grammar.
-    #[error(
-        "unable to parse label selector at position {position}: found {found}, expected {expected}"
-    )]
+    #[error("{}", syntax_message(*in_requirement, found, expected))]
     Syntax {
         /// Byte offset in the input where the unexpected token starts.
         position: usize,
-        /// The token found there (quoted), or `end of string`.
+        /// The token found there, as written (empty at the end of the input).
         found: String,
-        /// What the grammar allows at that point.
+        /// What the grammar allows at that point, in Go's words.
         expected: &'static str,
+        /// Whether the error is inside one requirement (Go then says `unable to parse
+        /// requirement: ` first) rather than between requirements.
+        in_requirement: bool,
     },
-    /// A key that is not a Kubernetes qualified name.
-    #[error("invalid label key {key:?}: {reason}")]
-    InvalidKey {
-        /// The offending key.
-        key: String,
-        /// What is wrong with it.
-        reason: String,
-    },
-    /// A value that is not a valid label value.
-    #[error("invalid label value {value:?} for key {key:?}: {reason}")]
-    InvalidValue {
-        /// The key the value belongs to.
-        key: String,
-        /// The offending value.
-        value: String,
-        /// What is wrong with it.
-        reason: String,
-    },
-    /// The operator was given the wrong number (or kind) of values.
-    #[error("invalid values for {key:?} with operator '{operator}': {reason}")]
-    InvalidValues {
-        /// The requirement's key.
-        key: String,
-        /// The operator.
-        operator: Operator,
-        /// What is wrong.
-        reason: &'static str,
+    /// A requirement whose key, operator or values are not valid.
+    #[error("{}", invalid_message(*parsing, issues))]
+    Invalid {
+        /// What is wrong, as Go's field errors, in Go's order.
+        issues: Vec<Issue>,
+        /// Whether the requirement was read from a selector's text (Go then says `unable to
+        /// parse requirement: ` first) rather than built.
+        parsing: bool,
     },
     /// A `LabelSelector` match expression with an operator other than In, NotIn, Exists and
     /// DoesNotExist.
@@ -106,6 +96,95 @@ pub enum SelectorError {
         /// The operator as written in the `LabelSelector`.
         operator: String,
     },
+}
+
+/// One thing wrong with a requirement: Go's `field.Invalid` error.
+///
+/// ```
+/// use kube_codegen_apimachinery::labels::{Operator, Requirement, SelectorError};
+/// let Err(SelectorError::Invalid { issues, .. }) = Requirement::new("a", Operator::In, ["b_"]) else {
+///     panic!("b_ is no label value");
+/// };
+/// assert_eq!(issues[0].field, "values[0][a]");
+/// assert!(issues[0].to_string().starts_with("values[0][a]: Invalid value: \"b_\": a valid label must"));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Issue {
+    /// The field: `key`, `values`, `values[i]`, `values[i][key]`, or `<nil>` for the key of a
+    /// requirement read from text.
+    pub field: String,
+    /// The value as Go prints it: a quoted string, or a list as `[]string{"a", "b"}`.
+    pub value: String,
+    /// Why it is not valid.
+    pub detail: String,
+}
+
+impl fmt::Display for Issue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}: Invalid value: {}: {}",
+            self.field, self.value, self.detail
+        )
+    }
+}
+
+const IN_REQUIREMENT: &str = "unable to parse requirement: ";
+
+fn syntax_message(in_requirement: bool, found: &str, expected: &str) -> String {
+    let prefix = if in_requirement { IN_REQUIREMENT } else { "" };
+    // Go's parser writes this one without the comma.
+    let sep = if expected == "'('" { "" } else { "," };
+    format!("{prefix}found '{found}'{sep} expected: {expected}")
+}
+
+/// Go's aggregate of field errors: one alone, several in brackets (repeats once).
+fn invalid_message(parsing: bool, issues: &[Issue]) -> String {
+    let mut seen: Vec<String> = Vec::new();
+    for i in issues {
+        let m = i.to_string();
+        if !seen.contains(&m) {
+            seen.push(m);
+        }
+    }
+    let body = if seen.len() == 1 {
+        seen.remove(0)
+    } else {
+        format!("[{}]", seen.join(", "))
+    };
+    if parsing {
+        format!("{IN_REQUIREMENT}{body}")
+    } else {
+        body
+    }
+}
+
+/// A string as Go's `%q` prints it (for the characters label keys and values hold: printable
+/// text is kept, quotes, backslashes and control characters are escaped).
+fn go_quote(s: &str) -> String {
+    let mut out = String::from('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str(r#"\""#),
+            '\\' => out.push_str(r"\\"),
+            '\n' => out.push_str(r"\n"),
+            '\t' => out.push_str(r"\t"),
+            '\r' => out.push_str(r"\r"),
+            c if c.is_control() => out.push_str(&format!(r"\x{:02x}", u32::from(c))),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// A list of strings as Go's `%#v` prints a `[]string`.
+fn go_string_list(values: &[String]) -> String {
+    if values.is_empty() {
+        return "[]string(nil)".to_string();
+    }
+    let items: Vec<String> = values.iter().map(|v| go_quote(v)).collect();
+    format!("[]string{{{}}}", items.join(", "))
 }
 
 /// How a [`Requirement`] compares a label with its values.
@@ -204,37 +283,78 @@ impl Requirement {
         S: Into<String>,
     {
         let key = key.into();
-        validate_key(&key)?;
-        let mut values: Vec<String> = values.into_iter().map(Into::into).collect();
-        let invalid = |reason| SelectorError::InvalidValues {
-            key: key.clone(),
-            operator,
-            reason,
+        let values: Vec<String> = values.into_iter().map(Into::into).collect();
+        Requirement::checked(key, operator, values, false)
+    }
+
+    /// Go's `NewRequirement`: every check, each failure an [`Issue`] (`parsing`: read from a
+    /// selector's text).
+    fn checked(
+        key: String,
+        operator: Operator,
+        mut values: Vec<String>,
+        parsing: bool,
+    ) -> Result<Self, SelectorError> {
+        let mut issues = Vec::new();
+        let errs = validation::is_qualified_name(&key);
+        if !errs.is_empty() {
+            issues.push(Issue {
+                field: "key".into(),
+                value: go_quote(&key),
+                detail: errs.join("; "),
+            });
+        }
+        let all = |detail: &str| Issue {
+            field: "values".into(),
+            value: go_string_list(&values),
+            detail: detail.into(),
         };
         match operator {
             Operator::In | Operator::NotIn if values.is_empty() => {
-                return Err(invalid("the values set can't be empty"));
+                issues.push(all(
+                    "for 'in', 'notin' operators, values set can't be empty",
+                ));
             }
             Operator::Equals | Operator::DoubleEquals | Operator::NotEquals
                 if values.len() != 1 =>
             {
-                return Err(invalid("exactly one value is required"));
+                issues.push(all("exact-match compatibility requires one single value"));
             }
             Operator::Exists | Operator::DoesNotExist if !values.is_empty() => {
-                return Err(invalid("values set must be empty"));
+                issues.push(all(
+                    "values set must be empty for exists and does not exist",
+                ));
             }
             Operator::GreaterThan | Operator::LessThan => {
                 if values.len() != 1 {
-                    return Err(invalid("exactly one value is required"));
+                    issues.push(all(
+                        "for 'Gt', 'Lt' operators, exactly one value is required",
+                    ));
                 }
-                if values[0].parse::<i64>().is_err() {
-                    return Err(invalid("the value must be an integer"));
+                for (i, v) in values.iter().enumerate() {
+                    if v.parse::<i64>().is_err() {
+                        issues.push(Issue {
+                            field: format!("values[{i}]"),
+                            value: go_quote(v),
+                            detail: "for 'Gt', 'Lt' operators, the value must be an integer".into(),
+                        });
+                    }
                 }
             }
             _ => {}
         }
-        for v in &values {
-            validate_value(&key, v)?;
+        for (i, v) in values.iter().enumerate() {
+            let errs = validation::is_label_value(v);
+            if !errs.is_empty() {
+                issues.push(Issue {
+                    field: format!("values[{i}][{key}]"),
+                    value: go_quote(v),
+                    detail: errs.join("; "),
+                });
+            }
+        }
+        if !issues.is_empty() {
+            return Err(SelectorError::Invalid { issues, parsing });
         }
         values.sort();
         values.dedup();
@@ -418,19 +538,32 @@ impl Selector {
     /// assert!(Selector::parse("-x=y").is_err());
     /// ```
     pub fn parse(input: &str) -> Result<Self, SelectorError> {
+        // Go's `labels.Parse`: requirements separated by commas, each read by
+        // `Parser::requirement`; the error messages are Go's.
         let tokens = lex(input);
         let mut parser = Parser { tokens, pos: 0 };
         let mut requirements = Vec::new();
-        if parser.peek().kind == Tok::End {
-            return Ok(Selector::everything());
-        }
         loop {
-            requirements.push(parser.requirement()?);
-            let t = parser.next();
+            let t = parser.lookahead(Context::Values);
             match t.kind {
+                Tok::Ident | Tok::Bang => {
+                    requirements.push(parser.requirement()?);
+                    let t = parser.consume(Context::Values);
+                    match t.kind {
+                        Tok::End => break,
+                        Tok::Comma => {
+                            let next = parser.lookahead(Context::Values);
+                            if !matches!(next.kind, Tok::Ident | Tok::Bang) {
+                                return Err(next.unexpected("identifier after ','", false));
+                            }
+                        }
+                        _ => return Err(t.unexpected("',' or 'end of string'", false)),
+                    }
+                }
                 Tok::End => break,
-                Tok::Comma => continue,
-                _ => return Err(t.unexpected("',' or end of string")),
+                _ => {
+                    return Err(t.unexpected("!, identifier, or 'end of string'", false));
+                }
             }
         }
         Ok(Selector::from_requirements(requirements))
@@ -675,31 +808,6 @@ impl TryFrom<&LabelSelectorRequirement> for Requirement {
 // ---------------------------------------------------------------------------------------------
 // Validation (shared with the API server: crate::validation)
 
-fn validate_key(key: &str) -> Result<(), SelectorError> {
-    let errs = validation::is_qualified_name(key);
-    if errs.is_empty() {
-        Ok(())
-    } else {
-        Err(SelectorError::InvalidKey {
-            key: key.to_string(),
-            reason: errs.join("; "),
-        })
-    }
-}
-
-fn validate_value(key: &str, value: &str) -> Result<(), SelectorError> {
-    let errs = validation::is_label_value(value);
-    if errs.is_empty() {
-        Ok(())
-    } else {
-        Err(SelectorError::InvalidValue {
-            key: key.to_string(),
-            value: value.to_string(),
-            reason: errs.join("; "),
-        })
-    }
-}
-
 // ---------------------------------------------------------------------------------------------
 // Lexer and parser
 
@@ -728,22 +836,19 @@ struct Token<'a> {
 }
 
 impl Token<'_> {
-    fn unexpected(&self, expected: &'static str) -> SelectorError {
+    fn unexpected(&self, expected: &'static str, in_requirement: bool) -> SelectorError {
         SelectorError::Syntax {
             position: self.position,
-            found: if self.kind == Tok::End {
-                "end of string".to_string()
-            } else {
-                format!("'{}'", self.text)
-            },
+            found: self.text.to_string(),
             expected,
+            in_requirement,
         }
     }
+}
 
-    /// Identifiers, and the keywords `in`/`notin` where a value is expected.
-    fn as_value(&self) -> Option<&str> {
-        matches!(self.kind, Tok::Ident | Tok::In | Tok::NotIn).then_some(self.text)
-    }
+/// Go's `isWhitespace`: the only characters that separate tokens besides the symbols.
+fn is_blank(c: char) -> bool {
+    matches!(c, ' ' | '\t' | '\r' | '\n')
 }
 
 fn is_special(c: char) -> bool {
@@ -754,7 +859,7 @@ fn lex(input: &str) -> Vec<Token<'_>> {
     let mut tokens = Vec::new();
     let mut chars = input.char_indices().peekable();
     while let Some(&(start, c)) = chars.peek() {
-        if c.is_whitespace() {
+        if is_blank(c) {
             chars.next();
             continue;
         }
@@ -784,7 +889,7 @@ fn lex(input: &str) -> Vec<Token<'_>> {
         }
         let mut end = input.len();
         while let Some(&(i, c)) = chars.peek() {
-            if c.is_whitespace() || is_special(c) {
+            if is_blank(c) || is_special(c) {
                 end = i;
                 break;
             }
@@ -810,15 +915,25 @@ fn lex(input: &str) -> Vec<Token<'_>> {
     tokens
 }
 
+/// Where the parser is (Go's `ParserContext`): `in` and `notin` are operators after a key and
+/// plain words where a key or value may stand (`in in (in)`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Context {
+    KeyAndOperator,
+    Values,
+}
+
 struct Parser<'a> {
     tokens: Vec<Token<'a>>,
     pos: usize,
 }
 
 impl<'a> Parser<'a> {
-    fn peek(&self) -> Token<'a> {
-        // The token list always ends with `End`, and `next` never moves past it.
-        self.tokens
+    /// The next token, read in `context`, without moving on.
+    fn lookahead(&self, context: Context) -> Token<'a> {
+        // The token list always ends with `End`, and `consume` never moves past it.
+        let mut t = self
+            .tokens
             .get(self.pos)
             .or(self.tokens.last())
             .cloned()
@@ -826,98 +941,143 @@ impl<'a> Parser<'a> {
                 kind: Tok::End,
                 text: "",
                 position: 0,
-            })
+            });
+        if context == Context::Values && matches!(t.kind, Tok::In | Tok::NotIn) {
+            t.kind = Tok::Ident;
+        }
+        t
     }
 
-    fn next(&mut self) -> Token<'a> {
-        let t = self.peek();
+    /// The next token, read in `context`; moves on.
+    fn consume(&mut self, context: Context) -> Token<'a> {
+        let t = self.lookahead(context);
         if t.kind != Tok::End {
             self.pos += 1;
         }
         t
     }
 
+    /// One requirement (Go's `parseRequirement`); its errors are marked as inside it.
     fn requirement(&mut self) -> Result<Requirement, SelectorError> {
-        let mut t = self.next();
-        let negated = t.kind == Tok::Bang;
-        if negated {
-            t = self.next();
+        let mut t = self.consume(Context::Values);
+        let mut operator = None;
+        if t.kind == Tok::Bang {
+            operator = Some(Operator::DoesNotExist);
+            t = self.consume(Context::Values);
         }
         if t.kind != Tok::Ident {
-            return Err(t.unexpected("identifier"));
+            return Err(t.unexpected("identifier", true));
         }
-        let key = t.text;
-        validate_key(key)?;
-        if negated {
-            return Requirement::new(key, Operator::DoesNotExist, Vec::<String>::new());
+        let key = t.text.to_string();
+        let errs = validation::is_qualified_name(&key);
+        if !errs.is_empty() {
+            // Go checks the key here with the parser's (nil) field path first.
+            return Err(SelectorError::Invalid {
+                issues: vec![Issue {
+                    field: "<nil>".into(),
+                    value: go_quote(&key),
+                    detail: errs.join("; "),
+                }],
+                parsing: true,
+            });
         }
-        let op_tok = self.peek();
-        let op = match op_tok.kind {
-            Tok::End | Tok::Comma => {
-                return Requirement::new(key, Operator::Exists, Vec::<String>::new());
-            }
+        if operator.is_none()
+            && matches!(self.lookahead(Context::Values).kind, Tok::End | Tok::Comma)
+        {
+            operator = Some(Operator::Exists);
+        }
+        if let Some(op) = operator {
+            return Requirement::checked(key, op, Vec::new(), true);
+        }
+        let t = self.consume(Context::KeyAndOperator);
+        let op = match t.kind {
+            Tok::In => Operator::In,
             Tok::Eq => Operator::Equals,
             Tok::DoubleEq => Operator::DoubleEquals,
-            Tok::NotEq => Operator::NotEquals,
             Tok::Gt => Operator::GreaterThan,
             Tok::Lt => Operator::LessThan,
-            Tok::In => Operator::In,
             Tok::NotIn => Operator::NotIn,
-            _ => return Err(op_tok.unexpected("one of '=', '==', '!=', 'in', 'notin', '>', '<'")),
+            Tok::NotEq => Operator::NotEquals,
+            _ => return Err(t.unexpected("in, notin, =, ==, !=, gt, lt", true)),
         };
-        self.next();
         let values = if matches!(op, Operator::In | Operator::NotIn) {
             self.set_values()?
         } else {
-            let t = self.peek();
-            match t.kind {
-                // `key=` means the empty value, as in Go.
-                Tok::End | Tok::Comma => vec![String::new()],
-                _ => match t.as_value() {
-                    Some(v) => {
-                        self.next();
-                        vec![v.to_string()]
-                    }
-                    None => return Err(t.unexpected("a value")),
-                },
-            }
+            self.exact_value()?
         };
-        Requirement::new(key, op, values)
+        // A set in Go: sorted, each value once.
+        Requirement::checked(key, op, values.into_iter().collect(), true)
     }
 
-    /// `( v1, v2, … )`; empty entries (`(a,)`) stand for the empty value, as in Go.
-    fn set_values(&mut self) -> Result<Vec<String>, SelectorError> {
-        let open = self.next();
+    /// `( v1, v2, … )` (Go's `parseValues`); `()` and empty entries stand for the empty value.
+    fn set_values(&mut self) -> Result<BTreeSet<String>, SelectorError> {
+        let open = self.consume(Context::Values);
         if open.kind != Tok::Open {
-            return Err(open.unexpected("'('"));
+            return Err(open.unexpected("'('", true));
         }
-        let mut values = Vec::new();
-        let mut expect_value = true;
+        let next = self.lookahead(Context::Values);
+        match next.kind {
+            Tok::Ident | Tok::Comma => {
+                let values = self.identifiers()?;
+                // `identifiers` stops before a `)`.
+                self.consume(Context::Values);
+                Ok(values)
+            }
+            Tok::Close => {
+                self.consume(Context::Values);
+                Ok(BTreeSet::from([String::new()]))
+            }
+            _ => Err(next.unexpected("',', ')' or identifier", true)),
+        }
+    }
+
+    /// Comma-separated, possibly empty values up to a `)` (Go's `parseIdentifiersList`).
+    fn identifiers(&mut self) -> Result<BTreeSet<String>, SelectorError> {
+        let mut values = BTreeSet::new();
         loop {
-            let t = self.next();
+            let t = self.consume(Context::Values);
             match t.kind {
-                Tok::Close => {
-                    if expect_value && !values.is_empty() {
-                        values.push(String::new());
+                Tok::Ident => {
+                    values.insert(t.text.to_string());
+                    let next = self.lookahead(Context::Values);
+                    match next.kind {
+                        Tok::Comma => {}
+                        Tok::Close => return Ok(values),
+                        _ => return Err(next.unexpected("',' or ')'", true)),
                     }
-                    return Ok(values);
                 }
                 Tok::Comma => {
-                    if expect_value {
-                        values.push(String::new());
+                    // `(,a`, `a,)` and `a,,b` hold the empty value.
+                    if values.is_empty() {
+                        values.insert(String::new());
                     }
-                    expect_value = true;
+                    match self.lookahead(Context::Values).kind {
+                        Tok::Close => {
+                            values.insert(String::new());
+                            return Ok(values);
+                        }
+                        Tok::Comma => {
+                            values.insert(String::new());
+                        }
+                        _ => {}
+                    }
                 }
-                _ => match t.as_value() {
-                    Some(v) if expect_value => {
-                        values.push(v.to_string());
-                        expect_value = false;
-                    }
-                    _ if expect_value => return Err(t.unexpected("a value, ',' or ')'")),
-                    _ => return Err(t.unexpected("',' or ')'")),
-                },
+                _ => return Err(t.unexpected("',', or identifier", true)),
             }
         }
+    }
+
+    /// The one value after `=`, `==`, `!=`, `>` or `<` (Go's `parseExactValue`): empty when a
+    /// comma or the end follows.
+    fn exact_value(&mut self) -> Result<BTreeSet<String>, SelectorError> {
+        if matches!(self.lookahead(Context::Values).kind, Tok::End | Tok::Comma) {
+            return Ok(BTreeSet::from([String::new()]));
+        }
+        let t = self.consume(Context::Values);
+        if t.kind == Tok::Ident {
+            return Ok(BTreeSet::from([t.text.to_string()]));
+        }
+        Err(t.unexpected("identifier", true))
     }
 }
 
@@ -974,67 +1134,82 @@ mod tests {
         }
     }
 
+    /// The messages kube-apiserver v1.37.1 answered for these `labelSelector`s (a list of
+    /// ConfigMaps), and the others Go's parser has.
     #[test]
-    fn rejects_invalid_selectors_with_position_and_cause() {
-        let long = "a".repeat(64);
-        let cases: Vec<(String, &str)> = vec![
+    fn rejects_invalid_selectors_with_gos_messages() {
+        let key_rule = "a valid label key must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')";
+        let value_rule = "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')";
+        let cases: Vec<(&str, String)> = vec![
+            ("a in (b", "unable to parse requirement: found '', expected: ',' or ')'".into()),
+            ("a,", "found '', expected: identifier after ','".into()),
+            ("a=b,,c=d", "found ',', expected: identifier after ','".into()),
+            ("!", "unable to parse requirement: found '', expected: identifier".into()),
+            ("a=b=c", "found '=', expected: ',' or 'end of string'".into()),
+            ("a notin", "unable to parse requirement: found '' expected: '('".into()),
+            ("a in b", "unable to parse requirement: found 'b' expected: '('".into()),
             (
-                "a in (b".into(),
-                "position 7: found end of string, expected ',' or ')'",
+                "x/y/z=1",
+                format!("unable to parse requirement: <nil>: Invalid value: \"x/y/z\": {key_rule}"),
             ),
-            ("a in b".into(), "position 5: found 'b', expected '('"),
-            ("a in ()".into(), "the values set can't be empty"),
+            ("a=b c", "found 'c', expected: ',' or 'end of string'".into()),
+            ("(", "found '(', expected: !, identifier, or 'end of string'".into()),
+            ("a=b)", "found ')', expected: ',' or 'end of string'".into()),
             (
-                "a=b=c".into(),
-                "position 3: found '=', expected ',' or end of string",
-            ),
-            ("a b".into(), "position 2: found 'b', expected one of"),
-            (",a".into(), "position 0: found ',', expected identifier"),
-            (
-                "a,".into(),
-                "position 2: found end of string, expected identifier",
-            ),
-            ("a,,b".into(), "position 2: found ',', expected identifier"),
-            ("=a".into(), "position 0: found '=', expected identifier"),
-            (
-                "!".into(),
-                "position 1: found end of string, expected identifier",
+                "a>b",
+                "unable to parse requirement: values[0]: Invalid value: \"b\": for 'Gt', 'Lt' operators, the value must be an integer".into(),
             ),
             (
-                "!a=b".into(),
-                "position 2: found '=', expected ',' or end of string",
-            ),
-            ("a=(b)".into(), "position 2: found '(', expected a value"),
-            (
-                "a in (b c)".into(),
-                "position 8: found 'c', expected ',' or ')'",
+                "a=-b",
+                format!("unable to parse requirement: values[0][a]: Invalid value: \"-b\": {value_rule}"),
             ),
             (
-                "a in (b,(c))".into(),
-                "position 8: found '(', expected a value, ',' or ')'",
+                "a>x-",
+                format!("unable to parse requirement: [values[0]: Invalid value: \"x-\": for 'Gt', 'Lt' operators, the value must be an integer, values[0][a]: Invalid value: \"x-\": {value_rule}]"),
             ),
-            ("-a=b".into(), "invalid label key \"-a\""),
-            (
-                "a/b/c".into(),
-                "with an optional DNS subdomain prefix and '/'",
-            ),
-            ("/a".into(), "prefix part must be non-empty"),
-            ("Example.com/a".into(), "lowercase RFC 1123 subdomain"),
-            (format!("{long}=b"), "no more than 63 bytes"),
-            (format!("a={long}"), "invalid label value"),
-            ("a=b_".into(), "invalid label value \"b_\""),
-            ("a>b".into(), "must be an integer"),
-            ("a in (-b)".into(), "invalid label value"),
-            ("a<-1".into(), "invalid label value"),
+            ("a b", "unable to parse requirement: found 'b', expected: in, notin, =, ==, !=, gt, lt".into()),
+            ("a in (=", "unable to parse requirement: found '=', expected: ',', ')' or identifier".into()),
+            ("a in (,=", "unable to parse requirement: found '=', expected: ',', or identifier".into()),
+            ("a in (b c)", "unable to parse requirement: found 'c', expected: ',' or ')'".into()),
+            ("a=(b)", "unable to parse requirement: found '(', expected: identifier".into()),
+            ("!a=b", "found '=', expected: ',' or 'end of string'".into()),
         ];
         for (input, want) in cases {
-            match Selector::parse(&input) {
+            match Selector::parse(input) {
                 Ok(sel) => panic!("{input:?} parsed as {sel}"),
-                Err(e) => assert!(
-                    e.to_string().contains(want),
-                    "{input:?}: {e} does not contain {want:?}"
-                ),
+                Err(e) => assert_eq!(e.to_string(), want, "{input:?}"),
             }
+        }
+        let long = "a".repeat(64);
+        for (input, part) in [
+            (format!("{long}=b"), "must be no more than 63 bytes"),
+            ("/a".to_string(), "prefix part must be non-empty"),
+            ("Example.com/a".to_string(), "lowercase RFC 1123 subdomain"),
+            (format!("a={long}"), "must be no more than 63 bytes"),
+            (
+                "a in (-b)".to_string(),
+                "values[0][a]: Invalid value: \"-b\"",
+            ),
+        ] {
+            let e = Selector::parse(&input).err().map(|e| e.to_string());
+            assert!(
+                e.as_deref().is_some_and(|e| e.contains(part)),
+                "{input:?}: {e:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn accepts_what_go_accepts() {
+        for (input, want) in [
+            ("a in ()", "a in ()"),
+            ("in in (in)", "in in (in)"),
+            ("a in (,)", "a in ()"),
+            ("a in (b,,c)", "a in (,b,c)"),
+            ("a==", "a=="),
+        ] {
+            let sel = Selector::parse(input).map(|s| s.to_string());
+            assert_eq!(sel.as_deref().ok(), Some(want), "{input:?}: {sel:?}");
         }
     }
 
@@ -1044,9 +1219,25 @@ mod tests {
             Selector::parse("a in (b"),
             Err(SelectorError::Syntax {
                 position: 7,
-                found: "end of string".into(),
+                found: String::new(),
                 expected: "',' or ')'",
+                in_requirement: true,
             })
+        );
+    }
+
+    #[test]
+    fn built_requirements_report_every_issue_as_go_does() {
+        let e = Requirement::new("-a", Operator::GreaterThan, ["1", "x"]).err();
+        assert_eq!(
+            e.map(|e| e.to_string()).unwrap_or_default(),
+            "[key: Invalid value: \"-a\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]'), values: Invalid value: []string{\"1\", \"x\"}: for 'Gt', 'Lt' operators, exactly one value is required, values[1]: Invalid value: \"x\": for 'Gt', 'Lt' operators, the value must be an integer]"
+        );
+        assert_eq!(
+            Requirement::new("a", Operator::In, Vec::<String>::new())
+                .err()
+                .map(|e| e.to_string()),
+            Some("values: Invalid value: []string(nil): for 'in', 'notin' operators, values set can't be empty".to_string())
         );
     }
 
@@ -1135,7 +1326,7 @@ mod tests {
         };
         assert!(matches!(
             Selector::try_from(&empty_in),
-            Err(SelectorError::InvalidValues { .. })
+            Err(SelectorError::Invalid { parsing: false, .. })
         ));
     }
 

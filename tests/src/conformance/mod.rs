@@ -797,6 +797,10 @@ pub fn scenarios() -> Vec<Scenario> {
             "YAML bodies and responses, 406, 415, truncated JSON"
         ),
         scenario!(
+            wire::label_selector_errors,
+            "labelSelector parse errors in labels.Parse's words; what it accepts"
+        ),
+        scenario!(
             wire::protobuf_bodies,
             "built-in objects and delete options sent as protobuf; bodies that do not decode"
         ),

@@ -1342,3 +1342,60 @@ pub(super) async fn protobuf_bodies(env: &Env) -> Outcome {
     );
     Ok(())
 }
+
+/// `labelSelector`s that do not parse, and some that do where a stricter parser would refuse
+/// them: kube-apiserver answers with `labels.Parse`'s own words.
+pub(super) async fn label_selector_errors(env: &Env) -> Outcome {
+    let ns = env.namespace("selectors").await?;
+    let cases: &[(&str, Option<&str>)] = &[
+        (
+            "a in (b",
+            Some("unable to parse requirement: found '', expected: ',' or ')'"),
+        ),
+        ("a,", Some("found '', expected: identifier after ','")),
+        ("a=b=c", Some("found '=', expected: ',' or 'end of string'")),
+        (
+            "(",
+            Some("found '(', expected: !, identifier, or 'end of string'"),
+        ),
+        (
+            "a in b",
+            Some("unable to parse requirement: found 'b' expected: '('"),
+        ),
+        (
+            "a b",
+            Some("unable to parse requirement: found 'b', expected: in, notin, =, ==, !=, gt, lt"),
+        ),
+        (
+            "a in (,=",
+            Some("unable to parse requirement: found '=', expected: ',', or identifier"),
+        ),
+        (
+            "a>b",
+            Some(
+                "unable to parse requirement: values[0]: Invalid value: \"b\": for 'Gt', 'Lt' operators, the value must be an integer",
+            ),
+        ),
+        ("a in ()", None),
+        ("in in (in)", None),
+        ("a in (b,,c)", None),
+        ("a==", None),
+    ];
+    for (selector, message) in cases {
+        let query: String = form_urlencoded::byte_serialize(selector.as_bytes()).collect();
+        let r = raw(
+            &env.client,
+            "GET",
+            &format!("{}?labelSelector={query}", cms(&ns)),
+            None,
+            None,
+            None,
+        )
+        .await?;
+        match message {
+            Some(m) => ensure_status!(r, 400, "BadRequest", m, "labelSelector {selector:?}"),
+            None => ensure_eq!(r.status, 200, "labelSelector {selector:?} is accepted"),
+        }
+    }
+    Ok(())
+}

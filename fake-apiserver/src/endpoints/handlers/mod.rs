@@ -227,8 +227,9 @@ pub(crate) fn filter(
     sharding: bool,
 ) -> ApiResult<Filter> {
     let labels = match q.get("labelSelector") {
+        // The parser's errors are Go's, word for word.
         Some(s) => kube_codegen_apimachinery::labels::Selector::parse(s)
-            .map_err(|e| ApiError::bad_request(format!("unable to parse requirement: {e}")))?,
+            .map_err(|e| ApiError::bad_request(e.to_string()))?,
         None => kube_codegen_apimachinery::labels::Selector::everything(),
     };
     let fields = match q.get("fieldSelector") {
