@@ -39,7 +39,7 @@ fn ensure_array(v: &mut Value) -> &mut Vec<Value> {
 
 /// `PrepareForCreate` + defaulting + `Validate` of a built-in type (for Pods and Jobs only
 /// the defaults; [`admit_create`] does the rest).
-pub(crate) fn prepare_create(st: &mut State, res: &Resource, obj: &mut Value) -> ApiResult<()> {
+pub(crate) fn prepare_create(res: &Resource, obj: &mut Value) -> ApiResult<()> {
     let Some(kind) = res.builtin else {
         return Ok(());
     };
@@ -52,7 +52,7 @@ pub(crate) fn prepare_create(st: &mut State, res: &Resource, obj: &mut Value) ->
             }
         }
         Builtin::Service => {
-            service::service_defaults(st, obj, None);
+            service::service_defaults(obj);
             let spec = obj.get("spec").cloned().unwrap_or(json!({}));
             let headless = spec.get("clusterIP").and_then(Value::as_str) == Some("None");
             let external = spec.get("type").and_then(Value::as_str) == Some("ExternalName");
@@ -132,23 +132,12 @@ pub(crate) fn prepare_create(st: &mut State, res: &Resource, obj: &mut Value) ->
     Ok(())
 }
 
-/// Leaves out of `tracked` (what a create's managed fields are recorded from) the fields
-/// kube-apiserver's REST storage allocates after the field manager ran, unless the request set
-/// them: a Service's cluster IPs and IP families.
-pub(crate) fn untrack_allocated(
-    res: &Resource,
-    requested_spec: Option<&Value>,
-    tracked: &mut Value,
-) {
-    if res.builtin != Some(Builtin::Service) {
-        return;
-    }
-    if let Some(Value::Object(spec)) = tracked.get_mut("spec") {
-        for field in ["clusterIP", "clusterIPs", "ipFamilies", "ipFamilyPolicy"] {
-            if requested_spec.and_then(|s| s.get(field)).is_none() {
-                spec.remove(field);
-            }
-        }
+/// What kube-apiserver's REST storage allocates for a new object once the field manager has
+/// recorded its writer's fields, so the writer does not own them: a Service's cluster IPs and
+/// IP families.
+pub(crate) fn allocate(st: &mut State, res: &Resource, obj: &mut Value) {
+    if res.builtin == Some(Builtin::Service) {
+        service::allocate_cluster_ips(st, obj, None);
     }
 }
 
@@ -326,7 +315,8 @@ pub(crate) fn prepare_update(
             res.invalid_if_any(new, errs)?;
         }
         Builtin::Service => {
-            service::service_defaults(st, new, Some(old));
+            service::service_defaults(new);
+            service::allocate_cluster_ips(st, new, Some(old));
             res.invalid_if_any(
                 new,
                 service::service_spec_errors(new.get("spec").unwrap_or(&Value::Null)),
@@ -440,20 +430,16 @@ mod tests {
 
     #[test]
     fn secrets_merge_string_data() {
-        let mut st = State::new(Config::default());
         let mut s =
             json!({"metadata": {"name": "s"}, "stringData": {"a": "hello"}, "data": {"b": "aGk="}});
         let r = res("Secret");
-        assert!(prepare_create(&mut st, &r, &mut s).is_ok());
+        assert!(prepare_create(&r, &mut s).is_ok());
         assert_eq!(
             s,
             json!({"metadata": {"name": "s"}, "data": {"a": "aGVsbG8=", "b": "aGk="}, "type": "Opaque"})
         );
         let mut bad = json!({"metadata": {"name": "s"}, "data": {"b": "!!"}});
-        assert_eq!(
-            prepare_create(&mut st, &r, &mut bad).map_err(|e| e.code),
-            Err(400)
-        );
+        assert_eq!(prepare_create(&r, &mut bad).map_err(|e| e.code), Err(400));
     }
 
     #[test]
@@ -461,15 +447,15 @@ mod tests {
         let mut st = State::new(Config::default());
         let r = res("Service");
         let mut s = json!({"metadata": {"name": "s"}, "spec": {"ports": [{"port": 80}]}});
-        assert!(prepare_create(&mut st, &r, &mut s).is_ok());
+        assert!(prepare_create(&r, &mut s).is_ok());
+        assert_eq!(s["spec"].get("clusterIP"), None, "allocated when stored");
+        allocate(&mut st, &r, &mut s);
         assert_eq!(s["spec"]["clusterIP"], "10.0.0.2");
+        assert_eq!(s["spec"]["ipFamilies"], json!(["IPv4"]));
         assert_eq!(s["spec"]["ports"][0]["targetPort"], 80);
         assert_eq!(s["spec"]["type"], "ClusterIP");
         let mut none = json!({"metadata": {"name": "s"}, "spec": {}});
-        assert_eq!(
-            prepare_create(&mut st, &r, &mut none).map_err(|e| e.code),
-            Err(422)
-        );
+        assert_eq!(prepare_create(&r, &mut none).map_err(|e| e.code), Err(422));
         let mut upd = json!({"metadata": {"name": "s"}, "spec": {"ports": [{"port": 81}]}});
         assert!(prepare_update(&mut st, &r, &s, &mut upd).is_ok());
         assert_eq!(upd["spec"]["clusterIP"], "10.0.0.2");
@@ -477,10 +463,9 @@ mod tests {
 
     #[test]
     fn pods_get_defaults_and_status() {
-        let mut st = State::new(Config::default());
         let r = res("Pod");
         let mut p = json!({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}});
-        assert!(prepare_create(&mut st, &r, &mut p).is_ok());
+        assert!(prepare_create(&r, &mut p).is_ok());
         assert_eq!(p["spec"]["enableServiceLinks"], true);
         assert!(p.get("status").is_none(), "status comes with admission");
         assert!(admit_create(&r, &mut p).is_ok());
@@ -489,7 +474,7 @@ mod tests {
         assert_eq!(p["spec"]["priority"], 0);
         assert_eq!(p["spec"]["containers"][0]["imagePullPolicy"], "Always");
         let mut q = json!({"metadata": {"name": "p"}, "spec": {}});
-        assert!(prepare_create(&mut st, &r, &mut q).is_ok());
+        assert!(prepare_create(&r, &mut q).is_ok());
         assert_eq!(admit_create(&r, &mut q).map_err(|e| e.code), Err(422));
         let mut r5 = json!({"metadata": {"name": "p"}, "spec": {"priority": 5,
             "containers": [{"name": "c", "image": "nginx"}]}});

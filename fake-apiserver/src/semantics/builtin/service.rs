@@ -1,4 +1,5 @@
-//! Services: defaults (cluster IPs, target ports, type) and the port rules.
+//! Services: defaults (target ports, type), the cluster IPs the REST storage allocates, and
+//! the port rules.
 
 use serde_json::{Value, json};
 
@@ -8,7 +9,8 @@ use crate::storage::object::ensure_object;
 
 use super::set_default;
 
-pub(super) fn service_defaults(st: &mut State, obj: &mut Value, old: Option<&Value>) {
+/// `SetDefaults_Service`.
+pub(super) fn service_defaults(obj: &mut Value) {
     let spec = ensure_object(
         ensure_object(obj)
             .entry("spec")
@@ -30,10 +32,23 @@ pub(super) fn service_defaults(st: &mut State, obj: &mut Value, old: Option<&Val
             }
         }
     }
-    if is_external_name {
+    if !is_external_name {
+        set_default(spec, "internalTrafficPolicy", json!("Cluster"));
+    }
+}
+
+/// What kube-apiserver's Service storage allocates when it stores a Service, after the field
+/// manager ran (so the writer does not own them unless it set them): a cluster IP (kept from
+/// `old` on an update), `clusterIPs`, the IP families and their policy.
+pub(super) fn allocate_cluster_ips(st: &mut State, obj: &mut Value, old: Option<&Value>) {
+    let spec = ensure_object(
+        ensure_object(obj)
+            .entry("spec")
+            .or_insert_with(|| json!({})),
+    );
+    if spec.get("type").and_then(Value::as_str) == Some("ExternalName") {
         return;
     }
-    set_default(spec, "internalTrafficPolicy", json!("Cluster"));
     let have_ip = spec
         .get("clusterIP")
         .and_then(Value::as_str)

@@ -121,12 +121,12 @@ pub(crate) fn create(
     }
     // The system fields exist before the strategy runs (a Job's selector names its uid).
     object::set_meta(&mut obj, "uid", Some(json!(object::new_uid())));
-    let requested_spec = obj.get("spec").cloned();
-    builtin::prepare_create(st, res, &mut obj)?;
-    // Managed fields are recorded from the decoded, defaulted object, before admission.
+    builtin::prepare_create(res, &mut obj)?;
+    // Managed fields are recorded from the decoded, defaulted object, before admission and
+    // before the storage allocates what it allocates.
     let mut tracked = obj.clone();
-    builtin::untrack_allocated(res, requested_spec.as_ref(), &mut tracked);
     builtin::admit_create(res, &mut obj)?;
+    builtin::allocate(st, res, &mut obj);
     if let Some(s) = given_status {
         ensure_object(&mut tracked).insert("status".into(), s.clone());
         ensure_object(&mut obj).insert("status".into(), s);
