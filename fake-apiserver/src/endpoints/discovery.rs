@@ -161,6 +161,11 @@ fn subresources(r: &Resource) -> Vec<Subresource> {
             kind: ("policy".into(), "v1".into(), "Eviction".into()),
             verbs: vec!["create"],
         });
+        subs.push(Subresource {
+            name: "log".into(),
+            kind: own(),
+            verbs: vec!["get"],
+        });
     }
     if !r.is_custom() {
         subs.sort_by(|a, b| a.name.cmp(&b.name));

@@ -1437,3 +1437,114 @@ pub(super) async fn pod_binding_and_eviction(env: &Env) -> Outcome {
     );
     Ok(())
 }
+
+/// A pod's `log` with no kubelet to ask: kube-apiserver checks the options and the container,
+/// then answers an unscheduled pod's log as empty (204) and looks a scheduled pod's node up.
+pub(super) async fn pod_log(env: &Env) -> Outcome {
+    let ns = env.namespace("podlog").await?;
+    let pods = format!("/api/v1/namespaces/{ns}/pods");
+    for (name, containers) in [("one", vec!["a"]), ("two", vec!["a", "b"])] {
+        let containers: Vec<Value> = containers
+            .iter()
+            .map(|c| json!({"name": c, "image": "busybox"}))
+            .collect();
+        let r = send(
+            env,
+            "POST",
+            &pods,
+            JSON,
+            json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+                   "spec": {"containers": containers}}),
+        )
+        .await?;
+        ensure_eq!(r.status, 201, "create pod {name}");
+    }
+    let log = |q: &str| format!("{pods}/{q}");
+    let r = get(env, &log("one/log")).await?;
+    ensure_eq!(
+        (r.status, r.body.len()),
+        (204, 0),
+        "an unscheduled pod's log is empty"
+    );
+    let r = get(env, &log("two/log?container=b")).await?;
+    ensure_eq!(r.status, 204, "a named container's log");
+    let r = get(env, &log("one/log?container=x")).await?;
+    ensure_status!(
+        r,
+        400,
+        "BadRequest",
+        "container x is not valid for pod one",
+        "unknown container"
+    );
+    let r = get(env, &log("two/log")).await?;
+    ensure_status!(
+        r,
+        400,
+        "BadRequest",
+        "a container name must be specified for pod two, choose one of: [a b]",
+        "several containers and none named"
+    );
+    let r = get(env, &log("one/log?tailLines=-1&limitBytes=0")).await?;
+    ensure_status!(
+        r,
+        422,
+        "Invalid",
+        "PodLogOptions \"one\" is invalid: [tailLines: Invalid value: -1: must be greater than or equal to 0, limitBytes: Invalid value: 0: must be greater than 0]",
+        "bad options"
+    );
+    ensure_eq!(
+        r.causes(),
+        causes(&[
+            (
+                "FieldValueInvalid",
+                "limitBytes",
+                "Invalid value: 0: must be greater than 0"
+            ),
+            (
+                "FieldValueInvalid",
+                "tailLines",
+                "Invalid value: -1: must be greater than or equal to 0"
+            ),
+        ]),
+        "bad options' causes"
+    );
+    let r = get(
+        env,
+        &log("one/log?sinceSeconds=1&sinceTime=2020-01-01T00:00:00Z"),
+    )
+    .await?;
+    ensure_status!(
+        r,
+        422,
+        "Invalid",
+        "PodLogOptions \"one\" is invalid: []: Forbidden: at most one of `sinceTime` or `sinceSeconds` may be specified",
+        "sinceSeconds and sinceTime"
+    );
+    let r = get(env, &log("missing/log")).await?;
+    ensure_status!(
+        r,
+        404,
+        "NotFound",
+        "pods \"missing\" not found",
+        "a missing pod's log"
+    );
+    let r = send(
+        env,
+        "POST",
+        &log("one/binding"),
+        JSON,
+        json!({"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "one"},
+               "target": {"kind": "Node", "name": "nowhere"}}),
+    )
+    .await?;
+    ensure_eq!(r.status, 201, "bind pod one");
+    let r = get(env, &log("one/log")).await?;
+    ensure_status!(
+        r,
+        404,
+        "NotFound",
+        "pods \"nowhere\" not found",
+        "the log of a pod bound to a node that does not exist"
+    );
+    Ok(())
+}

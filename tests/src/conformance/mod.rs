@@ -713,6 +713,10 @@ pub fn scenarios() -> Vec<Scenario> {
             "a pod's binding (node, annotations, PodScheduled; once) and eviction (DisruptionTarget, then a delete); their errors and discovery"
         ),
         scenario!(
+            builtins::pod_log,
+            "a pod's log without a kubelet: option and container checks, 204, the node looked up"
+        ),
+        scenario!(
             wire::go_parameters_and_methods,
             "boolean parameters as Go reads them, ?watch on an object, export, the end bookmark only with allowWatchBookmarks, unknown Table groups, UID and kind patches, discovery methods"
         ),

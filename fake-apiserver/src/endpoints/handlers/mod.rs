@@ -167,6 +167,9 @@ pub(crate) async fn serve(t: Target<'_>) -> ApiResult<Response<ResponseBody>> {
         {
             return pods::serve(t, sub == "eviction").await;
         }
+        Some("log") if t.res.builtin == Some(crate::semantics::resources::Builtin::Pod) => {
+            return pods::serve_log(t);
+        }
         // The custom resource handler answers a subresource it does not serve as the object
         // not found, whether or not the object exists.
         Some(_) if t.res.is_custom() => {

@@ -84,3 +84,171 @@ pub(crate) async fn serve(mut t: Target<'_>, eviction: bool) -> ApiResult<Respon
                 "code": 201}),
     ))
 }
+
+/// `GET …/pods/{name}/log`. No kubelet runs behind the in-memory server, so no container has
+/// written anything: a pod not scheduled to a node has an empty log, answered as
+/// kube-apiserver answers it (204, no body), after the same checks of the options and the
+/// container; a scheduled pod's node has no kubelet to ask.
+pub(crate) fn serve_log(t: Target<'_>) -> ApiResult<Response<ResponseBody>> {
+    if t.info.verb != Verb::Get {
+        return Err(ApiError::method_not_allowed());
+    }
+    let (namespace, name) = (t.info.namespace(), t.info.name());
+    let errs = log_option_errors(&t.info.query)?;
+    if !errs.is_empty() {
+        return Err(ApiError::invalid("", "PodLogOptions", name, errs));
+    }
+    let (pod, node) = {
+        let st = t.shared.state.lock();
+        let pod = st
+            .get(&t.res, namespace, name)
+            .ok_or_else(|| ApiError::not_found("", "pods", name))?;
+        let node_name = pod
+            .pointer("/spec/nodeName")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
+        let node = (!node_name.is_empty()).then(|| {
+            let known = st
+                .registry
+                .get("", "v1", "nodes")
+                .is_some_and(|nodes| st.get(&nodes, "", &node_name).is_some());
+            (node_name, known)
+        });
+        (pod, node)
+    };
+    check_log_container(&pod, name, t.info.query.get("container"))?;
+    match node {
+        None => Ok(respond_empty()),
+        // kube-apiserver looks the node up through the pods' storage, and says so.
+        Some((node, false)) => Err(ApiError::not_found("", "pods", &node)),
+        Some((node, true)) => Err(ApiError::new(
+            503,
+            "ServiceUnavailable",
+            format!(
+                "no kubelet serves node {node:?}: the in-memory server runs no containers, so a pod scheduled to a node has no logs to read"
+            ),
+        )),
+    }
+}
+
+fn respond_empty() -> Response<ResponseBody> {
+    let mut r = Response::new(ResponseBody::empty());
+    *r.status_mut() = http::StatusCode::NO_CONTENT;
+    r
+}
+
+/// `ValidatePodLogOptions` (without stream selection, which is behind a gate that is off).
+fn log_option_errors(
+    q: &crate::endpoints::request::Query,
+) -> ApiResult<Vec<crate::error::FieldError>> {
+    use crate::error::FieldError;
+    let number = |key: &str| -> ApiResult<Option<i64>> {
+        q.get(key)
+            .map(|v| {
+                v.parse::<i64>().map_err(|_| {
+                    ApiError::bad_request(format!(
+                        "strconv.ParseInt: parsing {}: invalid syntax",
+                        crate::error::go_quote(v)
+                    ))
+                })
+            })
+            .transpose()
+    };
+    let mut errs = Vec::new();
+    if let Some(n) = number("tailLines")?
+        && n < 0
+    {
+        errs.push(FieldError::invalid(
+            "tailLines",
+            n.to_string(),
+            "must be greater than or equal to 0",
+        ));
+    }
+    if let Some(n) = number("limitBytes")?
+        && n < 1
+    {
+        errs.push(FieldError::invalid(
+            "limitBytes",
+            n.to_string(),
+            "must be greater than 0",
+        ));
+    }
+    let since_seconds = number("sinceSeconds")?;
+    if since_seconds.is_some() && q.get("sinceTime").is_some() {
+        // Go's `field.NewPath("")` prints as `[]`.
+        errs.push(FieldError::forbidden(
+            "[]",
+            "at most one of `sinceTime` or `sinceSeconds` may be specified",
+        ));
+    } else if let Some(n) = since_seconds
+        && n < 1
+    {
+        errs.push(FieldError::invalid(
+            "sinceSeconds",
+            n.to_string(),
+            "must be greater than 0",
+        ));
+    }
+    if q.get("stream").is_some() {
+        errs.push(FieldError::forbidden("stream", "may not be specified"));
+    }
+    Ok(errs)
+}
+
+/// The pod's container a log request names (`validateContainer`): one of its containers,
+/// init or ephemeral containers; or, when none is named, its only container.
+fn check_log_container(pod: &Value, name: &str, container: Option<&str>) -> ApiResult<()> {
+    let names = |list: &str| -> Vec<String> {
+        pod.pointer(&format!("/spec/{list}"))
+            .and_then(Value::as_array)
+            .map(|cs| {
+                cs.iter()
+                    .filter_map(|c| c.get("name").and_then(Value::as_str))
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let (containers, init, ephemeral) = (
+        names("containers"),
+        names("initContainers"),
+        names("ephemeralContainers"),
+    );
+    match container.filter(|c| !c.is_empty()) {
+        Some(c) => {
+            if containers
+                .iter()
+                .chain(&init)
+                .chain(&ephemeral)
+                .any(|n| n == c)
+            {
+                Ok(())
+            } else {
+                Err(ApiError::bad_request(format!(
+                    "container {c} is not valid for pod {name}"
+                )))
+            }
+        }
+        None if containers.len() == 1 => Ok(()),
+        None => {
+            let mut message = format!(
+                "a container name must be specified for pod {name}, choose one of: [{}]",
+                containers.join(" ")
+            );
+            if !init.is_empty() {
+                message.push_str(&format!(
+                    " or one of the init containers: [{}]",
+                    init.join(" ")
+                ));
+            }
+            if !ephemeral.is_empty() {
+                message.push_str(&format!(
+                    " or one of the ephemeral containers: [{}]",
+                    ephemeral.join(" ")
+                ));
+            }
+            Err(ApiError::bad_request(message))
+        }
+    }
+}
