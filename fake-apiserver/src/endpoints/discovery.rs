@@ -283,7 +283,13 @@ mod tests {
         let names: Vec<&str> = pods.iter().filter_map(|p| p["name"].as_str()).collect();
         assert_eq!(
             names,
-            ["pods", "pods/binding", "pods/eviction", "pods/status"]
+            [
+                "pods",
+                "pods/binding",
+                "pods/eviction",
+                "pods/log",
+                "pods/status"
+            ]
         );
         assert_eq!(pods[0]["shortNames"], json!(["po"]));
         assert_eq!(
