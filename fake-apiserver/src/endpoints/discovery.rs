@@ -166,6 +166,17 @@ fn subresources(r: &Resource) -> Vec<Subresource> {
             kind: own(),
             verbs: vec!["get"],
         });
+        for (name, kind) in [
+            ("attach", "PodAttachOptions"),
+            ("exec", "PodExecOptions"),
+            ("portforward", "PodPortForwardOptions"),
+        ] {
+            subs.push(Subresource {
+                name: name.into(),
+                kind: (String::new(), "v1".into(), kind.into()),
+                verbs: vec!["create", "get"],
+            });
+        }
     }
     if !r.is_custom() {
         subs.sort_by(|a, b| a.name.cmp(&b.name));
@@ -285,20 +296,27 @@ mod tests {
             names,
             [
                 "pods",
+                "pods/attach",
                 "pods/binding",
                 "pods/eviction",
+                "pods/exec",
                 "pods/log",
+                "pods/portforward",
                 "pods/status"
             ]
         );
         assert_eq!(pods[0]["shortNames"], json!(["po"]));
         assert_eq!(
-            (pods[2]["group"].clone(), pods[2]["kind"].clone()),
+            (pods[3]["group"].clone(), pods[3]["kind"].clone()),
             (json!("policy"), json!("Eviction"))
         );
         assert!(
-            pods[1].get("group").is_none(),
+            pods[2].get("group").is_none(),
             "Binding is of the core group"
+        );
+        assert_eq!(
+            (pods[4]["kind"].clone(), pods[4]["verbs"].clone()),
+            (json!("PodExecOptions"), json!(["create", "get"]))
         );
         let groups = api_group_list(&reg);
         assert_eq!(groups["groups"][0]["name"], "apps");

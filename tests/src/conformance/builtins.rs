@@ -1438,8 +1438,10 @@ pub(super) async fn pod_binding_and_eviction(env: &Env) -> Outcome {
     Ok(())
 }
 
-/// A pod's `log` with no kubelet to ask: kube-apiserver checks the options and the container,
-/// then answers an unscheduled pod's log as empty (204) and looks a scheduled pod's node up.
+/// A pod's `log`, `exec`, `attach` and `portforward` with no kubelet to ask: kube-apiserver
+/// checks the options, the pod and the container, then answers an unscheduled pod's log as
+/// empty (204) and its connections as impossible (no host), and looks a scheduled pod's node
+/// up.
 pub(super) async fn pod_log(env: &Env) -> Outcome {
     let ns = env.namespace("podlog").await?;
     let pods = format!("/api/v1/namespaces/{ns}/pods");
@@ -1528,6 +1530,64 @@ pub(super) async fn pod_log(env: &Env) -> Outcome {
         "pods \"missing\" not found",
         "a missing pod's log"
     );
+    // exec, attach and portforward end where kube-apiserver would proxy to the kubelet.
+    let no_host = "pod one does not have a host assigned";
+    let connects: [(&str, &str, u16, &str, &str); 8] = [
+        (
+            "GET",
+            "one/exec?command=ls&stdout=true",
+            400,
+            "BadRequest",
+            no_host,
+        ),
+        (
+            "POST",
+            "one/exec?command=ls&stdout=true",
+            400,
+            "BadRequest",
+            no_host,
+        ),
+        ("POST", "one/attach?stdout=true", 400, "BadRequest", no_host),
+        (
+            "GET",
+            "one/portforward?ports=80",
+            400,
+            "BadRequest",
+            no_host,
+        ),
+        (
+            "POST",
+            "one/exec?command=ls&container=x",
+            400,
+            "BadRequest",
+            "container x is not valid for pod one",
+        ),
+        (
+            "GET",
+            "two/attach?stdout=true",
+            400,
+            "BadRequest",
+            "a container name must be specified for pod two, choose one of: [a b]",
+        ),
+        (
+            "POST",
+            "missing/exec?command=ls",
+            404,
+            "NotFound",
+            "pods \"missing\" not found",
+        ),
+        (
+            "PUT",
+            "one/exec",
+            405,
+            "MethodNotAllowed",
+            "the server does not allow this method on the requested resource",
+        ),
+    ];
+    for (method, path, code, reason, message) in connects {
+        let r = raw(&env.client, method, &log(path), None, None, None).await?;
+        ensure_status!(r, code, reason, message, "{method} {path}");
+    }
     let r = send(
         env,
         "POST",
@@ -1545,6 +1605,14 @@ pub(super) async fn pod_log(env: &Env) -> Outcome {
         "NotFound",
         "pods \"nowhere\" not found",
         "the log of a pod bound to a node that does not exist"
+    );
+    let r = get(env, &log("one/exec?command=ls&stdout=true")).await?;
+    ensure_status!(
+        r,
+        404,
+        "NotFound",
+        "pods \"nowhere\" not found",
+        "exec in a pod bound to a node that does not exist"
     );
     Ok(())
 }

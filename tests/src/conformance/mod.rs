@@ -714,7 +714,7 @@ pub fn scenarios() -> Vec<Scenario> {
         ),
         scenario!(
             builtins::pod_log,
-            "a pod's log without a kubelet: option and container checks, 204, the node looked up"
+            "a pod's log, exec, attach and portforward without a kubelet: the checks, 204, no host, the node looked up"
         ),
         scenario!(
             wire::go_parameters_and_methods,

@@ -170,6 +170,11 @@ pub(crate) async fn serve(t: Target<'_>) -> ApiResult<Response<ResponseBody>> {
         Some("log") if t.res.builtin == Some(crate::semantics::resources::Builtin::Pod) => {
             return pods::serve_log(t);
         }
+        Some(sub @ ("exec" | "attach" | "portforward"))
+            if t.res.builtin == Some(crate::semantics::resources::Builtin::Pod) =>
+        {
+            return pods::serve_connect(t, sub);
+        }
         // The custom resource handler answers a subresource it does not serve as the object
         // not found, whether or not the object exists.
         Some(_) if t.res.is_custom() => {

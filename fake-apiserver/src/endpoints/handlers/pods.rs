@@ -4,6 +4,8 @@
 //! then (once the body names the pod of the URL) the validating policies and webhooks, then
 //! the write.
 
+use std::sync::Arc;
+
 use http::Response;
 use serde_json::{Value, json};
 
@@ -93,42 +95,16 @@ pub(crate) fn serve_log(t: Target<'_>) -> ApiResult<Response<ResponseBody>> {
     if t.info.verb != Verb::Get {
         return Err(ApiError::method_not_allowed());
     }
-    let (namespace, name) = (t.info.namespace(), t.info.name());
+    let name = t.info.name();
     let errs = log_option_errors(&t.info.query)?;
     if !errs.is_empty() {
         return Err(ApiError::invalid("", "PodLogOptions", name, errs));
     }
-    let (pod, node) = {
-        let st = t.shared.state.lock();
-        let pod = st
-            .get(&t.res, namespace, name)
-            .ok_or_else(|| ApiError::not_found("", "pods", name))?;
-        let node_name = pod
-            .pointer("/spec/nodeName")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string();
-        let node = (!node_name.is_empty()).then(|| {
-            let known = st
-                .registry
-                .get("", "v1", "nodes")
-                .is_some_and(|nodes| st.get(&nodes, "", &node_name).is_some());
-            (node_name, known)
-        });
-        (pod, node)
-    };
+    let (pod, node) = pod_and_node(&t)?;
     check_log_container(&pod, name, t.info.query.get("container"))?;
     match node {
         None => Ok(respond_empty()),
-        // kube-apiserver looks the node up through the pods' storage, and says so.
-        Some((node, false)) => Err(ApiError::not_found("", "pods", &node)),
-        Some((node, true)) => Err(ApiError::new(
-            503,
-            "ServiceUnavailable",
-            format!(
-                "no kubelet serves node {node:?}: the in-memory server runs no containers, so a pod scheduled to a node has no logs to read"
-            ),
-        )),
+        Some(node) => Err(node_without_kubelet(node)),
     }
 }
 
@@ -250,5 +226,62 @@ fn check_log_container(pod: &Value, name: &str, container: Option<&str>) -> ApiR
             }
             Err(ApiError::bad_request(message))
         }
+    }
+}
+
+/// `GET` or `POST` of a pod's `exec`, `attach` or `portforward` (`connect`): kube-apiserver
+/// checks the pod and (but for `portforward`) the container, then needs the pod's node to
+/// proxy to its kubelet. Without a kubelet, every such request ends in the error
+/// kube-apiserver gives before it upgrades the connection: an unscheduled pod has no host.
+pub(crate) fn serve_connect(t: Target<'_>, sub: &str) -> ApiResult<Response<ResponseBody>> {
+    if !matches!(t.info.verb, Verb::Get | Verb::Create) {
+        return Err(ApiError::method_not_allowed());
+    }
+    let name = t.info.name();
+    let (pod, node) = pod_and_node(&t)?;
+    if sub != "portforward" {
+        check_log_container(&pod, name, t.info.query.get("container"))?;
+    }
+    match node {
+        None => Err(ApiError::bad_request(format!(
+            "pod {name} does not have a host assigned"
+        ))),
+        Some(node) => Err(node_without_kubelet(node)),
+    }
+}
+
+/// The pod of the request and, if it is scheduled, its node's name and whether that Node
+/// exists.
+fn pod_and_node(t: &Target<'_>) -> ApiResult<(Arc<Value>, Option<(String, bool)>)> {
+    let st = t.shared.state.lock();
+    let pod = st
+        .get(&t.res, t.info.namespace(), t.info.name())
+        .ok_or_else(|| ApiError::not_found("", "pods", t.info.name()))?;
+    let node_name = pod
+        .pointer("/spec/nodeName")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    let node = (!node_name.is_empty()).then(|| {
+        let known = st
+            .registry
+            .get("", "v1", "nodes")
+            .is_some_and(|nodes| st.get(&nodes, "", &node_name).is_some());
+        (node_name, known)
+    });
+    Ok((pod, node))
+}
+
+/// The answer for a scheduled pod's kubelet: kube-apiserver looks the node up through the pods'
+/// storage (and says so when it is missing); an existing node has no kubelet here.
+fn node_without_kubelet((node, known): (String, bool)) -> ApiError {
+    if known {
+        ApiError::new(
+            503,
+            "ServiceUnavailable",
+            format!("no kubelet serves node {node:?}: the in-memory server runs no containers"),
+        )
+    } else {
+        ApiError::not_found("", "pods", &node)
     }
 }
