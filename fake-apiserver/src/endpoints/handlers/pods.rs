@@ -250,9 +250,15 @@ pub(crate) fn serve_connect(t: Target<'_>, sub: &str) -> ApiResult<Response<Resp
     }
 }
 
-/// The pod of the request and, if it is scheduled, its node's name and whether that Node
-/// exists.
-fn pod_and_node(t: &Target<'_>) -> ApiResult<(Arc<Value>, Option<(String, bool)>)> {
+/// The node a pod is scheduled to.
+struct Scheduled {
+    node: String,
+    /// Whether that Node exists.
+    known: bool,
+}
+
+/// The pod of the request and, if it is scheduled, its node.
+fn pod_and_node(t: &Target<'_>) -> ApiResult<(Arc<Value>, Option<Scheduled>)> {
     let st = t.shared.state.lock();
     let pod = st
         .get(&t.res, t.info.namespace(), t.info.name())
@@ -267,14 +273,17 @@ fn pod_and_node(t: &Target<'_>) -> ApiResult<(Arc<Value>, Option<(String, bool)>
             .registry
             .get("", "v1", "nodes")
             .is_some_and(|nodes| st.get(&nodes, "", &node_name).is_some());
-        (node_name, known)
+        Scheduled {
+            node: node_name,
+            known,
+        }
     });
     Ok((pod, node))
 }
 
 /// The answer for a scheduled pod's kubelet: kube-apiserver looks the node up through the pods'
 /// storage (and says so when it is missing); an existing node has no kubelet here.
-fn node_without_kubelet((node, known): (String, bool)) -> ApiError {
+fn node_without_kubelet(Scheduled { node, known }: Scheduled) -> ApiError {
     if known {
         ApiError::new(
             503,
