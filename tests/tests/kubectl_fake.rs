@@ -377,16 +377,22 @@ fn kubectl_out(
     )
 }
 
-/// The same kubectl commands against the fake and a real kube-apiserver: `explain` prints the
-/// same documentation, and invalid manifests fail with the same server-side validation errors
-/// (kubectl validates through `fieldValidation=Strict` when the OpenAPI says the server can).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn kubectl_explain_and_validation_match_a_real_kube_apiserver() {
+/// kubectl, a real kube-apiserver and a served fake, each with a kubeconfig in a scratch home.
+struct Both {
+    bin: PathBuf,
+    /// Kept for the test's length: dropping it stops kube-apiserver.
+    real: tests::apiserver::RealApiServer,
+    served: kube_codegen_runtime::fake::ServedApiServer,
+    home: tempfile::TempDir,
+    real_kc: PathBuf,
+    fake_kc: PathBuf,
+}
+
+async fn both(server: FakeApiServer) -> Both {
     let bin = blocking(kubectl_path).await;
     let real = tests::apiserver::RealApiServer::start()
         .await
         .unwrap_or_else(|e| panic!("cannot start kube-apiserver: {e}"));
-    let server = FakeApiServer::new();
     let served = server
         .serve(([127, 0, 0, 1], 0).into())
         .await
@@ -397,6 +403,29 @@ async fn kubectl_explain_and_validation_match_a_real_kube_apiserver() {
         .write_kubeconfig(&fake_kc)
         .unwrap_or_else(|e| panic!("{e}"));
     let real_kc = real.kubeconfig_path().to_path_buf();
+    Both {
+        bin,
+        real,
+        served,
+        home,
+        real_kc,
+        fake_kc,
+    }
+}
+
+/// The same kubectl commands against the fake and a real kube-apiserver: `explain` prints the
+/// same documentation, and invalid manifests fail with the same server-side validation errors
+/// (kubectl validates through `fieldValidation=Strict` when the OpenAPI says the server can).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_explain_and_validation_match_a_real_kube_apiserver() {
+    let Both {
+        bin,
+        real: _real,
+        served,
+        home,
+        real_kc,
+        fake_kc,
+    } = both(FakeApiServer::new()).await;
     let crd = home.path().join("crd.yaml");
     std::fs::write(&crd, CRD).unwrap_or_else(|e| panic!("{e}"));
     let bad_cm = home.path().join("bad-cm.yaml");
@@ -640,23 +669,19 @@ fn comparable(mut o: Value) -> Value {
 /// output, and the same objects stored (managed fields included).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kubectl_generators_match_a_real_kube_apiserver() {
-    let bin = blocking(kubectl_path).await;
-    let real = tests::apiserver::RealApiServer::start()
-        .await
-        .unwrap_or_else(|e| panic!("cannot start kube-apiserver: {e}"));
     // The review kinds, as the `kube-fake-apiserver` program serves them.
-    let server = FakeApiServer::with_resources(kube_codegen_runtime::fake::REVIEW_KINDS)
-        .unwrap_or_else(|e| panic!("{e}"));
-    let served = server
-        .serve(([127, 0, 0, 1], 0).into())
-        .await
-        .unwrap_or_else(|e| panic!("serve: {e}"));
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let fake_kc = home.path().join("fake-kubeconfig");
-    served
-        .write_kubeconfig(&fake_kc)
-        .unwrap_or_else(|e| panic!("{e}"));
-    let real_kc = real.kubeconfig_path().to_path_buf();
+    let Both {
+        bin,
+        real: _real,
+        served,
+        home,
+        real_kc,
+        fake_kc,
+    } = both(
+        FakeApiServer::with_resources(kube_codegen_runtime::fake::REVIEW_KINDS)
+            .unwrap_or_else(|e| panic!("{e}")),
+    )
+    .await;
     let home_path = home.path().to_path_buf();
     let commands: &[&[&str]] = &[
         &["create", "namespace", "gen"],
