@@ -27,6 +27,11 @@ use serde_json::{Map, Value};
 /// The magic bytes before kube-apiserver's protobuf envelope.
 const MAGIC: &[u8] = b"k8s\x00";
 
+/// How deep messages may nest. Decoding recurses once per level, so a body of nothing but
+/// nesting must end in an error, not in a stack overflow. JSON bodies stop at 128 levels
+/// (serde_json's limit); a protobuf map entry adds a level of its own, so twice that here.
+const MAX_DEPTH: usize = 256;
+
 /// Why a protobuf body could not be read.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub(crate) enum ProtobufError {
@@ -116,7 +121,7 @@ pub(crate) fn decode(body: &[u8]) -> Result<Value, ProtobufError> {
     let mut object = Map::new();
     object.insert("kind".into(), Value::String(kind.clone()));
     object.insert("apiVersion".into(), Value::String(api_version.clone()));
-    let fields = message(&unknown.bytes(2), type_name, &kind)
+    let fields = message(&unknown.bytes(2), type_name, &kind, 0)
         .map_err(with_kind(api_version.clone(), kind.clone()))?;
     if let Value::Object(fields) = fields {
         object.extend(fields);
@@ -219,10 +224,17 @@ impl Fields {
 
 /// The message of `type_name` in `bytes`, as Go's JSON for the decoded value. `path` names it
 /// in errors.
-fn message(bytes: &[u8], type_name: &str, path: &str) -> Result<Value, Malformed> {
+fn message(bytes: &[u8], type_name: &str, path: &str, depth: usize) -> Result<Value, Malformed> {
+    if depth > MAX_DEPTH {
+        return Err(Malformed::at(
+            path,
+            format!("messages nest deeper than {MAX_DEPTH} levels"),
+        ));
+    }
+    let depth = depth + 1;
     let fields = Fields::read(bytes, path)?;
     if SCHEMA.custom.iter().any(|c| c == type_name) {
-        return custom(&fields, type_name, path);
+        return custom(&fields, type_name, path, depth);
     }
     let Some(layout) = SCHEMA.types.get(type_name) else {
         return Err(Malformed::at(
@@ -242,7 +254,12 @@ fn message(bytes: &[u8], type_name: &str, path: &str) -> Result<Value, Malformed
         let omitempty = flags.contains('o');
         if name.is_empty() && !flags.contains('i') {
             // A list with a message of its own (ExtraValue): its JSON is the list.
-            return list(values, ty.strip_prefix("[]").unwrap_or(ty), &field_path);
+            return list(
+                values,
+                ty.strip_prefix("[]").unwrap_or(ty),
+                &field_path,
+                depth,
+            );
         }
         let value = if values.is_empty() && (pointer || is_list(ty)) {
             // nil: left out with `omitempty`, else `null`.
@@ -251,16 +268,16 @@ fn message(bytes: &[u8], type_name: &str, path: &str) -> Result<Value, Malformed
             }
             Value::Null
         } else if let Some(elem) = ty.strip_prefix("[]") {
-            list(values, elem, &field_path)?
+            list(values, elem, &field_path, depth)?
         } else if let Some((key, value)) = map_types(ty) {
-            map(values, key, value, &field_path)?
+            map(values, key, value, &field_path, depth)?
         } else if let Some(v) = scalar(values, ty, &field_path)? {
             if omitempty && !pointer && is_zero(&v) {
                 continue;
             }
             v
         } else {
-            let nested = message(&fields.bytes(*number), ty, &field_path)?;
+            let nested = message(&fields.bytes(*number), ty, &field_path, depth)?;
             if flags.contains('i') {
                 if let Value::Object(inner) = nested {
                     out.extend(inner);
@@ -340,7 +357,7 @@ fn scalar(values: &[Wire], ty: &str, path: &str) -> Result<Option<Value>, Malfor
 }
 
 /// A repeated field: one element per value, numbers also packed into one value.
-fn list(values: &[Wire], elem: &str, path: &str) -> Result<Value, Malformed> {
+fn list(values: &[Wire], elem: &str, path: &str, depth: usize) -> Result<Value, Malformed> {
     let mut out = Vec::with_capacity(values.len());
     for (i, v) in values.iter().enumerate() {
         let item_path = format!("{path}[{i}]");
@@ -356,7 +373,7 @@ fn list(values: &[Wire], elem: &str, path: &str) -> Result<Value, Malformed> {
                 }
             }
             (Wire::Bytes(b), _) if !matches!(elem, "string" | "bytes") && !is_scalar(elem) => {
-                out.push(message(b, elem, &item_path)?);
+                out.push(message(b, elem, &item_path, depth)?);
             }
             _ => {
                 let one = std::slice::from_ref(v);
@@ -391,7 +408,13 @@ fn is_scalar(ty: &str) -> bool {
 }
 
 /// A map field: each value is an entry message with the key at 1 and the value at 2.
-fn map(values: &[Wire], key: &str, value: &str, path: &str) -> Result<Value, Malformed> {
+fn map(
+    values: &[Wire],
+    key: &str,
+    value: &str,
+    path: &str,
+    depth: usize,
+) -> Result<Value, Malformed> {
     let mut out = Map::new();
     for v in values {
         let Wire::Bytes(b) = v else {
@@ -406,7 +429,7 @@ fn map(values: &[Wire], key: &str, value: &str, path: &str) -> Result<Value, Mal
         let item_path = format!("{path}[{k}]");
         let v = match scalar(entry.values(2), value, &item_path)? {
             Some(s) => s,
-            None => message(&entry.bytes(2), value, &item_path)?,
+            None => message(&entry.bytes(2), value, &item_path, depth + 1)?,
         };
         out.insert(k, v);
     }
@@ -414,7 +437,7 @@ fn map(values: &[Wire], key: &str, value: &str, path: &str) -> Result<Value, Mal
 }
 
 /// A type that writes its own JSON (Go's `MarshalJSON`), from its protobuf fields.
-fn custom(fields: &Fields, type_name: &str, path: &str) -> Result<Value, Malformed> {
+fn custom(fields: &Fields, type_name: &str, path: &str, depth: usize) -> Result<Value, Malformed> {
     let short = type_name.rsplit('.').next().unwrap_or(type_name);
     let raw_json = |number: u32| -> Result<Value, Malformed> {
         let raw = fields.bytes(number);
@@ -431,7 +454,7 @@ fn custom(fields: &Fields, type_name: &str, path: &str) -> Result<Value, Malform
         let props = type_name
             .rsplit_once('.')
             .map_or(String::new(), |(p, _)| format!("{p}.JSONSchemaProps"));
-        message(&fields.bytes(number), &props, path).map(Some)
+        message(&fields.bytes(number), &props, path, depth).map(Some)
     };
     Ok(match short {
         "Time" | "MicroTime" => {
@@ -476,7 +499,7 @@ fn custom(fields: &Fields, type_name: &str, path: &str) -> Result<Value, Malform
                 let props = type_name
                     .rsplit_once('.')
                     .map_or(String::new(), |(p, _)| format!("{p}.JSONSchemaProps"));
-                list(items, &props, path)?
+                list(items, &props, path, depth)?
             }
         }
         "JSONSchemaPropsOrStringArray" => {
@@ -484,7 +507,7 @@ fn custom(fields: &Fields, type_name: &str, path: &str) -> Result<Value, Malform
             if items.is_empty() {
                 schema(1)?.unwrap_or(Value::Null)
             } else {
-                list(items, "string", path)?
+                list(items, "string", path, depth)?
             }
         }
         _ => {

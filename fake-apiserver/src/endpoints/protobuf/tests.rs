@@ -221,3 +221,35 @@ fn every_kind_names_a_known_type() {
     assert!(SCHEMA.kinds.len() > 500, "the schema loaded");
     assert!(missing.is_empty(), "{missing:?}");
 }
+
+#[test]
+fn nesting_ends_in_an_error_not_a_stack_overflow() {
+    // JSONSchemaProps.not (field 28) inside itself, far deeper than any real schema.
+    let mut nested = msg(&[F::Bytes(5, b"object")]);
+    for _ in 0..5_000 {
+        nested = msg(&[F::Bytes(28, &nested)]);
+    }
+    let got = message(
+        &nested,
+        "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaProps",
+        "JSONSchemaProps",
+        0,
+    );
+    assert!(
+        matches!(&got, Err(Malformed { cause, .. }) if cause.contains("nest deeper than 256")),
+        "{:?}",
+        got.as_ref().err().map(|e| &e.cause)
+    );
+    // A schema as deep as real ones decodes.
+    let mut shallow = msg(&[F::Bytes(5, b"string")]);
+    for _ in 0..50 {
+        shallow = msg(&[F::Bytes(28, &shallow)]);
+    }
+    let got = message(
+        &shallow,
+        "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaProps",
+        "JSONSchemaProps",
+        0,
+    );
+    assert!(got.is_ok());
+}
