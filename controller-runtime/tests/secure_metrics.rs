@@ -7,7 +7,7 @@ mod common;
 use std::net::SocketAddr;
 
 use common::{eventually, http_get, http_response, init_tracing, tls_connect};
-use kube_codegen_runtime::fake::{FakeApiServer, Reaction, ResourceInfo, ServedApiServer};
+use kube_codegen_runtime::fake::{FakeApiServer, REVIEW_KINDS, Reaction, ServedApiServer};
 use kube_controller_runtime::{Manager, ManagerBuilder, ManagerError};
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -17,32 +17,10 @@ fn ok<T, E: std::fmt::Display>(r: Result<T, E>) -> T {
     r.unwrap_or_else(|e| panic!("{e}"))
 }
 
-const fn review(group: &'static str, kind: &'static str, plural: &'static str) -> ResourceInfo {
-    ResourceInfo {
-        group,
-        version: "v1",
-        kind,
-        list_kind: "",
-        plural,
-        singular: "",
-        namespaced: false,
-        subresources: &[],
-        short_names: &[],
-    }
-}
-
-const REVIEWS: &[ResourceInfo] = &[
-    review("authentication.k8s.io", "TokenReview", "tokenreviews"),
-    review(
-        "authorization.k8s.io",
-        "SubjectAccessReview",
-        "subjectaccessreviews",
-    ),
-];
-
-/// A served in-memory API server that answers the two reviews, and a client of it.
+/// A served in-memory API server that answers the review kinds (the token and access reviews
+/// the secure metrics endpoint sends), and a client of it.
 async fn api_server() -> (FakeApiServer, ServedApiServer, kube::Client) {
-    let server = ok(FakeApiServer::with_resources(REVIEWS));
+    let server = ok(FakeApiServer::with_resources(REVIEW_KINDS));
     let served = ok(server
         .serve_with_token(([127, 0, 0, 1], 0).into(), "scraper-token")
         .await);
