@@ -322,7 +322,15 @@ async fn resource_request(
     let verb = Verb::of(req.method(), &path, &query, custom)?;
     let info = RequestInfo { path, query, verb };
     let ct = content_type(&req);
-    let patch_type = (verb == Verb::Patch).then(|| PatchType::from_content_type(&ct));
+    // A patch's media type names its type; any other is refused before the body is read, as
+    // kube-apiserver's router refuses it (a resource it does not serve has no route: 404).
+    let patch_type = match verb {
+        Verb::Patch if res.is_some() => Some(
+            PatchType::from_content_type(&ct)
+                .ok_or_else(|| ApiError::unsupported_media_type("415: Unsupported Media Type"))?,
+        ),
+        _ => None,
+    };
     let body = if verb.has_body() {
         decode_body(&req, verb, res.as_deref(), &ct)?
     } else {
@@ -337,7 +345,7 @@ async fn resource_request(
         namespace: info.path.namespace.clone(),
         name: info.path.name.clone(),
         body: body.clone(),
-        patch_type: patch_type.flatten(),
+        patch_type,
         query: info.query.pairs.clone(),
     };
     shared.actions.lock().push(action.clone(), req.body().len());
@@ -391,11 +399,6 @@ fn decode_body(
     ct: &str,
 ) -> ApiResult<Option<Value>> {
     let replaces = matches!(verb, Verb::Create | Verb::Update);
-    if verb == Verb::Patch && PatchType::from_content_type(ct).is_none() {
-        return Err(ApiError::unsupported_media_type(
-            "415: Unsupported Media Type",
-        ));
-    }
     // Custom resources have no protobuf encoding (kube-apiserver: 415); resources registered
     // from generated code for built-in kinds (the review kinds) do.
     let encoded =

@@ -44,8 +44,8 @@ pub(crate) struct Target<'a> {
     pub(crate) info: &'a RequestInfo,
     pub(crate) res: Arc<Resource>,
     pub(crate) body: Option<Value>,
-    /// For a patch: its type, `None` for a content type that is not one.
-    pub(crate) patch_type: Option<Option<PatchType>>,
+    /// For a patch: its type (a patch of another media type was refused on the way in).
+    pub(crate) patch_type: Option<PatchType>,
     /// Faults a watch reactor asked for.
     pub(crate) fault: watch::WatchFault,
     /// The warnings of the response's `Warning` headers (admission webhooks', field

@@ -17,7 +17,7 @@ use crate::semantics::registry::{self, UpdateInput, WriteOptions};
 use crate::storage::object;
 
 pub(crate) async fn serve(mut t: Target<'_>, scope: Scope) -> ApiResult<Response<ResponseBody>> {
-    let Some(Some(ptype)) = t.patch_type else {
+    let Some(ptype) = t.patch_type else {
         return Err(crate::semantics::patch::unsupported_patch(&t.res));
     };
     let body = t.take_body()?;

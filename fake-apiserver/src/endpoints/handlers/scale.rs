@@ -23,7 +23,7 @@ use crate::storage::object;
 pub(crate) async fn serve(mut t: Target<'_>) -> ApiResult<Response<ResponseBody>> {
     // Before the object is looked up: a missing object's scale refuses the verb too.
     super::subresource_verb(&t.res, t.info.verb)?;
-    let write = match (t.info.verb, t.patch_type.flatten()) {
+    let write = match (t.info.verb, t.patch_type) {
         (Verb::Get, _) => {
             let st = t.shared.state.lock();
             let current = current(&t, &st)?;
