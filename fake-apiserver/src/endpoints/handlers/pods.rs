@@ -101,7 +101,7 @@ pub(crate) fn serve_log(t: Target<'_>) -> ApiResult<Response<ResponseBody>> {
         return Err(ApiError::invalid("", "PodLogOptions", name, errs));
     }
     let (pod, node) = pod_and_node(&t)?;
-    check_log_container(&pod, name, t.info.query.get("container"))?;
+    check_container(&pod, name, t.info.query.get("container"))?;
     match node {
         None => Ok(respond_empty()),
         Some(node) => Err(node_without_kubelet(node)),
@@ -172,9 +172,9 @@ fn log_option_errors(
     Ok(errs)
 }
 
-/// The pod's container a log request names (`validateContainer`): one of its containers,
-/// init or ephemeral containers; or, when none is named, its only container.
-fn check_log_container(pod: &Value, name: &str, container: Option<&str>) -> ApiResult<()> {
+/// The container a log, exec or attach request names (`validateContainer`): one of the pod's
+/// containers, init or ephemeral containers; or, when none is named, its only container.
+fn check_container(pod: &Value, name: &str, container: Option<&str>) -> ApiResult<()> {
     let names = |list: &str| -> Vec<String> {
         pod.pointer(&format!("/spec/{list}"))
             .and_then(Value::as_array)
@@ -240,7 +240,7 @@ pub(crate) fn serve_connect(t: Target<'_>, sub: &str) -> ApiResult<Response<Resp
     let name = t.info.name();
     let (pod, node) = pod_and_node(&t)?;
     if sub != "portforward" {
-        check_log_container(&pod, name, t.info.query.get("container"))?;
+        check_container(&pod, name, t.info.query.get("container"))?;
     }
     match node {
         None => Err(ApiError::bad_request(format!(
