@@ -60,6 +60,7 @@ pub mod priority;
 mod queue;
 mod rate_limiter;
 mod rate_limiting;
+mod sleepers;
 
 pub use delaying::DelayingQueue;
 pub use metrics::{

@@ -60,6 +60,7 @@ use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use super::metrics::{QueueConfig, QueueMetrics, UNFINISHED_WORK_PERIOD};
+use super::sleepers::Sleepers;
 use super::{RateLimiter, default_controller_rate_limiter};
 
 /// The priority of the initial list and of resyncs (controller-runtime's `handler.LowPriority`).
@@ -227,6 +228,8 @@ struct State<T> {
     mixed: bool,
     waiting: usize,
     processing: usize,
+    /// The workers blocked in `get`.
+    sleepers: Sleepers,
     max_wait: Option<Duration>,
     /// `max_wait` in ticks.
     max_wait_ticks: Option<Tick>,
@@ -406,6 +409,7 @@ where
                     mixed: false,
                     waiting: 0,
                     processing: 0,
+                    sleepers: Sleepers::default(),
                     max_wait: self.max_wait,
                     max_wait_ticks: self.max_wait.map(ticks),
                     shutting_down: false,
@@ -727,10 +731,9 @@ impl<T: Clone + Eq + Hash> State<T> {
         }
     }
 
-    /// Moves delayed items whose time has come to their lists; returns how many.
-    fn promote_due(&mut self, now: Instant) -> usize {
+    /// Moves delayed items whose time has come to their lists.
+    fn promote_due(&mut self, now: Instant) {
         let now_tick = self.tick(now);
-        let mut promoted = 0;
         while let Some(&Reverse((at, stamp, slot))) = self.delayed.peek() {
             let live = self
                 .entry(slot)
@@ -742,20 +745,21 @@ impl<T: Clone + Eq + Hash> State<T> {
             if live {
                 self.waiting -= 1;
                 self.push_ready(slot, at, now);
-                promoted += 1;
             }
         }
-        promoted
     }
 
     /// [`State::promote_due`] at the time in `clock`, read into it only when something waits.
-    fn promote_due_lazy(&mut self, clock: &mut Option<Instant>) -> usize {
-        if self.delayed.is_empty() {
-            0
-        } else {
+    fn promote_due_lazy(&mut self, clock: &mut Option<Instant>) {
+        if !self.delayed.is_empty() {
             let now = *clock.get_or_insert_with(Instant::now);
-            self.promote_due(now)
+            self.promote_due(now);
         }
+    }
+
+    /// Whether to wake a blocked worker for the items ready now (see [`Sleepers`]).
+    fn wake_one(&mut self) -> bool {
+        self.sleepers.wake_one(self.ready)
     }
 
     fn next_deadline(&self) -> Option<Instant> {
@@ -889,6 +893,21 @@ impl<T: Clone + Eq + Hash> State<T> {
     }
 }
 
+/// A worker blocked in [`PriorityQueue::get_with_priority`]: counted out again if its `get` is
+/// dropped while it waits.
+struct Blocked<'a, T> {
+    core: &'a Core<T>,
+    waiting: bool,
+}
+
+impl<T> Drop for Blocked<'_, T> {
+    fn drop(&mut self) {
+        if self.waiting {
+            self.core.state.lock().sleepers.unblock();
+        }
+    }
+}
+
 impl<T> PriorityQueue<T>
 where
     T: Clone + Eq + Hash + Send + Sync + 'static,
@@ -1011,7 +1030,7 @@ where
             } else {
                 crate::time::deadline_after(wait)
             };
-            s.add(item, hash, opts.priority, due, why, now)
+            s.add(item, hash, opts.priority, due, why, now) && s.wake_one()
         };
         // A worker waiting for a deadline recomputes it even when nothing became ready.
         if wake || delay.is_some() || !opts.after.is_zero() {
@@ -1124,6 +1143,10 @@ where
         if let Ok(got) = self.take_ready() {
             return got;
         }
+        let mut blocked = Blocked {
+            core: &self.core,
+            waiting: false,
+        };
         loop {
             let notified = self.core.ready.notified();
             tokio::pin!(notified);
@@ -1131,17 +1154,23 @@ where
             notified.as_mut().enable();
             let deadline = {
                 let mut s = self.core.state.lock();
+                if std::mem::take(&mut blocked.waiting) {
+                    s.sleepers.unblock();
+                }
+                s.sleepers.looking();
                 if s.shutting_down {
                     return None;
                 }
                 let mut clock = None;
-                let promoted = s.promote_due_lazy(&mut clock);
+                s.promote_due_lazy(&mut clock);
                 if let Some(got) = s.pop(&mut clock) {
-                    let others = promoted.min(s.ready);
+                    let wake = s.wake_one();
                     drop(s);
-                    self.wake(others);
+                    self.wake(wake);
                     return Some(got);
                 }
+                s.sleepers.block();
+                blocked.waiting = true;
                 s.next_deadline()
             };
             match deadline {
@@ -1168,20 +1197,20 @@ where
         if s.ready == 0 && s.delayed.is_empty() {
             return Err(());
         }
-        let promoted = s.promote_due_lazy(&mut clock);
+        s.promote_due_lazy(&mut clock);
         let got = s.pop(&mut clock).ok_or(())?;
-        let others = promoted.min(s.ready);
+        let wake = s.wake_one();
         let now_mixed = s.mixed;
         drop(s);
         if now_mixed != mixed {
             self.core.mixed.store(now_mixed, AtomicOrdering::Relaxed);
         }
-        self.wake(others);
+        self.wake(wake);
         Ok(Some(got))
     }
 
-    fn wake(&self, n: usize) {
-        for _ in 0..n {
+    fn wake(&self, wake: bool) {
+        if wake {
             self.core.ready.notify_one();
         }
     }
@@ -1211,11 +1240,11 @@ where
             return None;
         }
         let mut clock = None;
-        let promoted = s.promote_due_lazy(&mut clock);
+        s.promote_due_lazy(&mut clock);
         let got = s.pop(&mut clock);
-        let others = promoted.min(s.ready);
+        let wake = s.wake_one();
         drop(s);
-        self.wake(others);
+        self.wake(wake);
         got
     }
 
@@ -1232,10 +1261,12 @@ where
     /// ```
     pub fn done(&self, item: &T) {
         let hash = self.core.hasher.hash_one(item);
-        let (wake, drained) = self.core.state.lock().done(item, hash);
-        if wake {
-            self.core.ready.notify_one();
-        }
+        let (wake, drained) = {
+            let mut s = self.core.state.lock();
+            let (ready, drained) = s.done(item, hash);
+            (ready && s.wake_one(), drained)
+        };
+        self.wake(wake);
         if drained {
             self.core.drained.notify_waiters();
         }
@@ -1251,10 +1282,11 @@ where
     /// ```
     pub fn len(&self) -> usize {
         let mut s = self.core.state.lock();
-        let promoted = s.promote_due_lazy(&mut None);
+        s.promote_due_lazy(&mut None);
         let len = s.ready;
+        let wake = s.wake_one();
         drop(s);
-        self.wake(promoted);
+        self.wake(wake);
         len
     }
 

@@ -15,6 +15,7 @@ use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use super::metrics::{QueueConfig, QueueMetrics, UNFINISHED_WORK_PERIOD};
+use super::sleepers::Sleepers;
 
 /// An item that joins the queue at `at`. Entries are never removed from the heap early; an entry
 /// whose `seq` no longer matches `State::waiting` is stale and skipped.
@@ -64,6 +65,8 @@ struct State<T> {
     heap: BinaryHeap<Waiting<T>>,
     waiting: AHashMap<T, (Instant, u64)>,
     seq: u64,
+    /// The workers blocked in `get`.
+    sleepers: Sleepers,
     shutting_down: bool,
     /// Present for a named queue with a metrics provider.
     metrics: Option<QueueMetrics<T>>,
@@ -162,9 +165,8 @@ where
         }
     }
 
-    /// Moves delayed items whose time has come into the queue; returns how many were queued.
-    fn promote_due(&mut self, now: Instant) -> usize {
-        let mut queued = 0;
+    /// Moves delayed items whose time has come into the queue.
+    fn promote_due(&mut self, now: Instant) {
         while self.heap.peek().is_some_and(|w| w.at <= now) {
             let Some(w) = self.heap.pop() else { break };
             if self
@@ -173,25 +175,25 @@ where
                 .is_some_and(|&(_, seq)| seq == w.seq)
             {
                 self.waiting.remove(&w.item);
-                if self.add(w.item) {
-                    queued += 1;
-                }
+                self.add(w.item);
             }
         }
-        queued
     }
 
     /// [`State::promote_due`] at the current time; the clock is not read when nothing waits.
-    fn promote_due_now(&mut self) -> usize {
-        if self.heap.is_empty() {
-            0
-        } else {
-            self.promote_due(Instant::now())
+    fn promote_due_now(&mut self) {
+        if !self.heap.is_empty() {
+            self.promote_due(Instant::now());
         }
     }
 
     fn next_deadline(&self) -> Option<Instant> {
         self.heap.peek().map(|w| w.at)
+    }
+
+    /// Whether to wake a blocked worker for the items ready now (see [`Sleepers`]).
+    fn wake_one(&mut self) -> bool {
+        self.sleepers.wake_one(self.queue.len())
     }
 
     /// Hands out the first queued item.
@@ -229,6 +231,20 @@ where
     }
 }
 
+/// A worker blocked in [`Queue::get`]: counted out again if its `get` is dropped while it waits.
+struct Blocked<'a, T> {
+    core: &'a Core<T>,
+    waiting: bool,
+}
+
+impl<T> Drop for Blocked<'_, T> {
+    fn drop(&mut self) {
+        if self.waiting {
+            self.core.state.lock().sleepers.unblock();
+        }
+    }
+}
+
 impl<T> Queue<T>
 where
     T: Clone + Eq + Hash + Send + Sync + 'static,
@@ -263,6 +279,7 @@ where
                     heap: BinaryHeap::new(),
                     waiting: AHashMap::new(),
                     seq: 0,
+                    sleepers: Sleepers::default(),
                     shutting_down: false,
                     metrics,
                 }),
@@ -325,7 +342,13 @@ where
     /// assert_eq!(q.len(), 1);
     /// ```
     pub fn add(&self, item: T) {
-        let wake = self.core.state.lock().add(item);
+        let wake = {
+            let mut s = self.core.state.lock();
+            s.add(item) && {
+                let ready = s.queue.len();
+                s.sleepers.wake_one(ready)
+            }
+        };
         if wake {
             self.core.ready.notify_one();
         }
@@ -384,6 +407,10 @@ where
         if let Ok(item) = self.take_ready() {
             return item;
         }
+        let mut blocked = Blocked {
+            core: &self.core,
+            waiting: false,
+        };
         loop {
             let notified = self.core.ready.notified();
             tokio::pin!(notified);
@@ -391,17 +418,22 @@ where
             notified.as_mut().enable();
             let deadline = {
                 let mut s = self.core.state.lock();
+                if std::mem::take(&mut blocked.waiting) {
+                    s.sleepers.unblock();
+                }
+                s.sleepers.looking();
                 if s.shutting_down {
                     return None;
                 }
-                let promoted = s.promote_due_now();
+                s.promote_due_now();
                 if let Some(item) = s.pop() {
-                    // Other workers may be waiting for the rest of what this call promoted.
-                    let others = promoted.min(s.queue.len());
+                    let wake = s.wake_one();
                     drop(s);
-                    self.wake(others);
+                    self.wake(wake);
                     return Some(item);
                 }
+                s.sleepers.block();
+                blocked.waiting = true;
                 s.next_deadline()
             };
             match deadline {
@@ -423,16 +455,16 @@ where
         if s.shutting_down {
             return Ok(None);
         }
-        let promoted = s.promote_due_now();
+        s.promote_due_now();
         let item = s.pop().ok_or(())?;
-        let others = promoted.min(s.queue.len());
+        let wake = s.wake_one();
         drop(s);
-        self.wake(others);
+        self.wake(wake);
         Ok(Some(item))
     }
 
-    fn wake(&self, n: usize) {
-        for _ in 0..n {
+    fn wake(&self, wake: bool) {
+        if wake {
             self.core.ready.notify_one();
         }
     }
@@ -450,11 +482,11 @@ where
         if s.shutting_down {
             return None;
         }
-        let promoted = s.promote_due_now();
+        s.promote_due_now();
         let item = s.pop();
-        let others = promoted.min(s.queue.len());
+        let wake = s.wake_one();
         drop(s);
-        self.wake(others);
+        self.wake(wake);
         item
     }
 
@@ -468,10 +500,12 @@ where
     /// assert!(q.is_empty());
     /// ```
     pub fn done(&self, item: &T) {
-        let (wake, drained) = self.core.state.lock().done(item);
-        if wake {
-            self.core.ready.notify_one();
-        }
+        let (wake, drained) = {
+            let mut s = self.core.state.lock();
+            let (queued, drained) = s.done(item);
+            (queued && s.wake_one(), drained)
+        };
+        self.wake(wake);
         if drained {
             self.core.drained.notify_waiters();
         }
@@ -488,10 +522,11 @@ where
     /// ```
     pub fn len(&self) -> usize {
         let mut s = self.core.state.lock();
-        let promoted = s.promote_due_now();
+        s.promote_due_now();
         let len = s.queue.len();
+        let wake = s.wake_one();
         drop(s);
-        self.wake(promoted);
+        self.wake(wake);
         len
     }
 
@@ -646,6 +681,71 @@ mod tests {
         q.done(&1);
         q.done(&1);
         assert_eq!((q.len(), q.processing()), (0, 0));
+    }
+
+    /// Workers blocked in `get`, then a burst of adds: each worker must take one item while the
+    /// others still hold theirs (a barrier of all four), so the wake-up chain reaches them all.
+    #[tokio::test(start_paused = true)]
+    async fn a_burst_reaches_every_blocked_worker() {
+        let q = Queue::<u32>::new();
+        let all_busy = Arc::new(tokio::sync::Barrier::new(4));
+        let workers: Vec<_> = (0..4)
+            .map(|_| {
+                let (q, all_busy) = (q.clone(), all_busy.clone());
+                tokio::spawn(async move {
+                    let k = q.get().await?;
+                    all_busy.wait().await;
+                    q.done(&k);
+                    Some(k)
+                })
+            })
+            .collect();
+        tokio::task::yield_now().await;
+        for k in 0..4 {
+            q.add(k);
+        }
+        let mut got = Vec::new();
+        for w in workers {
+            let k = tokio::time::timeout(Duration::from_secs(60), w)
+                .await
+                .map_err(|_| "a worker was never woken")
+                .and_then(|r| r.map_err(|_| "a worker panicked"));
+            got.push(k);
+        }
+        got.sort();
+        assert_eq!(got, [Ok(Some(0)), Ok(Some(1)), Ok(Some(2)), Ok(Some(3))]);
+    }
+
+    /// A woken worker whose `get` is dropped before it ran passes the wake-up on: the other
+    /// blocked worker takes the item.
+    #[tokio::test(start_paused = true)]
+    async fn a_wake_up_for_a_dropped_get_reaches_another_worker() {
+        let q = Queue::<u32>::new();
+        let first = tokio::spawn({
+            let q = q.clone();
+            async move { q.get().await }
+        });
+        tokio::task::yield_now().await;
+        let second = tokio::spawn({
+            let q = q.clone();
+            async move { q.get().await }
+        });
+        tokio::task::yield_now().await;
+        q.add(1);
+        // The first to wait was woken; it is dropped before it runs.
+        first.abort();
+        let got = tokio::time::timeout(Duration::from_secs(60), second).await;
+        assert!(matches!(got, Ok(Ok(Some(1)))), "{got:?}");
+        // The dropped worker no longer counts as waiting: a later add reaches a new one.
+        q.done(&1);
+        let third = tokio::spawn({
+            let q = q.clone();
+            async move { q.get().await }
+        });
+        tokio::task::yield_now().await;
+        q.add(2);
+        let got = tokio::time::timeout(Duration::from_secs(60), third).await;
+        assert!(matches!(got, Ok(Ok(Some(2)))), "{got:?}");
     }
 
     #[tokio::test]

@@ -241,6 +241,70 @@ async fn an_overdue_item_goes_ahead_of_higher_priorities() {
     assert_eq!(low, Some(10), "after 10 s of high work: {handed:?}");
 }
 
+/// Workers blocked in `get`, then a burst of adds at two priorities: each worker must take one
+/// item while the others still hold theirs (a barrier of all four), so the wake-up chain
+/// reaches them all.
+#[tokio::test(start_paused = true)]
+async fn a_burst_reaches_every_blocked_worker() {
+    let q = PriorityQueue::<u32>::new();
+    let all_busy = Arc::new(tokio::sync::Barrier::new(4));
+    let workers: Vec<_> = (0..4)
+        .map(|_| {
+            let (q, all_busy) = (q.clone(), all_busy.clone());
+            tokio::spawn(async move {
+                let k = q.get().await?;
+                all_busy.wait().await;
+                q.done(&k);
+                Some(k)
+            })
+        })
+        .collect();
+    tokio::task::yield_now().await;
+    for k in 0..4 {
+        q.add_with_priority(k, if k % 2 == 0 { LOW_PRIORITY } else { 0 });
+    }
+    let mut got = Vec::new();
+    for w in workers {
+        let k = tokio::time::timeout(Duration::from_secs(60), w)
+            .await
+            .map_err(|_| "a worker was never woken")
+            .and_then(|r| r.map_err(|_| "a worker panicked"));
+        got.push(k);
+    }
+    got.sort();
+    assert_eq!(got, [Ok(Some(0)), Ok(Some(1)), Ok(Some(2)), Ok(Some(3))]);
+}
+
+/// A woken worker whose `get` is dropped before it ran passes the wake-up on: the other
+/// blocked worker takes the item, and the dropped one no longer counts as waiting.
+#[tokio::test(start_paused = true)]
+async fn a_wake_up_for_a_dropped_get_reaches_another_worker() {
+    let q = PriorityQueue::<u32>::new();
+    let first = tokio::spawn({
+        let q = q.clone();
+        async move { q.get().await }
+    });
+    tokio::task::yield_now().await;
+    let second = tokio::spawn({
+        let q = q.clone();
+        async move { q.get().await }
+    });
+    tokio::task::yield_now().await;
+    q.add(1);
+    first.abort();
+    let got = tokio::time::timeout(Duration::from_secs(60), second).await;
+    assert!(matches!(got, Ok(Ok(Some(1)))), "{got:?}");
+    q.done(&1);
+    let third = tokio::spawn({
+        let q = q.clone();
+        async move { q.get().await }
+    });
+    tokio::task::yield_now().await;
+    q.add(2);
+    let got = tokio::time::timeout(Duration::from_secs(60), third).await;
+    assert!(matches!(got, Ok(Ok(Some(2)))), "{got:?}");
+}
+
 #[test]
 fn shut_down_drops_queued_items_and_keeps_those_in_hand() {
     let q = PriorityQueue::<u32>::new();
