@@ -24,8 +24,15 @@ fn runtime() -> tokio::runtime::Runtime {
         .unwrap_or_else(|e| panic!("runtime: {e}"))
 }
 
-/// Spawns `workers` tasks running `work` and a task running `add_all` until `n` items were
-/// processed; returns the time from the first add to the last `done`.
+/// Spawns `workers` tasks running `work` and, once every worker waits for its first item, a
+/// task running `add_all` until `n` items were processed; returns the time from the first add
+/// to the last `done`.
+///
+/// A worker counts itself in `started` just before its first `get`, which then waits in the
+/// same poll; the short sleep after the last has counted itself covers the Go peer's goroutines,
+/// which do the same. Without the wait, some runs began their adds before every worker had run,
+/// and a worker's first poll found items ready instead of waiting: a start-up race, not the
+/// queue, decided whether the workers were woken or found the adds in flight.
 async fn drive<W, F>(
     n: usize,
     workers: usize,
@@ -33,15 +40,25 @@ async fn drive<W, F>(
     add_all: impl FnOnce() + Send + 'static,
 ) -> Duration
 where
-    W: Fn(Arc<AtomicUsize>, Arc<Notify>) -> F,
+    W: Fn(Arc<AtomicUsize>, Arc<Notify>, Arc<AtomicUsize>) -> F,
     F: Future<Output = ()> + Send + 'static,
 {
     let count = Arc::new(AtomicUsize::new(0));
     let finished = Arc::new(Notify::new());
+    let started = Arc::new(AtomicUsize::new(0));
     let handles: Vec<_> = (0..workers)
-        .map(|_| tokio::spawn(spawn_worker(count.clone(), finished.clone())))
+        .map(|_| {
+            tokio::spawn(spawn_worker(
+                count.clone(),
+                finished.clone(),
+                started.clone(),
+            ))
+        })
         .collect();
-    tokio::task::yield_now().await;
+    while started.load(Ordering::Acquire) < workers {
+        tokio::task::yield_now().await;
+    }
+    tokio::time::sleep(Duration::from_millis(1)).await;
     let notified = finished.notified();
     tokio::pin!(notified);
     notified.as_mut().enable();
@@ -71,9 +88,10 @@ fn mark(count: &AtomicUsize, finished: &Notify, n: usize) {
 
 async fn ours(workers: usize) -> Duration {
     let q = Queue::<u64>::new();
-    let worker = |count: Arc<AtomicUsize>, finished: Arc<Notify>| {
+    let worker = |count: Arc<AtomicUsize>, finished: Arc<Notify>, started: Arc<AtomicUsize>| {
         let q = q.clone();
         async move {
+            started.fetch_add(1, Ordering::Release);
             while let Some(k) = q.get().await {
                 q.done(&k);
                 mark(&count, &finished, KEYS);
@@ -93,9 +111,10 @@ async fn ours(workers: usize) -> Duration {
 
 async fn ours_rate_limited(workers: usize) -> Duration {
     let q = RateLimitingQueue::<u64>::new();
-    let worker = |count: Arc<AtomicUsize>, finished: Arc<Notify>| {
+    let worker = |count: Arc<AtomicUsize>, finished: Arc<Notify>, started: Arc<AtomicUsize>| {
         let q = q.clone();
         async move {
+            started.fetch_add(1, Ordering::Release);
             while let Some(k) = q.get().await {
                 q.forget(&k);
                 q.done(&k);
@@ -118,9 +137,10 @@ async fn ours_rate_limited(workers: usize) -> Duration {
 /// with bounded waiting on (the default).
 async fn ours_priority(workers: usize) -> Duration {
     let q = PriorityQueue::<u64>::new();
-    let worker = |count: Arc<AtomicUsize>, finished: Arc<Notify>| {
+    let worker = |count: Arc<AtomicUsize>, finished: Arc<Notify>, started: Arc<AtomicUsize>| {
         let q = q.clone();
         async move {
+            started.fetch_add(1, Ordering::Release);
             while let Some((k, _)) = q.get_with_priority().await {
                 q.forget(&k);
                 q.done(&k);
@@ -149,9 +169,10 @@ async fn mpsc_dedup(workers: usize) -> Duration {
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<u64>();
     let rx = Arc::new(tokio::sync::Mutex::new(rx));
     let dirty = Arc::new(parking_lot::Mutex::new(AHashSet::<u64>::new()));
-    let worker = |count: Arc<AtomicUsize>, finished: Arc<Notify>| {
+    let worker = |count: Arc<AtomicUsize>, finished: Arc<Notify>, started: Arc<AtomicUsize>| {
         let (rx, dirty) = (rx.clone(), dirty.clone());
         async move {
+            started.fetch_add(1, Ordering::Release);
             loop {
                 let k = rx.lock().await.recv().await;
                 let Some(k) = k else { return };

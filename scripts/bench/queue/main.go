@@ -64,14 +64,19 @@ func (p prio) get() (uint64, bool) { k, _, s := p.q.GetWithPriority(); return k,
 func (p prio) done(k uint64)       { p.q.Forget(k); p.q.Done(k) }
 func (p prio) shutDown()           { p.q.ShutDown() }
 
+// run starts the workers, waits until each is about to take its first item (and a
+// millisecond more, so that each waits in Get, as the Rust harness's workers wait in `get`),
+// then adds the keys and returns the time from the first Add to the last Done.
 func run(q queue, keys, workers int) time.Duration {
-	var wg sync.WaitGroup
+	var wg, started sync.WaitGroup
 	var processed sync.WaitGroup
 	processed.Add(keys)
+	started.Add(workers)
 	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			started.Done()
 			for {
 				k, ok := q.get()
 				if !ok {
@@ -82,6 +87,8 @@ func run(q queue, keys, workers int) time.Duration {
 			}
 		}()
 	}
+	started.Wait()
+	time.Sleep(time.Millisecond)
 	start := time.Now()
 	for k := range keys {
 		q.add(uint64(k))
