@@ -22,7 +22,9 @@
 //!
 //! All three are cheap to clone (an `Arc` inside): give each worker its own clone. Delayed items
 //! need no background task — whichever worker is waiting in [`Queue::get`] also waits for the
-//! next deadline — so a queue can be created outside a Tokio runtime.
+//! next deadline — so a queue can be created outside a Tokio runtime. Workers waiting in `get`
+//! are woken one at a time: an add wakes one, and a worker that takes an item and leaves more
+//! ready wakes the next, so a burst of adds does not wake every idle worker at once.
 //!
 //! Shutdown differs from client-go in one documented way: after [`Queue::shut_down`] `get`
 //! returns `None` at once and items still waiting in the queue are dropped (client-go hands them
