@@ -196,6 +196,81 @@ pub fn is_dns1123_subdomain(value: &str) -> Vec<String> {
     errs
 }
 
+/// A wildcard subdomain (`IsWildcardDNS1123Subdomain`): `*.` then an RFC 1123 subdomain, as an
+/// Ingress rule's or TLS entry's host may be.
+///
+/// ```
+/// use kube_codegen_apimachinery::validation::is_wildcard_dns1123_subdomain;
+/// assert!(is_wildcard_dns1123_subdomain("*.example.com").is_empty());
+/// assert_eq!(is_wildcard_dns1123_subdomain("a.*.example.com").len(), 1);
+/// ```
+pub fn is_wildcard_dns1123_subdomain(value: &str) -> Vec<String> {
+    let mut errs = Vec::new();
+    if value.len() > DNS1123_SUBDOMAIN_MAX_LENGTH {
+        errs.push(max_len_error(DNS1123_SUBDOMAIN_MAX_LENGTH));
+    }
+    if !value.strip_prefix("*.").is_some_and(subdomain_shape) {
+        errs.push(regex_error(
+            "a wildcard DNS-1123 subdomain must start with '*.', followed by a valid DNS \
+             subdomain, which must consist of lower case alphanumeric characters, '-' or '.' and \
+             end with an alphanumeric character",
+            &format!("\\*\\.{DNS1123_SUBDOMAIN_FMT}"),
+            &["*.example.com"],
+        ));
+    }
+    errs
+}
+
+/// A port number (`IsValidPortNum`): 1 to 65535.
+///
+/// ```
+/// use kube_codegen_apimachinery::validation::is_valid_port_num;
+/// assert!(is_valid_port_num(443).is_empty());
+/// assert_eq!(is_valid_port_num(0), ["must be between 1 and 65535, inclusive"]);
+/// ```
+pub fn is_valid_port_num(port: i64) -> Vec<String> {
+    if (1..=65535).contains(&port) {
+        Vec::new()
+    } else {
+        vec!["must be between 1 and 65535, inclusive".to_string()]
+    }
+}
+
+/// A port name (`IsValidPortName`, an IANA service name): at most 15 lower-case letters,
+/// digits and single inner hyphens, with at least one letter.
+///
+/// ```
+/// use kube_codegen_apimachinery::validation::is_valid_port_name;
+/// assert!(is_valid_port_name("http-alt").is_empty());
+/// assert_eq!(is_valid_port_name("80"), ["must contain at least one letter (a-z)"]);
+/// ```
+pub fn is_valid_port_name(port: &str) -> Vec<String> {
+    let mut errs = Vec::new();
+    if port.len() > 15 {
+        errs.push(max_len_error(15));
+    }
+    let b = port.as_bytes();
+    if b.is_empty()
+        || !b
+            .iter()
+            .all(|&c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'-')
+    {
+        errs.push(
+            "must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)".to_string(),
+        );
+    }
+    if !b.iter().any(u8::is_ascii_lowercase) {
+        errs.push("must contain at least one letter (a-z)".to_string());
+    }
+    if port.contains("--") {
+        errs.push("must not contain consecutive hyphens".to_string());
+    }
+    if b.first() == Some(&b'-') || b.last() == Some(&b'-') {
+        errs.push("must not begin or end with a hyphen".to_string());
+    }
+    errs
+}
+
 /// An RFC 1035 label (`IsDNS1035Label`): a label that starts with a letter (Service names).
 ///
 /// ```

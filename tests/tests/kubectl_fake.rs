@@ -858,3 +858,220 @@ async fn kubectl_generators_match_a_real_kube_apiserver() {
     assert_eq!(real_out.len(), fake_out.len());
     served.shutdown().await;
 }
+
+/// Manifests of the kinds the fake serves beside the workloads: PodDisruptionBudgets,
+/// Ingresses, NetworkPolicies and HorizontalPodAutoscalers, valid (defaults) and invalid
+/// (kube-apiserver's messages), by file name.
+const MORE_KINDS: &[(&str, &str)] = &[
+    (
+        "pdb-empty.yaml",
+        "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: empty, namespace: more}\nspec: {}\n",
+    ),
+    (
+        "pdb-expr.yaml",
+        "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: expr, namespace: more}\nspec:\n  minAvailable: 50%\n  unhealthyPodEvictionPolicy: AlwaysAllow\n  selector:\n    matchExpressions: [{key: app, operator: In, values: [a, b]}]\n",
+    ),
+    (
+        "pdb-both.yaml",
+        "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: both, namespace: more}\nspec: {minAvailable: 1, maxUnavailable: 20%, unhealthyPodEvictionPolicy: IfHealthyBudget, selector: {matchLabels: {app: a}}}\n",
+    ),
+    (
+        "pdb-neg.yaml",
+        "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: neg, namespace: more}\nspec: {minAvailable: -1, selector: {matchLabels: {\"a b\": x}}}\n",
+    ),
+    (
+        "pdb-pct.yaml",
+        "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: pct, namespace: more}\nspec: {maxUnavailable: \"150%\", unhealthyPodEvictionPolicy: Sometimes}\n",
+    ),
+    (
+        "pdb-abc.yaml",
+        "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: abc, namespace: more}\nspec:\n  maxUnavailable: abc\n  selector:\n    matchExpressions:\n    - {key: app, operator: In}\n    - {key: tier, operator: Exists, values: [x]}\n    - {key: \"-k\", operator: Near, values: [\"bad value\"]}\n",
+    ),
+    (
+        "np-min.yaml",
+        "apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {name: min, namespace: more}\nspec:\n  podSelector: {}\n  ingress:\n  - from: [{podSelector: {matchLabels: {a: b}}}]\n    ports: [{port: 80}, {port: http, protocol: UDP}]\n",
+    ),
+    (
+        "np-egress.yaml",
+        "apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {name: egress, namespace: more}\nspec:\n  podSelector: {matchLabels: {app: a}}\n  egress:\n  - to: [{ipBlock: {cidr: 10.0.0.0/8, except: [10.1.0.0/16]}}, {namespaceSelector: {}}]\n    ports: [{port: 8000, endPort: 8080}]\n",
+    ),
+    (
+        "np-bad.yaml",
+        "apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {name: bad, namespace: more}\nspec:\n  podSelector: {}\n  policyTypes: [Sideways]\n  ingress:\n  - from: [{ipBlock: {cidr: 10.0.0.0/33}}]\n    ports: [{protocol: ICMP, port: 70000}]\n",
+    ),
+    (
+        "np-ports.yaml",
+        "apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {name: ports, namespace: more}\nspec:\n  podSelector: {}\n  egress:\n  - to: [{}, {ipBlock: {cidr: 10.0.0.0/16, except: [10.0.0.0/8, 192.168.0.0/24, nope]}, podSelector: {}}]\n    ports: [{port: 90, endPort: 80}, {port: Web--Port, endPort: 9}, {endPort: 10}]\n",
+    ),
+    (
+        "ing-ok.yaml",
+        "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: ok, namespace: more}\nspec:\n  defaultBackend: {resource: {apiGroup: example.com, kind: Bucket, name: static}}\n  tls: [{hosts: [\"*.example.com\"], secretName: cert}]\n  rules:\n  - host: \"*.example.com\"\n    http:\n      paths:\n      - {path: /, pathType: ImplementationSpecific, backend: {service: {name: web, port: {name: http}}}}\n",
+    ),
+    (
+        "ing-bad.yaml",
+        "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: bad, namespace: more}\nspec:\n  ingressClassName: Bad_Class\n  rules:\n  - host: Foo.COM\n    http:\n      paths:\n      - {path: bar, pathType: Prefix, backend: {service: {name: s, port: {number: 0}}}}\n      - {path: /x, backend: {service: {name: s, port: {name: http}}}}\n",
+    ),
+    (
+        "ing-more.yaml",
+        "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: more, namespace: more}\nspec:\n  tls: [{hosts: [\"a.*.com\"], secretName: Bad_Secret}]\n  rules:\n  - host: 10.0.0.1\n    http: {paths: []}\n  - host: \"*.ok.com\"\n    http:\n      paths:\n      - {path: \"/a//b/.\", pathType: Exact, backend: {service: {name: 1svc, port: {name: x, number: 80}}}}\n      - {path: /c, pathType: Sometimes, backend: {}}\n      - {path: /d, pathType: Prefix, backend: {service: {name: s, port: {number: 70000}}, resource: {kind: K, name: nn}}}\n",
+    ),
+    (
+        "ing-empty.yaml",
+        "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: empty, namespace: more}\nspec: {}\n",
+    ),
+    (
+        "hpa-min.yaml",
+        "apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata: {name: min, namespace: more}\nspec:\n  maxReplicas: 4\n  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: d}\n  behavior: {scaleDown: {stabilizationWindowSeconds: 60}}\n",
+    ),
+    (
+        "hpa-up.yaml",
+        "apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata: {name: up, namespace: more}\nspec:\n  minReplicas: 2\n  maxReplicas: 4\n  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: d}\n  metrics: [{type: Resource, resource: {name: memory, target: {type: AverageValue, averageValue: 100Mi}}}]\n  behavior: {scaleUp: {selectPolicy: Min}}\n",
+    ),
+    (
+        "hpa-bad.yaml",
+        "apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata: {name: bad, namespace: more}\nspec:\n  minReplicas: 5\n  maxReplicas: 2\n  scaleTargetRef: {kind: Deployment, name: \"\"}\n",
+    ),
+    (
+        "hpa-zero.yaml",
+        "apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata: {name: zero, namespace: more}\nspec:\n  minReplicas: 0\n  scaleTargetRef: {apiVersion: a/b/c, kind: \"a/b\", name: \"..\"}\n",
+    ),
+    // A changed spec: the NetworkPolicy's second generation, with egress defaults.
+    (
+        "np-min-2.yaml",
+        "apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {name: min, namespace: more}\nspec:\n  podSelector: {}\n  egress: [{ports: [{port: 53, protocol: UDP}]}]\n",
+    ),
+];
+
+/// PodDisruptionBudgets, Ingresses, NetworkPolicies and HorizontalPodAutoscalers through
+/// kubectl (its generators, which send protobuf, `apply -f` of valid and invalid manifests,
+/// a merge patch) against a real kube-apiserver and the fake: the same output, and the same
+/// objects stored (defaults, initial status, generation and managed fields).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_more_kinds_match_a_real_kube_apiserver() {
+    let Both {
+        bin,
+        real: _real,
+        served,
+        home,
+        real_kc,
+        fake_kc,
+    } = both(FakeApiServer::new()).await;
+    let home_path = home.path().to_path_buf();
+    for (name, text) in MORE_KINDS {
+        std::fs::write(home.path().join(name), text).unwrap_or_else(|e| panic!("{e}"));
+    }
+    let results = blocking(move || {
+        let mut outputs = Vec::new();
+        for kc in [&real_kc, &fake_kc] {
+            let run = |args: &[&str]| kubectl_out(&bin, kc, &home_path, args);
+            let mut per_server = Vec::new();
+            let mut step = |args: &[&str]| {
+                let (ok, out, err) = run(args);
+                per_server.push(format!("{args:?}: {ok} {out} {err}"));
+            };
+            step(&["create", "namespace", "more"]);
+            step(&[
+                "create",
+                "poddisruptionbudget",
+                "gen-pdb",
+                "--selector=app=a",
+                "--max-unavailable=25%",
+                "-n",
+                "more",
+            ]);
+            step(&[
+                "create",
+                "ingress",
+                "gen-ing",
+                "--rule=foo.com/bar*=svc1:8080,tls=my-cert",
+                "--class=nginx",
+                "-n",
+                "more",
+            ]);
+            step(&["create", "deployment", "d", "--image=nginx", "-n", "more"]);
+            step(&[
+                "autoscale",
+                "deployment",
+                "d",
+                "--min=2",
+                "--max=5",
+                "--cpu=70%",
+                "-n",
+                "more",
+            ]);
+            for (name, _) in MORE_KINDS {
+                let file = home_path.join(name);
+                let file = file.to_string_lossy();
+                step(&["apply", "-f", &file]);
+            }
+            step(&[
+                "patch",
+                "poddisruptionbudget",
+                "empty",
+                "-n",
+                "more",
+                "--type=merge",
+                "-p",
+                r#"{"spec":{"minAvailable":"50%"}}"#,
+            ]);
+            step(&[
+                "patch",
+                "poddisruptionbudget",
+                "empty",
+                "-n",
+                "more",
+                "--type=merge",
+                "-p",
+                r#"{"spec":{"maxUnavailable":1}}"#,
+            ]);
+            step(&[
+                "patch",
+                "ingress",
+                "ok",
+                "-n",
+                "more",
+                "--subresource=status",
+                "--type=merge",
+                "-p",
+                r#"{"status":{"loadBalancer":{"ingress":[{"hostname":"lb.example.com"}]}}}"#,
+            ]);
+            for o in [
+                ["poddisruptionbudget", "gen-pdb"],
+                ["poddisruptionbudget", "empty"],
+                ["poddisruptionbudget", "expr"],
+                ["ingress", "gen-ing"],
+                ["ingress", "ok"],
+                ["networkpolicy", "min"],
+                ["networkpolicy", "egress"],
+                ["horizontalpodautoscaler", "d"],
+                ["horizontalpodautoscaler", "min"],
+                ["horizontalpodautoscaler", "up"],
+            ] {
+                let mut args = vec!["get"];
+                args.extend_from_slice(&o);
+                args.extend(["-n", "more", "-o", "json", "--show-managed-fields"]);
+                let (ok, out, err) = run(&args);
+                let v: Value = if ok {
+                    serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"))
+                } else {
+                    Value::String(err)
+                };
+                per_server.push(format!("{o:?}: {}", comparable(v)));
+            }
+            outputs.push(per_server);
+        }
+        outputs
+    })
+    .await;
+    let (real_out, fake_out) = (&results[0], &results[1]);
+    assert!(
+        real_out[1].contains("true poddisruptionbudget.policy/gen-pdb created"),
+        "the generator ran on kube-apiserver: {}",
+        real_out[1]
+    );
+    for (r, f) in real_out.iter().zip(fake_out) {
+        assert_eq!(r, f, "kube-apiserver vs the fake");
+    }
+    assert_eq!(real_out.len(), fake_out.len());
+    served.shutdown().await;
+}

@@ -72,6 +72,19 @@ pub(crate) fn builtin_schemas() -> &'static BuiltinSchemas {
         kind!(Builtin::StatefulSet, apps::v1::StatefulSet);
         kind!(Builtin::DaemonSet, apps::v1::DaemonSet);
         kind!(Builtin::Job, batch::v1::Job);
+        kind!(
+            Builtin::HorizontalPodAutoscaler,
+            autoscaling::v2::HorizontalPodAutoscaler
+        );
+        kind!(
+            Builtin::PodDisruptionBudget,
+            k8s_openapi::api::policy::v1::PodDisruptionBudget
+        );
+        kind!(Builtin::Ingress, k8s_openapi::api::networking::v1::Ingress);
+        kind!(
+            Builtin::NetworkPolicy,
+            k8s_openapi::api::networking::v1::NetworkPolicy
+        );
         kind!(Builtin::EndpointSlice, discovery::v1::EndpointSlice);
         kind!(Builtin::Event, events::v1::Event);
         kind!(Builtin::Lease, coordination::v1::Lease);

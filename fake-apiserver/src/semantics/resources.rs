@@ -31,6 +31,10 @@ pub(crate) enum Builtin {
     StatefulSet,
     DaemonSet,
     Job,
+    HorizontalPodAutoscaler,
+    PodDisruptionBudget,
+    Ingress,
+    NetworkPolicy,
     EndpointSlice,
     Event,
     Lease,
@@ -241,6 +245,10 @@ impl Resource {
                     | Builtin::DaemonSet
                     | Builtin::Job
                     | Builtin::Pod
+                    | Builtin::HorizontalPodAutoscaler
+                    | Builtin::PodDisruptionBudget
+                    | Builtin::Ingress
+                    | Builtin::NetworkPolicy
             )
         )
     }
@@ -438,7 +446,8 @@ fn builtin<K: k8s_openapi::Resource>(
 /// The built-in resources every fake serves.
 pub(crate) fn builtins() -> Vec<Resource> {
     use k8s_openapi::api::{
-        admissionregistration, apps, batch, coordination, core, discovery, events, rbac,
+        admissionregistration, apps, autoscaling, batch, coordination, core, discovery, events,
+        networking, policy, rbac,
     };
     use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1 as apiext;
     vec![
@@ -481,6 +490,28 @@ pub(crate) fn builtins() -> Vec<Resource> {
         ),
         builtin::<apps::v1::DaemonSet>(Builtin::DaemonSet, true, &["status"], &["ds"], true),
         builtin::<batch::v1::Job>(Builtin::Job, true, &["status"], &[], true),
+        builtin::<autoscaling::v2::HorizontalPodAutoscaler>(
+            Builtin::HorizontalPodAutoscaler,
+            true,
+            &["status"],
+            &["hpa"],
+            true,
+        ),
+        builtin::<policy::v1::PodDisruptionBudget>(
+            Builtin::PodDisruptionBudget,
+            true,
+            &["status"],
+            &["pdb"],
+            false,
+        ),
+        builtin::<networking::v1::Ingress>(Builtin::Ingress, true, &["status"], &["ing"], false),
+        builtin::<networking::v1::NetworkPolicy>(
+            Builtin::NetworkPolicy,
+            true,
+            &[],
+            &["netpol"],
+            false,
+        ),
         builtin::<discovery::v1::EndpointSlice>(Builtin::EndpointSlice, true, &[], &[], false),
         builtin::<events::v1::Event>(Builtin::Event, true, &[], &["ev"], false),
         builtin::<coordination::v1::Lease>(Builtin::Lease, true, &[], &[], false),

@@ -261,6 +261,71 @@ pub(crate) fn object_meta_update_errors(new: &Value, old: &Value) -> Vec<FieldEr
 }
 
 /// Renders any JSON value as Go's `%#v` roughly would in an error.
+/// `ValidateLabelSelector` of a `metav1.LabelSelector` at `field`: its labels, then each
+/// expression's operator, values and key.
+pub(crate) fn label_selector_errors(selector: Option<&Value>, field: &str) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    let Some(sel) = selector.filter(|s| !s.is_null()) else {
+        return errs;
+    };
+    let labels_at = format!("{field}.matchLabels");
+    for (k, v) in sel
+        .get("matchLabels")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+    {
+        for msg in validation::is_qualified_name(k) {
+            errs.push(FieldError::invalid_str(&labels_at, k, msg));
+        }
+        let v = v.as_str().unwrap_or_default();
+        for msg in validation::is_label_value(v) {
+            errs.push(FieldError::invalid_str(&labels_at, v, msg));
+        }
+    }
+    let exprs = sel.get("matchExpressions").and_then(Value::as_array);
+    for (i, e) in exprs.into_iter().flatten().enumerate() {
+        let at = format!("{field}.matchExpressions[{i}]");
+        let values: Vec<&str> = e
+            .get("values")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
+        match e
+            .get("operator")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+        {
+            "In" | "NotIn" if values.is_empty() => errs.push(FieldError::required(
+                format!("{at}.values"),
+                "must be specified when `operator` is 'In' or 'NotIn'",
+            )),
+            "Exists" | "DoesNotExist" if !values.is_empty() => errs.push(FieldError::forbidden(
+                format!("{at}.values"),
+                "may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
+            )),
+            "In" | "NotIn" | "Exists" | "DoesNotExist" => {}
+            other => errs.push(FieldError::invalid_str(
+                format!("{at}.operator"),
+                other,
+                "not a valid selector operator",
+            )),
+        }
+        let key = e.get("key").and_then(Value::as_str).unwrap_or_default();
+        for msg in validation::is_qualified_name(key) {
+            errs.push(FieldError::invalid_str(format!("{at}.key"), key, msg));
+        }
+        for (j, v) in values.iter().enumerate() {
+            for msg in validation::is_label_value(v) {
+                errs.push(FieldError::invalid_str(format!("{at}.values[{j}]"), v, msg));
+            }
+        }
+    }
+    errs
+}
+
 pub(crate) fn render(v: &Value) -> String {
     match v {
         Value::String(s) => go_quote(s),

@@ -13,8 +13,11 @@ use crate::semantics::resources::{Builtin, Resource};
 use crate::semantics::state::State;
 use crate::storage::object::{self, ensure_object};
 
+mod autoscaling;
 mod data;
+mod networking;
 mod pod;
+mod policy;
 mod rbac;
 mod service;
 mod workload;
@@ -101,6 +104,23 @@ pub(crate) fn prepare_create(res: &Resource, obj: &mut Value) -> ApiResult<()> {
         }
         Builtin::Node => {
             ensure_object(obj).remove("status");
+        }
+        Builtin::HorizontalPodAutoscaler => {
+            autoscaling::hpa_defaults(obj);
+            res.invalid_if_any(obj, autoscaling::hpa_errors(obj))?;
+            ensure_object(obj).insert("status".into(), autoscaling::initial_status());
+        }
+        Builtin::PodDisruptionBudget => {
+            res.invalid_if_any(obj, policy::pdb_errors(obj))?;
+            ensure_object(obj).insert("status".into(), policy::initial_status());
+        }
+        Builtin::Ingress => {
+            res.invalid_if_any(obj, networking::ingress_errors(obj))?;
+            ensure_object(obj).insert("status".into(), networking::ingress_initial_status());
+        }
+        Builtin::NetworkPolicy => {
+            networking::network_policy_defaults(obj);
+            res.invalid_if_any(obj, networking::network_policy_errors(obj))?;
         }
         Builtin::Crd => {
             crate::semantics::crd::default(obj);
@@ -409,6 +429,16 @@ pub(crate) fn prepare_update(
             let mut errs = rbac::binding_errors(new, res.namespaced);
             errs.extend(rbac::role_ref_update_errors(old, new));
             res.invalid_if_any(new, errs)?;
+        }
+        Builtin::HorizontalPodAutoscaler => {
+            autoscaling::hpa_defaults(new);
+            res.invalid_if_any(new, autoscaling::hpa_errors(new))?;
+        }
+        Builtin::PodDisruptionBudget => res.invalid_if_any(new, policy::pdb_errors(new))?,
+        Builtin::Ingress => res.invalid_if_any(new, networking::ingress_errors(new))?,
+        Builtin::NetworkPolicy => {
+            networking::network_policy_defaults(new);
+            res.invalid_if_any(new, networking::network_policy_errors(new))?;
         }
         _ => {}
     }
