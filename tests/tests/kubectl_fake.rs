@@ -860,8 +860,8 @@ async fn kubectl_generators_match_a_real_kube_apiserver() {
 }
 
 /// Manifests of the kinds the fake serves beside the workloads: PodDisruptionBudgets,
-/// Ingresses, NetworkPolicies and HorizontalPodAutoscalers, valid (defaults) and invalid
-/// (kube-apiserver's messages), by file name.
+/// Ingresses, NetworkPolicies, HorizontalPodAutoscalers and CronJobs, valid (defaults) and
+/// invalid (kube-apiserver's messages), by file name.
 const MORE_KINDS: &[(&str, &str)] = &[
     (
         "pdb-empty.yaml",
@@ -935,6 +935,30 @@ const MORE_KINDS: &[(&str, &str)] = &[
         "hpa-zero.yaml",
         "apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata: {name: zero, namespace: more}\nspec:\n  minReplicas: 0\n  scaleTargetRef: {apiVersion: a/b/c, kind: \"a/b\", name: \"..\"}\n",
     ),
+    (
+        "cj-bad.yaml",
+        "apiVersion: batch/v1\nkind: CronJob\nmetadata: {name: bad, namespace: more}\nspec:\n  schedule: not a schedule\n  concurrencyPolicy: Sometimes\n  startingDeadlineSeconds: -5\n  successfulJobsHistoryLimit: -1\n  timeZone: Mars/Base\n  jobTemplate:\n    spec:\n      template:\n        spec:\n          containers: [{name: c, image: busybox}]\n",
+    ),
+    (
+        "cj-min.yaml",
+        "apiVersion: batch/v1\nkind: CronJob\nmetadata: {name: min, namespace: more}\nspec:\n  schedule: \"*/15 9-17 * JAN-MAR mon-fri\"\n  timeZone: Europe/Paris\n  jobTemplate:\n    spec:\n      template:\n        spec:\n          restartPolicy: Never\n          containers: [{name: c, image: busybox}]\n",
+    ),
+    (
+        "cj-every.yaml",
+        "apiVersion: batch/v1\nkind: CronJob\nmetadata: {name: every, namespace: more}\nspec:\n  schedule: \"@every 1h30m\"\n  suspend: true\n  jobTemplate:\n    metadata: {labels: {a: b}}\n    spec:\n      backoffLimit: 2\n      template:\n        spec:\n          restartPolicy: OnFailure\n          containers: [{name: c, image: busybox}]\n",
+    ),
+    (
+        "cj-more.yaml",
+        "apiVersion: batch/v1\nkind: CronJob\nmetadata: {name: a-cronjob-whose-name-is-longer-than-fifty-two-characters, namespace: more}\nspec:\n  schedule: \"CRON_TZ=UTC 0 * * * *\"\n  timeZone: Local\n  concurrencyPolicy: Forbid\n  jobTemplate:\n    spec:\n      selector: {matchLabels: {a: b}}\n      template:\n        spec:\n          restartPolicy: Always\n          containers: [{name: c, image: busybox}]\n",
+    ),
+    (
+        "cj-nosched.yaml",
+        "apiVersion: batch/v1\nkind: CronJob\nmetadata: {name: nosched, namespace: more}\nspec:\n  failedJobsHistoryLimit: -2\n  timeZone: \"\"\n  jobTemplate:\n    spec:\n      template:\n        spec:\n          restartPolicy: Never\n          containers: [{name: c, image: busybox}]\n",
+    ),
+    (
+        "cj-descriptor.yaml",
+        "apiVersion: batch/v1\nkind: CronJob\nmetadata: {name: descriptor, namespace: more}\nspec:\n  schedule: \"@fortnightly\"\n  jobTemplate:\n    spec:\n      template:\n        spec:\n          restartPolicy: Never\n          containers: [{name: c, image: busybox}]\n",
+    ),
     // A changed spec: the NetworkPolicy's second generation, with egress defaults.
     (
         "np-min-2.yaml",
@@ -942,8 +966,8 @@ const MORE_KINDS: &[(&str, &str)] = &[
     ),
 ];
 
-/// PodDisruptionBudgets, Ingresses, NetworkPolicies and HorizontalPodAutoscalers through
-/// kubectl (its generators, which send protobuf, `apply -f` of valid and invalid manifests,
+/// PodDisruptionBudgets, Ingresses, NetworkPolicies, HorizontalPodAutoscalers and CronJobs
+/// through kubectl (its generators, which send protobuf, `apply -f` of valid and invalid manifests,
 /// a merge patch) against a real kube-apiserver and the fake: the same output, and the same
 /// objects stored (defaults, initial status, generation and managed fields).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -999,6 +1023,17 @@ async fn kubectl_more_kinds_match_a_real_kube_apiserver() {
                 "-n",
                 "more",
             ]);
+            step(&[
+                "create",
+                "cronjob",
+                "gen-cj",
+                "--image=busybox",
+                "--schedule=*/5 * * * *",
+                "-n",
+                "more",
+                "--",
+                "true",
+            ]);
             for (name, _) in MORE_KINDS {
                 let file = home_path.join(name);
                 let file = file.to_string_lossy();
@@ -1046,6 +1081,9 @@ async fn kubectl_more_kinds_match_a_real_kube_apiserver() {
                 ["horizontalpodautoscaler", "d"],
                 ["horizontalpodautoscaler", "min"],
                 ["horizontalpodautoscaler", "up"],
+                ["cronjob", "gen-cj"],
+                ["cronjob", "min"],
+                ["cronjob", "every"],
             ] {
                 let mut args = vec!["get"];
                 args.extend_from_slice(&o);

@@ -72,6 +72,7 @@ pub(crate) fn builtin_schemas() -> &'static BuiltinSchemas {
         kind!(Builtin::StatefulSet, apps::v1::StatefulSet);
         kind!(Builtin::DaemonSet, apps::v1::DaemonSet);
         kind!(Builtin::Job, batch::v1::Job);
+        kind!(Builtin::CronJob, batch::v1::CronJob);
         kind!(
             Builtin::HorizontalPodAutoscaler,
             autoscaling::v2::HorizontalPodAutoscaler

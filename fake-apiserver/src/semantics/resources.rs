@@ -31,6 +31,7 @@ pub(crate) enum Builtin {
     StatefulSet,
     DaemonSet,
     Job,
+    CronJob,
     HorizontalPodAutoscaler,
     PodDisruptionBudget,
     Ingress,
@@ -245,6 +246,7 @@ impl Resource {
                     | Builtin::DaemonSet
                     | Builtin::Job
                     | Builtin::Pod
+                    | Builtin::CronJob
                     | Builtin::HorizontalPodAutoscaler
                     | Builtin::PodDisruptionBudget
                     | Builtin::Ingress
@@ -490,6 +492,7 @@ pub(crate) fn builtins() -> Vec<Resource> {
         ),
         builtin::<apps::v1::DaemonSet>(Builtin::DaemonSet, true, &["status"], &["ds"], true),
         builtin::<batch::v1::Job>(Builtin::Job, true, &["status"], &[], true),
+        builtin::<batch::v1::CronJob>(Builtin::CronJob, true, &["status"], &["cj"], true),
         builtin::<autoscaling::v2::HorizontalPodAutoscaler>(
             Builtin::HorizontalPodAutoscaler,
             true,

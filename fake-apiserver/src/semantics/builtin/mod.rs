@@ -14,6 +14,7 @@ use crate::semantics::state::State;
 use crate::storage::object::{self, ensure_object};
 
 mod autoscaling;
+mod cronjob;
 mod data;
 mod networking;
 mod pod;
@@ -104,6 +105,11 @@ pub(crate) fn prepare_create(res: &Resource, obj: &mut Value) -> ApiResult<()> {
         }
         Builtin::Node => {
             ensure_object(obj).remove("status");
+        }
+        Builtin::CronJob => {
+            cronjob::cronjob_defaults(obj);
+            res.invalid_if_any(obj, cronjob::cronjob_errors(obj, None))?;
+            ensure_object(obj).insert("status".into(), json!({}));
         }
         Builtin::HorizontalPodAutoscaler => {
             autoscaling::hpa_defaults(obj);
@@ -429,6 +435,10 @@ pub(crate) fn prepare_update(
             let mut errs = rbac::binding_errors(new, res.namespaced);
             errs.extend(rbac::role_ref_update_errors(old, new));
             res.invalid_if_any(new, errs)?;
+        }
+        Builtin::CronJob => {
+            cronjob::cronjob_defaults(new);
+            res.invalid_if_any(new, cronjob::cronjob_errors(new, Some(old)))?;
         }
         Builtin::HorizontalPodAutoscaler => {
             autoscaling::hpa_defaults(new);

@@ -355,13 +355,20 @@ pub(super) fn job_selector(obj: &mut Value) {
 
 /// A Job's pods may only restart `OnFailure` or `Never`.
 pub(super) fn job_restart_policy_errors(obj: &Value) -> Vec<FieldError> {
-    const FIELD: &str = "spec.template.spec.restartPolicy";
+    restart_policy_errors(
+        obj.pointer("/spec/template/spec/restartPolicy"),
+        "spec.template.spec.restartPolicy",
+    )
+}
+
+/// The restart policy of a Job's pod template (`policy`, at `field`): `OnFailure` or `Never`.
+pub(super) fn restart_policy_errors(policy: Option<&Value>, field: &str) -> Vec<FieldError> {
     const DETAIL: &str = "valid values: \"OnFailure\", \"Never\"";
-    match str_at(obj, "/spec/template/spec/restartPolicy") {
+    match policy.and_then(Value::as_str).unwrap_or_default() {
         "OnFailure" | "Never" => Vec::new(),
-        "" | "Always" => vec![FieldError::required(FIELD, DETAIL)],
+        "" | "Always" => vec![FieldError::required(field, DETAIL)],
         other => vec![FieldError::not_supported(
-            FIELD,
+            field,
             other,
             &["OnFailure", "Never"],
         )],
