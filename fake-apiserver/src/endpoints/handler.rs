@@ -205,6 +205,13 @@ async fn answer(shared: Arc<Shared>, req: Request<Bytes>) -> Response<ResponseBo
                 None => error_response(&not_served(&g)),
             }
         }
+        Route::OpenApiV2 | Route::OpenApiV3(_)
+            if !crate::endpoints::negotiation::accepts_json_document(&accept) =>
+        {
+            let mut r = Response::new(ResponseBody::empty());
+            *r.status_mut() = StatusCode::NOT_ACCEPTABLE;
+            r
+        }
         Route::OpenApiV2 => {
             let docs = openapi_documents(&shared);
             respond(200, "application/json", docs.v2.clone())

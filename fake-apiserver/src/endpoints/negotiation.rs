@@ -118,6 +118,18 @@ pub(crate) fn negotiate_document(accept: &str, doc: Document) -> Result<Media, A
     Err(ApiError::new(406, "NotAcceptable", message))
 }
 
+/// Whether a group-version's OpenAPI document (`/openapi/v2`, `/openapi/v3/<gv>`) may be
+/// answered in JSON, the one encoding the fake writes them in: no `Accept`, or one naming JSON
+/// or a wildcard (kube-apiserver ignores `q` here). kube-apiserver also writes them as protobuf
+/// (gnostic's messages, what kubectl asks `/openapi/v2` for); asked only for that, the fake
+/// answers as kube-apiserver answers a media type it cannot write: 406 with no body.
+pub(crate) fn accepts_json_document(accept: &str) -> bool {
+    accept.trim().is_empty()
+        || accept
+            .split(',')
+            .any(|alt| matches!(base(alt), "*/*" | "application/*" | "application/json"))
+}
+
 /// JSON bytes re-encoded as YAML (keys sorted, as kube-apiserver's YAML serializer writes them).
 pub(crate) fn to_yaml(json: &[u8]) -> Option<Vec<u8>> {
     let v: Value = serde_json::from_slice(json).ok()?;

@@ -43,6 +43,22 @@ pub(super) async fn accept_negotiation(env: &Env) -> Outcome {
     // `/version` is JSON only (kube-apiserver words this 406 in YAML).
     let r = raw(c, "GET", "/version", None, Some("application/yaml"), None).await?;
     ensure_eq!(r.status, 406, "/version as YAML");
+    // A group-version's OpenAPI document in a type neither server writes: 406, no body (the
+    // fake writes them in JSON only, so kubectl's protobuf-only request of `/openapi/v2` gets
+    // this answer from it rather than a document it cannot parse); wildcards get JSON.
+    for path in ["/openapi/v2", "/openapi/v3/apis/apps/v1"] {
+        let r = raw(c, "GET", path, None, Some("text/plain"), None).await?;
+        ensure_eq!((r.status, r.body.len()), (406, 0), "{path} as text/plain");
+        for accept in ["application/*", "*/*", "application/json;q=0"] {
+            let r = raw(c, "GET", path, None, Some(accept), None).await?;
+            let json = r.headers.get("content-type").and_then(|v| v.to_str().ok());
+            ensure_eq!(
+                (r.status, json),
+                (200, Some("application/json")),
+                "{path} as {accept}"
+            );
+        }
+    }
 
     // Metadata of one object asked of a list and the reverse; a Table's includeObject.
     let meta = |as_: &str| format!("application/json;as={as_};g=meta.k8s.io;v=v1");
