@@ -664,6 +664,36 @@ fn comparable(mut o: Value) -> Value {
     o
 }
 
+/// `kubectl get <kind> <name> -n <ns> -o json --show-managed-fields` through `run`, as the
+/// transcript line of a stored object ([`comparable`]; kubectl's error if it has none).
+fn stored(run: impl Fn(&[&str]) -> (bool, String, String), object: &[&str], ns: &str) -> String {
+    let mut args = vec!["get"];
+    args.extend_from_slice(object);
+    args.extend(["-n", ns, "-o", "json", "--show-managed-fields"]);
+    let (ok, out, err) = run(&args);
+    let v: Value = if ok {
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"))
+    } else {
+        Value::String(err)
+    };
+    format!("{object:?}: {}", comparable(v))
+}
+
+/// The two transcripts, kube-apiserver's first, line by line; `ran` is what the real server's
+/// line `at` says when the commands ran at all.
+fn assert_same_transcripts(results: &[Vec<String>], at: usize, ran: &str) {
+    let (real_out, fake_out) = (&results[0], &results[1]);
+    assert!(
+        real_out[at].contains(ran),
+        "the commands ran on kube-apiserver: {}",
+        real_out[at]
+    );
+    for (r, f) in real_out.iter().zip(fake_out) {
+        assert_eq!(r, f, "kube-apiserver vs the fake");
+    }
+    assert_eq!(real_out.len(), fake_out.len());
+}
+
 /// kubectl's `create <kind>`, `expose`, `scale`, `set image`, `label` and `auth` commands, which
 /// send built-in objects as protobuf, against a real kube-apiserver and the fake: the same
 /// output, and the same objects stored (managed fields included).
@@ -833,29 +863,14 @@ async fn kubectl_generators_match_a_real_kube_apiserver() {
                 per_server.push(format!("{c:?}: {ok} {out} {err}"));
             }
             for o in objects {
-                let mut args = vec!["get"];
-                args.extend_from_slice(o);
-                args.extend(["-n", "gen", "-o", "json", "--show-managed-fields"]);
-                let (ok, out, err) = run(&args);
-                assert!(ok, "kubectl get {o:?}: {err}");
-                let v: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
-                per_server.push(format!("{o:?}: {}", comparable(v)));
+                per_server.push(stored(run, o, "gen"));
             }
             outputs.push(per_server);
         }
         outputs
     })
     .await;
-    let (real_out, fake_out) = (&results[0], &results[1]);
-    assert!(
-        real_out[0].contains("true namespace/gen created"),
-        "the first command ran on kube-apiserver: {}",
-        real_out[0]
-    );
-    for (r, f) in real_out.iter().zip(fake_out) {
-        assert_eq!(r, f, "kube-apiserver vs the fake");
-    }
-    assert_eq!(real_out.len(), fake_out.len());
+    assert_same_transcripts(&results, 0, "true namespace/gen created");
     served.shutdown().await;
 }
 
@@ -1085,31 +1100,17 @@ async fn kubectl_more_kinds_match_a_real_kube_apiserver() {
                 ["cronjob", "min"],
                 ["cronjob", "every"],
             ] {
-                let mut args = vec!["get"];
-                args.extend_from_slice(&o);
-                args.extend(["-n", "more", "-o", "json", "--show-managed-fields"]);
-                let (ok, out, err) = run(&args);
-                let v: Value = if ok {
-                    serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"))
-                } else {
-                    Value::String(err)
-                };
-                per_server.push(format!("{o:?}: {}", comparable(v)));
+                per_server.push(stored(run, &o, "more"));
             }
             outputs.push(per_server);
         }
         outputs
     })
     .await;
-    let (real_out, fake_out) = (&results[0], &results[1]);
-    assert!(
-        real_out[1].contains("true poddisruptionbudget.policy/gen-pdb created"),
-        "the generator ran on kube-apiserver: {}",
-        real_out[1]
+    assert_same_transcripts(
+        &results,
+        1,
+        "true poddisruptionbudget.policy/gen-pdb created",
     );
-    for (r, f) in real_out.iter().zip(fake_out) {
-        assert_eq!(r, f, "kube-apiserver vs the fake");
-    }
-    assert_eq!(real_out.len(), fake_out.len());
     served.shutdown().await;
 }

@@ -60,7 +60,7 @@ use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use super::metrics::{QueueConfig, QueueMetrics, UNFINISHED_WORK_PERIOD};
-use super::sleepers::Sleepers;
+use super::sleepers::{Blocked, HasSleepers, Sleepers};
 use super::{RateLimiter, default_controller_rate_limiter};
 
 /// The priority of the initial list and of resyncs (controller-runtime's `handler.LowPriority`).
@@ -467,6 +467,12 @@ fn ticks(d: Duration) -> Tick {
     d.as_secs()
         .saturating_mul(1_000_000_000)
         .saturating_add(u64::from(d.subsec_nanos()))
+}
+
+impl<T> HasSleepers for State<T> {
+    fn sleepers(&mut self) -> &mut Sleepers {
+        &mut self.sleepers
+    }
 }
 
 impl<T: Clone + Eq + Hash> State<T> {
@@ -893,21 +899,6 @@ impl<T: Clone + Eq + Hash> State<T> {
     }
 }
 
-/// A worker blocked in [`PriorityQueue::get_with_priority`]: counted out again if its `get` is
-/// dropped while it waits.
-struct Blocked<'a, T> {
-    core: &'a Core<T>,
-    waiting: bool,
-}
-
-impl<T> Drop for Blocked<'_, T> {
-    fn drop(&mut self) {
-        if self.waiting {
-            self.core.state.lock().sleepers.unblock();
-        }
-    }
-}
-
 impl<T> PriorityQueue<T>
 where
     T: Clone + Eq + Hash + Send + Sync + 'static,
@@ -1143,10 +1134,7 @@ where
         if let Ok(got) = self.take_ready() {
             return got;
         }
-        let mut blocked = Blocked {
-            core: &self.core,
-            waiting: false,
-        };
+        let mut blocked = Blocked::new(&self.core.state);
         loop {
             let notified = self.core.ready.notified();
             tokio::pin!(notified);

@@ -15,7 +15,7 @@ use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use super::metrics::{QueueConfig, QueueMetrics, UNFINISHED_WORK_PERIOD};
-use super::sleepers::Sleepers;
+use super::sleepers::{Blocked, HasSleepers, Sleepers};
 
 /// An item that joins the queue at `at`. Entries are never removed from the heap early; an entry
 /// whose `seq` no longer matches `State::waiting` is stale and skipped.
@@ -134,6 +134,12 @@ where
     }
 }
 
+impl<T> HasSleepers for State<T> {
+    fn sleepers(&mut self) -> &mut Sleepers {
+        &mut self.sleepers
+    }
+}
+
 impl<T> State<T>
 where
     T: Clone + Eq + Hash,
@@ -228,20 +234,6 @@ where
             m.done(item, Instant::now());
         }
         (queued, self.shutting_down && self.processing == 0)
-    }
-}
-
-/// A worker blocked in [`Queue::get`]: counted out again if its `get` is dropped while it waits.
-struct Blocked<'a, T> {
-    core: &'a Core<T>,
-    waiting: bool,
-}
-
-impl<T> Drop for Blocked<'_, T> {
-    fn drop(&mut self) {
-        if self.waiting {
-            self.core.state.lock().sleepers.unblock();
-        }
     }
 }
 
@@ -407,10 +399,7 @@ where
         if let Ok(item) = self.take_ready() {
             return item;
         }
-        let mut blocked = Blocked {
-            core: &self.core,
-            waiting: false,
-        };
+        let mut blocked = Blocked::new(&self.core.state);
         loop {
             let notified = self.core.ready.notified();
             tokio::pin!(notified);
@@ -681,71 +670,6 @@ mod tests {
         q.done(&1);
         q.done(&1);
         assert_eq!((q.len(), q.processing()), (0, 0));
-    }
-
-    /// Workers blocked in `get`, then a burst of adds: each worker must take one item while the
-    /// others still hold theirs (a barrier of all four), so the wake-up chain reaches them all.
-    #[tokio::test(start_paused = true)]
-    async fn a_burst_reaches_every_blocked_worker() {
-        let q = Queue::<u32>::new();
-        let all_busy = Arc::new(tokio::sync::Barrier::new(4));
-        let workers: Vec<_> = (0..4)
-            .map(|_| {
-                let (q, all_busy) = (q.clone(), all_busy.clone());
-                tokio::spawn(async move {
-                    let k = q.get().await?;
-                    all_busy.wait().await;
-                    q.done(&k);
-                    Some(k)
-                })
-            })
-            .collect();
-        tokio::task::yield_now().await;
-        for k in 0..4 {
-            q.add(k);
-        }
-        let mut got = Vec::new();
-        for w in workers {
-            let k = tokio::time::timeout(Duration::from_secs(60), w)
-                .await
-                .map_err(|_| "a worker was never woken")
-                .and_then(|r| r.map_err(|_| "a worker panicked"));
-            got.push(k);
-        }
-        got.sort();
-        assert_eq!(got, [Ok(Some(0)), Ok(Some(1)), Ok(Some(2)), Ok(Some(3))]);
-    }
-
-    /// A woken worker whose `get` is dropped before it ran passes the wake-up on: the other
-    /// blocked worker takes the item.
-    #[tokio::test(start_paused = true)]
-    async fn a_wake_up_for_a_dropped_get_reaches_another_worker() {
-        let q = Queue::<u32>::new();
-        let first = tokio::spawn({
-            let q = q.clone();
-            async move { q.get().await }
-        });
-        tokio::task::yield_now().await;
-        let second = tokio::spawn({
-            let q = q.clone();
-            async move { q.get().await }
-        });
-        tokio::task::yield_now().await;
-        q.add(1);
-        // The first to wait was woken; it is dropped before it runs.
-        first.abort();
-        let got = tokio::time::timeout(Duration::from_secs(60), second).await;
-        assert!(matches!(got, Ok(Ok(Some(1)))), "{got:?}");
-        // The dropped worker no longer counts as waiting: a later add reaches a new one.
-        q.done(&1);
-        let third = tokio::spawn({
-            let q = q.clone();
-            async move { q.get().await }
-        });
-        tokio::task::yield_now().await;
-        q.add(2);
-        let got = tokio::time::timeout(Duration::from_secs(60), third).await;
-        assert!(matches!(got, Ok(Ok(Some(2)))), "{got:?}");
     }
 
     #[tokio::test]
