@@ -2,7 +2,7 @@
 //! reconciler for `for_`, `owns`, `watches` and predicates, how many reconciles run at once,
 //! and that controllers share one watch per kind.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;

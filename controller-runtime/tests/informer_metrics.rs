@@ -2,7 +2,7 @@
 //! `informer_processing_latency_seconds`, `informer_store_resource_version`) of a running
 //! Manager, scraped from its `/metrics` and parsed with a Prometheus text parser.
 
-mod common;
+use crate::common;
 
 use std::net::SocketAddr;
 use std::sync::Arc;

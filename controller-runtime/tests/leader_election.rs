@@ -7,7 +7,7 @@
 //! record at its next attempt (at most `retry × 2.2` later, jitter included) and takes over one
 //! lease duration after it last saw the record change, at its next attempt.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::Duration;

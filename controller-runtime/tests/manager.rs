@@ -2,7 +2,7 @@
 //! finish, bounded by the timeout; a failing runnable stops the manager; non-leader runnables run
 //! on followers; the leader-election gauge.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

@@ -3,7 +3,7 @@
 //! so the `Accept` header asked for it), its cache holds metadata only, and its events still
 //! reach the owner's reconcile.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

@@ -1,7 +1,7 @@
 //! `/metrics`, `/healthz` and `/readyz` of a running Manager, scraped over HTTP and parsed with
 //! a Prometheus text parser.
 
-mod common;
+use crate::common;
 
 use std::net::SocketAddr;
 use std::sync::Arc;

@@ -2,7 +2,7 @@
 //! never reads, from the cache, an object older than the last write its request made through
 //! the Manager's client; and with the feature off it does (so the check can fail).
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::sync::Arc;

@@ -2,7 +2,7 @@
 //! authenticated by a TokenReview and the user authorized by a SubjectAccessReview, against the
 //! in-memory API server served over HTTPS (only its own token authenticates).
 
-mod common;
+use crate::common;
 
 use std::net::SocketAddr;
 

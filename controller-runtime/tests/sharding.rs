@@ -9,7 +9,7 @@
 //! printed (run with `--nocapture`), bounds asserted loosely: they are invariants, not
 //! performance.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;

@@ -2,7 +2,7 @@
 //! certificate made by the test, typed validators and defaulters, conversion, rotation of the
 //! certificate files, readiness and metrics.
 
-mod common;
+use crate::common;
 
 use std::borrow::Cow;
 use std::net::SocketAddr;

@@ -7,7 +7,7 @@
 //! caches a call site's interest process-wide, and a test on another thread without the
 //! subscriber would hide some of its lines.
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::path::PathBuf;

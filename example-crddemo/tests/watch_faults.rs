@@ -3,7 +3,7 @@
 //! informer relists — counted in the server's recorded requests — and the controller
 //! converges on a change made after it.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -1380,7 +1380,7 @@ async fn crddemo_leader_failover_on_sigkill_and_sigstop() {
 /// (space-separated). Prints a table and the median. A measurement, not a test:
 ///
 /// ```text
-/// cargo test -p tests --test e2e_crddemo leader_failover_time -- --ignored --nocapture
+/// cargo test -p tests --test integration e2e_crddemo::leader_failover_time -- --ignored --nocapture
 /// ```
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "a measurement (about 20 s per run with the default timings)"]

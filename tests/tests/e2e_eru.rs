@@ -1252,7 +1252,7 @@ fn summary(name: &str, mut ms: Vec<f64>) -> String {
 /// and patches another Deployment the same way (the floor: one API round trip, no cache, no
 /// queue, no status). Both run at the same time on the same machine.
 ///
-/// `cargo test -p tests --test e2e_eru -- --ignored slot_accuracy --nocapture`
+/// `cargo test -p tests --test integration e2e_eru::slot_accuracy -- --ignored --nocapture`
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "a measurement (about 2 minutes): run with --ignored --nocapture"]
 async fn slot_accuracy() {
