@@ -523,15 +523,22 @@ impl FakeApiServerBuilder {
             }),
         };
         let handle = server.handle();
-        let seed = |obj: Value| match handle.add_value(obj) {
+        let seed_as = |obj: Value, manager: &str| match handle.add_value_as(obj, manager) {
             // What a restored snapshot already has stays as it is.
             Err(FakeError::Rejected { code: 409, .. }) if restored => Ok(()),
             other => other.map(drop),
         };
+        let seed = |obj: Value| seed_as(obj, "kube-codegen-fake");
+        // What kube-apiserver creates at start, written as it writes them: the system
+        // namespaces and PriorityClasses.
         for ns in ["default", "kube-system", "kube-public", "kube-node-lease"] {
-            seed(
+            seed_as(
                 serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}),
+                "kube-apiserver",
             )?;
+        }
+        for class in semantics::builtin::system_priority_classes() {
+            seed_as(class, "kube-apiserver")?;
         }
         // CRDs first, then namespaces, so that custom resources and namespaced objects given
         // in any order find what they need.
@@ -795,6 +802,11 @@ impl FakeHandle {
 
     /// [`add`](Self::add) for an untyped object with `apiVersion` and `kind`.
     pub fn add_value(&self, obj: Value) -> Result<Value, FakeError> {
+        self.add_value_as(obj, "kube-codegen-fake")
+    }
+
+    /// [`add_value`](Self::add_value) with `manager` as the writer of its managed fields.
+    fn add_value_as(&self, obj: Value, manager: &str) -> Result<Value, FakeError> {
         let api_version = obj.get("apiVersion").and_then(Value::as_str).unwrap_or("");
         let kind = obj.get("kind").and_then(Value::as_str).unwrap_or("");
         if api_version.is_empty() || kind.is_empty() {
@@ -814,7 +826,7 @@ impl FakeHandle {
             message: e.message,
         };
         let opts = registry::WriteOptions {
-            manager: "kube-codegen-fake".into(),
+            manager: manager.into(),
             ..Default::default()
         };
         let mut ns = object::namespace(&obj).to_string();

@@ -1114,3 +1114,170 @@ async fn kubectl_more_kinds_match_a_real_kube_apiserver() {
     );
     served.shutdown().await;
 }
+
+/// PriorityClasses and the `Priority` admission plugin, as manifests for `create -f` (kubectl
+/// sends them as JSON) and `kubectl run` (protobuf): the name of each, the manifest.
+const PRIORITY: &[(&str, &str)] = &[
+    (
+        "pc-default.yaml",
+        "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: fallback}\nvalue: 1000\nglobalDefault: true\ndescription: every pod without a class\n",
+    ),
+    (
+        "pc-second-default.yaml",
+        "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: second}\nvalue: 2000\nglobalDefault: true\n",
+    ),
+    (
+        "pc-never.yaml",
+        "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: batch}\nvalue: -5\npreemptionPolicy: Never\n",
+    ),
+    // No value: 0.
+    (
+        "pc-novalue.yaml",
+        "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: novalue}\n",
+    ),
+    (
+        "pc-invalid.yaml",
+        "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: Bad-Name}\nvalue: 1000000001\npreemptionPolicy: Sometimes\n",
+    ),
+    (
+        "pc-empty-policy.yaml",
+        "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: emptypolicy}\nvalue: 1\npreemptionPolicy: \"\"\n",
+    ),
+    (
+        "pc-system-value.yaml",
+        "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: system-node-critical}\nvalue: 5\n",
+    ),
+    (
+        "pc-system-default.yaml",
+        "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: system-cluster-critical}\nvalue: 2000000000\nglobalDefault: true\n",
+    ),
+    (
+        "pc-system-unknown.yaml",
+        "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: system-mine}\nvalue: 5\n",
+    ),
+    (
+        "pod-class.yaml",
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: in-batch, namespace: prio}\nspec:\n  priorityClassName: batch\n  containers: [{name: c, image: nginx}]\n",
+    ),
+    (
+        "pod-system.yaml",
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: critical, namespace: prio}\nspec:\n  priorityClassName: system-cluster-critical\n  containers: [{name: c, image: nginx}]\n",
+    ),
+    (
+        "pod-missing-class.yaml",
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: missing, namespace: prio}\nspec:\n  priorityClassName: nowhere\n  containers: [{name: c, image: nginx}]\n",
+    ),
+    (
+        "pod-wrong-priority.yaml",
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: wrong, namespace: prio}\nspec:\n  priority: 7\n  containers: [{name: c, image: nginx}]\n",
+    ),
+    (
+        "pod-wrong-policy.yaml",
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: wrong-policy, namespace: prio}\nspec:\n  priorityClassName: batch\n  preemptionPolicy: PreemptLowerPriority\n  containers: [{name: c, image: nginx}]\n",
+    ),
+];
+
+/// PriorityClasses through kubectl against a real kube-apiserver and the fake: the system
+/// classes both servers start with, valid and invalid classes, the one global default, the
+/// immutable value and policy, system classes that cannot be deleted, and the priority a new
+/// Pod gets from its class or from the default class. The same output, and the same objects
+/// stored.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_priority_classes_match_a_real_kube_apiserver() {
+    let Both {
+        bin,
+        real: _real,
+        served,
+        home,
+        real_kc,
+        fake_kc,
+    } = both(FakeApiServer::new()).await;
+    let home_path = home.path().to_path_buf();
+    for (name, text) in PRIORITY {
+        std::fs::write(home.path().join(name), text).unwrap_or_else(|e| panic!("{e}"));
+    }
+    let results = blocking(move || {
+        let mut outputs = Vec::new();
+        for kc in [&real_kc, &fake_kc] {
+            let run = |args: &[&str]| kubectl_out(&bin, kc, &home_path, args);
+            let mut per_server = Vec::new();
+            let mut step = |args: &[&str]| {
+                let (ok, out, err) = run(args);
+                per_server.push(format!("{args:?}: {ok} {out} {err}"));
+            };
+            step(&["create", "namespace", "prio"]);
+            // A pod before any default class: priority 0, no class.
+            step(&["run", "before", "--image=nginx", "-n", "prio"]);
+            step(&["get", "priorityclasses", "-o", "name"]);
+            for (name, _) in PRIORITY {
+                let file = home_path.join(name);
+                let file = file.to_string_lossy();
+                step(&["create", "-f", &file]);
+            }
+            step(&[
+                "create",
+                "priorityclass",
+                "generated",
+                "--value=50",
+                "--description=from kubectl",
+                "--preemption-policy=Never",
+            ]);
+            // A pod without a class gets the default class.
+            step(&["run", "after", "--image=nginx", "-n", "prio"]);
+            for patch in [
+                r#"{"value":1001}"#,
+                r#"{"preemptionPolicy":"Never"}"#,
+                r#"{"description":"changed"}"#,
+            ] {
+                step(&["patch", "pc", "fallback", "--type=merge", "-p", patch]);
+            }
+            step(&[
+                "patch",
+                "pc",
+                "batch",
+                "--type=merge",
+                "-p",
+                r#"{"globalDefault":true}"#,
+            ]);
+            step(&["delete", "pc", "system-node-critical"]);
+            step(&["delete", "pc", "system-missing"]);
+            step(&["delete", "pc", "novalue"]);
+            // With the default gone, the next one may be marked.
+            step(&[
+                "patch",
+                "pc",
+                "fallback",
+                "--type=merge",
+                "-p",
+                r#"{"globalDefault":false}"#,
+            ]);
+            step(&[
+                "patch",
+                "pc",
+                "batch",
+                "--type=merge",
+                "-p",
+                r#"{"globalDefault":true}"#,
+            ]);
+            step(&["get", "priorityclasses", "-o", "name"]);
+            for o in [
+                ["priorityclass", "system-node-critical"],
+                ["priorityclass", "system-cluster-critical"],
+                ["priorityclass", "fallback"],
+                ["priorityclass", "batch"],
+                ["priorityclass", "generated"],
+                ["pod", "before"],
+                ["pod", "after"],
+                ["pod", "in-batch"],
+                ["pod", "critical"],
+            ] {
+                per_server.push(stored(run, &o, "prio"));
+            }
+            outputs.push(per_server);
+        }
+        outputs
+    })
+    .await;
+    assert_same_transcripts(&results, 0, "true namespace/prio created");
+    served.shutdown().await;
+}

@@ -86,6 +86,10 @@ pub(crate) fn builtin_schemas() -> &'static BuiltinSchemas {
             Builtin::NetworkPolicy,
             k8s_openapi::api::networking::v1::NetworkPolicy
         );
+        kind!(
+            Builtin::PriorityClass,
+            k8s_openapi::api::scheduling::v1::PriorityClass
+        );
         kind!(Builtin::EndpointSlice, discovery::v1::EndpointSlice);
         kind!(Builtin::Event, events::v1::Event);
         kind!(Builtin::Lease, coordination::v1::Lease);
@@ -176,6 +180,20 @@ const GO_NULL_FIELDS: &str = include_str!("builtin_go_null_fields.json");
 pub(crate) fn go_writes_null(definition: &str, field: &str) -> bool {
     static CELL: OnceLock<HashMap<String, Vec<String>>> = OnceLock::new();
     CELL.get_or_init(|| serde_json::from_str(GO_NULL_FIELDS).unwrap_or_default())
+        .get(definition)
+        .is_some_and(|fields| fields.iter().any(|f| f == field))
+}
+
+/// The bool, number and string fields of the built-in types that Go leaves out when they
+/// hold their zero value (their json tag has `omitempty`): by definition name, the field names.
+/// Written by `scripts/update-openapi-extensions.sh` from the same Go types.
+const GO_OMITEMPTY_SCALARS: &str = include_str!("builtin_go_omitempty_scalars.json");
+
+/// Whether Go leaves `field` of the built-in type `definition` out when it holds its zero
+/// value (`false`, `0`, `""`) ([`GO_OMITEMPTY_SCALARS`]).
+pub(crate) fn go_omits_zero(definition: &str, field: &str) -> bool {
+    static CELL: OnceLock<HashMap<String, Vec<String>>> = OnceLock::new();
+    CELL.get_or_init(|| serde_json::from_str(GO_OMITEMPTY_SCALARS).unwrap_or_default())
         .get(definition)
         .is_some_and(|fields| fields.iter().any(|f| f == field))
 }

@@ -446,6 +446,16 @@ pub(crate) fn canonical_apply_config(config: &mut Value, definition: &str) {
     canonical_walk(config, &builtin_root(definition), defs, false);
 }
 
+/// Whether `v` is the zero value of a JSON scalar: `false`, `0` or `""`.
+fn is_zero_scalar(v: &Value) -> bool {
+    match v {
+        Value::Bool(b) => !b,
+        Value::String(s) => s.is_empty(),
+        Value::Number(n) => n.as_f64() == Some(0.0),
+        _ => false,
+    }
+}
+
 /// The zero value Go gives a scalar of `schema`'s type, if it is a scalar.
 fn go_zero(schema: &Value, defs: &Map<String, Value>) -> Option<Value> {
     let (schema, def) = resolve_named(schema, defs);
@@ -472,13 +482,19 @@ fn canonical_walk(v: &mut Value, schema: &Value, defs: &Map<String, Value>, drop
     match v {
         Value::Object(m) if drop_nulls && !is_map && schema.get("properties").is_some() => {
             // A null field decodes to nothing (a nil pointer or an omitted zero value), and an
-            // empty map or list of an optional (`omitempty`) field is not encoded again.
+            // empty map or list of an optional (`omitempty`) field is not encoded again, nor
+            // is the zero value of an `omitempty` bool, number or string.
             let required: Vec<&str> = schema
                 .get("required")
                 .and_then(Value::as_array)
                 .map(|r| r.iter().filter_map(Value::as_str).collect())
                 .unwrap_or_default();
             m.retain(|key, value| {
+                if is_zero_scalar(value)
+                    && def.is_some_and(|d| crate::semantics::builtin_schema::go_omits_zero(d, key))
+                {
+                    return false;
+                }
                 let empty = match value {
                     Value::Null => return false,
                     Value::Object(o) => o.is_empty(),
@@ -953,6 +969,30 @@ mod tests {
             dep,
             json!({"spec": {"template": {"spec": {"containers": [{"name": "c", "args": ["a", ""]}]}}}})
         );
+    }
+
+    /// Go's `omitempty` drops a bool, number or string at its zero value; a field without it
+    /// (a PriorityClass's `value`), a pointer (`replicas`) and a map value keep theirs.
+    #[test]
+    fn zero_scalars_of_omitempty_fields_are_not_written_again() {
+        let mut dep = json!({"spec": {"paused": false, "minReadySeconds": 0, "replicas": 0,
+            "template": {"metadata": {"labels": {"a": ""}}, "spec": {"hostNetwork": false,
+            "containers": [{"name": "c", "image": "", "stdin": false, "tty": true}]}}}});
+        canonical_bytes(
+            &mut dep,
+            definition_of(Builtin::Deployment).unwrap_or_default(),
+        );
+        assert_eq!(
+            dep,
+            json!({"spec": {"replicas": 0, "template": {"metadata": {"labels": {"a": ""}},
+                "spec": {"containers": [{"name": "c", "tty": true}]}}}})
+        );
+        let mut pc = json!({"value": 0, "globalDefault": false, "description": ""});
+        canonical_bytes(
+            &mut pc,
+            definition_of(Builtin::PriorityClass).unwrap_or_default(),
+        );
+        assert_eq!(pc, json!({"value": 0}));
     }
 
     #[test]

@@ -36,6 +36,7 @@ pub(crate) enum Builtin {
     PodDisruptionBudget,
     Ingress,
     NetworkPolicy,
+    PriorityClass,
     EndpointSlice,
     Event,
     Lease,
@@ -449,7 +450,7 @@ fn builtin<K: k8s_openapi::Resource>(
 pub(crate) fn builtins() -> Vec<Resource> {
     use k8s_openapi::api::{
         admissionregistration, apps, autoscaling, batch, coordination, core, discovery, events,
-        networking, policy, rbac,
+        networking, policy, rbac, scheduling,
     };
     use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1 as apiext;
     vec![
@@ -513,6 +514,13 @@ pub(crate) fn builtins() -> Vec<Resource> {
             true,
             &[],
             &["netpol"],
+            false,
+        ),
+        builtin::<scheduling::v1::PriorityClass>(
+            Builtin::PriorityClass,
+            false,
+            &[],
+            &["pc"],
             false,
         ),
         builtin::<discovery::v1::EndpointSlice>(Builtin::EndpointSlice, true, &[], &[], false),

@@ -5,10 +5,15 @@
 // comparison counts these fields as present in an object's zero value.
 // scripts/update-openapi-extensions.sh runs it; the output is a JSON object from OpenAPI
 // definition name to the sorted field names.
+//
+// With -omitempty-scalars it prints the other half of Go's encoding instead: the bool, number
+// and string fields whose json tag has `omitempty`, which Go leaves out when they hold their
+// zero value (`paused: false` is not stored, nor owned by the writer that sent it).
 package main
 
 import (
 	"encoding/json"
+	"flag"
 	"os"
 	"reflect"
 	"sort"
@@ -17,7 +22,11 @@ import (
 	"kube-codegen.invalid/kube-apiserver/internal/builtin"
 )
 
+var marshaler = reflect.TypeFor[json.Marshaler]()
+
 func main() {
+	scalars := flag.Bool("omitempty-scalars", false, "print the omitempty bool, number and string fields")
+	flag.Parse()
 	s := builtin.Scheme()
 	out := map[string][]string{}
 	seen := map[reflect.Type]bool{}
@@ -44,13 +53,24 @@ func main() {
 			if f.Anonymous && name == "" {
 				continue
 			}
-			if name == "" || strings.Contains(","+opts+",", ",omitempty,") || strings.Contains(","+opts+",", ",inline,") {
+			omitempty := strings.Contains(","+opts+",", ",omitempty,")
+			if name == "" || strings.Contains(","+opts+",", ",inline,") || omitempty != *scalars {
 				continue
 			}
+			def := builtin.DefinitionName(t)
 			switch f.Type.Kind() {
 			case reflect.Slice, reflect.Map, reflect.Pointer:
-				def := builtin.DefinitionName(t)
-				out[def] = append(out[def], name)
+				if !*scalars {
+					out[def] = append(out[def], name)
+				}
+			case reflect.Bool, reflect.String, reflect.Float32, reflect.Float64,
+				reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+				reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+				// A type with a marshaler of its own (none among the scalars today) would not
+				// be written by the zero-value rule.
+				if *scalars && !f.Type.Implements(marshaler) && !reflect.PointerTo(f.Type).Implements(marshaler) {
+					out[def] = append(out[def], name)
+				}
 			}
 		}
 	}

@@ -4,7 +4,8 @@
 //!
 //! This module holds the strategies ([`prepare_create`], [`admit_create`], [`prepare_update`]),
 //! which pick the rules of a kind; the rules live with their kinds: [`pod`], [`workload`]
-//! (and Jobs), [`data`] (ConfigMaps and Secrets), [`rbac`] and [`service`].
+//! (and Jobs), [`data`] (ConfigMaps and Secrets), [`rbac`], [`scheduling`] (PriorityClasses) and
+//! [`service`].
 
 use serde_json::{Map, Value, json};
 
@@ -20,10 +21,12 @@ mod networking;
 mod pod;
 mod policy;
 mod rbac;
+mod scheduling;
 mod service;
 mod workload;
 
 pub(crate) use pod::pod_grace_period;
+pub(crate) use scheduling::system_priority_classes;
 
 fn set_default(m: &mut Map<String, Value>, key: &str, v: Value) {
     if !m.contains_key(key) || m.get(key).is_some_and(Value::is_null) {
@@ -128,6 +131,17 @@ pub(crate) fn prepare_create(res: &Resource, obj: &mut Value) -> ApiResult<()> {
             networking::network_policy_defaults(obj);
             res.invalid_if_any(obj, networking::network_policy_errors(obj))?;
         }
+        Builtin::PriorityClass => {
+            scheduling::prepare_create(obj);
+            // `ValidatePriorityClass` starts with `ValidateObjectMeta`: one 422 lists both.
+            let meta = crate::semantics::validation::object_meta_errors(
+                obj,
+                res.name_rule(),
+                res.namespaced,
+                true,
+            );
+            res.invalid_if_any(obj, scheduling::errors(obj, meta))?;
+        }
         Builtin::Crd => {
             crate::semantics::crd::default(obj);
             let errs = crate::semantics::crd::validate(obj);
@@ -167,14 +181,35 @@ pub(crate) fn allocate(st: &mut State, res: &Resource, obj: &mut Value) {
     }
 }
 
+/// kube-apiserver's validating admission plugins that check a valid object against others
+/// (after the strategy's validation): the `Priority` plugin allows one default PriorityClass.
+/// `old` is the stored object of an update.
+pub(crate) fn validating_admission(
+    st: &State,
+    res: &Resource,
+    obj: &Value,
+    old: Option<&Value>,
+) -> ApiResult<()> {
+    match res.builtin {
+        Some(Builtin::PriorityClass) => scheduling::admit_class(st, res, obj, old),
+        _ => Ok(()),
+    }
+}
+
+/// What kube-apiserver's REST storage refuses to delete whatever the request: a system
+/// PriorityClass.
+pub(crate) fn check_delete(res: &Resource, name: &str) -> ApiResult<()> {
+    scheduling::check_delete(res, name)
+}
+
 /// What kube-apiserver does to a new object after its managed fields are recorded: mutating
 /// admission, then the strategy's `PrepareForCreate` and `Validate`, for the kinds where
 /// these set fields (a Pod's priority and tolerations, a Job's generated selector, a
 /// Namespace's `kubernetes` finalizer) — the creator does not own those.
-pub(crate) fn admit_create(res: &Resource, obj: &mut Value) -> ApiResult<()> {
+pub(crate) fn admit_create(st: &State, res: &Resource, obj: &mut Value) -> ApiResult<()> {
     match res.builtin {
         Some(Builtin::Pod) => {
-            pod::pod_admission(res, obj)?;
+            pod::pod_admission(st, res, obj)?;
             let errs = pod::pod_spec_errors(obj.get("spec"), "spec");
             res.invalid_if_any(obj, errs)?;
             let qos = pod::qos_class(obj.get("spec").unwrap_or(&Value::Null));
@@ -450,6 +485,10 @@ pub(crate) fn prepare_update(
             networking::network_policy_defaults(new);
             res.invalid_if_any(new, networking::network_policy_errors(new))?;
         }
+        Builtin::PriorityClass => {
+            scheduling::default(new);
+            res.invalid_if_any(new, scheduling::update_errors(old, new))?;
+        }
         _ => {}
     }
     Ok(())
@@ -503,22 +542,23 @@ mod tests {
 
     #[test]
     fn pods_get_defaults_and_status() {
+        let st = State::new(Config::default());
         let r = res("Pod");
         let mut p = json!({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}});
         assert!(prepare_create(&r, &mut p).is_ok());
         assert_eq!(p["spec"]["enableServiceLinks"], true);
         assert!(p.get("status").is_none(), "status comes with admission");
-        assert!(admit_create(&r, &mut p).is_ok());
+        assert!(admit_create(&st, &r, &mut p).is_ok());
         assert_eq!(p["status"]["phase"], "Pending");
         assert_eq!(p["status"]["qosClass"], "BestEffort");
         assert_eq!(p["spec"]["priority"], 0);
         assert_eq!(p["spec"]["containers"][0]["imagePullPolicy"], "Always");
         let mut q = json!({"metadata": {"name": "p"}, "spec": {}});
         assert!(prepare_create(&r, &mut q).is_ok());
-        assert_eq!(admit_create(&r, &mut q).map_err(|e| e.code), Err(422));
+        assert_eq!(admit_create(&st, &r, &mut q).map_err(|e| e.code), Err(422));
         let mut r5 = json!({"metadata": {"name": "p"}, "spec": {"priority": 5,
             "containers": [{"name": "c", "image": "nginx"}]}});
-        assert_eq!(admit_create(&r, &mut r5).map_err(|e| e.code), Err(403));
+        assert_eq!(admit_create(&st, &r, &mut r5).map_err(|e| e.code), Err(403));
         assert_eq!(pod_grace_period(&p, None), None);
         let bound = json!({"spec": {"nodeName": "n"}, "status": {"phase": "Running"}});
         assert_eq!(pod_grace_period(&bound, None), Some(30));

@@ -5,6 +5,7 @@ use serde_json::{Map, Value, json};
 
 use crate::error::{ApiError, ApiResult, FieldError, go_quote};
 use crate::semantics::resources::Resource;
+use crate::semantics::state::State;
 use crate::semantics::str_at;
 use crate::storage::object::{self, ensure_object};
 use kube_codegen_apimachinery::validation;
@@ -284,30 +285,17 @@ pub(super) fn default_pod_requests(spec: &mut Value) {
     }
 }
 
-/// The built-in PriorityClasses kube-apiserver creates at start.
-pub(super) fn system_priority(class: &str) -> Option<i64> {
-    match class {
-        "system-node-critical" => Some(2_000_001_000),
-        "system-cluster-critical" => Some(2_000_000_000),
-        _ => None,
-    }
-}
-
 /// The mutating admission plugins kube-apiserver runs on a new Pod by default: `Priority`
-/// (`spec.priority` and `spec.preemptionPolicy` from the PriorityClass — the fake stores
-/// none, so only the built-in `system-*` classes and no class resolve) and
+/// (`spec.priorityClassName`, `spec.priority` and `spec.preemptionPolicy` from the pod's
+/// PriorityClass, or from the global default class when it names none) and
 /// `DefaultTolerationSeconds` (NoExecute tolerations of not-ready and unreachable nodes for
 /// 300 s, unless the pod tolerates them already).
-pub(super) fn pod_admission(res: &Resource, obj: &mut Value) -> ApiResult<()> {
+pub(super) fn pod_admission(st: &State, res: &Resource, obj: &mut Value) -> ApiResult<()> {
     let name = object::name(obj).to_string();
     let forbidden = |why: String| ApiError::forbidden(&res.group, &res.plural, &name, &why);
-    let class = str_at(obj, "/spec/priorityClassName").to_string();
-    let priority = if class.is_empty() {
-        0
-    } else {
-        system_priority(&class)
-            .ok_or_else(|| forbidden(format!("no PriorityClass with name {class} was found")))?
-    };
+    let (class, priority, policy) =
+        super::scheduling::resolve(st, str_at(obj, "/spec/priorityClassName"))
+            .map_err(forbidden)?;
     let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) else {
         return Ok(());
     };
@@ -318,16 +306,18 @@ pub(super) fn pod_admission(res: &Resource, obj: &mut Value) -> ApiResult<()> {
             "the integer value of priority ({given}) must not be provided in pod spec; priority admission controller computed {priority} from the given PriorityClass name"
         )));
     }
-    const PREEMPT: &str = "PreemptLowerPriority";
     if let Some(given) = spec.get("preemptionPolicy").and_then(Value::as_str)
-        && given != PREEMPT
+        && given != policy
     {
         return Err(forbidden(format!(
-            "the string value of PreemptionPolicy ({given}) must not be provided in pod spec; priority admission controller computed {PREEMPT} from the given PriorityClass name"
+            "the string value of PreemptionPolicy ({given}) must not be provided in pod spec; priority admission controller computed {policy} from the given PriorityClass name"
         )));
     }
+    if !class.is_empty() {
+        spec.insert("priorityClassName".into(), json!(class));
+    }
     spec.insert("priority".into(), json!(priority));
-    spec.insert("preemptionPolicy".into(), json!(PREEMPT));
+    spec.insert("preemptionPolicy".into(), json!(policy));
     default_toleration_seconds(spec);
     Ok(())
 }

@@ -125,7 +125,7 @@ pub(crate) fn create(
     // Managed fields are recorded from the decoded, defaulted object, before admission and
     // before the storage allocates what it allocates.
     let mut tracked = obj.clone();
-    builtin::admit_create(res, &mut obj)?;
+    builtin::admit_create(st, res, &mut obj)?;
     builtin::allocate(st, res, &mut obj);
     if let Some(s) = given_status {
         ensure_object(&mut tracked).insert("status".into(), s.clone());
@@ -143,6 +143,7 @@ pub(crate) fn create(
             res.builtin.is_some(),
         ),
     )?;
+    builtin::validating_admission(st, res, &obj, None)?;
     let namespace = object::namespace(&obj).to_string();
     if !flags.seed {
         check_namespace(st, res, &namespace, object::name(&obj))?;

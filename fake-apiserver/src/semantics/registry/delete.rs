@@ -50,6 +50,7 @@ pub(crate) fn delete(
     opts: &DeleteOptions,
 ) -> ApiResult<Deleted> {
     let ns = if res.namespaced { url_namespace } else { "" };
+    builtin::check_delete(res, name)?;
     let Some(existing) = st.get(res, ns, name) else {
         return Err(ApiError::not_found(&res.group, &res.plural, name));
     };

@@ -292,6 +292,9 @@ pub(crate) fn update(
         }
     }
     res.invalid_if_any(&new, errs)?;
+    if scope != Scope::Status {
+        builtin::validating_admission(st, res, &new, Some(&old))?;
+    }
     if res.tracks_generation() && scope != Scope::Status {
         let changed =
             object::spec_part(&old, res.has_status()) != object::spec_part(&new, res.has_status());
