@@ -75,10 +75,10 @@ NULLS=$ROOT/fake-apiserver/src/semantics/builtin_go_null_fields.json
 (cd "$ROOT/tests/kube-apiserver" && go run ./gofields) >"$WORK/nulls" || die "go run ./gofields failed"
 mv "$WORK/nulls" "$NULLS"
 echo "update-openapi-extensions: wrote $(python3 -c 'import json,sys; print(sum(map(len, json.load(open(sys.argv[1])).values())))' "$NULLS") null-when-empty fields" >&2
-SCALARS=$ROOT/fake-apiserver/src/semantics/builtin_go_omitempty_scalars.json
-(cd "$ROOT/tests/kube-apiserver" && go run ./gofields -omitempty-scalars) >"$WORK/scalars" || die "go run ./gofields -omitempty-scalars failed"
+SCALARS=$ROOT/fake-apiserver/src/semantics/builtin_go_scalar_fields.json
+(cd "$ROOT/tests/kube-apiserver" && go run ./gofields -scalars) >"$WORK/scalars" || die "go run ./gofields -scalars failed"
 mv "$WORK/scalars" "$SCALARS"
-echo "update-openapi-extensions: wrote $(python3 -c 'import json,sys; print(sum(map(len, json.load(open(sys.argv[1])).values())))' "$SCALARS") omitempty scalar fields" >&2
+echo "update-openapi-extensions: wrote the bool, number and string fields of $(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))))' "$SCALARS") types" >&2
 PROTOBUF=$ROOT/fake-apiserver/src/endpoints/builtin_protobuf.json
 (cd "$ROOT/tests/kube-apiserver" && go run ./goprotobuf) >"$WORK/protobuf" || die "go run ./goprotobuf failed"
 mv "$WORK/protobuf" "$PROTOBUF"

@@ -1281,3 +1281,95 @@ async fn kubectl_priority_classes_match_a_real_kube_apiserver() {
     assert_same_transcripts(&results, 0, "true namespace/prio created");
     served.shutdown().await;
 }
+
+/// Manifests whose fields Go writes its own way: zero values of `omitempty` bools, numbers and
+/// strings (left out, and owned by nobody), bools, numbers and strings without `omitempty`
+/// that the manifest leaves out (written with their zero value, owned by nobody), and
+/// defaults that test for the empty string or an empty map.
+const GO_ENCODING: &[(&str, &str)] = &[
+    (
+        "sts-zeros.yaml",
+        "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: zeros}\nspec:\n  serviceName: \"\"\n  minReadySeconds: 0\n  selector: {matchLabels: {a: b}}\n  template:\n    metadata: {labels: {a: b}}\n    spec:\n      hostNetwork: false\n      containers: [{name: c, image: nginx, stdin: false, workingDir: \"\", ports: [{containerPort: 80, hostPort: 0, name: \"\"}]}]\n",
+    ),
+    (
+        "sts-omitted.yaml",
+        "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: omitted}\nspec:\n  selector: {matchLabels: {a: b}}\n  template:\n    metadata: {labels: {a: b}}\n    spec:\n      containers: [{name: c, image: nginx}]\n",
+    ),
+    (
+        "deploy-probe.yaml",
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: probe}\nspec:\n  paused: false\n  selector: {matchLabels: {a: b}}\n  template:\n    metadata: {labels: {a: b}}\n    spec:\n      containers: [{name: c, image: nginx, readinessProbe: {httpGet: {port: 80, path: \"\"}}, livenessProbe: {httpGet: {port: 81}}}]\n",
+    ),
+    (
+        "rc-labels.yaml",
+        "apiVersion: v1\nkind: ReplicationController\nmetadata: {name: rc}\nspec:\n  minReadySeconds: 0\n  template:\n    metadata: {labels: {a: b}}\n    spec:\n      containers: [{name: c, image: nginx}]\n",
+    ),
+    (
+        "job-zeros.yaml",
+        "apiVersion: batch/v1\nkind: Job\nmetadata: {name: zeros}\nspec:\n  suspend: false\n  manualSelector: false\n  template:\n    spec:\n      restartPolicy: Never\n      automountServiceAccountToken: false\n      containers: [{name: c, image: busybox, tty: false}]\n",
+    ),
+    (
+        "secret-zeros.yaml",
+        "apiVersion: v1\nkind: Secret\nmetadata: {name: zeros}\ntype: \"\"\nimmutable: false\nstringData: {a: \"\"}\n",
+    ),
+];
+
+/// Objects whose manifests hold zero values, or leave out fields Go always writes, through
+/// kubectl against a real kube-apiserver and the fake: the same objects stored, with the same
+/// managed fields, also after a patch that sets a field to its zero value.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_zero_values_are_stored_as_a_real_kube_apiserver_stores_them() {
+    let Both {
+        bin,
+        real: _real,
+        served,
+        home,
+        real_kc,
+        fake_kc,
+    } = both(FakeApiServer::new()).await;
+    let home_path = home.path().to_path_buf();
+    for (name, text) in GO_ENCODING {
+        std::fs::write(home.path().join(name), text).unwrap_or_else(|e| panic!("{e}"));
+    }
+    let results = blocking(move || {
+        let mut outputs = Vec::new();
+        for kc in [&real_kc, &fake_kc] {
+            let run = |args: &[&str]| kubectl_out(&bin, kc, &home_path, args);
+            let mut per_server = Vec::new();
+            let mut step = |args: &[&str]| {
+                let (ok, out, err) = run(args);
+                per_server.push(format!("{args:?}: {ok} {out} {err}"));
+            };
+            step(&["create", "namespace", "zeros"]);
+            for (name, _) in GO_ENCODING {
+                let file = home_path.join(name);
+                let file = file.to_string_lossy();
+                step(&["create", "-f", &file, "-n", "zeros"]);
+            }
+            step(&[
+                "patch",
+                "statefulset",
+                "omitted",
+                "-n",
+                "zeros",
+                "--type=merge",
+                "-p",
+                r#"{"spec":{"minReadySeconds":0,"serviceName":"","revisionHistoryLimit":0}}"#,
+            ]);
+            for o in [
+                ["statefulset", "zeros"],
+                ["statefulset", "omitted"],
+                ["deployment", "probe"],
+                ["replicationcontroller", "rc"],
+                ["job", "zeros"],
+                ["secret", "zeros"],
+            ] {
+                per_server.push(stored(run, &o, "zeros"));
+            }
+            outputs.push(per_server);
+        }
+        outputs
+    })
+    .await;
+    assert_same_transcripts(&results, 0, "true namespace/zeros created");
+    served.shutdown().await;
+}

@@ -184,18 +184,40 @@ pub(crate) fn go_writes_null(definition: &str, field: &str) -> bool {
         .is_some_and(|fields| fields.iter().any(|f| f == field))
 }
 
-/// The bool, number and string fields of the built-in types that Go leaves out when they
-/// hold their zero value (their json tag has `omitempty`): by definition name, the field names.
-/// Written by `scripts/update-openapi-extensions.sh` from the same Go types.
-const GO_OMITEMPTY_SCALARS: &str = include_str!("builtin_go_omitempty_scalars.json");
+/// How Go writes the bool, number and string fields of the built-in types: by definition
+/// name, `omitempty` (left out when they hold their zero value) and `written` (always written,
+/// so an object's zero value holds them). Written by `scripts/update-openapi-extensions.sh`
+/// from the same Go types.
+const GO_SCALAR_FIELDS: &str = include_str!("builtin_go_scalar_fields.json");
+
+/// One type's scalar fields in [`GO_SCALAR_FIELDS`].
+#[derive(Debug, Default, serde::Deserialize)]
+pub(crate) struct ScalarFields {
+    /// Left out when zero.
+    #[serde(default)]
+    pub(crate) omitempty: Vec<String>,
+    /// Always written, zero or not.
+    #[serde(default)]
+    pub(crate) written: Vec<String>,
+}
+
+/// The scalar fields of the built-in type `definition` ([`GO_SCALAR_FIELDS`]), if it has any.
+pub(crate) fn go_scalar_fields(definition: &str) -> Option<&'static ScalarFields> {
+    static CELL: OnceLock<HashMap<String, ScalarFields>> = OnceLock::new();
+    CELL.get_or_init(|| serde_json::from_str(GO_SCALAR_FIELDS).unwrap_or_default())
+        .get(definition)
+}
 
 /// Whether Go leaves `field` of the built-in type `definition` out when it holds its zero
-/// value (`false`, `0`, `""`) ([`GO_OMITEMPTY_SCALARS`]).
+/// value (`false`, `0`, `""`).
 pub(crate) fn go_omits_zero(definition: &str, field: &str) -> bool {
-    static CELL: OnceLock<HashMap<String, Vec<String>>> = OnceLock::new();
-    CELL.get_or_init(|| serde_json::from_str(GO_OMITEMPTY_SCALARS).unwrap_or_default())
-        .get(definition)
-        .is_some_and(|fields| fields.iter().any(|f| f == field))
+    go_scalar_fields(definition).is_some_and(|f| f.omitempty.iter().any(|n| n == field))
+}
+
+/// Whether Go writes the bool, number or string `field` of the built-in type `definition`
+/// even when it holds its zero value.
+pub(crate) fn go_writes_zero(definition: &str, field: &str) -> bool {
+    go_scalar_fields(definition).is_some_and(|f| f.written.iter().any(|n| n == field))
 }
 
 /// Adds [`OPENAPI_EXTENSIONS`] to k8s-openapi's schemas, which do not carry them: kubectl

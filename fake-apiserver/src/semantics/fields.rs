@@ -435,7 +435,26 @@ pub(crate) fn scan(body: &[u8], schema: Option<&Value>) -> Problems {
 /// ConfigMap's `data: {a: null}` is stored as `a: ""`), and a `null` field as absent.
 pub(crate) fn canonical_bytes(obj: &mut Value, definition: &str) {
     let defs = &builtin_schemas().definitions;
-    canonical_walk(obj, &builtin_root(definition), defs, true);
+    canonical_walk(obj, &builtin_root(definition), defs, Pass::Decode);
+}
+
+/// Rewrites a built-in object as Go encodes it for storage, after the strategies and admission
+/// have changed it: the zero value of an `omitempty` bool, number or string is left out, and
+/// one without `omitempty` is written even when absent (a StatefulSet's `status.replicas: 0`).
+pub(crate) fn stored_as_go(obj: &mut Value, definition: &str) {
+    let defs = &builtin_schemas().definitions;
+    canonical_walk(obj, &builtin_root(definition), defs, Pass::Store);
+}
+
+/// What [`canonical_walk`] models.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Pass {
+    /// A request body decoded into the Go type and encoded again ([`canonical_bytes`]).
+    Decode,
+    /// An apply configuration, whose `null` fields the merge reads ([`canonical_apply_config`]).
+    ApplyConfig,
+    /// An object encoded for storage ([`stored_as_go`]): only the scalars' rules.
+    Store,
 }
 
 /// [`canonical_bytes`] for an apply configuration: `null` scalars in maps and lists become the
@@ -443,11 +462,11 @@ pub(crate) fn canonical_bytes(obj: &mut Value, definition: &str) {
 /// kube-apiserver), while `null` fields stay for the merge to read.
 pub(crate) fn canonical_apply_config(config: &mut Value, definition: &str) {
     let defs = &builtin_schemas().definitions;
-    canonical_walk(config, &builtin_root(definition), defs, false);
+    canonical_walk(config, &builtin_root(definition), defs, Pass::ApplyConfig);
 }
 
 /// Whether `v` is the zero value of a JSON scalar: `false`, `0` or `""`.
-fn is_zero_scalar(v: &Value) -> bool {
+pub(crate) fn is_zero_scalar(v: &Value) -> bool {
     match v {
         Value::Bool(b) => !b,
         Value::String(s) => s.is_empty(),
@@ -470,7 +489,7 @@ fn go_zero(schema: &Value, defs: &Map<String, Value>) -> Option<Value> {
     }
 }
 
-fn canonical_walk(v: &mut Value, schema: &Value, defs: &Map<String, Value>, drop_nulls: bool) {
+fn canonical_walk(v: &mut Value, schema: &Value, defs: &Map<String, Value>, pass: Pass) {
     let (schema, def) = resolve_named(schema, defs);
     if custom_decoded(def, schema) {
         return;
@@ -480,20 +499,24 @@ fn canonical_walk(v: &mut Value, schema: &Value, defs: &Map<String, Value>, drop
             .get("additionalProperties")
             .is_some_and(Value::is_object);
     match v {
-        Value::Object(m) if drop_nulls && !is_map && schema.get("properties").is_some() => {
+        Value::Object(m)
+            if pass != Pass::ApplyConfig && !is_map && schema.get("properties").is_some() =>
+        {
+            // The zero value of an `omitempty` bool, number or string is not encoded again.
+            m.retain(|key, value| {
+                !(is_zero_scalar(value)
+                    && def.is_some_and(|d| crate::semantics::builtin_schema::go_omits_zero(d, key)))
+            });
             // A null field decodes to nothing (a nil pointer or an omitted zero value), and an
-            // empty map or list of an optional (`omitempty`) field is not encoded again, nor
-            // is the zero value of an `omitempty` bool, number or string.
+            // empty map or list of an optional (`omitempty`) field is not encoded again.
             let required: Vec<&str> = schema
                 .get("required")
                 .and_then(Value::as_array)
                 .map(|r| r.iter().filter_map(Value::as_str).collect())
                 .unwrap_or_default();
             m.retain(|key, value| {
-                if is_zero_scalar(value)
-                    && def.is_some_and(|d| crate::semantics::builtin_schema::go_omits_zero(d, key))
-                {
-                    return false;
+                if pass == Pass::Store {
+                    return true;
                 }
                 let empty = match value {
                     Value::Null => return false,
@@ -518,6 +541,19 @@ fn canonical_walk(v: &mut Value, schema: &Value, defs: &Map<String, Value>, drop
                 let list_field = field.get("type").and_then(Value::as_str) == Some("array");
                 !(value.is_object() && map_field || value.is_array() && list_field)
             });
+            // A bool, number or string without `omitempty` is written whatever it holds: the
+            // zero value when the body left it out.
+            let written = def.and_then(crate::semantics::builtin_schema::go_scalar_fields);
+            for name in written.map(|f| f.written.as_slice()).unwrap_or_default() {
+                if !m.contains_key(name)
+                    && let Some(zero) = schema
+                        .get("properties")
+                        .and_then(|p| p.get(name))
+                        .and_then(|field| go_zero(field, defs))
+                {
+                    m.insert(name.clone(), zero);
+                }
+            }
         }
         _ => {}
     }
@@ -536,7 +572,7 @@ fn canonical_walk(v: &mut Value, schema: &Value, defs: &Map<String, Value>, drop
                     {
                         *child_value = zero;
                     }
-                    canonical_walk(child_value, child_schema, defs, drop_nulls);
+                    canonical_walk(child_value, child_schema, defs, pass);
                 }
             }
         }
@@ -548,7 +584,7 @@ fn canonical_walk(v: &mut Value, schema: &Value, defs: &Map<String, Value>, drop
                     {
                         *item = zero;
                     }
-                    canonical_walk(item, item_schema, defs, drop_nulls);
+                    canonical_walk(item, item_schema, defs, pass);
                 }
             }
         }
@@ -751,15 +787,19 @@ pub(crate) fn builtin_list_extensions(definition: &str, path: &[&str]) -> Option
 /// How the Go zero value of the struct holding the field at `path` (field names from a
 /// built-in kind's object root; list items add no segment) writes that field: `Some(true)`
 /// for a struct field that is not a pointer (its schema's `default` is `{}`, as
-/// kube-apiserver's OpenAPI documents mark them), written as `{}`; `Some(false)` for a slice,
-/// map or pointer without `omitempty`, written as `null`; `None` when it is left out.
-/// Server-side apply's comparison of an update counts a written field as present.
+/// kube-apiserver's OpenAPI documents mark them), written as `{}`; `Some(false)` for a field
+/// written empty: a slice, map or pointer without `omitempty` (as `null`) and a bool, number
+/// or string without it (as its zero value); `None` when it is left out. Server-side apply's
+/// comparison of an update counts a written field as present.
 pub(crate) fn builtin_zero_field(definition: &str, path: &[&str]) -> Option<bool> {
     let field = builtin_field(definition, path)?;
     if field.property.get("default") == Some(&json!({})) {
         return Some(true);
     }
-    crate::semantics::builtin_schema::go_writes_null(field.holder, path.last()?).then_some(false)
+    let name = path.last()?;
+    (crate::semantics::builtin_schema::go_writes_null(field.holder, name)
+        || crate::semantics::builtin_schema::go_writes_zero(field.holder, name))
+    .then_some(false)
 }
 
 /// The schema the body of a built-in kind is checked against.
@@ -972,9 +1012,10 @@ mod tests {
     }
 
     /// Go's `omitempty` drops a bool, number or string at its zero value; a field without it
-    /// (a PriorityClass's `value`), a pointer (`replicas`) and a map value keep theirs.
+    /// (a PriorityClass's `value`), a pointer (`replicas`) and a map value keep theirs, and a
+    /// field without it that the body left out is written with its zero value.
     #[test]
-    fn zero_scalars_of_omitempty_fields_are_not_written_again() {
+    fn scalars_are_written_as_go_writes_them() {
         let mut dep = json!({"spec": {"paused": false, "minReadySeconds": 0, "replicas": 0,
             "template": {"metadata": {"labels": {"a": ""}}, "spec": {"hostNetwork": false,
             "containers": [{"name": "c", "image": "", "stdin": false, "tty": true}]}}}});
@@ -987,12 +1028,23 @@ mod tests {
             json!({"spec": {"replicas": 0, "template": {"metadata": {"labels": {"a": ""}},
                 "spec": {"containers": [{"name": "c", "tty": true}]}}}})
         );
-        let mut pc = json!({"value": 0, "globalDefault": false, "description": ""});
+        let mut pc = json!({"globalDefault": false, "description": ""});
         canonical_bytes(
             &mut pc,
             definition_of(Builtin::PriorityClass).unwrap_or_default(),
         );
         assert_eq!(pc, json!({"value": 0}));
+        let mut ss = json!({"spec": {"template": {"spec": {"containers": [{"name": "c",
+            "ports": [{"protocol": "TCP"}]}]}}}});
+        canonical_bytes(
+            &mut ss,
+            definition_of(Builtin::StatefulSet).unwrap_or_default(),
+        );
+        assert_eq!(
+            ss,
+            json!({"spec": {"serviceName": "", "template": {"spec": {"containers": [{"name": "c",
+                "ports": [{"containerPort": 0, "protocol": "TCP"}]}]}}}})
+        );
     }
 
     #[test]

@@ -640,15 +640,34 @@ pub(crate) fn record_update(
     time: &str,
 ) {
     let before = (scope == Scope::Scale).then(|| entries.clone());
+    // The field manager reads a built-in object as Go encodes it: without the zero values of
+    // `omitempty` scalars a strategy's defaults may have set (a ReplicationController's
+    // `minReadySeconds: 0`).
+    let encoded;
+    let new = match resource
+        .builtin
+        .and_then(crate::semantics::builtin_schema::definition_of)
+    {
+        Some(def) => {
+            let mut v = new.clone();
+            crate::semantics::fields::stored_as_go(&mut v, def);
+            encoded = v;
+            &encoded
+        }
+        None => new,
+    };
     let new_leaves = leaves(resource, new, scope);
     let mut changed: FieldSet = match old {
-        // An empty struct Go writes for the kind's zero value too (a template's `metadata`)
-        // is no change.
+        // An empty struct Go writes for the kind's zero value too (a template's `metadata`),
+        // and the zero value of a scalar it writes there (a StatefulSet's `serviceName: ""`),
+        // are no change.
         None => new_leaves
             .into_iter()
             .filter(|p| {
-                !(get_at(new, p).is_some_and(|v| v.as_object().is_some_and(Map::is_empty))
-                    && present_before(resource, &json!({}), p))
+                !(get_at(new, p).is_some_and(|v| {
+                    v.as_object().is_some_and(Map::is_empty)
+                        || crate::semantics::fields::is_zero_scalar(v)
+                }) && present_before(resource, &json!({}), p))
             })
             .collect(),
         Some(old) => {

@@ -53,8 +53,15 @@ impl State {
         self.storage.get(&res.store_key(), namespace, name)
     }
 
-    /// Stores `obj` (created or replaced) with the next resourceVersion.
-    pub(crate) fn put(&mut self, res: &Resource, obj: Value) -> Arc<Value> {
+    /// Stores `obj` (created or replaced) with the next resourceVersion; a built-in object as
+    /// Go encodes its type ([`stored_as_go`](crate::semantics::fields::stored_as_go)).
+    pub(crate) fn put(&mut self, res: &Resource, mut obj: Value) -> Arc<Value> {
+        if let Some(def) = res
+            .builtin
+            .and_then(crate::semantics::builtin_schema::definition_of)
+        {
+            crate::semantics::fields::stored_as_go(&mut obj, def);
+        }
         self.storage.put(&res.store_key(), obj)
     }
 

@@ -6,9 +6,11 @@
 // scripts/update-openapi-extensions.sh runs it; the output is a JSON object from OpenAPI
 // definition name to the sorted field names.
 //
-// With -omitempty-scalars it prints the other half of Go's encoding instead: the bool, number
-// and string fields whose json tag has `omitempty`, which Go leaves out when they hold their
-// zero value (`paused: false` is not stored, nor owned by the writer that sent it).
+// With -scalars it prints how Go writes the bool, number and string fields instead, from
+// definition name to {"omitempty": [...], "written": [...]}: an `omitempty` field is left out
+// when it holds its zero value (`paused: false` is neither stored nor owned by the writer that
+// sent it); any other is always written, so an object's zero value holds it (a StatefulSet's
+// `serviceName: ""`), and writing its zero value changes nothing.
 package main
 
 import (
@@ -24,11 +26,24 @@ import (
 
 var marshaler = reflect.TypeFor[json.Marshaler]()
 
+// scalar reports whether Go's JSON encoding writes a field of type t as a bool, number or
+// string by itself (no marshaler of its own, no pointer).
+func scalar(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Bool, reflect.String, reflect.Float32, reflect.Float64,
+		reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return !t.Implements(marshaler) && !reflect.PointerTo(t).Implements(marshaler)
+	}
+	return false
+}
+
 func main() {
-	scalars := flag.Bool("omitempty-scalars", false, "print the omitempty bool, number and string fields")
+	scalars := flag.Bool("scalars", false, "print the omitempty and always-written bool, number and string fields")
 	flag.Parse()
 	s := builtin.Scheme()
-	out := map[string][]string{}
+	nulls := map[string][]string{}
+	byOmit := map[string]map[string][]string{}
 	seen := map[reflect.Type]bool{}
 	var visit func(t reflect.Type)
 	visit = func(t reflect.Type) {
@@ -53,32 +68,40 @@ func main() {
 			if f.Anonymous && name == "" {
 				continue
 			}
-			omitempty := strings.Contains(","+opts+",", ",omitempty,")
-			if name == "" || strings.Contains(","+opts+",", ",inline,") || omitempty != *scalars {
+			if name == "" || strings.Contains(","+opts+",", ",inline,") {
 				continue
 			}
+			omitempty := strings.Contains(","+opts+",", ",omitempty,")
 			def := builtin.DefinitionName(t)
-			switch f.Type.Kind() {
-			case reflect.Slice, reflect.Map, reflect.Pointer:
-				if !*scalars {
-					out[def] = append(out[def], name)
+			switch {
+			case scalar(f.Type):
+				group := "written"
+				if omitempty {
+					group = "omitempty"
 				}
-			case reflect.Bool, reflect.String, reflect.Float32, reflect.Float64,
-				reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-				reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-				// A type with a marshaler of its own (none among the scalars today) would not
-				// be written by the zero-value rule.
-				if *scalars && !f.Type.Implements(marshaler) && !reflect.PointerTo(f.Type).Implements(marshaler) {
-					out[def] = append(out[def], name)
+				if byOmit[def] == nil {
+					byOmit[def] = map[string][]string{}
 				}
+				byOmit[def][group] = append(byOmit[def][group], name)
+			case !omitempty && (f.Type.Kind() == reflect.Slice || f.Type.Kind() == reflect.Map || f.Type.Kind() == reflect.Pointer):
+				nulls[def] = append(nulls[def], name)
 			}
 		}
 	}
 	for _, t := range s.AllKnownTypes() {
 		visit(t)
 	}
-	for _, v := range out {
+	var out any = nulls
+	for _, v := range nulls {
 		sort.Strings(v)
+	}
+	if *scalars {
+		for _, groups := range byOmit {
+			for _, v := range groups {
+				sort.Strings(v)
+			}
+		}
+		out = byOmit
 	}
 	enc := json.NewEncoder(os.Stdout)
 	enc.SetIndent("", " ")

@@ -96,7 +96,16 @@ fn default_probe(p: &mut Map<String, Value>) {
     set_default(p, "successThreshold", json!(1));
     set_default(p, "failureThreshold", json!(3));
     if let Some(Value::Object(get)) = p.get_mut("httpGet") {
-        set_default(get, "scheme", json!("HTTP"));
+        // Go's defaults test for the empty string, which absent and `null` decode to.
+        for (key, default) in [("path", "/"), ("scheme", "HTTP")] {
+            if get
+                .get(key)
+                .and_then(Value::as_str)
+                .is_none_or(str::is_empty)
+            {
+                get.insert(key.into(), json!(default));
+            }
+        }
     }
 }
 

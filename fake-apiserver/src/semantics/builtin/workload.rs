@@ -41,18 +41,22 @@ pub(super) fn deployment_like_defaults(obj: &mut Value, kind: Builtin) {
     ) {
         set_default(spec, "replicas", json!(1));
     }
+    let mut rc_labels = None;
     if kind == Builtin::ReplicationController {
-        // An RC's selector and template labels default to each other.
+        // `SetDefaults_ReplicationController`: an empty selector, and the RC's own empty
+        // labels, are the template's labels.
         let template_labels = spec
             .get("template")
             .and_then(|t| t.pointer("/metadata/labels"))
+            .filter(|l| !l.is_null())
             .cloned();
-        if spec.get("selector").is_none_or(Value::is_null)
-            && let Some(l) = template_labels
-        {
-            spec.insert("selector".into(), l);
+        let empty = |v: Option<&Value>| v.and_then(Value::as_object).is_none_or(Map::is_empty);
+        if let Some(l) = template_labels {
+            if empty(spec.get("selector")) {
+                spec.insert("selector".into(), l.clone());
+            }
+            rc_labels = Some(l);
         }
-        set_default(spec, "minReadySeconds", json!(0));
     } else {
         set_default(spec, "revisionHistoryLimit", json!(10));
     }
@@ -115,6 +119,16 @@ pub(super) fn deployment_like_defaults(obj: &mut Value, kind: Builtin) {
     }
     if let Some(template_spec) = spec.get_mut("template").and_then(|t| t.get_mut("spec")) {
         default_pod_spec(template_spec);
+    }
+    if let Some(labels) = rc_labels {
+        let meta = object::meta_mut(obj);
+        if meta
+            .get("labels")
+            .and_then(Value::as_object)
+            .is_none_or(Map::is_empty)
+        {
+            meta.insert("labels".into(), labels);
+        }
     }
 }
 
