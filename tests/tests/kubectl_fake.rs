@@ -874,6 +874,80 @@ async fn kubectl_generators_match_a_real_kube_apiserver() {
     served.shutdown().await;
 }
 
+/// kubectl against one server: (succeeded, stdout, stderr) for the arguments.
+type RunKubectl<'a> = &'a dyn Fn(&[&str]) -> (bool, String, String);
+
+/// One server's side of a kubectl comparison: the commands' transcript.
+struct Session<'a> {
+    run: RunKubectl<'a>,
+    home: &'a Path,
+    lines: Vec<String>,
+}
+
+impl Session<'_> {
+    /// Runs kubectl with `args` and records its answer.
+    fn step(&mut self, args: &[&str]) {
+        let (ok, out, err) = (self.run)(args);
+        self.lines.push(format!("{args:?}: {ok} {out} {err}"));
+    }
+
+    /// `kubectl <verb> -f <manifest> <extra…>` for each manifest, in order.
+    fn each_manifest(&mut self, verb: &str, manifests: &[(&str, &str)], extra: &[&str]) {
+        for (name, _) in manifests {
+            let file = self.home.join(name);
+            let file = file.to_string_lossy().into_owned();
+            let mut args = vec![verb, "-f", &file];
+            args.extend_from_slice(extra);
+            self.step(&args);
+        }
+    }
+}
+
+/// Writes `manifests` into a kubectl home, runs `script` against a real kube-apiserver and
+/// against the fake, reads each of `objects` (kind, name) in `ns` as stored, and asserts that
+/// the two transcripts are the same; line `at` of kube-apiserver's shows `ran` when the
+/// commands ran at all.
+async fn same_on_both(
+    manifests: &'static [(&'static str, &'static str)],
+    script: fn(&mut Session<'_>),
+    ns: &'static str,
+    objects: &'static [[&'static str; 2]],
+    (at, ran): (usize, &'static str),
+) {
+    let Both {
+        bin,
+        real: _real,
+        served,
+        home,
+        real_kc,
+        fake_kc,
+    } = both(FakeApiServer::new()).await;
+    let home_path = home.path().to_path_buf();
+    for (name, text) in manifests {
+        std::fs::write(home.path().join(name), text).unwrap_or_else(|e| panic!("{e}"));
+    }
+    let results = blocking(move || {
+        let mut outputs = Vec::new();
+        for kc in [&real_kc, &fake_kc] {
+            let run = |args: &[&str]| kubectl_out(&bin, kc, &home_path, args);
+            let mut session = Session {
+                run: &run,
+                home: &home_path,
+                lines: Vec::new(),
+            };
+            script(&mut session);
+            for o in objects {
+                session.lines.push(stored(run, o, ns));
+            }
+            outputs.push(session.lines);
+        }
+        outputs
+    })
+    .await;
+    assert_same_transcripts(&results, at, ran);
+    served.shutdown().await;
+}
+
 /// Manifests of the kinds the fake serves beside the workloads: PodDisruptionBudgets,
 /// Ingresses, NetworkPolicies, HorizontalPodAutoscalers and CronJobs, valid (defaults) and
 /// invalid (kube-apiserver's messages), by file name.
@@ -987,132 +1061,105 @@ const MORE_KINDS: &[(&str, &str)] = &[
 /// objects stored (defaults, initial status, generation and managed fields).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kubectl_more_kinds_match_a_real_kube_apiserver() {
-    let Both {
-        bin,
-        real: _real,
-        served,
-        home,
-        real_kc,
-        fake_kc,
-    } = both(FakeApiServer::new()).await;
-    let home_path = home.path().to_path_buf();
-    for (name, text) in MORE_KINDS {
-        std::fs::write(home.path().join(name), text).unwrap_or_else(|e| panic!("{e}"));
-    }
-    let results = blocking(move || {
-        let mut outputs = Vec::new();
-        for kc in [&real_kc, &fake_kc] {
-            let run = |args: &[&str]| kubectl_out(&bin, kc, &home_path, args);
-            let mut per_server = Vec::new();
-            let mut step = |args: &[&str]| {
-                let (ok, out, err) = run(args);
-                per_server.push(format!("{args:?}: {ok} {out} {err}"));
-            };
-            step(&["create", "namespace", "more"]);
-            step(&[
-                "create",
-                "poddisruptionbudget",
-                "gen-pdb",
-                "--selector=app=a",
-                "--max-unavailable=25%",
-                "-n",
-                "more",
-            ]);
-            step(&[
-                "create",
-                "ingress",
-                "gen-ing",
-                "--rule=foo.com/bar*=svc1:8080,tls=my-cert",
-                "--class=nginx",
-                "-n",
-                "more",
-            ]);
-            step(&["create", "deployment", "d", "--image=nginx", "-n", "more"]);
-            step(&[
-                "autoscale",
-                "deployment",
-                "d",
-                "--min=2",
-                "--max=5",
-                "--cpu=70%",
-                "-n",
-                "more",
-            ]);
-            step(&[
-                "create",
-                "cronjob",
-                "gen-cj",
-                "--image=busybox",
-                "--schedule=*/5 * * * *",
-                "-n",
-                "more",
-                "--",
-                "true",
-            ]);
-            for (name, _) in MORE_KINDS {
-                let file = home_path.join(name);
-                let file = file.to_string_lossy();
-                step(&["apply", "-f", &file]);
-            }
-            step(&[
-                "patch",
-                "poddisruptionbudget",
-                "empty",
-                "-n",
-                "more",
-                "--type=merge",
-                "-p",
-                r#"{"spec":{"minAvailable":"50%"}}"#,
-            ]);
-            step(&[
-                "patch",
-                "poddisruptionbudget",
-                "empty",
-                "-n",
-                "more",
-                "--type=merge",
-                "-p",
-                r#"{"spec":{"maxUnavailable":1}}"#,
-            ]);
-            step(&[
-                "patch",
-                "ingress",
-                "ok",
-                "-n",
-                "more",
-                "--subresource=status",
-                "--type=merge",
-                "-p",
-                r#"{"status":{"loadBalancer":{"ingress":[{"hostname":"lb.example.com"}]}}}"#,
-            ]);
-            for o in [
-                ["poddisruptionbudget", "gen-pdb"],
-                ["poddisruptionbudget", "empty"],
-                ["poddisruptionbudget", "expr"],
-                ["ingress", "gen-ing"],
-                ["ingress", "ok"],
-                ["networkpolicy", "min"],
-                ["networkpolicy", "egress"],
-                ["horizontalpodautoscaler", "d"],
-                ["horizontalpodautoscaler", "min"],
-                ["horizontalpodautoscaler", "up"],
-                ["cronjob", "gen-cj"],
-                ["cronjob", "min"],
-                ["cronjob", "every"],
-            ] {
-                per_server.push(stored(run, &o, "more"));
-            }
-            outputs.push(per_server);
-        }
-        outputs
-    })
+    same_on_both(
+        MORE_KINDS,
+        steps,
+        "more",
+        OBJECTS,
+        (1, "true poddisruptionbudget.policy/gen-pdb created"),
+    )
     .await;
-    assert_same_transcripts(
-        &results,
-        1,
-        "true poddisruptionbudget.policy/gen-pdb created",
-    );
-    served.shutdown().await;
+
+    fn steps(s: &mut Session<'_>) {
+        s.step(&["create", "namespace", "more"]);
+        s.step(&[
+            "create",
+            "poddisruptionbudget",
+            "gen-pdb",
+            "--selector=app=a",
+            "--max-unavailable=25%",
+            "-n",
+            "more",
+        ]);
+        s.step(&[
+            "create",
+            "ingress",
+            "gen-ing",
+            "--rule=foo.com/bar*=svc1:8080,tls=my-cert",
+            "--class=nginx",
+            "-n",
+            "more",
+        ]);
+        s.step(&["create", "deployment", "d", "--image=nginx", "-n", "more"]);
+        s.step(&[
+            "autoscale",
+            "deployment",
+            "d",
+            "--min=2",
+            "--max=5",
+            "--cpu=70%",
+            "-n",
+            "more",
+        ]);
+        s.step(&[
+            "create",
+            "cronjob",
+            "gen-cj",
+            "--image=busybox",
+            "--schedule=*/5 * * * *",
+            "-n",
+            "more",
+            "--",
+            "true",
+        ]);
+        s.each_manifest("apply", MORE_KINDS, &[]);
+        s.step(&[
+            "patch",
+            "poddisruptionbudget",
+            "empty",
+            "-n",
+            "more",
+            "--type=merge",
+            "-p",
+            r#"{"spec":{"minAvailable":"50%"}}"#,
+        ]);
+        s.step(&[
+            "patch",
+            "poddisruptionbudget",
+            "empty",
+            "-n",
+            "more",
+            "--type=merge",
+            "-p",
+            r#"{"spec":{"maxUnavailable":1}}"#,
+        ]);
+        s.step(&[
+            "patch",
+            "ingress",
+            "ok",
+            "-n",
+            "more",
+            "--subresource=status",
+            "--type=merge",
+            "-p",
+            r#"{"status":{"loadBalancer":{"ingress":[{"hostname":"lb.example.com"}]}}}"#,
+        ]);
+    }
+    const OBJECTS: &[[&str; 2]] = &[
+        ["poddisruptionbudget", "gen-pdb"],
+        ["poddisruptionbudget", "empty"],
+        ["poddisruptionbudget", "expr"],
+        ["ingress", "gen-ing"],
+        ["ingress", "ok"],
+        ["networkpolicy", "min"],
+        ["networkpolicy", "egress"],
+        ["horizontalpodautoscaler", "d"],
+        ["horizontalpodautoscaler", "min"],
+        ["horizontalpodautoscaler", "up"],
+        ["cronjob", "gen-cj"],
+        ["cronjob", "min"],
+        ["cronjob", "every"],
+    ];
 }
 
 /// PriorityClasses and the `Priority` admission plugin, as manifests for `create -f` (kubectl
@@ -1184,102 +1231,79 @@ const PRIORITY: &[(&str, &str)] = &[
 /// stored.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kubectl_priority_classes_match_a_real_kube_apiserver() {
-    let Both {
-        bin,
-        real: _real,
-        served,
-        home,
-        real_kc,
-        fake_kc,
-    } = both(FakeApiServer::new()).await;
-    let home_path = home.path().to_path_buf();
-    for (name, text) in PRIORITY {
-        std::fs::write(home.path().join(name), text).unwrap_or_else(|e| panic!("{e}"));
-    }
-    let results = blocking(move || {
-        let mut outputs = Vec::new();
-        for kc in [&real_kc, &fake_kc] {
-            let run = |args: &[&str]| kubectl_out(&bin, kc, &home_path, args);
-            let mut per_server = Vec::new();
-            let mut step = |args: &[&str]| {
-                let (ok, out, err) = run(args);
-                per_server.push(format!("{args:?}: {ok} {out} {err}"));
-            };
-            step(&["create", "namespace", "prio"]);
-            // A pod before any default class: priority 0, no class.
-            step(&["run", "before", "--image=nginx", "-n", "prio"]);
-            step(&["get", "priorityclasses", "-o", "name"]);
-            for (name, _) in PRIORITY {
-                let file = home_path.join(name);
-                let file = file.to_string_lossy();
-                step(&["create", "-f", &file]);
-            }
-            step(&[
-                "create",
-                "priorityclass",
-                "generated",
-                "--value=50",
-                "--description=from kubectl",
-                "--preemption-policy=Never",
-            ]);
-            // A pod without a class gets the default class.
-            step(&["run", "after", "--image=nginx", "-n", "prio"]);
-            for patch in [
-                r#"{"value":1001}"#,
-                r#"{"preemptionPolicy":"Never"}"#,
-                r#"{"description":"changed"}"#,
-            ] {
-                step(&["patch", "pc", "fallback", "--type=merge", "-p", patch]);
-            }
-            step(&[
-                "patch",
-                "pc",
-                "batch",
-                "--type=merge",
-                "-p",
-                r#"{"globalDefault":true}"#,
-            ]);
-            step(&["delete", "pc", "system-node-critical"]);
-            step(&["delete", "pc", "system-missing"]);
-            step(&["delete", "pc", "novalue"]);
-            // With the default gone, the next one may be marked.
-            step(&[
-                "patch",
-                "pc",
-                "fallback",
-                "--type=merge",
-                "-p",
-                r#"{"globalDefault":false}"#,
-            ]);
-            step(&[
-                "patch",
-                "pc",
-                "batch",
-                "--type=merge",
-                "-p",
-                r#"{"globalDefault":true}"#,
-            ]);
-            step(&["get", "priorityclasses", "-o", "name"]);
-            for o in [
-                ["priorityclass", "system-node-critical"],
-                ["priorityclass", "system-cluster-critical"],
-                ["priorityclass", "fallback"],
-                ["priorityclass", "batch"],
-                ["priorityclass", "generated"],
-                ["pod", "before"],
-                ["pod", "after"],
-                ["pod", "in-batch"],
-                ["pod", "critical"],
-            ] {
-                per_server.push(stored(run, &o, "prio"));
-            }
-            outputs.push(per_server);
-        }
-        outputs
-    })
+    same_on_both(
+        PRIORITY,
+        steps,
+        "prio",
+        OBJECTS,
+        (0, "true namespace/prio created"),
+    )
     .await;
-    assert_same_transcripts(&results, 0, "true namespace/prio created");
-    served.shutdown().await;
+
+    fn steps(s: &mut Session<'_>) {
+        s.step(&["create", "namespace", "prio"]);
+        // A pod before any default class: priority 0, no class.
+        s.step(&["run", "before", "--image=nginx", "-n", "prio"]);
+        s.step(&["get", "priorityclasses", "-o", "name"]);
+        s.each_manifest("create", PRIORITY, &[]);
+        s.step(&[
+            "create",
+            "priorityclass",
+            "generated",
+            "--value=50",
+            "--description=from kubectl",
+            "--preemption-policy=Never",
+        ]);
+        // A pod without a class gets the default class.
+        s.step(&["run", "after", "--image=nginx", "-n", "prio"]);
+        for patch in [
+            r#"{"value":1001}"#,
+            r#"{"preemptionPolicy":"Never"}"#,
+            r#"{"description":"changed"}"#,
+        ] {
+            s.step(&["patch", "pc", "fallback", "--type=merge", "-p", patch]);
+        }
+        s.step(&[
+            "patch",
+            "pc",
+            "batch",
+            "--type=merge",
+            "-p",
+            r#"{"globalDefault":true}"#,
+        ]);
+        s.step(&["delete", "pc", "system-node-critical"]);
+        s.step(&["delete", "pc", "system-missing"]);
+        s.step(&["delete", "pc", "novalue"]);
+        // With the default gone, the next one may be marked.
+        s.step(&[
+            "patch",
+            "pc",
+            "fallback",
+            "--type=merge",
+            "-p",
+            r#"{"globalDefault":false}"#,
+        ]);
+        s.step(&[
+            "patch",
+            "pc",
+            "batch",
+            "--type=merge",
+            "-p",
+            r#"{"globalDefault":true}"#,
+        ]);
+        s.step(&["get", "priorityclasses", "-o", "name"]);
+    }
+    const OBJECTS: &[[&str; 2]] = &[
+        ["priorityclass", "system-node-critical"],
+        ["priorityclass", "system-cluster-critical"],
+        ["priorityclass", "fallback"],
+        ["priorityclass", "batch"],
+        ["priorityclass", "generated"],
+        ["pod", "before"],
+        ["pod", "after"],
+        ["pod", "in-batch"],
+        ["pod", "critical"],
+    ];
 }
 
 /// Manifests whose fields Go writes its own way: zero values of `omitempty` bools, numbers and
@@ -1318,58 +1342,35 @@ const GO_ENCODING: &[(&str, &str)] = &[
 /// managed fields, also after a patch that sets a field to its zero value.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kubectl_zero_values_are_stored_as_a_real_kube_apiserver_stores_them() {
-    let Both {
-        bin,
-        real: _real,
-        served,
-        home,
-        real_kc,
-        fake_kc,
-    } = both(FakeApiServer::new()).await;
-    let home_path = home.path().to_path_buf();
-    for (name, text) in GO_ENCODING {
-        std::fs::write(home.path().join(name), text).unwrap_or_else(|e| panic!("{e}"));
-    }
-    let results = blocking(move || {
-        let mut outputs = Vec::new();
-        for kc in [&real_kc, &fake_kc] {
-            let run = |args: &[&str]| kubectl_out(&bin, kc, &home_path, args);
-            let mut per_server = Vec::new();
-            let mut step = |args: &[&str]| {
-                let (ok, out, err) = run(args);
-                per_server.push(format!("{args:?}: {ok} {out} {err}"));
-            };
-            step(&["create", "namespace", "zeros"]);
-            for (name, _) in GO_ENCODING {
-                let file = home_path.join(name);
-                let file = file.to_string_lossy();
-                step(&["create", "-f", &file, "-n", "zeros"]);
-            }
-            step(&[
-                "patch",
-                "statefulset",
-                "omitted",
-                "-n",
-                "zeros",
-                "--type=merge",
-                "-p",
-                r#"{"spec":{"minReadySeconds":0,"serviceName":"","revisionHistoryLimit":0}}"#,
-            ]);
-            for o in [
-                ["statefulset", "zeros"],
-                ["statefulset", "omitted"],
-                ["deployment", "probe"],
-                ["replicationcontroller", "rc"],
-                ["job", "zeros"],
-                ["secret", "zeros"],
-            ] {
-                per_server.push(stored(run, &o, "zeros"));
-            }
-            outputs.push(per_server);
-        }
-        outputs
-    })
+    same_on_both(
+        GO_ENCODING,
+        steps,
+        "zeros",
+        OBJECTS,
+        (0, "true namespace/zeros created"),
+    )
     .await;
-    assert_same_transcripts(&results, 0, "true namespace/zeros created");
-    served.shutdown().await;
+
+    fn steps(s: &mut Session<'_>) {
+        s.step(&["create", "namespace", "zeros"]);
+        s.each_manifest("create", GO_ENCODING, &["-n", "zeros"]);
+        s.step(&[
+            "patch",
+            "statefulset",
+            "omitted",
+            "-n",
+            "zeros",
+            "--type=merge",
+            "-p",
+            r#"{"spec":{"minReadySeconds":0,"serviceName":"","revisionHistoryLimit":0}}"#,
+        ]);
+    }
+    const OBJECTS: &[[&str; 2]] = &[
+        ["statefulset", "zeros"],
+        ["statefulset", "omitted"],
+        ["deployment", "probe"],
+        ["replicationcontroller", "rc"],
+        ["job", "zeros"],
+        ["secret", "zeros"],
+    ];
 }
