@@ -14,6 +14,9 @@
 //!   overdue items are handed out before any other, the longest-waiting first, whatever their
 //!   priority and however much higher-priority work keeps arriving. An item therefore waits at
 //!   most `max_wait` plus the time the workers need for the overdue items ready before it.
+//!   Waiting is judged by the queue's own clock, which a task of the runtime ticks every
+//!   thirty-second of `max_wait` (see [`PriorityQueueBuilder::max_wait`]): an item may count as
+//!   overdue up to a sixteenth of `max_wait` early, never late.
 //! * **Backoff counts failures, not triggers.** An item sent back with
 //!   [`add_rate_limited`](PriorityQueue::add_rate_limited) (its reconcile failed) is *backing
 //!   off* until the rate limiter's delay has passed. A plain [`add`](PriorityQueue::add) or
@@ -223,9 +226,11 @@ struct State<T> {
     delayed: BinaryHeap<Reverse<(Tick, u64, u32)>>,
     next_stamp: u64,
     ready: usize,
-    /// Whether the last pick needed the clock: several priorities were ready and the oldest
-    /// item was not the highest priority's first.
-    mixed: bool,
+    /// The queue's clock (see [`Core::clock_started`]): the time of its last tick, `None` until
+    /// it ticks (then the clock is read where the time is needed).
+    coarse: Option<Tick>,
+    /// How often the queue's clock ticks.
+    step: Tick,
     waiting: usize,
     processing: usize,
     /// The workers blocked in `get`.
@@ -248,9 +253,21 @@ struct Core<T> {
     drained: Notify,
     name: Option<String>,
     updater_started: AtomicBool,
-    /// Whether the last pick needed the clock (see [`State::mixed`]): the next `get` reads the
-    /// clock before it takes the lock, not under it.
-    mixed: AtomicBool,
+    /// Whether the task ticking the queue's clock was started. Reading the system clock costs
+    /// as much as the rest of an add and a get together, and aging needs a time for every item
+    /// that becomes ready and for picks while several priorities are ready. So a task of the
+    /// runtime reads it every [`step`](State::step) and the queue uses that time instead: an
+    /// item becomes ready at most a step later than its time says, and a pick counts the time
+    /// as a step later than the last tick, so no item waits longer than `max_wait` while the
+    /// runtime runs its timers (an item may count as overdue up to two steps early).
+    ///
+    /// The task stops, and the queue reads the clock where it needs the time, when Tokio's
+    /// clock is not the system's (paused, as in tests): time moved by `advance` is seen at
+    /// once, not at the task's next turn.
+    clock_started: AtomicBool,
+    /// Tests: the queue's clock ticks also while Tokio's clock is paused.
+    #[cfg(test)]
+    ticks_when_paused: bool,
 }
 
 /// A work queue with priorities, bounded waiting and failure-counting backoff. See the
@@ -307,6 +324,8 @@ pub struct PriorityQueueBuilder<T> {
     config: QueueConfig,
     limiter: Option<Arc<dyn RateLimiter<T>>>,
     max_wait: Option<Duration>,
+    #[cfg(test)]
+    ticks_when_paused: bool,
 }
 
 impl<T> fmt::Debug for PriorityQueueBuilder<T> {
@@ -367,6 +386,15 @@ where
     /// [`DEFAULT_MAX_WAIT`]); `None` is strict priority order, which can starve low priorities
     /// (controller-runtime's behaviour).
     ///
+    /// Reading the system clock for every add and pick would cost as much as the rest of the
+    /// queue's work, so a task of the Tokio runtime (started with the queue, or by the first
+    /// [`get`](PriorityQueue::get)) ticks the queue's own clock every thirty-second of
+    /// `max_wait`, at least 1 ms and at most a minute. The queue errs early: an item counts as
+    /// overdue from at most two ticks before `max_wait` has passed, and no later than
+    /// `max_wait` as long as the runtime runs its timers. While Tokio's clock is paused (tests),
+    /// or outside a runtime, the queue reads the clock itself instead. A runtime the queue is
+    /// used in needs its timers (`enable_time`), as the queue's delays and backoff do.
+    ///
     /// ```
     /// use std::time::Duration;
     /// let q = kube_codegen_runtime::workqueue::PriorityQueue::<u8>::builder()
@@ -377,6 +405,14 @@ where
     #[must_use]
     pub fn max_wait(mut self, max_wait: Option<Duration>) -> Self {
         self.max_wait = max_wait;
+        self
+    }
+
+    /// Tests: the queue's clock ticks also while Tokio's clock is paused (see
+    /// [`Core::clock_started`]), so that paused-clock tests cover it.
+    #[cfg(test)]
+    fn ticks_when_paused(mut self) -> Self {
+        self.ticks_when_paused = true;
         self
     }
 
@@ -406,7 +442,8 @@ where
                     delayed: BinaryHeap::new(),
                     next_stamp: 0,
                     ready: 0,
-                    mixed: false,
+                    coarse: None,
+                    step: ticks(clock_step(self.max_wait)),
                     waiting: 0,
                     processing: 0,
                     sleepers: Sleepers::default(),
@@ -420,10 +457,13 @@ where
                 drained: Notify::new(),
                 name,
                 updater_started: AtomicBool::new(!has_metrics),
-                mixed: AtomicBool::new(false),
+                clock_started: AtomicBool::new(false),
+                #[cfg(test)]
+                ticks_when_paused: self.ticks_when_paused,
             }),
         };
         q.start_unfinished_work_updater();
+        q.start_clock();
         q
     }
 }
@@ -462,6 +502,24 @@ fn merge_due(old: Tick, backoff: &mut bool, due: Tick, why: Why) -> Tick {
     }
 }
 
+/// How often the queue's clock ticks for the bound `max_wait`: a thirty-second of it, in whole
+/// milliseconds (the timer's resolution), at least one and at most a minute; a second without
+/// a bound (the time then only orders items of one priority).
+fn clock_step(max_wait: Option<Duration>) -> Duration {
+    let step = max_wait.map_or(Duration::from_secs(1), |w| w / 32);
+    let ms = u64::try_from(step.as_millis()).unwrap_or(u64::MAX);
+    Duration::from_millis(ms.clamp(1, 60_000))
+}
+
+/// Whether Tokio's clock reads the system's time now (it does not while paused, or after a
+/// pause ended: then it is behind by the time paused, or ahead by the time advanced).
+fn follows_system_clock() -> bool {
+    let before = std::time::Instant::now();
+    let tokio = Instant::now().into_std();
+    let after = std::time::Instant::now();
+    before <= tokio && tokio <= after
+}
+
 /// `d` in ticks (saturating: a bound of centuries is no bound).
 fn ticks(d: Duration) -> Tick {
     d.as_secs()
@@ -479,6 +537,21 @@ impl<T: Clone + Eq + Hash> State<T> {
     fn stamp(&mut self) -> u64 {
         self.next_stamp += 1;
         self.next_stamp
+    }
+
+    /// The time an item becoming ready now is ready since: the queue clock's last tick (not
+    /// later than now), or the system clock's time while the queue's clock does not tick.
+    fn now_tick(&self) -> Tick {
+        self.coarse.unwrap_or_else(|| self.tick(Instant::now()))
+    }
+
+    /// The time a pick goes by: a step after the queue clock's last tick (not earlier than
+    /// now), or the system clock's time while the queue's clock does not tick.
+    fn pick_tick(&self) -> Tick {
+        match self.coarse {
+            Some(c) => c.saturating_add(self.step),
+            None => self.tick(Instant::now()),
+        }
     }
 
     /// `t` in ticks since the queue's epoch.
@@ -508,7 +581,7 @@ impl<T: Clone + Eq + Hash> State<T> {
 
     /// Makes the item in `slot` ready since `since` and puts it into its priority's list at
     /// its place.
-    fn push_ready(&mut self, slot: u32, since: Tick, now: Instant) {
+    fn push_ready(&mut self, slot: u32, since: Tick) {
         let stamp = self.stamp();
         let Some(e) = self.slots.get_mut(slot as usize).and_then(Option::as_mut) else {
             return;
@@ -518,7 +591,7 @@ impl<T: Clone + Eq + Hash> State<T> {
         e.time = since;
         let priority = e.priority;
         if let Some(m) = &mut self.metrics {
-            m.add_at(&e.item, now, priority);
+            m.add_at(&e.item, Instant::now(), priority);
         }
         self.ready += 1;
         self.link(slot, priority);
@@ -617,9 +690,9 @@ impl<T: Clone + Eq + Hash> State<T> {
 
     /// Places an item that is neither queued nor in hand and is due at `due`; returns whether
     /// it is ready.
-    fn place(&mut self, slot: u32, due: Tick, now: Instant, now_tick: Tick) -> bool {
+    fn place(&mut self, slot: u32, due: Tick, now_tick: Tick) -> bool {
         if due <= now_tick {
-            self.push_ready(slot, now_tick, now);
+            self.push_ready(slot, now_tick);
             true
         } else {
             self.push_delayed(slot, due);
@@ -627,23 +700,15 @@ impl<T: Clone + Eq + Hash> State<T> {
         }
     }
 
-    /// Adds `item` (whose hash is `hash`) wanting to be handed out at `due`; returns whether a
-    /// worker should wake.
-    fn add(
-        &mut self,
-        item: T,
-        hash: u64,
-        priority: i32,
-        due: Instant,
-        why: Why,
-        now: Instant,
-    ) -> bool {
+    /// Adds `item` (whose hash is `hash`) wanting to be handed out at `due` (`None`: now);
+    /// returns whether a worker should wake.
+    fn add(&mut self, item: T, hash: u64, priority: i32, due: Option<Instant>, why: Why) -> bool {
         if self.shutting_down {
             return false;
         }
         let backoff = why == Why::Failure;
-        let now_tick = self.tick(now);
-        let due = if due <= now { now_tick } else { self.tick(due) };
+        let now_tick = self.now_tick();
+        let due = due.map_or(now_tick, |d| self.tick(d));
         let (slots, hasher) = (&self.slots, &self.hasher);
         let found = self.index.entry(
             hash,
@@ -675,7 +740,7 @@ impl<T: Clone + Eq + Hash> State<T> {
                     }
                 };
                 v.insert(slot);
-                return self.place(slot, due, now, now_tick);
+                return self.place(slot, due, now_tick);
             }
         };
         let Some(e) = self.entry_mut(slot) else {
@@ -724,7 +789,7 @@ impl<T: Clone + Eq + Hash> State<T> {
                 let new_due = merge_due(old_due, &mut e.backoff, due, why);
                 if new_due <= now_tick {
                     self.waiting -= 1;
-                    self.push_ready(slot, now_tick, now);
+                    self.push_ready(slot, now_tick);
                     true
                 } else {
                     if new_due != old_due {
@@ -737,9 +802,14 @@ impl<T: Clone + Eq + Hash> State<T> {
         }
     }
 
-    /// Moves delayed items whose time has come to their lists.
-    fn promote_due(&mut self, now: Instant) {
-        let now_tick = self.tick(now);
+    /// Moves delayed items whose time has come to their lists. The system clock is read (only
+    /// when something waits): a delayed item is due at its time, not at the queue clock's
+    /// next tick.
+    fn promote_due(&mut self) {
+        if self.delayed.is_empty() {
+            return;
+        }
+        let now_tick = self.tick(Instant::now());
         while let Some(&Reverse((at, stamp, slot))) = self.delayed.peek() {
             let live = self
                 .entry(slot)
@@ -750,16 +820,8 @@ impl<T: Clone + Eq + Hash> State<T> {
             self.delayed.pop();
             if live {
                 self.waiting -= 1;
-                self.push_ready(slot, at, now);
+                self.push_ready(slot, at);
             }
-        }
-    }
-
-    /// [`State::promote_due`] at the time in `clock`, read into it only when something waits.
-    fn promote_due_lazy(&mut self, clock: &mut Option<Instant>) {
-        if !self.delayed.is_empty() {
-            let now = *clock.get_or_insert_with(Instant::now);
-            self.promote_due(now);
         }
     }
 
@@ -775,40 +837,34 @@ impl<T: Clone + Eq + Hash> State<T> {
     }
 
     /// Takes the next item: the longest-waiting overdue one, else the first of the highest
-    /// priority. `clock` is the current time, read into it when first needed: with one
-    /// priority ready and no metrics the pick needs no clock.
-    fn pop(&mut self, clock: &mut Option<Instant>) -> Option<(T, i32)> {
+    /// priority.
+    fn pop(&mut self) -> Option<(T, i32)> {
         if self.ready == 0 {
             return None;
         }
         // The first non-empty list, and the oldest first item of all (the first of each list
-        // is its longest-waiting item; ties go to the higher priority).
+        // is its longest-waiting item; ties of time go to the one that became ready first).
         let mut first = None;
-        let mut oldest: Option<(usize, Tick)> = None;
+        let mut oldest: Option<(usize, (Tick, u64))> = None;
         let mut several = false;
         for (i, level) in self.levels.iter().enumerate() {
-            let Some(since) = self.entry(level.head).map(|e| e.time) else {
+            let Some(key) = self.key(level.head) else {
                 continue;
             };
             several = first.is_some();
             first.get_or_insert(i);
-            if oldest.is_none_or(|(_, s)| since < s) {
-                oldest = Some((i, since));
+            if oldest.is_none_or(|(_, k)| key < k) {
+                oldest = Some((i, key));
             }
         }
         let first = first?;
         // With one priority ready its first item is the pick whether or not it is overdue, and
         // so it is when the highest priority's first item is the oldest; else the oldest item
-        // is the pick if it is overdue. Only then is the clock needed (and the next `get` reads
-        // it before it takes the lock).
+        // is the pick if it is overdue. Only then is the time needed.
         let other_oldest = oldest.filter(|&(i, _)| several && i != first);
-        self.mixed = other_oldest.is_some();
         let mut level = first;
-        if let (Some(max_wait), Some((i, since))) = (self.max_wait_ticks, other_oldest)
-            && self
-                .tick(*clock.get_or_insert_with(Instant::now))
-                .saturating_sub(since)
-                >= max_wait
+        if let (Some(max_wait), Some((i, (since, _)))) = (self.max_wait_ticks, other_oldest)
+            && self.pick_tick().saturating_sub(since) >= max_wait
         {
             level = i;
         }
@@ -824,14 +880,13 @@ impl<T: Clone + Eq + Hash> State<T> {
         self.ready -= 1;
         self.processing += 1;
         if let Some(m) = &mut self.metrics {
-            m.get_at(&item, *clock.get_or_insert_with(Instant::now), priority);
+            m.get_at(&item, Instant::now(), priority);
         }
         Some((item, priority))
     }
 
     /// `done` under the lock for `item`, whose hash is `hash`; returns (wake a worker, shut
-    /// down and nothing in hand any more: wake `shut_down_with_drain`). The clock is read only
-    /// when needed (an item added again meanwhile, or metrics).
+    /// down and nothing in hand any more: wake `shut_down_with_drain`).
     fn done(&mut self, item: &T, hash: u64) -> (bool, bool) {
         // One lookup: the item leaves the index unless it was added again meanwhile.
         let slots = &self.slots;
@@ -846,7 +901,6 @@ impl<T: Clone + Eq + Hash> State<T> {
         else {
             return (false, false);
         };
-        let mut now = None;
         let wake = match place {
             Place::Processing => {
                 found.remove();
@@ -856,14 +910,13 @@ impl<T: Clone + Eq + Hash> State<T> {
             }
             Place::ProcessingAgain => {
                 self.processing -= 1;
-                let t = *now.get_or_insert_with(Instant::now);
-                let tick = self.tick(t);
-                self.place(slot, due, t, tick)
+                let now = self.now_tick();
+                self.place(slot, due, now)
             }
             Place::Ready | Place::Delayed => return (false, false),
         };
         if let Some(m) = &mut self.metrics {
-            m.done(item, *now.get_or_insert_with(Instant::now));
+            m.done(item, Instant::now());
         }
         (wake, self.shutting_down && self.processing == 0)
     }
@@ -924,6 +977,8 @@ where
             config: QueueConfig::default(),
             limiter: None,
             max_wait: Some(DEFAULT_MAX_WAIT),
+            #[cfg(test)]
+            ticks_when_paused: false,
         }
     }
 
@@ -944,6 +999,43 @@ where
     /// ```
     pub fn max_wait(&self) -> Option<Duration> {
         self.core.state.lock().max_wait
+    }
+
+    /// Starts the task that ticks the queue's clock (see [`Core::clock_started`]), once, when
+    /// there is a Tokio runtime. It ends with the queue, or when the queue shuts down.
+    fn start_clock(&self) {
+        if self.core.clock_started.load(AtomicOrdering::Relaxed) {
+            return;
+        }
+        let Ok(rt) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        if self.core.clock_started.swap(true, AtomicOrdering::AcqRel) {
+            return;
+        }
+        let weak: Weak<Core<T>> = Arc::downgrade(&self.core);
+        let step = Duration::from_nanos(self.core.state.lock().step);
+        rt.spawn(async move {
+            let mut ticks = tokio::time::interval(step);
+            // After a stall the next tick comes at once and the following ones a step apart:
+            // each tick reads the time, so a late tick is not made up for by a burst.
+            ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                ticks.tick().await;
+                let Some(core) = weak.upgrade() else { return };
+                #[cfg(not(test))]
+                let ticks_when_paused = false;
+                #[cfg(test)]
+                let ticks_when_paused = core.ticks_when_paused;
+                let system = ticks_when_paused || follows_system_clock();
+                let mut s = core.state.lock();
+                if s.shutting_down || !system {
+                    s.coarse = None;
+                    return;
+                }
+                s.coarse = Some(s.tick(Instant::now()));
+            }
+        });
     }
 
     fn start_unfinished_work_updater(&self) {
@@ -1001,9 +1093,7 @@ where
             }
             Why::Event => None,
         };
-        // The clock is read and the item hashed before the lock is taken, so that workers wait
-        // less for it.
-        let now = Instant::now();
+        // The item is hashed before the lock is taken, so that workers wait less for it.
         let hash = self.core.hasher.hash_one(&item);
         let wake = {
             let mut s = self.core.state.lock();
@@ -1016,12 +1106,8 @@ where
             {
                 m.retry();
             }
-            let due = if wait.is_zero() {
-                now
-            } else {
-                crate::time::deadline_after(wait)
-            };
-            s.add(item, hash, opts.priority, due, why, now) && s.wake_one()
+            let due = (!wait.is_zero()).then(|| crate::time::deadline_after(wait));
+            s.add(item, hash, opts.priority, due, why) && s.wake_one()
         };
         // A worker waiting for a deadline recomputes it even when nothing became ready.
         if wake || delay.is_some() || !opts.after.is_zero() {
@@ -1129,6 +1215,7 @@ where
     /// ```
     pub async fn get_with_priority(&self) -> Option<(T, i32)> {
         self.start_unfinished_work_updater();
+        self.start_clock();
         // Fast path: an item is ready, so there is nothing to wait for and no need to register
         // with the `Notify` (two locks of its waiter list per call).
         if let Ok(got) = self.take_ready() {
@@ -1149,9 +1236,8 @@ where
                 if s.shutting_down {
                     return None;
                 }
-                let mut clock = None;
-                s.promote_due_lazy(&mut clock);
-                if let Some(got) = s.pop(&mut clock) {
+                s.promote_due();
+                if let Some(got) = s.pop() {
                     let wake = s.wake_one();
                     drop(s);
                     self.wake(wake);
@@ -1176,8 +1262,6 @@ where
     /// `Ok(Some(item))` if one is ready, `Ok(None)` once shut down, `Err(())` if `get` has to
     /// wait.
     fn take_ready(&self) -> Result<Option<(T, i32)>, ()> {
-        let mixed = self.core.mixed.load(AtomicOrdering::Relaxed);
-        let mut clock = mixed.then(Instant::now);
         let mut s = self.core.state.lock();
         if s.shutting_down {
             return Ok(None);
@@ -1185,14 +1269,10 @@ where
         if s.ready == 0 && s.delayed.is_empty() {
             return Err(());
         }
-        s.promote_due_lazy(&mut clock);
-        let got = s.pop(&mut clock).ok_or(())?;
+        s.promote_due();
+        let got = s.pop().ok_or(())?;
         let wake = s.wake_one();
-        let now_mixed = s.mixed;
         drop(s);
-        if now_mixed != mixed {
-            self.core.mixed.store(now_mixed, AtomicOrdering::Relaxed);
-        }
         self.wake(wake);
         Ok(Some(got))
     }
@@ -1227,9 +1307,8 @@ where
         if s.shutting_down {
             return None;
         }
-        let mut clock = None;
-        s.promote_due_lazy(&mut clock);
-        let got = s.pop(&mut clock);
+        s.promote_due();
+        let got = s.pop();
         let wake = s.wake_one();
         drop(s);
         self.wake(wake);
@@ -1270,7 +1349,7 @@ where
     /// ```
     pub fn len(&self) -> usize {
         let mut s = self.core.state.lock();
-        s.promote_due_lazy(&mut None);
+        s.promote_due();
         let len = s.ready;
         let wake = s.wake_one();
         drop(s);

@@ -241,6 +241,76 @@ async fn an_overdue_item_goes_ahead_of_higher_priorities() {
     assert_eq!(low, Some(10), "after 10 s of high work: {handed:?}");
 }
 
+/// A test's own aging check, as a user writes it: with Tokio's clock paused, time moved by
+/// `advance` counts at once (the queue reads the clock), not at its clock task's next turn.
+#[tokio::test(start_paused = true)]
+async fn with_a_paused_clock_an_advance_makes_an_item_overdue_at_once() {
+    let q = PriorityQueue::<u32>::builder()
+        .max_wait(Some(Duration::from_secs(10)))
+        .build();
+    // The clock task runs, sees the paused clock and ends.
+    tokio::time::sleep(Duration::from_millis(1)).await;
+    q.add_with_priority(0, LOW_PRIORITY);
+    q.add(1);
+    tokio::time::advance(Duration::from_secs(10)).await;
+    assert_eq!(q.get().await, Some(0));
+    assert!(q.core.state.lock().coarse.is_none());
+}
+
+/// On the system's clock the queue runs on its own clock: the task ticks it, an add takes
+/// its time and needs no clock read.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_the_system_clock_the_queue_runs_on_its_own_clock() {
+    assert!(follows_system_clock());
+    let q = PriorityQueue::<u32>::builder()
+        .max_wait(Some(Duration::from_millis(320)))
+        .build();
+    // The first tick comes at once; give it ample time on a loaded machine.
+    let mut waited = Duration::ZERO;
+    while q.core.state.lock().coarse.is_none() && waited < Duration::from_secs(10) {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        waited += Duration::from_millis(5);
+    }
+    let first = q.core.state.lock().coarse;
+    assert!(first.is_some(), "the clock did not tick within {waited:?}");
+    assert_eq!(q.core.state.lock().step, ticks(Duration::from_millis(10)));
+    q.add(1);
+    let key = q.core.state.lock().key(0);
+    assert!(key.is_some_and(|(since, _)| Some(since) >= first));
+    // It ticks on: the time moves.
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert!(q.core.state.lock().coarse > first);
+    // Shut down, the task ends and the queue reads the clock again.
+    q.shut_down();
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert!(q.core.state.lock().coarse.is_none());
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_paused_clock_is_not_the_systems() {
+    tokio::time::advance(Duration::from_secs(1)).await;
+    assert!(!follows_system_clock());
+}
+
+#[test]
+fn the_clock_ticks_in_thirty_seconds_of_the_bound_in_whole_milliseconds_up_to_a_minute() {
+    assert_eq!(
+        clock_step(Some(Duration::from_secs(30))),
+        Duration::from_millis(937)
+    );
+    assert_eq!(
+        clock_step(Some(Duration::from_millis(20))),
+        Duration::from_millis(1)
+    );
+    assert_eq!(clock_step(Some(Duration::ZERO)), Duration::from_millis(1));
+    assert_eq!(clock_step(None), Duration::from_secs(1));
+    assert_eq!(
+        clock_step(Some(Duration::from_secs(3600))),
+        Duration::from_secs(60)
+    );
+    assert_eq!(clock_step(Some(Duration::MAX)), Duration::from_secs(60));
+}
+
 #[test]
 fn shut_down_drops_queued_items_and_keeps_those_in_hand() {
     let q = PriorityQueue::<u32>::new();
@@ -356,7 +426,9 @@ async fn depth_is_reported_by_priority_for_ready_items() {
 /// One run of the bounded-waiting scenario: `low` items at [`LOW_PRIORITY`] from the start,
 /// and a feeder adding `high_per_tick` new items of priorities 0..10 every `work` (more than
 /// the workers can take, so high-priority work never runs out). Returns, per low item, when it
-/// was handed out, and the number of items ready at the start.
+/// was handed out, and the number of items ready at the start. With `ticking`, the queue runs
+/// on its own clock (as with Tokio's clock unpaused).
+#[allow(clippy::too_many_arguments)]
 async fn bounded_waiting_run(
     workers: usize,
     work: Duration,
@@ -365,10 +437,13 @@ async fn bounded_waiting_run(
     high_per_tick: u32,
     priorities: Vec<i32>,
     horizon: Duration,
+    ticking: bool,
 ) -> HashMap<u32, Duration> {
-    let q = PriorityQueue::<u32>::builder()
-        .max_wait(Some(max_wait))
-        .build();
+    let mut builder = PriorityQueue::<u32>::builder().max_wait(Some(max_wait));
+    if ticking {
+        builder = builder.ticks_when_paused();
+    }
+    let q = builder.build();
     let start = Instant::now();
     for k in 0..low {
         q.add_with_priority(k, LOW_PRIORITY);
@@ -425,6 +500,7 @@ proptest! {
         low in 1u32..40,
         extra in 1u32..4,
         priorities in proptest::collection::vec(0i32..10, 1..6),
+        ticking in proptest::bool::ANY,
     ) {
         let rt = paused_runtime()?;
         let work = Duration::from_millis(work_ms);
@@ -435,7 +511,7 @@ proptest! {
         // Run well past the bound: a late item would be seen late, not missed.
         let horizon = t * 2 + Duration::from_secs(1);
         let handed = rt.block_on(bounded_waiting_run(
-            workers, work, max_wait, low, high_per_tick, priorities, horizon,
+            workers, work, max_wait, low, high_per_tick, priorities, horizon, ticking,
         ));
         for k in 0..low {
             let at = handed.get(&k).copied();
@@ -511,10 +587,17 @@ proptest! {
     /// (new items, raises, re-adds of items in hand), gets, dones and the passing of time: the
     /// oldest item if it is overdue and another priority is ready, else the highest priority's
     /// oldest (ties of time in the order the items became ready).
+    ///
+    /// With `ticking`, the queue runs on its own clock, ticked by the test after every move of
+    /// time as its task ticks it; it ticks every millisecond for these bounds (under 32 ms),
+    /// and a pick counts the time as a step after the last tick: an item is overdue once it has
+    /// been ready for `max_wait` less a millisecond. Without, the queue reads Tokio's paused
+    /// clock.
     #[test]
     fn every_pick_is_the_one_the_rules_give(
         ops in proptest::collection::vec((0u8..4, 0u8..10, -2i32..3, 0u64..40), 1..200),
-        max_wait_ms in proptest::option::of(1u64..100),
+        max_wait_ms in proptest::option::of(1u64..32),
+        ticking in proptest::bool::ANY,
     ) {
         struct Ready { priority: i32, since: u64, seq: u64 }
         let rt = paused_runtime()?;
@@ -522,6 +605,15 @@ proptest! {
             let q = PriorityQueue::<u8>::builder()
                 .max_wait(max_wait_ms.map(Duration::from_millis))
                 .build();
+            let tick = || {
+                let mut s = q.core.state.lock();
+                s.coarse = Some(s.tick(Instant::now()));
+            };
+            if ticking {
+                tick();
+            }
+            // How much later than the last tick a pick counts the time.
+            let ahead = u64::from(ticking);
             let (mut now, mut seq) = (0u64, 0u64);
             let mut ready: HashMap<u8, Ready> = HashMap::new();
             // Items in hand, with the priority of a re-add made meanwhile.
@@ -541,9 +633,9 @@ proptest! {
                     }
                     1 => {
                         let several = ready.values().map(|r| r.priority).collect::<AHashSet<_>>().len() > 1;
-                        let oldest = ready.iter().min_by_key(|(_, r)| (r.since, std::cmp::Reverse(r.priority), r.seq));
+                        let oldest = ready.iter().min_by_key(|(_, r)| (r.since, r.seq));
                         let overdue = oldest.filter(|(_, r)| {
-                            several && max_wait_ms.is_some_and(|w| now - r.since >= w)
+                            several && max_wait_ms.is_some_and(|w| now + ahead - r.since >= w)
                         });
                         let want = overdue
                             .or_else(|| ready.iter().min_by_key(|(_, r)| (std::cmp::Reverse(r.priority), r.since, r.seq)))
@@ -570,6 +662,9 @@ proptest! {
                     _ => {
                         tokio::time::advance(Duration::from_millis(ms)).await;
                         now += ms;
+                        if ticking {
+                            tick();
+                        }
                     }
                 }
                 prop_assert_eq!(q.len(), ready.len());
