@@ -79,3 +79,15 @@ pub use rate_limiter::{
     MaxOfRateLimiter, RateLimiter, controller_rate_limiter, default_controller_rate_limiter,
 };
 pub use rate_limiting::RateLimitingQueue;
+
+/// The runtime to start a queue's background task on, if this call is the one to start it:
+/// the first call while `started` is unset, made inside a Tokio runtime (the task is started
+/// later, by a call made in one, if not).
+fn runtime_to_start(started: &std::sync::atomic::AtomicBool) -> Option<tokio::runtime::Handle> {
+    use std::sync::atomic::Ordering;
+    if started.load(Ordering::Relaxed) {
+        return None;
+    }
+    let rt = tokio::runtime::Handle::try_current().ok()?;
+    (!started.swap(true, Ordering::AcqRel)).then_some(rt)
+}

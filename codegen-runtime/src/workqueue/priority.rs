@@ -54,7 +54,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::fmt;
 use std::hash::Hash;
-use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
@@ -1004,15 +1004,9 @@ where
     /// Starts the task that ticks the queue's clock (see [`Core::clock_started`]), once, when
     /// there is a Tokio runtime. It ends with the queue, or when the queue shuts down.
     fn start_clock(&self) {
-        if self.core.clock_started.load(AtomicOrdering::Relaxed) {
-            return;
-        }
-        let Ok(rt) = tokio::runtime::Handle::try_current() else {
+        let Some(rt) = super::runtime_to_start(&self.core.clock_started) else {
             return;
         };
-        if self.core.clock_started.swap(true, AtomicOrdering::AcqRel) {
-            return;
-        }
         let weak: Weak<Core<T>> = Arc::downgrade(&self.core);
         let step = Duration::from_nanos(self.core.state.lock().step);
         rt.spawn(async move {
@@ -1039,15 +1033,9 @@ where
     }
 
     fn start_unfinished_work_updater(&self) {
-        if self.core.updater_started.load(AtomicOrdering::Relaxed) {
-            return;
-        }
-        let Ok(rt) = tokio::runtime::Handle::try_current() else {
+        let Some(rt) = super::runtime_to_start(&self.core.updater_started) else {
             return;
         };
-        if self.core.updater_started.swap(true, AtomicOrdering::AcqRel) {
-            return;
-        }
         let weak: Weak<Core<T>> = Arc::downgrade(&self.core);
         rt.spawn(async move {
             loop {

@@ -4,7 +4,7 @@ use std::cmp::Ordering;
 use std::collections::{BinaryHeap, VecDeque};
 use std::fmt;
 use std::hash::Hash;
-use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
@@ -297,15 +297,9 @@ where
     /// Starts the task that recomputes the unfinished-work gauges every 500 ms (client-go's
     /// `updateUnfinishedWorkLoop`), once, when there are metrics and a Tokio runtime.
     fn start_unfinished_work_updater(&self) {
-        if self.core.updater_started.load(AtomicOrdering::Relaxed) {
-            return;
-        }
-        let Ok(rt) = tokio::runtime::Handle::try_current() else {
+        let Some(rt) = super::runtime_to_start(&self.core.updater_started) else {
             return;
         };
-        if self.core.updater_started.swap(true, AtomicOrdering::AcqRel) {
-            return;
-        }
         let weak: Weak<Core<T>> = Arc::downgrade(&self.core);
         rt.spawn(async move {
             loop {
