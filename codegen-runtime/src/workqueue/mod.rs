@@ -83,11 +83,20 @@ pub use rate_limiting::RateLimitingQueue;
 /// The runtime to start a queue's background task on, if this call is the one to start it:
 /// the first call while `started` is unset, made inside a Tokio runtime (the task is started
 /// later, by a call made in one, if not).
+///
+/// Every `get` asks, so the answer once started is a load, inlined.
+#[inline]
 fn runtime_to_start(started: &std::sync::atomic::AtomicBool) -> Option<tokio::runtime::Handle> {
     use std::sync::atomic::Ordering;
     if started.load(Ordering::Relaxed) {
         return None;
     }
+    start_on_runtime(started)
+}
+
+#[cold]
+fn start_on_runtime(started: &std::sync::atomic::AtomicBool) -> Option<tokio::runtime::Handle> {
+    use std::sync::atomic::Ordering;
     let rt = tokio::runtime::Handle::try_current().ok()?;
     (!started.swap(true, Ordering::AcqRel)).then_some(rt)
 }

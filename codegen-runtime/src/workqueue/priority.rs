@@ -1003,10 +1003,14 @@ where
 
     /// Starts the task that ticks the queue's clock (see [`Core::clock_started`]), once, when
     /// there is a Tokio runtime. It ends with the queue, or when the queue shuts down.
+    #[inline]
     fn start_clock(&self) {
-        let Some(rt) = super::runtime_to_start(&self.core.clock_started) else {
-            return;
-        };
+        if let Some(rt) = super::runtime_to_start(&self.core.clock_started) {
+            self.spawn_clock(rt);
+        }
+    }
+
+    fn spawn_clock(&self, rt: tokio::runtime::Handle) {
         let weak: Weak<Core<T>> = Arc::downgrade(&self.core);
         let step = Duration::from_nanos(self.core.state.lock().step);
         rt.spawn(async move {
@@ -1032,10 +1036,14 @@ where
         });
     }
 
+    #[inline]
     fn start_unfinished_work_updater(&self) {
-        let Some(rt) = super::runtime_to_start(&self.core.updater_started) else {
-            return;
-        };
+        if let Some(rt) = super::runtime_to_start(&self.core.updater_started) {
+            self.spawn_unfinished_work_updater(rt);
+        }
+    }
+
+    fn spawn_unfinished_work_updater(&self, rt: tokio::runtime::Handle) {
         let weak: Weak<Core<T>> = Arc::downgrade(&self.core);
         rt.spawn(async move {
             loop {

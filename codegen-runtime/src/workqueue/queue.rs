@@ -296,10 +296,14 @@ where
 
     /// Starts the task that recomputes the unfinished-work gauges every 500 ms (client-go's
     /// `updateUnfinishedWorkLoop`), once, when there are metrics and a Tokio runtime.
+    #[inline]
     fn start_unfinished_work_updater(&self) {
-        let Some(rt) = super::runtime_to_start(&self.core.updater_started) else {
-            return;
-        };
+        if let Some(rt) = super::runtime_to_start(&self.core.updater_started) {
+            self.spawn_unfinished_work_updater(rt);
+        }
+    }
+
+    fn spawn_unfinished_work_updater(&self, rt: tokio::runtime::Handle) {
         let weak: Weak<Core<T>> = Arc::downgrade(&self.core);
         rt.spawn(async move {
             loop {
