@@ -9,7 +9,9 @@
 # managed fields as kube-apiserver does (atomic structs, and which fields an object's Go zero
 # value already has). Also writes builtin_go_null_fields.json beside it: the slice, map and
 # pointer fields Go writes as `null` when empty (no `omitempty`), which OpenAPI does not tell,
-# from the types themselves (tests/kube-apiserver/gofields, run with the Go toolchain), and
+# from the types themselves (tests/kube-apiserver/gofields, run with the Go toolchain; with
+# -scalars, builtin_go_scalar_fields.json: how Go writes bool, number, string and struct
+# fields), and
 # fake-apiserver/src/endpoints/builtin_protobuf.json: each built-in kind's fields as their
 # protobuf and json struct tags give them (tests/kube-apiserver/goprotobuf), from which the
 # in-memory server reads protobuf bodies.
@@ -78,7 +80,7 @@ echo "update-openapi-extensions: wrote $(python3 -c 'import json,sys; print(sum(
 SCALARS=$ROOT/fake-apiserver/src/semantics/builtin_go_scalar_fields.json
 (cd "$ROOT/tests/kube-apiserver" && go run ./gofields -scalars) >"$WORK/scalars" || die "go run ./gofields -scalars failed"
 mv "$WORK/scalars" "$SCALARS"
-echo "update-openapi-extensions: wrote the bool, number and string fields of $(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))))' "$SCALARS") types" >&2
+echo "update-openapi-extensions: wrote the bool, number, string and struct fields of $(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))))' "$SCALARS") types" >&2
 PROTOBUF=$ROOT/fake-apiserver/src/endpoints/builtin_protobuf.json
 (cd "$ROOT/tests/kube-apiserver" && go run ./goprotobuf) >"$WORK/protobuf" || die "go run ./goprotobuf failed"
 mv "$WORK/protobuf" "$PROTOBUF"

@@ -2,7 +2,7 @@
 //! Kubernetes API's own definitions, names and descriptions): what the OpenAPI documents
 //! serve, and what unknown fields of built-in objects are found and pruned by.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::OnceLock;
 
 use serde_json::{Map, Value, json};
@@ -186,8 +186,9 @@ pub(crate) fn go_writes_null(definition: &str, field: &str) -> bool {
 
 /// How Go writes the bool, number and string fields of the built-in types: by definition
 /// name, `omitempty` (left out when they hold their zero value) and `written` (always written,
-/// so an object's zero value holds them). Written by `scripts/update-openapi-extensions.sh`
-/// from the same Go types.
+/// so an object's zero value holds them); and its struct fields that are not pointers,
+/// `structs`, with what Go writes for them when they hold their zero value. Written by
+/// `scripts/update-openapi-extensions.sh` from the same Go types.
 const GO_SCALAR_FIELDS: &str = include_str!("builtin_go_scalar_fields.json");
 
 /// One type's scalar fields in [`GO_SCALAR_FIELDS`].
@@ -199,6 +200,11 @@ pub(crate) struct ScalarFields {
     /// Always written, zero or not.
     #[serde(default)]
     pub(crate) written: Vec<String>,
+    /// Struct fields that are not pointers, always written (`omitempty` does not leave a
+    /// struct out), with their zero value as Go writes it: `{}` and its own always-written
+    /// fields, or `null` for a time.
+    #[serde(default)]
+    pub(crate) structs: BTreeMap<String, serde_json::Value>,
 }
 
 /// The scalar fields of the built-in type `definition` ([`GO_SCALAR_FIELDS`]), if it has any.

@@ -439,8 +439,9 @@ pub(crate) fn canonical_bytes(obj: &mut Value, definition: &str) {
 }
 
 /// Rewrites a built-in object as Go encodes it for storage, after the strategies and admission
-/// have changed it: the zero value of an `omitempty` bool, number or string is left out, and
-/// one without `omitempty` is written even when absent (a StatefulSet's `status.replicas: 0`).
+/// have changed it: the zero value of an `omitempty` bool, number or string is left out, one
+/// without `omitempty` is written even when absent (a StatefulSet's `status.replicas: 0`), and
+/// so is a struct that is not a pointer (an Event's `source: {}`).
 pub(crate) fn stored_as_go(obj: &mut Value, definition: &str) {
     let defs = &builtin_schemas().definitions;
     canonical_walk(obj, &builtin_root(definition), defs, Pass::Store);
@@ -453,7 +454,7 @@ enum Pass {
     Decode,
     /// An apply configuration, whose `null` fields the merge reads ([`canonical_apply_config`]).
     ApplyConfig,
-    /// An object encoded for storage ([`stored_as_go`]): only the scalars' rules.
+    /// An object encoded for storage ([`stored_as_go`]): only the scalars' and structs' rules.
     Store,
 }
 
@@ -544,6 +545,15 @@ fn canonical_walk(v: &mut Value, schema: &Value, defs: &Map<String, Value>, pass
             // A bool, number or string without `omitempty` is written whatever it holds: the
             // zero value when the body left it out.
             let written = def.and_then(crate::semantics::builtin_schema::go_scalar_fields);
+            if pass == Pass::Store {
+                // So is a struct that is not a pointer, `omitempty` or not: an Event's absent
+                // `source` is stored as `{}`, its `firstTimestamp` as `null`.
+                for (name, zero) in written.map(|f| &f.structs).into_iter().flatten() {
+                    if m.get(name).is_none_or(Value::is_null) {
+                        m.insert(name.clone(), zero.clone());
+                    }
+                }
+            }
             for name in written.map(|f| f.written.as_slice()).unwrap_or_default() {
                 if !m.contains_key(name)
                     && let Some(zero) = schema

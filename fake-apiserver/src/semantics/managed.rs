@@ -642,7 +642,9 @@ pub(crate) fn record_update(
     let before = (scope == Scope::Scale).then(|| entries.clone());
     // The field manager reads a built-in object as Go encodes it: without the zero values of
     // `omitempty` scalars a strategy's defaults may have set (a ReplicationController's
-    // `minReadySeconds: 0`).
+    // `minReadySeconds: 0`), and with the structs Go writes even when absent. Those the write
+    // left out are no field of its writer (a new container's `resources: {}`).
+    let raw = new;
     let encoded;
     let new = match resource
         .builtin
@@ -656,7 +658,14 @@ pub(crate) fn record_update(
         }
         None => new,
     };
-    let new_leaves = leaves(resource, new, scope);
+    let new_leaves: FieldSet = leaves(resource, new, scope)
+        .into_iter()
+        .filter(|p| {
+            get_at(raw, p).is_some()
+                || !get_at(new, p)
+                    .is_some_and(|v| v.is_null() || v.as_object().is_some_and(Map::is_empty))
+        })
+        .collect();
     let mut changed: FieldSet = match old {
         // An empty struct Go writes for the kind's zero value too (a template's `metadata`),
         // and the zero value of a scalar it writes there (a StatefulSet's `serviceName: ""`),

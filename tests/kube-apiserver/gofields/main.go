@@ -10,7 +10,10 @@
 // definition name to {"omitempty": [...], "written": [...]}: an `omitempty` field is left out
 // when it holds its zero value (`paused: false` is neither stored nor owned by the writer that
 // sent it); any other is always written, so an object's zero value holds it (a StatefulSet's
-// `serviceName: ""`), and writing its zero value changes nothing.
+// `serviceName: ""`), and writing its zero value changes nothing. Its "structs" are the struct
+// fields that are not pointers, from field name to what Go writes when the field holds its
+// zero value: `omitempty` does not leave a struct out (only `omitzero` does), so an Event's
+// absent `source` is written `{}` and its `firstTimestamp` `null`.
 package main
 
 import (
@@ -43,7 +46,7 @@ func main() {
 	flag.Parse()
 	s := builtin.Scheme()
 	nulls := map[string][]string{}
-	byOmit := map[string]map[string][]string{}
+	byOmit := map[string]map[string]any{}
 	seen := map[reflect.Type]bool{}
 	var visit func(t reflect.Type)
 	visit = func(t reflect.Type) {
@@ -72,17 +75,30 @@ func main() {
 				continue
 			}
 			omitempty := strings.Contains(","+opts+",", ",omitempty,")
+			omitzero := strings.Contains(","+opts+",", ",omitzero,")
 			def := builtin.DefinitionName(t)
+			if byOmit[def] == nil {
+				byOmit[def] = map[string]any{}
+			}
 			switch {
 			case scalar(f.Type):
 				group := "written"
 				if omitempty {
 					group = "omitempty"
 				}
-				if byOmit[def] == nil {
-					byOmit[def] = map[string][]string{}
+				names, _ := byOmit[def][group].([]string)
+				byOmit[def][group] = append(names, name)
+			case f.Type.Kind() == reflect.Struct && !omitzero:
+				zero, err := json.Marshal(reflect.Zero(f.Type).Interface())
+				if err != nil {
+					panic(err)
 				}
-				byOmit[def][group] = append(byOmit[def][group], name)
+				structs, _ := byOmit[def]["structs"].(map[string]json.RawMessage)
+				if structs == nil {
+					structs = map[string]json.RawMessage{}
+					byOmit[def]["structs"] = structs
+				}
+				structs[name] = zero
 			case !omitempty && (f.Type.Kind() == reflect.Slice || f.Type.Kind() == reflect.Map || f.Type.Kind() == reflect.Pointer):
 				nulls[def] = append(nulls[def], name)
 			}
@@ -96,9 +112,14 @@ func main() {
 		sort.Strings(v)
 	}
 	if *scalars {
-		for _, groups := range byOmit {
+		for def, groups := range byOmit {
 			for _, v := range groups {
-				sort.Strings(v)
+				if names, ok := v.([]string); ok {
+					sort.Strings(names)
+				}
+			}
+			if len(groups) == 0 {
+				delete(byOmit, def)
 			}
 		}
 		out = byOmit

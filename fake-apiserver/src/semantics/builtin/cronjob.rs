@@ -18,8 +18,9 @@ use super::pod::{default_pod_spec, pod_spec_errors};
 use super::set_default;
 use super::workload::{NONNEGATIVE, restart_policy_errors};
 
-/// The defaults of a CronJob and of its job template's pod spec, and the templates' metadata,
-/// which Go always writes (`{}` when empty: a struct, not a pointer).
+/// The defaults of a CronJob and of its job template's pod spec. (The templates' metadata,
+/// which Go always writes as `{}` when empty, is written at storage with every other struct
+/// field that is not a pointer: [`crate::semantics::fields::stored_as_go`].)
 pub(super) fn cronjob_defaults(obj: &mut Value) {
     if let Some(pod) = obj.pointer_mut("/spec/jobTemplate/spec/template/spec") {
         default_pod_spec(pod);
@@ -33,16 +34,6 @@ pub(super) fn cronjob_defaults(obj: &mut Value) {
     set_default(spec, "suspend", json!(false));
     set_default(spec, "successfulJobsHistoryLimit", json!(3));
     set_default(spec, "failedJobsHistoryLimit", json!(1));
-    if let Some(job_template) = spec.get_mut("jobTemplate").and_then(Value::as_object_mut) {
-        job_template.entry("metadata").or_insert_with(|| json!({}));
-        let pod_template = job_template
-            .get_mut("spec")
-            .and_then(|s| s.get_mut("template"))
-            .and_then(Value::as_object_mut);
-        if let Some(t) = pod_template {
-            t.entry("metadata").or_insert_with(|| json!({}));
-        }
-    }
 }
 
 /// `ValidateCronJobCreate` (with `old`, the update's `validateCronJobSpec`), in Go's order.
