@@ -110,8 +110,15 @@ impl Resource {
     }
 
     /// The `Warning` a request to this resource gets: a deprecated custom resource version's
-    /// `deprecationWarning`, or `<group>/<version> <Kind> is deprecated`.
+    /// `deprecationWarning`, or `<group>/<version> <Kind> is deprecated`; for the one deprecated
+    /// built-in kind served, what its Go type's lifecycle methods make kube-apiserver say.
     pub(crate) fn deprecation_warning(&self) -> Option<String> {
+        if self.builtin == Some(Builtin::Endpoints) {
+            return Some(
+                "v1 Endpoints is deprecated in v1.33+; use discovery.k8s.io/v1 EndpointSlice"
+                    .into(),
+            );
+        }
         self.custom.as_ref()?.deprecation_warning.clone()
     }
 
@@ -252,6 +259,7 @@ impl Resource {
                     | Builtin::PodDisruptionBudget
                     | Builtin::Ingress
                     | Builtin::NetworkPolicy
+                    | Builtin::EndpointSlice
             )
         )
     }

@@ -161,10 +161,10 @@ pub(crate) fn prepare_create(res: &Resource, obj: &mut Value) -> ApiResult<()> {
             rbac::binding_defaults(obj);
             res.invalid_if_any(obj, rbac::binding_errors(obj, res.namespaced))?;
         }
-        Builtin::Endpoints
-        | Builtin::CoreEvent
+        Builtin::Endpoints => service::endpoints_defaults(obj),
+        Builtin::EndpointSlice => service::endpoint_slice_defaults(obj),
+        Builtin::CoreEvent
         | Builtin::ServiceAccount
-        | Builtin::EndpointSlice
         | Builtin::Event
         | Builtin::Lease
         | Builtin::LeaseCandidate => {}
@@ -489,6 +489,8 @@ pub(crate) fn prepare_update(
             scheduling::default(new);
             res.invalid_if_any(new, scheduling::update_errors(old, new))?;
         }
+        Builtin::Endpoints => service::endpoints_defaults(new),
+        Builtin::EndpointSlice => service::endpoint_slice_defaults(new),
         _ => {}
     }
     Ok(())

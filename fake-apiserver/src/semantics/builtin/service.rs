@@ -9,6 +9,32 @@ use crate::storage::object::ensure_object;
 
 use super::set_default;
 
+/// `SetDefaults_Endpoints`: a port's protocol is TCP unless given.
+pub(super) fn endpoints_defaults(obj: &mut Value) {
+    let Some(Value::Array(subsets)) = ensure_object(obj).get_mut("subsets") else {
+        return;
+    };
+    for subset in subsets {
+        if let Some(Value::Array(ports)) = ensure_object(subset).get_mut("ports") {
+            for p in ports {
+                set_default(ensure_object(p), "protocol", json!("TCP"));
+            }
+        }
+    }
+}
+
+/// discovery/v1's `SetDefaults_EndpointPort`: an EndpointSlice port's name is `""` and its
+/// protocol TCP unless given.
+pub(super) fn endpoint_slice_defaults(obj: &mut Value) {
+    if let Some(Value::Array(ports)) = ensure_object(obj).get_mut("ports") {
+        for p in ports {
+            let p = ensure_object(p);
+            set_default(p, "name", json!(""));
+            set_default(p, "protocol", json!("TCP"));
+        }
+    }
+}
+
 /// `SetDefaults_Service`.
 pub(super) fn service_defaults(obj: &mut Value) {
     let spec = ensure_object(

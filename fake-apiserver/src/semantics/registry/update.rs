@@ -15,7 +15,7 @@ use super::{OPTIMISTIC_LOCK_MSG, WriteOptions};
 use crate::error::{ApiError, ApiResult, FieldError, go_quote};
 use crate::semantics::builtin;
 use crate::semantics::managed::{self, Scope};
-use crate::semantics::resources::Resource;
+use crate::semantics::resources::{Builtin, Resource};
 use crate::semantics::state::State;
 use crate::semantics::validation;
 use crate::storage::object::{self, ensure_object};
@@ -304,7 +304,11 @@ pub(crate) fn update(
             && res.plural == "deployments"
             && object::meta(&old).and_then(|m| m.get("annotations"))
                 != object::meta(&new).and_then(|m| m.get("annotations"));
-        if changed || annotations_changed {
+        // An EndpointSlice's labels count too (its strategy compares them with the rest).
+        let labels_changed = res.builtin == Some(Builtin::EndpointSlice)
+            && object::meta(&old).and_then(|m| m.get("labels"))
+                != object::meta(&new).and_then(|m| m.get("labels"));
+        if changed || annotations_changed || labels_changed {
             let g = object::generation(&old).unwrap_or(0) + 1;
             object::set_meta(&mut new, "generation", Some(json!(g)));
         }
