@@ -1389,6 +1389,98 @@ async fn kubectl_zero_values_are_stored_as_a_real_kube_apiserver_stores_them() {
     ];
 }
 
+/// Services' port rules (`validateServicePort` and the duplicate checks of `ValidateService`,
+/// the node port allocator refusing a port asked for twice), and server-side apply keying a
+/// port without a protocol by its default, `TCP`.
+const SERVICE_PORTS: &[(&str, &str)] = &[
+    (
+        "s1.yaml",
+        "apiVersion: v1\nkind: Service\nmetadata: {name: s1}\nspec:\n  ports: [{port: 80}, {port: 53, protocol: UDP}]\n",
+    ),
+    (
+        "s2.yaml",
+        "apiVersion: v1\nkind: Service\nmetadata: {name: s2}\nspec:\n  ports: [{port: 80, name: Web}, {port: 81, name: web}, {port: 82, name: web}]\n",
+    ),
+    (
+        "s3.yaml",
+        "apiVersion: v1\nkind: Service\nmetadata: {name: s3}\nspec:\n  ports: [{port: 0, targetPort: 70000, name: a}, {port: 80, targetPort: HTTP_X, name: b, appProtocol: a/b/c}]\n",
+    ),
+    (
+        "s4.yaml",
+        "apiVersion: v1\nkind: Service\nmetadata: {name: s4}\nspec:\n  ports: [{port: 80, protocol: ICMP}]\n",
+    ),
+    (
+        "s5.yaml",
+        "apiVersion: v1\nkind: Service\nmetadata: {name: s5}\nspec:\n  ports: [{port: 80, nodePort: 30000, name: a}, {port: 81, nodePort: 30000, name: b}]\n",
+    ),
+    (
+        "s6.yaml",
+        "apiVersion: v1\nkind: Service\nmetadata: {name: s6}\nspec:\n  ports: [{port: 80, name: a}, {port: 80, name: b}]\n",
+    ),
+    (
+        "s7.yaml",
+        "apiVersion: v1\nkind: Service\nmetadata: {name: s7}\nspec:\n  type: NodePort\n  ports: [{port: 80, nodePort: 30001, name: a}, {port: 81, nodePort: 30001, name: b}]\n",
+    ),
+    (
+        "s8.yaml",
+        "apiVersion: v1\nkind: Service\nmetadata: {name: s8}\nspec:\n  type: Bogus\n  ports: [{port: 80, name: \"-x\"}]\n",
+    ),
+    (
+        "s9.yaml",
+        "apiVersion: v1\nkind: Service\nmetadata: {name: s9}\nspec:\n  ports: [{port: 80, targetPort: 0}]\n",
+    ),
+];
+
+/// What `kubectl_services_match_a_real_kube_apiserver` applies: ports without a protocol.
+const APPLIED_PORTS: &[(&str, &str)] = &[
+    (
+        "ap-one.yaml",
+        "apiVersion: v1\nkind: Service\nmetadata: {name: ap}\nspec:\n  ports: [{port: 80, name: a}, {port: 53, protocol: UDP, name: b}]\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: ap}\nspec:\n  selector: {matchLabels: {a: b}}\n  template:\n    metadata: {labels: {a: b}}\n    spec:\n      containers: [{name: c, image: nginx, ports: [{containerPort: 80}, {containerPort: 53, protocol: UDP}]}]\n",
+    ),
+    (
+        "ap-two.yaml",
+        "apiVersion: v1\nkind: Service\nmetadata: {name: ap}\nspec:\n  ports: [{port: 80, protocol: TCP, name: web}]\n",
+    ),
+];
+
+#[tokio::test]
+async fn kubectl_services_match_a_real_kube_apiserver() {
+    const ALL: &[(&str, &str)] = &[
+        SERVICE_PORTS[0],
+        SERVICE_PORTS[1],
+        SERVICE_PORTS[2],
+        SERVICE_PORTS[3],
+        SERVICE_PORTS[4],
+        SERVICE_PORTS[5],
+        SERVICE_PORTS[6],
+        SERVICE_PORTS[7],
+        SERVICE_PORTS[8],
+        APPLIED_PORTS[0],
+        APPLIED_PORTS[1],
+    ];
+    same_on_both(
+        ALL,
+        steps,
+        "ports",
+        OBJECTS,
+        (0, "true namespace/ports created"),
+    )
+    .await;
+
+    fn steps(s: &mut Session<'_>) {
+        s.step(&["create", "namespace", "ports"]);
+        s.each_manifest("create", SERVICE_PORTS, &["-n", "ports"]);
+        let one = s.home.join("ap-one.yaml").to_string_lossy().into_owned();
+        let two = s.home.join("ap-two.yaml").to_string_lossy().into_owned();
+        let apply = ["apply", "--server-side", "-n", "ports", "--field-manager"];
+        s.step(&[&apply[..], &["one", "-f", &one]].concat());
+        // A conflict on the port keyed by its defaulted protocol, then taken by force.
+        s.step(&[&apply[..], &["two", "-f", &two]].concat());
+        s.step(&[&apply[..], &["two", "--force-conflicts", "-f", &two]].concat());
+    }
+    const OBJECTS: &[[&str; 2]] = &[["service", "ap"], ["deployment", "ap"], ["service", "s9"]];
+}
+
 /// Struct fields that are not pointers, which Go writes even when absent (`omitempty` does not
 /// leave a struct out): a core Event's `source: {}` and `firstTimestamp: null`, an
 /// `events.k8s.io` Event's `deprecatedSource: {}`, an EndpointSlice endpoint's

@@ -142,7 +142,11 @@ fn schema_list_type(schema: &Value, path: &[&str]) -> ListType {
     }
 }
 
-/// The key of a keyed-list item: the key fields present in it.
+/// The key of a keyed-list item: the key fields present in it, and a missing `protocol` as
+/// `TCP` when it is one of the keys. Server-side apply fills a missing key field with its
+/// schema default, and of the built-in types' list keys only `protocol` (of container and
+/// Service ports) has a default other than its zero value: an applied Service port without
+/// a protocol is owned as `k:{"port":80,"protocol":"TCP"}`.
 pub(crate) fn item_key(item: &Value, keys: &[String]) -> Option<Value> {
     let obj = item.as_object()?;
     let mut m = serde_json::Map::new();
@@ -150,6 +154,9 @@ pub(crate) fn item_key(item: &Value, keys: &[String]) -> Option<Value> {
         if let Some(v) = obj.get(k) {
             m.insert(k.clone(), v.clone());
         }
+    }
+    if !m.is_empty() && keys.iter().any(|k| k == "protocol") && !m.contains_key("protocol") {
+        m.insert("protocol".into(), Value::from("TCP"));
     }
     if m.is_empty() {
         None
