@@ -1330,6 +1330,10 @@ const GO_ENCODING: &[(&str, &str)] = &[
         "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: zeros}\nspec:\n  serviceName: \"\"\n  minReadySeconds: 0\n  selector: {matchLabels: {a: b}}\n  template:\n    metadata: {labels: {a: b}}\n    spec:\n      hostNetwork: false\n      containers: [{name: c, image: nginx, stdin: false, workingDir: \"\", ports: [{containerPort: 80, hostPort: 0, name: \"\"}]}]\n",
     ),
     (
+        "rs.yaml",
+        "apiVersion: apps/v1\nkind: ReplicaSet\nmetadata: {name: rs}\nspec:\n  selector: {matchLabels: {a: f}}\n  template:\n    metadata: {labels: {a: f}}\n    spec: {containers: [{name: c, image: nginx}]}\n",
+    ),
+    (
         "sts-omitted.yaml",
         "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: omitted}\nspec:\n  selector: {matchLabels: {a: b}}\n  template:\n    metadata: {labels: {a: b}}\n    spec:\n      containers: [{name: c, image: nginx}]\n",
     ),
@@ -1386,6 +1390,7 @@ async fn kubectl_zero_values_are_stored_as_a_real_kube_apiserver_stores_them() {
         ["replicationcontroller", "rc"],
         ["job", "zeros"],
         ["secret", "zeros"],
+        ["replicaset", "rs"],
     ];
 }
 

@@ -57,7 +57,8 @@ pub(super) fn deployment_like_defaults(obj: &mut Value, kind: Builtin) {
             }
             rc_labels = Some(l);
         }
-    } else {
+    } else if kind != Builtin::ReplicaSet {
+        // Deployments, StatefulSets and DaemonSets keep old revisions; a ReplicaSet has none.
         set_default(spec, "revisionHistoryLimit", json!(10));
     }
     // A strategy given without a type (Go clients send `strategy: {}`) is defaulted inside.
