@@ -1486,6 +1486,47 @@ async fn kubectl_services_match_a_real_kube_apiserver() {
     const OBJECTS: &[[&str; 2]] = &[["service", "ap"], ["deployment", "ap"], ["service", "s9"]];
 }
 
+/// A Node as kube-apiserver keeps it: `podCIDRs` from `podCIDR`, the not-ready taint the
+/// `TaintNodesByCondition` admission plugin adds (owned by no one), and `allocatable` as the
+/// capacity a status write leaves it out of.
+const NODES: &[(&str, &str)] = &[(
+    "node.yaml",
+    "apiVersion: v1\nkind: Node\nmetadata: {name: n1, labels: {a: b}}\nspec: {podCIDR: 10.1.0.0/24}\n",
+)];
+
+#[tokio::test]
+async fn kubectl_nodes_match_a_real_kube_apiserver() {
+    same_on_both(
+        NODES,
+        steps,
+        "default",
+        OBJECTS,
+        (0, "true node/n1 created"),
+    )
+    .await;
+
+    fn steps(s: &mut Session<'_>) {
+        s.each_manifest("create", NODES, &[]);
+        s.step(&[
+            "patch",
+            "node",
+            "n1",
+            "-p",
+            r#"{"spec":{"unschedulable":true}}"#,
+        ]);
+        s.step(&[
+            "patch",
+            "node",
+            "n1",
+            "--subresource=status",
+            "--type=merge",
+            "-p",
+            r#"{"status":{"capacity":{"cpu":"4","pods":"110"}}}"#,
+        ]);
+    }
+    const OBJECTS: &[[&str; 2]] = &[["node", "n1"]];
+}
+
 /// Struct fields that are not pointers, which Go writes even when absent (`omitempty` does not
 /// leave a struct out): a core Event's `source: {}` and `firstTimestamp: null`, an
 /// `events.k8s.io` Event's `deprecatedSource: {}`, an EndpointSlice endpoint's

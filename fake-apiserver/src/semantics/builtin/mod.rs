@@ -4,8 +4,8 @@
 //!
 //! This module holds the strategies ([`prepare_create`], [`admit_create`], [`prepare_update`]),
 //! which pick the rules of a kind; the rules live with their kinds: [`pod`], [`workload`]
-//! (and Jobs), [`data`] (ConfigMaps and Secrets), [`rbac`], [`scheduling`] (PriorityClasses) and
-//! [`service`].
+//! (and Jobs), [`data`] (ConfigMaps and Secrets), [`node`], [`rbac`], [`scheduling`]
+//! (PriorityClasses) and [`service`].
 
 use serde_json::{Map, Value, json};
 
@@ -18,6 +18,7 @@ mod autoscaling;
 mod cronjob;
 mod data;
 mod networking;
+mod node;
 mod pod;
 mod policy;
 mod rbac;
@@ -108,6 +109,7 @@ pub(crate) fn prepare_create(res: &Resource, obj: &mut Value) -> ApiResult<()> {
         }
         Builtin::Node => {
             ensure_object(obj).remove("status");
+            node::node_defaults(obj);
         }
         Builtin::CronJob => {
             cronjob::cronjob_defaults(obj);
@@ -232,6 +234,7 @@ pub(crate) fn admit_create(st: &State, res: &Resource, obj: &mut Value) -> ApiRe
             }
             ensure_object(obj).insert("status".into(), json!({"phase": "Active"}));
         }
+        Some(Builtin::Node) => node::add_not_ready_taint(obj),
         Some(Builtin::Job) => {
             workload::job_selector(obj);
             let mut errs =
@@ -312,6 +315,14 @@ fn webhook_defaults(obj: &mut Value, mutating: bool) {
 }
 
 /// `PrepareForUpdate` + defaulting + `ValidateUpdate` of a built-in type (main resource).
+/// What decoding a write to a built-in object's `status` subresource defaults: a Node's
+/// allocatable resources.
+pub(crate) fn prepare_status_update(res: &Resource, new: &mut Value) {
+    if res.builtin == Some(Builtin::Node) {
+        node::node_defaults(new);
+    }
+}
+
 pub(crate) fn prepare_update(
     st: &mut State,
     res: &Resource,
@@ -491,6 +502,7 @@ pub(crate) fn prepare_update(
         }
         Builtin::Endpoints => service::endpoints_defaults(new),
         Builtin::EndpointSlice => service::endpoint_slice_defaults(new),
+        Builtin::Node => node::node_defaults(new),
         _ => {}
     }
     Ok(())

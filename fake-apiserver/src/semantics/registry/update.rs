@@ -262,7 +262,9 @@ pub(crate) fn update(
     if !managed_done {
         field_problems(res, opts, as_patched.as_ref().unwrap_or(&new), unknown)?;
     }
-    if scope != Scope::Status {
+    if scope == Scope::Status {
+        builtin::prepare_status_update(res, &mut new);
+    } else {
         builtin::prepare_update(st, res, &old, &mut new)?;
     }
     if res.is_custom() {
