@@ -1486,6 +1486,67 @@ async fn kubectl_services_match_a_real_kube_apiserver() {
     const OBJECTS: &[[&str; 2]] = &[["service", "ap"], ["deployment", "ap"], ["service", "s9"]];
 }
 
+/// Secrets and ConfigMaps refused as kube-apiserver refuses them: each Secret type's keys, a
+/// value of the wrong type in a map (Go's decoder names the map field, not the key),
+/// immutable ConfigMaps, a Secret's immutable type.
+const SECRETS: &[(&str, &str)] = &[(
+    "secrets.yaml",
+    "apiVersion: v1\nkind: Secret\nmetadata: {name: tls1}\ntype: kubernetes.io/tls\nstringData: {tls.crt: a}\n---\napiVersion: v1\nkind: Secret\nmetadata: {name: dcj}\ntype: kubernetes.io/dockerconfigjson\nstringData: {.dockerconfigjson: \"not json\"}\n---\napiVersion: v1\nkind: Secret\nmetadata: {name: basic}\ntype: kubernetes.io/basic-auth\nstringData: {foo: bar}\n---\napiVersion: v1\nkind: Secret\nmetadata: {name: ssh}\ntype: kubernetes.io/ssh-auth\nstringData: {x: y}\n---\napiVersion: v1\nkind: Secret\nmetadata: {name: satok}\ntype: kubernetes.io/service-account-token\n---\napiVersion: v1\nkind: Secret\nmetadata: {name: badkey}\nstringData: {\"a/b\": x}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: imm}\nimmutable: true\ndata: {a: b}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: both}\ndata: {a: b}\nbinaryData: {a: YQ==}\n",
+)];
+
+#[tokio::test]
+async fn kubectl_secrets_and_config_maps_are_refused_as_on_a_real_kube_apiserver() {
+    same_on_both(
+        SECRETS,
+        steps,
+        "secrets",
+        OBJECTS,
+        (0, "true namespace/secrets created"),
+    )
+    .await;
+
+    fn steps(s: &mut Session<'_>) {
+        s.step(&["create", "namespace", "secrets"]);
+        s.each_manifest("create", SECRETS, &["-n", "secrets"]);
+        let ns = ["-n", "secrets"];
+        s.step(
+            &[
+                &["patch", "cm", "imm", "-p", r#"{"data":{"a":"c"}}"#][..],
+                &ns,
+            ]
+            .concat(),
+        );
+        s.step(
+            &[
+                &["patch", "cm", "imm", "-p", r#"{"immutable":false}"#][..],
+                &ns,
+            ]
+            .concat(),
+        );
+        s.step(
+            &[
+                &["create", "secret", "generic", "g1", "--from-literal=a=b"][..],
+                &ns,
+            ]
+            .concat(),
+        );
+        s.step(
+            &[
+                &[
+                    "patch",
+                    "secret",
+                    "g1",
+                    "-p",
+                    r#"{"type":"kubernetes.io/tls"}"#,
+                ][..],
+                &ns,
+            ]
+            .concat(),
+        );
+    }
+    const OBJECTS: &[[&str; 2]] = &[["configmap", "imm"], ["secret", "g1"]];
+}
+
 /// A Node as kube-apiserver keeps it: `podCIDRs` from `podCIDR`, the not-ready taint the
 /// `TaintNodesByCondition` admission plugin adds (owned by no one), and `allocatable` as the
 /// capacity a status write leaves it out of.

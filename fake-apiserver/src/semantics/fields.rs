@@ -396,12 +396,23 @@ impl<'de> Visitor<'de> for Scan<'_> {
                     }
                 },
             };
+            // Go's decoder names the fields it went through, not a map's keys
+            // (`Secret.stringData`, not `Secret.stringData.x`).
+            let in_map = schema.is_some_and(|s| {
+                s.get("properties").is_none()
+                    && s.get("additionalProperties").is_some_and(Value::is_object)
+            });
+            let go_path = if in_map {
+                self.go_path.clone()
+            } else {
+                join(&self.go_path, &key)
+            };
             map.next_value_seed(Scan {
                 schema: next,
                 defs: self.defs,
                 path,
                 struct_name,
-                go_path: join(&self.go_path, &key),
+                go_path,
                 out: &mut *self.out,
             })?;
         }
