@@ -1547,6 +1547,24 @@ async fn kubectl_secrets_and_config_maps_are_refused_as_on_a_real_kube_apiserver
     const OBJECTS: &[[&str; 2]] = &[["configmap", "imm"], ["secret", "g1"]];
 }
 
+/// Pods refused as kube-apiserver refuses them: volumes checked first (bad and repeated
+/// names, and mounts of such volumes not found), container port names (valid, unique in
+/// their container), container names and images.
+const PODS: &[(&str, &str)] = &[(
+    "pods.yaml",
+    "apiVersion: v1\nkind: Pod\nmetadata: {name: pd}\nspec:\n  volumes: [{name: v, emptyDir: {}}, {name: v, configMap: {name: x}}, {name: V_x, emptyDir: {}}]\n  containers: [{name: c, image: nginx, volumeMounts: [{name: w, mountPath: /a}, {name: V_x, mountPath: /b}]}]\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: pe}\nspec:\n  containers: [{name: c, image: nginx, ports: [{containerPort: 80, name: http}, {containerPort: 81, name: http}, {containerPort: 82, name: HTTP_2}]}]\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: ph}\nspec:\n  volumes: [{name: \"\", emptyDir: {}}]\n  containers: []\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: pb}\nspec:\n  containers: [{name: c, image: nginx}, {name: c, image: nginx}]\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: pc}\nspec:\n  restartPolicy: Sometimes\n  containers: [{name: C_1, image: \"\"}]\n",
+)];
+
+#[tokio::test]
+async fn kubectl_invalid_pods_are_refused_as_on_a_real_kube_apiserver() {
+    same_on_both(PODS, steps, "pods", &[], (0, "true namespace/pods created")).await;
+
+    fn steps(s: &mut Session<'_>) {
+        s.step(&["create", "namespace", "pods"]);
+        s.each_manifest("create", PODS, &["-n", "pods"]);
+    }
+}
+
 /// A Node as kube-apiserver keeps it: `podCIDRs` from `podCIDR`, the not-ready taint the
 /// `TaintNodesByCondition` admission plugin adds (owned by no one), and `allocatable` as the
 /// capacity a status write leaves it out of.

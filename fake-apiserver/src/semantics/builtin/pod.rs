@@ -153,11 +153,33 @@ pub(super) fn pod_spec_errors(spec: Option<&Value>, path: &str) -> Vec<FieldErro
             .unwrap_or_default()
     };
     let (containers, init) = (list("containers"), list("initContainers"));
+    let str_of = |c: &Value, f: &str| c.get(f).and_then(Value::as_str).unwrap_or("").to_string();
+    // `ValidateVolumes` first: a volume with a bad or repeated name is refused, and mounts of
+    // it are not found.
+    let mut volumes: Vec<String> = Vec::new();
+    for (i, v) in list("volumes").iter().enumerate() {
+        let at = format!("{path}.volumes[{i}].name");
+        let name = str_of(v, "name");
+        let mut bad = if name.is_empty() {
+            vec![FieldError::required(&at, "")]
+        } else {
+            validation::is_dns1123_label(&name)
+                .into_iter()
+                .map(|msg| FieldError::invalid_str(&at, &name, msg))
+                .collect()
+        };
+        if volumes.contains(&name) {
+            bad.push(FieldError::duplicate(&at, go_quote(&name)));
+        }
+        if bad.is_empty() {
+            volumes.push(name);
+        } else {
+            errs.extend(bad);
+        }
+    }
     if containers.is_empty() {
         errs.push(FieldError::required(format!("{path}.containers"), ""));
     }
-    let str_of = |c: &Value, f: &str| c.get(f).and_then(Value::as_str).unwrap_or("").to_string();
-    let volumes: Vec<String> = list("volumes").iter().map(|v| str_of(v, "name")).collect();
     let mut check = |field: &str, cs: &[Value], names: &mut std::collections::HashSet<String>| {
         for (i, c) in cs.iter().enumerate() {
             let at = format!("{path}.{field}[{i}]");
@@ -204,8 +226,28 @@ pub(super) fn container_port_errors(c: &Value, at: &str) -> Vec<FieldError> {
     const RANGE: &str = "must be between 1 and 65535, inclusive";
     let mut errs = Vec::new();
     let ports = c.get("ports").and_then(Value::as_array);
+    let mut names = std::collections::HashSet::new();
     for (j, p) in ports.into_iter().flatten().enumerate() {
         let port_at = format!("{at}.ports[{j}]");
+        // A name must be a port name, and unique among the container's ports.
+        if let Some(name) = p
+            .get("name")
+            .and_then(Value::as_str)
+            .filter(|n| !n.is_empty())
+        {
+            let msgs = validation::is_valid_port_name(name);
+            if !msgs.is_empty() {
+                errs.extend(
+                    msgs.into_iter()
+                        .map(|msg| FieldError::invalid_str(format!("{port_at}.name"), name, msg)),
+                );
+            } else if !names.insert(name) {
+                errs.push(FieldError::duplicate(
+                    format!("{port_at}.name"),
+                    go_quote(name),
+                ));
+            }
+        }
         match p.get("containerPort").and_then(Value::as_i64).unwrap_or(0) {
             0 => errs.push(FieldError::required(format!("{port_at}.containerPort"), "")),
             n if !(1..=65535).contains(&n) => errs.push(FieldError::invalid(
