@@ -218,6 +218,52 @@ pub(super) fn pod_spec_errors(spec: Option<&Value>, path: &str) -> Vec<FieldErro
             &["Always", "OnFailure", "Never"],
         ));
     }
+    errs.extend(pod_scheduling_errors(spec, path));
+    errs
+}
+
+/// What `ValidatePodSpec` checks after the restart policy, in its order, of the rules kept
+/// here: the node selector's keys and values (`ValidateLabels`), the pod security context's
+/// user and group ids, and a `dnsConfig` when `dnsPolicy` is `None`.
+fn pod_scheduling_errors(spec: Option<&Value>, path: &str) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    let Some(spec) = spec else { return errs };
+    let at = format!("{path}.nodeSelector");
+    for (k, v) in spec
+        .get("nodeSelector")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+    {
+        for msg in validation::is_qualified_name(k) {
+            errs.push(FieldError::invalid_str(&at, k, msg));
+        }
+        let v = v.as_str().unwrap_or_default();
+        for msg in validation::is_label_value(v) {
+            errs.push(FieldError::invalid_str(&at, v, msg));
+        }
+    }
+    // `validatePodSpecSecurityContext`: ids are 0 to 2^31 - 1.
+    let context = spec.get("securityContext");
+    for field in ["fsGroup", "runAsUser", "runAsGroup"] {
+        if let Some(id) = context.and_then(|c| c.get(field)).and_then(Value::as_i64)
+            && !(0..=i64::from(i32::MAX)).contains(&id)
+        {
+            errs.push(FieldError::invalid(
+                format!("{path}.securityContext.{field}"),
+                id.to_string(),
+                "must be between 0 and 2147483647, inclusive",
+            ));
+        }
+    }
+    if spec.get("dnsPolicy").and_then(Value::as_str) == Some("None")
+        && spec.get("dnsConfig").is_none_or(Value::is_null)
+    {
+        errs.push(FieldError::required(
+            format!("{path}.dnsConfig"),
+            "must provide `dnsConfig` when `dnsPolicy` is None",
+        ));
+    }
     errs
 }
 
