@@ -260,6 +260,22 @@ pub(crate) fn object_meta_update_errors(new: &Value, old: &Value) -> Vec<FieldEr
     errs
 }
 
+/// `ValidateLabels` of a map of labels at `field` (a selector's `matchLabels`, a pod's
+/// `nodeSelector`): each key a qualified name, each value a label value.
+pub(crate) fn label_map_errors(labels: Option<&Value>, field: &str) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    for (k, v) in labels.and_then(Value::as_object).into_iter().flatten() {
+        for msg in validation::is_qualified_name(k) {
+            errs.push(FieldError::invalid_str(field, k, msg));
+        }
+        let v = v.as_str().unwrap_or_default();
+        for msg in validation::is_label_value(v) {
+            errs.push(FieldError::invalid_str(field, v, msg));
+        }
+    }
+    errs
+}
+
 /// Renders any JSON value as Go's `%#v` roughly would in an error.
 /// `ValidateLabelSelector` of a `metav1.LabelSelector` at `field`: its labels, then each
 /// expression's operator, values and key.
@@ -268,21 +284,10 @@ pub(crate) fn label_selector_errors(selector: Option<&Value>, field: &str) -> Ve
     let Some(sel) = selector.filter(|s| !s.is_null()) else {
         return errs;
     };
-    let labels_at = format!("{field}.matchLabels");
-    for (k, v) in sel
-        .get("matchLabels")
-        .and_then(Value::as_object)
-        .into_iter()
-        .flatten()
-    {
-        for msg in validation::is_qualified_name(k) {
-            errs.push(FieldError::invalid_str(&labels_at, k, msg));
-        }
-        let v = v.as_str().unwrap_or_default();
-        for msg in validation::is_label_value(v) {
-            errs.push(FieldError::invalid_str(&labels_at, v, msg));
-        }
-    }
+    errs.extend(label_map_errors(
+        sel.get("matchLabels"),
+        &format!("{field}.matchLabels"),
+    ));
     let exprs = sel.get("matchExpressions").and_then(Value::as_array);
     for (i, e) in exprs.into_iter().flatten().enumerate() {
         let at = format!("{field}.matchExpressions[{i}]");

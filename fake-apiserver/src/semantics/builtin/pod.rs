@@ -228,21 +228,10 @@ pub(super) fn pod_spec_errors(spec: Option<&Value>, path: &str) -> Vec<FieldErro
 fn pod_scheduling_errors(spec: Option<&Value>, path: &str) -> Vec<FieldError> {
     let mut errs = Vec::new();
     let Some(spec) = spec else { return errs };
-    let at = format!("{path}.nodeSelector");
-    for (k, v) in spec
-        .get("nodeSelector")
-        .and_then(Value::as_object)
-        .into_iter()
-        .flatten()
-    {
-        for msg in validation::is_qualified_name(k) {
-            errs.push(FieldError::invalid_str(&at, k, msg));
-        }
-        let v = v.as_str().unwrap_or_default();
-        for msg in validation::is_label_value(v) {
-            errs.push(FieldError::invalid_str(&at, v, msg));
-        }
-    }
+    errs.extend(crate::semantics::validation::label_map_errors(
+        spec.get("nodeSelector"),
+        &format!("{path}.nodeSelector"),
+    ));
     // `validatePodSpecSecurityContext`: ids are 0 to 2^31 - 1.
     let context = spec.get("securityContext");
     for field in ["fsGroup", "runAsUser", "runAsGroup"] {
